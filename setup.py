@@ -1,0 +1,99 @@
+"""Build the Cython kernels of fastldp.
+
+All compiler directives live here. OpenMP is probed once by compiling a tiny
+program; when the compiler lacks it the kernels build serially and stay fully
+usable. Environment variables:
+
+FASTLDP_OPENMP   "0" disables OpenMP, "1" requires it (fail if the probe fails).
+FASTLDP_NATIVE   "1" adds -march=native (local builds only; never in wheels).
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+KERNELS = ["_openmp", "_hash", "_sketch", "_projection", "_olh"]
+KERNEL_DIR = os.path.join("src", "fastldp", "_kernels")
+
+COMPILER_DIRECTIVES = {
+    "language_level": 3,
+    "boundscheck": False,
+    "wraparound": False,
+    "initializedcheck": False,
+    "cdivision": True,
+    "embedsignature": True,
+}
+
+
+def _is_msvc():
+    return sys.platform == "win32" and "GCC" not in sys.version
+
+
+def _openmp_flags():
+    if _is_msvc():
+        return ["/openmp"], []
+    if sys.platform == "darwin":
+        return ["-Xpreprocessor", "-fopenmp"], ["-lomp"]
+    return ["-fopenmp"], ["-fopenmp"]
+
+
+def _probe_openmp(compile_flags, link_flags):
+    """Compile and link a tiny OpenMP program with the configured compiler."""
+    cc = os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc"
+    cc = cc.split()
+    if not shutil.which(cc[0]):
+        return False
+    code = "#include <omp.h>\nint main(void){return omp_get_max_threads() > 0 ? 0 : 1;}\n"
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "probe.c")
+        with open(src, "w") as fh:
+            fh.write(code)
+        cmd = cc + compile_flags + [src, "-o", os.path.join(tmp, "probe")] + link_flags
+        try:
+            result = subprocess.run(cmd, capture_output=True, timeout=60)
+        except (OSError, subprocess.SubprocessError):
+            return False
+        return result.returncode == 0
+
+
+def _extensions():
+    setting = os.environ.get("FASTLDP_OPENMP", "auto")
+    compile_args = ["-O3"] if not _is_msvc() else ["/O2"]
+    link_args = []
+    if setting != "0":
+        omp_compile, omp_link = _openmp_flags()
+        if _is_msvc() or _probe_openmp(omp_compile, omp_link):
+            compile_args += omp_compile
+            link_args += omp_link
+            print("fastldp: building with OpenMP")
+        elif setting == "1":
+            raise RuntimeError("FASTLDP_OPENMP=1 but the compiler cannot build OpenMP code")
+        else:
+            print("fastldp: OpenMP not available, building serial kernels")
+    if os.environ.get("FASTLDP_NATIVE") == "1" and not _is_msvc():
+        compile_args.append("-march=native")
+    return [
+        Extension(
+            f"fastldp._kernels.{name}",
+            [os.path.join(KERNEL_DIR, f"{name}.pyx")],
+            include_dirs=[KERNEL_DIR],
+            extra_compile_args=compile_args,
+            extra_link_args=link_args,
+        )
+        for name in KERNELS
+    ]
+
+
+setup(
+    ext_modules=cythonize(
+        _extensions(),
+        compiler_directives=COMPILER_DIRECTIVES,
+        include_path=["src"],
+    ),
+)

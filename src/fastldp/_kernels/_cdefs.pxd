@@ -1,0 +1,45 @@
+# Declarations of the C headers under src/. Implementation lives there.
+from libc.stdint cimport int64_t, uint64_t, uint32_t
+
+
+cdef extern from "src/omp_shim.h" nogil:
+    int fastldp_openmp_enabled()
+    int fastldp_omp_max_threads()
+
+
+cdef extern from "src/philox.h" nogil:
+    ctypedef struct fastldp_philox_block:
+        uint64_t v[4]
+    uint64_t FASTLDP_STREAM_PAIR_SIGN
+    uint64_t FASTLDP_STREAM_OLH_HASH
+    uint64_t FASTLDP_STREAM_SANITIZE
+    uint64_t FASTLDP_STREAM_MINHASH
+    fastldp_philox_block fastldp_philox4x64_10(
+        uint64_t c0, uint64_t c1, uint64_t c2, uint64_t c3, uint64_t k0, uint64_t k1)
+    fastldp_philox_block fastldp_hash_block(
+        uint64_t seed, uint64_t identity, uint64_t block, uint64_t stream)
+    int fastldp_block_bit(const fastldp_philox_block *blk, int64_t b)
+    int fastldp_pair_sign(uint64_t seed, uint64_t identity, int64_t e)
+
+
+cdef extern from "src/jprs_sketch.h" nogil:
+    void fastldp_sketch_chunk(
+        uint64_t seed, const uint64_t *identities, const double *weights,
+        int64_t n_chunk, int64_t p, double *out)
+    uint64_t fastldp_transpose_bits8x8(uint64_t x)
+
+
+cdef extern from "src/olh.h" nogil:
+    uint32_t fastldp_block_lane32(const fastldp_philox_block *blk, int lane)
+    int64_t fastldp_bucket_of_lane(uint32_t lane_value, int64_t g)
+    int64_t fastldp_olh_bucket(uint64_t seed, uint64_t identity, int64_t item, int64_t g)
+    void fastldp_olh_support_one(
+        uint64_t seed, uint64_t identity, int64_t report, int64_t g, double w,
+        int64_t p, double *out)
+
+
+cdef extern from "src/ordered_sum.h" nogil:
+    ctypedef void (*fastldp_chunk_fn)(const void *ctx, int64_t start, int64_t stop, double *part) noexcept nogil
+    void fastldp_ordered_chunk_sum(
+        fastldp_chunk_fn fn, const void *ctx, int64_t n, int64_t p, int64_t chunk,
+        int nthreads, double *buf, double *out)

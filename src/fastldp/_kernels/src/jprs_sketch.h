@@ -1,0 +1,136 @@
+/*
+ * Inner loop of the JPRS global sketch (paper 000, Eq. (8)) for one chunk of
+ * identities:  out[e] += sum_i w_i * R_i(e)  for every e in [0, p).
+ *
+ * R_i(e) = 1 - 2 * bit(e) of the Philox stream of (seed, identity_i); see
+ * philox.h for the layout. Identities are taken eight at a time. For a group
+ * of eight, every position's eight sign bits form a byte, and the group's
+ * contribution to that position is a lookup in a 256-entry table of signed
+ * weight sums. The bytes are obtained by transposing the 8 x 64 bit matrix
+ * of the group's Philox words (a byte transpose of eight words, then one
+ * 8 x 8 bit transpose per byte lane), which costs far less than one
+ * floating-point operation per identity and position.
+ *
+ * The floating-point result depends only on the identities, weights and
+ * their order in the chunk, never on the thread that runs it.
+ */
+#ifndef FASTLDP_JPRS_SKETCH_H
+#define FASTLDP_JPRS_SKETCH_H
+
+#include <stdint.h>
+#include <string.h>
+#include "philox.h"
+
+/* x holds an 8 x 8 bit matrix, row r in byte r, column c in bit c of it;
+ * returns its transpose (row c in byte c). Hacker's Delight, 7-3. */
+static inline uint64_t fastldp_transpose_bits8x8(uint64_t x)
+{
+    uint64_t t;
+    t = (x ^ (x >> 7)) & 0x00AA00AA00AA00AAULL;
+    x = x ^ t ^ (t << 7);
+    t = (x ^ (x >> 14)) & 0x0000CCCC0000CCCCULL;
+    x = x ^ t ^ (t << 14);
+    t = (x ^ (x >> 28)) & 0x00000000F0F0F0F0ULL;
+    x = x ^ t ^ (t << 28);
+    return x;
+}
+
+/* In place: treat x[0..7] as an 8 x 8 byte matrix (row j = word j, column L
+ * = byte L) and transpose it, so that afterwards byte j of x[L] is byte L
+ * of the original x[j]. */
+static inline void fastldp_transpose_bytes8x8(uint64_t x[8])
+{
+    uint64_t t;
+    int r;
+    for (r = 0; r < 8; r += 2) {
+        t = ((x[r] >> 8) ^ x[r + 1]) & 0x00FF00FF00FF00FFULL;
+        x[r + 1] ^= t;
+        x[r] ^= t << 8;
+    }
+    for (r = 0; r < 8; r += (r & 1) ? 3 : 1) {
+        t = ((x[r] >> 16) ^ x[r + 2]) & 0x0000FFFF0000FFFFULL;
+        x[r + 2] ^= t;
+        x[r] ^= t << 16;
+    }
+    for (r = 0; r < 4; ++r) {
+        t = ((x[r] >> 32) ^ x[r + 4]) & 0x00000000FFFFFFFFULL;
+        x[r + 4] ^= t;
+        x[r] ^= t << 32;
+    }
+}
+
+/* table[b] = sum_j w[j] * (bit j of b ? -1 : +1), built in a fixed order. */
+static inline void fastldp_signed_sum_table(const double w[8], double table[256])
+{
+    double total = 0.0;
+    int j, b;
+    for (j = 0; j < 8; ++j) total += w[j];
+    table[0] = total;
+    for (b = 1; b < 256; ++b) {
+        table[b] = table[b & (b - 1)] - 2.0 * w[__builtin_ctz((unsigned)b)];
+    }
+}
+
+/* Adds one 64-position word group (8 identities' words at one word index)
+ * to out[base .. base + limit). */
+static inline void fastldp_add_word_group(
+    uint64_t words[8], const double table[256], double *out, int64_t base, int64_t limit)
+{
+    int lane, t;
+    fastldp_transpose_bytes8x8(words);
+    if (limit >= 64) {
+        for (lane = 0; lane < 8; ++lane) {
+            uint64_t y = fastldp_transpose_bits8x8(words[lane]);
+            double *o = out + base + 8 * lane;
+            for (t = 0; t < 8; ++t) {
+                o[t] += table[(y >> (8 * t)) & 255];
+            }
+        }
+    } else {
+        for (lane = 0; lane < 8; ++lane) {
+            uint64_t y = fastldp_transpose_bits8x8(words[lane]);
+            for (t = 0; t < 8; ++t) {
+                int64_t pos = 8 * lane + t;
+                if (pos < limit) out[base + pos] += table[(y >> (8 * t)) & 255];
+            }
+        }
+    }
+}
+
+/* out[e] += sum over the chunk's identities of weights[i] * R_i(e). */
+static inline void fastldp_sketch_chunk(
+    uint64_t seed, const uint64_t *identities, const double *weights,
+    int64_t n_chunk, int64_t p, double *out)
+{
+    int64_t nblocks = (p + 255) >> 8;
+    int64_t g0, b;
+    int j, q;
+    double w[8];
+    double table[256];
+    uint64_t words[8];
+    fastldp_philox_block blk[8];
+
+    for (g0 = 0; g0 < n_chunk; g0 += 8) {
+        int members = (int)((n_chunk - g0) < 8 ? (n_chunk - g0) : 8);
+        for (j = 0; j < 8; ++j) w[j] = (j < members) ? weights[g0 + j] : 0.0;
+        fastldp_signed_sum_table(w, table);
+        for (b = 0; b < nblocks; ++b) {
+            for (j = 0; j < 8; ++j) {
+                if (j < members) {
+                    blk[j] = fastldp_hash_block(seed, identities[g0 + j], (uint64_t)b,
+                                                FASTLDP_STREAM_PAIR_SIGN);
+                } else {
+                    memset(&blk[j], 0, sizeof(blk[j]));
+                }
+            }
+            for (q = 0; q < 4; ++q) {
+                int64_t base = (b << 8) + 64 * q;
+                if (base >= p) break;
+                for (j = 0; j < 8; ++j) words[j] = blk[j].v[q];
+                fastldp_add_word_group(words, table, out, base, p - base);
+            }
+        }
+    }
+}
+
+#endif

@@ -1,0 +1,121 @@
+"""One message format for every parameter check in fastldp.
+
+Every check names the parameter, the owner (class or function), the allowed
+range and the value given, in the form
+
+    The 'epsilon' parameter of JPRS must be a float in (0, inf). Got -1 instead.
+
+Checks are written as ``not (low < x)`` so that NaN always fails.
+"""
+
+from __future__ import annotations
+
+import numbers
+import operator
+
+import numpy as np
+
+__all__ = [
+    "param_error",
+    "check_int",
+    "check_float",
+    "check_positive_array",
+    "check_choice",
+]
+
+
+def _interval(low, high, low_open: bool, high_open: bool) -> str:
+    lo = "-inf" if low is None else repr(low)
+    hi = "inf" if high is None else repr(high)
+    left = "(" if (low_open or low is None) else "["
+    right = ")" if (high_open or high is None) else "]"
+    return f"{left}{lo}, {hi}{right}"
+
+
+def _shown(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def param_error(name: str, owner: str, expected: str, value, exc=ValueError):
+    """Build the exception for parameter ``name`` of ``owner``."""
+    return exc(
+        f"The {name!r} parameter of {owner} must be {expected}. "
+        f"Got {_shown(value)} instead."
+    )
+
+
+def check_int(value, name: str, owner: str, *, low=None, high=None) -> int:
+    """Return ``value`` as a Python int in ``[low, high]`` or raise.
+
+    Bools are rejected (``True`` is not a count). NumPy integers are accepted.
+    """
+    expected = f"an int in {_interval(low, high, False, False)}"
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise param_error(name, owner, expected, value, TypeError)
+    value = operator.index(value)
+    if (low is not None and value < low) or (high is not None and value > high):
+        raise param_error(name, owner, expected, value)
+    return value
+
+
+def check_float(
+    value,
+    name: str,
+    owner: str,
+    *,
+    low=None,
+    high=None,
+    low_open: bool = True,
+    high_open: bool = True,
+) -> float:
+    """Return ``value`` as a float inside the interval or raise (NaN fails)."""
+    expected = f"a float in {_interval(low, high, low_open, high_open)}"
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise param_error(name, owner, expected, value, TypeError)
+    x = float(value)
+    ok = x == x
+    if low is not None:
+        ok = ok and ((x > low) if low_open else (x >= low))
+    if high is not None:
+        ok = ok and ((x < high) if high_open else (x <= high))
+    if not ok:
+        raise param_error(name, owner, expected, value)
+    return x
+
+
+def check_positive_array(values, name: str, owner: str, *, size=None) -> np.ndarray:
+    """Return a float64 1-d array whose entries are all finite and > 0.
+
+    A scalar is broadcast to ``size`` when ``size`` is given. The error names
+    the first offending index.
+    """
+    expected = "finite floats in (0, inf)"
+    try:
+        arr = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise param_error(name, owner, f"an array of {expected}", values, TypeError) from None
+    if arr.ndim == 0 and size is not None:
+        arr = np.full(size, float(arr), dtype=np.float64)
+    arr = np.atleast_1d(arr)
+    if arr.ndim != 1:
+        raise param_error(name, owner, "a 1-d array", f"array of shape {arr.shape}")
+    if size is not None and arr.shape[0] != size:
+        raise param_error(
+            name, owner, f"a scalar or an array of length {size}", f"array of length {arr.shape[0]}"
+        )
+    bad = ~(np.isfinite(arr) & (arr > 0))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"The {name!r} parameter of {owner} must contain only {expected}. "
+            f"Got {arr[i]!r} at index {i} instead."
+        )
+    return arr
+
+
+def check_choice(value, name: str, owner: str, choices) -> str:
+    """Return ``value`` if it is one of ``choices`` or raise."""
+    if value not in choices:
+        raise param_error(name, owner, "one of " + ", ".join(map(repr, choices)), value)
+    return value
