@@ -109,7 +109,7 @@ def check_positive_array(values, name: str, owner: str, *, size=None) -> np.ndar
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(
             f"The {name!r} parameter of {owner} must contain only {expected}. "
-            f"Got {arr[i]!r} at index {i} instead."
+            f"Got {float(arr[i])!r} at index {i} instead."
         )
     return arr
 

@@ -54,7 +54,7 @@ def capped_simplex_threshold(const double[::1] y, double k):
     for t in range(2 * s):
         idx = bo[t]
         hi = bv[idx]
-        if hi <= lo:
+        if hi <= 0.0:        # already reflected in the starting state
             continue
         # f is linear on (lo, hi): f(hi) = n_full + sum_active - n_active * hi
         if n_full + sum_active - n_active * hi <= k:

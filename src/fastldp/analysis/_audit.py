@@ -96,8 +96,8 @@ class RegimeAudit:
     Built by :func:`theorem_regime_audit`; all numbers are Python floats or
     ints. ``lower_bound`` is Corollary 1's formula; ``applicable_lower_bound``
     keeps only the terms whose theorem's hypotheses hold (the contamination
-    term always, the sampling term under Theorem 1). ``checks`` lists the statements in the paper's order; use
-    :meth:`check` to fetch one by key.
+    term always, the sampling term under Theorem 1). ``checks`` lists the
+    statements in the paper's order; use :meth:`check` to fetch one by key.
     """
 
     n: int
@@ -178,9 +178,8 @@ class RegimeAudit:
 
 def _resolve_p(shape, p) -> int:
     if (shape is None) == (p is None):
-        raise param_error(
-            "p", _OWNER, "given exactly when 'shape' is not", "p=%r, shape=%r" % (p, shape), TypeError
-        )
+        given = f"p={p!r}, shape={shape!r}"
+        raise param_error("p", _OWNER, "given exactly when 'shape' is not", given, TypeError)
     if p is not None:
         return check_int(p, "p", _OWNER, low=1)
     expected = "a pair of ints (d1, d2), each in [1, inf)"
@@ -194,6 +193,12 @@ def _resolve_p(shape, p) -> int:
         if d < 1:
             raise param_error("shape", _OWNER, expected, shape)
     return int(d1) * int(d2)
+
+
+def _num(x: float) -> str:
+    """Short ``%g`` form, or the exact ``repr`` when ``%g`` would round ``x``."""
+    short = f"{x:g}"
+    return short if float(short) == x else repr(float(x))
 
 
 def _information_reason(i_eff: float, rhs: float, note: str = "") -> str:
@@ -307,7 +312,7 @@ def theorem_regime_audit(
     ub = _upper(k, s, p, delta, i_eff, l_eff, C)
     ub_expected = _expected_upper(k, kbar, s, p, n, i_eff, l_eff, C)
 
-    alpha_reason = f"alpha = {alpha:g} >= 1/2"
+    alpha_reason = f"alpha = {_num(alpha)} >= 1/2"
 
     # Theorem 1 -----------------------------------------------------------
     t1 = []
@@ -317,7 +322,7 @@ def theorem_regime_audit(
         t1.append(alpha_reason)
     if eps_max > 1.0:
         t1.append(
-            f"max_i eps_i = {eps_max:g} > 1: outside the strong-privacy regime of Theorem 1"
+            f"max_i eps_i = {_num(eps_max)} > 1: outside the strong-privacy regime of Theorem 1"
         )
     theorem1 = TheoremCheck(
         "theorem1", "Theorem 1, Eq. (3)", not t1, tuple(t1), lb_sampling,
@@ -374,7 +379,7 @@ def theorem_regime_audit(
     if not alpha < 0.5:
         p2.append(alpha_reason + " (needs alpha <= alpha_0 < 1/2)")
     if C_gamma is not None and not ratio <= C_gamma:
-        p2.append(f"gamma_max/gamma_min = {ratio:.6g} > C_gamma = {C_gamma:g}")
+        p2.append(f"gamma_max/gamma_min = {ratio:.6g} > C_gamma = {_num(C_gamma)}")
     scale = min(1.0, _ratio(alpha, gmin))
     p2_notes = [f"gamma_max/gamma_min = {ratio:.6g}"]
     if scale > 0.0:

@@ -1,0 +1,77 @@
+"""Naive twins of the optimized kernels: slow, obvious, independent.
+
+Signs come from ``numpy.random.Philox`` (not from fastldp's hash), so a
+layout error in the kernels cannot hide behind the same error here.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+TWO64 = 2**64
+TWO256 = 2**256
+
+
+def numpy_philox_block(seed: int, identity: int, block: int, stream: int = 0) -> np.ndarray:
+    """Philox4x64-10 at counter (block, stream, 0, 0), key (seed, identity), via numpy."""
+    counter = (block + (stream << 64) - 1) % TWO256
+    gen = np.random.Philox(key=seed + (identity << 64), counter=counter)
+    return gen.random_raw(4).astype(np.uint64)
+
+
+def numpy_sign_row(seed: int, identity: int, p: int) -> np.ndarray:
+    """R_identity(e) for e in [0, p) as int64 {-1, +1}."""
+    nblocks = (p + 255) // 256
+    gen = np.random.Philox(key=seed + (identity << 64), counter=TWO256 - 1)
+    words = gen.random_raw(4 * nblocks).astype("<u8")
+    bits = np.unpackbits(words.view(np.uint8), bitorder="little")[:p]
+    return 1 - 2 * bits.astype(np.int64)
+
+
+def naive_sketch(seed: int, identities, weights, p: int) -> np.ndarray:
+    """sum_i weights[i] * R_i(e), accumulated identity by identity."""
+    out = np.zeros(p)
+    for ident, w in zip(identities, weights):
+        out += w * numpy_sign_row(seed, int(ident), p)
+    return out
+
+
+def numpy_olh_bucket(seed: int, identity: int, item: int, g: int) -> int:
+    """Bucket of item for identity: 32-bit lane item & 7 of OLH block item >> 3."""
+    block = numpy_philox_block(seed, identity, item >> 3, stream=1)
+    lane = item & 7
+    word = int(block[lane >> 1])
+    value = (word >> 32) if lane & 1 else (word & 0xFFFFFFFF)
+    return (value * g) >> 32
+
+
+def capped_simplex_bisection(y, k, iters=200) -> np.ndarray:
+    """Projection onto {x in [0,1]^s : sum x <= k} by bisection on tau."""
+    y = np.asarray(y, dtype=float)
+    if np.clip(y, 0, 1).sum() <= k:
+        return np.clip(y, 0, 1)
+    lo, hi = 0.0, float(y.max())
+    for _ in range(iters):
+        mid = 0.5 * (lo + hi)
+        if np.clip(y - mid, 0, 1).sum() > k:
+            lo = mid
+        else:
+            hi = mid
+    return np.clip(y - 0.5 * (lo + hi), 0, 1)
+
+
+def brute_force_sparse_projection(v, s, k):
+    """min over all supports of size s of the capped-simplex projection distance."""
+    v = np.asarray(v, dtype=float)
+    p = v.shape[0]
+    best, best_x = np.inf, None
+    for support in itertools.combinations(range(p), min(s, p)):
+        idx = list(support)
+        x = np.zeros(p)
+        x[idx] = capped_simplex_bisection(v[idx], k)
+        d = float(np.sum((x - v) ** 2))
+        if d < best:
+            best, best_x = d, x
+    return best_x, best

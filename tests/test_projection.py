@@ -1,0 +1,80 @@
+"""P_{s,k}: exact capped-simplex projection and the sparse support step."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+from scipy.optimize import minimize
+
+from fastldp._kernels import _projection
+from _reference import brute_force_sparse_projection, capped_simplex_bisection
+
+finite = st.floats(-3, 4, allow_nan=False, allow_infinity=False, width=64)
+
+
+@settings(max_examples=300, deadline=None)
+@given(y=arrays(np.float64, st.integers(1, 12), elements=finite), k=st.floats(0.05, 6))
+def test_capped_simplex_matches_bisection_and_is_feasible(y, k):
+    x = _projection.project_capped_simplex(y, k)
+    assert np.all(x >= 0) and np.all(x <= 1)
+    assert x.sum() <= k + 1e-12
+    np.testing.assert_allclose(x, capped_simplex_bisection(y, k), atol=1e-12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(y=arrays(np.float64, st.integers(1, 10), elements=finite), k=st.floats(0.05, 6))
+def test_capped_simplex_satisfies_kkt(y, k):
+    # x = clip(y - tau, 0, 1) with tau >= 0, and tau > 0 only if sum x = k.
+    tau = _projection.capped_simplex_threshold(y, k)
+    x = np.clip(y - tau, 0, 1)
+    assert tau >= 0
+    if tau > 0:
+        assert abs(x.sum() - k) <= 1e-12 * max(1.0, k) * len(y)
+
+
+def test_capped_simplex_against_scipy_qp():
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        s = int(rng.integers(2, 7))
+        y = rng.normal(0.5, 1.0, s)
+        k = float(rng.uniform(0.3, s))
+        x = _projection.project_capped_simplex(y, k)
+        res = minimize(
+            lambda z: np.sum((z - y) ** 2), np.full(s, 0.0), jac=lambda z: 2 * (z - y),
+            bounds=[(0, 1)] * s, constraints=[{"type": "ineq", "fun": lambda z: k - z.sum()}],
+            method="SLSQP", options={"ftol": 1e-14, "maxiter": 500},
+        )
+        assert np.sum((x - y) ** 2) <= res.fun + 1e-9
+        np.testing.assert_allclose(x, res.x, atol=1e-5)
+
+
+@pytest.mark.parametrize("trial", range(40))
+def test_sparse_projection_equals_brute_force(trial):
+    rng = np.random.default_rng(100 + trial)
+    p = int(rng.integers(2, 8))
+    s = int(rng.integers(1, p + 1))
+    k = float(rng.uniform(0.2, s + 0.5))
+    v = rng.normal(0.4, 0.9, p)
+    x, support = _projection.project_sparse_capped(v, s, k)
+    best_x, best = brute_force_sparse_projection(v, s, k)
+    assert np.sum((x - v) ** 2) == pytest.approx(best, abs=1e-10)
+    assert len(support) == s
+    assert np.count_nonzero(x) <= s and x.sum() <= k + 1e-12
+
+
+def test_top_s_breaks_ties_toward_smaller_index():
+    v = np.array([0.5, 1.0, 0.5, 0.5, 2.0])
+    np.testing.assert_array_equal(_projection.top_s_indices(v, 3), [0, 1, 4])
+
+
+def test_projection_on_feasible_input_is_identity():
+    v = np.zeros(20)
+    v[[3, 7, 11]] = [0.2, 0.9, 0.5]
+    x, _ = _projection.project_sparse_capped(v, 5, 2.0)
+    np.testing.assert_array_equal(x, v)
+
+
+def test_projection_rejects_nonfinite():
+    with pytest.raises(ValueError, match="finite"):
+        _projection.project_sparse_capped(np.array([0.1, np.nan]), 1, 1.0)

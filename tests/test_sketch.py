@@ -1,0 +1,52 @@
+"""The global sketch kernel against its naive twin, and thread-count invariance."""
+
+import numpy as np
+import pytest
+
+from fastldp._kernels import _sketch
+from _reference import naive_sketch
+
+
+@pytest.mark.parametrize("n,p", [(1, 1), (7, 255), (8, 256), (9, 257), (20, 64), (1030, 300), (2100, 513)])
+def test_sketch_equals_naive_exactly_for_dyadic_weights(n, p):
+    # Dyadic weights with few bits make every partial sum exact, so any
+    # summation order must give the identical double: equality is exact.
+    rng = np.random.default_rng(n * 1000 + p)
+    ids = rng.integers(0, 2**64, n, dtype=np.uint64)
+    w = rng.integers(-2**10, 2**10, n) / 2.0**8
+    got = _sketch.global_sketch(123, ids, w, p, 2)
+    np.testing.assert_array_equal(got, naive_sketch(123, ids, w, p))
+
+
+def test_sketch_close_to_naive_for_general_weights():
+    rng = np.random.default_rng(1)
+    n, p = 300, 1000
+    ids = np.arange(n, dtype=np.uint64)
+    w = rng.standard_normal(n)
+    got = _sketch.global_sketch(5, ids, w, p, 1)
+    ref = naive_sketch(5, ids, w, p)
+    # n rounding errors of at most eps * |partial| each
+    tol = n * np.finfo(float).eps * np.abs(w).sum()
+    assert np.max(np.abs(got - ref)) <= tol
+
+
+@pytest.mark.parametrize("p", [4096, 1000])
+def test_bit_identical_for_any_thread_count(p):
+    rng = np.random.default_rng(2)
+    n = 5 * 1024 + 77  # several chunks and a ragged last one
+    ids = rng.integers(0, 2**64, n, dtype=np.uint64)
+    w = rng.standard_normal(n)
+    runs = [_sketch.global_sketch(9, ids, w, p, t) for t in (1, 2, 3, 4)]
+    for other in runs[1:]:
+        assert np.array_equal(runs[0], other)
+        assert runs[0].tobytes() == other.tobytes()
+
+
+def test_empty_population_gives_zero_sketch():
+    out = _sketch.global_sketch(1, np.empty(0, np.uint64), np.empty(0), 10, 2)
+    np.testing.assert_array_equal(out, np.zeros(10))
+
+
+def test_length_mismatch_raises():
+    with pytest.raises(ValueError, match="same length"):
+        _sketch.global_sketch(1, np.zeros(3, np.uint64), np.zeros(2), 10, 1)
