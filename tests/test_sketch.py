@@ -50,3 +50,24 @@ def test_empty_population_gives_zero_sketch():
 def test_length_mismatch_raises():
     with pytest.raises(ValueError, match="same length"):
         _sketch.global_sketch(1, np.zeros(3, np.uint64), np.zeros(2), 10, 1)
+
+
+@pytest.mark.parametrize("n,p", [(1, 5), (15, 64), (16, 256), (17, 300), (1025, 1000), (3000, 4097)])
+def test_equal_magnitude_path_equals_naive_exactly(n, p):
+    # Homogeneous budgets give weights +-c; the kernel then counts signs in
+    # integers. With a dyadic c both it and the naive sum are exact.
+    rng = np.random.default_rng(n + 7 * p)
+    ids = rng.integers(0, 2**64, n, dtype=np.uint64)
+    w = rng.choice([-0.125, 0.125], n)
+    np.testing.assert_array_equal(_sketch.global_sketch(4, ids, w, p, 2), naive_sketch(4, ids, w, p))
+
+
+def test_equal_magnitude_path_is_c_times_an_integer():
+    rng = np.random.default_rng(3)
+    n, p, c = 2000, 700, 0.3
+    ids = np.arange(n, dtype=np.uint64)
+    w = rng.choice([-c, c], n)
+    got = _sketch.global_sketch(4, ids, w, p, 2)
+    counts = naive_sketch(4, ids, np.sign(w), p)  # exact integers
+    np.testing.assert_array_equal(got, c * counts)
+    assert [_sketch.global_sketch(4, ids, w, p, t).tobytes() for t in (1, 3)] == [got.tobytes()] * 2

@@ -43,3 +43,9 @@ cdef extern from "src/ordered_sum.h" nogil:
     void fastldp_ordered_chunk_sum(
         fastldp_chunk_fn fn, const void *ctx, int64_t n, int64_t p, int64_t chunk,
         int nthreads, double *buf, double *out)
+
+
+cdef extern from "src/jprs_count.h" nogil:
+    int fastldp_sign_count_chunk(
+        uint64_t seed, const uint64_t *identities, const double *weights,
+        int64_t n_chunk, int64_t p, double *out)

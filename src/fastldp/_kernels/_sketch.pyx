@@ -6,12 +6,22 @@ memory; the caller supplies ``w_i = sqrt(k) gamma_i Ybar_i / (kappa_k D)``.
 Identities are processed in chunks of ``SKETCH_CHUNK`` with one partial per
 chunk, reduced in chunk order, so the result is bit-identical for any
 thread count.
+
+Two inner loops (both exact functions of the inputs, never of the threads):
+
+* equal magnitudes (every ``|w_i|`` the same, as with homogeneous budgets):
+  integer counts in bit-sliced planes (``src/jprs_count.h``), scaled by the
+  magnitude once at the end - close to the cost of the Philox blocks;
+* general float weights: eight identities at a time through a 256-entry
+  table of signed weight sums (``src/jprs_sketch.h``).
 """
 
 import numpy as np
 
 from ._typedefs cimport intp_t, uint64_t, int64_t
-from ._cdefs cimport fastldp_sketch_chunk, fastldp_ordered_chunk_sum
+from ._cdefs cimport (
+    fastldp_sketch_chunk, fastldp_sign_count_chunk, fastldp_ordered_chunk_sum,
+)
 
 SKETCH_CHUNK = 1024
 
@@ -26,6 +36,25 @@ cdef struct SketchContext:
 cdef void _sketch_range(const void *ctx, int64_t start, int64_t stop, double *part) noexcept nogil:
     cdef const SketchContext *c = <const SketchContext *>ctx
     fastldp_sketch_chunk(c.seed, c.identities + start, c.weights + start, stop - start, c.p, part)
+
+
+cdef void _count_range(const void *ctx, int64_t start, int64_t stop, double *part) noexcept nogil:
+    cdef const SketchContext *c = <const SketchContext *>ctx
+    if fastldp_sign_count_chunk(c.seed, c.identities + start, c.weights + start,
+                                stop - start, c.p, part) != 0:
+        # out of memory for the bit planes: fall back to the table path,
+        # scaled to unit weights so the caller's final scaling still applies
+        _unit_table_range(c, start, stop, part)
+
+
+cdef void _unit_table_range(const SketchContext *c, int64_t start, int64_t stop, double *part) noexcept nogil:
+    cdef int64_t i
+    cdef int j
+    cdef double unit[8]
+    for i in range(start, stop, 8):
+        for j in range(8):
+            unit[j] = (1.0 if c.weights[i + j] > 0 else -1.0) if i + j < stop else 0.0
+        fastldp_sketch_chunk(c.seed, c.identities + i, unit, min(8, stop - i), c.p, part)
 
 
 def global_sketch(uint64_t seed, const uint64_t[::1] identities, const double[::1] weights,
@@ -68,6 +97,13 @@ def global_sketch(uint64_t seed, const uint64_t[::1] identities, const double[::
         return out
     ctx.identities = &identities[0]
     ctx.weights = &weights[0]
+    magnitude = abs(weights[0])
+    equal_magnitude = bool(np.all(np.abs(np.asarray(weights)) == magnitude))
     with nogil:
-        fastldp_ordered_chunk_sum(_sketch_range, &ctx, n, p, chunk, nt, &bb[0], &o[0])
+        if equal_magnitude:
+            fastldp_ordered_chunk_sum(_count_range, &ctx, n, p, chunk, nt, &bb[0], &o[0])
+        else:
+            fastldp_ordered_chunk_sum(_sketch_range, &ctx, n, p, chunk, nt, &bb[0], &o[0])
+    if equal_magnitude:
+        out *= magnitude
     return out

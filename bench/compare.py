@@ -1,0 +1,342 @@
+"""Benchmark table for the JPRS decoder, client and memory footprint.
+
+Run from the repository root with the in-place build::
+
+    PYTHONPATH=src python bench/compare.py            # full sizes (about a minute)
+    PYTHONPATH=src python bench/compare.py --quick    # smoke run (a few seconds)
+
+Sections (see bench/README.md for what each number means):
+
+(a) ``JPRS.estimate`` against the NumPy reference decoder (bench/numpy_reference.py)
+    on the same reports;
+(b) the Philox floor (``philox_floor``: the ``n * ceil(p / 256)`` Philox4x64-10
+    blocks every exact decoder must generate) and estimate / floor, with the
+    default thread count and with one thread;
+(c) ``JPRS.privatize`` (the client side) for many identities;
+(d) peak memory of ``JPRS.estimate`` (tracemalloc and resident-set growth),
+    measured in a fresh subprocess.
+
+All times are ``time.perf_counter`` wall-clock seconds, best of N repeats.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
+
+import fastldp  # noqa: E402
+from fastldp._kernels._hash import philox_floor  # noqa: E402
+
+from numpy_reference import check_against_kernel, numpy_sketch, sketch_atol  # noqa: E402
+
+CODEBOOK_SEED = 20240601
+EPS = 0.75
+K = 8
+S = 128
+MiB = 2.0**20
+
+
+# --------------------------------------------------------------------- helpers
+def best_of(fn, repeats: int):
+    """Return (best seconds, result of the last call)."""
+    best = float("inf")
+    out = None
+    for _ in range(max(1, repeats)):
+        t0 = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, out
+
+
+def fmt_s(seconds: float) -> str:
+    if seconds >= 1.0:
+        return f"{seconds:9.3f} s "
+    return f"{seconds * 1e3:9.2f} ms"
+
+
+def loadavg() -> str:
+    try:
+        with open("/proc/loadavg") as fh:
+            return " ".join(fh.read().split()[:3])
+    except OSError:
+        return "n/a"
+
+
+def rule(title: str) -> None:
+    print()
+    print(title)
+    print("-" * 78)
+
+
+def make_population(n: int, shape, seed: int = 0):
+    return fastldp.data.rate_diagnostic_population(shape=shape, s=S, k=K, n=n, rng=seed)
+
+
+# ----------------------------------------------------------- (a) + (b) decode
+def section_decode(n: int, shape, threads, repeats: int, numpy_n: int) -> None:
+    d1, d2 = shape
+    p = d1 * d2
+    mech = fastldp.JPRS(shape=shape, k=K, s=S, codebook_seed=CODEBOOK_SEED, n_threads=threads)
+    mech1 = fastldp.JPRS(shape=shape, k=K, s=S, codebook_seed=CODEBOOK_SEED, n_threads=1)
+    nt = mech.n_threads
+    pop = make_population(n, shape)
+    eps = np.full(n, EPS)
+    reports = mech.privatize(pop.relations, eps, rng=0)
+    ids = np.arange(n, dtype=np.uint64)
+    nblocks = n * ((p + 255) // 256)
+
+    # kernel decoder and floor, default threads and one thread. The four
+    # measurements are interleaved round by round (after one untimed warm-up
+    # round) so that they all see the same machine load; best of `repeats`.
+    labels = (nt, 1) if nt != 1 else (1,)
+    mechs = {nt: mech, 1: mech1}
+    times = {(what, t): [] for what in ("est", "sketch", "floor") for t in labels}
+    est = None
+    for rnd in range(repeats + 1):
+        for t in labels:
+            t0 = time.perf_counter()
+            r = mechs[t].estimate(reports, eps)
+            t1 = time.perf_counter()
+            philox_floor(CODEBOOK_SEED, ids, p, t)
+            t2 = time.perf_counter()
+            if rnd == 0:
+                est = r if t == nt else est
+                continue
+            times[("est", t)].append(t1 - t0)
+            times[("sketch", t)].append(r.seconds["sketch"])
+            times[("floor", t)].append(t2 - t1)
+    rows = {t: (min(times[("est", t)]), min(times[("sketch", t)]), min(times[("floor", t)]),
+                float(np.median(times[("est", t)])), float(np.median(times[("floor", t)])))
+            for t in labels}
+
+    # NumPy reference decoder on the same reports (its own weights are the
+    # kernel's sketch_weights; the sketch is the expensive part)
+    weights = mech.sketch_weights(reports, eps)
+    n_np = min(numpy_n, n)
+    np_repeats = min(repeats, 3)
+    t_np, v_np = best_of(
+        lambda: numpy_sketch(CODEBOOK_SEED, ids[:n_np], weights[:n_np], p), np_repeats)
+    if n_np == n:
+        ref = est.sketch.ravel()
+    else:
+        from fastldp._kernels._sketch import global_sketch
+        ref = global_sketch(CODEBOOK_SEED, ids[:n_np], weights[:n_np], p, nt)
+    np.testing.assert_allclose(v_np, ref, rtol=1e-9, atol=sketch_atol(weights[:n_np]),
+                               err_msg="NumPy reference sketch != kernel sketch")
+    max_diff = float(np.max(np.abs(v_np - ref)))
+    t_np_full = t_np * n / n_np
+
+    t_est, t_sk, t_floor, _ = rows[nt]
+    rule(f"(a) decode: JPRS.estimate vs NumPy reference   n={n:,}  p={p:,} ({d1}x{d2})  "
+         f"k={K} s={S} eps={EPS}")
+    print(f"  {'decoder':<44}{'time':>12}{'vs estimate':>14}")
+    print(f"  {f'JPRS.estimate (n_threads={nt})':<44}{fmt_s(t_est):>12}{'1.0x':>14}")
+    print(f"  {'  of which global_sketch kernel':<44}{fmt_s(t_sk):>12}")
+    print(f"  {'JPRS.estimate (n_threads=1)':<44}{fmt_s(rows[1][0]):>12}"
+          f"{rows[1][0] / t_est:>13.1f}x")
+    if n_np == n:
+        label = f"NumPy reference sketch ({np_repeats} run)" if np_repeats == 1 else \
+            f"NumPy reference sketch (best of {np_repeats})"
+        print(f"  {label:<44}{fmt_s(t_np):>12}{t_np / t_est:>13.0f}x")
+    else:
+        print(f"  {f'NumPy reference sketch, measured n={n_np:,}':<44}{fmt_s(t_np):>12}")
+        print(f"  {f'  scaled linearly to n={n:,} (x{n / n_np:g})':<44}{fmt_s(t_np_full):>12}"
+              f"{t_np_full / t_est:>13.0f}x")
+    print(f"  NumPy reference == kernel sketch on these reports (n={n_np:,}): "
+          f"max |diff| = {max_diff:.2e}")
+    print("  (the NumPy timing is its sketch only: it excludes sanitizing, weights and the\n"
+          "   projection, which the estimate timing includes)")
+
+    rule(f"(b) Philox floor: n * ceil(p/256) = {nblocks:,} Philox4x64-10 blocks  "
+         f"(n={n:,}, p={p:,})")
+    print(f"  {'threads':>7}{'philox_floor':>14}{'ns/block':>10}{'sketch':>12}{'estimate':>12}"
+          f"{'sketch/floor':>14}{'est/floor':>11}")
+    for label in (nt, 1) if nt != 1 else (1,):
+        t_e, t_s, t_f, _ = rows[label]
+        print(f"  {label:>7}{fmt_s(t_f):>14}{t_f / nblocks * 1e9:>10.2f}{fmt_s(t_s):>12}"
+              f"{fmt_s(t_e):>12}{t_s / t_f:>13.1f}x{t_e / t_f:>10.1f}x")
+    if nt != 1:
+        print(f"  thread speed-up {nt} vs 1: floor {rows[1][2] / rows[nt][2]:.2f}x, "
+              f"sketch {rows[1][1] / rows[nt][1]:.2f}x, estimate {rows[1][0] / rows[nt][0]:.2f}x")
+
+
+# ------------------------------------------------------------- (c) privatize
+def section_privatize(n: int, shape, threads, repeats: int) -> None:
+    mech = fastldp.JPRS(shape=shape, k=K, s=S, codebook_seed=CODEBOOK_SEED, n_threads=threads)
+    t0 = time.perf_counter()
+    pop = make_population(n, shape, seed=1)
+    t_pop = time.perf_counter() - t0
+    eps = np.full(n, EPS)
+    t, bits = best_of(lambda: mech.privatize(pop.relations, eps, rng=0), repeats)
+    assert bits.shape == (n,) and bits.dtype == np.int8
+    rule(f"(c) client: JPRS.privatize   n={n:,} identities, k={K}, p={mech.p:,}, "
+         f"n_threads={mech.n_threads}")
+    print(f"  {'privatize (best of ' + str(repeats) + ')':<44}{fmt_s(t):>12}"
+          f"{n / t / 1e6:>10.2f} M identities/s  ({t / n * 1e9:.0f} ns each)")
+    print(f"  {'(population build, not timed above)':<44}{fmt_s(t_pop):>12}")
+
+
+# --------------------------------------------------------------- (d) memory
+def _rss_kib(field: str) -> int:
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise RuntimeError(f"{field} not in /proc/self/status")
+
+
+def _reset_peak_rss() -> bool:
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def memory_worker(n: int, shape, threads) -> dict:
+    """Runs in a fresh interpreter; returns the measurements as a dict."""
+    import threading
+    import tracemalloc
+
+    d1, d2 = shape
+    p = d1 * d2
+    mech = fastldp.JPRS(shape=shape, k=K, s=S, codebook_seed=CODEBOOK_SEED, n_threads=threads)
+    # warm-up on a tiny case so lazy imports and first-call caches are not counted
+    mech.estimate(np.ones(64, dtype=np.int8), np.full(64, EPS))
+    rng = np.random.default_rng(7)
+    reports = np.where(rng.random(n) < 0.5, 1, -1).astype(np.int8)
+    eps = np.full(n, EPS)
+    input_bytes = reports.nbytes + eps.nbytes
+
+    # 1) resident-set growth, no tracing
+    rss_before = _rss_kib("VmRSS")
+    method = "VmHWM after clear_refs"
+    if _reset_peak_rss():
+        t0 = time.perf_counter()
+        est = mech.estimate(reports, eps)
+        seconds = time.perf_counter() - t0
+        rss_peak = _rss_kib("VmHWM")
+    else:  # sample VmRSS from a thread (approximate)
+        method = "VmRSS sampled every 1 ms"
+        peak = [rss_before]
+        done = threading.Event()
+
+        def sample():
+            while not done.is_set():
+                peak[0] = max(peak[0], _rss_kib("VmRSS"))
+                time.sleep(0.001)
+
+        th = threading.Thread(target=sample)
+        th.start()
+        t0 = time.perf_counter()
+        est = mech.estimate(reports, eps)
+        seconds = time.perf_counter() - t0
+        done.set()
+        th.join()
+        rss_peak = peak[0]
+    del est
+
+    # 2) peak traced allocation (numpy reports its buffers to tracemalloc)
+    tracemalloc.start()
+    base, _ = tracemalloc.get_traced_memory()
+    tracemalloc.reset_peak()
+    est = mech.estimate(reports, eps)
+    current, peak_traced = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    retained = est.matrix.nbytes + est.sketch.nbytes
+    return {
+        "n": n, "p": p, "shape": list(shape), "n_threads": mech.n_threads,
+        "input_bytes": input_bytes, "reports_bytes": reports.nbytes, "eps_bytes": eps.nbytes,
+        "peak_traced_bytes": peak_traced - base, "result_bytes": retained,
+        "rss_growth_bytes": (rss_peak - rss_before) * 1024, "rss_method": method,
+        "seconds": seconds,
+    }
+
+
+def section_memory(n: int, shape, threads) -> None:
+    cmd = [sys.executable, os.path.abspath(__file__), "--memory-worker", str(n),
+           str(shape[0]), str(shape[1])]
+    if threads is not None:
+        cmd += ["--threads", str(threads)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"memory worker failed:\n{proc.stdout}\n{proc.stderr}")
+    r = json.loads(proc.stdout.strip().splitlines()[-1])
+    p = r["p"]
+    rule(f"(d) memory of JPRS.estimate   n={r['n']:,}  p={p:,} ({shape[0]}x{shape[1]})  "
+         f"k={K} s={S} n_threads={r['n_threads']}  (fresh process)")
+    rows = [
+        ("input: reports int8 + eps float64", r["input_bytes"],
+         f"{r['reports_bytes'] / MiB:.2f} + {r['eps_bytes'] / MiB:.2f} MiB"),
+        ("p * 8 bytes (one float64 sketch)", p * 8, ""),
+        (f"n_threads * p * 8 (partials)", r["n_threads"] * p * 8, ""),
+        ("peak traced allocation (tracemalloc)", r["peak_traced_bytes"],
+         f"{r['peak_traced_bytes'] / r['n']:.1f} bytes/identity"),
+        ("  of it kept in the result (matrix+sketch)", r["result_bytes"], ""),
+        ("resident-set growth", r["rss_growth_bytes"], r["rss_method"]),
+    ]
+    for label, b, note in rows:
+        print(f"  {label:<44}{b / MiB:>10.2f} MiB   {note}")
+    print(f"  (estimate took {r['seconds']:.2f} s in the untraced run; reports are random +-1, "
+          f"not privatized)")
+
+
+# ---------------------------------------------------------------------- main
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="smaller sizes for a smoke run")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="thread count of the default rows (default: OpenMP's default)")
+    ap.add_argument("--repeats", type=int, default=5, help="best of N for (a) and (b)")
+    ap.add_argument("--numpy-n", type=int, default=None,
+                    help="identities for the NumPy reference timing (scaled linearly to n)")
+    ap.add_argument("--skip-memory", action="store_true", help="skip section (d)")
+    ap.add_argument("--memory-worker", nargs=3, type=int, metavar=("N", "D1", "D2"),
+                    help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    threads = args.threads
+
+    if args.memory_worker:
+        n, d1, d2 = args.memory_worker
+        print(json.dumps(memory_worker(n, (d1, d2), threads)))
+        return
+
+    if args.quick:
+        n_dec, n_priv, n_mem, repeats = 16_000, 100_000, 200_000, min(args.repeats, 3)
+    else:
+        n_dec, n_priv, n_mem, repeats = 128_000, 1_000_000, 2_000_000, args.repeats
+    numpy_n = args.numpy_n if args.numpy_n else n_dec
+
+    try:
+        affinity = len(os.sched_getaffinity(0))
+    except AttributeError:
+        affinity = os.cpu_count()
+    print("fastldp benchmark" + ("  [--quick]" if args.quick else ""))
+    print(f"  cores: os.cpu_count()={os.cpu_count()}, usable={affinity}; "
+          f"load average {loadavg()}; OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}")
+    print(f"  timings: time.perf_counter, best of {repeats} unless stated")
+    fastldp.show_config()
+    print()
+    check_against_kernel()
+
+    section_decode(n_dec, (64, 64), threads, repeats, numpy_n)
+    section_privatize(n_priv, (64, 64), threads, 3)
+    if not args.skip_memory:
+        section_memory(n_mem, (128, 128), threads)
+    print()
+    print(f"  load average at the end: {loadavg()}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,132 @@
+/*
+ * Equal-magnitude path of the JPRS global sketch: when every weight is +-c,
+ *
+ *   sum_i w_i R_i(e) = c * (n - 2 * #{i : bit_i(e) XOR [w_i < 0]}),
+ *
+ * an integer count per position. The count is kept in bit-sliced form: plane
+ * l holds bit l of the 64 counts of one 64-position word. Sixteen
+ * identities' words are added at once by a Harley-Seal carry-save tree
+ * (about five integer operations per identity and 64 positions), so the
+ * kernel runs close to the cost of generating the Philox blocks.
+ *
+ * This chunk function writes the exact integer (n_chunk - 2 * count) as a
+ * double; the caller multiplies by c once at the end. Integers below 2^53
+ * add exactly, so the result does not depend on chunking or threads.
+ */
+#ifndef FASTLDP_JPRS_COUNT_H
+#define FASTLDP_JPRS_COUNT_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "philox.h"
+
+#define FASTLDP_COUNT_PLANES 40
+#define FASTLDP_COUNT_GROUP 16
+
+/* Carry-save adder: (high, low) = a + b + c bitwise. */
+#define FASTLDP_CSA(high, low, a, b, c)       \
+    do {                                      \
+        uint64_t u_ = (a) ^ (b);              \
+        (high) = ((a) & (b)) | (u_ & (c));    \
+        (low) = u_ ^ (c);                     \
+    } while (0)
+
+/* Adds sixteen 64-bit inputs x[0..15] into the vertical counters of one word
+ * position (Harley-Seal): planes c1, c2, c4, c8 absorb the low bits and the
+ * 16s carry ripples into the high planes, touched once per 16 inputs. */
+static inline void fastldp_add16(const uint64_t x[16], uint64_t *c1, uint64_t *c2,
+                                 uint64_t *c4, uint64_t *c8, uint64_t *high,
+                                 int64_t stride)
+{
+    uint64_t twos_a, twos_b, fours_a, fours_b, eights_a, eights_b, sixteens, carry;
+    uint64_t ones = *c1, twos = *c2, fours = *c4, eights = *c8;
+    int l;
+    FASTLDP_CSA(twos_a, ones, ones, x[0], x[1]);
+    FASTLDP_CSA(twos_b, ones, ones, x[2], x[3]);
+    FASTLDP_CSA(fours_a, twos, twos, twos_a, twos_b);
+    FASTLDP_CSA(twos_a, ones, ones, x[4], x[5]);
+    FASTLDP_CSA(twos_b, ones, ones, x[6], x[7]);
+    FASTLDP_CSA(fours_b, twos, twos, twos_a, twos_b);
+    FASTLDP_CSA(eights_a, fours, fours, fours_a, fours_b);
+    FASTLDP_CSA(twos_a, ones, ones, x[8], x[9]);
+    FASTLDP_CSA(twos_b, ones, ones, x[10], x[11]);
+    FASTLDP_CSA(fours_a, twos, twos, twos_a, twos_b);
+    FASTLDP_CSA(twos_a, ones, ones, x[12], x[13]);
+    FASTLDP_CSA(twos_b, ones, ones, x[14], x[15]);
+    FASTLDP_CSA(fours_b, twos, twos, twos_a, twos_b);
+    FASTLDP_CSA(eights_b, fours, fours, fours_a, fours_b);
+    FASTLDP_CSA(sixteens, eights, eights, eights_a, eights_b);
+    *c1 = ones;
+    *c2 = twos;
+    *c4 = fours;
+    *c8 = eights;
+    carry = sixteens;
+    for (l = 0; carry != 0; ++l) {
+        uint64_t *plane = high + (int64_t)l * stride;
+        uint64_t next = *plane & carry;
+        *plane ^= carry;
+        carry = next;
+    }
+}
+
+/* Returns 0 on success, -1 if memory could not be allocated. */
+static inline int fastldp_sign_count_chunk(
+    uint64_t seed, const uint64_t *identities, const double *weights,
+    int64_t n_chunk, int64_t p, double *out)
+{
+    int64_t nwords = (p + 63) >> 6;
+    int64_t nblocks = (p + 255) >> 8;
+    int nhigh = 1, nplanes;
+    int64_t g0, b, wi, t;
+    int j, q, l, members;
+    uint64_t *planes;
+    uint64_t flip[FASTLDP_COUNT_GROUP];
+    uint64_t x[FASTLDP_COUNT_GROUP];
+    fastldp_philox_block blk[FASTLDP_COUNT_GROUP];
+
+    /* counts reach n_chunk: 4 low planes plus enough 16s planes */
+    while (((int64_t)16 << nhigh) <= n_chunk && nhigh < FASTLDP_COUNT_PLANES) ++nhigh;
+    nplanes = 4 + nhigh;
+    planes = (uint64_t *)calloc((size_t)(nplanes * nwords), sizeof(uint64_t));
+    if (planes == NULL) return -1;
+
+    for (g0 = 0; g0 < n_chunk; g0 += FASTLDP_COUNT_GROUP) {
+        members = (int)(n_chunk - g0 < FASTLDP_COUNT_GROUP ? n_chunk - g0 : FASTLDP_COUNT_GROUP);
+        for (j = 0; j < FASTLDP_COUNT_GROUP; ++j) {
+            flip[j] = (j < members && weights[g0 + j] < 0.0) ? ~0ULL : 0ULL;
+        }
+        for (b = 0; b < nblocks; ++b) {
+            for (j = 0; j < FASTLDP_COUNT_GROUP; ++j) {
+                if (j < members) {
+                    blk[j] = fastldp_hash_block(seed, identities[g0 + j], (uint64_t)b,
+                                                FASTLDP_STREAM_PAIR_SIGN);
+                }
+            }
+            for (q = 0; q < 4; ++q) {
+                wi = (b << 2) + q;
+                if (wi >= nwords) break;
+                for (j = 0; j < FASTLDP_COUNT_GROUP; ++j) {
+                    /* padding members contribute 0 */
+                    x[j] = (j < members) ? (blk[j].v[q] ^ flip[j]) : 0ULL;
+                }
+                fastldp_add16(x, planes + wi, planes + nwords + wi, planes + 2 * nwords + wi,
+                              planes + 3 * nwords + wi, planes + 4 * nwords + wi, nwords);
+            }
+        }
+    }
+    for (wi = 0; wi < nwords; ++wi) {
+        int64_t limit = p - (wi << 6) < 64 ? p - (wi << 6) : 64;
+        for (t = 0; t < limit; ++t) {
+            int64_t count = 0;
+            for (l = 0; l < nplanes; ++l) {
+                count |= (int64_t)((planes[(int64_t)l * nwords + wi] >> t) & 1ULL) << l;
+            }
+            out[(wi << 6) + t] += (double)(n_chunk - 2 * count);
+        }
+    }
+    free(planes);
+    return 0;
+}
+
+#endif
