@@ -1,0 +1,8 @@
+"""Cython kernels of fastldp. This room imports nothing else of fastldp.
+
+- :mod:`._hash` - Philox4x64-10 counter-based hash keyed by (seed, identity)
+- :mod:`._sketch` - the JPRS global sketch, O(n p), deterministic in threads
+- :mod:`._projection` - exact projection onto M_{s,k}
+- :mod:`._olh` - optimized-local-hashing hashing, support counts, bucket search
+- :mod:`._openmp` - whether OpenMP is on, and the default thread count
+"""

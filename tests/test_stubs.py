@@ -1,0 +1,31 @@
+"""The .pyi stubs of the compiled kernels agree with the extensions (mypy.stubtest)."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import fastldp
+
+KERNELS = ["_hash", "_sketch", "_projection", "_olh", "_openmp"]
+
+
+def test_kernel_stubs_match_runtime():
+    pytest.importorskip("mypy")  # the test extra installs it; skip only in ad-hoc envs
+    here = Path(__file__).parent
+    root = Path(fastldp.__file__).parent.parent
+    config = here.parent / "pyproject.toml"
+    cmd = [sys.executable, "-m", "mypy.stubtest", "--allowlist", str(here / "data" / "stubtest_allowlist.txt")]
+    if config.exists():
+        cmd += ["--mypy-config-file", str(config)]
+    cmd += [f"fastldp._kernels.{name}" for name in KERNELS]
+    result = subprocess.run(cmd, capture_output=True, text=True, cwd=root, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_every_kernel_has_a_stub_and_py_typed_ships():
+    pkg = Path(fastldp.__file__).parent
+    assert (pkg / "py.typed").exists()
+    for name in KERNELS:
+        assert (pkg / "_kernels" / f"{name}.pyi").exists(), name
