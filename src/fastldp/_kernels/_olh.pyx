@@ -15,7 +15,7 @@ from ._cdefs cimport (
 
 from cython.parallel cimport prange
 
-SUPPORT_CHUNK = 64
+SUPPORT_CHUNK = 1024
 
 
 def _check_lengths(n, **arrays):

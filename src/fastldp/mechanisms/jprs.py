@@ -25,10 +25,11 @@ from .._calibration import c_k_table, kappa_k
 from .._kernels._hash import set_sign_sums
 from .._kernels._projection import project_sparse_capped
 from .._kernels._sketch import global_sketch
-from .._random import as_generator, resolve_codebook_seed, resolve_identities, resolve_n_threads
-from .._validation import check_choice, check_int, check_positive_array, param_error
-from ._relations import CAP_POLICIES, RelationSets, as_relation_sets
+from .._random import as_generator, resolve_identities
+from .._kernels._hash import pair_signs
+from ._relations import RelationSets
 from ._sanitize import SanitizationReport, sanitize_bits
+from .base import RelationMechanism
 
 __all__ = ["JPRS", "JPRSEstimate", "BudgetSummary"]
 
@@ -95,7 +96,7 @@ class JPRSEstimate:
     seconds: dict = field(default_factory=dict)
 
 
-class JPRS:
+class JPRS(RelationMechanism):
     """Joint Personalized Relation Sketch: one bit per identity, user-level eps_i-LDP.
 
     Parameters
@@ -142,48 +143,25 @@ class JPRS:
     (dtype('int8'), (2,))
     """
 
+    family = "JPRS"
+
     def __init__(self, *, shape, k, s, codebook_seed=None, cap_policy="raise", n_threads=None):
-        owner = type(self).__name__
-        if not (isinstance(shape, (tuple, list)) and len(shape) == 2):
-            raise param_error("shape", owner, "a pair (d1, d2) of ints >= 1", shape, TypeError)
-        d1 = check_int(shape[0], "shape[0]", owner, low=1)
-        d2 = check_int(shape[1], "shape[1]", owner, low=1)
-        self.shape = (d1, d2)
-        self.p = d1 * d2
-        self.k = check_int(k, "k", owner, low=1)
-        self.s = check_int(s, "s", owner, low=1, high=self.p)
-        self.codebook_seed = resolve_codebook_seed(codebook_seed, owner)
-        self.cap_policy = check_choice(cap_policy, "cap_policy", owner, CAP_POLICIES)
-        self.n_threads = resolve_n_threads(n_threads, owner)
+        super().__init__(shape=shape, k=k, s=s, codebook_seed=codebook_seed,
+                         cap_policy=cap_policy, n_threads=n_threads)
         self.kappa = kappa_k(self.k)
         self._calibration = c_k_table(self.k)
 
-    def __repr__(self) -> str:
-        return (
-            f"JPRS(shape={self.shape}, k={self.k}, s={self.s}, "
-            f"codebook_seed={self.codebook_seed}, cap_policy={self.cap_policy!r})"
-        )
+    def payload_bits(self, epsilons) -> np.ndarray:
+        """One bit per identity."""
+        return np.ones(np.atleast_1d(np.asarray(epsilons)).shape[0], dtype=np.int64)
 
     # ------------------------------------------------------------------ client
-    def _budgets(self, epsilons, n: int) -> np.ndarray:
-        return check_positive_array(epsilons, "epsilons", type(self).__name__, size=n)
-
-    def relation_sets(self, relations, *, identities=None) -> RelationSets:
-        """Validate ``relations`` and return them in CSR form (see :class:`RelationSets`)."""
-        n = relations.shape[0] if hasattr(relations, "shape") else len(relations)
-        ids = resolve_identities(identities, n, type(self).__name__)
-        return as_relation_sets(
-            relations, shape=self.shape, k=self.k, owner=type(self).__name__,
-            cap_policy=self.cap_policy, seed=self.codebook_seed, identities=ids,
-        )
-
     def set_scores(self, relations, *, identities=None) -> tuple[np.ndarray, np.ndarray]:
         """Return each identity's sign sum ``sum_{E_i} R_i(e)`` and set size.
 
         The client work of Algorithm 1, step 1: ``O(k)`` per identity.
         """
-        sets = relations if isinstance(relations, RelationSets) else self.relation_sets(
-            relations, identities=identities)
+        sets = self.relation_sets(relations, identities=identities)
         ids = resolve_identities(identities, sets.n, type(self).__name__)
         sums = set_sign_sums(self.codebook_seed, ids, sets.indptr, sets.pairs, self.n_threads)
         return sums, sets.sizes
@@ -256,18 +234,7 @@ class JPRS:
         JPRSEstimate
         """
         owner = "JPRS.estimate"
-        try:
-            shape = np.shape(reports)
-        except ValueError:
-            shape = ("ragged",)
-        if len(shape) != 1 or not isinstance(shape[0], int) or shape[0] < 1:
-            raise ValueError(
-                f"The 'reports' parameter of {owner} must be a non-empty 1-d array of packets. "
-                f"Got shape {shape} instead."
-            )
-        n = shape[0]
-        eps = self._budgets(epsilons, n)
-        ids = resolve_identities(identities, n, owner)
+        n, eps, ids = self._server_inputs(reports, epsilons, identities, owner)
         bits, report = sanitize_bits(reports, n, self.codebook_seed, ids, owner)
         weights = self.sketch_weights(bits, eps)
         t0 = time.perf_counter()
@@ -285,3 +252,41 @@ class JPRS:
             n_threads=self.n_threads,
             seconds={"sketch": t1 - t0, "projection": t2 - t1},
         )
+
+    # ------------------------------------------------ linear interface (decoders, attacks)
+    def sanitize(self, reports, eps, identities, owner):
+        return sanitize_bits(reports, eps.shape[0], self.codebook_seed, identities, owner)
+
+    def linear_estimate(self, clean, eps, identities, members=None):
+        """The sketch of Eq. (8) over ``members`` (Theorem 3's ``M~_J``), length p."""
+        if members is not None:
+            clean, eps, identities = clean[members], eps[members], identities[members]
+        weights = self.sketch_weights(clean, eps)
+        return global_sketch(self.codebook_seed, np.ascontiguousarray(identities), weights,
+                             self.p, self.n_threads)
+
+    def _item_scores(self, identities, items, item_weights):
+        """``sum_x w_x R_i(x)`` for each identity (O(|items|) signs each)."""
+        items = np.asarray(items, dtype=np.int64)
+        w = np.asarray(item_weights, dtype=np.float64)
+        signs = pair_signs(self.codebook_seed, np.repeat(identities, items.shape[0]),
+                           np.tile(items, identities.shape[0]))
+        return (signs.reshape(identities.shape[0], -1) * w[None, :]).sum(axis=1)
+
+    def _weights_of(self, eps, corrupted):
+        gamma = np.tanh(eps / 2.0)
+        return (sqrt(self.k) / (self.kappa * float(np.dot(gamma, gamma)))) * gamma[corrupted]
+
+    def best_response(self, eps, corrupted, identities, items, item_weights, rng):
+        """The bit ``sign(sum_x w_x R_i(x))`` per corrupted identity, fair ties."""
+        score = self._item_scores(identities[corrupted], items, item_weights)
+        coin = np.where(rng.random(score.shape[0]) < 0.5, 1, -1)
+        bits = np.where(score > 0, 1, np.where(score < 0, -1, coin)).astype(np.int8)
+        return bits, self._weights_of(eps, corrupted) * np.abs(score)
+
+    def random_response(self, eps, corrupted, identities, rng):
+        return np.where(rng.random(corrupted.shape[0]) < 0.5, 1, -1).astype(np.int8)
+
+    def response_objective(self, eps, corrupted, identities, outputs, items, item_weights):
+        score = self._item_scores(identities[corrupted], items, item_weights)
+        return self._weights_of(eps, corrupted) * np.asarray(outputs, dtype=np.float64) * score
