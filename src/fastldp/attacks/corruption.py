@@ -46,7 +46,7 @@ def choose_corrupted(epsilons, alpha, *, policy="largest", rng=None) -> np.ndarr
     """
     owner = "choose_corrupted"
     eps = check_positive_array(epsilons, "epsilons", owner)
-    alpha = check_float(alpha, "alpha", owner, low=0.0, high=0.5, low_open=False, high_open=True)
+    alpha = check_float(alpha, "alpha", owner, low=0, high=0.5, low_open=False, high_open=True)
     n = eps.shape[0]
     m = corrupted_count(n, alpha)
     if isinstance(policy, str):

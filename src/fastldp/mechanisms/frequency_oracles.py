@@ -33,9 +33,10 @@ which is ignored in the weights (it depends on private data).
   ``gamma = tanh(eps / 2)``, ``sigma^2 = 1 / gamma^2``, and the server sums
   all identities with one fast Walsh-Hadamard transform.
 
-Malformed reports (not an integer, or outside the identity's legal output
-range) are replaced by a public uniformly random legal output keyed by
-``(codebook seed, identity)`` and counted.
+Malformed reports are replaced by a public uniformly random legal output
+keyed by ``(codebook seed, identity)`` and counted by reason:
+``non_numeric`` (strings, None, objects), ``non_integer`` (NaN, +-inf,
+fractions) and ``out_of_range`` (integers outside the identity's outputs).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ and the shape check of report arrays.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
@@ -26,6 +26,7 @@ from ._sanitize import SanitizationReport
 
 __all__ = [
     "SparseVectors",
+    "SparseMeanEstimate",
     "as_sparse_vectors",
     "round_to_signs",
     "sanitize_real",
@@ -98,6 +99,32 @@ class SparseVectors:
         indptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         take = np.repeat(starts - indptr[:-1], sizes) + np.arange(indptr[-1])
         return SparseVectors(indptr, self.indices[take], self.values[take], self.d)
+
+
+@dataclass(frozen=True)
+class SparseMeanEstimate:
+    """What a sparse-vector baseline's ``estimate`` returns.
+
+    Attributes
+    ----------
+    mean : float64 array, shape (d,)
+        The estimate of ``mu``, clipped to the feasible range when the
+        mechanism was built with ``clip_estimate`` (paper 001, section 8.1).
+    raw : float64 array, shape (d,)
+        The estimator as published, before that clipping.
+    sanitization : SanitizationReport
+        Counts of malformed report entries.
+    details : dict
+        Method-specific by-products (e.g. PCKV's key frequencies).
+    seconds : dict
+        Wall-clock seconds of the aggregation steps.
+    """
+
+    mean: np.ndarray
+    raw: np.ndarray
+    sanitization: SanitizationReport
+    details: dict = field(default_factory=dict)
+    seconds: dict = field(default_factory=dict)
 
 
 def _from_csr(csr: sp.csr_matrix, d: int, owner: str) -> SparseVectors:

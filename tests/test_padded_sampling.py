@@ -1,0 +1,96 @@
+"""Padded relation sampling: the padded sampler, unbiasedness, payload, errors."""
+
+import math
+
+import numpy as np
+import pytest
+
+from fastldp.data import rate_diagnostic_population
+from fastldp.mechanisms import PaddedRelationSampling
+
+SHAPE, K = (4, 5), 3
+
+
+def test_sample_items_pads_with_public_dummies_uniformly():
+    mech = PaddedRelationSampling(shape=SHAPE, k=K, s=4, oracle="grr", codebook_seed=1)
+    n = 30_000
+    sets = [np.array([[0, 1]])] * n  # m = 1: pair 1 w.p. 1/3, dummies p+1, p+2
+    items = mech.sample_items(sets, rng=0)
+    p = mech.p
+    counts = np.bincount(items, minlength=p + K)
+    assert set(np.flatnonzero(counts)) == {1, p + 1, p + 2}
+    for c in counts[[1, p + 1, p + 2]]:
+        assert abs(c / n - 1 / 3) < 5 * math.sqrt((2 / 9) / n)
+
+
+@pytest.mark.parametrize("oracle", ["grr", "olh", "hr"])
+def test_global_linear_estimate_is_unbiased(oracle):
+    # E[linear estimate] = sum lambda_i A_i / sum lambda_i over codebooks and
+    # coins; per-coordinate variance <= k^2 sum lambda_i^2 (B_i + 1/4) / Lambda^2.
+    rng = np.random.default_rng(5)
+    n, trials = 3000, 60
+    pop = rate_diagnostic_population(shape=SHAPE, s=6, k=K, n=n, rng=rng)
+    eps = rng.uniform(0.5, 2.0, n)
+    ids = np.arange(n, dtype=np.uint64)
+    total = np.zeros(20)
+    for t in range(trials):
+        mech = PaddedRelationSampling(shape=SHAPE, k=K, s=6, oracle=oracle, codebook_seed=100 + t)
+        reports = mech.privatize(pop.relations, eps, rng=rng)
+        clean, _ = mech.sanitize(reports, eps, ids, "test")
+        total += mech.linear_estimate(clean, eps, ids)
+    lam = mech.oracle.weights(eps)
+    target = np.asarray(pop.relations.T @ lam).ravel() / lam.sum()
+    if oracle == "hr":
+        bound = 1.0 / np.tanh(eps / 2) ** 2
+    elif oracle == "grr":
+        p, q = mech.oracle._pq(eps)
+        bound = 1.0 / (4 * (p - q) ** 2)
+    else:
+        g = mech.oracle.buckets(eps)
+        bound = 1.0 / (4 * (mech.oracle._p(eps, g) - 1.0 / g) ** 2)
+    var = K**2 * np.sum(lam**2 * (bound + 0.25)) / lam.sum() ** 2
+    sd = math.sqrt(var / trials)
+    assert np.max(np.abs(total / trials - target)) < 4.5 * sd
+
+
+def test_payload_bits():
+    eps = np.array([0.5, 1.0, 3.0])
+    assert PaddedRelationSampling(shape=(64, 64), k=8, s=5, oracle="grr", codebook_seed=0) \
+        .payload_bits(eps).tolist() == [13, 13, 13]
+    assert PaddedRelationSampling(shape=(64, 64), k=8, s=5, oracle="hr", codebook_seed=0) \
+        .payload_bits(eps).tolist() == [13, 13, 13]
+    # g = round(e^eps) + 1 = 3, 4, 21
+    assert PaddedRelationSampling(shape=(64, 64), k=8, s=5, oracle="olh", codebook_seed=0) \
+        .payload_bits(eps).tolist() == [2, 2, 5]
+
+
+def test_reports_are_legal_and_reproducible():
+    pop = rate_diagnostic_population(shape=SHAPE, s=6, k=K, n=500, rng=3)
+    for oracle in ("grr", "olh", "hr"):
+        mech = PaddedRelationSampling(shape=SHAPE, k=K, s=6, oracle=oracle, codebook_seed=9)
+        eps = np.linspace(0.2, 3, 500)
+        a = mech.privatize(pop.relations, eps, rng=np.random.SeedSequence(4))
+        b = mech.privatize(pop.relations, eps, rng=np.random.SeedSequence(4))
+        np.testing.assert_array_equal(a, b)
+        sizes = mech.oracle.output_sizes(eps)
+        assert np.all((a >= 0) & (a < sizes))
+
+
+def test_estimate_is_feasible_and_counts_malformed_reports():
+    mech = PaddedRelationSampling(shape=SHAPE, k=K, s=4, oracle="hr", codebook_seed=2)
+    reports = np.array([1, 2, 3, -4, 99, 0.5, np.nan, 7], dtype=object)
+    res = mech.estimate(reports, 1.0)
+    assert res.sanitization.n_sanitized == 4
+    m = res.matrix
+    assert np.all(m >= 0) and np.all(m <= 1) and m.sum() <= K + 1e-9 and np.count_nonzero(m) <= 4
+
+
+def test_bad_parameters():
+    with pytest.raises(ValueError, match="'oracle' parameter of PaddedRelationSampling must be one of"):
+        PaddedRelationSampling(shape=SHAPE, k=K, s=4, oracle="rappor")
+    mech = PaddedRelationSampling(shape=SHAPE, k=K, s=4, oracle="olh", codebook_seed=2)
+    with pytest.raises(ValueError, match="'epsilons' parameter of PaddedRelationSampling"):
+        mech.privatize([np.array([[0, 0]])], float("nan"), rng=0)
+    with pytest.raises(ValueError, match="at most k = 3 pairs"):
+        mech.privatize([np.array([[0, 0], [0, 1], [0, 2], [0, 3]])], 1.0, rng=0)
+    assert "oracle='olh'" in repr(mech)
