@@ -36,6 +36,7 @@ if HERE not in sys.path:
 
 import fastldp  # noqa: E402
 from fastldp._kernels._hash import philox_floor  # noqa: E402
+from fastldp._kernels._sketch import global_sketch  # noqa: E402
 
 from numpy_reference import check_against_kernel, numpy_sketch, sketch_atol  # noqa: E402
 
@@ -44,6 +45,7 @@ EPS = 0.75
 K = 8
 S = 128
 MiB = 2.0**20
+BLAS_IDLE = 0.15  # seconds for OpenBLAS's spinning threads to go to sleep
 
 
 # --------------------------------------------------------------------- helpers
@@ -70,6 +72,24 @@ def loadavg() -> str:
             return " ".join(fh.read().split()[:3])
     except OSError:
         return "n/a"
+
+
+_BURN = "import time\nt=time.perf_counter()\nx=0\nfor i in range(6_000_000): x+=i\nprint(time.perf_counter()-t)"
+
+
+def cpu_capacity() -> tuple:
+    """Parallel capacity of the machine right now: run a pure-Python busy loop
+    alone, then in two processes at once; returns (2 * t_alone / t_pair,
+    t_alone). About 2.0 when two cores are really available, about 1.0 when
+    the two (virtual) cores share one core's worth of time."""
+    def run(k):
+        procs = [subprocess.Popen([sys.executable, "-c", _BURN], stdout=subprocess.PIPE,
+                                  text=True) for _ in range(k)]
+        return max(float(pr.communicate()[0]) for pr in procs)
+
+    alone = run(1)
+    pair = run(2)
+    return 2.0 * alone / pair, alone
 
 
 def rule(title: str) -> None:
@@ -103,13 +123,31 @@ def section_decode(n: int, shape, threads, repeats: int, numpy_n: int) -> None:
     cases = {"main": eps_main, "pers": eps_pers}
     reports = {c: mech.privatize(pop.relations, e, rng=0) for c, e in cases.items()}
 
-    # estimate (both cases) and floor, default threads and one thread; all
-    # measurements interleaved round by round after one untimed warm-up
-    # round, so they see the same machine load; best (and median) of `repeats`
+    # floor, global_sketch alone and estimate (both cases), default threads
+    # and one thread; all measurements interleaved round by round after one
+    # untimed warm-up round, so they see the same machine load; best (and
+    # median) of `repeats`. The floor and the lone sketch run after a pause
+    # (BLAS_IDLE seconds): a multithreaded BLAS call - estimate makes one,
+    # np.dot(gamma, gamma) - leaves OpenBLAS's threads spinning for a while,
+    # and they would compete with the kernel's OpenMP threads. Untimed calls
+    # after the pause bring idle (virtual) cores back to speed.
+    w_main = mech.sketch_weights(reports["main"], eps_main)
     times: dict = {}
     est = None
     for rnd in range(repeats + 1):
         for t in labels:
+            time.sleep(BLAS_IDLE)
+            # untimed: bring the (virtual) cores back to speed after the pause
+            philox_floor(CODEBOOK_SEED, ids, p, t)
+            global_sketch(CODEBOOK_SEED, ids, w_main, p, t)
+            t0 = time.perf_counter()
+            philox_floor(CODEBOOK_SEED, ids, p, t)
+            t1 = time.perf_counter()
+            global_sketch(CODEBOOK_SEED, ids, w_main, p, t)
+            t2 = time.perf_counter()
+            if rnd:
+                times.setdefault(("floor", t), []).append(t1 - t0)
+                times.setdefault(("alone", t), []).append(t2 - t1)
             for c, e in cases.items():
                 t0 = time.perf_counter()
                 r = mechs[t].estimate(reports[c], e)
@@ -120,17 +158,12 @@ def section_decode(n: int, shape, threads, repeats: int, numpy_n: int) -> None:
                     continue
                 times.setdefault(("est", c, t), []).append(dt)
                 times.setdefault(("sketch", c, t), []).append(r.seconds["sketch"])
-            t0 = time.perf_counter()
-            philox_floor(CODEBOOK_SEED, ids, p, t)
-            dt = time.perf_counter() - t0
-            if rnd:
-                times.setdefault(("floor", t), []).append(dt)
     best = {key: min(v) for key, v in times.items()}
     med = {key: float(np.median(v)) for key, v in times.items()}
 
     # NumPy reference decoder on the same (main-case) reports; it gets the
     # kernel's sketch_weights, and its sketch is the expensive part
-    weights = mech.sketch_weights(reports["main"], eps_main)
+    weights = w_main
     n_np = min(numpy_n, n)
     np_repeats = min(repeats, 3)
     np_times = []
@@ -141,7 +174,6 @@ def section_decode(n: int, shape, threads, repeats: int, numpy_n: int) -> None:
     if n_np == n:
         ref = est.sketch.ravel()
     else:
-        from fastldp._kernels._sketch import global_sketch
         ref = global_sketch(CODEBOOK_SEED, ids[:n_np], weights[:n_np], p, nt)
     np.testing.assert_allclose(v_np, ref, rtol=1e-9, atol=sketch_atol(weights[:n_np]),
                                err_msg="NumPy reference sketch != kernel sketch")
@@ -164,6 +196,8 @@ def section_decode(n: int, shape, threads, repeats: int, numpy_n: int) -> None:
         line(f"JPRS.estimate, n_threads={t}", best[("est", "main", t)], med[("est", "main", t)])
         print(f"  {'  of which global_sketch kernel':<42}{fmt_s(best[('sketch', 'main', t)]):>11}"
               f"{fmt_s(med[('sketch', 'main', t)]):>11}")
+    for t in labels:
+        line(f"global_sketch alone, n_threads={t}", best[("alone", t)], med[("alone", t)])
     if n_np == n:
         line(f"NumPy reference sketch (best of {np_repeats})", t_np, t_np_med)
     else:
@@ -181,20 +215,35 @@ def section_decode(n: int, shape, threads, repeats: int, numpy_n: int) -> None:
 
     rule(f"(b) Philox floor: n * ceil(p/256) = {nblocks:,} Philox4x64-10 blocks  "
          f"(n={n:,}, p={p:,})")
-    print(f"  {'threads':>7}{'philox_floor':>13}{'ns/block':>9}{'sketch':>11}{'estimate':>11}"
-          f"{'sketch/floor':>13}{'est/floor':>10}{'pers. est/floor':>16}")
+    print(f"  {'threads':>7}{'floor':>11}{'ns/block':>9}{'sketch':>11}{'/floor':>8}"
+          f"{'estimate':>11}{'/floor':>8}{'pers. est.':>12}{'/floor':>8}")
     for t in labels:
         t_f = best[("floor", t)]
-        t_s = best[("sketch", "main", t)]
+        t_s = best[("alone", t)]
         t_e = best[("est", "main", t)]
         t_p = best[("est", "pers", t)]
-        print(f"  {t:>7}{fmt_s(t_f):>13}{t_f / nblocks * 1e9 * t:>9.2f}{fmt_s(t_s):>11}"
-              f"{fmt_s(t_e):>11}{t_s / t_f:>12.1f}x{t_e / t_f:>9.1f}x{t_p / t_f:>15.1f}x")
+        print(f"  {t:>7}{fmt_s(t_f):>11}{t_f / nblocks * 1e9 * t:>9.2f}{fmt_s(t_s):>11}"
+              f"{t_s / t_f:>7.1f}x{fmt_s(t_e):>11}{t_e / t_f:>7.1f}x{fmt_s(t_p):>12}"
+              f"{t_p / t_f:>7.1f}x")
+    print("  sketch = global_sketch alone (equal budgets); estimate = JPRS.estimate, equal "
+          "budgets;\n  pers. est. = JPRS.estimate, personalized budgets.")
     print(f"  ns/block is per thread (floor time x threads / blocks). Best of {repeats}; medians: "
           + ", ".join(f"floor({t}) {fmt_s(med[('floor', t)]).strip()}" for t in labels))
+    slow = [t for t in labels if t > 1
+            and med[("sketch", "main", t)] > 1.5 * med[("alone", t)]]
+    if slow:
+        print(f"  NOTE: with n_threads={slow[0]} the sketch inside estimate (median "
+              f"{fmt_s(med[('sketch', 'main', slow[0])]).strip()}) is much slower than\n"
+              f"  global_sketch alone ({fmt_s(med[('alone', slow[0])]).strip()}). Seen causes: "
+              f"estimate's multithreaded np.dot\n  leaves OpenBLAS threads spinning on the "
+              f"cores the kernel's OpenMP threads need\n  (OPENBLAS_NUM_THREADS=1 avoids it; "
+              f"this run: {os.environ.get('OPENBLAS_NUM_THREADS') or 'unset'}), and the "
+              f"kernel's per-wave barriers\n  stall whenever a core is taken away. "
+              f"See bench/README.md.")
     if nt != 1:
         print(f"  speed-up of {nt} threads over 1: floor {best[('floor', 1)] / best[('floor', nt)]:.2f}x, "
-              f"sketch {best[('sketch', 'main', 1)] / best[('sketch', 'main', nt)]:.2f}x, "
+              f"sketch alone {best[('alone', 1)] / best[('alone', nt)]:.2f}x, "
+              f"sketch in estimate {best[('sketch', 'main', 1)] / best[('sketch', 'main', nt)]:.2f}x, "
               f"estimate {t_ref1 / t_ref:.2f}x, "
               f"personalized estimate {best[('est', 'pers', 1)] / best[('est', 'pers', nt)]:.2f}x")
 
@@ -327,7 +376,7 @@ def main(argv=None) -> None:
     ap.add_argument("--quick", action="store_true", help="smaller sizes for a smoke run")
     ap.add_argument("--threads", type=int, default=None,
                     help="thread count of the default rows (default: OpenMP's default)")
-    ap.add_argument("--repeats", type=int, default=5, help="best of N for (a) and (b)")
+    ap.add_argument("--repeats", type=int, default=7, help="best of N for (a) and (b)")
     ap.add_argument("--numpy-n", type=int, default=None,
                     help="identities for the NumPy reference timing (scaled linearly to n)")
     ap.add_argument("--skip-memory", action="store_true", help="skip section (d)")
@@ -353,7 +402,12 @@ def main(argv=None) -> None:
         affinity = os.cpu_count()
     print("fastldp benchmark" + ("  [--quick]" if args.quick else ""))
     print(f"  cores: os.cpu_count()={os.cpu_count()}, usable={affinity}; "
-          f"load average {loadavg()}; OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}")
+          f"load average {loadavg()}")
+    print("  OMP_NUM_THREADS=" + (os.environ.get("OMP_NUM_THREADS") or "unset")
+          + ", OPENBLAS_NUM_THREADS=" + (os.environ.get("OPENBLAS_NUM_THREADS") or "unset"))
+    cap, alone = cpu_capacity()
+    print(f"  parallel capacity now: {cap:.2f} of 2 (two busy processes at once vs one; "
+          f"~2 = two real cores, ~1 = one core's worth shared)")
     print(f"  timings: time.perf_counter, best of {repeats} unless stated")
     fastldp.show_config()
     print()
@@ -364,7 +418,8 @@ def main(argv=None) -> None:
     if not args.skip_memory:
         section_memory(n_mem, (128, 128), threads)
     print()
-    print(f"  load average at the end: {loadavg()}")
+    cap, _ = cpu_capacity()
+    print(f"  at the end: load average {loadavg()}; parallel capacity {cap:.2f} of 2")
 
 
 if __name__ == "__main__":

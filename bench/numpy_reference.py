@@ -175,7 +175,7 @@ def check_against_kernel(n: int = 3000, shape=(16, 40), k: int = 8, s: int = 32,
     w_ref = numpy_sketch_weights(bits, eps, k, mech.kappa)
     np.testing.assert_allclose(w_ref, w_kernel, rtol=1e-12, atol=0)
     _, v_ref = numpy_estimate(bits, eps, shape=shape, k=k, s=s, codebook_seed=seed,
-                                  kappa=mech.kappa)
+                              kappa=mech.kappa)
     np.testing.assert_allclose(est.sketch, v_ref, rtol=1e-9, atol=sketch_atol(w_ref),
                                err_msg="JPRS.estimate sketch != NumPy reference")
     # The projection is compared on the kernel's own sketch: with one budget

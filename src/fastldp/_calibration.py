@@ -30,7 +30,7 @@ import numpy as np
 
 from ._validation import check_int, check_positive_array
 
-__all__ = ["a_m", "a_m_exact", "kappa_k", "c_k", "gamma_from_epsilon"]
+__all__ = ["a_m", "a_m_exact", "kappa_k", "c_k", "gamma_from_epsilon", "gamma_sq_sum"]
 
 
 @lru_cache(maxsize=None)
@@ -138,3 +138,20 @@ def gamma_from_epsilon(epsilons) -> np.ndarray:
     """
     eps = check_positive_array(epsilons, "epsilons", "gamma_from_epsilon")
     return np.tanh(eps / 2.0)
+
+
+_BLOCK = 1 << 16
+
+
+def gamma_sq_sum(eps: np.ndarray) -> float:
+    """Return ``D = sum_i tanh(eps_i / 2)^2`` for validated budgets.
+
+    Summed in fixed blocks of 65,536 (no BLAS, no length-n temporary), so
+    the value is deterministic and the decoder's memory stays ``O(p)``
+    beyond its inputs.
+    """
+    total = 0.0
+    for start in range(0, eps.shape[0], _BLOCK):
+        g = np.tanh(eps[start:start + _BLOCK] * 0.5)
+        total += float(np.sum(g * g))
+    return total

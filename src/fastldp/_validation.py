@@ -104,9 +104,15 @@ def check_positive_array(values, name: str, owner: str, *, size=None) -> np.ndar
         raise param_error(
             name, owner, f"a scalar or an array of length {size}", f"array of length {arr.shape[0]}"
         )
-    bad = ~(np.isfinite(arr) & (arr > 0))
+    for start in range(0, arr.shape[0], 1 << 16):  # blocks: no length-n temporaries
+        block = arr[start:start + (1 << 16)]
+        bad = ~(np.isfinite(block) & (block > 0))
+        if bad.any():
+            break
+    else:
+        return arr
     if bad.any():
-        i = int(np.flatnonzero(bad)[0])
+        i = start + int(np.flatnonzero(bad)[0])
         raise ValueError(
             f"The {name!r} parameter of {owner} must contain only {expected}. "
             f"Got {float(arr[i])!r} at index {i} instead."

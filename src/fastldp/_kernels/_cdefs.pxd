@@ -1,5 +1,5 @@
 # Declarations of the C headers under src/. Implementation lives there.
-from libc.stdint cimport int64_t, uint64_t, uint32_t
+from libc.stdint cimport int64_t, uint64_t, uint32_t, int8_t
 
 
 cdef extern from "src/omp_shim.h" nogil:
@@ -23,9 +23,16 @@ cdef extern from "src/philox.h" nogil:
 
 
 cdef extern from "src/jprs_sketch.h" nogil:
-    void fastldp_sketch_chunk(
-        uint64_t seed, const uint64_t *identities, const double *weights,
-        int64_t n_chunk, int64_t p, double *out)
+    ctypedef struct fastldp_sketch_source:
+        uint64_t seed
+        const uint64_t *identities
+        uint64_t first_identity
+        const double *weights
+        const int8_t *bits
+        const double *eps
+        double scale
+        int64_t p
+    void fastldp_sketch_range(const fastldp_sketch_source *src, int64_t start, int64_t stop, double *out)
     uint64_t fastldp_transpose_bits8x8(uint64_t x)
 
 
@@ -46,6 +53,4 @@ cdef extern from "src/ordered_sum.h" nogil:
 
 
 cdef extern from "src/jprs_count.h" nogil:
-    int fastldp_sign_count_chunk(
-        uint64_t seed, const uint64_t *identities, const double *weights,
-        int64_t n_chunk, int64_t p, double *out)
+    void fastldp_sign_count_range(const fastldp_sketch_source *src, int64_t start, int64_t stop, double *out)

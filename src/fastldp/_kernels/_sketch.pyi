@@ -2,11 +2,22 @@ import numpy as np
 import numpy.typing as npt
 
 SKETCH_CHUNK: int
+MAX_CHUNKS: int
 
+def chunk_size(n: int) -> int: ...
 def global_sketch(
     seed: int,
     identities: npt.NDArray[np.uint64],
     weights: npt.NDArray[np.float64],
+    p: int,
+    n_threads: int = ...,
+) -> npt.NDArray[np.float64]: ...
+def jprs_sketch(
+    seed: int,
+    bits: npt.NDArray[np.int8],
+    eps: npt.NDArray[np.float64],
+    scale: float,
+    identities: npt.NDArray[np.uint64] | None,
     p: int,
     n_threads: int = ...,
 ) -> npt.NDArray[np.float64]: ...

@@ -2,10 +2,15 @@
 
 ``global_sketch`` computes ``V(e) = sum_i w_i R_i(e)`` for every encoded pair
 ``e`` in ``[0, p)`` in ``O(n p)`` sign operations and ``O(threads * p)``
-memory; the caller supplies ``w_i = sqrt(k) gamma_i Ybar_i / (kappa_k D)``.
-Identities are processed in chunks of ``SKETCH_CHUNK`` with one partial per
-chunk, reduced in chunk order, so the result is bit-identical for any
-thread count.
+memory. ``jprs_sketch`` is the same sum with the JPRS weights
+``w_i = scale * tanh(eps_i / 2) * bits_i`` formed on the fly, so a decoder
+needs no length-n temporaries beyond its inputs.
+
+Identities are cut into fixed-size chunks (the size depends on ``n`` only:
+``max(SKETCH_CHUNK, ceil(n / MAX_CHUNKS))`` rounded up to a multiple of 16),
+one partial per chunk, reduced in chunk order, so the result is
+bit-identical for any thread count. Few, large chunks keep the number of
+thread barriers small, which matters when other processes share the cores.
 
 Two inner loops (both exact functions of the inputs, never of the threads):
 
@@ -18,43 +23,50 @@ Two inner loops (both exact functions of the inputs, never of the threads):
 
 import numpy as np
 
-from ._typedefs cimport intp_t, uint64_t, int64_t
+from libc.math cimport tanh, fabs
+
+from ._typedefs cimport intp_t, uint64_t, int64_t, int8_t
 from ._cdefs cimport (
-    fastldp_sketch_chunk, fastldp_sign_count_chunk, fastldp_ordered_chunk_sum,
+    fastldp_sketch_source, fastldp_sketch_range, fastldp_sign_count_range,
+    fastldp_ordered_chunk_sum,
 )
 
 SKETCH_CHUNK = 1024
+MAX_CHUNKS = 64
 
 
-cdef struct SketchContext:
-    uint64_t seed
-    const uint64_t *identities
-    const double *weights
-    int64_t p
+def chunk_size(intp_t n):
+    """The chunk length used for ``n`` identities (a function of ``n`` only)."""
+    cdef intp_t c = max(SKETCH_CHUNK, -(-n // MAX_CHUNKS))
+    return ((c + 15) // 16) * 16
 
 
-cdef void _sketch_range(const void *ctx, int64_t start, int64_t stop, double *part) noexcept nogil:
-    cdef const SketchContext *c = <const SketchContext *>ctx
-    fastldp_sketch_chunk(c.seed, c.identities + start, c.weights + start, stop - start, c.p, part)
+cdef void _table_range(const void *ctx, int64_t start, int64_t stop, double *part) noexcept nogil:
+    fastldp_sketch_range(<const fastldp_sketch_source *>ctx, start, stop, part)
 
 
 cdef void _count_range(const void *ctx, int64_t start, int64_t stop, double *part) noexcept nogil:
-    cdef const SketchContext *c = <const SketchContext *>ctx
-    if fastldp_sign_count_chunk(c.seed, c.identities + start, c.weights + start,
-                                stop - start, c.p, part) != 0:
-        # out of memory for the bit planes: fall back to the table path,
-        # scaled to unit weights so the caller's final scaling still applies
-        _unit_table_range(c, start, stop, part)
+    fastldp_sign_count_range(<const fastldp_sketch_source *>ctx, start, stop, part)
 
 
-cdef void _unit_table_range(const SketchContext *c, int64_t start, int64_t stop, double *part) noexcept nogil:
-    cdef int64_t i
-    cdef int j
-    cdef double unit[8]
-    for i in range(start, stop, 8):
-        for j in range(8):
-            unit[j] = (1.0 if c.weights[i + j] > 0 else -1.0) if i + j < stop else 0.0
-        fastldp_sketch_chunk(c.seed, c.identities + i, unit, min(8, stop - i), c.p, part)
+cdef object _run(fastldp_sketch_source *src, intp_t n, int64_t p, int n_threads, bint counting):
+    cdef int nt = max(1, n_threads)
+    cdef int64_t chunk = chunk_size(n)
+    cdef int64_t nchunks = (n + chunk - 1) // chunk
+    if nchunks < nt:
+        nt = max(1, <int>nchunks)
+    out = np.zeros(p, dtype=np.float64)
+    if n == 0:
+        return out
+    buf = np.empty(nt * p, dtype=np.float64)
+    cdef double[::1] o = out
+    cdef double[::1] bb = buf
+    with nogil:
+        if counting:
+            fastldp_ordered_chunk_sum(_count_range, src, n, p, chunk, nt, &bb[0], &o[0])
+        else:
+            fastldp_ordered_chunk_sum(_table_range, src, n, p, chunk, nt, &bb[0], &o[0])
+    return out
 
 
 def global_sketch(uint64_t seed, const uint64_t[::1] identities, const double[::1] weights,
@@ -81,29 +93,75 @@ def global_sketch(uint64_t seed, const uint64_t[::1] identities, const double[::
         raise ValueError("identities and weights must have the same length")
     if p < 1:
         raise ValueError("p must be >= 1")
-    cdef int nt = max(1, n_threads)
-    cdef int64_t chunk = SKETCH_CHUNK
-    cdef int64_t nchunks = (n + chunk - 1) // chunk
-    if nchunks < nt:
-        nt = max(1, <int>nchunks)
-    out = np.zeros(p, dtype=np.float64)
-    buf = np.empty(nt * p, dtype=np.float64)
-    cdef double[::1] o = out
-    cdef double[::1] bb = buf
-    cdef SketchContext ctx
-    ctx.seed = seed
-    ctx.p = p
+    cdef fastldp_sketch_source src
+    src.seed = seed
+    src.first_identity = 0
+    src.bits = NULL
+    src.eps = NULL
+    src.scale = 1.0
+    src.p = p
     if n == 0:
-        return out
-    ctx.identities = &identities[0]
-    ctx.weights = &weights[0]
-    magnitude = abs(weights[0])
-    equal_magnitude = bool(np.all(np.abs(np.asarray(weights)) == magnitude))
+        return np.zeros(p, dtype=np.float64)
+    src.identities = &identities[0]
+    src.weights = &weights[0]
+    cdef double magnitude = fabs(weights[0])
+    cdef bint equal = True
+    cdef intp_t i
     with nogil:
-        if equal_magnitude:
-            fastldp_ordered_chunk_sum(_count_range, &ctx, n, p, chunk, nt, &bb[0], &o[0])
-        else:
-            fastldp_ordered_chunk_sum(_sketch_range, &ctx, n, p, chunk, nt, &bb[0], &o[0])
-    if equal_magnitude:
-        out *= magnitude
-    return out
+        for i in range(n):
+            if fabs(weights[i]) != magnitude:
+                equal = False
+                break
+    if equal:
+        return _run(&src, n, p, n_threads, True) * magnitude
+    return _run(&src, n, p, n_threads, False)
+
+
+def jprs_sketch(uint64_t seed, const int8_t[::1] bits, const double[::1] eps, double scale,
+                identities, int64_t p, int n_threads=1):
+    """Return ``V(e) = sum_i scale * tanh(eps_i / 2) * bits_i * R_i(e)``.
+
+    Parameters
+    ----------
+    seed : int
+    bits : int8 array of {-1, +1}, shape (n,)
+    eps : float64 array, shape (n,)
+    scale : float
+        ``sqrt(k) / (kappa_k D)`` for Eq. (8).
+    identities : uint64 array of shape (n,), or None for ``0 .. n-1``
+    p : int
+    n_threads : int
+    """
+    cdef intp_t n = bits.shape[0]
+    if eps.shape[0] != n:
+        raise ValueError("bits and eps must have the same length")
+    if p < 1:
+        raise ValueError("p must be >= 1")
+    cdef const uint64_t[::1] ids
+    cdef fastldp_sketch_source src
+    src.seed = seed
+    src.first_identity = 0
+    src.identities = NULL
+    src.weights = NULL
+    src.scale = scale
+    src.p = p
+    if n == 0:
+        return np.zeros(p, dtype=np.float64)
+    if identities is not None:
+        ids = identities
+        if ids.shape[0] != n:
+            raise ValueError("identities must have the same length as bits")
+        src.identities = &ids[0]
+    src.bits = &bits[0]
+    src.eps = &eps[0]
+    cdef double first = eps[0]
+    cdef bint equal = True
+    cdef intp_t i
+    with nogil:
+        for i in range(n):
+            if eps[i] != first:
+                equal = False
+                break
+    if equal:
+        return _run(&src, n, p, n_threads, True) * (scale * tanh(0.5 * first))
+    return _run(&src, n, p, n_threads, False)

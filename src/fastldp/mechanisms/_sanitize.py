@@ -65,6 +65,15 @@ def _public_coins(seed: int, identities: np.ndarray) -> np.ndarray:
     return np.where((words & np.uint64(1)) == 0, 1, -1).astype(np.int8)
 
 
+def _all_plus_minus_one(arr: np.ndarray) -> bool:
+    """True when every entry is -1 or +1 (checked in blocks, no length-n temporary)."""
+    for start in range(0, arr.shape[0], 1 << 16):
+        block = arr[start:start + (1 << 16)]
+        if not np.all((block == 1) | (block == -1)):
+            return False
+    return True
+
+
 def _as_float(values) -> tuple[np.ndarray, np.ndarray]:
     """Convert element by element; returns floats and a non-numeric mask."""
     flat = np.asarray(values, dtype=object).ravel()
@@ -93,7 +102,8 @@ def sanitize_bits(reports, n: int, seed: int, identities: np.ndarray, owner: str
         Expected number of packets (one per committed budget).
     seed : int
         Codebook seed (for the public coin).
-    identities : uint64 array
+    identities : uint64 array or None
+        ``None`` means ``0 .. n-1``.
     owner : str
         Name used in the error message.
 
@@ -108,9 +118,8 @@ def sanitize_bits(reports, n: int, seed: int, identities: np.ndarray, owner: str
             f"The 'reports' parameter of {owner} must be a 1-d array with one packet per "
             f"budget ({n}). Got shape {arr.shape} instead."
         )
-    if arr.dtype == np.int8:
-        if np.all((arr == 1) | (arr == -1)):
-            return np.ascontiguousarray(arr), SanitizationReport(n, n, {r: 0 for r in REASONS})
+    if arr.dtype == np.int8 and _all_plus_minus_one(arr):
+        return np.ascontiguousarray(arr), SanitizationReport(n, n, {r: 0 for r in REASONS})
     kind = arr.dtype.kind
     wrong_dtype = kind not in "iuf"
     if kind in "iufb":
@@ -126,7 +135,8 @@ def sanitize_bits(reports, n: int, seed: int, identities: np.ndarray, owner: str
     bits = np.where(values > 0, 1, -1).astype(np.int8)
     coin = nan | zero | non_numeric
     if coin.any():
-        coins = _public_coins(seed, identities[coin])
+        who = identities[coin] if identities is not None else np.flatnonzero(coin).astype(np.uint64)
+        coins = _public_coins(seed, who)
         bits[coin] = coins
     by_reason = {
         "out_of_alphabet": int(out_of_alphabet.sum()),

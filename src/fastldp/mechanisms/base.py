@@ -67,6 +67,14 @@ class RelationMechanism:
 
     def _server_inputs(self, reports, epsilons, identities, owner):
         """Return (n, eps, identities) after checking the report count."""
+        n = self._report_count(reports, owner)
+        eps = self._budgets(epsilons, n)
+        ids = resolve_identities(identities, n, owner)
+        return n, eps, ids
+
+    @staticmethod
+    def _report_count(reports, owner) -> int:
+        """The number of packets, or a clear error for a non-1-d input."""
         try:
             shape = np.shape(reports)
         except ValueError:
@@ -76,10 +84,7 @@ class RelationMechanism:
                 f"The 'reports' parameter of {owner} must be a non-empty 1-d array of packets. "
                 f"Got shape {shape} instead."
             )
-        n = shape[0]
-        eps = self._budgets(epsilons, n)
-        ids = resolve_identities(identities, n, owner)
-        return n, eps, ids
+        return shape[0]
 
     def decode(self, reports, epsilons, *, decoders=("global",), n_groups=8, identities=None):
         """Run one or several decoders on one set of reports.

@@ -180,7 +180,7 @@ class GRR(FrequencyOracle):
         p, q = self._pq(eps)
         a = lam / (p - q)
         counts = np.bincount(reports, weights=a, minlength=self.domain_size)
-        return counts - float(np.dot(a, q))
+        return counts - float(np.sum(a * q))
 
     def _item_vector(self, items, item_weights):
         w_full = np.zeros(self.domain_size)
@@ -253,7 +253,7 @@ class OLH(FrequencyOracle):
         a = lam / (p - 1.0 / g)
         support = olh_support(self.codebook_seed, identities, reports.astype(np.int64), g, a,
                               self.domain_size, self.n_threads)
-        return support - float(np.dot(a, 1.0 / g))
+        return support - float(np.sum(a / g))
 
     def response_scores(self, eps, identities, items, item_weights, reports):
         g = self.buckets(eps)

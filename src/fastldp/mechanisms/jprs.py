@@ -21,10 +21,10 @@ from math import sqrt
 
 import numpy as np
 
-from .._calibration import c_k_table, kappa_k
+from .._calibration import c_k_table, gamma_sq_sum, kappa_k
 from .._kernels._hash import set_sign_sums
 from .._kernels._projection import project_sparse_capped
-from .._kernels._sketch import global_sketch
+from .._kernels._sketch import jprs_sketch
 from .._random import as_generator, resolve_identities
 from .._kernels._hash import pair_signs
 from ._relations import RelationSets
@@ -56,13 +56,12 @@ class BudgetSummary:
 
     @classmethod
     def from_epsilons(cls, eps: np.ndarray) -> "BudgetSummary":
-        gamma = np.tanh(eps / 2.0)
         return cls(
             n=int(eps.shape[0]),
             eps_min=float(eps.min()),
             eps_mean=float(eps.mean()),
             eps_max=float(eps.max()),
-            gamma_sq_sum=float(np.dot(gamma, gamma)),
+            gamma_sq_sum=gamma_sq_sum(eps),
         )
 
 
@@ -210,11 +209,13 @@ class JPRS(RelationMechanism):
         return np.where(gen.random(n) < p_plus, 1, -1).astype(np.int8)
 
     # ------------------------------------------------------------------ server
+    def sketch_scale(self, eps: np.ndarray) -> float:
+        """Return ``sqrt(k) / (kappa_k D)``, ``D = sum_i gamma_i^2`` (Eq. (8))."""
+        return sqrt(self.k) / (self.kappa * gamma_sq_sum(eps))
+
     def sketch_weights(self, bits: np.ndarray, eps: np.ndarray) -> np.ndarray:
         """Return ``w_i = sqrt(k) gamma_i Ybar_i / (kappa_k D)`` of Eq. (8)."""
-        gamma = np.tanh(eps / 2.0)
-        denom = self.kappa * float(np.dot(gamma, gamma))
-        return (sqrt(self.k) / denom) * gamma * bits.astype(np.float64)
+        return self.sketch_scale(eps) * np.tanh(eps / 2.0) * bits.astype(np.float64)
 
     def estimate(self, reports, epsilons, *, identities=None) -> JPRSEstimate:
         """Decode the population relation matrix (Algorithm 2).
@@ -234,11 +235,14 @@ class JPRS(RelationMechanism):
         JPRSEstimate
         """
         owner = "JPRS.estimate"
-        n, eps, ids = self._server_inputs(reports, epsilons, identities, owner)
+        n = self._report_count(reports, owner)
+        eps = self._budgets(epsilons, n)
+        # identities stay implicit (0 .. n-1) unless given: no length-n temporaries
+        ids = None if identities is None else resolve_identities(identities, n, owner)
         bits, report = sanitize_bits(reports, n, self.codebook_seed, ids, owner)
-        weights = self.sketch_weights(bits, eps)
         t0 = time.perf_counter()
-        v = global_sketch(self.codebook_seed, ids, weights, self.p, self.n_threads)
+        v = jprs_sketch(self.codebook_seed, bits, eps, self.sketch_scale(eps), ids, self.p,
+                        self.n_threads)
         t1 = time.perf_counter()
         m, support = project_sparse_capped(v, self.s, float(self.k))
         t2 = time.perf_counter()
@@ -261,9 +265,9 @@ class JPRS(RelationMechanism):
         """The sketch of Eq. (8) over ``members`` (Theorem 3's ``M~_J``), length p."""
         if members is not None:
             clean, eps, identities = clean[members], eps[members], identities[members]
-        weights = self.sketch_weights(clean, eps)
-        return global_sketch(self.codebook_seed, np.ascontiguousarray(identities), weights,
-                             self.p, self.n_threads)
+        return jprs_sketch(self.codebook_seed, np.ascontiguousarray(clean), np.ascontiguousarray(eps),
+                           self.sketch_scale(eps), np.ascontiguousarray(identities), self.p,
+                           self.n_threads)
 
     def _item_scores(self, identities, items, item_weights):
         """``sum_x w_x R_i(x)`` for each identity (O(|items|) signs each)."""
@@ -274,8 +278,7 @@ class JPRS(RelationMechanism):
         return (signs.reshape(identities.shape[0], -1) * w[None, :]).sum(axis=1)
 
     def _weights_of(self, eps, corrupted):
-        gamma = np.tanh(eps / 2.0)
-        return (sqrt(self.k) / (self.kappa * float(np.dot(gamma, gamma)))) * gamma[corrupted]
+        return self.sketch_scale(eps) * np.tanh(eps[corrupted] / 2.0)
 
     def best_response(self, eps, corrupted, identities, items, item_weights, rng):
         """The bit ``sign(sum_x w_x R_i(x))`` per corrupted identity, fair ties."""

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "philox.h"
+#include "jprs_sketch.h"
 
 #define FASTLDP_COUNT_PLANES 40
 #define FASTLDP_COUNT_GROUP 16
@@ -70,11 +71,14 @@ static inline void fastldp_add16(const uint64_t x[16], uint64_t *c1, uint64_t *c
     }
 }
 
-/* Returns 0 on success, -1 if memory could not be allocated. */
-static inline int fastldp_sign_count_chunk(
-    uint64_t seed, const uint64_t *identities, const double *weights,
-    int64_t n_chunk, int64_t p, double *out)
+/* out[e] += (#identities - 2 * #{i : bit_i(e) XOR [w_i < 0]}) over [start, stop),
+ * the sign of w_i taken from the source. If the bit planes cannot be
+ * allocated it adds the same integers one identity at a time (slowly). */
+static inline void fastldp_sign_count_range(
+    const fastldp_sketch_source *src, int64_t start, int64_t stop, double *out)
 {
+    int64_t p = src->p;
+    int64_t n_chunk = stop - start;
     int64_t nwords = (p + 63) >> 6;
     int64_t nblocks = (p + 255) >> 8;
     int nhigh = 1, nplanes;
@@ -82,6 +86,7 @@ static inline int fastldp_sign_count_chunk(
     int j, q, l, members;
     uint64_t *planes;
     uint64_t flip[FASTLDP_COUNT_GROUP];
+    uint64_t ids[FASTLDP_COUNT_GROUP];
     uint64_t x[FASTLDP_COUNT_GROUP];
     fastldp_philox_block blk[FASTLDP_COUNT_GROUP];
 
@@ -89,19 +94,24 @@ static inline int fastldp_sign_count_chunk(
     while (((int64_t)16 << nhigh) <= n_chunk && nhigh < FASTLDP_COUNT_PLANES) ++nhigh;
     nplanes = 4 + nhigh;
     planes = (uint64_t *)calloc((size_t)(nplanes * nwords), sizeof(uint64_t));
-    if (planes == NULL) return -1;
+    if (planes == NULL) {
+        for (g0 = start; g0 < stop; ++g0) {
+            double sign = fastldp_source_weight(src, g0) < 0.0 ? -1.0 : 1.0;
+            uint64_t id = fastldp_source_identity(src, g0);
+            for (t = 0; t < p; ++t) out[t] += sign * (double)fastldp_pair_sign(src->seed, id, t);
+        }
+        return;
+    }
 
-    for (g0 = 0; g0 < n_chunk; g0 += FASTLDP_COUNT_GROUP) {
-        members = (int)(n_chunk - g0 < FASTLDP_COUNT_GROUP ? n_chunk - g0 : FASTLDP_COUNT_GROUP);
+    for (g0 = start; g0 < stop; g0 += FASTLDP_COUNT_GROUP) {
+        members = (int)(stop - g0 < FASTLDP_COUNT_GROUP ? stop - g0 : FASTLDP_COUNT_GROUP);
         for (j = 0; j < FASTLDP_COUNT_GROUP; ++j) {
-            flip[j] = (j < members && weights[g0 + j] < 0.0) ? ~0ULL : 0ULL;
+            flip[j] = (j < members && fastldp_source_weight(src, g0 + j) < 0.0) ? ~0ULL : 0ULL;
+            ids[j] = (j < members) ? fastldp_source_identity(src, g0 + j) : 0;
         }
         for (b = 0; b < nblocks; ++b) {
-            for (j = 0; j < FASTLDP_COUNT_GROUP; ++j) {
-                if (j < members) {
-                    blk[j] = fastldp_hash_block(seed, identities[g0 + j], (uint64_t)b,
-                                                FASTLDP_STREAM_PAIR_SIGN);
-                }
+            for (j = 0; j < members; ++j) {
+                blk[j] = fastldp_hash_block(src->seed, ids[j], (uint64_t)b, FASTLDP_STREAM_PAIR_SIGN);
             }
             for (q = 0; q < 4; ++q) {
                 wi = (b << 2) + q;
@@ -126,7 +136,6 @@ static inline int fastldp_sign_count_chunk(
         }
     }
     free(planes);
-    return 0;
 }
 
 #endif

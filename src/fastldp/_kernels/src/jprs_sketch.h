@@ -18,6 +18,7 @@
 #define FASTLDP_JPRS_SKETCH_H
 
 #include <stdint.h>
+#include <math.h>
 #include <string.h>
 #include "philox.h"
 
@@ -97,27 +98,57 @@ static inline void fastldp_add_word_group(
     }
 }
 
-/* out[e] += sum over the chunk's identities of weights[i] * R_i(e). */
-static inline void fastldp_sketch_chunk(
-    uint64_t seed, const uint64_t *identities, const double *weights,
-    int64_t n_chunk, int64_t p, double *out)
+/* Where a chunk's identities and weights come from. identities == NULL means
+ * identity = first_identity + i. weights == NULL means
+ * w_i = scale * tanh(eps_i / 2) * bits_i (the JPRS weights of Eq. (8)),
+ * computed on the fly so the decoder needs no length-n temporaries. */
+typedef struct {
+    uint64_t seed;
+    const uint64_t *identities;
+    uint64_t first_identity;
+    const double *weights;
+    const int8_t *bits;
+    const double *eps;
+    double scale;
+    int64_t p;
+} fastldp_sketch_source;
+
+static inline uint64_t fastldp_source_identity(const fastldp_sketch_source *src, int64_t i)
 {
+    return src->identities ? src->identities[i] : src->first_identity + (uint64_t)i;
+}
+
+static inline double fastldp_source_weight(const fastldp_sketch_source *src, int64_t i)
+{
+    return src->weights ? src->weights[i]
+                        : src->scale * tanh(0.5 * src->eps[i]) * (double)src->bits[i];
+}
+
+/* out[e] += sum over identities [start, stop) of w_i * R_i(e). */
+static inline void fastldp_sketch_range(
+    const fastldp_sketch_source *src, int64_t start, int64_t stop, double *out)
+{
+    int64_t p = src->p;
     int64_t nblocks = (p + 255) >> 8;
     int64_t g0, b;
     int j, q;
     double w[8];
     double table[256];
+    uint64_t ids[8];
     uint64_t words[8];
     fastldp_philox_block blk[8];
 
-    for (g0 = 0; g0 < n_chunk; g0 += 8) {
-        int members = (int)((n_chunk - g0) < 8 ? (n_chunk - g0) : 8);
-        for (j = 0; j < 8; ++j) w[j] = (j < members) ? weights[g0 + j] : 0.0;
+    for (g0 = start; g0 < stop; g0 += 8) {
+        int members = (int)((stop - g0) < 8 ? (stop - g0) : 8);
+        for (j = 0; j < 8; ++j) {
+            w[j] = (j < members) ? fastldp_source_weight(src, g0 + j) : 0.0;
+            ids[j] = (j < members) ? fastldp_source_identity(src, g0 + j) : 0;
+        }
         fastldp_signed_sum_table(w, table);
         for (b = 0; b < nblocks; ++b) {
             for (j = 0; j < 8; ++j) {
                 if (j < members) {
-                    blk[j] = fastldp_hash_block(seed, identities[g0 + j], (uint64_t)b,
+                    blk[j] = fastldp_hash_block(src->seed, ids[j], (uint64_t)b,
                                                 FASTLDP_STREAM_PAIR_SIGN);
                 } else {
                     memset(&blk[j], 0, sizeof(blk[j]));
