@@ -175,6 +175,30 @@ def population_from_csr(
     )
 
 
+def _uniform_k_subsets(gen: np.random.Generator, n: int, s: int, k: int) -> np.ndarray:
+    """``n`` independent uniform ``k``-subsets of ``range(s)``, shape (n, k).
+
+    When ``k <= s / 2``: ``k`` i.i.d. uniform draws per row, rows with a
+    repeat redrawn (conditioning i.i.d. draws on distinctness is uniform
+    over ordered distinct tuples, hence over subsets); memory ``O(n k)``.
+    Otherwise the ``k`` smallest of ``s`` uniform keys, in row blocks.
+    """
+    if 2 * k > s:
+        out = np.empty((n, k), dtype=np.int64)
+        for start in range(0, n, 4096):
+            keys = gen.random((min(4096, n - start), s))
+            out[start:start + keys.shape[0]] = np.argpartition(keys, k - 1, axis=1)[:, :k]
+        return out
+    picks = gen.integers(0, s, size=(n, k))
+    redo = np.arange(n)
+    while redo.size:
+        ordered = np.sort(picks[redo], axis=1)
+        repeated = (ordered[:, 1:] == ordered[:, :-1]).any(axis=1)
+        redo = redo[repeated]
+        picks[redo] = gen.integers(0, s, size=(redo.size, k))
+    return picks
+
+
 def rate_diagnostic_population(*, shape, s, k, n, rng=None) -> Population:
     """Draw the Eq. (12) population: uniform s-support, uniform k-subsets.
 
@@ -211,9 +235,7 @@ def rate_diagnostic_population(*, shape, s, k, n, rng=None) -> Population:
     n = check_int(n, "n", owner, low=1)
     gen = as_generator(rng, owner)
     support = np.sort(gen.choice(p, size=s, replace=False))
-    # a uniform k-subset per identity: the k smallest of s uniform keys
-    keys = gen.random((n, s))
-    picks = np.argpartition(keys, k - 1, axis=1)[:, :k]
+    picks = _uniform_k_subsets(gen, n, s, k)
     cols = np.sort(support[picks], axis=1).ravel()
     indptr = np.arange(0, n * k + 1, k, dtype=np.int64)
     relations = sp.csr_matrix((np.ones(n * k, dtype=np.int8), cols, indptr), shape=(n, p))
