@@ -49,7 +49,7 @@ cdef extern from "src/ordered_sum.h" nogil:
     ctypedef void (*fastldp_chunk_fn)(const void *ctx, int64_t start, int64_t stop, double *part) noexcept nogil
     void fastldp_ordered_chunk_sum(
         fastldp_chunk_fn fn, const void *ctx, int64_t n, int64_t p, int64_t chunk,
-        int nthreads, double *buf, double *out)
+        int nthreads, int64_t slots, double *buf, double *out)
 
 
 cdef extern from "src/jprs_count.h" nogil:

@@ -91,7 +91,8 @@ def olh_support(uint64_t seed, const uint64_t[::1] identities, const int64_t[::1
     out = np.zeros(p, dtype=np.float64)
     if n == 0:
         return out
-    buf = np.empty(nt * p, dtype=np.float64)
+    cdef int64_t slots = min(nchunks, 4 * nt)
+    buf = np.empty(slots * p, dtype=np.float64)
     cdef double[::1] o = out
     cdef double[::1] bb = buf
     cdef SupportContext ctx
@@ -102,7 +103,7 @@ def olh_support(uint64_t seed, const uint64_t[::1] identities, const int64_t[::1
     ctx.weights = &weights[0]
     ctx.p = p
     with nogil:
-        fastldp_ordered_chunk_sum(_support_range, &ctx, n, p, chunk, nt, &bb[0], &o[0])
+        fastldp_ordered_chunk_sum(_support_range, &ctx, n, p, chunk, nt, slots, &bb[0], &o[0])
     return out
 
 

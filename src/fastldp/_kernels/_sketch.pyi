@@ -2,6 +2,7 @@ import numpy as np
 import numpy.typing as npt
 
 SKETCH_CHUNK: int
+SLOTS_PER_THREAD: int
 MAX_CHUNKS: int
 
 def chunk_size(n: int) -> int: ...

@@ -9,8 +9,10 @@ needs no length-n temporaries beyond its inputs.
 Identities are cut into fixed-size chunks (the size depends on ``n`` only:
 ``max(SKETCH_CHUNK, ceil(n / MAX_CHUNKS))`` rounded up to a multiple of 16),
 one partial per chunk, reduced in chunk order, so the result is
-bit-identical for any thread count. Few, large chunks keep the number of
-thread barriers small, which matters when other processes share the cores.
+bit-identical for any thread count. Few, large chunks, handed out
+dynamically in waves of ``SLOTS_PER_THREAD * threads``, keep the number of
+thread barriers small, which matters when other processes share the cores;
+memory is ``SLOTS_PER_THREAD * threads * p`` doubles.
 
 Two inner loops (both exact functions of the inputs, never of the threads):
 
@@ -33,6 +35,7 @@ from ._cdefs cimport (
 
 SKETCH_CHUNK = 1024
 MAX_CHUNKS = 64
+SLOTS_PER_THREAD = 4
 
 
 def chunk_size(intp_t n):
@@ -55,17 +58,18 @@ cdef object _run(fastldp_sketch_source *src, intp_t n, int64_t p, int n_threads,
     cdef int64_t nchunks = (n + chunk - 1) // chunk
     if nchunks < nt:
         nt = max(1, <int>nchunks)
+    cdef int64_t slots = min(nchunks, SLOTS_PER_THREAD * nt)
     out = np.zeros(p, dtype=np.float64)
     if n == 0:
         return out
-    buf = np.empty(nt * p, dtype=np.float64)
+    buf = np.empty(slots * p, dtype=np.float64)
     cdef double[::1] o = out
     cdef double[::1] bb = buf
     with nogil:
         if counting:
-            fastldp_ordered_chunk_sum(_count_range, src, n, p, chunk, nt, &bb[0], &o[0])
+            fastldp_ordered_chunk_sum(_count_range, src, n, p, chunk, nt, slots, &bb[0], &o[0])
         else:
-            fastldp_ordered_chunk_sum(_table_range, src, n, p, chunk, nt, &bb[0], &o[0])
+            fastldp_ordered_chunk_sum(_table_range, src, n, p, chunk, nt, slots, &bb[0], &o[0])
     return out
 
 

@@ -124,29 +124,41 @@ static inline double fastldp_source_weight(const fastldp_sketch_source *src, int
                         : src->scale * tanh(0.5 * src->eps[i]) * (double)src->bits[i];
 }
 
-/* out[e] += sum over identities [start, stop) of w_i * R_i(e). */
+#define FASTLDP_TILE_GROUPS 16
+
+/* out[e] += sum over identities [start, stop) of w_i * R_i(e).
+ *
+ * Identities go in tiles of FASTLDP_TILE_GROUPS groups of eight. For each
+ * 8-position lane the tile's groups are added into eight register
+ * accumulators in group order, so out[] is read and written once per tile
+ * instead of once per group, while the order of the floating-point
+ * additions into each out[e] stays group by group. */
 static inline void fastldp_sketch_range(
     const fastldp_sketch_source *src, int64_t start, int64_t stop, double *out)
 {
     int64_t p = src->p;
     int64_t nblocks = (p + 255) >> 8;
-    int64_t g0, b;
-    int j, q;
+    int64_t t0, b;
+    int g, j, q, lane, t;
     double w[8];
-    double table[256];
-    uint64_t ids[8];
-    uint64_t words[8];
-    fastldp_philox_block blk[8];
+    double tables[FASTLDP_TILE_GROUPS][256];
+    uint64_t ids[8 * FASTLDP_TILE_GROUPS];
+    uint64_t lanes[FASTLDP_TILE_GROUPS][8];
+    fastldp_philox_block blk[8 * FASTLDP_TILE_GROUPS];
 
-    for (g0 = start; g0 < stop; g0 += 8) {
-        int members = (int)((stop - g0) < 8 ? (stop - g0) : 8);
-        for (j = 0; j < 8; ++j) {
-            w[j] = (j < members) ? fastldp_source_weight(src, g0 + j) : 0.0;
-            ids[j] = (j < members) ? fastldp_source_identity(src, g0 + j) : 0;
-        }
-        fastldp_signed_sum_table(w, table);
-        for (b = 0; b < nblocks; ++b) {
+    for (t0 = start; t0 < stop; t0 += 8 * FASTLDP_TILE_GROUPS) {
+        int members = (int)((stop - t0) < 8 * FASTLDP_TILE_GROUPS ? (stop - t0) : 8 * FASTLDP_TILE_GROUPS);
+        int ngroups = (members + 7) / 8;
+        for (g = 0; g < ngroups; ++g) {
             for (j = 0; j < 8; ++j) {
+                int m = 8 * g + j;
+                w[j] = (m < members) ? fastldp_source_weight(src, t0 + m) : 0.0;
+                ids[m] = (m < members) ? fastldp_source_identity(src, t0 + m) : 0;
+            }
+            fastldp_signed_sum_table(w, tables[g]);
+        }
+        for (b = 0; b < nblocks; ++b) {
+            for (j = 0; j < 8 * ngroups; ++j) {
                 if (j < members) {
                     blk[j] = fastldp_hash_block(src->seed, ids[j], (uint64_t)b,
                                                 FASTLDP_STREAM_PAIR_SIGN);
@@ -156,9 +168,27 @@ static inline void fastldp_sketch_range(
             }
             for (q = 0; q < 4; ++q) {
                 int64_t base = (b << 8) + 64 * q;
+                int64_t limit;
                 if (base >= p) break;
-                for (j = 0; j < 8; ++j) words[j] = blk[j].v[q];
-                fastldp_add_word_group(words, table, out, base, p - base);
+                limit = p - base;
+                for (g = 0; g < ngroups; ++g) {
+                    for (j = 0; j < 8; ++j) lanes[g][j] = blk[8 * g + j].v[q];
+                    fastldp_transpose_bytes8x8(lanes[g]);
+                }
+                for (lane = 0; lane < 8; ++lane) {
+                    double acc[8];
+                    int64_t pos0 = 8 * lane;
+                    if (pos0 >= limit) break;
+                    for (t = 0; t < 8; ++t) acc[t] = (pos0 + t < limit) ? out[base + pos0 + t] : 0.0;
+                    for (g = 0; g < ngroups; ++g) {
+                        uint64_t y = fastldp_transpose_bits8x8(lanes[g][lane]);
+                        const double *table = tables[g];
+                        for (t = 0; t < 8; ++t) acc[t] += table[(y >> (8 * t)) & 255];
+                    }
+                    for (t = 0; t < 8; ++t) {
+                        if (pos0 + t < limit) out[base + pos0 + t] = acc[t];
+                    }
+                }
             }
         }
     }
