@@ -1,9 +1,11 @@
 """fastldp: local differential privacy with a compiled core.
 
 The primary mechanism is :class:`JPRS`, the one-bit Joint Personalized
-Relation Sketch of paper 000. Rooms of the package:
+Relation Sketch of paper 000; :class:`RPC` (paper 001) estimates sparse
+vector means robustly. Rooms of the package:
 
 - :mod:`fastldp.mechanisms` - client/server classes over the kernels
+- :mod:`fastldp.attacks` - corruption policies and valid-output attacks
 - :mod:`fastldp.analysis` - information functionals, bounds, regime audit
 - :mod:`fastldp.data` - populations
 - :mod:`fastldp.metrics` - losses and support scores
@@ -11,12 +13,12 @@ Relation Sketch of paper 000. Rooms of the package:
   projection, OLH)
 """
 
-from . import data, mechanisms, metrics
-from .mechanisms import JPRS, JPRSEstimate
+from . import attacks, data, mechanisms, metrics
+from .mechanisms import JPRS, RPC, JPRSEstimate, PaddedRelationSampling, RPCEstimate
 
 __version__ = "0.1.0"
 
-__all__ = ["JPRS", "JPRSEstimate", "data", "mechanisms", "metrics", "show_config", "__version__"]
+__all__ = ["JPRS", "JPRSEstimate", "PaddedRelationSampling", "RPC", "RPCEstimate", "attacks", "data", "mechanisms", "metrics", "show_config", "__version__"]
 
 
 def show_config(file=None) -> dict:

@@ -14,6 +14,10 @@ kind                                          generator
 ============================================  =========================================
 """
 
+from .sparse_vectors import (
+    SparseVectorDataset, cap_items, frequency_vectors, load_clothing_fit, load_commerce,
+    signed_vectors, truncated_normal_vectors, value_means,
+)
 from .budgets import BUDGET_PROFILES, budget_profile, budget_summary, profile_moments
 from .real import REAL_DATASETS, load_foursquare, load_gowalla, load_movielens, relation_population
 from .scenarios import (
@@ -38,6 +42,8 @@ from .synthetic import (
 )
 
 __all__ = [
+    "SparseVectorDataset", "frequency_vectors", "signed_vectors", "truncated_normal_vectors",
+    "value_means", "cap_items", "load_commerce", "load_clothing_fit",
     "Population",
     "rate_diagnostic_population",
     "best_sparse_approximation",

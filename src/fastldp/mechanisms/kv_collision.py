@@ -51,7 +51,7 @@ References
 from __future__ import annotations
 
 import time
-from math import exp
+from math import exp, inf
 
 import numpy as np
 
@@ -97,7 +97,7 @@ class Collision:
         owner = type(self).__name__
         self.d = check_int(d, "d", owner, low=1)
         self.m = check_int(m, "m", owner, low=1, high=self.d)
-        self.epsilon = check_float(epsilon, "epsilon", owner, low=0.0)
+        self.epsilon = check_float(epsilon, "epsilon", owner, low=0.0, high=inf)
         self.values = check_choice(values, "values", owner, ("frequency", "signed"))
         if t is None:
             t = max(self.m + 1, int(round(self.m * exp(self.epsilon) + 2 * self.m - 1)))
@@ -151,6 +151,12 @@ class Collision:
         indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         return indptr, np.ascontiguousarray(sym, dtype=np.int64)
 
+    def buckets(self, ids: np.ndarray, rows: np.ndarray, symbols: np.ndarray) -> np.ndarray:
+        """``H_{ids[rows[k]]}(symbols[k])`` for every k (int64 in ``[0, t)``)."""
+        return olh_buckets(self.codebook_seed, np.ascontiguousarray(ids[rows]),
+                           np.ascontiguousarray(symbols, dtype=np.int64),
+                           np.full(symbols.shape[0], self.t, dtype=np.int64))
+
     def hashed_sets(self, x, *, identities=None, rng=None):
         """Sorted distinct buckets ``H_i(x_i)`` per user as an ``(n, m)`` matrix
         padded with ``t``, and their counts ``c_i``."""
@@ -159,8 +165,7 @@ class Collision:
         ids = resolve_identities(identities, n, type(self).__name__)
         sizes = np.diff(indptr)
         rows = np.repeat(np.arange(n), sizes)
-        buckets = olh_buckets(self.codebook_seed, np.ascontiguousarray(ids[rows]), sym,
-                              np.full(sym.shape[0], self.t, dtype=np.int64))
+        buckets = self.buckets(ids, rows, sym)
         mat = np.full((n, self.m), self.t, dtype=np.int64)
         mat[rows, np.arange(sym.shape[0]) - indptr[rows]] = buckets
         mat.sort(axis=1)

@@ -170,7 +170,20 @@ def as_sparse_vectors(x, *, d: int, owner: str, m=None, ternary: bool = False) -
             raise ValueError(
                 f"The 'x' parameter of {owner} must have dimension d = {d}. Got d = {x.d} instead."
             )
-        vecs = x
+        ip, idx = np.asarray(x.indptr), np.asarray(x.indices)
+        ok = (ip.ndim == 1 and ip.size >= 1 and ip[0] == 0 and ip[-1] == idx.size
+              and idx.size == np.asarray(x.values).size and bool(np.all(np.diff(ip) >= 0)))
+        if ok and idx.size:
+            inner = np.ones(idx.size, dtype=bool)
+            inner[ip[1:-1][ip[1:-1] < idx.size]] = False  # first entry of each later row
+            ok = bool(idx.min() >= 0 and idx.max() < d and np.all(np.diff(idx)[inner[1:]] > 0))
+        if not ok:
+            raise ValueError(
+                f"The 'x' parameter of {owner} must be a valid CSR SparseVectors: indptr from 0 "
+                f"to nnz, coordinates in [0, {d}) strictly increasing within each user. "
+                "Got an inconsistent SparseVectors instead.")
+        vecs = SparseVectors(ip.astype(np.int64), idx.astype(np.int64),
+                             np.asarray(x.values, dtype=np.float64), d)
     elif sp.issparse(x):
         vecs = _from_csr(x, d, owner)
     else:

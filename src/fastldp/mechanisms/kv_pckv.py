@@ -20,6 +20,10 @@ Client (Padding-and-Sampling, then a correlated key-value perturbation):
 
 Here ``p = e^{eps2} / (e^{eps2} + 1)``.
 
+PCKV uses no public randomness: ``identities`` is accepted by ``privatize``
+and ``estimate`` for a uniform interface with the hashed mechanisms, and
+ignored.
+
 Server (paper 001 Eq. (70)), for a real key ``j < d``:
 
     mu_hat(j) = l / (n a (2p - 1)) * sum_i y_i(j)
@@ -34,13 +38,16 @@ GRR).
 Budget split
 ------------
 The correlated perturbation is ``epsilon``-LDP with
-``epsilon = max{eps2, eps1 + ln(2 / (1 + e^{-eps2}))}`` (Gu et al., Theorem 2;
-paper 001, Appendix B) - not ``eps1 + eps2``. The default split is
-``eps2 = epsilon`` and ``eps1 = ln((e^epsilon + 1) / 2)``: it makes both terms
-of the max equal to ``epsilon`` exactly (the composed bound is tight), and it
-is the allocation Gu et al. give for PCKV-UE. A custom
-``epsilon_split=(eps1, eps2)`` is accepted when its composed budget does not
-exceed ``epsilon``.
+``epsilon = max{eps2, eps1 + ln(2 / (1 + e^{-eps2}))}`` (Gu et al.'s
+composition for correlated key-value perturbation; paper 001, Appendix B) -
+not ``eps1 + eps2``. The default split is ``eps2 = epsilon`` and
+``eps1 = ln((e^epsilon + 1) / 2)``: both terms of the max then equal
+``epsilon`` exactly, so the composed bound is tight. On that boundary it
+also minimizes the dominant variance term of Eq. (70): for UE the per-report
+variance ``b / (a (2p - 1))^2``, for GRR ``1 / (a (2p - 1))^2`` with
+``a ~ e^{eps1} / (d + l)``; along the boundary ``a (2p - 1)`` is then
+proportional to ``1 - e^{-eps2}``, largest at ``eps2 = epsilon``. A custom ``epsilon_split=(eps1, eps2)`` is accepted
+when its composed budget does not exceed ``epsilon``.
 
 Choices where the descriptions are ambiguous
 --------------------------------------------
@@ -52,8 +59,8 @@ Choices where the descriptions are ambiguous
   separate mean-of-values estimator; on ``{0, 1}`` data it estimates
   frequencies and has smaller variance than ``f_hat`` (ratio
   ``(e^eps + 1) / (e^eps + 3)`` per report at the default split).
-- The same default split is used for PCKV-GRR; Gu et al. also discuss a
-  domain-dependent allocation for GRR, which ``epsilon_split`` can express.
+- The same default split is used for PCKV-GRR (see *Budget split*); any
+  other allocation can be passed as ``epsilon_split``.
 
 References
 ----------
@@ -66,7 +73,7 @@ References
 from __future__ import annotations
 
 import time
-from math import exp, log, log1p
+from math import exp, inf, log, log1p
 
 import numpy as np
 
@@ -91,12 +98,14 @@ class _PCKV:
     """Shared parameters, sampling and the Eq. (70) aggregator."""
 
     variant = ""
+    a: float  # probability of keeping the sampled key (set by the variant)
+    b: float  # probability of reporting each other key
 
     def __init__(self, *, d, m, epsilon, epsilon_split=None, clip_estimate=None):
         owner = type(self).__name__
         self.d = check_int(d, "d", owner, low=1)
         self.m = check_int(m, "m", owner, low=1, high=self.d)
-        self.epsilon = check_float(epsilon, "epsilon", owner, low=0.0)
+        self.epsilon = check_float(epsilon, "epsilon", owner, low=0.0, high=inf)
         if epsilon_split is None:
             eps1, eps2 = log((exp(self.epsilon) + 1.0) / 2.0), self.epsilon
         else:
@@ -190,7 +199,7 @@ class PCKVUE(_PCKV):
         self.a = 0.5
         self.b = 1.0 / (exp(self.eps1) + 1.0)
 
-    def privatize(self, x, *, rng=None) -> np.ndarray:
+    def privatize(self, x, *, identities=None, rng=None) -> np.ndarray:
         """Return the ``(n, d + m)`` int8 reports in ``{-1, 0, 1}``."""
         gen = as_generator(rng, "PCKVUE.privatize")
         keys, signs = self.sample(x, rng=gen)
@@ -209,7 +218,7 @@ class PCKVUE(_PCKV):
             return np.zeros(y.shape[0] if y.ndim else 0, dtype=bool)
         return np.all((y == -1) | (y == 0) | (y == 1), axis=1)
 
-    def estimate(self, reports) -> SparseMeanEstimate:
+    def estimate(self, reports, *, identities=None) -> SparseMeanEstimate:
         """Eq. (70) and PCKV's key frequencies from ``(n, d + m)`` reports."""
         arr = np.asarray(reports) if not isinstance(reports, np.ndarray) else reports
         if arr.ndim != 2 or arr.shape[0] < 1:
@@ -247,7 +256,7 @@ class PCKVGRR(_PCKV):
         self.a = e1 / (e1 + self.d_padded - 1.0)
         self.b = (1.0 - self.a) / (self.d_padded - 1.0)
 
-    def privatize(self, x, *, rng=None) -> np.ndarray:
+    def privatize(self, x, *, identities=None, rng=None) -> np.ndarray:
         """Return the ``(n, 2)`` int64 reports ``(key, value)``."""
         gen = as_generator(rng, "PCKVGRR.privatize")
         keys, signs = self.sample(x, rng=gen)
@@ -290,7 +299,7 @@ class PCKVGRR(_PCKV):
         valid = int((good & (np.abs(vals) == 1)).sum())
         return keys, vals, good, SanitizationReport(n, valid, by, arr.dtype.kind not in "iuf")
 
-    def estimate(self, reports) -> SparseMeanEstimate:
+    def estimate(self, reports, *, identities=None) -> SparseMeanEstimate:
         """Eq. (70) and PCKV's key frequencies from ``(n, 2)`` reports."""
         keys, vals, good, report = self.sanitize(reports)
         n = keys.shape[0]

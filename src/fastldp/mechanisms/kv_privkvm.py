@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from math import exp
+from math import exp, inf
 
 import numpy as np
 
@@ -120,7 +120,7 @@ class PrivKVM:
         owner = type(self).__name__
         self.d = check_int(d, "d", owner, low=1)
         self.m = check_int(m, "m", owner, low=1, high=self.d)
-        self.epsilon = check_float(epsilon, "epsilon", owner, low=0.0)
+        self.epsilon = check_float(epsilon, "epsilon", owner, low=0.0, high=inf)
         self.n_rounds = check_int(n_rounds, "n_rounds", owner, low=1)
         self.eps_key = self.epsilon / 2.0
         self.eps_value = self.epsilon / (2.0 * self.n_rounds)
@@ -151,12 +151,14 @@ class PrivKVM:
         keep = gen.random(source.shape) < self.p2
         return np.where(active, np.where(keep, disc, -disc), 0).astype(np.int8)
 
-    def privatize(self, x, *, rng=None, forged=None) -> PrivKVMReports:
+    def privatize(self, x, *, identities=None, rng=None, forged=None) -> PrivKVMReports:
         """Run the ``c``-round interaction and return every message.
 
         Parameters
         ----------
         x : SparseVectors, scipy.sparse matrix or array, shape (n, d)
+        identities : ignored
+            Accepted for a uniform interface (PrivKVM uses no public hashes).
         rng : None, int, SeedSequence or Generator
         forged : (users, PrivKVMReports), optional
             Reports that corrupted ``users`` send instead of their own, in
@@ -261,7 +263,7 @@ class PrivKVM:
         valid = int((good & ~bad_bit & ~bad_val.any(axis=1)).sum())
         return key_ok, bit, vs, SanitizationReport(n, valid, by)
 
-    def estimate(self, reports) -> SparseMeanEstimate:
+    def estimate(self, reports, *, identities=None) -> SparseMeanEstimate:
         """``mu_hat = f_hat * m_hat_c`` from all rounds' messages."""
         keys, bits, vals, report = self.sanitize(reports)
         t0 = time.perf_counter()

@@ -39,7 +39,7 @@ References
 from __future__ import annotations
 
 import time
-from math import log, sqrt
+from math import inf, log, sqrt
 
 import numpy as np
 
@@ -90,7 +90,7 @@ class Succinct:
         owner = type(self).__name__
         self.d = check_int(d, "d", owner, low=1)
         self.m = check_int(m, "m", owner, low=1, high=self.d)
-        self.epsilon = check_float(epsilon, "epsilon", owner, low=0.0)
+        self.epsilon = check_float(epsilon, "epsilon", owner, low=0.0, high=inf)
         self.b = check_int(b, "b", owner, low=1)
         self.n_users = None if n_users is None else check_int(n_users, "n_users", owner, low=2)
         if R is None:
@@ -166,17 +166,20 @@ class Succinct:
         u = np.clip(self.bucket_sums(x, identities=identities), -self.R, self.R)
         return self.R * self.randomizer.privatize(u / self.R, rng=gen)
 
-    def density(self, reports, x, *, identities=None) -> np.ndarray:
-        """Joint density of each user's report given ``x_i`` (product over buckets).
-
-        For Duchi's discrete ``Q`` this is a probability.
-        """
-        u = np.clip(self.bucket_sums(x, identities=identities), -self.R, self.R) / self.R
+    def channel_density(self, reports, u) -> np.ndarray:
+        """Joint density of reports ``(n, b)`` given normalized bucket inputs
+        ``u = Clip(B, R) / R`` (product over buckets; a probability for Duchi)."""
+        u = np.asarray(u, dtype=np.float64)
         y = np.asarray(reports, dtype=np.float64).reshape(u.shape) / self.R
         dens = self.randomizer.density(y, u)
         if not self.randomizer.discrete:
             dens = dens / self.R
-        return dens.prod(axis=1)
+        return dens.prod(axis=-1)
+
+    def density(self, reports, x, *, identities=None) -> np.ndarray:
+        """Joint density of each user's report given ``x_i`` (see :meth:`channel_density`)."""
+        u = np.clip(self.bucket_sums(x, identities=identities), -self.R, self.R) / self.R
+        return self.channel_density(reports, u)
 
     # ------------------------------------------------------------------ server
     def estimate(self, reports, *, identities=None) -> SparseMeanEstimate:

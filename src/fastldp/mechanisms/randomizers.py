@@ -87,7 +87,7 @@ class Randomizer:
     discrete = False
 
     def __init__(self, *, epsilon):
-        self.epsilon = check_float(epsilon, "epsilon", type(self).__name__, low=0.0)
+        self.epsilon = check_float(epsilon, "epsilon", type(self).__name__, low=0.0, high=inf)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(epsilon={self.epsilon!r})"
@@ -335,7 +335,7 @@ def min_variance_randomizer(epsilon, *, bounded: bool = True) -> Randomizer:
     space is unbounded (``c_eps = inf``, Remark 6), which leaves the robust
     guarantees of Theorem 2 without content.
     """
-    eps = check_float(epsilon, "epsilon", "min_variance_randomizer", low=0.0)
+    eps = check_float(epsilon, "epsilon", "min_variance_randomizer", low=0.0, high=inf)
     names = ("piecewise", "duchi") if bounded else ("laplace", "piecewise", "duchi")
     cands = [RANDOMIZERS[nm](epsilon=eps) for nm in names]
     return min(cands, key=lambda r: r.V_eps)

@@ -66,7 +66,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from fractions import Fraction
-from math import comb, isqrt, log, sqrt
+from math import comb, inf, isqrt, log, sqrt
 
 import numpy as np
 
@@ -98,7 +98,7 @@ def clipping_alpha(m: int, R: float) -> float:
     Returns
     -------
     float
-        ``alpha >= 1``; equal to 1 when ``R >= m - 1`` (no clipping bias).
+        ``alpha >= 1``; equal to 1 exactly when ``R >= m`` (nothing is clipped).
     """
     m = check_int(m, "m", "clipping_alpha", low=1)
     R = check_float(R, "R", "clipping_alpha", low=1.0, low_open=False)
@@ -235,7 +235,7 @@ class RPC:
         owner = type(self).__name__
         self.d = check_int(d, "d", owner, low=1)
         self.m = check_int(m, "m", owner, low=1, high=self.d)
-        self.epsilon = check_float(epsilon, "epsilon", owner, low=0.0)
+        self.epsilon = check_float(epsilon, "epsilon", owner, low=0.0, high=inf)
         self.values = check_choice(values, "values", owner, VALUE_ROUTES)
         self.randomizer: Randomizer = make_randomizer(randomizer, self.epsilon, owner)
         self.beta = None if beta is None else check_float(beta, "beta", owner, low=0.0, high=1.0)
