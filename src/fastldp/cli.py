@@ -48,6 +48,117 @@ def _config(args) -> int:
     return 0
 
 
+def _all_cores() -> int:
+    import os
+
+    return os.cpu_count() or 1
+
+
+def _workers(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def _run(args) -> int:
+    from .experiments import run
+
+    summary = run(args.spec, args.out, workers=args.workers, quick=args.quick,
+                  progress=not args.no_progress, data_dir=args.data,
+                  retry_failures=args.retry_failures, parquet=args.parquet)
+    print(summary)
+    return 0
+
+
+def _report(args) -> int:
+    from .experiments import build_report
+
+    out = args.out if args.out is not None else args.results.parent / "report"
+    report = build_report(args.results, out, reference=args.reference,
+                          slope_min_n=args.slope_min_n, figures=not args.no_figures)
+    print(report.text)
+    print(f"\nTables in {out}" + (
+        f"; figures: {', '.join(p.name for p in report.figures if p.suffix == '.png')}"
+        if report.figures else ""))
+    return 0
+
+
+def _reproduce(args) -> int:
+    from .experiments import reproduce
+
+    reproduce(args.experiment, quick=args.quick, out=args.out, workers=args.workers,
+              data_dir=args.data, progress=not args.no_progress, figures=not args.no_figures)
+    return 0
+
+
+def _data_export(args) -> int:
+    from . import data
+
+    export = getattr(data, "export_frozen", None)
+    if export is None:
+        print("fastldp: error: this build has no frozen populations to export "
+              "(fastldp.data.export_frozen is missing).", file=sys.stderr)
+        return 2
+    manifest = export(args.out)
+    print(f"Frozen populations written to {args.out}"
+          + ("" if manifest is None else f" (manifest: {manifest})"))
+    return 0
+
+
+def _add_experiment_commands(sub) -> None:
+    from pathlib import Path
+
+    from .experiments.reproduce import EXPERIMENTS
+
+    run = sub.add_parser("run", help="run an experiment spec (TOML) into a results table")
+    run.add_argument("spec", type=Path, help="the spec file")
+    run.add_argument("--out", type=Path, default=None,
+                     help="output folder (default results/<spec name>); resumes if it has a table")
+    run.add_argument("--workers", type=_workers, default=_all_cores(),
+                     help="worker processes (default: all cores; results do not depend on it)")
+    run.add_argument("--quick", action="store_true", help="use the spec's [quick] grid")
+    run.add_argument("--data", type=Path, default=None,
+                     help="folder that relative data paths in the spec are read from")
+    run.add_argument("--retry-failures", action="store_true",
+                     help="drop failed rows from the table and run them again")
+    run.add_argument("--parquet", action="store_true", help="also write results.parquet (pyarrow)")
+    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.set_defaults(func=_run)
+
+    rep = sub.add_parser("report", help="statistics, tables and figures from a results table")
+    rep.add_argument("results", type=Path, help="a results.csv written by 'fastldp run'")
+    rep.add_argument("--out", type=Path, default=None,
+                     help="output folder (default: report/ beside the table)")
+    rep.add_argument("--reference", default="JPRS-Global",
+                     help="baseline of the paired method comparisons (default JPRS-Global)")
+    rep.add_argument("--slope-min-n", type=int, default=None,
+                     help="fit log-log slopes over n >= this only")
+    rep.add_argument("--no-figures", action="store_true", help="skip the figures")
+    rep.set_defaults(func=_report)
+
+    rp = sub.add_parser("reproduce", help="run and report one of the paper's experiments",
+                        description="Experiments: " + ", ".join(EXPERIMENTS))
+    rp.add_argument("experiment", choices=list(EXPERIMENTS))
+    rp.add_argument("--quick", action="store_true", help="the reduced grid (minutes on 2 cores)")
+    rp.add_argument("--out", type=Path, default=None,
+                    help="output folder (default results/<experiment>[-quick])")
+    rp.add_argument("--workers", type=_workers, default=_all_cores(),
+                    help="worker processes (default: all cores; results do not depend on it)")
+    rp.add_argument("--data", type=Path, default=None,
+                    help="folder with the real-data files (default $FASTLDP_DATA)")
+    rp.add_argument("--no-progress", action="store_true", help="no progress bar")
+    rp.add_argument("--no-figures", action="store_true", help="skip the figures")
+    rp.set_defaults(func=_reproduce)
+
+    data = sub.add_parser("data", help="populations: export the frozen benchmark")
+    data_sub = data.add_subparsers(dest="data_command", required=True)
+    export = data_sub.add_parser("export", help="write the frozen populations to files")
+    export.add_argument("--out", type=Path, default=Path("frozen-populations"),
+                        help="output folder (default frozen-populations)")
+    export.set_defaults(func=_data_export)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="fastldp", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -63,6 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(func=_demo)
     cfg = sub.add_parser("config", help="show how the kernels were built")
     cfg.set_defaults(func=_config)
+    _add_experiment_commands(sub)
     return parser
 
 
@@ -70,9 +182,13 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, FileNotFoundError, ImportError) as exc:
         print(f"fastldp: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("\nfastldp: interrupted; finished rows are kept and a rerun resumes.",
+              file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":  # pragma: no cover

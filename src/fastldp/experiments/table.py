@@ -1,0 +1,234 @@
+"""The results table: one CSV, one row per configuration-method-seed, append-only.
+
+Rows are appended in whole lines by one ``write`` per cell followed by
+``fsync``, so a process killed at any moment leaves complete rows plus at
+most one torn final line. :meth:`ResultsTable.prepare` cuts that line off
+and returns the keys already present; the runner skips them. Every record
+is one physical line: text fields never hold a newline.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+from pathlib import Path
+
+__all__ = ["COLUMNS", "ResultsTable", "read_results", "write_parquet"]
+
+#: Column name -> type (``str``, ``int``, ``float``, ``bool``), in file order.
+COLUMNS = {
+    "key": str,               # config/method/seed, unique
+    "config": str,            # content hash of the configuration
+    "method": str,
+    "family": str,
+    "decoder": str,
+    "seed": int,
+    "spec": str,              # the spec that wrote the row (not part of the key)
+    "population": str,        # population kind
+    "population_params": str, # canonical JSON of the population table
+    "n": int,                 # realized identities
+    "d1": int,
+    "d2": int,
+    "s": int,
+    "k": int,
+    "budget": str,            # budget profile
+    "eps0": float,            # nominal scale (public cap)
+    "eps_mean": float,        # realized budgets
+    "eps_min": float,
+    "eps_max": float,
+    "alpha": float,
+    "corruption": str,
+    "n_corrupted": int,
+    "attack": str,
+    "attack_objective": float,
+    "groups": int,
+    "E_s": float,             # ||M_hat - M^(s)||_F^2, M^(s) the best s-sparse target
+    "loss_full": float,       # ||M_hat - M_pop||_F^2
+    "precision": float,
+    "recall": float,
+    "f1": float,
+    "approx_tail": float,     # ||M_pop - M^(s)||_F^2
+    "runtime_s": float,
+    "runtime_scope": str,     # "family:JPRS": shared wall clock of one family call
+    "payload_bits": float,    # private payload per identity
+    "theorem1": bool,         # regime audit of the realized budgets
+    "theorem4": bool,
+    "corollary2": bool,
+    "I_eff": float,
+    "L_eff": float,
+    "rho_ind": float,
+    "lower_bound": float,
+    "upper_bound": float,
+    "regime_notes": str,
+    "failure": str,           # empty when the row succeeded
+}
+
+HEADER = ",".join(COLUMNS) + "\n"
+
+
+def _encode(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, str)) and not hasattr(value, "dtype"):
+        text = value if isinstance(value, str) else str(value)
+        return text.replace("\r", " ").replace("\n", " | ")
+    if hasattr(value, "dtype"):  # numpy scalar
+        if value.dtype.kind == "b":
+            return _encode(bool(value))
+        if value.dtype.kind in "iu":
+            return str(int(value))
+    x = float(value)
+    return "" if math.isnan(x) else repr(x)
+
+
+def _decode(text: str, kind):
+    if kind is str:
+        return text
+    if kind is float:
+        return math.nan if text == "" else float(text)
+    if kind is int:
+        return None if text == "" else int(text)
+    if text == "":
+        return None
+    return text == "true"
+
+
+def encode_rows(rows) -> str:
+    """Return the CSV text (whole lines) of ``rows`` (dicts keyed by :data:`COLUMNS`)."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    for row in rows:
+        unknown = set(row) - set(COLUMNS)
+        if unknown:
+            raise KeyError(f"Results rows have no columns {sorted(unknown)}.")
+        writer.writerow([_encode(row.get(name)) for name in COLUMNS])
+    return buf.getvalue()
+
+
+class ResultsTable:
+    """An append-only, resumable CSV of results rows at ``path``."""
+
+    def __init__(self, path):
+        self.path = Path(path)
+
+    def prepare(self) -> set:
+        """Create the file or repair a torn tail; return the keys already present.
+
+        Raises ValueError when the file exists with other columns.
+        """
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if not self.path.exists() or self.path.stat().st_size == 0:
+            self._replace(HEADER)
+            return set()
+        data = self.path.read_bytes()
+        if not data.endswith(b"\n"):
+            # a kill mid-write: drop the incomplete last line
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:
+                self._replace(HEADER)
+                return set()
+            os.truncate(self.path, cut)
+            data = data[:cut]
+        header, _, body = data.decode("utf-8").partition("\n")
+        if header + "\n" != HEADER:
+            raise ValueError(
+                f"{str(self.path)!r} is not a fastldp results table with the current columns; "
+                f"write to another --out folder."
+            )
+        keys = set()
+        for lineno, record in enumerate(csv.reader(io.StringIO(body)), start=2):
+            if len(record) != len(COLUMNS):
+                raise ValueError(
+                    f"{str(self.path)!r} line {lineno} has {len(record)} fields, "
+                    f"expected {len(COLUMNS)}."
+                )
+            keys.add(record[0])
+        return keys
+
+    def append(self, rows) -> None:
+        """Append ``rows`` as whole lines and make them durable."""
+        text = encode_rows(rows)
+        if not text:
+            return
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        try:
+            payload = text.encode("utf-8")
+            while payload:
+                written = os.write(fd, payload)
+                payload = payload[written:]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def read(self) -> list[dict]:
+        """Return the complete rows, typed by :data:`COLUMNS` (a torn last line is ignored)."""
+        return read_results(self.path)
+
+    def drop_failures(self) -> int:
+        """Rewrite the table without its failed rows (atomically); return how many went."""
+        self.prepare()
+        lines = self.path.read_text("utf-8").splitlines(keepends=True)
+        keep = [HEADER]
+        dropped = 0
+        for record, line in zip(csv.reader(lines[1:]), lines[1:]):
+            if record[-1]:
+                dropped += 1
+            else:
+                keep.append(line)
+        if dropped:
+            self._replace("".join(keep))
+        return dropped
+
+    def _replace(self, text: str) -> None:
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        with open(tmp, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, self.path)
+
+
+def read_results(path) -> list[dict]:
+    """Read a results CSV into typed dicts (file order; a torn last line is ignored)."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"No results table at {str(path)!r}.")
+    text = path.read_text("utf-8")
+    if text and not text.endswith("\n"):
+        text = text[: text.rfind("\n") + 1]
+    reader = csv.reader(io.StringIO(text))
+    header = next(reader, None)
+    if header is None:
+        return []
+    unknown = [name for name in header if name not in COLUMNS]
+    if unknown:
+        raise ValueError(f"{str(path)!r} has unknown columns {unknown}.")
+    kinds = [COLUMNS[name] for name in header]
+    return [
+        {name: _decode(value, kind) for name, kind, value in zip(header, kinds, record)}
+        for record in reader
+        if len(record) == len(header)
+    ]
+
+
+def write_parquet(csv_path, parquet_path=None) -> Path:
+    """Write the CSV's rows to Parquet (needs pyarrow); return the Parquet path."""
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError as exc:
+        raise ImportError("Parquet output needs pyarrow: pip install pyarrow") from exc
+    rows = read_results(csv_path)
+    parquet_path = Path(parquet_path or Path(csv_path).with_suffix(".parquet"))
+    columns = {name: [row.get(name) for row in rows] for name in COLUMNS}
+    types = {str: pa.string(), int: pa.int64(), float: pa.float64(), bool: pa.bool_()}
+    table = pa.table({name: pa.array(columns[name], type=types[kind])
+                      for name, kind in COLUMNS.items()})
+    tmp = parquet_path.with_name(parquet_path.name + ".tmp")
+    pq.write_table(table, tmp)
+    os.replace(tmp, parquet_path)
+    return parquet_path

@@ -1,0 +1,100 @@
+"""The experiment command line: run, report, reproduce, data export; the progress bar."""
+
+import io
+import sys
+import textwrap
+
+import pytest
+
+from fastldp import cli
+from fastldp.experiments import read_results
+from fastldp.experiments.progress import progress_bar
+
+SPEC = """
+name = "cli"
+methods = ["JPRS-Global", "JPRS-NoProjection", "P-RS-Later"]
+seeds = 2
+[fixed]
+shape = [8, 8]
+s = 8
+k = 2
+eps0 = 1.0
+[[grid]]
+n = [200, 400, 800]
+alpha = [0.0, 0.1]
+"""
+
+
+def test_run_then_report(tmp_path, capsys):
+    spec = tmp_path / "cli.toml"
+    spec.write_text(textwrap.dedent(SPEC))
+    out = tmp_path / "out"
+    assert cli.main(["run", str(spec), "--out", str(out), "--no-progress"]) == 0
+    said = capsys.readouterr().out
+    assert "36 rows written" in said and "12 of 12 cells run" in said and "12 failed" in said
+    rows = read_results(out / "results.csv")
+    assert len(rows) == 36
+    assert (out / "manifest.json").is_file()
+
+    assert cli.main(["run", str(spec), "--out", str(out), "--no-progress"]) == 0
+    assert "0 rows written" in capsys.readouterr().out  # resumed: nothing left
+
+    assert cli.main(["report", str(out / "results.csv"), "--no-figures",
+                     "--slope-min-n", "200"]) == 0
+    text = capsys.readouterr().out
+    assert "Unknown method 'P-RS-Later'" in text
+    assert "Paired attack increments" in text and "Log-log fits" in text
+    assert "Projection ablation" in text and "Theorem-regime audit" in text
+    assert (out / "report" / "summary.csv").is_file()
+    assert (out / "report" / "report.txt").read_text().startswith("36 rows")
+
+
+def test_errors_are_one_line(tmp_path, capsys):
+    assert cli.main(["run", str(tmp_path / "nope.toml")]) == 2
+    assert "No experiment spec" in capsys.readouterr().err
+    assert cli.main(["report", str(tmp_path / "nope.csv")]) == 2
+    assert "No results table" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        cli.main(["reproduce", "table9"])
+    with pytest.raises(SystemExit):
+        cli.main(["run", "x.toml", "--workers", "0"])
+
+
+def test_data_export(tmp_path, capsys, monkeypatch):
+    import fastldp.data as data
+
+    calls = []
+    monkeypatch.setattr(data, "export_frozen", lambda d: calls.append(d) or d / "manifest.json",
+                        raising=False)
+    assert cli.main(["data", "export", "--out", str(tmp_path)]) == 0
+    assert calls == [tmp_path] and "manifest.json" in capsys.readouterr().out
+    monkeypatch.delattr(data, "export_frozen")
+    assert cli.main(["data", "export", "--out", str(tmp_path)]) == 2
+    assert "export_frozen is missing" in capsys.readouterr().err
+
+
+def test_demo_and_config_still_parse():
+    parser = cli.build_parser()
+    assert parser.parse_args(["demo", "--n", "10"]).n == 10
+    assert parser.parse_args(["config"]).func is cli._config
+
+
+def test_builtin_progress_bar(monkeypatch):
+    monkeypatch.setitem(sys.modules, "tqdm", None)
+    buf = io.StringIO()
+    bar = progress_bar(4, "grid", file=buf)
+    for _ in range(4):
+        bar.update(1)
+    bar.close()
+    lines = buf.getvalue().splitlines()
+    assert lines[0].startswith("grid:   0%") and "0/4 cells" in lines[0] and "ETA ?" in lines[0]
+    assert "4/4 cells" in lines[-1] and "100%" in lines[-1] and "ETA 00:00" in lines[-1]
+
+
+def test_parquet_needs_pyarrow(tmp_path, monkeypatch):
+    from fastldp.experiments.table import write_parquet
+
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    (tmp_path / "r.csv").write_text("key\n")
+    with pytest.raises(ImportError, match="pip install pyarrow"):
+        write_parquet(tmp_path / "r.csv")
