@@ -342,6 +342,14 @@ def memory_worker(n: int, shape, threads) -> dict:
     }
 
 
+def _partial_slots(n: int, threads: int) -> int:
+    """Partial vectors the ordered chunk sum keeps (see fastldp._kernels._sketch)."""
+    from fastldp._kernels import _sketch
+
+    chunks = -(-n // _sketch.chunk_size(n))
+    return min(chunks, _sketch.SLOTS_PER_THREAD * max(1, threads))
+
+
 def section_memory(n: int, shape, threads) -> None:
     cmd = [sys.executable, os.path.abspath(__file__), "--memory-worker", str(n),
            str(shape[0]), str(shape[1])]
@@ -358,7 +366,8 @@ def section_memory(n: int, shape, threads) -> None:
         ("input: reports int8 + eps float64", r["input_bytes"],
          f"{r['reports_bytes'] / MiB:.2f} + {r['eps_bytes'] / MiB:.2f} MiB"),
         ("p * 8 bytes (one float64 sketch)", p * 8, ""),
-        (f"n_threads * p * 8 (partials)", r["n_threads"] * p * 8, ""),
+        ("slots * p * 8 (chunk partials)", _partial_slots(r["n"], r["n_threads"]) * p * 8,
+         f"{_partial_slots(r['n'], r['n_threads'])} slots"),
         ("peak traced allocation (tracemalloc)", r["peak_traced_bytes"],
          f"{r['peak_traced_bytes'] / r['n']:.1f} bytes/identity"),
         ("  of it kept in the result (matrix+sketch)", r["result_bytes"], ""),

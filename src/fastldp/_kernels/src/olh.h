@@ -15,6 +15,7 @@
 #define FASTLDP_OLH_H
 
 #include <stdint.h>
+#include <string.h>
 #include "philox.h"
 
 static inline uint32_t fastldp_block_lane32(const fastldp_philox_block *blk, int lane)
@@ -35,20 +36,48 @@ static inline int64_t fastldp_olh_bucket(uint64_t seed, uint64_t identity, int64
     return fastldp_bucket_of_lane(fastldp_block_lane32(&blk, (int)(item & 7)), g);
 }
 
-/* out[x] += w * [H(x) == report] for all x in [0, p). */
+/* w if keep == 1, +0.0 if keep == 0, by masking the bits of w: compilers
+ * turn "keep ? w : 0.0" and "w * keep" into a branch, and a match happens
+ * with probability 1/g, far too often for a predictable branch. */
+static inline double fastldp_masked_weight(uint64_t w_bits, uint64_t keep)
+{
+    uint64_t bits = w_bits & ((uint64_t)0 - keep);
+    double out;
+    memcpy(&out, &bits, sizeof(out));
+    return out;
+}
+
+/* out[x] += w * [H(x) == report] for all x in [0, p); full blocks unrolled
+ * and branch-free. */
 static inline void fastldp_olh_support_one(
     uint64_t seed, uint64_t identity, int64_t report, int64_t g, double w,
     int64_t p, double *out)
 {
-    int64_t nblocks = (p + 7) >> 3;
+    int64_t full = p >> 3;
     int64_t b, x;
     int lane;
-    for (b = 0; b < nblocks; ++b) {
+    uint64_t ug = (uint64_t)g;
+    uint64_t ur = (uint64_t)report;
+    uint64_t w_bits;
+    memcpy(&w_bits, &w, sizeof(w_bits));
+    for (b = 0; b < full; ++b) {
         fastldp_philox_block blk =
             fastldp_hash_block(seed, identity, (uint64_t)b, FASTLDP_STREAM_OLH_HASH);
-        int64_t base = b << 3;
+        double *o = out + (b << 3);
+        int q;
+        for (q = 0; q < 4; ++q) {
+            uint64_t word = blk.v[q];
+            uint64_t lo = ((word & 0xFFFFFFFFULL) * ug) >> 32;
+            uint64_t hi = ((word >> 32) * ug) >> 32;
+            o[2 * q] += fastldp_masked_weight(w_bits, (uint64_t)(lo == ur));
+            o[2 * q + 1] += fastldp_masked_weight(w_bits, (uint64_t)(hi == ur));
+        }
+    }
+    if (full << 3 < p) {
+        fastldp_philox_block blk =
+            fastldp_hash_block(seed, identity, (uint64_t)full, FASTLDP_STREAM_OLH_HASH);
         for (lane = 0; lane < 8; ++lane) {
-            x = base + lane;
+            x = (full << 3) + lane;
             if (x >= p) break;
             out[x] += (fastldp_bucket_of_lane(fastldp_block_lane32(&blk, lane), g) == report) ? w : 0.0;
         }
