@@ -26,6 +26,7 @@ import time
 
 import numpy as np
 
+from fastldp._kernels._openmp import max_threads
 from fastldp.mechanisms import OLH, HadamardResponse
 
 
@@ -59,15 +60,16 @@ def main(argv=None):
     ids = np.arange(n, dtype=np.uint64)
     epsv = np.full(n, eps)
     lam = np.ones(n)
-    print(f"cores: {os.cpu_count()}, n = {n:,}, p = {p:,}, eps = {eps}")
+    print(f"cores: {os.cpu_count()}, fastldp threads: {max_threads()}, n = {n:,}, p = {p:,}, eps = {eps}")
     rows = []
 
-    olh = OLH(p, 2026)
+    threads = max_threads()
+    olh = OLH(p, 2026, threads)
     reports = olh.privatize(items, epsv, ids, np.random.default_rng(1))
     t_ours, est = best_of(lambda: olh.aggregate(reports, epsv, ids, lam), args.repeats)
     err_ours = np.abs(est - truth).max()
 
-    hr = HadamardResponse(p, 2026)
+    hr = HadamardResponse(p, 2026, threads)
     t_hr_client, hr_reports = best_of(lambda: hr.privatize(items, epsv, ids, np.random.default_rng(2)),
                                       args.repeats)
     t_hr_server, hr_est = best_of(lambda: hr.aggregate(hr_reports, epsv, ids, lam), args.repeats)
