@@ -365,3 +365,31 @@ def sanitize_symbols(reports, n: int, t: int, seed: int, identities: np.ndarray,
         "non_numeric": int(non_numeric.sum()),
     }
     return out, SanitizationReport(n, int(legal.sum()), by_reason, arr.dtype.kind not in "iuf")
+
+
+class ScaledReportSpace:
+    """Output-space facts shared by mechanisms whose reports are ``R * Q(u)``.
+
+    RPC and Succinct both release a randomizer ``Q``'s output scaled by the
+    clipping radius ``R``; subclasses provide ``self.R`` and
+    ``self.randomizer``.
+    """
+
+    @property
+    def output_bounds(self) -> tuple:
+        """``(low, high)``: the hull of the report space, ``R`` times ``Q``'s."""
+        lo, hi = self.randomizer.output_bounds
+        return (self.R * lo, self.R * hi)
+
+    @property
+    def extreme_report(self) -> float:
+        """``c_eps R``: the largest legal report (paper 001, Eqs. (48), (52)); raises for Laplace."""
+        return self.R * self.randomizer.extreme()
+
+    def _report_mask(self, y: np.ndarray) -> np.ndarray:
+        """Elementwise: is each value inside the output space of ``R * Q``?"""
+        if self.randomizer.discrete:
+            c = self.R * self.randomizer.c_eps
+            return (y == c) | (y == -c)
+        lo, hi = self.output_bounds
+        return np.isfinite(y) & (y >= lo) & (y <= hi)

@@ -48,7 +48,9 @@ from .._kernels._olh import olh_buckets
 from .._kernels._sketch import global_sketch
 from .._random import as_generator, resolve_codebook_seed, resolve_identities, resolve_n_threads
 from .._validation import check_float, check_int
-from .kv_common import SparseMeanEstimate, SparseVectors, as_sparse_vectors, sanitize_real
+from .kv_common import (
+    ScaledReportSpace, SparseMeanEstimate, SparseVectors, as_sparse_vectors, sanitize_real,
+)
 from .randomizers import Randomizer, make_randomizer
 from .rpc import resolve_clip_range
 
@@ -57,7 +59,7 @@ __all__ = ["Succinct"]
 _CHUNK = 4096  # users per chunk of the O(n d) server gather when b > 1
 
 
-class Succinct:
+class Succinct(ScaledReportSpace):
     """Succinct mechanism: ``b`` clipped, randomized bucket sums per user.
 
     Parameters
@@ -110,26 +112,10 @@ class Succinct:
                 f"R={self.R!r}, randomizer={self.randomizer.name!r}, "
                 f"clip_estimate={self.clip_estimate!r}, codebook_seed={self.codebook_seed})")
 
-    @property
-    def output_bounds(self) -> tuple:
-        lo, hi = self.randomizer.output_bounds
-        return (self.R * lo, self.R * hi)
-
-    @property
-    def extreme_report(self) -> float:
-        """``c_eps R`` (Eq. (48)); raises for Laplace."""
-        return self.R * self.randomizer.extreme()
-
     def is_legal(self, reports) -> np.ndarray:
         """Per user: every bucket value in the output space of ``R * Q``."""
         y = np.asarray(reports, dtype=np.float64)
-        if self.randomizer.discrete:
-            c = self.R * self.randomizer.c_eps
-            ok = (y == c) | (y == -c)
-        else:
-            lo, hi = self.output_bounds
-            ok = np.isfinite(y) & (y >= lo) & (y <= hi)
-        return ok.reshape(y.shape[0], -1).all(axis=1)
+        return self._report_mask(y).reshape(y.shape[0], -1).all(axis=1)
 
     # ----------------------------------------------------------- public hashes
     def signs(self, identities, coords) -> np.ndarray:

@@ -75,7 +75,9 @@ from .._kernels._sketch import global_sketch
 from .._random import as_generator, resolve_codebook_seed, resolve_identities, resolve_n_threads
 from .._validation import check_choice, check_float, check_int, param_error
 from ._sanitize import SanitizationReport
-from .kv_common import SparseVectors, as_sparse_vectors, round_to_signs, sanitize_real
+from .kv_common import (
+    ScaledReportSpace, SparseVectors, as_sparse_vectors, round_to_signs, sanitize_real,
+)
 from .randomizers import Randomizer, make_randomizer
 
 __all__ = ["RPC", "RPCEstimate", "clipping_alpha", "resolve_clip_range", "VALUE_ROUTES"]
@@ -159,7 +161,7 @@ class RPCEstimate:
     seconds: dict = field(default_factory=dict)
 
 
-class RPC:
+class RPC(ScaledReportSpace):
     """Randomized Projection with Clipping: one real number per user, epsilon-LDP.
 
     Parameters
@@ -269,25 +271,9 @@ class RPC:
         )
 
     # ------------------------------------------------------------ public facts
-    @property
-    def output_bounds(self) -> tuple:
-        """``(low, high)``: the hull of the report space, ``R`` times ``Q``'s."""
-        lo, hi = self.randomizer.output_bounds
-        return (self.R * lo, self.R * hi)
-
-    @property
-    def extreme_report(self) -> float:
-        """``c_eps R``: the largest legal report (Eq. (52)); raises for Laplace."""
-        return self.R * self.randomizer.extreme()
-
     def is_legal(self, reports) -> np.ndarray:
         """Mask of reports inside the output space of ``R * Q``."""
-        y = np.asarray(reports, dtype=np.float64)
-        if self.randomizer.discrete:
-            c = self.R * self.randomizer.c_eps
-            return (y == c) | (y == -c)
-        lo, hi = self.output_bounds
-        return np.isfinite(y) & (y >= lo) & (y <= hi)
+        return self._report_mask(np.asarray(reports, dtype=np.float64))
 
     def variance_bound(self, n: int) -> float:
         """Theorem 1's per-coordinate variance bound ``alpha^2 (V_eps R^2 + m) / n``."""
