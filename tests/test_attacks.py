@@ -106,3 +106,18 @@ def test_attack_argument_errors():
         optimized_attack(mech, np.ones(5), [7], true_support=[0], false_support=[1])
     with pytest.raises(ValueError, match="'target' parameter of targeted_attack"):
         targeted_attack(mech, np.ones(5), [1], target=64)
+
+
+@pytest.mark.parametrize("make", MECHS)
+def test_targeted_attack_is_legal_and_beats_random_on_its_own_objective(make):
+    mech = make()
+    n = 1500
+    eps = np.random.default_rng(7).uniform(0.5, 2.0, n)
+    ids = np.arange(n, dtype=np.uint64)
+    cor = choose_corrupted(eps, 0.2, policy="random", rng=1)
+    att = targeted_attack(mech, eps, cor, target=9, rng=2)
+    rnd = random_attack(mech, eps, cor, rng=2)
+    _, rep = mech.sanitize(att.outputs, eps[cor], ids[cor], "test")
+    assert rep.n_valid == cor.size
+    own = mech.response_objective(eps, cor, ids, rnd.outputs, np.array([9]), np.ones(1))
+    assert np.all(att.per_identity >= own - 1e-12) and att.objective > own.sum()
