@@ -98,3 +98,13 @@ def test_parquet_needs_pyarrow(tmp_path, monkeypatch):
     (tmp_path / "r.csv").write_text("key\n")
     with pytest.raises(ImportError, match="pip install pyarrow"):
         write_parquet(tmp_path / "r.csv")
+
+
+def test_parquet_copy_has_the_csv_rows(tmp_path):
+    pq = pytest.importorskip("pyarrow.parquet")  # the test extra installs pyarrow
+    from fastldp.experiments.table import write_parquet
+
+    (tmp_path / "r.csv").write_text("key,failure,E_s\na/b/0,,0.5\na/c/0,boom,\n")
+    table = pq.read_table(write_parquet(tmp_path / "r.csv"))
+    assert table.num_rows == 2
+    assert table.column("key").to_pylist() == ["a/b/0", "a/c/0"]
