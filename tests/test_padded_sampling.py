@@ -94,3 +94,43 @@ def test_bad_parameters():
     with pytest.raises(ValueError, match="at most k = 3 pairs"):
         mech.privatize([np.array([[0, 0], [0, 1], [0, 2], [0, 3]])], 1.0, rng=0)
     assert "oracle='olh'" in repr(mech)
+
+
+def _set_law(mech, pairs, eps, identity=0):
+    """Exact output law of one identity holding ``pairs`` (encoded), slots averaged."""
+    law = mech.oracle.channel(eps, identity)
+    items = [pairs[u] if u < len(pairs) else mech.p + u for u in range(mech.k)]
+    return law[items].mean(axis=0)
+
+
+@pytest.mark.parametrize("oracle", ["grr", "olh", "hr"])
+@pytest.mark.parametrize("eps", [0.4, 1.5])
+def test_set_level_likelihood_ratio_is_at_most_e_eps(oracle, eps):
+    # Enumerate every set of at most k = 2 pairs of a 2 x 2 table.
+    import itertools
+
+    mech = PaddedRelationSampling(shape=(2, 2), k=2, s=2, oracle=oracle, codebook_seed=3)
+    sets = [list(c) for m in range(3) for c in itertools.combinations(range(4), m)]
+    laws = np.stack([_set_law(mech, s, eps, identity=5) for s in sets])
+    np.testing.assert_allclose(laws.sum(axis=1), 1.0, rtol=1e-12)
+    ratio = (laws.max(axis=0) / laws.min(axis=0)).max()
+    assert ratio <= math.exp(eps) * (1 + 1e-12)
+    if oracle == "grr":
+        # sampling amplifies: the largest ratio is (p + (k - 1) q) / (k q) < e^eps
+        p_, q_ = (x[0] for x in mech.oracle._pq(np.array([eps])))
+        assert ratio == pytest.approx((p_ + q_) / (2 * q_), rel=1e-12)
+
+
+@pytest.mark.parametrize("oracle", ["grr", "olh", "hr"])
+def test_privatize_samples_the_set_level_channel(oracle):
+    from scipy.stats import chisquare
+
+    mech = PaddedRelationSampling(shape=(2, 2), k=2, s=2, oracle=oracle, codebook_seed=3)
+    n, eps = 40_000, 1.0
+    law = _set_law(mech, [1], eps, identity=5)
+    sets = [np.array([[0, 1]])] * n
+    # one identity's channel (identity 5 each time), sampled n times
+    items = mech.sample_items(sets, rng=1)
+    out = mech.oracle.privatize(items, np.full(n, eps), np.full(n, 5, np.uint64), np.random.default_rng(2))
+    counts = np.bincount(out, minlength=law.shape[0])
+    assert chisquare(counts, n * law).pvalue > 1e-4
