@@ -63,7 +63,18 @@ def _workers(text: str) -> int:
 
 def _run(args) -> int:
     from .experiments import run
+    from .experiments.rpc import is_sparse_spec
 
+    if is_sparse_spec(args.spec):  # paper 001's section 8 parameters
+        from .experiments.rpc import run as run_sparse
+
+        if args.parquet:
+            raise ValueError("--parquet is not available for sparse-vector (rpc) specs.")
+        summary = run_sparse(args.spec, args.out, workers=args.workers, quick=args.quick,
+                             progress=not args.no_progress, data_dir=args.data,
+                             retry_failures=args.retry_failures)
+        print(summary)
+        return 0
     summary = run(args.spec, args.out, workers=args.workers, quick=args.quick,
                   progress=not args.no_progress, data_dir=args.data,
                   retry_failures=args.retry_failures, parquet=args.parquet)
@@ -73,10 +84,18 @@ def _run(args) -> int:
 
 def _report(args) -> int:
     from .experiments import build_report
+    from .experiments.rpc import is_sparse_table
 
     out = args.out if args.out is not None else args.results.parent / "report"
-    report = build_report(args.results, out, reference=args.reference,
-                          slope_min_n=args.slope_min_n, figures=not args.no_figures)
+    if is_sparse_table(args.results):  # paper 001's section 8 table
+        from .experiments.rpc import build_report as build_sparse_report
+
+        reference = "RPC" if args.reference == "JPRS-Global" else args.reference
+        report = build_sparse_report(args.results, out, reference=reference,
+                                     figures=not args.no_figures)
+    else:
+        report = build_report(args.results, out, reference=args.reference,
+                              slope_min_n=args.slope_min_n, figures=not args.no_figures)
     print(report.text)
     print(f"\nTables in {out}" + (
         f"; figures: {', '.join(p.name for p in report.figures if p.suffix == '.png')}"
@@ -88,7 +107,8 @@ def _reproduce(args) -> int:
     from .experiments import reproduce
 
     reproduce(args.experiment, quick=args.quick, out=args.out, workers=args.workers,
-              data_dir=args.data, progress=not args.no_progress, figures=not args.no_figures)
+              data_dir=args.data, progress=not args.no_progress, figures=not args.no_figures,
+              trials=args.trials)
     return 0
 
 
@@ -149,6 +169,8 @@ def _add_experiment_commands(sub) -> None:
                     help="folder with the real-data files (default $FASTLDP_DATA)")
     rp.add_argument("--no-progress", action="store_true", help="no progress bar")
     rp.add_argument("--no-figures", action="store_true", help="skip the figures")
+    rp.add_argument("--trials", type=_workers, default=None,
+                    help="rpc-* only: trials instead of the spec's (the paper's 500)")
     rp.set_defaults(func=_reproduce)
 
     data = sub.add_parser("data", help="populations: export the frozen benchmark")

@@ -15,8 +15,8 @@ kind                                          generator
 """
 
 from .sparse_vectors import (
-    SparseVectorDataset, cap_items, frequency_vectors, load_clothing_fit, load_commerce,
-    signed_vectors, truncated_normal_vectors, value_means,
+    SparseVectorDataset, cap_items, frequency_vectors, load_amazon_ratings, load_clothing_fit,
+    load_commerce, load_movielens_ratings, signed_vectors, truncated_normal_vectors, value_means,
 )
 from .budgets import BUDGET_PROFILES, budget_profile, budget_summary, profile_moments
 from .real import REAL_DATASETS, load_foursquare, load_gowalla, load_movielens, relation_population
@@ -43,7 +43,8 @@ from .synthetic import (
 
 __all__ = [
     "SparseVectorDataset", "frequency_vectors", "signed_vectors", "truncated_normal_vectors",
-    "value_means", "cap_items", "load_commerce", "load_clothing_fit",
+    "value_means", "cap_items", "load_commerce", "load_clothing_fit", "load_amazon_ratings",
+    "load_movielens_ratings",
     "Population",
     "rate_diagnostic_population",
     "best_sparse_approximation",

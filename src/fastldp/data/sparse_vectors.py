@@ -24,6 +24,11 @@ Real data, read from a user-given path (nothing is downloaded):
 * :func:`load_clothing_fit` - Clothing Fit JSON lines ("Clothing", Misra et
   al. 2018): value 1 for fit ``'fit'``, 0 for ``'small'`` and ``'large'``; users
   with more than ``max_items = 2`` items keep a uniformly drawn pair.
+* :func:`load_amazon_ratings` - Amazon product ratings ("Amazon"), the common
+  CSV ``userId,productId,rating,timestamp`` without header: value
+  ``rating / 5``, at most ``max_items = 2`` items per user.
+* :func:`load_movielens_ratings` - MovieLens ratings ("Movie"): value
+  ``rating / 5``, at most ``max_items = 100`` items per user.
 
 Loader choices where section 8.1 is silent: a user who rates the same item
 twice keeps the first record; records without a user, item or fit are
@@ -56,6 +61,8 @@ __all__ = [
     "cap_items",
     "load_commerce",
     "load_clothing_fit",
+    "load_amazon_ratings",
+    "load_movielens_ratings",
 ]
 
 
@@ -350,3 +357,185 @@ def load_clothing_fit(path, *, max_items=2, rng=None) -> SparseVectorDataset:
             values.append(1.0 if fit == "fit" else 0.0)
     gen = as_generator(rng, owner)
     return _build(users, items, values, owner, "clothing", skipped, max_items, gen)
+
+
+# ------------------------------------------------- Amazon and MovieLens ratings
+def _ordered_ids(ids: np.ndarray):
+    """Distinct ids in column order and each record's column (numeric order when
+    every id is a string of digits, as :func:`_column_order`)."""
+    uniq, inv = np.unique(ids, return_inverse=True)
+    if uniq.dtype.kind == "U" and uniq.size and bool(np.char.isdigit(uniq).all()):
+        order = np.array(sorted(range(uniq.size), key=lambda k: (int(uniq[k]), uniq[k])),
+                         dtype=np.int64)
+        rank = np.empty(order.size, dtype=np.int64)
+        rank[order] = np.arange(order.size)
+        return uniq[order], rank[inv]
+    return uniq, inv.astype(np.int64)
+
+
+def _build_arrays(users, items, values, owner, name, n_skipped, max_items, top_items,
+                  rng) -> SparseVectorDataset:
+    """Vectorized :func:`_build` for large rating files, plus the ``top_items`` filter.
+
+    Rows are users in order of first appearance, columns the distinct items in
+    id order; a repeated ``(user, item)`` keeps its first record.
+    """
+    if users.shape[0] == 0:
+        raise ValueError(f"{owner}: the file holds no usable records")
+    item_ids, c = _ordered_ids(items)
+    v = np.asarray(values, dtype=np.float64)
+    u_uniq, u_first, u_inv = np.unique(users, return_index=True, return_inverse=True)
+    # a repeated (user, item) keeps its first record
+    key = u_inv.astype(np.int64) * item_ids.shape[0] + c
+    _, first = np.unique(key, return_index=True)
+    n_dup = key.shape[0] - first.shape[0]
+    first.sort()
+    u_inv, c, v = u_inv[first], c[first], v[first]
+    if top_items is not None and top_items < item_ids.shape[0]:
+        holders = np.bincount(c, minlength=item_ids.shape[0])
+        keep_items = np.sort(np.lexsort((np.arange(holders.shape[0]), -holders))[:top_items])
+        remap = np.full(item_ids.shape[0], -1, dtype=np.int64)
+        remap[keep_items] = np.arange(keep_items.shape[0])
+        c = remap[c]
+        kept = c >= 0
+        u_inv, c, v = u_inv[kept], c[kept], v[kept]
+        item_ids = item_ids[keep_items]
+        if c.shape[0] == 0:
+            raise ValueError(f"{owner}: no records left after keeping the top {top_items} items")
+    # users in order of first appearance; users left without items are dropped
+    present = np.unique(u_inv)
+    order = present[np.argsort(u_first[present], kind="stable")]
+    rank = np.full(u_uniq.shape[0], -1, dtype=np.int64)
+    rank[order] = np.arange(order.shape[0])
+    r = rank[u_inv]
+    srt = np.lexsort((c, r))
+    r, c, v = r[srt], c[srt], v[srt]
+    counts = np.bincount(r, minlength=order.shape[0])
+    indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    vecs = SparseVectors(indptr, c, v, int(item_ids.shape[0]))
+    n_capped = 0
+    if max_items is not None:
+        vecs, n_capped = cap_items(vecs, max_items, rng=rng)
+    return SparseVectorDataset(vecs, np.asarray(item_ids), np.asarray(u_uniq[order]), name,
+                               n_capped, n_skipped + n_dup)
+
+
+def _check_rating_options(owner, scale, max_items, top_items):
+    scale = check_float(scale, "scale", owner, low=0.0)
+    if max_items is not None:
+        max_items = check_int(max_items, "max_items", owner, low=1)
+    if top_items is not None:
+        top_items = check_int(top_items, "top_items", owner, low=1)
+    return scale, max_items, top_items
+
+
+def load_amazon_ratings(path, *, max_items=2, scale=5.0, top_items=None,
+                        rng=None) -> SparseVectorDataset:
+    """Load Amazon product ratings ("Amazon", paper 001 section 8.1).
+
+    The common CSV of the Amazon review data (McAuley et al.), one rating per
+    line, ``userId,productId,rating,timestamp`` without header (a header line
+    is skipped when its rating field is not a number). Each user holds the
+    products it rated, with value ``rating / scale`` (ratings 1-5).
+
+    Parameters
+    ----------
+    path : str or PathLike
+        The CSV (plain or gzip), or a directory holding one (``ratings*.csv``
+        preferred).
+    max_items : int or None
+        Users with more items keep ``max_items`` of them, drawn uniformly with
+        ``rng`` (the paper keeps two). ``None`` keeps every item.
+    scale : float
+        Divisor of the rating (paper: 5).
+    top_items : int or None
+        Keep only the ``top_items`` products rated by the most users (ties to
+        the smaller id) and drop users left without items; applied before
+        ``max_items``. Not in the paper: its Amazon file has about 250,000
+        products, and every sketch-based server costs ``O(n d)``.
+    rng : None, int, SeedSequence or Generator
+        Draws the kept items of users above ``max_items``.
+
+    Returns
+    -------
+    SparseVectorDataset
+        Rows in order of first appearance, columns in product-id order.
+
+    Notes
+    -----
+    Section 8.1 gives ``n = 1,210,271`` users, which matches the Beauty
+    category file ``ratings_Beauty.csv`` (2,023,070 ratings); the loader
+    reads any category. Ratings outside ``(0, scale]`` and malformed lines
+    are skipped and counted (``n_skipped``); a repeated ``(user, product)``
+    keeps its first rating.
+    """
+    owner = "load_amazon_ratings"
+    scale, max_items, top_items = _check_rating_options(owner, scale, max_items, top_items)
+    fname = _resolve_file(path, owner, [lambda s: s.lower().startswith("ratings") and ".csv" in s.lower(),
+                                        lambda s: ".csv" in s.lower()])
+    users, items, values, skipped = [], [], [], 0
+    with _open_text(fname) as fh:
+        for k, rec in enumerate(csv.reader(fh)):
+            try:
+                u, it, rating = rec[0].strip(), rec[1].strip(), float(rec[2])
+            except (IndexError, ValueError):
+                if k > 0:
+                    skipped += 1
+                continue  # a header line, or a malformed one
+            if not u or not it or not (0 < rating <= scale):
+                skipped += 1
+                continue
+            users.append(u)
+            items.append(it)
+            values.append(rating / scale)
+    gen = as_generator(rng, owner)
+    return _build_arrays(np.asarray(users, dtype=str), np.asarray(items, dtype=str),
+                         np.asarray(values), owner, "amazon", skipped, max_items, top_items, gen)
+
+
+def load_movielens_ratings(path, *, max_items=100, scale=5.0, top_items=None,
+                           rng=None) -> SparseVectorDataset:
+    """Load MovieLens ratings as sparse vectors ("Movie", paper 001 section 8.1).
+
+    Each user holds the movies it rated, with value ``rating / scale``
+    (ratings 0.5-5 in the CSV releases, 1-5 in MovieLens 1M).
+
+    Parameters
+    ----------
+    path : str or PathLike
+        ``ratings.csv[.gz]`` of a CSV release (latest-small, 20M, 25M:
+        ``userId,movieId,rating,timestamp`` with header), ``ratings.dat`` of
+        MovieLens 1M (``UserID::MovieID::Rating::Timestamp``), or a folder
+        holding one.
+    max_items : int or None
+        Users with more ratings keep ``max_items`` of them, drawn uniformly
+        with ``rng`` (paper: 100). ``None`` keeps every rating.
+    scale : float
+        Divisor of the rating (paper: 5).
+    top_items : int or None
+        Keep only the ``top_items`` movies rated by the most users, as
+        :func:`load_amazon_ratings` (not in the paper).
+    rng : None, int, SeedSequence or Generator
+
+    Returns
+    -------
+    SparseVectorDataset
+        Rows in order of first appearance, columns in movie-id order.
+
+    Notes
+    -----
+    Section 8.1's ``n = 138,493`` users is MovieLens 20M.
+    """
+    from .real import MOVIELENS_1M_URL, MOVIELENS_LATEST_URL, _find, _read_movielens
+
+    owner = "load_movielens_ratings"
+    scale, max_items, top_items = _check_rating_options(owner, scale, max_items, top_items)
+    files = _find(path, ["ratings.csv", "ratings.csv.gz", "ratings.dat", "ratings.dat.gz",
+                         "ml-*/ratings.csv", "ml-*/ratings.dat"], "MovieLens",
+                  "'ratings.csv[.gz]' of a MovieLens CSV release or 'ratings.dat' of MovieLens 1M",
+                  f"{MOVIELENS_LATEST_URL} and {MOVIELENS_1M_URL}")
+    users, movies, ratings = _read_movielens(files[:1])
+    ok = (ratings > 0) & (ratings <= scale)
+    gen = as_generator(rng, owner)
+    return _build_arrays(users[ok], movies[ok], ratings[ok] / scale, owner, "movielens",
+                         int((~ok).sum()), max_items, top_items, gen)
