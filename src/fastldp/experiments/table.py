@@ -97,23 +97,38 @@ def _decode(text: str, kind):
     return text == "true"
 
 
-def encode_rows(rows) -> str:
-    """Return the CSV text (whole lines) of ``rows`` (dicts keyed by :data:`COLUMNS`)."""
+def encode_rows(rows, columns=None) -> str:
+    """Return the CSV text (whole lines) of ``rows`` (dicts keyed by ``columns``,
+    default :data:`COLUMNS`)."""
+    columns = COLUMNS if columns is None else columns
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     for row in rows:
-        unknown = set(row) - set(COLUMNS)
+        unknown = set(row) - set(columns)
         if unknown:
             raise KeyError(f"Results rows have no columns {sorted(unknown)}.")
-        writer.writerow([_encode(row.get(name)) for name in COLUMNS])
+        writer.writerow([_encode(row.get(name)) for name in columns])
     return buf.getvalue()
 
 
 class ResultsTable:
-    """An append-only, resumable CSV of results rows at ``path``."""
+    """An append-only, resumable CSV of results rows at ``path``.
+
+    Subclasses for other experiments change only :attr:`columns` (and the
+    :attr:`kind` named in errors).
+    """
+
+    #: Column name -> type, in file order.
+    columns = COLUMNS
+    #: What the table holds, for error messages.
+    kind = "fastldp results table"
 
     def __init__(self, path):
         self.path = Path(path)
+
+    @property
+    def header(self) -> str:
+        return ",".join(self.columns) + "\n"
 
     def prepare(self) -> set:
         """Create the file or repair a torn tail; return the keys already present.
@@ -122,36 +137,36 @@ class ResultsTable:
         """
         self.path.parent.mkdir(parents=True, exist_ok=True)
         if not self.path.exists() or self.path.stat().st_size == 0:
-            self._replace(HEADER)
+            self._replace(self.header)
             return set()
         data = self.path.read_bytes()
         if not data.endswith(b"\n"):
             # a kill mid-write: drop the incomplete last line
             cut = data.rfind(b"\n") + 1
             if cut == 0:
-                self._replace(HEADER)
+                self._replace(self.header)
                 return set()
             os.truncate(self.path, cut)
             data = data[:cut]
         header, _, body = data.decode("utf-8").partition("\n")
-        if header + "\n" != HEADER:
+        if header + "\n" != self.header:
             raise ValueError(
-                f"{str(self.path)!r} is not a fastldp results table with the current columns; "
+                f"{str(self.path)!r} is not a {self.kind} with the current columns; "
                 f"write to another --out folder."
             )
         keys = set()
         for lineno, record in enumerate(csv.reader(io.StringIO(body)), start=2):
-            if len(record) != len(COLUMNS):
+            if len(record) != len(self.columns):
                 raise ValueError(
                     f"{str(self.path)!r} line {lineno} has {len(record)} fields, "
-                    f"expected {len(COLUMNS)}."
+                    f"expected {len(self.columns)}."
                 )
             keys.add(record[0])
         return keys
 
     def append(self, rows) -> None:
         """Append ``rows`` as whole lines and make them durable."""
-        text = encode_rows(rows)
+        text = encode_rows(rows, self.columns)
         if not text:
             return
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
@@ -165,14 +180,14 @@ class ResultsTable:
             os.close(fd)
 
     def read(self) -> list[dict]:
-        """Return the complete rows, typed by :data:`COLUMNS` (a torn last line is ignored)."""
-        return read_results(self.path)
+        """Return the complete rows, typed by :attr:`columns` (a torn last line is ignored)."""
+        return read_results(self.path, self.columns)
 
     def drop_failures(self) -> int:
         """Rewrite the table without its failed rows (atomically); return how many went."""
         self.prepare()
         lines = self.path.read_text("utf-8").splitlines(keepends=True)
-        keep = [HEADER]
+        keep = [self.header]
         dropped = 0
         for record, line in zip(csv.reader(lines[1:]), lines[1:]):
             if record[-1]:
@@ -192,8 +207,12 @@ class ResultsTable:
         os.replace(tmp, self.path)
 
 
-def read_results(path) -> list[dict]:
-    """Read a results CSV into typed dicts (file order; a torn last line is ignored)."""
+def read_results(path, columns=None) -> list[dict]:
+    """Read a results CSV into typed dicts (file order; a torn last line is ignored).
+
+    ``columns`` (default :data:`COLUMNS`) gives the known columns and their types.
+    """
+    columns = COLUMNS if columns is None else columns
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"No results table at {str(path)!r}.")
@@ -204,10 +223,10 @@ def read_results(path) -> list[dict]:
     header = next(reader, None)
     if header is None:
         return []
-    unknown = [name for name in header if name not in COLUMNS]
+    unknown = [name for name in header if name not in columns]
     if unknown:
         raise ValueError(f"{str(path)!r} has unknown columns {unknown}.")
-    kinds = [COLUMNS[name] for name in header]
+    kinds = [columns[name] for name in header]
     return [
         {name: _decode(value, kind) for name, kind, value in zip(header, kinds, record)}
         for record in reader

@@ -8,12 +8,8 @@ value encoding; only the columns differ.
 
 from __future__ import annotations
 
-import csv
-import io
-import os
-from pathlib import Path
-
-from ..table import ResultsTable, _decode, _encode
+from ..table import ResultsTable, read_results
+from ..table import encode_rows as _encode_rows
 
 __all__ = ["COLUMNS", "SparseResultsTable", "read_sparse_results", "is_sparse_table"]
 
@@ -57,75 +53,15 @@ HEADER = ",".join(COLUMNS) + "\n"
 
 
 def encode_rows(rows) -> str:
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    for row in rows:
-        unknown = set(row) - set(COLUMNS)
-        if unknown:
-            raise KeyError(f"Results rows have no columns {sorted(unknown)}.")
-        writer.writerow([_encode(row.get(name)) for name in COLUMNS])
-    return buf.getvalue()
+    """CSV text (whole lines) of sparse-vector result rows."""
+    return _encode_rows(rows, COLUMNS)
 
 
 class SparseResultsTable(ResultsTable):
     """An append-only, resumable CSV of sparse-vector results rows at ``path``."""
 
-    def prepare(self) -> set:
-        """Create the file or repair a torn tail; return the keys already present."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        if not self.path.exists() or self.path.stat().st_size == 0:
-            self._replace(HEADER)
-            return set()
-        data = self.path.read_bytes()
-        if not data.endswith(b"\n"):
-            cut = data.rfind(b"\n") + 1
-            if cut == 0:
-                self._replace(HEADER)
-                return set()
-            os.truncate(self.path, cut)
-            data = data[:cut]
-        header, _, body = data.decode("utf-8").partition("\n")
-        if header + "\n" != HEADER:
-            raise ValueError(
-                f"{str(self.path)!r} is not a fastldp sparse-vector results table with the "
-                f"current columns; write to another --out folder.")
-        keys = set()
-        for lineno, record in enumerate(csv.reader(io.StringIO(body)), start=2):
-            if len(record) != len(COLUMNS):
-                raise ValueError(f"{str(self.path)!r} line {lineno} has {len(record)} fields, "
-                                 f"expected {len(COLUMNS)}.")
-            keys.add(record[0])
-        return keys
-
-    def append(self, rows) -> None:
-        text = encode_rows(rows)
-        if not text:
-            return
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
-        try:
-            payload = text.encode("utf-8")
-            while payload:
-                payload = payload[os.write(fd, payload):]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-    def read(self) -> list[dict]:
-        return read_sparse_results(self.path)
-
-    def drop_failures(self) -> int:
-        """Rewrite the table without its failed rows (atomically); return how many went."""
-        self.prepare()
-        lines = self.path.read_text("utf-8").splitlines(keepends=True)
-        keep, dropped = [HEADER], 0
-        for record, line in zip(csv.reader(lines[1:]), lines[1:]):
-            if record[-1]:
-                dropped += 1
-            else:
-                keep.append(line)
-        if dropped:
-            self._replace("".join(keep))
-        return dropped
+    columns = COLUMNS
+    kind = "fastldp sparse-vector results table"
 
 
 def is_sparse_table(path) -> bool:
@@ -139,19 +75,4 @@ def is_sparse_table(path) -> bool:
 
 def read_sparse_results(path) -> list[dict]:
     """Read a sparse-vector results CSV into typed dicts (a torn last line is ignored)."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"No results table at {str(path)!r}.")
-    text = path.read_text("utf-8")
-    if text and not text.endswith("\n"):
-        text = text[: text.rfind("\n") + 1]
-    reader = csv.reader(io.StringIO(text))
-    header = next(reader, None)
-    if header is None:
-        return []
-    unknown = [name for name in header if name not in COLUMNS]
-    if unknown:
-        raise ValueError(f"{str(path)!r} has unknown columns {unknown}.")
-    kinds = [COLUMNS[name] for name in header]
-    return [{name: _decode(value, kind) for name, kind, value in zip(header, kinds, record)}
-            for record in reader if len(record) == len(header)]
+    return read_results(path, COLUMNS)
