@@ -9,7 +9,6 @@ value encoding; only the columns differ.
 from __future__ import annotations
 
 from ..table import ResultsTable, read_results
-from ..table import encode_rows as _encode_rows
 
 __all__ = ["COLUMNS", "SparseResultsTable", "read_sparse_results", "is_sparse_table"]
 
@@ -50,11 +49,6 @@ COLUMNS = {
 }
 
 HEADER = ",".join(COLUMNS) + "\n"
-
-
-def encode_rows(rows) -> str:
-    """CSV text (whole lines) of sparse-vector result rows."""
-    return _encode_rows(rows, COLUMNS)
 
 
 class SparseResultsTable(ResultsTable):
