@@ -367,51 +367,63 @@ def run(spec, out=None, *, workers: int = 1, quick: bool = False, progress: bool
 
     written = failures = 0
     bar = progress_bar(len(pending), spec.name, enabled=progress)
+    def record(rows):
+        nonlocal written, failures
+        table.append(rows)
+        written += len(rows)
+        failures += sum(1 for r in rows if r["failure"])
+        bar.update(1)
+
     try:
-        if workers == 1 or len(pending) <= 1:
-            for cell, missing in pending:
-                rows = _task(cell, missing, n_threads, data_dir)
-                table.append(rows)
-                written += len(rows)
-                failures += sum(1 for r in rows if r["failure"])
-                bar.update(1)
-        else:
-            ctx = multiprocessing.get_context("spawn")  # no fork after OpenMP
-            with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-                queue = iter(pending)
-                running = set()
-
-                def submit_next() -> bool:
-                    item = next(queue, None)
-                    if item is None:
-                        return False
-                    running.add(pool.submit(_task, item[0], item[1], n_threads, data_dir))
-                    return True
-
-                for _ in range(2 * workers):  # bounded in flight: memory stays flat
-                    if not submit_next():
-                        break
-                try:
-                    while running:
-                        finished, _ = cf.wait(running, return_when=cf.FIRST_COMPLETED)
-                        for fut in finished:
-                            running.discard(fut)
-                            rows = fut.result()
-                            table.append(rows)
-                            written += len(rows)
-                            failures += sum(1 for r in rows if r["failure"])
-                            bar.update(1)
-                            submit_next()
-                except BaseException:
-                    for fut in running:
-                        fut.cancel()
-                    raise
+        run_tasks(_task, [(cell, missing, n_threads, data_dir) for cell, missing in pending],
+                  workers, record)
     finally:
         bar.close()
     if parquet:
         write_parquet(table.path)
     return RunSummary(table.path, len(cells), len(pending), written, failures,
                       time.perf_counter() - t0)
+
+
+def run_tasks(task, arguments, workers: int, record) -> None:
+    """Run ``task(*args)`` for each tuple in ``arguments``; pass each result to ``record``.
+
+    Serial when ``workers == 1`` (or there is at most one task), else in a
+    pool of ``workers`` spawned processes (no fork after OpenMP) with at
+    most ``2 * workers`` tasks in flight, so memory stays flat whatever the
+    grid size; results are recorded in completion order. On any error or
+    interrupt the queued tasks are cancelled.
+    """
+    if workers == 1 or len(arguments) <= 1:
+        for args in arguments:
+            record(task(*args))
+        return
+    ctx = multiprocessing.get_context("spawn")
+    with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        queue = iter(arguments)
+        running = set()
+
+        def submit_next() -> bool:
+            args = next(queue, None)
+            if args is None:
+                return False
+            running.add(pool.submit(task, *args))
+            return True
+
+        for _ in range(2 * workers):
+            if not submit_next():
+                break
+        try:
+            while running:
+                finished, _ = cf.wait(running, return_when=cf.FIRST_COMPLETED)
+                for fut in finished:
+                    running.discard(fut)
+                    record(fut.result())
+                    submit_next()
+        except BaseException:
+            for fut in running:
+                fut.cancel()
+            raise
 
 
 def _write_manifest(out: Path, spec: Spec) -> None:

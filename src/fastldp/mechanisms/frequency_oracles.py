@@ -41,7 +41,6 @@ fractions) and ``out_of_range`` (integers outside the identity's outputs).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 import numpy as np
 

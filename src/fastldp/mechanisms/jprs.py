@@ -27,7 +27,6 @@ from .._kernels._projection import project_sparse_capped
 from .._kernels._sketch import jprs_sketch
 from .._random import as_generator, resolve_identities
 from .._kernels._hash import pair_signs
-from ._relations import RelationSets
 from ._sanitize import SanitizationReport, sanitize_bits
 from .base import RelationMechanism
 

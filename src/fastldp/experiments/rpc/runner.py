@@ -31,17 +31,17 @@ coins and the corrupted users.
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import hashlib
 import json
-import multiprocessing
 import time
 from pathlib import Path
 
 import numpy as np
 
 from ..progress import progress_bar
-from ..runner import RunSummary, _default_threads, _message, _resolve_paths, _write_manifest
+from ..runner import (
+    RunSummary, _default_threads, _message, _resolve_paths, _write_manifest, run_tasks,
+)
 from ..spec import Cell, Spec
 from .attack import targeted_attack, untargeted_attack
 from .methods import METHODS, Population, UnknownMethodError, build_method
@@ -274,36 +274,8 @@ def run(spec, out=None, *, workers: int = 1, quick: bool = False, trials: int | 
         bar.update(1)
 
     try:
-        if workers == 1 or len(pending) <= 1:
-            for cell, missing in pending:
-                record(_task(cell, missing, n_threads, data_dir))
-        else:
-            ctx = multiprocessing.get_context("spawn")  # no fork after OpenMP
-            with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-                queue = iter(pending)
-                running = set()
-
-                def submit_next() -> bool:
-                    item = next(queue, None)
-                    if item is None:
-                        return False
-                    running.add(pool.submit(_task, item[0], item[1], n_threads, data_dir))
-                    return True
-
-                for _ in range(2 * workers):  # bounded in flight
-                    if not submit_next():
-                        break
-                try:
-                    while running:
-                        finished, _ = cf.wait(running, return_when=cf.FIRST_COMPLETED)
-                        for fut in finished:
-                            running.discard(fut)
-                            record(fut.result())
-                            submit_next()
-                except BaseException:
-                    for fut in running:
-                        fut.cancel()
-                    raise
+        run_tasks(_task, [(cell, missing, n_threads, data_dir) for cell, missing in pending],
+                  workers, record)
     finally:
         bar.close()
     return RunSummary(table.path, len(cells), len(pending), written, failures,
