@@ -268,6 +268,14 @@ def _axis_values(key: str, value) -> list:
     return [value]
 
 
+def _is_int(x) -> bool:
+    return isinstance(x, numbers.Integral) and not isinstance(x, bool)
+
+
+def _is_real(x) -> bool:
+    return isinstance(x, numbers.Real) and not isinstance(x, bool)
+
+
 def _normalize(key: str, value, where: str):
     """Return ``value`` in the canonical form of parameter ``key`` or raise."""
     if key not in DEFAULTS:
@@ -275,12 +283,6 @@ def _normalize(key: str, value, where: str):
 
     def bad(expected):
         return _error(where, f"{key!r} must be {expected}, got {value!r}")
-
-    def is_int(x):
-        return isinstance(x, numbers.Integral) and not isinstance(x, bool)
-
-    def is_real(x):
-        return isinstance(x, numbers.Real) and not isinstance(x, bool)
 
     if key == "population":
         if isinstance(value, str):
@@ -290,23 +292,23 @@ def _normalize(key: str, value, where: str):
         return {k: value[k] for k in sorted(value)}
     if key == "shape":
         if not (isinstance(value, (list, tuple)) and len(value) == 2
-                and all(is_int(v) and v >= 1 for v in value)):
+                and all(_is_int(v) and v >= 1 for v in value)):
             raise bad("a pair [d1, d2] of ints >= 1")
         return (int(value[0]), int(value[1]))
     if key in ("n", "s", "k", "groups"):
-        if not (is_int(value) and value >= 1):
+        if not (_is_int(value) and value >= 1):
             raise bad("an int >= 1")
         return int(value)
     if key == "eps0":
-        if not (is_real(value) and 0 < value < math.inf):
+        if not (_is_real(value) and 0 < value < math.inf):
             raise bad("a float in (0, inf)")
         return float(value)
     if key == "alpha":
-        if not (is_real(value) and 0 <= value < 1):
+        if not (_is_real(value) and 0 <= value < 1):
             raise bad("a float in [0, 1)")
         return float(value)
     if key == "corruption":
-        if isinstance(value, list) and all(is_int(v) and v >= 0 for v in value):
+        if isinstance(value, list) and all(_is_int(v) and v >= 0 for v in value):
             return tuple(int(v) for v in value)
         if not isinstance(value, str):
             raise bad('"largest", "random" or a list of identity indices')

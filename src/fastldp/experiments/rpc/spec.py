@@ -47,11 +47,12 @@ populations have ``n = d = m = None``.
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import replace
 from pathlib import Path
 
-from ..spec import Cell, Spec, _axis_values, _read_toml, config_id, spec_from_dict
+from ..spec import (
+    Cell, Spec, _axis_values, _is_int, _is_real, _read_toml, config_id, spec_from_dict,
+)
 
 __all__ = ["DEFAULTS", "POPULATION_KINDS", "REAL_KINDS", "MODELS", "ATTACKS", "load_spec",
            "spec_from_dict_sparse", "expand_grid", "is_sparse_spec"]
@@ -190,12 +191,6 @@ def normalize(key: str, value, where: str):
     def bad(expected):
         return _error(where, f"{key!r} must be {expected}, got {value!r}")
 
-    def is_int(x):
-        return isinstance(x, numbers.Integral) and not isinstance(x, bool)
-
-    def is_real(x):
-        return isinstance(x, numbers.Real) and not isinstance(x, bool)
-
     if key == "population":
         if isinstance(value, str):
             value = {"kind": value}
@@ -203,15 +198,15 @@ def normalize(key: str, value, where: str):
             raise bad(f"a table with 'kind' one of {list(POPULATION_KINDS)}")
         return {k: value[k] for k in sorted(value)}
     if key in ("n", "d", "m", "target"):
-        if not (is_int(value) and value >= 1):
+        if not (_is_int(value) and value >= 1):
             raise bad("an int >= 1")
         return int(value)
     if key == "eps":
-        if not (is_real(value) and 0 < value < math.inf):
+        if not (_is_real(value) and 0 < value < math.inf):
             raise bad("a float in (0, inf)")
         return float(value)
     if key == "q_frac":
-        if not (is_real(value) and 0 <= value < 1):
+        if not (_is_real(value) and 0 <= value < 1):
             raise bad("a float in [0, 1)")
         return float(value)
     if key == "model":
