@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .report import scenario_label
+from .report import _group, _ok, scenario_label
 
 __all__ = ["make_figures"]
 
@@ -22,15 +22,8 @@ _REAL = ("movielens", "foursquare", "gowalla")
 _MAX_PANELS = 6
 
 
-def _ok(rows):
-    return [r for r in rows if not r.get("failure")]
 
 
-def _group(rows, keyfn) -> dict:
-    out: dict = {}
-    for r in rows:
-        out.setdefault(keyfn(r), []).append(r)
-    return out
 
 
 def _panels(n):

@@ -108,7 +108,7 @@ def holm(pvalues) -> np.ndarray:
 
 
 def _mean_sd(values) -> tuple[float, float]:
-    v = np.asarray(values, dtype=np.float64)
+    v = np.asarray([x for x in values if x is not None], dtype=np.float64)
     v = v[~np.isnan(v)]
     if v.shape[0] == 0:
         return math.nan, math.nan

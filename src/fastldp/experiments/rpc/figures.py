@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from ..figures import _MAX_PANELS, _panels, _save
+from ..report import _group
 from .spec import REAL_KINDS
 
 __all__ = ["make_figures"]
@@ -39,11 +40,6 @@ _STYLE = {
 _LOG_TICKS = [k * 10.0 ** e for e in range(-4, 1) for k in (1, 2, 5)]
 
 
-def _group(rows, keyfn) -> dict:
-    out: dict = {}
-    for r in rows:
-        out.setdefault(keyfn(r), []).append(r)
-    return out
 
 
 def _slug(text: str) -> str:

@@ -23,12 +23,12 @@ column per method, ``mean ± sd`` in each cell.
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
-import numpy as np
 
-from ..report import Report, _fmt, _write_csv, format_table, paired_interval
+from ..report import (
+    Report, _fmt, _group, _mean_sd, _ok, _write_csv, format_table, paired_interval,
+)
 from .table import read_sparse_results
 
 __all__ = ["CONFIG_FIELDS", "summarize", "differences", "increments", "failure_summary",
@@ -39,23 +39,10 @@ CONFIG_FIELDS = ("population", "population_params", "n", "d", "m", "eps", "q_fra
                  "attack", "target", "clip")
 
 
-def _ok(rows):
-    return [r for r in rows if not r.get("failure")]
 
 
-def _group(rows, keyfn) -> dict:
-    out: dict = {}
-    for r in rows:
-        out.setdefault(keyfn(r), []).append(r)
-    return out
 
 
-def _mean_sd(values):
-    v = np.asarray([x for x in values if x is not None], dtype=np.float64)
-    v = v[~np.isnan(v)]
-    if v.size == 0:
-        return math.nan, math.nan
-    return float(v.mean()), float(v.std(ddof=1)) if v.size > 1 else math.nan
 
 
 def population_label(row) -> str:
