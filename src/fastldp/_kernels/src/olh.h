@@ -7,7 +7,11 @@
  *   H_i(x) = (lane * g) >> 32                       (multiply-shift).
  *
  * Multiply-shift maps the 2^32 lane values onto g buckets whose sizes differ
- * by at most one value, so each bucket has probability within 2^-32 of 1/g.
+ * by at most one value, so each bucket has probability pi_b = 1/g + d_b with
+ * |d_b| <= 2^-32 and sum d_b = 0. The estimator needs P(H(v) = y) for an item
+ * v the identity does not hold; that is sum_b P(y = b) pi_b = 1/g +
+ * (p - (1-p)/(g-1)) sum_b d_b^2, which differs from 1/g by at most about
+ * g 2^-64 - below double precision - so using 1/g is exact in floating point.
  * Eight items share one Philox block, so hashing all p items costs p / 8
  * blocks.
  */
