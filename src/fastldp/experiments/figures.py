@@ -214,13 +214,20 @@ def _real(tables, out):
     return _save(fig, out, "real_data")
 
 
-def make_figures(rows, tables, out, *, log=None) -> list[Path]:
-    """Draw every figure the table supports into ``out``; return the files written."""
+def have_matplotlib(log=None) -> bool:
+    """True when matplotlib imports; otherwise say so on ``log`` (stderr)."""
     try:
         import matplotlib  # noqa: F401
     except ImportError:
         print("fastldp: matplotlib is not installed, so no figures were drawn "
               "(pip install 'fastldp[plot]').", file=log or sys.stderr)
+        return False
+    return True
+
+
+def make_figures(rows, tables, out, *, log=None) -> list[Path]:
+    """Draw every figure the table supports into ``out``; return the files written."""
+    if not have_matplotlib(log):
         return []
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

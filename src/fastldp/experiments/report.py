@@ -494,18 +494,26 @@ def build_report(results, out=None, *, reference: str = "JPRS-Global",
     report = Report(tables, text)
     if out is not None:
         out = Path(out)
-        out.mkdir(parents=True, exist_ok=True)
-        for name, table in tables.items():
-            path = out / f"{name}.csv"
-            _write_csv(path, table)
-            report.files.append(path)
-        (out / "report.txt").write_text(text + "\n")
-        report.files.append(out / "report.txt")
+        report.files += write_report_files(out, tables, {"report.txt": text})
         if figures:
             from .figures import make_figures
 
             report.figures = make_figures(rows, tables, out / "figures", log=log)
     return report
+
+
+def write_report_files(out: Path, tables: dict, texts: dict) -> list[Path]:
+    """Write each table to ``out/<name>.csv`` and each text to ``out/<file>``; return the paths."""
+    out.mkdir(parents=True, exist_ok=True)
+    files = []
+    for name, table in tables.items():
+        path = out / f"{name}.csv"
+        _write_csv(path, table)
+        files.append(path)
+    for name, text in texts.items():
+        (out / name).write_text(text + "\n")
+        files.append(out / name)
+    return files
 
 
 def _text(rows, tables, *, headline: dict, slope_min_n) -> str:

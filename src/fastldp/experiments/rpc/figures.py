@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import math
 import re
-import sys
 from pathlib import Path
 
 import numpy as np
 
-from ..figures import _MAX_PANELS, _panels, _save
+from ..figures import _MAX_PANELS, _panels, _save, have_matplotlib
 from ..report import _group
 from .spec import REAL_KINDS
 
@@ -125,11 +124,7 @@ def _q_figures(summary, out, methods):
 
 def make_figures(summary, out, *, methods=None, log=None) -> list[Path]:
     """Draw the MAE figures the summary supports into ``out``; return the files written."""
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        print("fastldp: matplotlib is not installed, so no figures were drawn "
-              "(pip install 'fastldp[plot]').", file=log or sys.stderr)
+    if not have_matplotlib(log):
         return []
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

@@ -27,7 +27,7 @@ from pathlib import Path
 
 
 from ..report import (
-    Report, _fmt, _group, _mean_sd, _ok, _write_csv, format_table, paired_interval,
+    Report, _fmt, _group, _mean_sd, _ok, format_table, paired_interval, write_report_files,
 )
 from .table import read_sparse_results
 
@@ -270,14 +270,8 @@ def build_report(results, out=None, *, reference: str = "RPC", figures: bool = T
     report = Report(tables, text)
     if out is not None:
         out = Path(out)
-        out.mkdir(parents=True, exist_ok=True)
-        for name, table in tables.items():
-            path = out / f"{name}.csv"
-            _write_csv(path, table)
-            report.files.append(path)
-        (out / "report.txt").write_text(text + "\n")
-        (out / "report.md").write_text("\n\n".join(md) + "\n")
-        report.files += [out / "report.txt", out / "report.md"]
+        report.files += write_report_files(out, tables, {"report.txt": text,
+                                                         "report.md": "\n\n".join(md)})
         if figures:
             from .figures import make_figures
 
