@@ -351,22 +351,36 @@ def run(spec, out=None, *, workers: int = 1, quick: bool = False, progress: bool
         raise ValueError(f"The 'workers' parameter of run must be an int >= 1. Got {workers!r} instead.")
     out = Path(out) if out is not None else Path("results") / spec.name
     table = ResultsTable(out / "results.csv")
+    summary = run_grid(spec, out, table, expand_grid(spec), _task, workers=workers,
+                       threads=threads, data_dir=data_dir, progress=progress,
+                       retry_failures=retry_failures)
+    if parquet:
+        write_parquet(table.path)
+    return summary
+
+
+def run_grid(spec: Spec, out: Path, table, cells, task, *, workers: int, threads, data_dir,
+             progress: bool, retry_failures: bool) -> RunSummary:
+    """Run the rows of ``cells`` missing from ``table`` and append them.
+
+    ``task(cell, methods, n_threads, data_dir) -> rows`` computes one cell's
+    missing methods. Shared by every experiment family's runner: resume
+    (rows already present are skipped; with ``retry_failures`` failed rows
+    are dropped first), the manifest, the progress bar and the pool.
+    """
     t0 = time.perf_counter()
     if retry_failures and table.path.exists():
         table.drop_failures()
     done = table.prepare()
     _write_manifest(out, spec)
-    cells = expand_grid(spec)
-    pending = []
-    for cell in cells:
-        missing = tuple(m for m in cell.methods if cell.key(m) not in done)
-        if missing:
-            pending.append((cell, missing))
+    pending = [(cell, missing) for cell in cells
+               if (missing := tuple(m for m in cell.methods if cell.key(m) not in done))]
     n_threads = threads or spec.threads or _default_threads(workers)
     data_dir = None if data_dir is None else str(data_dir)
 
     written = failures = 0
     bar = progress_bar(len(pending), spec.name, enabled=progress)
+
     def record(rows):
         nonlocal written, failures
         table.append(rows)
@@ -375,12 +389,10 @@ def run(spec, out=None, *, workers: int = 1, quick: bool = False, progress: bool
         bar.update(1)
 
     try:
-        run_tasks(_task, [(cell, missing, n_threads, data_dir) for cell, missing in pending],
+        run_tasks(task, [(cell, missing, n_threads, data_dir) for cell, missing in pending],
                   workers, record)
     finally:
         bar.close()
-    if parquet:
-        write_parquet(table.path)
     return RunSummary(table.path, len(cells), len(pending), written, failures,
                       time.perf_counter() - t0)
 

@@ -217,28 +217,7 @@ def spec_from_dict(data: dict, *, quick: bool = False, source: str = "<dict>") -
     if len(set(seeds)) != len(seeds):
         raise _error(source, f"'seeds' repeats a seed: {seeds!r}")
 
-    fixed_raw = data.get("fixed", {})
-    if not isinstance(fixed_raw, dict):
-        raise _error(source, "[fixed] must be a table")
-    fixed = {}
-    for key, value in fixed_raw.items():
-        fixed[key] = _normalize(key, value, f"{source} [fixed]")
-
-    grids_raw = data.get("grid", [{}])
-    if isinstance(grids_raw, dict):
-        grids_raw = [grids_raw]
-    if not (isinstance(grids_raw, list) and all(isinstance(g, dict) for g in grids_raw)):
-        raise _error(source, "'grid' must be a table or an array of tables ([[grid]])")
-    grids = []
-    for i, grid in enumerate(grids_raw):
-        where = f"{source} [[grid]] #{i + 1}"
-        axes = {}
-        for key, value in grid.items():
-            values = _axis_values(key, value)
-            if not values:
-                raise _error(where, f"axis {key!r} is empty")
-            axes[key] = tuple(_normalize(key, v, where) for v in values)
-        grids.append(axes)
+    fixed, grids = _fixed_and_grids(data, source, _normalize)
 
     threads = data.get("threads")
     if threads is not None and not (isinstance(threads, int) and not isinstance(threads, bool)
@@ -266,6 +245,34 @@ def _axis_values(key: str, value) -> list:
     if isinstance(value, list):
         return value
     return [value]
+
+
+def _fixed_and_grids(data: dict, source: str, normalize) -> tuple[dict, list]:
+    """Parse a spec's ``[fixed]`` table and its ``[[grid]]`` axes with ``normalize``.
+
+    Shared by every experiment family; ``normalize(key, value, where)``
+    checks one parameter value of that family and returns it canonical.
+    """
+    fixed_raw = data.get("fixed", {})
+    if not isinstance(fixed_raw, dict):
+        raise _error(source, "[fixed] must be a table")
+    fixed = {key: normalize(key, value, f"{source} [fixed]") for key, value in fixed_raw.items()}
+    grids_raw = data.get("grid", [{}])
+    if isinstance(grids_raw, dict):
+        grids_raw = [grids_raw]
+    if not (isinstance(grids_raw, list) and all(isinstance(g, dict) for g in grids_raw)):
+        raise _error(source, "'grid' must be a table or an array of tables ([[grid]])")
+    grids = []
+    for i, grid in enumerate(grids_raw):
+        where = f"{source} [[grid]] #{i + 1}"
+        axes = {}
+        for key, value in grid.items():
+            values = _axis_values(key, value)
+            if not values:
+                raise _error(where, f"axis {key!r} is empty")
+            axes[key] = tuple(normalize(key, v, where) for v in values)
+        grids.append(axes)
+    return fixed, grids
 
 
 def _is_int(x) -> bool:

@@ -38,10 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..progress import progress_bar
-from ..runner import (
-    RunSummary, _default_threads, _message, _resolve_paths, _write_manifest, run_tasks,
-)
+from ..runner import RunSummary, _message, _resolve_paths, run_grid
 from ..spec import Cell, Spec
 from .attack import targeted_attack, untargeted_attack
 from .methods import METHODS, Population, UnknownMethodError, build_method
@@ -251,33 +248,7 @@ def run(spec, out=None, *, workers: int = 1, quick: bool = False, trials: int | 
     if not (isinstance(workers, int) and workers >= 1):
         raise ValueError(f"The 'workers' parameter of run must be an int >= 1. Got {workers!r} instead.")
     out = Path(out) if out is not None else Path("results") / spec.name
-    table = SparseResultsTable(out / "results.csv")
-    t0 = time.perf_counter()
-    if retry_failures and table.path.exists():
-        table.drop_failures()
-    done = table.prepare()
-    _write_manifest(out, spec)
-    cells = expand_grid(spec)
-    pending = [(cell, missing) for cell in cells
-               if (missing := tuple(m for m in cell.methods if cell.key(m) not in done))]
-    n_threads = threads or spec.threads or _default_threads(workers)
-    data_dir = None if data_dir is None else str(data_dir)
-
-    written = failures = 0
-    bar = progress_bar(len(pending), spec.name, enabled=progress)
-
-    def record(rows):
-        nonlocal written, failures
-        table.append(rows)
-        written += len(rows)
-        failures += sum(1 for r in rows if r["failure"])
-        bar.update(1)
-
-    try:
-        run_tasks(_task, [(cell, missing, n_threads, data_dir) for cell, missing in pending],
-                  workers, record)
-    finally:
-        bar.close()
-    return RunSummary(table.path, len(cells), len(pending), written, failures,
-                      time.perf_counter() - t0)
+    return run_grid(spec, out, SparseResultsTable(out / "results.csv"), expand_grid(spec), _task,
+                    workers=workers, threads=threads, data_dir=data_dir, progress=progress,
+                    retry_failures=retry_failures)
 

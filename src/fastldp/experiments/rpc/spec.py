@@ -51,7 +51,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..spec import (
-    Cell, Spec, _axis_values, _is_int, _is_real, _read_toml, config_id, spec_from_dict,
+    Cell, Spec, _fixed_and_grids, _is_int, _is_real, _read_toml, config_id, spec_from_dict,
 )
 
 __all__ = ["DEFAULTS", "POPULATION_KINDS", "REAL_KINDS", "MODELS", "ATTACKS", "load_spec",
@@ -154,25 +154,7 @@ def spec_from_dict_sparse(data: dict, *, quick: bool = False, trials: int | None
     generic = {k: v for k, v in data.items() if k not in ("fixed", "grid", "report", "quick")}
     spec = spec_from_dict(generic, source=source)
 
-    fixed_raw = data.get("fixed", {})
-    if not isinstance(fixed_raw, dict):
-        raise _error(source, "[fixed] must be a table")
-    fixed = {k: normalize(k, v, f"{source} [fixed]") for k, v in fixed_raw.items()}
-    grids_raw = data.get("grid", [{}])
-    if isinstance(grids_raw, dict):
-        grids_raw = [grids_raw]
-    if not (isinstance(grids_raw, list) and all(isinstance(g, dict) for g in grids_raw)):
-        raise _error(source, "'grid' must be a table or an array of tables ([[grid]])")
-    grids = []
-    for i, grid in enumerate(grids_raw):
-        where = f"{source} [[grid]] #{i + 1}"
-        axes = {}
-        for key, value in grid.items():
-            values = _axis_values(key, value)
-            if not values:
-                raise _error(where, f"axis {key!r} is empty")
-            axes[key] = tuple(normalize(key, v, where) for v in values)
-        grids.append(axes)
+    fixed, grids = _fixed_and_grids(data, source, normalize)
     report = data.get("report", {})
     if not isinstance(report, dict):
         raise _error(source, "[report] must be a table")
