@@ -182,18 +182,7 @@ def spec_from_dict(data: dict, *, quick: bool = False, source: str = "<dict>") -
                      f"the keys are {sorted(_TOP_KEYS)}")
     data = dict(data)
     if quick:
-        overrides = data.get("quick")
-        if overrides is None:
-            raise _error(source, "has no [quick] table, so --quick cannot be used")
-        bad = set(overrides) - _QUICK_KEYS
-        if bad:
-            raise _error(source, f"unknown keys {sorted(bad)} in [quick]; "
-                         f"the keys are {sorted(_QUICK_KEYS)}")
-        for key, value in overrides.items():
-            if key in ("fixed", "report"):
-                data[key] = {**data.get(key, {}), **value}
-            else:
-                data[key] = value
+        _apply_quick(data, source, _QUICK_KEYS)
     name = data.get("name", "experiment")
     if not isinstance(name, str) or not name or any(c in name for c in "/\\"):
         raise _error(source, f"'name' must be a non-empty string without slashes, got {name!r}")
@@ -245,6 +234,25 @@ def _axis_values(key: str, value) -> list:
     if isinstance(value, list):
         return value
     return [value]
+
+
+def _apply_quick(data: dict, source: str, quick_keys) -> None:
+    """Merge the spec's ``[quick]`` overrides into ``data`` in place.
+
+    ``[fixed]`` and ``[report]`` are merged key by key; other keys replace.
+    """
+    overrides = data.get("quick")
+    if overrides is None:
+        raise _error(source, "has no [quick] table, so --quick cannot be used")
+    bad = set(overrides) - set(quick_keys)
+    if bad:
+        raise _error(source, f"unknown keys {sorted(bad)} in [quick]; "
+                     f"the keys are {sorted(quick_keys)}")
+    for key, value in overrides.items():
+        if key in ("fixed", "report"):
+            data[key] = {**data.get(key, {}), **value}
+        else:
+            data[key] = value
 
 
 def _fixed_and_grids(data: dict, source: str, normalize) -> tuple[dict, list]:

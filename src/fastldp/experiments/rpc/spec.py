@@ -51,7 +51,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..spec import (
-    Cell, Spec, _fixed_and_grids, _is_int, _is_real, _read_toml, config_id, spec_from_dict,
+    Cell, Spec, _apply_quick, _fixed_and_grids, _is_int, _is_real, _read_toml, config_id, spec_from_dict,
 )
 
 __all__ = ["DEFAULTS", "POPULATION_KINDS", "REAL_KINDS", "MODELS", "ATTACKS", "load_spec",
@@ -135,18 +135,7 @@ def spec_from_dict_sparse(data: dict, *, quick: bool = False, trials: int | None
     """
     data = dict(data)
     if quick:
-        overrides = data.get("quick")
-        if overrides is None:
-            raise _error(source, "has no [quick] table, so --quick cannot be used")
-        bad = set(overrides) - _QUICK_KEYS
-        if bad:
-            raise _error(source, f"unknown keys {sorted(bad)} in [quick]; "
-                         f"the keys are {sorted(_QUICK_KEYS)}")
-        for key, value in overrides.items():
-            if key in ("fixed", "report"):
-                data[key] = {**data.get(key, {}), **value}
-            else:
-                data[key] = value
+        _apply_quick(data, source, _QUICK_KEYS)
     if trials is not None:
         if not (isinstance(trials, int) and not isinstance(trials, bool) and trials >= 1):
             raise _error(source, f"'trials' must be an int >= 1, got {trials!r}")
