@@ -1,0 +1,72 @@
+"""Input checks shared by the histogram mechanisms (counts, non-negative reals)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import param_error
+
+__all__ = ["check_counts", "check_nonnegative", "scalar_or_array"]
+
+
+def _first_bad(bad: np.ndarray) -> tuple:
+    return tuple(int(i) for i in np.argwhere(bad)[0])
+
+
+def _where(index: tuple) -> str:
+    if not index:
+        return ""
+    return f" at index {index[0]}" if len(index) == 1 else f" at index {index}"
+
+
+def check_counts(values, name: str, owner: str) -> np.ndarray:
+    """Return ``values`` as a float64 array of non-negative integers or raise.
+
+    Integer arrays and float arrays whose entries are finite whole numbers are
+    accepted; booleans, strings, objects, NaN, infinities, fractions and
+    negative entries are not. The error names the first offending index.
+    """
+    expected = "an array of non-negative integers"
+    try:
+        arr = np.asarray(values)
+    except (TypeError, ValueError):
+        raise param_error(name, owner, expected, values, TypeError) from None
+    if arr.dtype.kind not in "iuf":
+        raise param_error(name, owner, expected, values, TypeError)
+    if arr.dtype.kind == "f":
+        bad = ~np.isfinite(arr)
+        if not bad.any():
+            bad = arr != np.floor(arr)
+        if bad.any():
+            i = _first_bad(bad)
+            raise ValueError(f"The {name!r} parameter of {owner} must be {expected}. "
+                             f"Got {arr[i].item()!r}{_where(i)} instead.")
+    if arr.size and arr.min() < 0:
+        i = _first_bad(arr < 0)
+        raise ValueError(f"The {name!r} parameter of {owner} must be {expected}. "
+                         f"Got {arr[i].item()!r}{_where(i)} instead.")
+    return arr.astype(np.float64)
+
+
+def check_nonnegative(values, name: str, owner: str) -> np.ndarray:
+    """Return ``values`` as a float64 array of finite reals ``>= 0`` or raise."""
+    expected = "an array of finite floats in [0, inf)"
+    try:
+        arr = np.asarray(values)
+    except (TypeError, ValueError):
+        raise param_error(name, owner, expected, values, TypeError) from None
+    if arr.dtype.kind not in "iuf":
+        raise param_error(name, owner, expected, values, TypeError)
+    arr = arr.astype(np.float64)
+    bad = ~(np.isfinite(arr) & (arr >= 0))
+    if bad.any():
+        i = _first_bad(bad)
+        raise ValueError(f"The {name!r} parameter of {owner} must be {expected}. "
+                         f"Got {arr[i].item()!r}{_where(i)} instead.")
+    return arr
+
+
+def scalar_or_array(result: np.ndarray, like=None) -> float | np.ndarray:
+    """A Python float when ``like`` (default: ``result``) is 0-d, else the array."""
+    shape_of = result if like is None else like
+    return float(result) if np.ndim(shape_of) == 0 else result

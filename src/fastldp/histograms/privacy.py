@@ -1,0 +1,122 @@
+"""Per-group privacy reports and the zCDP to (epsilon, delta) conversion."""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._validation import check_float
+from ._checks import scalar_or_array
+
+__all__ = ["zcdp_epsilon", "PrivacyReport"]
+
+
+def zcdp_epsilon(rho, delta: float):
+    """``epsilon = rho + 2 sqrt(rho log(1/delta))``: rho-zCDP implies (epsilon, delta)-DP.
+
+    Bun and Steinke (2016), Proposition 1.3. ``rho = 0`` gives 0 and
+    ``rho = inf`` gives ``inf``.
+
+    Parameters
+    ----------
+    rho : float or array_like
+        zCDP budgets in ``[0, inf]``.
+    delta : float
+        In ``(0, 1)``.
+    """
+    delta = check_float(delta, "delta", "zcdp_epsilon", low=0, high=1)
+    r = np.asarray(rho, dtype=np.float64)
+    if np.any(~(r >= 0)):
+        raise ValueError("The 'rho' parameter of zcdp_epsilon must be floats in [0, inf]. "
+                         f"Got {rho!r} instead.")
+    return scalar_or_array(r + 2 * np.sqrt(r * math.log(1 / delta)))
+
+
+@dataclass(frozen=True)
+class PrivacyReport:
+    """What each group of a released histogram gets: budget and expected error.
+
+    Attributes
+    ----------
+    mechanism : str
+        The mechanism that produced it.
+    counts : ndarray
+        The true counts, one per group.
+    rho : ndarray
+        ``v(count)``: the zCDP budget of each group's members (and of a person
+        who could join the group).
+    rho_asymptotic : ndarray
+        ``lim_m m^2 v(m) / n^2`` (``1 / (2 sigma^2 n^2)`` for the shifted-log
+        Gaussian; ``inf`` at 0; ``nan`` when not given).
+    epsilon : ndarray
+        The ``(epsilon, delta)``-DP of each group at ``delta``.
+    delta : float
+    expected_error : ndarray
+        ``E|x_hat - x|`` per group.
+    error_bound : ndarray
+        The target ``r max(x, 1)``.
+    """
+
+    mechanism: str
+    counts: np.ndarray
+    rho: np.ndarray
+    rho_asymptotic: np.ndarray
+    epsilon: np.ndarray
+    delta: float
+    expected_error: np.ndarray
+    error_bound: np.ndarray
+
+    @classmethod
+    def build(cls, *, mechanism, counts, rho, expected_error, error_bound, delta,
+              leading_constant=math.nan) -> "PrivacyReport":
+        """Assemble a report; ``leading_constant`` is ``lim n^2 v(n)`` if known."""
+        counts = np.asarray(counts, dtype=np.float64).ravel()
+        rho = np.asarray(rho, dtype=np.float64).ravel()
+        with np.errstate(divide="ignore"):
+            asym = np.where(counts > 0, leading_constant / counts ** 2, np.inf)
+        return cls(mechanism=mechanism, counts=counts, rho=rho, rho_asymptotic=asym,
+                   epsilon=np.asarray(zcdp_epsilon(rho, delta), dtype=np.float64).ravel(),
+                   delta=delta,
+                   expected_error=np.asarray(expected_error, dtype=np.float64).ravel(),
+                   error_bound=np.asarray(error_bound, dtype=np.float64).ravel())
+
+    @property
+    def meets_utility(self) -> np.ndarray:
+        """Whether each group's expected error is below its bound."""
+        return self.expected_error < self.error_bound
+
+    def rows(self) -> list[dict]:
+        """One dict per group."""
+        return [
+            {"group": i, "count": int(n), "rho": float(p), "rho_asymptotic": float(q),
+             "epsilon": float(e), "delta": self.delta, "expected_error": float(err),
+             "error_bound": float(b), "meets_utility": bool(err < b)}
+            for i, (n, p, q, e, err, b) in enumerate(zip(
+                self.counts, self.rho, self.rho_asymptotic, self.epsilon,
+                self.expected_error, self.error_bound))
+        ]
+
+    def to_csv(self) -> str:
+        """The rows as CSV text with a header."""
+        rows = self.rows()
+        buf = io.StringIO()
+        writer = csv.DictWriter(buf, fieldnames=list(rows[0]) if rows else ["group"],
+                                lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+        return buf.getvalue()
+
+    def __str__(self) -> str:
+        head = (f"{'group':>5} {'count':>10} {'rho = v(n)':>12} {'1/(2s^2n^2)':>12} "
+                f"{'eps@delta':>10} {'E|err|':>10} {'bound':>10}")
+        lines = [self.mechanism, f"(epsilon at delta = {self.delta:g})", head]
+        for row in self.rows():
+            lines.append(f"{row['group']:>5} {row['count']:>10} {row['rho']:>12.5g} "
+                         f"{row['rho_asymptotic']:>12.5g} {row['epsilon']:>10.4g} "
+                         f"{row['expected_error']:>10.4g} {row['error_bound']:>10.4g}")
+        return "\n".join(lines)
+
