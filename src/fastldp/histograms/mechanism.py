@@ -25,8 +25,20 @@ bound for ``Y`` holds for ``x_hat`` (clipping can only lower it). ``Y`` is
 
 and ``v(n) = max(edge(n - 1), edge(n)) = edge(max(n - 1, 0))`` because
 ``edge`` decreases. Hence ``v(0) = v(1) = log(1 + 1/c)^2 / (2 sigma^2)`` and
-``n^2 v(n) -> 1/(2 sigma^2)`` as ``n -> inf``. The value is exact for ``Y``
-and an upper bound for the clipped release.
+``n^2 v(n) -> 1/(2 sigma^2)`` as ``n -> inf``.
+
+The bound is also exact for the clipped release ``x_hat``, not just an upper
+bound: in the log space of ``x_hat + c`` the release is ``Y`` with the mass
+below ``log c`` merged into an atom, so for equal variances
+(``m_alpha = alpha m1 + (1 - alpha) m2``, ``u_i = (log c - m_i)/sigma``)
+
+    exp((alpha - 1) D_alpha) = Phi(u1)^alpha Phi(u2)^(1 - alpha)
+        + exp(alpha (alpha - 1) delta^2 / (2 sigma^2)) Phi((m_alpha - log c) / sigma)
+
+(:meth:`ShiftedLogGaussian.released_renyi`). From the larger count to the
+smaller (``m1 > m2``) ``m_alpha -> inf``, so ``D_alpha / alpha -> delta^2 /
+(2 sigma^2)`` as ``alpha -> inf``: the supremum is not lowered by clipping.
+(In the other direction clipping helps a lot at the edge ``{0, 1}``.)
 
 The drift
 ---------
@@ -202,7 +214,7 @@ def _error_quadrature(x: float, c: float, sigma: float, mu: float) -> float:
     def above(z):   # x_hat >= x: error a (W - 1)
         return a * math.expm1(mu + sigma * z) * phi(z)
 
-    opts = dict(epsabs=0.0, epsrel=1e-11, limit=200)
+    opts = dict(epsabs=1e-15 * a, epsrel=1e-10, limit=200)
     total = 0.0
     if z0 > lo and x > 0:   # x_hat = 0: error x
         total += x * integrate.quad(phi, lo, min(z0, hi), **opts)[0]
@@ -418,6 +430,43 @@ class ShiftedLogGaussian:
         out = np.log1p(1.0 / (k + self.c)) ** 2 / (2 * self.sigma * self.sigma)
         return scalar_or_array(out)
 
+    def released_renyi(self, k, order):
+        """Rényi divergences of the released (clipped) laws at counts ``k`` and ``k + 1``.
+
+        Closed form (module docstring): the log-space Gaussians with the mass
+        below ``log c`` merged into the atom at 0.
+
+        Parameters
+        ----------
+        k : int
+            A count ``>= 0``.
+        order : float or array_like
+            Orders in ``(1, inf)``.
+
+        Returns
+        -------
+        (ndarray, ndarray) or (float, float)
+            ``D_order(M(k) || M(k+1))`` and ``D_order(M(k+1) || M(k))``. Both
+            are at most ``order * edge_rho(k)``; the second tends to it as
+            ``order -> inf``.
+        """
+        owner = f"{_OWNER}.released_renyi"
+        k = float(check_counts(k, "k", owner))
+        a = np.asarray(order, dtype=np.float64)
+        if not np.all(a > 1) or np.any(np.isinf(a)):
+            raise ValueError(f"The 'order' parameter of {owner} must be floats in (1, inf). "
+                             f"Got {order!r} instead.")
+        s, cut = self.sigma, math.log(self.c)
+        lo, hi = math.log(k + self.c) + self.mu, math.log(k + 1 + self.c) + self.mu
+
+        def div(m1, m2):
+            atom = a * special.log_ndtr((cut - m1) / s) + (1 - a) * special.log_ndtr((cut - m2) / s)
+            m_a = a * m1 + (1 - a) * m2
+            cont = a * (a - 1) * (m1 - m2) ** 2 / (2 * s * s) + special.log_ndtr((m_a - cut) / s)
+            return scalar_or_array(np.maximum(np.logaddexp(atom, cont) / (a - 1), 0.0))
+
+        return div(lo, hi), div(hi, lo)
+
     def rho(self, n):
         """The count-dependent zCDP budget ``v(n)`` (vectorized).
 
@@ -452,9 +501,10 @@ class ShiftedLogGaussian:
             every real ``x >= 0``, not only integers).
         method : {"quadrature", "exact"}
             ``"quadrature"`` integrates the error against the normal density
-            with adaptive Gauss-Kronrod (scipy ``quad``, relative 1e-11) over
-            the three smooth pieces of the release; ``"exact"`` is the closed
-            form ``(x + c) E|W - 1| - kappa(x)`` of the module docstring.
+            with adaptive Gauss-Kronrod (scipy ``quad``, relative 1e-10,
+            absolute 1e-15 (x + c)) over the three smooth pieces of the
+            release; ``"exact"`` is the closed form
+            ``(x + c) E|W - 1| - kappa(x)`` of the module docstring.
 
         Returns
         -------
