@@ -99,7 +99,7 @@ def rule(title: str) -> None:
 
 
 def make_population(n: int, shape, seed: int = 0):
-    return fastldp.data.rate_diagnostic_population(shape=shape, s=S, k=K, n=n, rng=seed)
+    return fastldp.relations.rate_diagnostic_population(shape=shape, s=S, k=K, n=n, rng=seed)
 
 
 # ----------------------------------------------------------- (a) + (b) decode

@@ -167,7 +167,7 @@ def check_against_kernel(n: int = 3000, shape=(16, 40), k: int = 8, s: int = 32,
                                    err_msg=f"global_sketch (n_threads={nt}) != NumPy reference")
 
     mech = fastldp.JPRS(shape=shape, k=k, s=s, codebook_seed=seed)
-    pop = fastldp.data.rate_diagnostic_population(shape=shape, s=s, k=k, n=n, rng=1)
+    pop = fastldp.relations.rate_diagnostic_population(shape=shape, s=s, k=k, n=n, rng=1)
     eps = np.full(n, 0.75)
     bits = mech.privatize(pop.relations, eps, rng=2)
     est = mech.estimate(bits, eps)

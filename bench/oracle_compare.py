@@ -27,7 +27,7 @@ import time
 import numpy as np
 
 from fastldp._kernels._openmp import max_threads
-from fastldp.mechanisms import OLH, HadamardResponse
+from fastldp.oracles import OLH, HadamardResponse
 
 
 def best_of(fn, repeats):

@@ -34,9 +34,9 @@ import time
 import numpy as np
 
 import fastldp
-from fastldp.data.sparse_vectors import frequency_vectors, signed_vectors
-from fastldp.mechanisms.kv_baselines import PCKVGRR, PCKVUE, Collision, PrivKVM, Succinct
-from fastldp.mechanisms.rpc import RPC
+from fastldp.vectors.datasets import frequency_vectors, signed_vectors
+from fastldp.vectors import PCKVGRR, PCKVUE, Collision, PrivKVM, Succinct
+from fastldp.vectors.rpc import RPC
 
 TWO256 = 2**256
 SEED = 20240601

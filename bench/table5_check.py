@@ -16,9 +16,10 @@ import time
 import numpy as np
 
 import fastldp
-from fastldp.attacks import apply_attack, choose_corrupted, false_support, optimized_attack
-from fastldp.data import rate_diagnostic_population
-from fastldp.mechanisms import PaddedRelationSampling
+from fastldp.relations import apply_attack, false_support, optimized_attack
+from fastldp.corruption import choose_corrupted
+from fastldp.relations import rate_diagnostic_population
+from fastldp.relations import PaddedRelationSampling
 from fastldp.metrics import squared_frobenius_loss
 
 PAPER = {  # Table 5: clean, attacked

@@ -39,7 +39,7 @@ def _rounds(fn, benchmark, rounds=5):
 
 @pytest.fixture(scope="module")
 def population():
-    return fastldp.data.rate_diagnostic_population(shape=SHAPE, s=S, k=K, n=N, rng=0)
+    return fastldp.relations.rate_diagnostic_population(shape=SHAPE, s=S, k=K, n=N, rng=0)
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""Tests for fastldp.analysis: functionals, bounds and the theorem-regime audit.
+"""Tests for fastldp.relations.analysis: functionals, bounds and the theorem-regime audit.
 
 Reference values are either exact rationals, closed forms written out here
 independently of the package (Proposition 1, Theorem 2's homogeneous radius,
@@ -16,7 +16,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from fastldp.analysis import (
+from fastldp.relations.analysis import (
     I_eff,
     L_eff,
     RegimeAudit,

@@ -5,11 +5,16 @@ import pytest
 
 from fastldp import JPRS
 from fastldp._kernels._hash import pair_signs
-from fastldp.attacks import (
-    apply_attack, choose_corrupted, false_support, optimized_attack, random_attack, targeted_attack,
+from fastldp.relations import (
+    apply_attack,
+    false_support,
+    optimized_attack,
+    random_attack,
+    targeted_attack,
 )
-from fastldp.data import rate_diagnostic_population
-from fastldp.mechanisms import PaddedRelationSampling
+from fastldp.corruption import choose_corrupted
+from fastldp.relations import rate_diagnostic_population
+from fastldp.relations import PaddedRelationSampling
 
 
 def test_largest_policy_takes_the_largest_budgets():

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from fastldp.data import BUDGET_PROFILES, budget_profile, budget_summary, profile_moments
+from fastldp.budgets import BUDGET_PROFILES, budget_profile, budget_summary, profile_moments
 
 N = 200_000
 

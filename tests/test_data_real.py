@@ -7,14 +7,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fastldp.data import (
+from fastldp.relations import (
     build_population,
     load_foursquare,
     load_gowalla,
     load_movielens,
     relation_population,
 )
-from fastldp.mechanisms._relations import _minhash_cap
+from fastldp.relations.relation_sets import _minhash_cap
 
 
 def _find_shared_data():

@@ -8,7 +8,7 @@ import pytest
 import scipy.sparse as sp
 from scipy import stats
 
-from fastldp.data import (
+from fastldp.relations import (
     FROZEN_HASHES,
     FROZEN_SEEDS,
     PAPER_TABLE2,
@@ -24,7 +24,7 @@ from fastldp.data import (
     scenario_population,
     table2_statistics,
 )
-from fastldp.data import scenarios as sc
+from fastldp.relations import scenarios as sc
 
 N, D, S, K = 16_000, 64, 128, 8
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.stats import chisquare
 
-from fastldp.data import rate_diagnostic_population
+from fastldp.relations import rate_diagnostic_population
 
 
 @pytest.mark.parametrize("s,k", [(5, 2), (6, 4)])  # rejection path and key path

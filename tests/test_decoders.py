@@ -5,10 +5,10 @@ import pytest
 
 from fastldp import JPRS
 from fastldp._kernels._projection import project_sparse_capped
-from fastldp.data import rate_diagnostic_population
-from fastldp.mechanisms import PaddedRelationSampling, decode, public_groups
-from fastldp.mechanisms._sanitize import SanitizationReport
-from fastldp.mechanisms.base import RelationMechanism
+from fastldp.relations import rate_diagnostic_population
+from fastldp.relations import PaddedRelationSampling, decode, public_groups
+from fastldp._sanitize import SanitizationReport
+from fastldp.relations.base import RelationMechanism
 
 
 class ScriptedMechanism(RelationMechanism):

@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-from fastldp.experiments import build_report
-from fastldp.experiments.report import (
+from fastldp.experiments.relations import build_report
+from fastldp.experiments.relations.report import (
     ablation_ratios,
     attack_increments,
     holm,
@@ -18,7 +18,7 @@ from fastldp.experiments.report import (
     slope_fits,
     summarize,
 )
-from fastldp.experiments.table import COLUMNS
+from fastldp.experiments.relations.table import COLUMNS
 
 T_975_DF3 = 3.182446305284263  # Student t quantile, 0.975, 3 degrees of freedom (tables)
 

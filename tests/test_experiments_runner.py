@@ -7,17 +7,11 @@ import shutil
 import numpy as np
 import pytest
 
-from fastldp.experiments import (
-    COLUMNS,
-    expand_grid,
-    read_results,
-    run,
-    run_cell,
-    spec_from_dict,
+from fastldp.experiments.relations import (
+    COLUMNS, cell_streams, expand_grid, read_results, run, run_cell, spec_from_dict,
 )
-from fastldp.experiments import methods as registry
-from fastldp.experiments.runner import cell_streams
-from fastldp.experiments.table import HEADER
+from fastldp.experiments.relations import methods as registry
+from fastldp.experiments.relations.table import HEADER
 
 METHODS = ["JPRS-Global", "JPRS-NoProjection", "NonPrivate-TopS"]
 
@@ -209,7 +203,7 @@ def test_retry_failures(tmp_path):
 
 def test_other_columns_refuse_to_mix(tmp_path):
     (tmp_path / "results.csv").write_text("key,other\n")
-    with pytest.raises(ValueError, match="not a fastldp results table"):
+    with pytest.raises(ValueError, match="not a fastldp relation results table"):
         run(tiny_spec(), tmp_path, progress=False)
 
 
@@ -232,7 +226,7 @@ def scratch_registry():
 
 
 def test_adapters_register_any_mechanism_in_one_line(tmp_path, scratch_registry):
-    from fastldp.mechanisms import PaddedRelationSampling
+    from fastldp.relations import PaddedRelationSampling
 
     reg = scratch_registry
     calls = []
@@ -270,8 +264,9 @@ def test_adapters_register_any_mechanism_in_one_line(tmp_path, scratch_registry)
     assert rows["JPRS-Medoid"]["runtime_s"] == rows["JPRS-Global"]["runtime_s"]
 
     # the same numbers as calling the mechanism by hand with the cell's streams
-    from fastldp.data import build_population, budget_profile
-    from fastldp.mechanisms import JPRS
+    from fastldp.relations import build_population
+    from fastldp.budgets import budget_profile
+    from fastldp.relations import JPRS
     from fastldp.metrics import squared_frobenius_loss
 
     stream = cell_streams(cell.config, cell.seed)
@@ -281,7 +276,8 @@ def test_adapters_register_any_mechanism_in_one_line(tmp_path, scratch_registry)
                 codebook_seed=int(stream("codebook").generate_state(1, dtype=np.uint64)[0]))
     bits = mech.privatize(pop.relations, eps, rng=np.random.default_rng(stream("clients", "JPRS")))
     assert cell.config["alpha"] == 0.1 and rows["JPRS-Global"]["n_corrupted"] == 40
-    from fastldp.attacks import apply_attack, choose_corrupted, false_support, optimized_attack
+    from fastldp.relations import apply_attack, false_support, optimized_attack
+    from fastldp.corruption import choose_corrupted
 
     bad = choose_corrupted(eps, 0.1, policy="largest")
     truth = np.flatnonzero(pop.approximation.ravel())

@@ -4,8 +4,9 @@ import textwrap
 
 import pytest
 
-from fastldp.experiments import DEFAULTS, EXPERIMENTS, expand_grid, load_spec, spec_from_dict
-from fastldp.experiments.reproduce import spec_path
+from fastldp.experiments.relations import (
+    DEFAULTS, EXPERIMENTS, expand_grid, load_spec, spec_from_dict, spec_path,
+)
 from fastldp.experiments.spec import config_id
 
 SPEC = """
@@ -134,7 +135,7 @@ def test_quick_needs_a_quick_table(tmp_path):
         load_spec(write(tmp_path, "methods = [", "bad.toml"))
 
 
-@pytest.mark.parametrize("experiment", sorted(e for e in EXPERIMENTS if not e.startswith("rpc-")))
+@pytest.mark.parametrize("experiment", sorted(EXPERIMENTS))
 @pytest.mark.parametrize("quick", [False, True])
 def test_shipped_specs_expand(experiment, quick):  # rpc-* specs: tests/test_experiments_rpc.py
     spec = load_spec(spec_path(experiment), quick=quick)
@@ -158,14 +159,14 @@ def test_theorem_audit_spec_matches_the_paper():
 
 
 def test_unknown_experiment():
-    with pytest.raises(ValueError, match="Unknown experiment 'table9'"):
+    with pytest.raises(ValueError, match="Unknown relation experiment 'table9'"):
         spec_path("table9")
 
 
 def test_the_documented_example_parses():
     import sys
 
-    import fastldp.experiments.spec as module
+    import fastldp.experiments.relations.spec as module
 
     if sys.version_info < (3, 11):
         tomllib = pytest.importorskip("tomli")

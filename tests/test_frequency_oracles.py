@@ -8,7 +8,7 @@ from scipy.linalg import hadamard
 from scipy.stats import chisquare
 
 from fastldp._kernels._hadamard import fwht
-from fastldp.mechanisms import GRR, OLH, HadamardResponse
+from fastldp.oracles import GRR, OLH, HadamardResponse
 
 ORACLES = [GRR, OLH, HadamardResponse]
 D = 6

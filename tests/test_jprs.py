@@ -10,9 +10,9 @@ from scipy.stats import norm
 
 import fastldp
 from fastldp import JPRS
-from fastldp._calibration import c_k
+from fastldp.relations.calibration import c_k
 from fastldp._kernels import _hash
-from fastldp.data import rate_diagnostic_population
+from fastldp.relations import rate_diagnostic_population
 from fastldp.metrics import squared_frobenius_loss
 
 
@@ -154,7 +154,7 @@ def test_malformed_packets_are_sanitized_and_counted():
 
 
 def test_sanitization_is_deterministic_and_signs_are_kept():
-    from fastldp.mechanisms import sanitize_bits
+    from fastldp._sanitize import sanitize_bits
 
     ids = np.arange(6, dtype=np.uint64)
     raw = np.array([0.0, np.nan, 2.5, -0.1, np.inf, 0.0])

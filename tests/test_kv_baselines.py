@@ -6,10 +6,16 @@ import math
 import numpy as np
 import pytest
 
-from fastldp.mechanisms.kv_baselines import (
-    PCKVGRR, PCKVUE, Collision, PrivKVM, PrivKVMReports, Succinct, pckv_composed_epsilon,
+from fastldp.vectors import (
+    PCKVGRR,
+    PCKVUE,
+    Collision,
+    PrivKVM,
+    PrivKVMReports,
+    Succinct,
+    pckv_composed_epsilon,
 )
-from fastldp.mechanisms.kv_common import as_sparse_vectors
+from fastldp.vectors.base import as_sparse_vectors
 
 
 def _population(n, d, m, rng, values="binary", short=True):
@@ -397,7 +403,7 @@ def test_sparse_vectors_keep_stored_zeros_as_items():
 
 
 def test_inconsistent_sparse_vectors_are_rejected():
-    from fastldp.mechanisms.kv_common import SparseVectors
+    from fastldp.vectors.base import SparseVectors
     good = SparseVectors(np.array([0, 2, 2, 3]), np.array([1, 3, 0]), np.ones(3), 4)
     assert as_sparse_vectors(good, d=4, owner="t").sizes.tolist() == [2, 0, 1]
     for indptr, indices in [([0, 2, 3], [3, 1, 0]), ([0, 2, 3], [1, 4, 0]), ([0, 2, 2], [1, 1, 0])]:

@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from fastldp.data import rate_diagnostic_population
-from fastldp.mechanisms import PaddedRelationSampling
+from fastldp.relations import rate_diagnostic_population
+from fastldp.relations import PaddedRelationSampling
 
 SHAPE, K = (4, 5), 3
 

@@ -5,8 +5,12 @@ import math
 import numpy as np
 import pytest
 
-from fastldp.mechanisms.randomizers import (
-    Duchi, Laplace, Piecewise, make_randomizer, min_variance_randomizer,
+from fastldp.oracles.randomizers import (
+    Duchi,
+    Laplace,
+    Piecewise,
+    make_randomizer,
+    min_variance_randomizer,
 )
 
 EPS = [0.3, 1.0, 2.5]

@@ -9,9 +9,9 @@ import pytest
 import scipy.sparse as sp
 
 from _reference import numpy_sign_row
-from fastldp.mechanisms.kv_common import SparseVectors
-from fastldp.mechanisms.randomizers import Duchi
-from fastldp.mechanisms.rpc import RPC, clipping_alpha
+from fastldp.vectors.base import SparseVectors
+from fastldp.oracles.randomizers import Duchi
+from fastldp.vectors.rpc import RPC, clipping_alpha
 
 
 def clip(u, r):

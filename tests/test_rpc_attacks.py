@@ -5,11 +5,14 @@ import itertools
 import numpy as np
 import pytest
 
-from fastldp.attacks.sparse_vector import (
-    attack_objective, random_legal_reports, sparse_targeted_attack, sparse_untargeted_attack,
+from fastldp.vectors.attacks import (
+    attack_objective,
+    random_legal_reports,
+    sparse_targeted_attack,
+    sparse_untargeted_attack,
 )
-from fastldp.mechanisms.kv_baselines import PCKVGRR, PCKVUE, Collision, PrivKVM, PrivKVMReports, Succinct
-from fastldp.mechanisms.rpc import RPC
+from fastldp.vectors import PCKVGRR, PCKVUE, Collision, PrivKVM, PrivKVMReports, Succinct
+from fastldp.vectors.rpc import RPC
 
 N, D, M = 3000, 12, 3
 

@@ -9,9 +9,14 @@ import numpy as np
 import pytest
 from scipy.stats import truncnorm
 
-from fastldp.data.sparse_vectors import (
-    cap_items, frequency_vectors, load_clothing_fit, load_commerce, signed_vectors,
-    truncated_normal_vectors, value_means,
+from fastldp.vectors.datasets import (
+    cap_items,
+    frequency_vectors,
+    load_clothing_fit,
+    load_commerce,
+    signed_vectors,
+    truncated_normal_vectors,
+    value_means,
 )
 
 SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")

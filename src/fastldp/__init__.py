@@ -1,24 +1,29 @@
 """fastldp: local differential privacy with a compiled core.
 
-The primary mechanism is :class:`JPRS`, the one-bit Joint Personalized
-Relation Sketch of paper 000; :class:`RPC` (paper 001) estimates sparse
-vector means robustly. Rooms of the package:
+The package is organised by problem family, over shared building blocks:
 
-- :mod:`fastldp.mechanisms` - client/server classes over the kernels
-- :mod:`fastldp.attacks` - corruption policies and valid-output attacks
-- :mod:`fastldp.analysis` - information functionals, bounds, regime audit
-- :mod:`fastldp.data` - populations
-- :mod:`fastldp.metrics` - losses and support scores
+- :mod:`fastldp.relations` - paper 000: :class:`JPRS`, padded relation
+  sampling, decoders, attacks, populations, loaders and analysis
+- :mod:`fastldp.vectors` - paper 001: :class:`RPC` and the sparse-vector
+  baselines, attacks, generators and loaders
+- :mod:`fastldp.oracles` - frequency oracles and scalar randomizers
+- :mod:`fastldp.budgets`, :mod:`fastldp.corruption`, :mod:`fastldp.metrics`
+  - budget profiles, corruption policies, losses (shared by every family)
+- :mod:`fastldp.experiments` - the family-neutral experiment harness
 - :mod:`fastldp._kernels` - Cython kernels (counter-based hash, sketch,
   projection, OLH)
 """
 
-from . import attacks, data, mechanisms, metrics
-from .mechanisms import JPRS, RPC, JPRSEstimate, PaddedRelationSampling, RPCEstimate
+from . import budgets, corruption, metrics, oracles, relations, vectors
+from .relations import JPRS, JPRSEstimate, PaddedRelationSampling
+from .vectors import RPC, RPCEstimate
 
 __version__ = "0.1.0"
 
-__all__ = ["JPRS", "JPRSEstimate", "PaddedRelationSampling", "RPC", "RPCEstimate", "attacks", "data", "mechanisms", "metrics", "show_config", "__version__"]
+__all__ = [
+    "JPRS", "JPRSEstimate", "PaddedRelationSampling", "RPC", "RPCEstimate", "budgets",
+    "corruption", "metrics", "oracles", "relations", "vectors", "show_config", "__version__",
+]
 
 
 def show_config(file=None) -> dict:

@@ -11,7 +11,7 @@ import numpy as np
 
 def _demo(args) -> int:
     from . import JPRS
-    from .data import rate_diagnostic_population
+    from .relations.populations import rate_diagnostic_population
     from .metrics import squared_frobenius_loss, support_scores
 
     seeds = np.random.SeedSequence(args.seed).spawn(3)
@@ -61,44 +61,36 @@ def _workers(text: str) -> int:
     return value
 
 
+def _failed(what: str, failed: int, where) -> int:
+    """Exit status of a run: non-zero, with the reason first, when any row failed."""
+    if failed:
+        print(f"fastldp: error: {failed} {what} failed; their messages are in the 'failure' "
+              f"column of {where} (rerun with --retry-failures once the cause is fixed).",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
 def _run(args) -> int:
     from .experiments import run
-    from .experiments.rpc import is_sparse_spec
 
-    if is_sparse_spec(args.spec):  # paper 001's section 8 parameters
-        from .experiments.rpc import run as run_sparse
-
-        if args.parquet:
-            raise ValueError("--parquet is not available for sparse-vector (rpc) specs.")
-        summary = run_sparse(args.spec, args.out, workers=args.workers, quick=args.quick,
-                             progress=not args.no_progress, data_dir=args.data,
-                             retry_failures=args.retry_failures)
-        print(summary)
-        return 0
     summary = run(args.spec, args.out, workers=args.workers, quick=args.quick,
                   progress=not args.no_progress, data_dir=args.data,
                   retry_failures=args.retry_failures, parquet=args.parquet)
     print(summary)
-    return 0
+    return _failed("rows", summary.failed, summary.table)
 
 
 def _report(args) -> int:
     from .experiments import build_report
-    from .experiments.rpc import is_sparse_table
 
     out = args.out if args.out is not None else args.results.parent / "report"
-    if is_sparse_table(args.results):  # paper 001's section 8 table
-        from .experiments.rpc import build_report as build_sparse_report
-
-        reference = "RPC" if args.reference == "JPRS-Global" else args.reference
-        report = build_sparse_report(args.results, out, reference=reference,
-                                     figures=not args.no_figures)
-    else:
-        report = build_report(args.results, out, reference=args.reference,
-                              slope_min_n=args.slope_min_n, figures=not args.no_figures)
+    report = build_report(args.results, out, reference=args.reference,
+                          slope_min_n=args.slope_min_n, figures=not args.no_figures)
     print(report.text)
     print(f"\nTables in {out}" + (
-        f"; figures: {', '.join(p.name for p in report.figures if p.suffix == '.png')}"
+        f"; figures in {out / 'figures'}: "
+        f"{', '.join(p.name for p in report.figures if p.suffix == '.png')}"
         if report.figures else ""))
     return 0
 
@@ -106,21 +98,16 @@ def _report(args) -> int:
 def _reproduce(args) -> int:
     from .experiments import reproduce
 
-    reproduce(args.experiment, quick=args.quick, out=args.out, workers=args.workers,
-              data_dir=args.data, progress=not args.no_progress, figures=not args.no_figures,
-              trials=args.trials)
-    return 0
+    report = reproduce(args.experiment, quick=args.quick, out=args.out, workers=args.workers,
+                       data_dir=args.data, progress=not args.no_progress,
+                       figures=not args.no_figures, trials=args.trials)
+    return _failed("rows", getattr(report, "failed", 0), args.out or "the results table")
 
 
 def _data_export(args) -> int:
-    from . import data
+    from .relations.scenarios import export_frozen
 
-    export = getattr(data, "export_frozen", None)
-    if export is None:
-        print("fastldp: error: this build has no frozen populations to export "
-              "(fastldp.data.export_frozen is missing).", file=sys.stderr)
-        return 2
-    manifest = export(args.out)
+    manifest = export_frozen(args.out)
     print(f"Frozen populations written to {args.out}"
           + ("" if manifest is None else f" (manifest: {manifest})"))
     return 0
@@ -129,7 +116,9 @@ def _data_export(args) -> int:
 def _add_experiment_commands(sub) -> None:
     from pathlib import Path
 
-    from .experiments.reproduce import EXPERIMENTS
+    from .experiments import experiments
+
+    known = experiments()
 
     run = sub.add_parser("run", help="run an experiment spec (TOML) into a results table")
     run.add_argument("spec", type=Path, help="the spec file")
@@ -150,16 +139,24 @@ def _add_experiment_commands(sub) -> None:
     rep.add_argument("results", type=Path, help="a results.csv written by 'fastldp run'")
     rep.add_argument("--out", type=Path, default=None,
                      help="output folder (default: report/ beside the table)")
-    rep.add_argument("--reference", default="JPRS-Global",
-                     help="baseline of the paired method comparisons (default JPRS-Global)")
+    rep.add_argument("--reference", default=None,
+                     help="baseline of the paired method comparisons (default: the family's, "
+                          "JPRS-Global or RPC)")
     rep.add_argument("--slope-min-n", type=int, default=None,
                      help="fit log-log slopes over n >= this only")
     rep.add_argument("--no-figures", action="store_true", help="skip the figures")
     rep.set_defaults(func=_report)
 
-    rp = sub.add_parser("reproduce", help="run and report one of the paper's experiments",
-                        description="Experiments: " + ", ".join(EXPERIMENTS))
-    rp.add_argument("experiment", choices=list(EXPERIMENTS))
+    width = max(len(name) for name in known)
+    listing = "\n".join(
+        f"  {name:<{width}}  {exp.description}" + ("  [needs --data]" if exp.needs_data else "")
+        for name, exp in known.items())
+    rp = sub.add_parser(
+        "reproduce", help="run and report one of the papers' experiments",
+        description="Run a shipped experiment and report it (tables, text, figures).",
+        epilog="experiments:\n" + listing, formatter_class=argparse.RawDescriptionHelpFormatter)
+    rp.add_argument("experiment", choices=list(known), metavar="EXPERIMENT",
+                    help="one of the experiments listed below")
     rp.add_argument("--quick", action="store_true", help="the reduced grid (minutes on 2 cores)")
     rp.add_argument("--out", type=Path, default=None,
                     help="output folder (default results/<experiment>[-quick])")
@@ -170,7 +167,8 @@ def _add_experiment_commands(sub) -> None:
     rp.add_argument("--no-progress", action="store_true", help="no progress bar")
     rp.add_argument("--no-figures", action="store_true", help="skip the figures")
     rp.add_argument("--trials", type=_workers, default=None,
-                    help="rpc-* only: trials instead of the spec's (the paper's 500)")
+                    help="repetitions instead of the spec's (the experiments with trials: "
+                         + ", ".join(n for n, e in known.items() if e.takes_trials) + ")")
     rp.set_defaults(func=_reproduce)
 
     data = sub.add_parser("data", help="populations: export the frozen benchmark")

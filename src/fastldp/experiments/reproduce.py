@@ -1,20 +1,8 @@
-"""``fastldp reproduce``: the shipped specs of paper 000 section 7 and paper 001 section 8.
+"""``fastldp reproduce NAME``: run and report a shipped experiment of any family.
 
-=================== ===================================== ==========================
-experiment          paper                                 spec
-=================== ===================================== ==========================
-high-information    Figure 3, Table 4                     high_information.toml
-theorem-audit       Figure 4, Table 5                     theorem_audit.toml
-distributional      Figure 5, Tables 6-7                  distributional.toml
-real-data           Figure 6, Table 8                     real_data.toml
-ablation            section 7.6 (projection ablation)     projection_ablation.toml
-rpc-frequency       paper 001, section 8 (frequencies)    rpc_frequency.toml
-rpc-mean            paper 001, section 8 (mean values)    rpc_mean.toml
-rpc-attack          paper 001, section 8 (attacks)        rpc_attack.toml
-rpc-real            paper 001, section 8.1 (real data)    rpc_real.toml
-=================== ===================================== ==========================
-
-Each spec has a ``[quick]`` reduced grid (``--quick``).
+The experiments are those the families register in
+:mod:`fastldp.experiments.registry`; :func:`experiments` lists them with
+what each reproduces and whether it reads data files (``--data``).
 """
 
 from __future__ import annotations
@@ -23,75 +11,84 @@ import os
 import sys
 from pathlib import Path
 
-from .report import Report, build_report
-from .runner import run
-from .spec import load_spec
+from .registry import Experiment, experiments, get_experiment
 
-__all__ = ["EXPERIMENTS", "spec_path", "reproduce"]
-
-#: Experiment name -> shipped spec file.
-EXPERIMENTS = {
-    "high-information": "high_information.toml",
-    "theorem-audit": "theorem_audit.toml",
-    "distributional": "distributional.toml",
-    "real-data": "real_data.toml",
-    "ablation": "projection_ablation.toml",
-    # paper 001, section 8 (run by fastldp.experiments.rpc)
-    "rpc-frequency": "rpc_frequency.toml",
-    "rpc-mean": "rpc_mean.toml",
-    "rpc-attack": "rpc_attack.toml",
-    "rpc-real": "rpc_real.toml",
-}
-
-SPECS_DIR = Path(__file__).with_name("specs")
+__all__ = ["reproduce", "experiments", "spec_path", "check_data_dir"]
 
 
 def spec_path(experiment: str) -> Path:
-    """Path of the shipped spec of ``experiment`` (a key of :data:`EXPERIMENTS`)."""
-    if experiment not in EXPERIMENTS:
-        raise ValueError(
-            f"Unknown experiment {experiment!r}; the experiments are {', '.join(EXPERIMENTS)}."
-        )
-    return SPECS_DIR / EXPERIMENTS[experiment]
+    """Path of the shipped TOML spec of ``experiment``."""
+    exp = get_experiment(experiment)
+    if exp.spec is None:
+        raise ValueError(f"Experiment {experiment!r} has no TOML spec.")
+    return Path(exp.spec)
+
+
+def check_data_dir(exp: Experiment, data_dir):
+    """Resolve ``data_dir`` (default ``$FASTLDP_DATA``) and check it before anything runs.
+
+    An experiment that reads data files refuses to start without a readable
+    folder, instead of failing every row.
+    """
+    if data_dir is None:
+        data_dir = os.environ.get("FASTLDP_DATA") or None
+    if not exp.needs_data:
+        return data_dir
+    if data_dir is None:
+        raise ValueError(f"Experiment {exp.name!r} reads data files: pass --data DIR (or set "
+                         f"FASTLDP_DATA) with the folder that holds them. fastldp never "
+                         f"downloads data.")
+    path = Path(data_dir).expanduser()
+    if not path.is_dir():
+        raise FileNotFoundError(f"The data folder of experiment {exp.name!r} does not exist or "
+                                f"is not a folder: {str(path)!r}.")
+    return str(path)
 
 
 def reproduce(experiment: str, *, quick: bool = False, out=None, workers: int = 1,
-              data_dir=None, progress: bool = True, figures: bool = True,
-              file=None, trials: int | None = None) -> Report:
-    """Run a shipped spec, then report it; print the run summary and the report.
+              data_dir=None, progress: bool = True, figures: bool = True, file=None,
+              trials: int | None = None):
+    """Run a shipped experiment, then report it; print the summary and the report.
 
-    Results go to ``OUT/results.csv`` (default ``results/<experiment>[-quick]``)
-    and the report to ``OUT/report/``. A second call resumes: finished rows
-    are kept. ``data_dir`` (default ``$FASTLDP_DATA``) is where relative
-    data paths of the real-data spec are read from. The ``rpc-*``
-    experiments (paper 001) run through :func:`fastldp.experiments.rpc.reproduce`,
-    and only they take ``trials``.
+    Parameters
+    ----------
+    experiment : str
+        A name of :func:`experiments` (``fastldp reproduce --help`` lists them).
+    quick : bool
+        The spec's reduced ``[quick]`` grid.
+    out : path, optional
+        Output folder (default ``results/<experiment>[-quick]``); a second call
+        resumes, keeping finished rows and rerunning failed ones.
+    workers : int
+        Worker processes; results do not depend on it.
+    data_dir : path, optional
+        Folder of the data files (default ``$FASTLDP_DATA``); checked before
+        anything runs for the experiments that read data.
+    progress, figures : bool
+        Progress bar; figures (need matplotlib).
+    file : file-like, optional
+        Where the text goes (default stdout).
+    trials : int, optional
+        Replace the spec's repetitions, for experiments that take it.
+
+    Returns
+    -------
+    Report-like
+        With ``text``, ``files``, ``figures`` and ``failed`` (rows that failed).
     """
-    if experiment.startswith("rpc-"):
-        from .rpc import reproduce as reproduce_sparse
-
-        return reproduce_sparse(experiment, quick=quick, out=out, workers=workers,
-                                trials=trials, data_dir=data_dir, progress=progress,
-                                figures=figures, file=file)
-    if trials is not None:
-        raise ValueError("The 'trials' parameter of reproduce applies to the rpc-* experiments "
-                         f"only. Got trials={trials!r} for {experiment!r} instead.")
+    exp = get_experiment(experiment)
+    if trials is not None and not exp.takes_trials:
+        raise ValueError(f"The 'trials' parameter of reproduce does not apply to {experiment!r}. "
+                         f"Got trials={trials!r} instead.")
+    data_dir = check_data_dir(exp, data_dir)
     file = file or sys.stdout
-    spec = load_spec(spec_path(experiment), quick=quick)
-    out = Path(out) if out is not None else Path("results") / (
-        spec.name + ("-quick" if quick else ""))
-    if data_dir is None:
-        data_dir = os.environ.get("FASTLDP_DATA")
-    print(f"fastldp reproduce {experiment}{' --quick' if quick else ''}: {spec.description}",
-          file=file)
-    summary = run(spec, out, workers=workers, progress=progress, data_dir=data_dir)
-    print(summary, file=file)
-    settings = dict(spec.report)
-    if "ablation" in settings:
-        settings["ablation"] = tuple(settings["ablation"])
-    report = build_report(summary.table, out / "report", figures=figures, **settings)
-    print(report.text, file=file)
-    print(f"\nTables in {out / 'report'}" + (
-        f"; figures: {', '.join(p.name for p in report.figures if p.suffix == '.png')}"
-        if report.figures else ""), file=file)
+    report = exp.run(quick=quick, out=out, workers=workers, data_dir=data_dir,
+                     progress=progress, figures=figures, file=file, trials=trials)
+    files = list(getattr(report, "files", []) or [])
+    shown = [p for p in getattr(report, "figures", []) or [] if Path(p).suffix == ".png"]
+    if files:
+        print(f"\nTables in {Path(files[0]).parent}", file=file)
+    if shown:
+        print(f"Figures in {Path(shown[0]).parent}: {', '.join(Path(p).name for p in shown)}",
+              file=file)
     return report

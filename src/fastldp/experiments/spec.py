@@ -1,47 +1,34 @@
-"""Declarative experiment specs: a TOML file that expands into a grid of cells.
+"""Declarative experiment specs, the same file format for every family.
 
-A spec names the methods, the seeds and the configurations to run. The
-configurations are the union of one or more ``[[grid]]`` tables, each a
-Cartesian product of its axes, over the values of ``[fixed]`` and the
-package defaults. Every configuration runs every method on every seed.
+A spec is a TOML file that names its family, methods, seeds and
+configurations. The configurations are the union of one or more
+``[[grid]]`` tables, each a Cartesian product of its axes, over the values
+of ``[fixed]`` and the family's defaults; every configuration runs every
+method on every seed::
 
-Example
--------
-::
-
+    family = "relations"             # relations (default), vectors, regression, ...
     name = "theorem-audit"
     methods = ["JPRS-Global", "NonPrivate-TopS"]
     seeds = 5                        # seeds 0..4, or an explicit list [0, 3]
 
     [fixed]                          # one value each, shared by every grid
-    shape = [64, 64]
-    s = 128
-    k = 8
-    budget = "H0"
-    population = { kind = "rate" }
+    eps0 = 0.75
 
-    [[grid]]                         # n sweep at eps = 0.75
+    [[grid]]                         # an axis is a list; a scalar is a one-value axis
     n = [16000, 32000, 64000]
-    eps0 = [0.75]
-    alpha = [0.0, 0.10]
-
-    [[grid]]                         # eps sweep at n = 128,000
-    n = [128000]
-    eps0 = [0.25, 0.5, 0.75, 1.0]
     alpha = [0.0, 0.10]
 
     [quick]                          # --quick: these keys replace the full spec's
     seeds = 2
-    grid = [{ n = [16000], eps0 = [0.75], alpha = [0.0, 0.10] }]
 
-    [report]                         # read by `fastldp reproduce`, optional
-    headline = { n = 128000, eps0 = 0.75 }
+    [report]                         # the family's report settings, optional
 
-A configuration holds exactly the keys of :data:`DEFAULTS` (``n`` and
-``shape`` are ``None`` on real data, whose files fix them; ``d2`` and
-``max_holders`` go in the population table). A value in a grid
-table that is a list is an axis (for ``shape``, a list of pairs; for
-``population``, a list of tables); a scalar there is a one-value axis.
+This module holds what every family shares: :class:`Spec` and
+:class:`Cell`, reading TOML, the top-level keys, ``[quick]``, ``[fixed]``
+and ``[[grid]]`` parsing with a family's ``normalize(key, value, where)``,
+content-hashed configuration ids and grid expansion. The parameters, their
+defaults and canonical forms are each family's
+(``fastldp.experiments.<family>.spec``).
 """
 
 from __future__ import annotations
@@ -49,35 +36,19 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import math
 import numbers
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["DEFAULTS", "REAL_KINDS", "Spec", "Cell", "load_spec", "spec_from_dict", "expand_grid", "config_id"]
+__all__ = ["Spec", "Cell", "row_key", "read_spec_file", "spec_family", "spec_from_dict",
+           "config_id", "expand_configs", "DEFAULT_FAMILY"]
 
-#: Every configuration parameter and its default (paper 000, section 7.1).
-DEFAULTS = {
-    "population": {"kind": "rate"},
-    "n": 16_000,
-    "shape": (64, 64),
-    "s": 128,
-    "k": 8,
-    "budget": "H0",
-    "eps0": 1.0,
-    "alpha": 0.0,
-    "corruption": "largest",
-    "attack": "optimized",
-    "groups": 8,
-}
+#: The family of a spec without a ``family`` key (the first family of the package).
+DEFAULT_FAMILY = "relations"
 
-#: Population kinds read from a file: the data fix ``n`` and ``shape``, so a
-#: configuration on them stores both as ``None``.
-REAL_KINDS = frozenset({"movielens", "foursquare", "gowalla"})
-
-_TOP_KEYS = {"name", "description", "methods", "seeds", "fixed", "grid", "quick", "report", "threads"}
-_REPORT_KEYS = {"reference", "slope_min_n", "headline", "ablation"}
+_TOP_KEYS = {"family", "name", "description", "methods", "seeds", "fixed", "grid", "quick",
+             "report", "threads"}
 _QUICK_KEYS = {"description", "methods", "seeds", "fixed", "grid", "threads", "report"}
 
 
@@ -90,14 +61,14 @@ class Spec:
     name : str
         Also the default output folder name.
     methods : tuple of str
-        Method names as ``FAMILY-DECODER`` (see :mod:`fastldp.experiments.methods`).
+        Method names of the spec's family.
     seeds : tuple of int
     fixed : dict
         Defaults overridden by ``[fixed]``.
     grids : tuple of dict
         Each maps a parameter to a tuple of values.
     report : dict
-        Settings for :func:`fastldp.experiments.report.build_report`.
+        The family's report settings.
     threads : int or None
         Kernel threads per worker (``None``: the cores divided by the workers).
     quick : bool
@@ -114,13 +85,14 @@ class Spec:
     threads: int | None = None
     quick: bool = False
     source: str = ""
+    family: str = DEFAULT_FAMILY
 
 
 @dataclass(frozen=True)
 class Cell:
     """One configuration on one seed; it produces one row per method.
 
-    ``config`` holds every key of :data:`DEFAULTS` in canonical form;
+    ``config`` holds every parameter of the family in canonical form;
     ``config_id`` is its content hash, so the row key
     ``f"{config_id}/{method}/{seed}"`` never depends on the spec it came from.
     """
@@ -159,8 +131,11 @@ def _read_toml(path: Path) -> dict:
         return tomllib.load(fh)
 
 
-def load_spec(path, *, quick: bool = False) -> Spec:
-    """Read a TOML spec; with ``quick`` apply its ``[quick]`` table."""
+def read_spec_file(path) -> dict:
+    """Read a TOML spec into a dict; a missing or malformed file is a clear error.
+
+    ``name`` defaults to the file's stem.
+    """
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"No experiment spec at {str(path)!r}.")
@@ -171,11 +146,39 @@ def load_spec(path, *, quick: bool = False) -> Spec:
             raise
         raise ValueError(f"Spec {str(path)!r} is not valid TOML: {exc}") from None
     data.setdefault("name", path.stem)
-    return spec_from_dict(data, quick=quick, source=str(path))
+    return data
 
 
-def spec_from_dict(data: dict, *, quick: bool = False, source: str = "<dict>") -> Spec:
-    """Build a :class:`Spec` from the parsed TOML tables."""
+def spec_family(data_or_path) -> str:
+    """The ``family`` of a spec (a parsed dict or a path); :data:`DEFAULT_FAMILY` if absent."""
+    data = data_or_path if isinstance(data_or_path, dict) else read_spec_file(data_or_path)
+    family = data.get("family", DEFAULT_FAMILY)
+    if not (isinstance(family, str) and family):
+        raise _error(str(data.get("name", "<spec>")),
+                     f"'family' must be a family name, got {family!r}")
+    return family
+
+
+def spec_from_dict(data: dict, *, normalize, report_keys=(), quick: bool = False,
+                   trials: int | None = None, source: str = "<dict>") -> Spec:
+    """Build a :class:`Spec` from parsed TOML tables.
+
+    Parameters
+    ----------
+    data : dict
+        The top-level tables (see the module docstring).
+    normalize : callable
+        ``normalize(key, value, where)``: the family's check of one
+        parameter value; returns it in canonical form or raises ``ValueError``.
+    report_keys : iterable of str
+        The keys the family's ``[report]`` table may hold.
+    quick : bool
+        Apply the ``[quick]`` table.
+    trials : int, optional
+        Replace ``seeds`` by ``range(trials)``.
+    source : str
+        Where the spec came from, for error messages.
+    """
     unknown = set(data) - _TOP_KEYS
     if unknown:
         raise _error(source, f"unknown top-level keys {sorted(unknown)}; "
@@ -183,6 +186,13 @@ def spec_from_dict(data: dict, *, quick: bool = False, source: str = "<dict>") -
     data = dict(data)
     if quick:
         _apply_quick(data, source, _QUICK_KEYS)
+    if trials is not None:
+        if not (isinstance(trials, int) and not isinstance(trials, bool) and trials >= 1):
+            raise _error(source, f"'trials' must be an int >= 1, got {trials!r}")
+        data["seeds"] = trials
+    family = data.get("family", DEFAULT_FAMILY)
+    if not (isinstance(family, str) and family):
+        raise _error(source, f"'family' must be a family name, got {family!r}")
     name = data.get("name", "experiment")
     if not isinstance(name, str) or not name or any(c in name for c in "/\\"):
         raise _error(source, f"'name' must be a non-empty string without slashes, got {name!r}")
@@ -206,7 +216,7 @@ def spec_from_dict(data: dict, *, quick: bool = False, source: str = "<dict>") -
     if len(set(seeds)) != len(seeds):
         raise _error(source, f"'seeds' repeats a seed: {seeds!r}")
 
-    fixed, grids = _fixed_and_grids(data, source, _normalize)
+    fixed, grids = _fixed_and_grids(data, source, normalize)
 
     threads = data.get("threads")
     if threads is not None and not (isinstance(threads, int) and not isinstance(threads, bool)
@@ -215,14 +225,14 @@ def spec_from_dict(data: dict, *, quick: bool = False, source: str = "<dict>") -
     report = data.get("report", {})
     if not isinstance(report, dict):
         raise _error(source, "[report] must be a table")
-    bad = set(report) - _REPORT_KEYS
+    bad = set(report) - set(report_keys)
     if bad:
         raise _error(source, f"unknown keys {sorted(bad)} in [report]; "
-                     f"the keys are {sorted(_REPORT_KEYS)}")
+                     f"the keys are {sorted(report_keys)}")
     return Spec(
         name=name, methods=tuple(methods), seeds=tuple(seeds), fixed=fixed, grids=tuple(grids),
         description=str(data.get("description", "")), report=report, threads=threads,
-        quick=quick, source=source,
+        quick=quick, source=source, family=family,
     )
 
 
@@ -291,48 +301,6 @@ def _is_real(x) -> bool:
     return isinstance(x, numbers.Real) and not isinstance(x, bool)
 
 
-def _normalize(key: str, value, where: str):
-    """Return ``value`` in the canonical form of parameter ``key`` or raise."""
-    if key not in DEFAULTS:
-        raise _error(where, f"unknown parameter {key!r}; the parameters are {sorted(DEFAULTS)}")
-
-    def bad(expected):
-        return _error(where, f"{key!r} must be {expected}, got {value!r}")
-
-    if key == "population":
-        if isinstance(value, str):
-            value = {"kind": value}
-        if not (isinstance(value, dict) and isinstance(value.get("kind"), str)):
-            raise bad("a table with a string 'kind' (e.g. { kind = \"zipf\" })")
-        return {k: value[k] for k in sorted(value)}
-    if key == "shape":
-        if not (isinstance(value, (list, tuple)) and len(value) == 2
-                and all(_is_int(v) and v >= 1 for v in value)):
-            raise bad("a pair [d1, d2] of ints >= 1")
-        return (int(value[0]), int(value[1]))
-    if key in ("n", "s", "k", "groups"):
-        if not (_is_int(value) and value >= 1):
-            raise bad("an int >= 1")
-        return int(value)
-    if key == "eps0":
-        if not (_is_real(value) and 0 < value < math.inf):
-            raise bad("a float in (0, inf)")
-        return float(value)
-    if key == "alpha":
-        if not (_is_real(value) and 0 <= value < 1):
-            raise bad("a float in [0, 1)")
-        return float(value)
-    if key == "corruption":
-        if isinstance(value, list) and all(_is_int(v) and v >= 0 for v in value):
-            return tuple(int(v) for v in value)
-        if not isinstance(value, str):
-            raise bad('"largest", "random" or a list of identity indices')
-        return value
-    if not isinstance(value, str):  # budget, attack
-        raise bad("a string")
-    return value
-
-
 def _canonical(config: dict) -> str:
     return json.dumps(config, sort_keys=True, separators=(",", ":"), default=list)
 
@@ -342,23 +310,25 @@ def config_id(config: dict) -> str:
     return hashlib.sha256(_canonical(config).encode()).hexdigest()[:12]
 
 
-def expand_grid(spec: Spec) -> list[Cell]:
+def expand_configs(spec: Spec, defaults: dict, canonical=None) -> list[Cell]:
     """Return the spec's cells: every configuration of the union of its grids, times its seeds.
 
+    Each configuration starts from ``defaults`` and ``spec.fixed``; the
+    family's ``canonical(config) -> config`` puts it in canonical form (so
+    that equal experiments share one id), or raises ``ValueError``.
     Configurations repeated across grids appear once, in first-seen order;
     cells are ordered configuration-major, then by seed.
     """
-    base = {**DEFAULTS, **spec.fixed}
+    base = {**defaults, **spec.fixed}
     configs: dict[str, dict] = {}
     for axes in spec.grids:
         names = list(axes)
         for values in itertools.product(*(axes[name] for name in names)):
             config = dict(base)
             config.update(zip(names, values))
-            if config["population"]["kind"] in REAL_KINDS:
-                config["n"] = config["shape"] = None
-            cid = config_id(config)
-            configs.setdefault(cid, config)
+            if canonical is not None:
+                config = canonical(config)
+            configs.setdefault(config_id(config), config)
     return [
         Cell(spec.name, config, cid, seed, spec.methods)
         for cid, config in configs.items()

@@ -1,4 +1,9 @@
-"""The results table: one CSV, one row per configuration-method-seed, append-only.
+"""The results table of every family: one CSV, one row per configuration-method-seed, append-only.
+
+Each family names its columns (``fastldp.experiments.<family>.table``);
+the file discipline below is the same for all of them. The first column is
+the unique ``config/method/seed`` key and the last is ``failure`` (empty when
+the row succeeded).
 
 Rows are appended in whole lines by one ``write`` per cell followed by
 ``fsync``, so a process killed at any moment leaves complete rows plus at
@@ -15,58 +20,7 @@ import math
 import os
 from pathlib import Path
 
-__all__ = ["COLUMNS", "ResultsTable", "read_results", "write_parquet"]
-
-#: Column name -> type (``str``, ``int``, ``float``, ``bool``), in file order.
-COLUMNS = {
-    "key": str,               # config/method/seed, unique
-    "config": str,            # content hash of the configuration
-    "method": str,
-    "family": str,
-    "decoder": str,
-    "seed": int,
-    "spec": str,              # the spec that wrote the row (not part of the key)
-    "population": str,        # population kind
-    "population_params": str, # canonical JSON of the population table
-    "n": int,                 # realized identities
-    "d1": int,
-    "d2": int,
-    "s": int,
-    "k": int,
-    "budget": str,            # budget profile
-    "eps0": float,            # nominal scale (public cap)
-    "eps_mean": float,        # realized budgets
-    "eps_min": float,
-    "eps_max": float,
-    "alpha": float,
-    "corruption": str,
-    "n_corrupted": int,
-    "attack": str,
-    "attack_objective": float,
-    "groups": int,
-    "E_s": float,             # ||M_hat - M^(s)||_F^2, M^(s) the best s-sparse target
-    "loss_full": float,       # ||M_hat - M_pop||_F^2
-    "precision": float,
-    "recall": float,
-    "f1": float,
-    "approx_tail": float,     # ||M_pop - M^(s)||_F^2
-    "runtime_s": float,
-    "runtime_scope": str,     # "family:JPRS": shared wall clock of one family call
-    "payload_bits": float,    # private payload per identity
-    "theorem1": bool,         # regime audit of the realized budgets
-    "theorem4": bool,
-    "corollary2": bool,
-    "I_eff": float,
-    "L_eff": float,
-    "rho_ind": float,
-    "lower_bound": float,
-    "upper_bound": float,
-    "regime_notes": str,
-    "failure": str,           # empty when the row succeeded
-}
-
-HEADER = ",".join(COLUMNS) + "\n"
-
+__all__ = ["ResultsTable", "read_results", "write_parquet", "encode_rows", "table_header"]
 
 def _encode(value) -> str:
     if value is None:
@@ -97,10 +51,8 @@ def _decode(text: str, kind):
     return text == "true"
 
 
-def encode_rows(rows, columns=None) -> str:
-    """Return the CSV text (whole lines) of ``rows`` (dicts keyed by ``columns``,
-    default :data:`COLUMNS`)."""
-    columns = COLUMNS if columns is None else columns
+def encode_rows(rows, columns) -> str:
+    """Return the CSV text (whole lines) of ``rows`` (dicts keyed by ``columns``)."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     for row in rows:
@@ -114,17 +66,24 @@ def encode_rows(rows, columns=None) -> str:
 class ResultsTable:
     """An append-only, resumable CSV of results rows at ``path``.
 
-    Subclasses for other experiments change only :attr:`columns` (and the
-    :attr:`kind` named in errors).
+    A family subclasses it and sets :attr:`columns` (and the :attr:`kind`
+    named in errors).
     """
 
-    #: Column name -> type, in file order.
-    columns = COLUMNS
+    #: Column name -> type (``str``, ``int``, ``float``, ``bool``), in file order.
+    columns: dict = {}
     #: What the table holds, for error messages.
     kind = "fastldp results table"
 
     def __init__(self, path):
+        if not self.columns:
+            raise TypeError("ResultsTable is abstract: use a family's table (its columns).")
         self.path = Path(path)
+
+    @classmethod
+    def owns(cls, path) -> bool:
+        """Whether the CSV at ``path`` has exactly this table's header."""
+        return table_header(path) == ",".join(cls.columns)
 
     @property
     def header(self) -> str:
@@ -183,6 +142,17 @@ class ResultsTable:
         """Return the complete rows, typed by :attr:`columns` (a torn last line is ignored)."""
         return read_results(self.path, self.columns)
 
+    def failed_keys(self) -> list:
+        """The keys of the table's failed rows (a torn last line is ignored)."""
+        if not self.path.is_file():
+            return []
+        text = self.path.read_text("utf-8")
+        if text and not text.endswith("\n"):
+            text = text[: text.rfind("\n") + 1]
+        reader = csv.reader(io.StringIO(text))
+        next(reader, None)
+        return [record[0] for record in reader if len(record) == len(self.columns) and record[-1]]
+
     def drop_failures(self) -> int:
         """Rewrite the table without its failed rows (atomically); return how many went."""
         self.prepare()
@@ -207,12 +177,34 @@ class ResultsTable:
         os.replace(tmp, self.path)
 
 
+def table_header(path) -> str:
+    """The first line of the CSV at ``path`` (without the newline); ``""`` if unreadable."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.readline().rstrip("\r\n")
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
 def read_results(path, columns=None) -> list[dict]:
     """Read a results CSV into typed dicts (file order; a torn last line is ignored).
 
-    ``columns`` (default :data:`COLUMNS`) gives the known columns and their types.
+    ``columns`` gives the known columns and their types; by default they are
+    those of the family whose table has this header.
     """
-    columns = COLUMNS if columns is None else columns
+    if columns is None:
+        from .registry import spec_families
+
+        header = table_header(path)
+        for family in spec_families().values():
+            if family.owns_table(path):
+                columns = family.table.columns
+                break
+        else:
+            if not Path(path).is_file():
+                raise FileNotFoundError(f"No results table at {str(path)!r}.")
+            raise ValueError(f"{str(path)!r} is not a results table of any fastldp family "
+                             f"(header {header[:60]!r}...).")
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"No results table at {str(path)!r}.")
@@ -234,19 +226,19 @@ def read_results(path, columns=None) -> list[dict]:
     ]
 
 
-def write_parquet(csv_path, parquet_path=None) -> Path:
-    """Write the CSV's rows to Parquet (needs pyarrow); return the Parquet path."""
+def write_parquet(csv_path, columns, parquet_path=None) -> Path:
+    """Write the CSV's rows (typed by ``columns``) to Parquet (needs pyarrow); return its path."""
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError as exc:
         raise ImportError("Parquet output needs pyarrow: pip install pyarrow") from exc
-    rows = read_results(csv_path)
+    rows = read_results(csv_path, columns)
     parquet_path = Path(parquet_path or Path(csv_path).with_suffix(".parquet"))
-    columns = {name: [row.get(name) for row in rows] for name in COLUMNS}
+    values = {name: [row.get(name) for row in rows] for name in columns}
     types = {str: pa.string(), int: pa.int64(), float: pa.float64(), bool: pa.bool_()}
-    table = pa.table({name: pa.array(columns[name], type=types[kind])
-                      for name, kind in COLUMNS.items()})
+    table = pa.table({name: pa.array(values[name], type=types[kind])
+                      for name, kind in columns.items()})
     tmp = parquet_path.with_name(parquet_path.name + ".tmp")
     pq.write_table(table, tmp)
     os.replace(tmp, parquet_path)

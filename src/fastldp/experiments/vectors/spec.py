@@ -1,0 +1,165 @@
+"""Specs of the sparse-vector experiments (paper 001, section 8).
+
+The file format is that of :mod:`fastldp.experiments.spec` (``family =
+"vectors"``, ``name``, ``methods``, ``seeds``, ``[fixed]``, ``[[grid]]``, ``[quick]``, ``[report]``),
+with the parameters of section 8 instead of paper 000's. ``seeds`` is the
+number of trials (paper: 500). Example::
+
+    family = "vectors"
+    name = "rpc-frequency"
+    methods = ["RPC", "PCKV-UE", "Collision"]
+    seeds = 500
+
+    [fixed]
+    population = { kind = "frequency" }
+    n = 10000
+    d = 100
+
+    [[grid]]
+    m = [5, 10, 20, 50]
+    eps = [0.5, 1.0, 1.5, 2.0, 2.5]
+
+    [quick]
+    seeds = 10
+
+=========== ============ ===================================================
+parameter   default      meaning
+=========== ============ ===================================================
+population  frequency    a table with ``kind`` (:data:`POPULATION_KINDS`) and
+                         its options (``sigma``, ``beta``, ``path``, ...)
+n           10000        users (``None`` on real data: the file fixes it)
+d           100          dimension (``None`` on real data)
+m           5            items per user (``None`` on real data: the most
+                         items any user holds after the loader's cap)
+eps         1.0          privacy budget
+q_frac      0.0          corrupted users as a fraction of ``n``: ``q = round(q_frac n)``
+model       "additive"   contamination model, ``"additive"`` or ``"strong"``
+attack      "untargeted" ``"untargeted"`` or ``"targeted"``
+target      10           size of the targeted set ``T`` (targeted attack only)
+clip        true         final clipping of the estimate (section 8.1)
+=========== ============ ===================================================
+
+Canonical forms keep one configuration per distinct experiment: with
+``q_frac = 0`` the model and attack are ``"none"`` (one clean cell shared by
+every attack grid), an untargeted attack has ``target = None``, and real
+populations have ``n = d = m = None``.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..spec import Cell, Spec, _error, _is_int, _is_real, expand_configs, read_spec_file
+from ..spec import spec_from_dict as _generic_spec_from_dict
+
+__all__ = ["DEFAULTS", "FAMILY", "POPULATION_KINDS", "REAL_KINDS", "MODELS", "ATTACKS",
+           "load_spec", "spec_from_dict", "expand_grid", "normalize", "canonical"]
+
+FAMILY = "vectors"
+
+DEFAULTS = {
+    "population": {"kind": "frequency"},
+    "n": 10_000,
+    "d": 100,
+    "m": 5,
+    "eps": 1.0,
+    "q_frac": 0.0,
+    "model": "additive",
+    "attack": "untargeted",
+    "target": 10,
+    "clip": True,
+}
+
+#: Synthetic populations of section 8.1 and the real datasets.
+SYNTHETIC_KINDS = ("frequency", "signed", "truncated-normal")
+REAL_KINDS = ("commerce", "clothing", "amazon", "movielens")
+POPULATION_KINDS = SYNTHETIC_KINDS + REAL_KINDS
+MODELS = ("additive", "strong")
+ATTACKS = ("untargeted", "targeted")
+
+_REPORT_KEYS = {"figure_methods", "reference"}
+
+
+def load_spec(path, *, quick: bool = False, trials: int | None = None) -> Spec:
+    """Read a sparse-vector spec; with ``quick`` apply its ``[quick]`` table.
+
+    ``trials`` replaces ``seeds`` by ``range(trials)``.
+    """
+    data = read_spec_file(path)
+    return spec_from_dict(data, quick=quick, trials=trials, source=str(path))
+
+
+def spec_from_dict(data: dict, *, quick: bool = False, trials: int | None = None,
+                   source: str = "<dict>") -> Spec:
+    """Build a :class:`~fastldp.experiments.spec.Spec` with section 8 parameters.
+
+    The spec must say ``family = "vectors"``.
+    """
+    family = data.get("family")
+    if family != FAMILY:
+        raise _error(source, f"'family' must be {FAMILY!r} for a sparse-vector spec, "
+                     f"got {family!r}")
+    return _generic_spec_from_dict(data, normalize=normalize, report_keys=_REPORT_KEYS,
+                                   quick=quick, trials=trials, source=source)
+
+
+def normalize(key: str, value, where: str):
+    """Return ``value`` in the canonical form of parameter ``key`` or raise."""
+    if key not in DEFAULTS:
+        raise _error(where, f"unknown parameter {key!r}; the parameters are {sorted(DEFAULTS)}")
+
+    def bad(expected):
+        return _error(where, f"{key!r} must be {expected}, got {value!r}")
+
+    if key == "population":
+        if isinstance(value, str):
+            value = {"kind": value}
+        if not (isinstance(value, dict) and value.get("kind") in POPULATION_KINDS):
+            raise bad(f"a table with 'kind' one of {list(POPULATION_KINDS)}")
+        return {k: value[k] for k in sorted(value)}
+    if key in ("n", "d", "m", "target"):
+        if not (_is_int(value) and value >= 1):
+            raise bad("an int >= 1")
+        return int(value)
+    if key == "eps":
+        if not (_is_real(value) and 0 < value < math.inf):
+            raise bad("a float in (0, inf)")
+        return float(value)
+    if key == "q_frac":
+        if not (_is_real(value) and 0 <= value < 1):
+            raise bad("a float in [0, 1)")
+        return float(value)
+    if key == "model":
+        if value not in MODELS:
+            raise bad(f"one of {list(MODELS)}")
+        return value
+    if key == "attack":
+        if value not in ATTACKS:
+            raise bad(f"one of {list(ATTACKS)}")
+        return value
+    if not isinstance(value, bool):  # clip
+        raise bad("true or false")
+    return value
+
+
+def canonical(config: dict) -> dict:
+    """The canonical form of a configuration (see the module docstring)."""
+    config = dict(config)
+    if config["population"]["kind"] in REAL_KINDS:
+        config["n"] = config["d"] = config["m"] = None
+    elif config["m"] > config["d"]:
+        raise ValueError(f"Spec: m = {config['m']} exceeds d = {config['d']}.")
+    if not config["q_frac"] > 0:
+        config["model"] = config["attack"] = "none"
+    if config["attack"] != "targeted":
+        config["target"] = None
+    return config
+
+
+def expand_grid(spec: Spec) -> list[Cell]:
+    """The spec's cells: each distinct configuration of its grids, times its trials.
+
+    Configurations repeated across grids (such as the clean ``q_frac = 0``
+    cell of several attack grids) appear once, in first-seen order.
+    """
+    return expand_configs(spec, DEFAULTS, canonical)

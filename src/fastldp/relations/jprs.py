@@ -1,0 +1,294 @@
+"""Joint Personalized Relation Sketch (JPRS), paper 000 sections 5-6.
+
+Client (Algorithm 1): identity ``i`` holding ``E_i`` (``|E_i| = m <= k``)
+evaluates its public signs ``R_i(e)`` on its own pairs only, forms the set
+score ``theta_i = c_k(m) * sgn0(sum_{e in E_i} R_i(e))`` (a fair coin when the
+sum is 0, and 0 for the empty set) and releases one bit with
+``P(Y = y) = (1 + y gamma_i theta_i) / 2``, ``gamma_i = tanh(eps_i / 2)``
+(Eq. (6)).
+
+Server (Algorithm 2): sanitize packets to ``{-1, +1}``, form the global sketch
+``V(e) = sqrt(k) / (kappa_k D) * sum_i gamma_i Ybar_i R_i(e)`` with
+``D = sum_i gamma_i^2`` over every committed identity (Eq. (8)), and return
+its projection onto ``M_{s,k}``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from math import sqrt
+
+import numpy as np
+
+from .calibration import c_k_table, gamma_sq_sum, kappa_k
+from .._kernels._hash import set_sign_sums
+from .._kernels._projection import project_sparse_capped
+from .._kernels._sketch import jprs_sketch
+from .._random import as_generator, resolve_identities
+from .._kernels._hash import pair_signs
+from .._sanitize import SanitizationReport, sanitize_bits
+from .base import RelationMechanism
+
+__all__ = ["JPRS", "JPRSEstimate", "BudgetSummary"]
+
+
+@dataclass(frozen=True)
+class BudgetSummary:
+    """The committed budgets a decoder used.
+
+    Attributes
+    ----------
+    n : int
+        Committed identities.
+    eps_min, eps_mean, eps_max : float
+        Realized budget statistics.
+    gamma_sq_sum : float
+        ``D = sum_i tanh(eps_i / 2)^2``, the public denominator of Eq. (8).
+    """
+
+    n: int
+    eps_min: float
+    eps_mean: float
+    eps_max: float
+    gamma_sq_sum: float
+
+    @classmethod
+    def from_epsilons(cls, eps: np.ndarray) -> "BudgetSummary":
+        return cls(
+            n=int(eps.shape[0]),
+            eps_min=float(eps.min()),
+            eps_mean=float(eps.mean()),
+            eps_max=float(eps.max()),
+            gamma_sq_sum=gamma_sq_sum(eps),
+        )
+
+
+@dataclass(frozen=True)
+class JPRSEstimate:
+    """Result of :meth:`JPRS.estimate`.
+
+    Attributes
+    ----------
+    matrix : float64 array, shape (d1, d2)
+        The estimate ``P_{s,k}(V)`` in ``M_{s,k}``.
+    sketch : float64 array, shape (d1, d2)
+        The raw global sketch ``V`` of Eq. (8) (unbiased, not projected).
+    support : tuple of two intp arrays
+        ``(rows, cols)`` of the ``s`` coordinates the projection retained.
+    budget : BudgetSummary
+    sanitization : SanitizationReport
+        What happened to malformed packets.
+    n_threads : int
+        Threads the sketch used (the result does not depend on it).
+    seconds : dict
+        Wall-clock seconds of the ``sketch`` and ``projection`` steps.
+    """
+
+    matrix: np.ndarray
+    sketch: np.ndarray
+    support: tuple
+    budget: BudgetSummary
+    sanitization: SanitizationReport
+    n_threads: int
+    seconds: dict = field(default_factory=dict)
+
+
+class JPRS(RelationMechanism):
+    """Joint Personalized Relation Sketch: one bit per identity, user-level eps_i-LDP.
+
+    Parameters
+    ----------
+    shape : tuple of int (d1, d2)
+        Relation table shape; pairs are encoded as ``e = row * d2 + col`` and
+        ``p = d1 * d2``.
+    k : int
+        Public cap on the number of relations per identity, ``k >= 1``.
+    s : int
+        Sparsity of the estimate, ``1 <= s <= p``.
+    codebook_seed : int in [0, 2**64) or None
+        Public seed of the pair-sign codebook. ``None`` draws one from OS
+        entropy (read it back from :attr:`codebook_seed` to publish it).
+    cap_policy : {"raise", "minhash"}
+        What to do with an identity holding more than ``k`` relations (see
+        :func:`fastldp.relations.relation_sets.as_relation_sets`).
+    n_threads : int or None
+        Threads for the server sketch and the client sign sums. ``None``:
+        OpenMP's default; ``-1``: all cores. Results are bit-identical for
+        any value.
+
+    Notes
+    -----
+    The channel is ``eps_i``-LDP for every public seed: the output
+    likelihood ratio between two sets is at most
+    ``(1 + gamma_i) / (1 - gamma_i) = e^{eps_i}`` because ``|theta_i| <= 1``
+    (Theorem 3). The sketch is unbiased for the ``gamma^2``-weighted mean of
+    the sets, with coordinate variance at most ``2k / D``.
+
+    References
+    ----------
+    .. [1] Paper 000, "Information-Theoretic Limits and One-Bit Estimation of
+       Sparse Relation Matrices Under Personalized Local Differential Privacy
+       and Byzantine Contamination", Algorithms 1-2, Eqs. (6)-(8).
+
+    Examples
+    --------
+    >>> import numpy as np, fastldp
+    >>> mech = fastldp.JPRS(shape=(4, 4), k=2, s=3, codebook_seed=7)
+    >>> sets = [np.array([[0, 1], [2, 3]]), np.array([[1, 1]])]
+    >>> bits = mech.privatize(sets, 1.0, rng=0)
+    >>> bits.dtype, bits.shape
+    (dtype('int8'), (2,))
+    """
+
+    family = "JPRS"
+
+    def __init__(self, *, shape, k, s, codebook_seed=None, cap_policy="raise", n_threads=None):
+        super().__init__(shape=shape, k=k, s=s, codebook_seed=codebook_seed,
+                         cap_policy=cap_policy, n_threads=n_threads)
+        self.kappa = kappa_k(self.k)
+        self._calibration = c_k_table(self.k)
+
+    def payload_bits(self, epsilons) -> np.ndarray:
+        """One bit per identity."""
+        return np.ones(np.atleast_1d(np.asarray(epsilons)).shape[0], dtype=np.int64)
+
+    # ------------------------------------------------------------------ client
+    def set_scores(self, relations, *, identities=None) -> tuple[np.ndarray, np.ndarray]:
+        """Return each identity's sign sum ``sum_{E_i} R_i(e)`` and set size.
+
+        The client work of Algorithm 1, step 1: ``O(k)`` per identity.
+        """
+        sets = self.relation_sets(relations, identities=identities)
+        ids = resolve_identities(identities, sets.n, type(self).__name__)
+        sums = set_sign_sums(self.codebook_seed, ids, sets.indptr, sets.pairs, self.n_threads)
+        return sums, sets.sizes
+
+    def output_probabilities(self, relations, epsilons, *, identities=None) -> np.ndarray:
+        """Return the exact ``P(Y_i = +1 | E_i, codebook)`` of every identity.
+
+        The fair coin of ``sgn0`` is averaged out: a zero sign sum gives 1/2.
+        This is the channel that :meth:`privatize` samples.
+        """
+        sums, sizes = self.set_scores(relations, identities=identities)
+        eps = self._budgets(epsilons, sums.shape[0])
+        theta = self._calibration[sizes] * np.sign(sums)
+        return 0.5 * (1.0 + np.tanh(eps / 2.0) * theta)
+
+    def privatize(self, relations, epsilons, *, identities=None, rng=None) -> np.ndarray:
+        """Release one bit per identity (Algorithm 1).
+
+        Parameters
+        ----------
+        relations : scipy.sparse matrix (n, d1*d2) or sequence of (m_i, 2) int arrays
+            Each identity's relation set, at most ``k`` pairs.
+        epsilons : float or array_like of float, shape (n,)
+            Personal budgets ``eps_i`` in ``(0, inf)``.
+        identities : array_like of int, optional
+            Distinct public identities keying the codebook (default ``0..n-1``).
+            The server must use the same identities.
+        rng : None, int, SeedSequence or Generator
+            Source of the client's private coins; ``None`` uses OS entropy.
+
+        Returns
+        -------
+        numpy.ndarray of int8, shape (n,)
+            Values in ``{-1, +1}``.
+        """
+        gen = as_generator(rng, "JPRS.privatize")
+        sums, sizes = self.set_scores(relations, identities=identities)
+        n = sums.shape[0]
+        eps = self._budgets(epsilons, n)
+        direction = np.sign(sums).astype(np.float64)
+        ties = (sums == 0) & (sizes > 0)
+        if ties.any():
+            direction[ties] = np.where(gen.random(int(ties.sum())) < 0.5, 1.0, -1.0)
+        theta = self._calibration[sizes] * direction
+        p_plus = 0.5 * (1.0 + np.tanh(eps / 2.0) * theta)
+        return np.where(gen.random(n) < p_plus, 1, -1).astype(np.int8)
+
+    # ------------------------------------------------------------------ server
+    def sketch_scale(self, eps: np.ndarray) -> float:
+        """Return ``sqrt(k) / (kappa_k D)``, ``D = sum_i gamma_i^2`` (Eq. (8))."""
+        return sqrt(self.k) / (self.kappa * gamma_sq_sum(eps))
+
+    def sketch_weights(self, bits: np.ndarray, eps: np.ndarray) -> np.ndarray:
+        """Return ``w_i = sqrt(k) gamma_i Ybar_i / (kappa_k D)`` of Eq. (8)."""
+        return self.sketch_scale(eps) * np.tanh(eps / 2.0) * bits.astype(np.float64)
+
+    def estimate(self, reports, epsilons, *, identities=None) -> JPRSEstimate:
+        """Decode the population relation matrix (Algorithm 2).
+
+        Parameters
+        ----------
+        reports : array_like, shape (n,)
+            Received packets, one per committed identity. Malformed packets
+            are sanitized (see :mod:`fastldp._sanitize`) and counted.
+        epsilons : float or array_like of float, shape (n,)
+            Committed budgets; the denominator ``D`` includes every identity.
+        identities : array_like of int, optional
+            The identities the clients used (default ``0..n-1``).
+
+        Returns
+        -------
+        JPRSEstimate
+        """
+        owner = "JPRS.estimate"
+        n = self._report_count(reports, owner)
+        eps = self._budgets(epsilons, n)
+        # identities stay implicit (0 .. n-1) unless given: no length-n temporaries
+        ids = None if identities is None else resolve_identities(identities, n, owner)
+        bits, report = sanitize_bits(reports, n, self.codebook_seed, ids, owner)
+        t0 = time.perf_counter()
+        v = jprs_sketch(self.codebook_seed, bits, eps, self.sketch_scale(eps), ids, self.p,
+                        self.n_threads)
+        t1 = time.perf_counter()
+        m, support = project_sparse_capped(v, self.s, float(self.k))
+        t2 = time.perf_counter()
+        rows, cols = np.divmod(support, self.shape[1])
+        return JPRSEstimate(
+            matrix=m.reshape(self.shape),
+            sketch=v.reshape(self.shape),
+            support=(rows, cols),
+            budget=BudgetSummary.from_epsilons(eps),
+            sanitization=report,
+            n_threads=self.n_threads,
+            seconds={"sketch": t1 - t0, "projection": t2 - t1},
+        )
+
+    # ------------------------------------------------ linear interface (decoders, attacks)
+    def sanitize(self, reports, eps, identities, owner):
+        return sanitize_bits(reports, eps.shape[0], self.codebook_seed, identities, owner)
+
+    def linear_estimate(self, clean, eps, identities, members=None):
+        """The sketch of Eq. (8) over ``members`` (Theorem 3's ``M~_J``), length p."""
+        if members is not None:
+            clean, eps, identities = clean[members], eps[members], identities[members]
+        return jprs_sketch(self.codebook_seed, np.ascontiguousarray(clean), np.ascontiguousarray(eps),
+                           self.sketch_scale(eps), np.ascontiguousarray(identities), self.p,
+                           self.n_threads)
+
+    def _item_scores(self, identities, items, item_weights):
+        """``sum_x w_x R_i(x)`` for each identity (O(|items|) signs each)."""
+        items = np.asarray(items, dtype=np.int64)
+        w = np.asarray(item_weights, dtype=np.float64)
+        signs = pair_signs(self.codebook_seed, np.repeat(identities, items.shape[0]),
+                           np.tile(items, identities.shape[0]))
+        return (signs.reshape(identities.shape[0], -1) * w[None, :]).sum(axis=1)
+
+    def _weights_of(self, eps, corrupted):
+        return self.sketch_scale(eps) * np.tanh(eps[corrupted] / 2.0)
+
+    def best_response(self, eps, corrupted, identities, items, item_weights, rng):
+        """The bit ``sign(sum_x w_x R_i(x))`` per corrupted identity, fair ties."""
+        score = self._item_scores(identities[corrupted], items, item_weights)
+        coin = np.where(rng.random(score.shape[0]) < 0.5, 1, -1)
+        bits = np.where(score > 0, 1, np.where(score < 0, -1, coin)).astype(np.int8)
+        return bits, self._weights_of(eps, corrupted) * np.abs(score)
+
+    def random_response(self, eps, corrupted, identities, rng):
+        return np.where(rng.random(corrupted.shape[0]) < 0.5, 1, -1).astype(np.int8)
+
+    def response_objective(self, eps, corrupted, identities, outputs, items, item_weights):
+        score = self._item_scores(identities[corrupted], items, item_weights)
+        return self._weights_of(eps, corrupted) * np.asarray(outputs, dtype=np.float64) * score

@@ -1,0 +1,130 @@
+"""Padded relation sampling (P-RS) with a frequency oracle (paper 000, section 7.1).
+
+Each identity pads its relation set to exactly ``k`` items with public dummy
+symbols outside ``[p]`` - slot ``u`` of an identity holding ``m`` pairs is
+its ``u``-th pair for ``u < m`` and the dummy ``p + u`` otherwise - samples
+one slot uniformly and reports the item through a frequency oracle (GRR,
+OLH or Hadamard response, :mod:`fastldp.oracles.frequency`) at its
+own ``eps_i`` over ``D = p + k`` symbols. Since every held pair is sampled
+with probability ``1/k``, ``k * c_i(e)`` is unbiased for ``A_i(e)``. The
+server combines identities with the variance-optimal weights
+``lambda_i = 1 / sigma_i^2`` (equal weights for equal budgets), multiplies by
+``k``, drops the dummies and decodes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._random import as_generator, resolve_identities
+from .._validation import check_choice
+from .base import RelationMechanism
+from ..oracles.frequency import ORACLES
+
+__all__ = ["PaddedRelationSampling"]
+
+
+class PaddedRelationSampling(RelationMechanism):
+    """Padded relation sampling with a native frequency oracle.
+
+    Parameters
+    ----------
+    shape : tuple (d1, d2)
+    k : int
+        Public cap on the set size (and the padding length).
+    s : int
+        Sparsity of the decoded estimate.
+    oracle : {"grr", "olh", "hr"}
+        Generalized randomized response, optimized local hashing
+        (``g_i = round(e^eps_i) + 1``) or Hadamard response.
+    codebook_seed, cap_policy, n_threads
+        As for :class:`fastldp.JPRS`.
+
+    References
+    ----------
+    .. [1] Paper 000, section 7.1 (P-RS-GRR, P-RS-OLH, P-RS-HR).
+    .. [2] T. Wang et al., "Locally differentially private protocols for
+       frequency estimation", USENIX Security 2017 (GRR, OLH).
+    .. [3] J. Acharya, Z. Sun, H. Zhang, "Hadamard response: estimating
+       distributions privately, efficiently, and with little communication",
+       AISTATS 2019.
+    """
+
+    def __init__(self, *, shape, k, s, oracle="hr", codebook_seed=None, cap_policy="raise",
+                 n_threads=None):
+        super().__init__(shape=shape, k=k, s=s, codebook_seed=codebook_seed,
+                         cap_policy=cap_policy, n_threads=n_threads)
+        self.oracle_name = check_choice(oracle, "oracle", type(self).__name__, tuple(ORACLES))
+        self.domain_size = self.p + self.k
+        self.oracle = ORACLES[self.oracle_name](self.domain_size, self.codebook_seed, self.n_threads)
+        self.family = "P-RS-" + self.oracle_name.upper()
+
+    def _repr_extra(self) -> str:
+        return f", oracle={self.oracle_name!r}"
+
+    def payload_bits(self, epsilons) -> np.ndarray:
+        eps = np.atleast_1d(np.asarray(epsilons, dtype=np.float64))
+        return np.ceil(np.log2(self.oracle.output_sizes(eps))).astype(np.int64)
+
+    # ------------------------------------------------------------ client
+    def sample_items(self, relations, *, identities=None, rng=None) -> np.ndarray:
+        """Each identity's padded-and-sampled item in ``[0, p + k)``."""
+        gen = as_generator(rng, f"{type(self).__name__}.sample_items")
+        sets = self.relation_sets(relations, identities=identities)
+        sizes = sets.sizes
+        slot = gen.integers(0, self.k, sets.n)
+        held = slot < sizes
+        safe = sets.indptr[:-1] + np.where(held, slot, 0)
+        safe = np.minimum(safe, max(sets.pairs.shape[0] - 1, 0))
+        pairs = sets.pairs[safe] if sets.pairs.shape[0] else np.zeros(sets.n, dtype=np.int64)
+        return np.where(held, pairs, self.p + slot).astype(np.int64)
+
+    def privatize(self, relations, epsilons, *, identities=None, rng=None) -> np.ndarray:
+        """Sample one padded item per identity and report it through the oracle.
+
+        Returns
+        -------
+        numpy.ndarray of int64
+            One oracle output per identity.
+        """
+        gen = as_generator(rng, f"{type(self).__name__}.privatize")
+        sets = self.relation_sets(relations, identities=identities)
+        eps = self._budgets(epsilons, sets.n)
+        ids = resolve_identities(identities, sets.n, type(self).__name__)
+        items = self.sample_items(sets, rng=gen)
+        return self.oracle.privatize(items, eps, ids, gen)
+
+    # ------------------------------------------------------------ server
+    def sanitize(self, reports, eps, identities, owner):
+        return self.oracle.sanitize(reports, eps, identities, owner)
+
+    def linear_estimate(self, clean, eps, identities, members=None):
+        if members is not None:
+            clean, eps, identities = clean[members], eps[members], identities[members]
+        lam = self.oracle.weights(eps)
+        raw = self.oracle.aggregate(clean, eps, identities, lam)
+        return (self.k / float(lam.sum())) * raw[: self.p]
+
+    def estimate(self, reports, epsilons, *, identities=None):
+        """Global decoder: sanitize, weighted inversion, ``P_{s,k}`` projection."""
+        return self.decode(reports, epsilons, decoders=("global",), identities=identities)["global"]
+
+    # ------------------------------------------------------------ attacks
+    def _scale(self, eps, corrupted):
+        lam = self.oracle.weights(eps)
+        return self.k * lam[corrupted] / float(lam.sum())
+
+    def best_response(self, eps, corrupted, identities, items, item_weights, rng):
+        outputs, scores = self.oracle.best_response(
+            eps[corrupted], identities[corrupted], np.asarray(items, dtype=np.int64),
+            np.asarray(item_weights, dtype=np.float64), rng)
+        return outputs, self._scale(eps, corrupted) * scores
+
+    def random_response(self, eps, corrupted, identities, rng):
+        return self.oracle.random_outputs(eps[corrupted], identities[corrupted], rng)
+
+    def response_objective(self, eps, corrupted, identities, outputs, items, item_weights):
+        scores = self.oracle.response_scores(
+            eps[corrupted], identities[corrupted], np.asarray(items, dtype=np.int64),
+            np.asarray(item_weights, dtype=np.float64), np.asarray(outputs, dtype=np.int64))
+        return self._scale(eps, corrupted) * scores

@@ -1,0 +1,395 @@
+"""Sparse numerical vectors and what the sparse-vector mechanisms share (paper 001).
+
+Each user ``i`` holds ``x_i in [-1, 1]^d`` with at most ``m`` stored entries
+(its items, or keys). :class:`SparseVectors` keeps them in CSR form; a stored
+entry may hold the value 0 (an item the user has, with value 0: paper 001's
+Clothing data maps 'small' and 'large' to 0), and every mechanism counts it as
+one of the user's items. The target of estimation is always the sample mean
+``mu = (1 / n) sum_i x_i`` (section 3.1).
+
+Also here: randomized rounding to signs (Eq. (35)), sanitization of received
+real-valued, ternary and symbol reports (never raising on packet contents),
+and the shape check of report arrays.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._kernels._hash import SANITIZE_STREAM, hash_words
+from .._random import as_generator
+from .._validation import param_error
+from .._sanitize import SanitizationReport
+
+__all__ = [
+    "SparseVectors",
+    "SparseMeanEstimate",
+    "as_sparse_vectors",
+    "round_to_signs",
+    "sanitize_real",
+    "sanitize_ternary",
+    "sanitize_symbols",
+    "report_array",
+]
+
+
+@dataclass(frozen=True)
+class SparseVectors:
+    """``n`` sparse vectors of length ``d`` in CSR form.
+
+    Attributes
+    ----------
+    indptr : int64 array, shape (n + 1,)
+    indices : int64 array, shape (nnz,)
+        Coordinates of the stored entries, strictly increasing within a row.
+    values : float64 array, shape (nnz,)
+        Their values, all in ``[-1, 1]``; a stored 0 is an item with value 0.
+    d : int
+        Dimension.
+    """
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    values: np.ndarray
+    d: int
+
+    @property
+    def n(self) -> int:
+        return int(self.indptr.shape[0] - 1)
+
+    @property
+    def sizes(self) -> np.ndarray:
+        """Stored entries (items) per user."""
+        return np.diff(self.indptr)
+
+    @property
+    def max_items(self) -> int:
+        return int(self.sizes.max()) if self.n else 0
+
+    @property
+    def rows(self) -> np.ndarray:
+        """The user of each stored entry (int64, shape (nnz,))."""
+        return np.repeat(np.arange(self.n, dtype=np.int64), self.sizes)
+
+    def mean(self) -> np.ndarray:
+        """The sample mean ``mu = (1 / n) sum_i x_i`` (float64, shape (d,))."""
+        total = np.bincount(self.indices, weights=self.values, minlength=self.d)
+        return total / max(self.n, 1)
+
+    def frequencies(self) -> np.ndarray:
+        """Fraction of users holding each item (stored entries, whatever the value)."""
+        return np.bincount(self.indices, minlength=self.d) / max(self.n, 1)
+
+    def to_scipy(self) -> sp.csr_matrix:
+        return sp.csr_matrix((self.values, self.indices, self.indptr), shape=(self.n, self.d))
+
+    def to_dense(self) -> np.ndarray:
+        out = np.zeros((self.n, self.d))
+        out[self.rows, self.indices] = self.values
+        return out
+
+    def subset(self, users) -> "SparseVectors":
+        """The vectors of ``users`` (an index array), in that order."""
+        users = np.asarray(users, dtype=np.int64)
+        starts, stops = self.indptr[users], self.indptr[users + 1]
+        sizes = stops - starts
+        indptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        take = np.repeat(starts - indptr[:-1], sizes) + np.arange(indptr[-1])
+        return SparseVectors(indptr, self.indices[take], self.values[take], self.d)
+
+
+@dataclass(frozen=True)
+class SparseMeanEstimate:
+    """What a sparse-vector baseline's ``estimate`` returns.
+
+    Attributes
+    ----------
+    mean : float64 array, shape (d,)
+        The estimate of ``mu``, clipped to the feasible range when the
+        mechanism was built with ``clip_estimate`` (paper 001, section 8.1).
+    raw : float64 array, shape (d,)
+        The estimator as published, before that clipping.
+    sanitization : SanitizationReport
+        Counts of malformed report entries.
+    details : dict
+        Method-specific by-products (e.g. PCKV's key frequencies).
+    seconds : dict
+        Wall-clock seconds of the aggregation steps.
+    """
+
+    mean: np.ndarray
+    raw: np.ndarray
+    sanitization: SanitizationReport
+    details: dict = field(default_factory=dict)
+    seconds: dict = field(default_factory=dict)
+
+
+def _from_csr(csr: sp.csr_matrix, d: int, owner: str) -> SparseVectors:
+    csr = sp.csr_matrix(csr, dtype=np.float64, copy=True)
+    if csr.shape[1] != d:
+        raise ValueError(
+            f"The 'x' parameter of {owner} must have d = {d} columns. "
+            f"Got a matrix of shape {csr.shape} instead."
+        )
+    if not csr.has_canonical_format:
+        csr.sum_duplicates()
+    csr.sort_indices()
+    return SparseVectors(
+        csr.indptr.astype(np.int64), csr.indices.astype(np.int64),
+        np.asarray(csr.data, dtype=np.float64), d,
+    )
+
+
+def as_sparse_vectors(x, *, d: int, owner: str, m=None, ternary: bool = False) -> SparseVectors:
+    """Validate ``x`` and return it as :class:`SparseVectors`.
+
+    Parameters
+    ----------
+    x : SparseVectors, scipy.sparse matrix (n, d) or 2-d array (n, d)
+        A sparse matrix keeps explicitly stored zeros as items with value 0;
+        a dense array holds exactly its non-zero entries.
+    d : int
+    owner : str
+        Name used in error messages.
+    m : int, optional
+        When given, every user must hold at most ``m`` items.
+    ternary : bool
+        Require values in ``{-1, 0, 1}``.
+
+    Raises
+    ------
+    ValueError
+        On a wrong shape, a value outside ``[-1, 1]`` (or NaN), a non-ternary
+        value when ``ternary``, or a user with more than ``m`` items.
+    """
+    if isinstance(x, SparseVectors):
+        if x.d != d:
+            raise ValueError(
+                f"The 'x' parameter of {owner} must have dimension d = {d}. Got d = {x.d} instead."
+            )
+        ip, idx = np.asarray(x.indptr), np.asarray(x.indices)
+        ok = (ip.ndim == 1 and ip.size >= 1 and ip[0] == 0 and ip[-1] == idx.size
+              and idx.size == np.asarray(x.values).size and bool(np.all(np.diff(ip) >= 0)))
+        if ok and idx.size:
+            inner = np.ones(idx.size, dtype=bool)
+            inner[ip[1:-1][ip[1:-1] < idx.size]] = False  # first entry of each later row
+            ok = bool(idx.min() >= 0 and idx.max() < d and np.all(np.diff(idx)[inner[1:]] > 0))
+        if not ok:
+            raise ValueError(
+                f"The 'x' parameter of {owner} must be a valid CSR SparseVectors: indptr from 0 "
+                f"to nnz, coordinates in [0, {d}) strictly increasing within each user. "
+                "Got an inconsistent SparseVectors instead.")
+        vecs = SparseVectors(ip.astype(np.int64), idx.astype(np.int64),
+                             np.asarray(x.values, dtype=np.float64), d)
+    elif sp.issparse(x):
+        vecs = _from_csr(x, d, owner)
+    else:
+        try:
+            arr = np.asarray(x, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise param_error("x", owner, f"SparseVectors, a sparse matrix or an (n, {d}) array",
+                              type(x).__name__, TypeError) from None
+        if arr.ndim != 2 or arr.shape[1] != d:
+            raise ValueError(
+                f"The 'x' parameter of {owner} must be an (n, {d}) array. "
+                f"Got shape {arr.shape} instead."
+            )
+        # NaN is non-zero, so it is stored and caught by the range check below
+        vecs = _from_csr(sp.csr_matrix(arr), d, owner)
+    if vecs.n < 1:
+        raise ValueError(f"The 'x' parameter of {owner} must hold at least one user. Got 0 instead.")
+    vals = vecs.values
+    bad = ~((vals >= -1.0) & (vals <= 1.0))
+    if bad.any():
+        j = int(np.flatnonzero(bad)[0])
+        user = int(np.searchsorted(vecs.indptr, j, side="right") - 1)
+        raise ValueError(
+            f"The 'x' parameter of {owner} must hold values in [-1, 1]. "
+            f"Got {float(vals[j])!r} for user {user}, coordinate {int(vecs.indices[j])} instead."
+        )
+    if ternary:
+        off = ~np.isin(vals, (-1.0, 0.0, 1.0))
+        if off.any():
+            j = int(np.flatnonzero(off)[0])
+            raise ValueError(
+                f"The 'x' parameter of {owner} must hold values in {{-1, 0, 1}} "
+                f"(use values='rounded' or 'direct' for general values). "
+                f"Got {float(vals[j])!r} instead."
+            )
+    if m is not None and vecs.n and vecs.max_items > m:
+        user = int(np.argmax(vecs.sizes))
+        raise ValueError(
+            f"The 'x' parameter of {owner} must hold at most m = {m} items per user. "
+            f"Got {vecs.max_items} items for user {user} instead."
+        )
+    return vecs
+
+
+def round_to_signs(values, rng) -> np.ndarray:
+    """Randomized rounding of Eq. (35): ``+1`` w.p. ``(1 + v) / 2``, else ``-1``.
+
+    Unbiased: ``E[result] = v``. Returns float64 in ``{-1, +1}``.
+    """
+    v = np.asarray(values, dtype=np.float64)
+    gen = as_generator(rng)
+    return np.where(gen.random(v.shape) < 0.5 * (1.0 + v), 1.0, -1.0)
+
+
+def report_array(reports, shape: tuple, owner: str, name: str = "reports"):
+    """Return ``reports`` as an array of ``shape`` (object dtype allowed) or raise.
+
+    Only the shape is checked here: packet *contents* never raise.
+    """
+    try:
+        arr = np.asarray(reports)
+    except ValueError:
+        arr = np.asarray(reports, dtype=object)
+    if arr.shape != shape:
+        raise ValueError(
+            f"The {name!r} parameter of {owner} must have shape {shape} "
+            f"(one report per user). Got shape {arr.shape} instead."
+        )
+    return arr
+
+
+def _as_float(arr: np.ndarray):
+    """Float values and a mask of entries that are not real numbers."""
+    if arr.dtype.kind in "iufb":
+        return arr.astype(np.float64), np.zeros(arr.shape, dtype=bool)
+    flat = arr.astype(object).ravel()
+    out = np.zeros(flat.shape[0])
+    bad = np.zeros(flat.shape[0], dtype=bool)
+    for j, v in enumerate(flat):
+        if v is None or isinstance(v, (str, bytes, complex, np.complexfloating)):
+            bad[j] = True
+            continue
+        try:
+            out[j] = float(v)
+        except (TypeError, ValueError, OverflowError):
+            bad[j] = True
+    return out.reshape(arr.shape), bad.reshape(arr.shape)
+
+
+def sanitize_real(reports, shape: tuple, low: float, high: float, owner: str, *,
+                  is_legal=None):
+    """Project real-valued reports onto the hull ``[low, high]`` and count changes.
+
+    ==================  ==========================================  ===============
+    entry               becomes                                     counted as
+    ==================  ==========================================  ===============
+    legal               itself                                      valid
+    in hull, not legal  itself (linear estimators: same influence)  off_alphabet
+    finite, outside     clipped to ``[low, high]``                  out_of_range
+    +-inf               the bound of its sign (0 if unbounded)      infinite
+    NaN                 0 (no influence on a linear estimator)      nan
+    not a number        0                                           non_numeric
+    ==================  ==========================================  ===============
+
+    Returns
+    -------
+    values : float64 array of ``shape``
+    report : SanitizationReport (counts over entries)
+    """
+    arr = report_array(reports, shape, owner)
+    vals, non_numeric = _as_float(arr)
+    nan = np.isnan(vals) & ~non_numeric
+    inf = np.isinf(vals)
+    finite = np.isfinite(vals) & ~non_numeric
+    outside = finite & ((vals < low) | (vals > high))
+    out = np.where(finite, np.clip(vals, low, high), 0.0)
+    if inf.any():
+        hi = high if np.isfinite(high) else 0.0
+        lo = low if np.isfinite(low) else 0.0
+        out = np.where(inf, np.where(vals > 0, hi, lo), out)
+    inside = finite & ~outside
+    legal = inside if is_legal is None else inside & is_legal(np.where(inside, vals, 0.0))
+    off = inside & ~legal
+    by_reason = {
+        "off_alphabet": int(off.sum()),
+        "out_of_range": int(outside.sum()),
+        "infinite": int(inf.sum()),
+        "nan": int(nan.sum()),
+        "non_numeric": int(non_numeric.sum()),
+    }
+    rep = SanitizationReport(int(out.size), int(legal.sum()), by_reason, arr.dtype.kind not in "iuf")
+    return out, rep
+
+
+def sanitize_ternary(reports, shape: tuple, owner: str):
+    """Project entries onto ``{-1, 0, 1}``: finite or infinite values to their
+    sign, NaN and non-numbers to 0. Returns int8 values and a report."""
+    arr = report_array(reports, shape, owner)
+    if arr.dtype == np.int8 and np.all((arr >= -1) & (arr <= 1)):
+        return np.ascontiguousarray(arr), SanitizationReport(
+            int(arr.size), int(arr.size), {k: 0 for k in
+                                           ("out_of_alphabet", "infinite", "nan", "non_numeric")})
+    vals, non_numeric = _as_float(arr)
+    nan = np.isnan(vals) & ~non_numeric
+    inf = np.isinf(vals)
+    legal = np.isin(vals, (-1.0, 0.0, 1.0)) & ~non_numeric
+    off = ~(legal | nan | inf | non_numeric)
+    out = np.where(nan | non_numeric, 0.0, np.sign(np.where(nan, 0.0, vals))).astype(np.int8)
+    by_reason = {"out_of_alphabet": int(off.sum()), "infinite": int(inf.sum()),
+                 "nan": int(nan.sum()), "non_numeric": int(non_numeric.sum())}
+    return out, SanitizationReport(int(out.size), int(legal.sum()), by_reason,
+                                   arr.dtype.kind not in "iuf")
+
+
+def sanitize_symbols(reports, n: int, t: int, seed: int, identities: np.ndarray, owner: str):
+    """Project symbol reports onto ``{0, ..., t - 1}``.
+
+    A report that is not an integer in range is replaced by a public
+    pseudo-random symbol keyed by ``(seed, identity)`` (sanitize stream of the
+    counter-based hash), so the replacement is deterministic and carries no
+    attacker-chosen direction. Returns int64 symbols and a report.
+    """
+    arr = report_array(reports, (n,), owner)
+    vals, non_numeric = _as_float(arr)
+    finite = np.isfinite(vals) & ~non_numeric
+    integral = finite & (vals == np.round(vals))
+    legal = integral & (vals >= 0) & (vals < t)
+    out = np.where(legal, vals, 0).astype(np.int64)
+    bad = ~legal
+    if bad.any():
+        words = hash_words(seed, identities[bad], np.zeros(int(bad.sum()), dtype=np.int64),
+                           SANITIZE_STREAM)
+        out[bad] = (words % np.uint64(t)).astype(np.int64)
+    by_reason = {
+        "out_of_range": int((integral & ~legal).sum()),
+        "not_integer": int((finite & ~integral).sum()),
+        "nan": int((np.isnan(vals) & ~non_numeric).sum()),
+        "infinite": int(np.isinf(vals).sum()),
+        "non_numeric": int(non_numeric.sum()),
+    }
+    return out, SanitizationReport(n, int(legal.sum()), by_reason, arr.dtype.kind not in "iuf")
+
+
+class ScaledReportSpace:
+    """Output-space facts shared by mechanisms whose reports are ``R * Q(u)``.
+
+    RPC and Succinct both release a randomizer ``Q``'s output scaled by the
+    clipping radius ``R``; subclasses provide ``self.R`` and
+    ``self.randomizer``.
+    """
+
+    @property
+    def output_bounds(self) -> tuple:
+        """``(low, high)``: the hull of the report space, ``R`` times ``Q``'s."""
+        lo, hi = self.randomizer.output_bounds
+        return (self.R * lo, self.R * hi)
+
+    @property
+    def extreme_report(self) -> float:
+        """``c_eps R``: the largest legal report (paper 001, Eqs. (48), (52)); raises for Laplace."""
+        return self.R * self.randomizer.extreme()
+
+    def _report_mask(self, y: np.ndarray) -> np.ndarray:
+        """Elementwise: is each value inside the output space of ``R * Q``?"""
+        if self.randomizer.discrete:
+            c = self.R * self.randomizer.c_eps
+            return (y == c) | (y == -c)
+        lo, hi = self.output_bounds
+        return np.isfinite(y) & (y >= lo) & (y <= hi)

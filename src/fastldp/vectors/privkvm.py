@@ -1,0 +1,279 @@
+"""PrivKVM (Ye et al., 2019/2021): multi-round key-value collection by key sampling.
+
+Protocol (paper 001, Appendix B), with ``c`` rounds:
+
+1. each user samples one key ``j_i`` uniformly from ``[d]`` (data-independent,
+   sent in the clear) and perturbs the bit "I hold ``j_i``" by randomized
+   response with budget ``epsilon / 2`` (``p1 = e^{eps/2} / (1 + e^{eps/2})``);
+2. in round ``r = 1..c``, a user whose *reported* bit is 1 sends one value
+   bit: its own value ``x_i(j_i)`` if it holds the key, else the fake value
+   ``v~_r(j_i)``; the value is discretized to ``+-1`` (``P(+1) = (1 + v) / 2``)
+   and perturbed by randomized response with budget ``epsilon / (2c)``
+   (``p2 = e^{eps/(2c)} / (1 + e^{eps/(2c)})``). A user whose reported bit
+   is 0 sends no value (recorded as 0);
+3. the fake value is ``v~_1 = 0`` and ``v~_{r+1} = m_hat_r``, the server's mean
+   estimate after round ``r``, so the fake reports stop diluting the mean.
+
+Total budget ``epsilon / 2 + c * epsilon / (2c) = epsilon``.
+
+Server:
+
+- key frequency (PrivKV): ``f_hat(j) = (N1_j / N_j - (1 - p1)) / (2 p1 - 1)``,
+  ``N_j`` users sampling ``j`` and ``N1_j`` of them reporting bit 1;
+- round mean (PrivKV): with ``n1, n2`` the ``+1`` / ``-1`` value bits for key
+  ``j`` and ``N = n1 + n2``, ``n1* = (p2 - 1) N / (2 p2 - 1) + n1 / (2 p2 - 1)``
+  and ``n2* = N - n1*``, both clipped to ``[0, N]``; ``m_hat(j) = (n1* - n2*) / N``;
+- the sparse-vector mean ``mu_hat(j) = f_hat(j) * m_hat_c(j)`` (a key-value
+  pair with value ``v`` is the entry ``x(j) = v``, paper 001 section 1).
+
+Choices where the descriptions are ambiguous
+--------------------------------------------
+- The sampled key and its perturbed bit are fixed across rounds (the key
+  budget ``epsilon / 2`` is spent once); only the values are re-sent. This
+  is the only reading under which paper 001's total "``epsilon``" holds.
+- A user who holds the key with value 0 holds it (bit 1); its value 0 is a
+  fair sign.
+- Keys never sampled, or with no value bits, get frequency / mean 0.
+- ``c`` defaults to 3.
+
+Reports are a :class:`PrivKVMReports` (keys, key bits, ``(n, c)`` value bits).
+Because later rounds depend on earlier estimates, :meth:`PrivKVM.privatize`
+runs the whole interaction; forged reports of corrupted users can be
+injected into every round (``forged=``) so that honest users react to the
+contaminated estimates, as they would in a deployment.
+
+References
+----------
+.. [1] Q. Ye, H. Hu, X. Meng, H. Zheng, "PrivKV: Key-Value Data Collection
+   with Local Differential Privacy", IEEE S&P 2019 (and the PrivKVM journal
+   version, 2021).
+.. [2] Paper 001, Appendix B; Table 1.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from math import exp, inf
+
+import numpy as np
+
+from .._random import as_generator
+from .._validation import check_float, check_int, param_error
+from .._sanitize import SanitizationReport
+from .base import SparseMeanEstimate, SparseVectors, _as_float, as_sparse_vectors
+from .rpc import resolve_clip_range
+
+__all__ = ["PrivKVM", "PrivKVMReports"]
+
+
+@dataclass(frozen=True)
+class PrivKVMReports:
+    """All messages of a PrivKVM run.
+
+    Attributes
+    ----------
+    keys : int64 array, shape (n,)
+        The sampled key of each user, in ``[0, d)``.
+    key_bits : int8 array, shape (n,)
+        Reported "holds the key" bits in ``{0, 1}``.
+    values : int8 array, shape (n, c)
+        Round ``r``'s value bit in ``{-1, +1}``, or 0 when the key bit is 0.
+    """
+
+    keys: np.ndarray
+    key_bits: np.ndarray
+    values: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return int(self.keys.shape[0])
+
+    def take(self, users) -> "PrivKVMReports":
+        users = np.asarray(users, dtype=np.int64)
+        return PrivKVMReports(self.keys[users], self.key_bits[users], self.values[users])
+
+    def replace(self, users, forged: "PrivKVMReports") -> "PrivKVMReports":
+        """A copy with the reports of ``users`` replaced by ``forged``."""
+        users = np.asarray(users, dtype=np.int64)
+        keys, bits, vals = self.keys.copy(), self.key_bits.copy(), self.values.copy()
+        keys[users], bits[users], vals[users] = forged.keys, forged.key_bits, forged.values
+        return PrivKVMReports(keys, bits, vals)
+
+
+class PrivKVM:
+    """PrivKVM: key sampling, one key bit, ``c`` rounds of value bits.
+
+    Parameters
+    ----------
+    d : int
+    m : int
+        Most items per user, ``1 <= m <= d`` (validated only; PrivKVM samples
+        from all ``d`` keys).
+    epsilon : float in (0, inf)
+    n_rounds : int
+        ``c >= 1``, the number of value rounds (default 3).
+    clip_estimate : None, "frequency", "mean" or (low, high)
+    """
+
+    def __init__(self, *, d, m, epsilon, n_rounds=3, clip_estimate=None):
+        owner = type(self).__name__
+        self.d = check_int(d, "d", owner, low=1)
+        self.m = check_int(m, "m", owner, low=1, high=self.d)
+        self.epsilon = check_float(epsilon, "epsilon", owner, low=0.0, high=inf)
+        self.n_rounds = check_int(n_rounds, "n_rounds", owner, low=1)
+        self.eps_key = self.epsilon / 2.0
+        self.eps_value = self.epsilon / (2.0 * self.n_rounds)
+        self.p1 = exp(self.eps_key) / (1.0 + exp(self.eps_key))
+        self.p2 = exp(self.eps_value) / (1.0 + exp(self.eps_value))
+        self.clip_estimate = resolve_clip_range(clip_estimate, owner)
+
+    def __repr__(self) -> str:
+        return (f"PrivKVM(d={self.d}, m={self.m}, epsilon={self.epsilon!r}, "
+                f"n_rounds={self.n_rounds}, clip_estimate={self.clip_estimate!r})")
+
+    # ------------------------------------------------------------------ client
+    def vectors(self, x) -> SparseVectors:
+        return as_sparse_vectors(x, d=self.d, owner=type(self).__name__, m=self.m)
+
+    def _lookup(self, vecs: SparseVectors, keys: np.ndarray):
+        """Whether each user holds its sampled key, and the value."""
+        flat = vecs.rows * self.d + vecs.indices  # sorted: rows ascend, indices ascend
+        want = np.arange(vecs.n, dtype=np.int64) * self.d + keys
+        pos = np.searchsorted(flat, want)
+        pos_c = np.minimum(pos, max(flat.shape[0] - 1, 0))
+        held = (pos < flat.shape[0]) & (flat[pos_c] == want) if flat.shape[0] else np.zeros(vecs.n, bool)
+        value = np.where(held, vecs.values[pos_c] if flat.shape[0] else 0.0, 0.0)
+        return held, value
+
+    def _value_bits(self, source: np.ndarray, active: np.ndarray, gen) -> np.ndarray:
+        disc = np.where(gen.random(source.shape) < 0.5 * (1.0 + source), 1, -1)
+        keep = gen.random(source.shape) < self.p2
+        return np.where(active, np.where(keep, disc, -disc), 0).astype(np.int8)
+
+    def privatize(self, x, *, identities=None, rng=None, forged=None) -> PrivKVMReports:
+        """Run the ``c``-round interaction and return every message.
+
+        Parameters
+        ----------
+        x : SparseVectors, scipy.sparse matrix or array, shape (n, d)
+        identities : ignored
+            Accepted for a uniform interface (PrivKVM uses no public hashes).
+        rng : None, int, SeedSequence or Generator
+        forged : (users, PrivKVMReports), optional
+            Reports that corrupted ``users`` send instead of their own, in
+            every round, before the server computes that round's estimate.
+
+        Returns
+        -------
+        PrivKVMReports
+        """
+        vecs = self.vectors(x)
+        gen = as_generator(rng, "PrivKVM.privatize")
+        n = vecs.n
+        keys = gen.integers(0, self.d, size=n).astype(np.int64)
+        held, value = self._lookup(vecs, keys)
+        bits = np.where(gen.random(n) < self.p1, held, ~held).astype(np.int8)
+        values = np.zeros((n, self.n_rounds), dtype=np.int8)
+        users = None
+        if forged is not None:
+            users, fake_reports = forged
+            users = np.asarray(users, dtype=np.int64)
+            keys[users] = fake_reports.keys
+            bits[users] = fake_reports.key_bits
+            held, value = self._lookup(vecs, keys)
+        fake = np.zeros(self.d)
+        active = bits == 1
+        for r in range(self.n_rounds):
+            source = np.where(held, value, fake[keys])
+            values[:, r] = self._value_bits(source, active, gen)
+            if users is not None:
+                values[users, r] = fake_reports.values[:, r]
+            fake = self.round_mean(keys, bits, values[:, r])
+        return PrivKVMReports(keys, bits, values)
+
+    def is_legal(self, reports: PrivKVMReports) -> np.ndarray:
+        k, b, v = reports.keys, reports.key_bits, reports.values
+        ok = (k >= 0) & (k < self.d) & ((b == 0) | (b == 1))
+        vv = np.where(b[:, None] == 1, (v == 1) | (v == -1), v == 0)
+        return ok & vv.all(axis=1)
+
+    # ------------------------------------------------------------------ server
+    def round_mean(self, keys, key_bits, values_round) -> np.ndarray:
+        """PrivKV's calibrated mean per key from one round's value bits."""
+        vals = np.where(np.asarray(key_bits) == 1, values_round, 0)
+        n1 = np.bincount(keys, weights=(vals == 1), minlength=self.d)
+        n2 = np.bincount(keys, weights=(vals == -1), minlength=self.d)
+        total = n1 + n2
+        p = self.p2
+        n1s = np.clip((p - 1.0) / (2.0 * p - 1.0) * total + n1 / (2.0 * p - 1.0), 0.0, total)
+        n2s = total - n1s
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = np.where(total > 0, (n1s - n2s) / total, 0.0)
+        return mean
+
+    def frequency(self, keys, key_bits) -> np.ndarray:
+        """PrivKV's key-frequency estimate ``(N1_j / N_j - (1 - p1)) / (2 p1 - 1)``."""
+        nj = np.bincount(keys, minlength=self.d).astype(np.float64)
+        n1 = np.bincount(keys, weights=(np.asarray(key_bits) == 1), minlength=self.d)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            f = np.where(nj > 0, (n1 / nj - (1.0 - self.p1)) / (2.0 * self.p1 - 1.0), 0.0)
+        return f
+
+    def sanitize(self, reports):
+        """Project a :class:`PrivKVMReports` (or a ``(keys, bits, values)`` triple).
+
+        A key that is not an integer in ``[0, d)`` voids the user's report (it
+        counts for no key); a bit other than 0/1 becomes 1 when it is > 0.5
+        and 0 otherwise (NaN: 0); a value bit goes to its sign, and a value
+        without sign (0, NaN, not a number) under a 1-bit is dropped.
+        """
+        if isinstance(reports, PrivKVMReports):
+            keys, bits, vals = reports.keys, reports.key_bits, reports.values
+        else:
+            try:
+                keys, bits, vals = reports
+            except (TypeError, ValueError):
+                raise param_error("reports", "PrivKVM.estimate",
+                                  "a PrivKVMReports or a (keys, key_bits, values) triple",
+                                  type(reports).__name__, TypeError) from None
+        kf, _ = _as_float(np.asarray(keys))
+        n = kf.shape[0]
+        if n < 1 or kf.ndim != 1:
+            raise ValueError("The 'reports' parameter of PrivKVM.estimate must hold at least one "
+                             f"user. Got keys of shape {kf.shape} instead.")
+        bf, _ = _as_float(np.asarray(bits))
+        vf, _ = _as_float(np.asarray(vals))
+        if bf.shape != (n,) or vf.shape != (n, self.n_rounds):
+            raise ValueError(
+                f"The 'reports' parameter of PrivKVM.estimate must have key bits of shape ({n},) "
+                f"and values of shape ({n}, {self.n_rounds}). Got {bf.shape} and {vf.shape} instead.")
+        good = np.isfinite(kf) & (kf == np.round(kf)) & (kf >= 0) & (kf < self.d)
+        key_ok = np.where(good, kf, 0).astype(np.int64)
+        bit = np.where(bf > 0.5, 1, 0).astype(np.int8)
+        bad_bit = ~((bf == 0) | (bf == 1))
+        vs = np.where(np.isnan(vf), 0.0, np.sign(vf)).astype(np.int8)
+        vs = np.where(bit[:, None] == 1, vs, 0)
+        bad_val = (bit[:, None] == 1) & ~((vf == 1) | (vf == -1))
+        bad_val |= (bit[:, None] == 0) & (vf != 0)
+        # a voided user keeps its place (n is the number of committed users) but counts nowhere
+        key_ok = np.where(good, key_ok, -1)
+        by = {"bad_key": int((~good).sum()), "bad_bit": int(bad_bit.sum()),
+              "bad_value": int(bad_val.sum())}
+        valid = int((good & ~bad_bit & ~bad_val.any(axis=1)).sum())
+        return key_ok, bit, vs, SanitizationReport(n, valid, by)
+
+    def estimate(self, reports, *, identities=None) -> SparseMeanEstimate:
+        """``mu_hat = f_hat * m_hat_c`` from all rounds' messages."""
+        keys, bits, vals, report = self.sanitize(reports)
+        t0 = time.perf_counter()
+        live = keys >= 0
+        k, b, v = keys[live], bits[live], vals[live]
+        freq = self.frequency(k, b)
+        rounds = [self.round_mean(k, b, v[:, r]) for r in range(self.n_rounds)]
+        raw = freq * rounds[-1]
+        mean = raw if self.clip_estimate is None else np.clip(raw, *self.clip_estimate)
+        return SparseMeanEstimate(mean=mean, raw=raw, sanitization=report,
+                                  details={"frequency": freq, "value_mean": rounds[-1],
+                                           "round_means": np.array(rounds)},
+                                  seconds={"aggregate": time.perf_counter() - t0})
