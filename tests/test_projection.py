@@ -78,3 +78,56 @@ def test_projection_on_feasible_input_is_identity():
 def test_projection_rejects_nonfinite():
     with pytest.raises(ValueError, match="finite"):
         _projection.project_sparse_capped(np.array([0.1, np.nan]), 1, 1.0)
+
+
+# ---------------------------------------------------------------- support rules
+def test_raw_rule_is_the_euclidean_projection_and_clipped_is_not():
+    from fastldp.relations.projection import project
+
+    # three coordinates above 1 compete for s = 2 slots; the clipped rule ties them
+    # at 1 and keeps the smaller indices, the raw rule keeps the two largest values
+    v = np.array([1.2, 0.1, 3.0, 2.0, -0.5])
+    raw, raw_support = project(v, 2, 1.5, "raw")
+    clipped, clipped_support = project(v, 2, 1.5, "clipped")
+    np.testing.assert_array_equal(raw_support, [2, 3])
+    np.testing.assert_array_equal(clipped_support, [0, 2])
+    best, _ = brute_force_sparse_projection(v, 2, 1.5)
+    np.testing.assert_allclose(raw, best, atol=1e-9)
+    assert np.sum((clipped - v) ** 2) > np.sum((raw - v) ** 2) + 0.5
+
+
+@settings(max_examples=200, deadline=None)
+@given(v=arrays(np.float64, st.integers(2, 8), elements=finite), data=st.data())
+def test_clipped_rule_keeps_the_top_clipped_values_and_projects_them(v, data):
+    from fastldp.relations.projection import project
+
+    s = data.draw(st.integers(1, v.shape[0]))
+    x, support = project(v, s, 2.0, "clipped")
+    c = np.clip(v, 0, 1)
+    # naive twin: a stable sort on -clip keeps the smaller index among ties
+    expected = np.sort(np.argsort(-c, kind="stable")[:s])
+    np.testing.assert_array_equal(support, expected)
+    np.testing.assert_allclose(x[support], capped_simplex_bisection(v[support], 2.0), atol=1e-12)
+    assert np.all(np.delete(x, support) == 0)
+
+
+def test_support_rule_reaches_jprs_and_the_decoders():
+    import fastldp
+    from fastldp.relations import rate_diagnostic_population
+
+    pop = rate_diagnostic_population(shape=(8, 8), s=8, k=2, n=400, rng=0)
+    raw = fastldp.JPRS(shape=(8, 8), k=2, s=8, codebook_seed=1)
+    clipped = fastldp.JPRS(shape=(8, 8), k=2, s=8, codebook_seed=1, support_rule="clipped")
+    assert "support_rule='clipped'" in repr(clipped) and "support_rule" not in repr(raw)
+    bits = raw.privatize(pop.relations, 4.0, rng=2)
+    a, b = raw.estimate(bits, 4.0), clipped.estimate(bits, 4.0)
+    np.testing.assert_array_equal(a.sketch, b.sketch)
+    from fastldp.relations.projection import project
+
+    np.testing.assert_array_equal(b.matrix.ravel(), project(a.sketch.ravel(), 8, 2.0, "clipped")[0])
+    out = raw.decode(bits, 4.0, decoders=("global", "pooled"), support_rule="clipped")
+    np.testing.assert_array_equal(out["global"].matrix, b.matrix)
+    with pytest.raises(ValueError, match="'support_rule' parameter of JPRS must be one of"):
+        fastldp.JPRS(shape=(8, 8), k=2, s=8, support_rule="top")
+    with pytest.raises(ValueError, match="support_rule"):
+        raw.decode(bits, 4.0, support_rule="nope")

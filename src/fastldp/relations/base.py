@@ -26,6 +26,8 @@ class RelationMechanism:
 
     #: short name used in results tables
     family = "mechanism"
+    #: which ``s`` coordinates the final projection keeps (see :mod:`.projection`)
+    support_rule = "raw"
 
     def __init__(self, *, shape, k, s, codebook_seed=None, cap_policy="raise", n_threads=None):
         owner = type(self).__name__
@@ -45,9 +47,10 @@ class RelationMechanism:
         return ""
 
     def __repr__(self) -> str:
+        rule = "" if self.support_rule == "raw" else f", support_rule={self.support_rule!r}"
         return (
-            f"{type(self).__name__}(shape={self.shape}, k={self.k}, s={self.s}{self._repr_extra()}, "
-            f"codebook_seed={self.codebook_seed}, cap_policy={self.cap_policy!r})"
+            f"{type(self).__name__}(shape={self.shape}, k={self.k}, s={self.s}{self._repr_extra()}"
+            f"{rule}, codebook_seed={self.codebook_seed}, cap_policy={self.cap_policy!r})"
         )
 
     # ------------------------------------------------------------ helpers
@@ -86,15 +89,17 @@ class RelationMechanism:
             )
         return shape[0]
 
-    def decode(self, reports, epsilons, *, decoders=("global",), n_groups=8, identities=None):
+    def decode(self, reports, epsilons, *, decoders=("global",), n_groups=8, identities=None,
+               support_rule=None):
         """Run one or several decoders on one set of reports.
 
-        See :func:`fastldp.relations.decoders.decode`.
+        See :func:`fastldp.relations.decoders.decode`; ``support_rule``
+        (default: the mechanism's) picks the projection's support.
         """
         from .decoders import decode
 
         return decode(self, reports, epsilons, decoders=decoders, n_groups=n_groups,
-                      identities=identities)
+                      identities=identities, support_rule=support_rule)
 
     # ------------------------------------------------------------ interface
     def payload_bits(self, epsilons) -> np.ndarray:  # pragma: no cover - abstract

@@ -28,9 +28,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._kernels._projection import project_sparse_capped
 from .._validation import check_choice, check_int
 from .._sanitize import SanitizationReport
+from .projection import check_support_rule, project
 
 __all__ = ["DECODERS", "Decoded", "decode", "public_groups"]
 
@@ -79,7 +79,8 @@ def _medoid(projected: np.ndarray) -> int:
     return int(np.argmin(dist.sum(axis=1)))
 
 
-def decode(mechanism, reports, epsilons, *, decoders=("global",), n_groups=8, identities=None):
+def decode(mechanism, reports, epsilons, *, decoders=("global",), n_groups=8, identities=None,
+           support_rule=None):
     """Decode ``reports`` of ``mechanism`` with each requested decoder.
 
     Parameters
@@ -92,6 +93,10 @@ def decode(mechanism, reports, epsilons, *, decoders=("global",), n_groups=8, id
     n_groups : int
         ``G`` for the grouped decoders, ``2 <= G <= n``.
     identities : array_like of int, optional
+    support_rule : {"raw", "clipped"}, optional
+        Which ``s`` coordinates each projection keeps (default: the
+        mechanism's ``support_rule``, ``"raw"`` unless set); see
+        :mod:`fastldp.relations.projection`.
 
     Returns
     -------
@@ -102,6 +107,8 @@ def decode(mechanism, reports, epsilons, *, decoders=("global",), n_groups=8, id
         decoders = (decoders,)
     for name in decoders:
         check_choice(name, "decoders", owner, DECODERS)
+    rule = check_support_rule(mechanism.support_rule if support_rule is None else support_rule,
+                              owner)
     n, eps, ids = mechanism._server_inputs(reports, epsilons, identities, owner)
     clean, report = mechanism.sanitize(reports, eps, ids, owner)
     shape, s, k = mechanism.shape, mechanism.s, float(mechanism.k)
@@ -110,7 +117,7 @@ def decode(mechanism, reports, epsilons, *, decoders=("global",), n_groups=8, id
     if need_global:
         v = mechanism.linear_estimate(clean, eps, ids)
         if "global" in decoders:
-            m, _ = project_sparse_capped(v, s, k)
+            m, _ = project(v, s, k, rule)
             out["global"] = Decoded(m.reshape(shape), v.reshape(shape), "global", 1, -1, report)
         if "none" in decoders:
             out["none"] = Decoded(v.reshape(shape), v.reshape(shape), "none", 1, -1, report)
@@ -121,12 +128,12 @@ def decode(mechanism, reports, epsilons, *, decoders=("global",), n_groups=8, id
             mechanism.linear_estimate(clean, eps, ids, members=labels == j) for j in range(g)
         ])
         if "medoid" in decoders:
-            projected = np.stack([project_sparse_capped(row, s, k)[0] for row in group_raw])
+            projected = np.stack([project(row, s, k, rule)[0] for row in group_raw])
             best = _medoid(projected)
             out["medoid"] = Decoded(projected[best].reshape(shape), group_raw[best].reshape(shape),
                                     "medoid", g, best, report)
         if "pooled" in decoders:
             median = np.median(group_raw, axis=0)
-            m, _ = project_sparse_capped(np.ascontiguousarray(median), s, k)
+            m, _ = project(np.ascontiguousarray(median), s, k, rule)
             out["pooled"] = Decoded(m.reshape(shape), median.reshape(shape), "pooled", g, -1, report)
     return {name: out[name] for name in decoders}

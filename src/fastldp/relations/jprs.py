@@ -23,12 +23,12 @@ import numpy as np
 
 from .calibration import c_k_table, gamma_sq_sum, kappa_k
 from .._kernels._hash import set_sign_sums
-from .._kernels._projection import project_sparse_capped
 from .._kernels._sketch import jprs_sketch
 from .._random import as_generator, resolve_identities
 from .._kernels._hash import pair_signs
 from .._sanitize import SanitizationReport, sanitize_bits
 from .base import RelationMechanism
+from .projection import check_support_rule, project
 
 __all__ = ["JPRS", "JPRSEstimate", "BudgetSummary"]
 
@@ -116,6 +116,12 @@ class JPRS(RelationMechanism):
         Threads for the server sketch and the client sign sums. ``None``:
         OpenMP's default; ``-1``: all cores. Results are bit-identical for
         any value.
+    support_rule : {"raw", "clipped"}
+        Which ``s`` coordinates the final projection keeps. ``"raw"`` (the
+        default) ranks by raw sketch value and is the exact Euclidean
+        projection onto ``M_{s,k}``; ``"clipped"`` ranks by ``clip(v, 0, 1)``
+        with ties toward the smaller index, section 6's literal wording. See
+        :mod:`fastldp.relations.projection` for the proof and the difference.
 
     Notes
     -----
@@ -143,9 +149,11 @@ class JPRS(RelationMechanism):
 
     family = "JPRS"
 
-    def __init__(self, *, shape, k, s, codebook_seed=None, cap_policy="raise", n_threads=None):
+    def __init__(self, *, shape, k, s, codebook_seed=None, cap_policy="raise", n_threads=None,
+                 support_rule="raw"):
         super().__init__(shape=shape, k=k, s=s, codebook_seed=codebook_seed,
                          cap_policy=cap_policy, n_threads=n_threads)
+        self.support_rule = check_support_rule(support_rule, type(self).__name__)
         self.kappa = kappa_k(self.k)
         self._calibration = c_k_table(self.k)
 
@@ -243,7 +251,7 @@ class JPRS(RelationMechanism):
         v = jprs_sketch(self.codebook_seed, bits, eps, self.sketch_scale(eps), ids, self.p,
                         self.n_threads)
         t1 = time.perf_counter()
-        m, support = project_sparse_capped(v, self.s, float(self.k))
+        m, support = project(v, self.s, float(self.k), self.support_rule)
         t2 = time.perf_counter()
         rows, cols = np.divmod(support, self.shape[1])
         return JPRSEstimate(
