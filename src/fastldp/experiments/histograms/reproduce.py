@@ -153,7 +153,7 @@ def _constants(rs):
          "note": "many-count (hidden offset) lower bound"},
         {"name": "ratio C_upper / C_lower", "r": "", "value": leading_coefficient_ratio(),
          "note": "4 e^2 / pi^2"},
-        {"name": "two-count bound, r^2 (1-r)^6/(128 r^2 (1+r)^2) as r -> 0", "r": "",
+        {"name": "r^2 times the two-count bound as r -> 0", "r": "",
          "value": 1 / 128, "note": "1/128"},
     ]
     for r in sorted(set(rs) | {0.001, 0.0001}, reverse=True):
@@ -175,7 +175,8 @@ def _constants(rs):
 
 def _relative_error(mechs, quick):
     mech = mechs[(ERROR_R, "median")]
-    xs = np.unique(np.concatenate([np.arange(0, 11), np.round(np.geomspace(10, 1e5, 25 if quick else 60))]))
+    xs = np.unique(np.concatenate([np.arange(0, 11), np.round(np.geomspace(10, 1e5, 25 if quick else 60)),
+                                   [100, 1000, 10_000, 100_000]]))
     util = EqualNoiseGaussian.matching_utility(ERROR_R, margin=mech.margin)
     priv = EqualNoiseGaussian.matching_privacy(mech)
     rows = []
