@@ -276,5 +276,5 @@ def proportional_gaussian_failure(n: int, r: float) -> ProportionalFailure:
     owner = "proportional_gaussian_failure"
     n = check_int(n, "n", owner, low=1)
     r = check_float(r, "r", owner, low=0)
-    crit = float(_critical(np.float64(r * (n + 1)), np.float64(r * n)))
+    crit = float(_critical(np.array(r * (n + 1.0)), np.array(r * float(n))))
     return ProportionalFailure(n=n, r=r, critical_order=crit)

@@ -283,19 +283,23 @@ def _checks(cal, budget, constants, naive, drift, mc, mechs):
 
 
 # ------------------------------------------------------------------ figures
-def _figures(out: Path, tables: dict, mechs: dict, log) -> list[Path]:
+def _have_matplotlib(log) -> bool:
+    """The shared check of :mod:`fastldp.experiments.figures`, or the same check here."""
     try:
         from ..figures import have_matplotlib
-    except ImportError:  # the shared helper moved: fall back to a direct check
-        def have_matplotlib(log=None):
-            try:
-                import matplotlib  # noqa: F401
-            except ImportError:
-                print("fastldp: matplotlib is not installed, so no figures were drawn.",
-                      file=log or sys.stderr)
-                return False
-            return True
-    if not have_matplotlib(log):
+    except ImportError:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            print("fastldp: matplotlib is not installed, so no figures were drawn.",
+                  file=log or sys.stderr)
+            return False
+        return True
+    return bool(have_matplotlib(log))
+
+
+def _figures(out: Path, tables: dict, mechs: dict, log) -> list[Path]:
+    if not _have_matplotlib(log):
         return []
     from .figures import draw_all
 
