@@ -75,3 +75,36 @@ def brute_force_sparse_projection(v, s, k):
         if d < best:
             best, best_x = d, x
     return best_x, best
+
+
+# ---------------------------------------------------------------- JPRS, from the paper's definitions
+def enumerated_a_m(m: int) -> float:
+    """a_m = E|xi_1 + ... + xi_m| / m by enumerating all 2^m sign patterns."""
+    from fractions import Fraction
+
+    total = sum(abs(sum(signs)) for signs in itertools.product((-1, 1), repeat=m))
+    return float(Fraction(total, m * 2**m))
+
+
+def naive_kappa_and_c(k: int):
+    """(kappa_k, [0, c_k(1), ..., c_k(k)]) from enumeration: kappa_k = min_m sqrt(k) a_m."""
+    a = [enumerated_a_m(m) for m in range(1, k + 1)]
+    kappa = min(np.sqrt(k) * x for x in a)
+    return kappa, np.array([0.0] + [kappa / (np.sqrt(k) * x) for x in a])
+
+
+def naive_jprs_p_plus(seed: int, identity: int, pairs, eps: float, k: int, p: int) -> float:
+    """P(Y = +1 | E, codebook) of Algorithm 1, the sgn0 coin averaged out."""
+    _, c = naive_kappa_and_c(k)
+    row = numpy_sign_row(seed, identity, p)
+    score = int(sum(row[e] for e in pairs))
+    theta = c[len(pairs)] * np.sign(score)
+    return 0.5 * (1.0 + np.tanh(eps / 2.0) * theta)
+
+
+def naive_jprs_sketch(seed: int, identities, bits, eps, k: int, p: int) -> np.ndarray:
+    """Eq. (8): sqrt(k) / (kappa_k D) * sum_i gamma_i Ybar_i R_i, D = sum gamma_i^2."""
+    kappa, _ = naive_kappa_and_c(k)
+    gamma = np.tanh(np.asarray(eps, dtype=float) / 2.0)
+    weights = np.sqrt(k) / (kappa * np.sum(gamma**2)) * gamma * np.asarray(bits, dtype=float)
+    return naive_sketch(seed, identities, weights, p)

@@ -1,0 +1,77 @@
+"""JPRS against naive twins built from the paper's definitions alone.
+
+``tests/_reference.py`` enumerates ``a_m`` over all sign patterns, takes the
+signs from ``numpy.random.Philox`` and sums the sketch identity by identity,
+so nothing here shares a table or a kernel with the package. Every check is
+deterministic, with tolerances of a few ulps: scaling the sketch or ``c_k``
+by 2% (or 0.1%) fails them.
+"""
+
+import numpy as np
+import pytest
+
+import fastldp
+from fastldp.relations import calibration
+from fastldp.relations.calibration import a_m_exact, a_m_table, c_k, c_k_table, kappa_k
+from _reference import naive_jprs_p_plus, naive_jprs_sketch, naive_kappa_and_c
+
+ULPS = 64 * np.finfo(float).eps
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 5, 8, 11, 14])
+def test_kappa_and_c_k_match_enumeration(k):
+    kappa, c = naive_kappa_and_c(k)
+    assert kappa_k(k) == pytest.approx(kappa, rel=ULPS)
+    np.testing.assert_allclose(c_k_table(k), c, rtol=ULPS, atol=0)
+    for m in range(1, k + 1):
+        assert c_k(m, k) == pytest.approx(c[m], rel=ULPS)
+
+
+def test_a_m_table_meets_its_error_bound_against_exact_fractions():
+    k = 3001
+    table = a_m_table(k)
+    u = 2.0**-53
+    for m in range(1, k + 1):
+        exact = float(a_m_exact(m))
+        assert abs(table[m] / exact - 1.0) <= 1.01 * (m - 1) * u + u, m
+
+
+def test_calibration_is_linear_in_k():
+    # the table of a million entries is O(k) floats: it is built, bounded and monotone
+    table = c_k_table(10**6)
+    assert table[0] == 0.0 and table[-1] == 1.0
+    assert np.all(np.diff(table[1:]) >= -1e-12) and np.all(table[1:] > 0)
+    assert calibration.kappa_k(10**6) == pytest.approx(np.sqrt(2 / np.pi), rel=1e-6)
+
+
+@pytest.mark.parametrize("k", [1, 3, 8])
+def test_channel_probabilities_match_the_naive_channel(k):
+    rng = np.random.default_rng(k)
+    d1, d2 = 5, 7
+    p = d1 * d2
+    sets = [rng.choice(p, size=rng.integers(0, k + 1), replace=False) for _ in range(40)]
+    eps = rng.uniform(0.1, 3.0, len(sets))
+    relations = [np.column_stack(np.divmod(np.asarray(s, dtype=np.int64), d2)) for s in sets]
+    mech = fastldp.JPRS(shape=(d1, d2), k=k, s=3, codebook_seed=77)
+    got = mech.output_probabilities(relations, eps)
+    want = [naive_jprs_p_plus(77, i, s, e, k, p) for i, (s, e) in enumerate(zip(sets, eps))]
+    np.testing.assert_allclose(got, want, rtol=ULPS, atol=ULPS)
+
+
+@pytest.mark.parametrize("budgets", ["equal", "mixed"])
+@pytest.mark.parametrize("n,d1,d2,k", [(300, 4, 9, 3), (2100, 16, 17, 8)])
+def test_sketch_matches_the_naive_estimator(budgets, n, d1, d2, k):
+    # equal budgets take the kernel's integer-counting path, mixed ones its table path
+    rng = np.random.default_rng(n + k)
+    p = d1 * d2
+    eps = np.full(n, 0.75) if budgets == "equal" else rng.uniform(0.25, 2.0, n)
+    bits = rng.choice(np.array([-1, 1], dtype=np.int8), n)
+    ids = rng.choice(2**40, n, replace=False).astype(np.uint64)
+    mech = fastldp.JPRS(shape=(d1, d2), k=k, s=5, codebook_seed=2024, n_threads=2)
+    got = mech.estimate(bits, eps, identities=ids).sketch.ravel()
+    want = naive_jprs_sketch(2024, ids, bits, eps, k, p)
+    scale = np.sqrt(k) / (kappa_k(k) * np.sum(np.tanh(eps / 2) ** 2)) * np.tanh(eps / 2).sum()
+    # n roundings of at most one ulp of the running sum each
+    np.testing.assert_allclose(got, want, rtol=0, atol=4 * n * np.finfo(float).eps * scale)
+    # and the tolerance is far below a 0.1% change of the scale
+    assert 4 * n * np.finfo(float).eps * scale < 1e-3 * np.abs(want).max()
