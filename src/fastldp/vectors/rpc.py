@@ -53,12 +53,32 @@ coefficients; the clipped values are integers when ``R`` is) and rounds
 once to float. The test suite checks it against a brute-force expectation
 over all ``2^m`` sign patterns.
 
+Exact variance and the variance-optimal threshold
+-------------------------------------------------
+Theorem 1 bounds each coordinate's variance by ``alpha^2 (V_eps R^2 + m) / n``
+and Corollary 1 takes ``R = ceil(sqrt(m))``, which balances the two terms of
+that bound. The bound is loose: on the ternary and rounded routes (with
+padding) the exact variance is
+
+    Var(mu_hat_j) = (alpha^2 K(R) - s_j) / n,    K(R) = E[R^2 Var_Q(u / R) + u^2],
+
+with ``u = Clip(W, R)``, ``W`` a sum of ``m`` independent Rademacher signs, and
+``s_j = (1/n) sum_i x_i(j)^2`` (derivation in :meth:`RPC.variance`). Since
+``E[u^2] <= E[W^2] = m`` and ``Var_Q <= V_eps``, the bound exceeds the truth by
+at least ``alpha^2 (m - E[u^2]) / n``; with Duchi's ``Q``, ``K(R) = R^2 c_eps^2``
+exactly, the gap is ``(alpha^2 m + s_j) / n``, and the exact variance grows
+with ``R`` (``alpha R`` increases with ``R``, paper 001 Figure 2(a)), so the
+variance-optimal threshold is ``R = 1``. ``R="min-variance"`` chooses the
+integer ``R`` in ``1..m`` that minimizes the exact variance
+(:func:`min_variance_threshold`); the choice needs no knowledge of the data
+because only ``s_j`` depends on it, and ``s_j`` does not depend on ``R``.
+
 References
 ----------
 .. [1] Paper 001, "Robust Estimation of Sparse Numerical Vectors under Local
    Differential Privacy": Algorithm 1, Eqs. (17)-(21), Lemma 2 (Appendix D),
-   Theorem 1 (Eq. (23)), Corollary 1, section 6 (Eq. (35), Theorem 3),
-   section 8.1 (final clipping).
+   Theorem 1 (Eq. (23)), Corollary 1, Figure 2, section 6 (Eq. (35),
+   Theorem 3), section 8.1 (final clipping).
 """
 
 from __future__ import annotations
@@ -66,7 +86,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from fractions import Fraction
-from math import comb, inf, isqrt, log, sqrt
+from math import comb, exp, inf, isqrt, lgamma, log, sqrt
 
 import numpy as np
 
@@ -78,10 +98,15 @@ from .._sanitize import SanitizationReport
 from .base import ScaledReportSpace, SparseVectors, as_sparse_vectors, round_to_signs, sanitize_real
 from ..oracles.randomizers import Randomizer, make_randomizer
 
-__all__ = ["RPC", "RPCEstimate", "clipping_alpha", "resolve_clip_range", "VALUE_ROUTES"]
+__all__ = ["RPC", "RPCEstimate", "clipping_alpha", "resolve_clip_range", "VALUE_ROUTES",
+           "projection_law", "report_second_moment", "min_variance_threshold", "R_RULES"]
 
 VALUE_ROUTES = ("ternary", "rounded", "direct")
 _CLIP_NAMES = {"frequency": (0.0, 1.0), "mean": (-1.0, 1.0)}
+#: named rules for ``R=``
+R_RULES = ("min-variance",)
+#: the bounded randomizers ``randomizer="auto"`` chooses from (section 8.1)
+_AUTO_CANDIDATES = ("piecewise", "duchi")
 
 
 def clipping_alpha(m: int, R: float) -> float:
@@ -112,6 +137,110 @@ def clipping_alpha(m: int, R: float) -> float:
         total += comb(m - 1, ell) * clipped
     expectation = total / (2 ** (m - 1))
     return float(1 / (1 - expectation))
+
+
+def _integer_alphas(m: int, Rs) -> list:
+    """``clipping_alpha(m, R)`` for integer ``R`` (bit-identical), in ``O(m + len(Rs))`` big-int steps.
+
+    For integer ``R`` the sum of Eq. (87) times ``2^(m - 1)`` is an integer
+    ``N``, so ``alpha = 2^(m - 1) / (2^(m - 1) - N)`` and one correctly
+    rounded integer division gives the same float as :func:`clipping_alpha`.
+    Prefix sums of ``C(m - 1, l)`` and ``C(m - 1, l) (2l + 1 - m)`` give ``N``
+    for every ``R`` without a loop over ``l``.
+    """
+    k = m - 1
+    coef = [1] * (k + 1)
+    for ell in range(1, k + 1):
+        coef[ell] = coef[ell - 1] * (k - ell + 1) // ell
+    pre_c = [0] * (k + 2)    # sum_{l < t} C(k, l)
+    pre_cv = [0] * (k + 2)   # sum_{l < t} C(k, l) (2l + 1 - m)
+    for ell in range(k + 1):
+        pre_c[ell + 1] = pre_c[ell] + coef[ell]
+        pre_cv[ell + 1] = pre_cv[ell] + coef[ell] * (2 * ell + 1 - m)
+    total_c = pre_c[-1]
+    out = []
+    for R in Rs:
+        R = int(R)
+        lo, hi = 1 - R, 1 + R
+        # c_l = 2l + 1 - m < lo  <=>  l < (lo + m - 1) / 2 ;  c_l > hi  <=>  l > (hi + m - 1) / 2
+        a = min(max(_ceil_half(lo + m - 1), 0), k + 1)
+        b = min(max((hi + m - 1) // 2 + 1, 0), k + 1)
+        n_int = lo * pre_c[a] + (pre_cv[b] - pre_cv[a]) + hi * (total_c - pre_c[b])
+        out.append((2 ** k) / (2 ** k - n_int))
+    return out
+
+
+def _ceil_half(v: int) -> int:
+    return -((-v) // 2)
+
+
+def projection_law(m: int):
+    """Law of ``W = <x', S>`` for a user with exactly ``m`` entries ``+-1``.
+
+    ``x'(l) S(l)`` are ``m`` independent Rademacher signs, whatever ``x'`` is,
+    so ``W = 2L - m`` with ``L ~ Binomial(m, 1/2)``.
+
+    Returns
+    -------
+    (values, probs) : two float64 arrays of length ``m + 1``
+        ``values[l] = 2l - m`` and ``probs[l] = C(m, l) 2^-m`` (exact integer
+        division up to ``m = 2000``, log-gamma above; tails below the float
+        range are 0).
+    """
+    m = check_int(m, "m", "projection_law", low=1)
+    values = np.arange(-m, m + 1, 2, dtype=np.float64)
+    if m <= 2000:
+        probs, c, den = [], 1, 2**m
+        for ell in range(m + 1):
+            probs.append(c / den)
+            c = c * (m - ell) // (ell + 1)
+        return values, np.array(probs, dtype=np.float64)
+    ell = np.arange(m + 1)
+    logp = (lgamma(m + 1) - np.array([lgamma(v + 1) + lgamma(m - v + 1) for v in ell])
+            - m * log(2.0))
+    return values, np.exp(logp)
+
+
+def report_second_moment(m: int, R: float, randomizer: Randomizer) -> float:
+    """``K(R) = E[Y^2] = E[R^2 Var_Q(u / R) + u^2]`` for ``u = Clip(W, R)`` (see :meth:`RPC.variance`).
+
+    ``W`` follows :func:`projection_law`; ``Var_Q`` is ``randomizer.variance``.
+    With Duchi's ``Q`` this is ``R^2 c_eps^2`` for every law of ``u``.
+    """
+    values, probs = projection_law(m)
+    u = np.clip(values, -R, R)
+    t = np.clip(u / R, -1.0, 1.0)
+    g = R * R * randomizer.variance(t) + u * u
+    return float(np.dot(probs, g))
+
+
+def min_variance_threshold(m: int, randomizer: Randomizer):
+    """The integer ``R`` in ``1..m`` minimizing RPC's exact variance; returns ``(R, alpha, K)``.
+
+    The exact per-coordinate variance is ``(alpha(R)^2 K(R) - s_j) / n``
+    (:meth:`RPC.variance`). Only ``s_j`` depends on the data, and it does not
+    depend on ``R``, so the minimizer of ``alpha^2 K`` minimizes the variance
+    of every coordinate, for every data set and every ``n``: the server needs
+    neither ``mu`` nor a worst case over the data domain. ``R > m`` is never
+    better than ``R = m`` for the randomizers of paper 001 (nothing is clipped,
+    ``alpha = 1``, and ``K`` only grows), so ``1..m`` is searched. Ties go to
+    the smallest ``R``. Cost: ``O(m^2)`` floating-point operations.
+    """
+    m = check_int(m, "m", "min_variance_threshold", low=1)
+    if not isinstance(randomizer, Randomizer):
+        raise param_error("randomizer", "min_variance_threshold", "a Randomizer", randomizer,
+                          TypeError)
+    Rs = list(range(1, m + 1))
+    alphas = _integer_alphas(m, Rs)
+    values, probs = projection_law(m)
+    best = None
+    for R, alpha in zip(Rs, alphas):
+        u = np.clip(values, -R, R)
+        K = float(np.dot(probs, R * R * randomizer.variance(u / R) + u * u))
+        score = alpha * alpha * K
+        if best is None or score < best[0]:
+            best = (score, float(R), alpha, K)
+    return best[1], best[2], best[3]
 
 
 def resolve_clip_range(clip, owner: str):
@@ -172,12 +301,18 @@ class RPC(ScaledReportSpace):
         Privacy budget of the randomizer ``Q``.
     randomizer : {"duchi", "piecewise", "laplace", "auto"} or Randomizer
         ``Q`` of Algorithm 1, step 4. ``"auto"`` takes the bounded randomizer
-        with the smallest ``V_eps`` (section 8.1). Default ``"duchi"``: binary
+        with the smallest ``V_eps`` (section 8.1); with ``R="min-variance"``
+        it takes the bounded randomizer whose variance-optimal ``R`` gives the
+        smallest exact variance (ties to Duchi). Default ``"duchi"``: binary
         output, ``O(1)`` communication, and the smallest ``c_eps``.
-    R : float >= 1, optional
+    R : float >= 1 or "min-variance", optional
         Clipping threshold. Default ``ceil(sqrt(m))`` (Corollary 1) for the
         ``"ternary"`` and ``"rounded"`` routes, ``beta sqrt(m ln n_users) + 1``
-        for ``"direct"``.
+        for ``"direct"``. ``"min-variance"`` (ternary and rounded routes, with
+        padding) takes the integer ``R`` in ``1..m`` that minimizes the exact
+        variance of :meth:`variance` (:func:`min_variance_threshold`); it uses
+        no data, because the data enter the exact variance only through a
+        term that does not depend on ``R``. With Duchi's ``Q`` it is ``R = 1``.
     values : {"ternary", "rounded", "direct"}
         How values are handled (module docstring).
     beta : float in (0, 1), optional
@@ -203,6 +338,8 @@ class RPC(ScaledReportSpace):
         Eq. (21) (1 on the direct route).
     randomizer : Randomizer
     R : float
+    R_rule : str
+        How ``R`` was set: ``"given"``, ``"default"`` or ``"min-variance"``.
 
     Notes
     -----
@@ -212,7 +349,8 @@ class RPC(ScaledReportSpace):
     Piecewise, the real line for Laplace.
 
     Accuracy (Theorem 1): every coordinate has variance at most
-    ``alpha^2 (V_eps R^2 + m) / n`` and ``E ||mu_hat - mu||_1 <= d alpha sqrt((V_eps R^2 + m) / n)``.
+    ``alpha^2 (V_eps R^2 + m) / n`` and ``E ||mu_hat - mu||_1 <= d alpha sqrt((V_eps R^2 + m) / n)``
+    (:meth:`variance_bound`). The exact variance is :meth:`variance`.
 
     References
     ----------
@@ -237,7 +375,29 @@ class RPC(ScaledReportSpace):
         self.m = check_int(m, "m", owner, low=1, high=self.d)
         self.epsilon = check_float(epsilon, "epsilon", owner, low=0.0, high=inf)
         self.values = check_choice(values, "values", owner, VALUE_ROUTES)
-        self.randomizer: Randomizer = make_randomizer(randomizer, self.epsilon, owner)
+        if not isinstance(pad, (bool, np.bool_)):
+            raise param_error("pad", owner, "a bool", pad, TypeError)
+        self.pad = bool(pad)
+        min_var = isinstance(R, str)
+        if min_var:
+            check_choice(R, "R", owner, R_RULES)
+            if self.values == "direct" or not self.pad:
+                raise ValueError(
+                    f"The 'R' parameter of {owner} can be 'min-variance' only on the 'ternary' "
+                    "and 'rounded' routes with pad=True, where the exact variance is known. "
+                    f"Got R={R!r} with values={self.values!r}, pad={self.pad} instead."
+                )
+        if min_var and isinstance(randomizer, str) and randomizer == "auto":
+            cands = [make_randomizer(name, self.epsilon, owner) for name in _AUTO_CANDIDATES]
+            scored = [(min_variance_threshold(self.m, q), q) for q in cands]
+            # smallest alpha^2 K; ties to the later candidate (Duchi)
+            (R, _, _), self.randomizer = min(
+                scored[::-1], key=lambda item: item[0][1] ** 2 * item[0][2])
+        else:
+            self.randomizer: Randomizer = make_randomizer(randomizer, self.epsilon, owner)
+            if min_var:
+                R = min_variance_threshold(self.m, self.randomizer)[0]
+        self.R_rule = "min-variance" if min_var else ("default" if R is None else "given")
         self.beta = None if beta is None else check_float(beta, "beta", owner, low=0.0, high=1.0)
         self.n_users = None if n_users is None else check_int(n_users, "n_users", owner, low=2)
         if R is None:
@@ -252,9 +412,6 @@ class RPC(ScaledReportSpace):
             else:
                 R = float(isqrt(self.m - 1) + 1)  # ceil(sqrt(m)) in integers
         self.R = check_float(R, "R", owner, low=1.0, low_open=False)
-        if not isinstance(pad, (bool, np.bool_)):
-            raise param_error("pad", owner, "a bool", pad, TypeError)
-        self.pad = bool(pad)
         self.clip_estimate = resolve_clip_range(clip_estimate, owner)
         self.codebook_seed = resolve_codebook_seed(codebook_seed, owner)
         self.n_threads = resolve_n_threads(n_threads, owner)
@@ -277,6 +434,90 @@ class RPC(ScaledReportSpace):
         """Theorem 1's per-coordinate variance bound ``alpha^2 (V_eps R^2 + m) / n``."""
         n = check_int(n, "n", "RPC.variance_bound", low=1)
         return self.alpha**2 * (self.randomizer.V_eps * self.R**2 + self.m) / n
+
+    def variance(self, mu, n: int, *, second_moment=None) -> np.ndarray:
+        """Exact per-coordinate variance of the raw estimate ``mu_hat`` (Eq. (20)) from ``n`` users.
+
+        Parameters
+        ----------
+        mu : float or array_like of floats in [-1, 1]
+            The true per-coordinate means ``mu_j = (1/n) sum_i x_i(j)``
+            (frequencies for ``{0, 1}`` data). Shape ``(d,)`` or anything
+            broadcastable; a scalar gives a scalar-shaped array.
+        n : int >= 1
+            Number of users.
+        second_moment : float or array_like of floats in [0, 1], optional
+            ``s_j = (1/n) sum_i x_i(j)^2``, the only way the data enter.
+            Default ``|mu|``: exact for ``{0, 1}`` (frequency) data, where
+            ``x^2 = x``, and for coordinates whose non-zeros share one sign.
+            For ternary data ``s_j`` is the fraction of users holding ``j``
+            (at least ``|mu_j|``); on the rounded route it is the mean of the
+            squared raw values (at least ``mu_j^2``). Pass it when known.
+
+        Returns
+        -------
+        float64 array, the broadcast shape of ``mu`` and ``second_moment``
+            ``(alpha^2 K - s_j) / n`` with ``K = E[Y_i^2]``
+            (:func:`report_second_moment`). With Duchi's ``Q``:
+            ``(alpha^2 R^2 c_eps^2 - s_j) / n``.
+
+        Notes
+        -----
+        Derivation (ternary and rounded routes with padding; the signs
+        ``S_i`` are uniform and independent across users and coordinates,
+        and the variance is over ``S``, the rounding and ``Q``). The estimate
+        is ``mu_hat_j = (1/n) sum_i T_ij`` with ``T_ij = alpha Y_i S_i(j)``
+        independent across users, so ``Var(mu_hat_j) = (1/n^2) sum_i Var(T_ij)``.
+
+        * Mean: ``E[T_ij] = x_i(j)`` (Lemma 2; on the rounded route after
+          averaging over the rounding of Eq. (35), whose mean is ``x_i(j)``).
+        * Second moment: ``S_i(j)^2 = 1``, so ``E[T_ij^2] = alpha^2 E[Y_i^2]``
+          and, as ``Y_i = R Q(u_i / R)`` with ``E[Q(t)] = t``,
+          ``E[Y_i^2 | u_i] = R^2 (Var_Q(u_i / R) + (u_i / R)^2) = R^2 Var_Q(u_i / R) + u_i^2``.
+        * Law of ``u_i``: after padding (and rounding) user ``i`` has exactly
+          ``m`` entries ``+-1``, and ``x'(l) S_i(l)`` are ``m`` independent
+          Rademacher signs whatever the entries are, so
+          ``<x_i', S_i> = W = 2L - m``, ``L ~ Binomial(m, 1/2)``, the same law
+          for every user, and ``u_i = Clip(W, R)``. Hence
+          ``E[Y_i^2] = K = sum_l C(m, l) 2^-m (R^2 Var_Q(Clip(2l - m, R) / R) + Clip(2l - m, R)^2)``.
+        * So ``Var(T_ij) = alpha^2 K - x_i(j)^2`` and
+          ``Var(mu_hat_j) = (alpha^2 K - s_j) / n``.
+
+        Per randomizer (``u = Clip(W, R)``, ``h = e^{eps/2} - 1``):
+
+        * Duchi: ``Var_Q(t) = c^2 - t^2``, so ``R^2 Var_Q(u / R) + u^2 = R^2 c^2``
+          for every ``u``: ``Var = (alpha^2 R^2 c^2 - s_j) / n``, which for
+          frequency data is the ``(alpha^2 R^2 c^2 - mu_j) / n`` of issue 8;
+        * Laplace: ``Var_Q = 8 / eps^2``: ``K = R^2 8 / eps^2 + E[u^2]``;
+        * Piecewise: ``Var_Q(t) = t^2 / h + (h + 4) / (3 h^2)``:
+          ``K = (1 + 1/h) E[u^2] + R^2 (h + 4) / (3 h^2)``.
+
+        Theorem 1's bound ``alpha^2 (V_eps R^2 + m) / n`` follows from
+        ``Var_Q <= V_eps`` and ``E[u^2] <= E[W^2] = m``; with Duchi it exceeds
+        the exact value by ``(alpha^2 m + s_j) / n``.
+
+        The final clipping (``clip_estimate``) is not included: it only
+        lowers the error. The direct route (no padding, data-dependent
+        projection law, biased) and ``pad=False`` are not covered and raise.
+        """
+        owner = "RPC.variance"
+        if self.values == "direct" or not self.pad:
+            raise ValueError(
+                f"{owner} is exact on the 'ternary' and 'rounded' routes with pad=True; this "
+                f"mechanism has values={self.values!r}, pad={self.pad}."
+            )
+        n = check_int(n, "n", owner, low=1)
+        mu_arr = np.asarray(mu, dtype=np.float64)
+        if not np.all((mu_arr >= -1.0) & (mu_arr <= 1.0)):
+            raise param_error("mu", owner, "floats in [-1.0, 1.0]", mu)
+        if second_moment is None:
+            s = np.abs(mu_arr)
+        else:
+            s = np.asarray(second_moment, dtype=np.float64)
+            if not np.all((s >= 0.0) & (s <= 1.0)):
+                raise param_error("second_moment", owner, "floats in [0.0, 1.0]", second_moment)
+        K = report_second_moment(self.m, self.R, self.randomizer)
+        return (self.alpha**2 * K - s) / n
 
     def sign_vectors(self, identities, coords) -> np.ndarray:
         """The public signs ``S_i(e)`` as an int8 matrix ``(len(identities), len(coords))``."""
