@@ -7,6 +7,8 @@ run in a fixed order, so the result is deterministic.
 
 import numpy as np
 
+from libc.stdint cimport uint64_t
+
 from ._typedefs cimport intp_t
 
 
@@ -48,9 +50,10 @@ def hadamard_entries(const long long[::1] rows, const long long[::1] cols):
     cdef intp_t j
     with nogil:
         for j in range(n):
-            o[j] = 1 - 2 * (__builtin_popcountll(<unsigned long long>(rows[j] & cols[j])) & 1)
+            o[j] = 1 - 2 * (fastldp_popcount64(<uint64_t>(rows[j] & cols[j])) & 1)
     return out
 
 
-cdef extern from *:
-    int __builtin_popcountll(unsigned long long) nogil
+# Compiler builtin or plain C (MSVC, FASTLDP_PORTABLE): see src/portable.h.
+cdef extern from "src/portable.h" nogil:
+    int fastldp_popcount64(uint64_t x)

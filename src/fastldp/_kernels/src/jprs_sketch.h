@@ -21,6 +21,7 @@
 #include <math.h>
 #include <string.h>
 #include "philox.h"
+#include "portable.h"
 
 /* x holds an 8 x 8 bit matrix, row r in byte r, column c in bit c of it;
  * returns its transpose (row c in byte c). Hacker's Delight, 7-3. */
@@ -68,7 +69,7 @@ static inline void fastldp_signed_sum_table(const double w[8], double table[256]
     for (j = 0; j < 8; ++j) total += w[j];
     table[0] = total;
     for (b = 1; b < 256; ++b) {
-        table[b] = table[b & (b - 1)] - 2.0 * w[__builtin_ctz((unsigned)b)];
+        table[b] = table[b & (b - 1)] - 2.0 * w[fastldp_ctz32((uint32_t)b)];
     }
 }
 

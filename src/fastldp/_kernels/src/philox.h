@@ -14,6 +14,7 @@
 #define FASTLDP_PHILOX_H
 
 #include <stdint.h>
+#include "portable.h"
 
 #define FASTLDP_PHILOX_M0 0xD2E7470EE14C6C93ULL
 #define FASTLDP_PHILOX_M1 0xCA5A826395121157ULL
@@ -32,9 +33,7 @@ typedef struct {
 
 static inline uint64_t fastldp_mulhilo64(uint64_t a, uint64_t b, uint64_t *hi)
 {
-    __uint128_t product = (__uint128_t)a * (__uint128_t)b;
-    *hi = (uint64_t)(product >> 64);
-    return (uint64_t)product;
+    return fastldp_mul64x64_128(a, b, hi);
 }
 
 static inline void fastldp_philox_round(uint64_t c[4], uint64_t k0, uint64_t k1)
