@@ -24,7 +24,7 @@ from fastldp.experiments.vectors import (
 )
 from fastldp.experiments.vectors import spec_from_dict as _spec_from_dict
 from fastldp.experiments.vectors.table import COLUMNS, SparseResultsTable
-from fastldp.vectors import clipping_alpha
+from fastldp.vectors import RPC, clipping_alpha
 
 ALL = ["RPC", "PCKV-UE", "PCKV-GRR", "PrivKVM", "Succinct", "Collision"]
 
@@ -289,3 +289,35 @@ def test_cli_run_report_and_reproduce_hooks(tmp_path, capsys):
     assert "'trials' parameter of reproduce does not apply to 'theorem-audit'" in capsys.readouterr().err
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["spec"] == "rpc-cli" and manifest["seeds"] == [0, 1]
+
+
+def test_rpc_minvar_uses_the_variance_optimal_threshold_and_matches_its_exact_variance():
+    from fastldp.experiments.vectors.methods import METHODS, Population, build_method
+    from fastldp.vectors.datasets import frequency_vectors, truncated_normal_vectors
+
+    assert METHODS["RPC-minvar"][0] == "RPC"  # shares the clients' coins with RPC
+    x = frequency_vectors(n=500, d=20, m=5, rng=0)
+    pop = Population(x, "frequency", "frequency", 5)
+    mech, info = build_method("RPC-minvar", pop, eps=0.5, clip=True, codebook_seed=1)
+    assert (info["randomizer"], info["route"], info["R"]) == ("duchi", "ternary", 1.0)
+    assert info["alpha"] == clipping_alpha(5, 1) and mech.R_rule == "min-variance"
+    paper, pinfo = build_method("RPC", pop, eps=0.5, clip=True, codebook_seed=1)
+    assert pinfo["R"] == 3.0
+    assert np.all(mech.variance(x.mean(), 500) < paper.variance(x.mean(), 500))
+    # general values: the rounded route, where the exact variance is known
+    g = Population(truncated_normal_vectors(n=500, d=20, m=5, sigma=0.2, rng=0),
+                   "truncated-normal", "general", 5, 0.3)
+    assert build_method("RPC", g, eps=1.0, clip=True, codebook_seed=1)[1]["route"] == "direct"
+    assert build_method("RPC-minvar", g, eps=1.0, clip=True, codebook_seed=1)[1]["route"] == "rounded"
+
+    spec = spec_from_dict_sparse({
+        "name": "rpc-minvar", "methods": ["RPC", "RPC-minvar"], "seeds": 3,
+        "fixed": {"n": 4000, "d": 50, "m": 4, "eps": 1.0, "clip": False}})
+    rows = [r for c in expand_grid(spec) for r in run_cell(c)]
+    got = {m: np.mean([r["mae_raw"] for r in rows if r["method"] == m]) for m in ("RPC", "RPC-minvar")}
+    for method, R in (("RPC", 2.0), ("RPC-minvar", 1.0)):
+        assert {r["R"] for r in rows if r["method"] == method} == {R}
+        mech = RPC(d=50, m=4, epsilon=1.0, R=R)
+        expect = math.sqrt(2 / math.pi) * math.sqrt(mech.variance(4 / 50, 4000))
+        # 150 coordinates: relative sd of the mean of |N| is 6.2%
+        assert abs(got[method] / expect - 1) < 4 * 0.062

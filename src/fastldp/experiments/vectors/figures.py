@@ -25,6 +25,7 @@ __all__ = ["make_figures"]
 
 _STYLE = {
     "RPC": dict(color="tab:green", lw=2.0, marker="o"),
+    "RPC-minvar": dict(color="tab:red", lw=1.8, ls="-.", marker="h"),
     "RPC-Duchi": dict(color="tab:green", ls="--", marker="v", alpha=0.7),
     "RPC-Piecewise": dict(color="tab:olive", ls=":", marker="^", alpha=0.7),
     "Collision": dict(color="tab:orange", lw=1.6, marker="s"),

@@ -6,6 +6,11 @@ method         mechanism
 RPC            :class:`~fastldp.vectors.RPC`, ``Q`` the bounded randomizer of
                smallest ``V_eps`` (section 8.1: Duchi for small eps, Piecewise above
                about eps = 1.3), ``R = ceil(sqrt(m))``
+RPC-minvar     RPC with ``R="min-variance"`` and ``randomizer="auto"``: the bounded
+               ``Q`` and the integer ``R`` in ``1..m`` of smallest exact variance
+               (:meth:`~fastldp.vectors.RPC.variance`; Duchi with ``R = 1`` at small eps).
+               Not in the paper. General values take the rounded route, where the
+               exact variance is known
 RPC-Duchi      RPC with Duchi et al.'s two-point ``Q``
 RPC-Piecewise  RPC with the Piecewise ``Q``
 PCKV-UE        :class:`~fastldp.vectors.PCKVUE` (default budget split)
@@ -45,6 +50,7 @@ __all__ = ["METHODS", "FAMILIES", "Population", "build_method", "UnknownMethodEr
 #: method name -> (family, options)
 METHODS = {
     "RPC": ("RPC", {"randomizer": "auto"}),
+    "RPC-minvar": ("RPC", {"randomizer": "auto", "R": "min-variance"}),
     "RPC-Duchi": ("RPC", {"randomizer": "duchi"}),
     "RPC-Piecewise": ("RPC", {"randomizer": "piecewise"}),
     "PCKV-UE": ("PCKV-UE", {}),
@@ -91,9 +97,11 @@ class Population:
         return "frequency" if self.values == "frequency" else "mean"
 
 
-def _rpc_route(pop: Population, n: int) -> str:
+def _rpc_route(pop: Population, n: int, R=None) -> str:
     if pop.values != "general":
         return "ternary"
+    if R == "min-variance":  # defined on the indirect route only
+        return "rounded"
     if pop.route is not None:
         return pop.route
     return "direct" if pop.beta is not None and pop.beta * sqrt(log(n)) < 1 else "rounded"
@@ -114,10 +122,12 @@ def build_method(method: str, pop: Population, *, eps: float, clip: bool, codebo
     clip_range = pop.clip_range if clip else None
     info = {"randomizer": "", "route": "", "R": None, "alpha": None}
     if family == "RPC":
-        route = _rpc_route(pop, n)
+        route = _rpc_route(pop, n, options.get("R"))
         kwargs = {}
         if route == "direct":
             kwargs = {"beta": pop.beta, "n_users": n}
+        if "R" in options:
+            kwargs["R"] = options["R"]
         mech = RPC(d=d, m=m, epsilon=eps, randomizer=options["randomizer"], values=route,
                    clip_estimate=clip_range, codebook_seed=codebook_seed, n_threads=n_threads,
                    **kwargs)
