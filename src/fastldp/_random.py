@@ -52,10 +52,13 @@ def resolve_codebook_seed(seed, owner: str) -> int:
 
 
 def resolve_n_threads(n_threads, owner: str) -> int:
-    """Return a thread count >= 1.
+    """Return a thread count in ``[1, cores]``.
 
     ``None`` uses OpenMP's default (``OMP_NUM_THREADS`` or all cores), ``-1``
-    all cores, a positive int that many. Results never depend on it.
+    all cores, a positive int that many, clamped to the number of cores:
+    more threads than cores only adds contention, and asking libgomp for
+    thousands of threads under a memory limit ends the process without a
+    Python exception. Results never depend on it.
     """
     if n_threads is None:
         return max(1, max_threads())
@@ -66,7 +69,7 @@ def resolve_n_threads(n_threads, owner: str) -> int:
         return max(1, os.cpu_count() or 1)
     if n_threads < 1:
         raise param_error("n_threads", owner, expected, n_threads)
-    return int(n_threads)
+    return min(int(n_threads), max(1, os.cpu_count() or 1))
 
 
 def resolve_identities(identities, n: int, owner: str) -> np.ndarray:

@@ -21,6 +21,7 @@ __all__ = [
     "check_float",
     "check_positive_array",
     "check_choice",
+    "check_csr_structure",
 ]
 
 
@@ -125,3 +126,29 @@ def check_choice(value, name: str, owner: str, choices) -> str:
     if value not in choices:
         raise param_error(name, owner, "one of " + ", ".join(map(repr, choices)), value)
     return value
+
+
+def check_csr_structure(csr, width: int, name: str, owner: str) -> None:
+    """Raise a ``ValueError`` unless ``csr``'s index arrays are consistent and in range.
+
+    scipy does not check a CSR built from raw ``(data, indices, indptr)``
+    arrays, so a column index outside ``[0, width)`` (or a negative one)
+    would otherwise flow into the mechanisms as a pair that does not exist.
+    """
+    indptr, indices = np.asarray(csr.indptr), np.asarray(csr.indices)
+    n = csr.shape[0]
+    if (indptr.shape[0] != n + 1 or indptr[0] != 0 or indptr[-1] != indices.shape[0]
+            or (n and np.any(np.diff(indptr) < 0))):
+        raise ValueError(
+            f"The {name!r} parameter of {owner} must be a well-formed sparse matrix. "
+            f"Got a CSR whose indptr is not a non-decreasing array from 0 to "
+            f"{indices.shape[0]} of length {n + 1} instead."
+        )
+    if indices.size:
+        low, high = int(indices.min()), int(indices.max())
+        if low < 0 or high >= width:
+            bad = low if low < 0 else high
+            raise ValueError(
+                f"The {name!r} parameter of {owner} must have column indices in [0, {width}). "
+                f"Got column index {bad} instead."
+            )

@@ -18,7 +18,14 @@ from .._random import resolve_codebook_seed, resolve_identities, resolve_n_threa
 from .._validation import check_choice, check_int, check_positive_array, param_error
 from .relation_sets import CAP_POLICIES, RelationSets, as_relation_sets
 
-__all__ = ["RelationMechanism"]
+__all__ = ["RelationMechanism", "MAX_PAIRS", "MIN_EPSILON"]
+
+#: Pairs are encoded as ``row * d2 + col`` in int64: ``d1 * d2`` must stay below this.
+MAX_PAIRS = 2**62
+#: The smallest budget accepted. Below it ``gamma^2 = tanh(eps / 2)^2`` leaves the
+#: normal range of binary64 and the decoders' denominators (``D = sum gamma_i^2``
+#: for JPRS, the oracles' ``1 / sigma_i^2`` weights) underflow.
+MIN_EPSILON = 1e-150
 
 
 class RelationMechanism:
@@ -35,6 +42,10 @@ class RelationMechanism:
             raise param_error("shape", owner, "a pair (d1, d2) of ints >= 1", shape, TypeError)
         d1 = check_int(shape[0], "shape[0]", owner, low=1)
         d2 = check_int(shape[1], "shape[1]", owner, low=1)
+        if d1 * d2 >= MAX_PAIRS:
+            # pairs are encoded as row * d2 + col in int64 (and hashed in blocks of 256)
+            raise param_error("shape", owner, f"a pair (d1, d2) with d1 * d2 < 2**62",
+                              f"{(d1, d2)} (d1 * d2 = {d1 * d2})")
         self.shape = (d1, d2)
         self.p = d1 * d2
         self.k = check_int(k, "k", owner, low=1)
@@ -55,7 +66,16 @@ class RelationMechanism:
 
     # ------------------------------------------------------------ helpers
     def _budgets(self, epsilons, n: int) -> np.ndarray:
-        return check_positive_array(epsilons, "epsilons", type(self).__name__, size=n)
+        owner = type(self).__name__
+        eps = check_positive_array(epsilons, "epsilons", owner, size=n)
+        if eps.size and eps.min() < MIN_EPSILON:
+            i = int(np.argmin(eps))
+            raise ValueError(
+                f"The 'epsilons' parameter of {owner} must contain only floats in "
+                f"[{MIN_EPSILON!r}, inf): below it the estimator's denominators underflow. "
+                f"Got {float(eps[i])!r} at index {i} instead."
+            )
+        return eps
 
     def relation_sets(self, relations, *, identities=None) -> RelationSets:
         """Validate ``relations`` and return them in CSR form (see :class:`RelationSets`)."""

@@ -20,7 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._kernels._hash import MINHASH_STREAM, hash_words
-from .._validation import check_choice
+from .._validation import check_choice, check_csr_structure
 
 __all__ = ["RelationSets", "as_relation_sets", "CAP_POLICIES"]
 
@@ -60,6 +60,7 @@ def _from_sparse(relations, p: int, owner: str):
             f"The 'relations' parameter of {owner} must have {p} columns (d1 * d2). "
             f"Got a sparse matrix of shape {csr.shape} instead."
         )
+    check_csr_structure(csr, p, "relations", owner)
     csr.sum_duplicates()
     data = csr.data
     if data.size and not np.all((data == 0) | (data == 1)):

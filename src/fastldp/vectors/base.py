@@ -21,7 +21,7 @@ import scipy.sparse as sp
 
 from .._kernels._hash import SANITIZE_STREAM, hash_words
 from .._random import as_generator
-from .._validation import param_error
+from .._validation import check_csr_structure, param_error
 from .._sanitize import SanitizationReport
 
 __all__ = [
@@ -134,6 +134,7 @@ def _from_csr(csr: sp.csr_matrix, d: int, owner: str) -> SparseVectors:
             f"The 'x' parameter of {owner} must have d = {d} columns. "
             f"Got a matrix of shape {csr.shape} instead."
         )
+    check_csr_structure(csr, d, "x", owner)
     if not csr.has_canonical_format:
         csr.sum_duplicates()
     csr.sort_indices()
