@@ -131,3 +131,19 @@ def test_support_rule_reaches_jprs_and_the_decoders():
         fastldp.JPRS(shape=(8, 8), k=2, s=8, support_rule="top")
     with pytest.raises(ValueError, match="support_rule"):
         raw.decode(bits, 4.0, support_rule="nope")
+
+
+@pytest.mark.parametrize("k", [float("nan"), float("inf"), -1.0])
+def test_kernels_reject_a_bad_cap(k):
+    with pytest.raises(ValueError, match="k must be finite and >= 0"):
+        _projection.project_capped_simplex(np.ones(3), k)
+    with pytest.raises(ValueError, match="k must be finite and >= 0"):
+        _projection.project_sparse_capped(np.ones(3), 2, k)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_kernels_reject_non_finite_values(bad):
+    with pytest.raises(ValueError, match="v must be finite"):
+        _projection.top_s_indices(np.array([1.0, bad]), 1)
+    with pytest.raises(ValueError, match="v must be finite"):
+        _projection.capped_simplex_threshold(np.array([1.0, bad]), 1.0)

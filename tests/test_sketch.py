@@ -71,3 +71,16 @@ def test_equal_magnitude_path_is_c_times_an_integer():
     counts = naive_sketch(4, ids, np.sign(w), p)  # exact integers
     np.testing.assert_array_equal(got, c * counts)
     assert [_sketch.global_sketch(4, ids, w, p, t).tobytes() for t in (1, 3)] == [got.tobytes()] * 2
+
+
+@pytest.mark.parametrize("bits,eps", [([0, 1], [1.0, 1.0]), ([2, 1], [1.0, 1.0]),
+                                      ([1, -1], [1.0, np.nan]), ([1, -1], [1.0, 0.0])])
+def test_jprs_kernel_rejects_what_the_decoder_rejects(bits, eps):
+    # equal budgets take the counting path, which reads only the sign bit
+    with pytest.raises(ValueError, match="bits must be -1 or \\+1 and eps finite"):
+        _sketch.jprs_sketch(1, np.array(bits, np.int8), np.array(eps), 1.0, None, 8)
+
+
+def test_jprs_kernel_rejects_a_bad_scale():
+    with pytest.raises(ValueError, match="scale must be finite"):
+        _sketch.jprs_sketch(1, np.ones(2, np.int8), np.ones(2), np.inf, None, 8)

@@ -16,7 +16,22 @@ import numpy as np
 
 from ._typedefs cimport intp_t
 
-from libc.math cimport fmin, fmax
+from libc.math cimport fmin, fmax, INFINITY
+
+
+cdef inline int _check_k(double k) except -1:
+    # NaN fails every comparison: without this check k = NaN projected to zeros
+    if not (k >= 0.0 and k < INFINITY):
+        raise ValueError(f"k must be finite and >= 0, got {k!r}")
+    return 0
+
+
+cdef inline int _check_finite(const double[::1] y) except -1:
+    cdef intp_t j
+    for j in range(y.shape[0]):
+        if not (y[j] > -INFINITY and y[j] < INFINITY):
+            raise ValueError("v must be finite")
+    return 0
 
 
 cdef inline double _clip01(double x) noexcept nogil:
@@ -28,6 +43,8 @@ def capped_simplex_threshold(const double[::1] y, double k):
 
     ``tau = 0`` when ``sum(clip(y, 0, 1)) <= k``. ``O(s log s)``.
     """
+    _check_k(k)
+    _check_finite(y)
     cdef intp_t s = y.shape[0]
     cdef intp_t j, t
     cdef double total = 0.0
@@ -95,6 +112,7 @@ def top_s_indices(const double[::1] v, intp_t s):
     is a deterministic function of ``v``. ``O(p)`` (introselect).
     """
     cdef intp_t p = v.shape[0]
+    _check_finite(v)
     arr = np.asarray(v)
     if s >= p:
         return np.arange(p, dtype=np.intp)
@@ -116,8 +134,9 @@ def project_sparse_capped(const double[::1] v, intp_t s, double k):
         The ``s`` retained coordinates (ascending); ``x`` is zero elsewhere.
     """
     arr = np.asarray(v)
-    if not np.all(np.isfinite(arr)):
-        raise ValueError("v must be finite")
+    _check_k(k)
+    if s < 0:
+        raise ValueError(f"s must be >= 0, got {s}")
     support = top_s_indices(v, s)
     x = np.zeros(arr.shape[0], dtype=np.float64)
     x[support] = project_capped_simplex(np.ascontiguousarray(arr[support]), k)

@@ -25,7 +25,7 @@ Two inner loops (both exact functions of the inputs, never of the threads):
 
 import numpy as np
 
-from libc.math cimport tanh, fabs
+from libc.math cimport tanh, fabs, INFINITY
 
 from ._typedefs cimport intp_t, uint64_t, int64_t, int8_t
 from ._cdefs cimport (
@@ -141,6 +141,20 @@ def jprs_sketch(uint64_t seed, const int8_t[::1] bits, const double[::1] eps, do
         raise ValueError("bits and eps must have the same length")
     if p < 1:
         raise ValueError("p must be >= 1")
+    if not (scale > 0.0 and scale < INFINITY):
+        raise ValueError(f"scale must be finite and > 0, got {scale!r}")
+    # The counting path reads only the sign bit of each packet, so anything but
+    # +-1 would be silently read as +1 there: reject it, as JPRS.estimate does.
+    cdef intp_t bad = -1
+    cdef intp_t j
+    with nogil:
+        for j in range(n):
+            if (bits[j] != 1 and bits[j] != -1) or not (eps[j] > 0.0 and eps[j] < INFINITY):
+                bad = j
+                break
+    if bad >= 0:
+        raise ValueError(f"bits must be -1 or +1 and eps finite and > 0; got bits[{bad}] = "
+                         f"{bits[bad]}, eps[{bad}] = {eps[bad]!r}")
     cdef const uint64_t[::1] ids
     cdef fastldp_sketch_source src
     src.seed = seed
