@@ -1,0 +1,160 @@
+"""Mutation check: small numeric changes to kernels and constants must fail a test.
+
+Each mutation replaces one exact piece of source text (it must occur exactly
+once) in a scratch copy of the repository, rebuilds the kernels when a
+``.pyx`` or ``.h`` file changed, and runs the tests that guard that code.
+A mutation that no test notices is a *survivor*: the suite could not tell
+the shipped constant from a wrong one. The script exits 1 if any survives.
+
+It runs on demand, not in CI (a rebuild takes about a minute)::
+
+    python tests/mutation/run_mutations.py            # every mutation
+    python tests/mutation/run_mutations.py --list     # names only
+    python tests/mutation/run_mutations.py sketch-scale c_k-below-k
+
+The copy is made from the working tree (``git ls-files`` plus the built
+extensions), so uncommitted changes are checked too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class Mutation:
+    name: str
+    path: str       # relative to the repository root
+    old: str        # occurs exactly once in the file
+    new: str
+    tests: tuple    # the tests that guard it
+
+
+MUTATIONS = (
+    Mutation("sketch-scale", "src/fastldp/relations/jprs.py",
+             "return sqrt(self.k) / (self.kappa * gamma_sq_sum(eps))",
+             "return 1.02 * sqrt(self.k) / (self.kappa * gamma_sq_sum(eps))",
+             ("tests/test_jprs_reference.py", "tests/test_jprs.py")),
+    Mutation("sketch-scale-5pct", "src/fastldp/relations/jprs.py",
+             "return sqrt(self.k) / (self.kappa * gamma_sq_sum(eps))",
+             "return 1.05 * sqrt(self.k) / (self.kappa * gamma_sq_sum(eps))",
+             ("tests/test_jprs_reference.py", "tests/test_jprs.py")),
+    Mutation("sketch-equal-budget-path", "src/fastldp/_kernels/_sketch.pyx",
+             "return _run(&src, n, p, n_threads, True) * (scale * tanh(0.5 * first))",
+             "return _run(&src, n, p, n_threads, True) * (1.02 * scale * tanh(0.5 * first))",
+             ("tests/test_jprs_reference.py", "tests/test_sketch.py", "tests/test_jprs.py")),
+    Mutation("c_k-below-k", "src/fastldp/relations/calibration.py",
+             "table[1:] = a[k] / a[1:]",
+             "table[1:] = 0.98 * a[k] / a[1:]",
+             ("tests/test_jprs_reference.py", "tests/test_analysis.py", "tests/test_jprs.py")),
+    Mutation("a_m-recurrence", "src/fastldp/relations/calibration.py",
+             "ratios = (2.0 * j + 1.0) / (2.0 * j + 2.0)",
+             "ratios = (2.0 * j + 1.02) / (2.0 * j + 2.0)",
+             ("tests/test_jprs_reference.py", "tests/test_analysis.py")),
+    Mutation("jprs-gamma", "src/fastldp/relations/jprs.py",
+             "p_plus = 0.5 * (1.0 + np.tanh(eps / 2.0) * theta)",
+             "p_plus = 0.5 * (1.0 + np.tanh(eps / 1.96) * theta)",
+             ("tests/test_jprs.py", "tests/test_jprs_reference.py")),
+    Mutation("gamma-sq-sum", "src/fastldp/relations/calibration.py",
+             "total += float(np.sum(g * g))",
+             "total += 1.02 * float(np.sum(g * g))",
+             ("tests/test_jprs_reference.py", "tests/test_analysis.py", "tests/test_jprs.py")),
+    Mutation("capped-simplex-tau", "src/fastldp/_kernels/_projection.pyx",
+             "tau = (n_full + sum_active - k) / n_active",
+             "tau = 1.02 * (n_full + sum_active - k) / n_active",
+             ("tests/test_projection.py",)),
+    Mutation("corrupted-count-rounding", "src/fastldp/corruption.py",
+             "return math.floor(Fraction(repr(float(alpha))) * n)",
+             "return math.floor(float(alpha) * n)",
+             ("tests/test_analysis.py", "tests/test_attacks.py")),
+    Mutation("rpc-alpha", "src/fastldp/vectors/rpc.py",
+             "return float(1 / (1 - expectation))",
+             "return float(1.02 / (1 - expectation))",
+             ("tests/test_rpc.py", "tests/test_rpc_variance.py")),
+    Mutation("duchi-C", "src/fastldp/oracles/randomizers.py",
+             "return (exp(self.epsilon) + 1.0) / expm1(self.epsilon)",
+             "return 1.02 * (exp(self.epsilon) + 1.0) / expm1(self.epsilon)",
+             ("tests/test_randomizers.py", "tests/test_rpc.py")),
+)
+
+
+def _copy_tree(dest: Path) -> None:
+    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT,
+                           capture_output=True, text=True, check=True).stdout.split()
+    files += [str(p.relative_to(ROOT)) for p in (ROOT / "src").rglob("*.so")]
+    files += [str(p.relative_to(ROOT)) for p in (ROOT / "src").rglob("*.c")]
+    for rel in files:
+        src = ROOT / rel
+        if src.is_file():
+            target = dest / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, target)  # keeps mtimes, so unchanged kernels are not rebuilt
+
+
+def _run(cmd, cwd: Path, env=None) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env)
+
+
+def check(mutation: Mutation, workdir: Path) -> tuple[str, str]:
+    """Apply one mutation to a fresh copy; return (verdict, detail)."""
+    tree = workdir / mutation.name
+    _copy_tree(tree)
+    path = tree / mutation.path
+    text = path.read_text()
+    count = text.count(mutation.old)
+    if count != 1:
+        return "stale", f"the original text occurs {count} times in {mutation.path}"
+    path.write_text(text.replace(mutation.old, mutation.new))
+    env = {**os.environ, "PYTHONPATH": str(tree / "src")}
+    if path.suffix in (".pyx", ".h", ".pxd"):
+        build = _run([sys.executable, "setup.py", "build_ext", "--inplace", "-j", "2"], tree, env)
+        if build.returncode != 0:
+            return "killed", "the mutant does not build"
+    result = _run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
+                   *mutation.tests], tree, env)
+    if result.returncode == 0:
+        return "SURVIVED", result.stdout.strip().splitlines()[-1]
+    failed = [line for line in result.stdout.splitlines() if line.startswith("FAILED")]
+    return "killed", failed[0] if failed else result.stdout.strip().splitlines()[-1]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("names", nargs="*", help="mutations to run (default: all)")
+    ap.add_argument("--list", action="store_true", help="list the mutations and exit")
+    args = ap.parse_args(argv)
+    by_name = {m.name: m for m in MUTATIONS}
+    if args.list:
+        for m in MUTATIONS:
+            print(f"{m.name:28s} {m.path}")
+        return 0
+    unknown = [n for n in args.names if n not in by_name]
+    if unknown:
+        print(f"unknown mutations: {', '.join(unknown)}", file=sys.stderr)
+        return 2
+    chosen = [by_name[n] for n in args.names] if args.names else list(MUTATIONS)
+    survivors = 0
+    with tempfile.TemporaryDirectory(prefix="fastldp-mutants-") as tmp:
+        for m in chosen:
+            t0 = time.perf_counter()
+            verdict, detail = check(m, Path(tmp))
+            survivors += verdict in ("SURVIVED", "stale")
+            print(f"{m.name:28s} {verdict:9s} {time.perf_counter() - t0:6.1f} s  {detail}",
+                  flush=True)
+            shutil.rmtree(Path(tmp) / m.name, ignore_errors=True)
+    print(f"{len(chosen)} mutations, {survivors} survived or stale")
+    return 1 if survivors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
