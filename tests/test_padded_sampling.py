@@ -131,6 +131,6 @@ def test_privatize_samples_the_set_level_channel(oracle):
     sets = [np.array([[0, 1]])] * n
     # one identity's channel (identity 5 each time), sampled n times
     items = mech.sample_items(sets, rng=1)
-    out = mech.oracle.privatize(items, np.full(n, eps), np.full(n, 5, np.uint64), np.random.default_rng(2))
+    out = mech.oracle.perturb(items, np.full(n, eps), np.full(n, 5, np.uint64), np.random.default_rng(2))
     counts = np.bincount(out, minlength=law.shape[0])
     assert chisquare(counts, n * law).pvalue > 1e-4

@@ -1,12 +1,23 @@
 """Building blocks shared by the families: frequency oracles and scalar randomizers.
 
 Frequency oracles (a categorical value in ``[0, domain_size)``, personal
-budgets allowed): :class:`GRR`, :class:`OLH`, :class:`HadamardResponse`.
+budgets allowed; :mod:`.frequency`): :class:`GRR`, :class:`OLH`,
+:class:`FLH`, :class:`HadamardResponse`, :class:`OUE`, :class:`SUE`.
 Scalar randomizers (a value in ``[-1, 1]``): :class:`Laplace`,
 :class:`Piecewise`, :class:`Duchi`.
 """
 
-from .frequency import GRR, OLH, HadamardResponse
+from .frequency import (
+    FLH,
+    FREQUENCY_ORACLES,
+    GRR,
+    OLH,
+    OUE,
+    SUE,
+    FrequencyEstimate,
+    FrequencyOracle,
+    HadamardResponse,
+)
 from .randomizers import (
     RANDOMIZERS,
     Duchi,
@@ -18,7 +29,8 @@ from .randomizers import (
 )
 
 __all__ = [
-    "GRR", "OLH", "HadamardResponse",
+    "GRR", "OLH", "FLH", "HadamardResponse", "OUE", "SUE", "FrequencyOracle",
+    "FrequencyEstimate", "FREQUENCY_ORACLES",
     "Randomizer", "Laplace", "Piecewise", "Duchi", "RANDOMIZERS", "make_randomizer",
     "min_variance_randomizer",
 ]

@@ -56,7 +56,10 @@ class PaddedRelationSampling(RelationMechanism):
                          cap_policy=cap_policy, n_threads=n_threads)
         self.oracle_name = check_choice(oracle, "oracle", type(self).__name__, tuple(ORACLES))
         self.domain_size = self.p + self.k
-        self.oracle = ORACLES[self.oracle_name](self.domain_size, self.codebook_seed, self.n_threads)
+        # personal budgets only: the oracle has no default epsilon
+        self.oracle = ORACLES[self.oracle_name](domain_size=self.domain_size, epsilon=None,
+                                                codebook_seed=self.codebook_seed,
+                                                n_threads=self.n_threads)
         self.family = "P-RS-" + self.oracle_name.upper()
 
     def _repr_extra(self) -> str:
@@ -90,9 +93,10 @@ class PaddedRelationSampling(RelationMechanism):
         gen = as_generator(rng, f"{type(self).__name__}.privatize")
         sets = self.relation_sets(relations, identities=identities)
         eps = self._budgets(epsilons, sets.n)
+        self.oracle.check_budgets(eps, "epsilons", type(self).__name__)
         ids = resolve_identities(identities, sets.n, type(self).__name__)
         items = self.sample_items(sets, rng=gen)
-        return self.oracle.privatize(items, eps, ids, gen)
+        return self.oracle.perturb(items, eps, ids, gen)
 
     # ------------------------------------------------------------ server
     def sanitize(self, reports, eps, identities, owner):

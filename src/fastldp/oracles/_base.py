@@ -1,0 +1,426 @@
+"""Shared machinery of the frequency oracles: the public API, budget checks, sanitization.
+
+Every oracle privatizes one symbol ``x in [0, D)`` per identity at that
+identity's own ``eps_i`` and gives the server, per identity, an unbiased
+estimate ``c_i(v)`` of the indicator ``[x_i = v]`` for every ``v``. The
+count estimate is ``sum_i c_i(v)``.
+
+Two layers
+----------
+The public methods validate and then call the array methods, which assume
+validated arrays and are what the families (P-RS, PCKV, the attacks) call:
+
+==============================  ============================================
+public                          array layer (validated inputs)
+==============================  ============================================
+``privatize(values, *, ...)``   ``perturb(values, eps, identities, rng)``
+``estimate(reports, *, ...)``   ``sanitize(reports, eps, identities, owner)``
+                                then ``aggregate(clean, eps, identities, lam)``
+==============================  ============================================
+
+``aggregate`` returns ``sum_i lam_i c_i(v)``; ``variances(eps)`` is the
+per-report variance ``sigma_i^2`` of ``c_i(v)`` at a symbol the identity
+does not hold and ``held_variances(eps)`` at the one it holds, so
+
+    Var[count(v)] = sum_i sigma_i^2 + sum_{i holds v} (held_i - sigma_i^2).
+
+:class:`FrequencyEstimate` reports the plug-in value of that sum: the
+number of holders is replaced by the estimated count clipped to ``[0, n]``
+and the holders' term by its mean over the identities (exact in expectation
+when every identity has the same budget).
+
+Budgets
+-------
+``epsilon`` (and every personal ``eps_i``) must lie in ``(0, 700]`` so that
+``e^eps`` is finite, and be large enough that the estimator is defined in
+double precision: ``p - q > 0`` and a finite variance. Below that (e.g.
+``eps = 1e-17`` for GRR, where ``e^eps`` rounds to 1) the oracle raises a
+``ValueError`` naming the parameter instead of returning infinities.
+
+Sanitization
+------------
+Reports that are not legal outputs never raise: each is replaced by a public
+uniformly random legal output keyed by ``(codebook seed, identity)`` (the
+sanitize stream of the counter-based hash) and counted by reason:
+``non_numeric`` (strings, None, objects), ``non_integer`` (NaN, +-inf,
+fractions) and ``out_of_range`` (integers outside the identity's outputs).
+Only a wrong number or shape of reports raises.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._kernels._hash import SANITIZE_STREAM, hash_blocks
+from .._random import as_generator, resolve_codebook_seed, resolve_identities, resolve_n_threads
+from .._sanitize import SanitizationReport
+from .._validation import check_float, check_int, check_positive_array, param_error
+
+__all__ = ["FrequencyOracle", "FrequencyEstimate", "EPSILON_MAX"]
+
+EPSILON_MAX = 700.0  # e^eps overflows double precision just above 709.78
+
+REASONS = ("non_numeric", "non_integer", "out_of_range")
+_CAST_LIMIT = 2.0**62  # floats at or above this are out of range for every oracle
+
+
+@dataclass(frozen=True)
+class FrequencyEstimate:
+    """What :meth:`FrequencyOracle.estimate` returns.
+
+    Attributes
+    ----------
+    counts : float64 array, shape (D,)
+        Unbiased estimates of how many identities hold each symbol.
+    variances : float64 array, shape (D,)
+        Plug-in variance of each count (module docstring).
+    sanitization : SanitizationReport
+        How many reports were legal and why the others were replaced.
+    n : int
+        Number of reports.
+    """
+
+    counts: np.ndarray
+    variances: np.ndarray
+    sanitization: SanitizationReport
+    n: int
+
+    @property
+    def frequencies(self) -> np.ndarray:
+        """``counts / n`` (zeros when there are no reports)."""
+        return self.counts / self.n if self.n else np.zeros_like(self.counts)
+
+    @property
+    def std(self) -> np.ndarray:
+        """Standard deviation of each count, ``sqrt(variances)``."""
+        return np.sqrt(self.variances)
+
+
+def fair_choice_among_max(scores: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Row-wise argmax with a uniformly random tie-break."""
+    top = scores.max(axis=1, keepdims=True)
+    noise = rng.random(scores.shape)
+    return np.argmax(np.where(scores == top, noise, -1.0), axis=1)
+
+
+def public_uniform(seed: int, identities: np.ndarray, sizes: np.ndarray, word: int = 1) -> np.ndarray:
+    """A public uniform value in ``[0, sizes[j])`` per identity (multiply-shift of a hash word).
+
+    ``word`` picks one of the four words of block 0 of the sanitize stream
+    (word 0 is the sign coin of :mod:`fastldp._sanitize`).
+    """
+    words = hash_blocks(seed, identities, 1, SANITIZE_STREAM)[:, 0, word]
+    hi = (words >> np.uint64(32)).astype(np.float64)
+    return np.minimum((hi / 2.0**32 * sizes).astype(np.int64), sizes - 1)
+
+
+def as_report_array(reports) -> np.ndarray:
+    """``numpy.asarray``, falling back to a 1-d object array for ragged input."""
+    if isinstance(reports, np.ndarray):
+        return reports
+    try:
+        return np.asarray(reports)
+    except (ValueError, TypeError):
+        items = list(reports)
+        out = np.empty(len(items), dtype=object)
+        for j, item in enumerate(items):
+            out[j] = item
+        return out
+
+
+def _to_float(v) -> float:
+    if isinstance(v, (str, bytes, complex, np.complexfloating)) or v is None:
+        return float("nan")
+    try:
+        return float(v)
+    except (TypeError, ValueError, OverflowError):
+        return float("nan")
+
+
+def _is_nan_number(v) -> bool:
+    try:
+        return isinstance(v, (float, np.floating)) and v != v
+    except TypeError:
+        return False
+
+
+def classify_integers(arr: np.ndarray):
+    """Read every entry of ``arr`` as an integer where it is one.
+
+    Returns
+    -------
+    values : int64 array, the shape of ``arr``
+        The integer, or -1 where the entry is not an integer (or is too
+        large for any oracle's outputs).
+    numeric, integral : bool arrays
+        Entry is a real number; entry is a finite integer.
+    wrong_dtype : bool
+        ``arr`` is not an integer array.
+    """
+    shape = arr.shape
+    if arr.dtype.kind in "iu":
+        if arr.dtype.kind == "u" and arr.dtype.itemsize == 8:
+            big = arr >= np.uint64(2**63)
+            values = np.where(big, -1, arr.astype(np.int64))
+            ok = np.ones(shape, dtype=bool)
+            return values, ok, ok, False
+        ok = np.ones(shape, dtype=bool)
+        return arr.astype(np.int64), ok, ok, False
+    with np.errstate(invalid="ignore"):
+        try:
+            if arr.dtype.kind not in "fb":
+                raise TypeError
+            as_float = arr.astype(np.float64)
+            numeric = np.ones(shape, dtype=bool)
+        except (TypeError, ValueError):
+            flat = arr.ravel()
+            as_float = np.array([_to_float(v) for v in flat], dtype=np.float64).reshape(shape)
+            numeric = (~np.isnan(as_float)
+                       | np.array([_is_nan_number(v) for v in flat], dtype=bool).reshape(shape))
+    finite = np.isfinite(as_float)
+    safe = np.where(finite, as_float, 0.0)
+    integral = finite & (np.floor(safe) == safe)
+    castable = integral & (np.abs(safe) < _CAST_LIMIT)
+    values = np.where(castable, safe, -1).astype(np.int64)
+    return values, numeric, integral, True
+
+
+class _Text(str):
+    """A description shown as is in an error message (no quotes)."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def entry_error(name: str, owner: str, expected: str, value, index: int, exc=ValueError):
+    """``param_error`` for one entry of an array parameter, naming its index."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    return exc(f"The {name!r} parameter of {owner} must be {expected}. "
+               f"Got {value!r} at index {index} instead.")
+
+
+class FrequencyOracle:
+    """Base class: keyword-only construction, validated ``privatize`` / ``estimate``.
+
+    Parameters
+    ----------
+    domain_size : int >= 2
+        ``D``: the symbols are ``0 .. D-1``.
+    epsilon : float in (0, 700] or None
+        Budget of every identity unless ``epsilons`` is given per call;
+        ``None`` means every call must pass ``epsilons``.
+    codebook_seed : int or None
+        Public seed of the hashes and of the sanitization coins; ``None``
+        draws one from OS entropy.
+    n_threads : int or None
+        Threads of the server kernels; results never depend on it.
+    """
+
+    name = "oracle"
+
+    def __init__(self, *, domain_size, epsilon, codebook_seed=None, n_threads=None):
+        owner = type(self).__name__
+        self.domain_size = check_int(domain_size, "domain_size", owner, low=2)
+        self.codebook_seed = resolve_codebook_seed(codebook_seed, owner)
+        self.n_threads = resolve_n_threads(n_threads, owner)
+        if epsilon is not None:
+            epsilon = check_float(epsilon, "epsilon", owner, low=0.0, high=EPSILON_MAX,
+                                  high_open=False)
+        self.epsilon = epsilon
+        self._setup()
+        if epsilon is not None:
+            self.check_budgets(np.array([epsilon]), "epsilon", owner)
+
+    def _setup(self) -> None:
+        """Hook for subclasses: derived constants, after the common checks."""
+
+    def _repr_extra(self) -> str:
+        return ""
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(domain_size={self.domain_size}, epsilon={self.epsilon!r}"
+                f"{self._repr_extra()}, codebook_seed={self.codebook_seed})")
+
+    # ------------------------------------------------------------ per-report law
+    def output_sizes(self, eps: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
+        """Number of legal outputs per identity (integer-output oracles)."""
+        raise NotImplementedError
+
+    def variances(self, eps: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
+        """Variance of ``c_i(v)`` at a symbol identity ``i`` does not hold."""
+        raise NotImplementedError
+
+    def held_variances(self, eps: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
+        """Variance of ``c_i(v)`` at the symbol identity ``i`` holds."""
+        raise NotImplementedError
+
+    def weights(self, eps: np.ndarray) -> np.ndarray:
+        """Variance-optimal weights ``lambda_i = 1 / sigma_i^2``."""
+        return 1.0 / self.variances(eps)
+
+    # ------------------------------------------------------------ validation
+    def check_budgets(self, eps: np.ndarray, name: str, owner: str) -> None:
+        """Raise unless every budget is at most 700 and gives a defined estimator."""
+        too_big = ~(eps <= EPSILON_MAX)
+        with np.errstate(all="ignore"):
+            var = np.asarray(self.variances(eps), dtype=np.float64)
+            held = np.asarray(self.held_variances(eps), dtype=np.float64)
+        undefined = ~(np.isfinite(var) & np.isfinite(held) & (var > 0))
+        for bad, expected in (
+                (too_big, f"a float in (0, {EPSILON_MAX!r}] (e^eps must be finite)"),
+                (undefined, "large enough that the estimator is defined in double precision "
+                            "(p - q > 0 and a finite variance)")):
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                if eps.shape[0] == 1 and name == "epsilon":
+                    raise param_error(name, owner, expected, float(eps[0]))
+                raise entry_error(name, owner, expected, float(eps[i]), i)
+
+    def _budgets(self, epsilons, n: int, owner: str) -> np.ndarray:
+        if epsilons is None:
+            if self.epsilon is None:
+                raise param_error("epsilons", owner,
+                                  "given when the oracle was built with epsilon=None "
+                                  "(an array of personal budgets)", None)
+            return np.full(n, self.epsilon)
+        eps = check_positive_array(epsilons, "epsilons", owner, size=n)
+        self.check_budgets(eps, "epsilons", owner)
+        return eps
+
+    def check_values(self, values, owner: str) -> np.ndarray:
+        """Return ``values`` as int64 in ``[0, D)`` or raise, naming the first bad entry."""
+        D = self.domain_size
+        expected = f"a 1-d array of integers in [0, {D})"
+        try:
+            arr = np.asarray(values)
+        except (ValueError, TypeError):
+            raise param_error("values", owner, expected, values, TypeError) from None
+        if arr.ndim != 1:
+            raise param_error("values", owner, expected, _Text(f"an array of shape {arr.shape}"))
+        kind = arr.dtype.kind
+        if kind == "f":
+            finite = np.isfinite(arr)
+            safe = np.where(finite, arr, 0.5)
+            bad = ~(finite & (np.floor(safe) == safe))
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                raise entry_error("values", owner, expected, arr[i], i)
+        elif kind == "O" and arr.size:
+            _, numeric, integral, _ = classify_integers(arr)
+            if not integral.all():
+                i = int(np.flatnonzero(~integral)[0])
+                raise entry_error("values", owner, expected, arr[i], i,
+                                  ValueError if numeric[i] else TypeError)
+            arr = np.array([int(v) for v in arr], dtype=object)
+        elif kind not in "iu" and arr.size:
+            raise param_error("values", owner, expected, _Text(f"an array of dtype {arr.dtype}"),
+                              TypeError)
+        if arr.size == 0:
+            return np.zeros(0, dtype=np.int64)
+        lo, hi = arr.min(), arr.max()
+        if not (lo >= 0 and hi < D):
+            bad = ~((arr >= 0) & (arr < D))
+            i = int(np.flatnonzero(bad)[0])
+            raise entry_error("values", owner, expected, arr[i], i)
+        return np.ascontiguousarray(arr, dtype=np.int64)
+
+    def _n_reports(self, reports, owner: str) -> int:
+        try:
+            return len(reports)
+        except TypeError:
+            raise param_error("reports", owner, "an array with one report per identity",
+                              reports, TypeError) from None
+
+    # ------------------------------------------------------------ public API
+    def privatize(self, values, *, epsilons=None, identities=None, rng=None):
+        """Privatize one symbol per identity.
+
+        Parameters
+        ----------
+        values : array_like of int, shape (n,)
+            Symbols in ``[0, domain_size)``; anything else raises.
+        epsilons : float or array_like, shape (n,), optional
+            Personal budgets; default ``epsilon`` for everyone.
+        identities : array_like of int, optional
+            Distinct identities (key the public hashes); default ``0 .. n-1``.
+        rng : None, int, SeedSequence or Generator
+            Private randomness.
+
+        Returns
+        -------
+        numpy.ndarray
+            The reports (the oracle's docstring gives their shape).
+        """
+        owner = f"{type(self).__name__}.privatize"
+        x = self.check_values(values, owner)
+        n = x.shape[0]
+        eps = self._budgets(epsilons, n, owner)
+        ids = resolve_identities(identities, n, owner)
+        return self.perturb(x, eps, ids, as_generator(rng, owner))
+
+    def estimate(self, reports, *, epsilons=None, identities=None) -> FrequencyEstimate:
+        """Count estimates of every symbol, their variances and the sanitization counts.
+
+        Parameters
+        ----------
+        reports : array_like
+            One report per identity; malformed reports are sanitized and
+            counted, never dropped.
+        epsilons, identities
+            As given to :meth:`privatize`.
+        """
+        owner = f"{type(self).__name__}.estimate"
+        n = self._n_reports(reports, owner)
+        eps = self._budgets(epsilons, n, owner)
+        ids = resolve_identities(identities, n, owner)
+        clean, report = self.sanitize(reports, eps, ids, owner)
+        if epsilons is None:
+            counts = self._aggregate_uniform(clean, self.epsilon, ids)
+        else:
+            counts = self.aggregate(clean, eps, ids, np.ones(n))
+        return FrequencyEstimate(counts, self.count_variances(eps, counts), report, n)
+
+    def count_variances(self, eps: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """Plug-in variance of every count (module docstring)."""
+        n = eps.shape[0]
+        if n == 0:
+            return np.zeros_like(counts)
+        base = float(np.sum(self.variances(eps)))
+        extra = float(np.mean(self.held_variances(eps) - self.variances(eps)))
+        return base + np.clip(counts, 0.0, n) * extra
+
+    def _aggregate_uniform(self, clean, epsilon: float, identities) -> np.ndarray:
+        """``aggregate`` with equal budgets and unit weights (subclasses add fast paths)."""
+        n = identities.shape[0]
+        return self.aggregate(clean, np.full(n, epsilon), identities, np.ones(n))
+
+    # ------------------------------------------------------------ integer reports
+    def sanitize(self, reports, eps: np.ndarray, identities: np.ndarray, owner: str):
+        """Replace illegal integer reports by a public uniform legal output; count them."""
+        n = eps.shape[0]
+        arr = as_report_array(reports)
+        if arr.ndim != 1 or arr.shape[0] != n:
+            raise ValueError(
+                f"The 'reports' parameter of {owner} must be a 1-d array with one report per "
+                f"budget ({n}). Got shape {arr.shape} instead."
+            )
+        sizes = self.output_sizes(eps)
+        if arr.dtype.kind in "iu" and n and arr.dtype.itemsize <= 8:
+            if arr.min() >= 0 and (arr.max() < sizes).all():
+                return (np.ascontiguousarray(arr, dtype=np.int64),
+                        SanitizationReport(n, n, {r: 0 for r in REASONS}, False))
+        values, numeric, integral, wrong_dtype = classify_integers(arr)
+        legal = integral & (values >= 0) & (values < sizes)
+        out = values.copy()
+        bad = ~legal
+        if bad.any():
+            out[bad] = public_uniform(self.codebook_seed, identities[bad], sizes[bad])
+        by_reason = {
+            "non_numeric": int((~numeric).sum()),
+            "non_integer": int((numeric & ~integral).sum()),
+            "out_of_range": int((integral & ~legal).sum()),
+        }
+        return out, SanitizationReport(n, int(legal.sum()), by_reason, wrong_dtype)

@@ -1,0 +1,188 @@
+"""Fast local hashing (FLH): OLH with a public pool of ``h`` hash functions.
+
+Cormode, Maddock and Maple's heuristic: instead of a hash of its own, each
+user picks one of ``h`` public hash functions uniformly, ``j ~ U[h]``, and
+reports ``(j, y)`` with ``y`` the GRR over ``g`` buckets of ``H_j(x)``
+(:func:`~fastldp.oracles.olh.hashed_grr`, the client OLH uses). Hash
+function ``j`` is the OLH hash of identity ``j`` under the codebook seed, so
+the pool is fixed by ``codebook_seed``.
+
+Server, in ``O(n + h D)``: count the reports per ``(j, bucket)`` (one
+``bincount``), then map all ``D`` symbols through each of the ``h``
+functions (:func:`~fastldp._kernels._flh.flh_support`):
+
+    S(v) = sum_j C[j, H_j(v)],      count(v) = (S(v) - n / g) / (p - 1/g).
+
+OLH's server costs ``O(n D)`` instead.
+
+Bias from a fixed pool
+----------------------
+For a symbol ``v`` a user does not hold, ``P(H_j(v) = y)`` is ``1/g`` on
+average over pools (the null probability the estimator subtracts), but for
+one fixed pool it is ``1/g + (kappa(x, v) - 1/g)(p - q')``, with
+``kappa(x, v)`` the fraction of the pool's functions that collide ``x`` and
+``v`` and ``q' = (1 - p)/(g - 1)``. The estimate is therefore unbiased over
+the choice of ``codebook_seed`` (what the tests check), and for a fixed
+pool each non-held symbol carries a bias whose standard deviation is about
+``sqrt((1/g)(1 - 1/g) / h) (p - q') / (p - 1/g)`` per user holding another
+symbol: ``h`` trades server time against it (Cormode et al., section 4.3).
+The variances reported are OLH's (they ignore this pool term).
+
+``g = round(e^epsilon) + 1`` (capped at ``2^32``) is fixed by the
+constructor's ``epsilon``; personal budgets ``eps_i`` keep ``g`` and use
+``p_i = e^eps_i / (e^eps_i + g - 1)``, GRR over the same buckets, which is
+``eps_i``-LDP.
+
+References
+----------
+.. [1] G. Cormode, S. Maddock, C. Maple, "Frequency estimation under local
+   differential privacy", PVLDB 14(11), 2021, section 4.3 (FLH).
+.. [2] T. Wang, J. Blocki, N. Li, S. Jha, "Locally differentially private
+   protocols for frequency estimation", USENIX Security 2017 (OLH).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._kernels._flh import flh_support
+from .._kernels._olh import olh_buckets
+from .._sanitize import SanitizationReport
+from .._validation import check_int, param_error
+from ._base import REASONS, FrequencyOracle, as_report_array, classify_integers, public_uniform
+from .olh import bucket_keep_probability, hashed_grr, olh_buckets_for
+
+__all__ = ["FLH"]
+
+
+class FLH(FrequencyOracle):
+    """Fast local hashing: a public pool of ``n_hashes`` OLH hashes (Cormode et al. 2021).
+
+    Parameters
+    ----------
+    domain_size : int >= 2
+    epsilon : float in (0, 700]
+        Sets ``g = round(e^epsilon) + 1`` and the default budget.
+    n_hashes : int >= 1
+        ``h``, the size of the public pool (default 1024).
+    codebook_seed : int or None
+        Seed of the pool.
+    n_threads : int or None
+
+    Notes
+    -----
+    Reports are int64 arrays of shape ``(n, 2)``: ``(j, y)`` with the pool
+    index ``j in [0, h)`` and the bucket ``y in [0, g)``. See the module
+    docstring for the server and the bias of a fixed pool.
+    """
+
+    name = "flh"
+
+    def __init__(self, *, domain_size, epsilon, n_hashes=1024, codebook_seed=None,
+                 n_threads=None):
+        owner = type(self).__name__
+        if epsilon is None:
+            raise param_error("epsilon", owner, "a float in (0, 700.0] (it fixes g)", epsilon,
+                              TypeError)
+        self.n_hashes = check_int(n_hashes, "n_hashes", owner, low=1, high=2**40)
+        super().__init__(domain_size=domain_size, epsilon=epsilon, codebook_seed=codebook_seed,
+                         n_threads=n_threads)
+
+    def _setup(self):
+        self.g = int(olh_buckets_for(np.array([self.epsilon]))[0])
+
+    def _repr_extra(self):
+        return f", n_hashes={self.n_hashes}"
+
+    def _p(self, eps):
+        return bucket_keep_probability(eps, self.g)
+
+    def variances(self, eps):
+        p = self._p(eps)
+        g = self.g
+        return (1.0 / g) * (1 - 1.0 / g) / (p - 1.0 / g) ** 2
+
+    def held_variances(self, eps):
+        p = self._p(eps)
+        return p * (1 - p) / (p - 1.0 / self.g) ** 2
+
+    def pool(self) -> np.ndarray:
+        """The public hash table ``H[j, v]``, shape ``(h, D)`` (for tests and audits)."""
+        h, D = self.n_hashes, self.domain_size
+        return olh_buckets(self.codebook_seed, np.repeat(np.arange(h, dtype=np.uint64), D),
+                           np.tile(np.arange(D, dtype=np.int64), h),
+                           np.full(h * D, self.g, dtype=np.int64)).reshape(h, D)
+
+    def channel(self, eps: float, identity: int = 0) -> np.ndarray:
+        """Exact law ``P[x, j g + y]`` of the report ``(j, y)`` given the fixed pool."""
+        p = float(self._p(np.array([eps]))[0])
+        g, h = self.g, self.n_hashes
+        H = self.pool()
+        law = np.full((self.domain_size, h, g), (1 - p) / (g - 1) / h)
+        law[np.arange(self.domain_size)[:, None], np.arange(h)[None, :], H.T] = p / h
+        return law.reshape(self.domain_size, h * g)
+
+    def perturb(self, values, eps, identities, rng):
+        """Array layer of :meth:`privatize`: ``(n, 2)`` int64 reports ``(j, y)``."""
+        n = values.shape[0]
+        j = rng.integers(0, self.n_hashes, n).astype(np.uint64)
+        g = np.full(n, self.g, dtype=np.int64)
+        y = hashed_grr(self.codebook_seed, j, values, g, self._p(eps), rng)
+        return np.stack([j.astype(np.int64), y], axis=1)
+
+    def _cells(self, reports):
+        return reports[:, 0] * self.g + reports[:, 1]
+
+    def aggregate(self, reports, eps, identities, lam):
+        a = lam / (self._p(eps) - 1.0 / self.g)
+        table = np.bincount(self._cells(reports), weights=a, minlength=self.n_hashes * self.g)
+        table = table.reshape(self.n_hashes, self.g)
+        return (flh_support(self.codebook_seed, table, self.domain_size, self.n_threads)
+                - float(np.sum(a)) / self.g)
+
+    def _aggregate_uniform(self, clean, epsilon, identities):
+        n = clean.shape[0]
+        p = float(self._p(np.array([epsilon]))[0])
+        table = np.bincount(self._cells(clean), minlength=self.n_hashes * self.g)
+        table = table.astype(np.float64).reshape(self.n_hashes, self.g)
+        hits = flh_support(self.codebook_seed, table, self.domain_size, self.n_threads)
+        return (hits - n / self.g) / (p - 1.0 / self.g)
+
+    def _n_reports(self, reports, owner):
+        arr = as_report_array(reports)
+        if arr.ndim != 2:
+            raise self._shape_error(owner, None, arr.shape)
+        return arr.shape[0]
+
+    def _shape_error(self, owner, n, shape):
+        rows = "n" if n is None else str(n)
+        return ValueError(f"The 'reports' parameter of {owner} must be a ({rows}, 2) array of "
+                          f"(pool index, bucket). Got shape {shape} instead.")
+
+    def sanitize(self, reports, eps, identities, owner):
+        """Replace illegal ``(j, y)`` by a public uniform legal pair; count them by reason."""
+        n = eps.shape[0]
+        arr = as_report_array(reports)
+        if arr.ndim != 2 or arr.shape != (n, 2):
+            raise self._shape_error(owner, n, arr.shape)
+        h, g = self.n_hashes, self.g
+        if arr.dtype.kind in "iu" and n and arr.dtype.itemsize <= 8:
+            if (arr.min(axis=0) >= 0).all() and arr[:, 0].max() < h and arr[:, 1].max() < g:
+                return (np.ascontiguousarray(arr, dtype=np.int64),
+                        SanitizationReport(n, n, {r: 0 for r in REASONS}, False))
+        values, numeric, integral, wrong_dtype = classify_integers(arr)
+        in_range = integral & (values >= 0) & (values < np.array([h, g]))
+        legal = in_range.all(axis=1)
+        numeric_row, integral_row = numeric.all(axis=1), integral.all(axis=1)
+        out = values.copy()
+        bad = ~legal
+        if bad.any():
+            ids = identities[bad]
+            out[bad, 0] = public_uniform(self.codebook_seed, ids, np.full(ids.shape[0], h), word=1)
+            out[bad, 1] = public_uniform(self.codebook_seed, ids, np.full(ids.shape[0], g), word=2)
+        by_reason = {
+            "non_numeric": int((~numeric_row).sum()),
+            "non_integer": int((numeric_row & ~integral_row).sum()),
+            "out_of_range": int((integral_row & ~legal).sum()),
+        }
+        return out, SanitizationReport(n, int(legal.sum()), by_reason, wrong_dtype)

@@ -1,0 +1,115 @@
+"""Generalized randomized response (GRR, also called direct encoding or k-RR).
+
+``p = e^eps / (e^eps + D - 1)``, ``q = 1 / (e^eps + D - 1)``: the true symbol
+with probability ``p``, each other symbol with probability ``q``. The
+per-identity estimate is ``c(v) = ([y = v] - q) / (p - q)`` with variance
+``q (1 - q) / (p - q)^2`` at a symbol not held and ``p (1 - p) / (p - q)^2``
+at the held one.
+
+References
+----------
+.. [1] T. Wang, J. Blocki, N. Li, S. Jha, "Locally differentially private
+   protocols for frequency estimation", USENIX Security 2017, section 4.1.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._base import FrequencyOracle
+
+__all__ = ["GRR"]
+
+
+class GRR(FrequencyOracle):
+    """Generalized randomized response over ``D`` symbols, with personal budgets.
+
+    Parameters
+    ----------
+    domain_size : int >= 2
+    epsilon : float in (0, 700] or None
+    codebook_seed : int or None
+        Only keys the sanitization coins (GRR has no public hash).
+    n_threads : int or None
+
+    Notes
+    -----
+    Reports are int64 symbols in ``[0, D)``.
+
+    Examples
+    --------
+    >>> grr = GRR(domain_size=6, epsilon=1.0, codebook_seed=0)
+    >>> est = grr.estimate(grr.privatize([0, 1, 1, 5], rng=0))
+    >>> est.counts.shape
+    (6,)
+    """
+
+    name = "grr"
+
+    def _pq(self, eps):
+        e = np.exp(eps)
+        denom = e + self.domain_size - 1
+        return e / denom, 1.0 / denom
+
+    def output_sizes(self, eps):
+        return np.full(eps.shape[0], self.domain_size, dtype=np.int64)
+
+    def variances(self, eps):
+        p, q = self._pq(eps)
+        return q * (1 - q) / (p - q) ** 2
+
+    def held_variances(self, eps):
+        p, q = self._pq(eps)
+        return p * (1 - p) / (p - q) ** 2
+
+    def channel(self, eps: float, identity: int = 0) -> np.ndarray:
+        """Exact law: ``P[x, y]`` for all symbols ``x`` and outputs ``y``."""
+        p, q = self._pq(np.array([eps]))
+        law = np.full((self.domain_size, self.domain_size), q[0])
+        np.fill_diagonal(law, p[0])
+        return law
+
+    def perturb(self, values, eps, identities, rng):
+        """Array layer of :meth:`privatize` (validated ``values`` and budgets)."""
+        p, _ = self._pq(eps)
+        keep = rng.random(values.shape[0]) < p
+        # an other symbol, uniform among the D - 1 that are not x
+        other = rng.integers(0, self.domain_size - 1, values.shape[0])
+        other = other + (other >= values)
+        return np.where(keep, values, other).astype(np.int64)
+
+    def aggregate(self, reports, eps, identities, lam):
+        """``sum_i lam_i c_i(v)`` for all v."""
+        p, q = self._pq(eps)
+        a = lam / (p - q)
+        counts = np.bincount(reports, weights=a, minlength=self.domain_size)
+        return counts - float(np.sum(a * q))
+
+    def _aggregate_uniform(self, clean, epsilon, identities):
+        p, q = (float(v[0]) for v in self._pq(np.array([epsilon])))
+        counts = np.bincount(clean, minlength=self.domain_size)
+        return (counts - clean.shape[0] * q) / (p - q)
+
+    # ------------------------------------------------------------ attacks (paper 000)
+    def _item_vector(self, items, item_weights):
+        w_full = np.zeros(self.domain_size)
+        np.add.at(w_full, np.asarray(items), item_weights)
+        return w_full
+
+    def response_scores(self, eps, identities, items, item_weights, reports):
+        """``sum_v w_v c_i(v; y_i)`` for the given reports ``y_i``."""
+        p, q = self._pq(eps)
+        total = float(np.sum(item_weights))
+        return (self._item_vector(items, item_weights)[reports] - q * total) / (p - q)
+
+    def best_response(self, eps, identities, items, item_weights, rng):
+        """Outputs maximizing ``sum_v w_v c_i(v; y)`` (a fair pick among maximizers)."""
+        p, q = self._pq(eps)
+        total = float(np.sum(item_weights))
+        w_full = self._item_vector(items, item_weights)
+        top = np.flatnonzero(w_full == w_full.max())
+        outputs = top[rng.integers(0, top.shape[0], eps.shape[0])].astype(np.int64)
+        return outputs, (w_full[outputs] - q * total) / (p - q)
+
+    def random_outputs(self, eps, identities, rng):
+        return rng.integers(0, self.domain_size, eps.shape[0]).astype(np.int64)

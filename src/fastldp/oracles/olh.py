@@ -1,0 +1,187 @@
+"""Optimized local hashing (OLH) on the counter-based hash.
+
+Identity ``i`` hashes its symbol with its own public hash
+``H_i : [D] -> [g]`` (the OLH stream of ``(codebook_seed, i)``, see
+:mod:`fastldp._kernels._olh`) and reports the bucket through GRR over ``g``
+buckets: ``p = e^eps / (e^eps + g - 1)``, every other bucket with
+``(1 - p) / (g - 1)``. The server's estimate is
+``c(v) = ([H_i(v) = y] - 1/g) / (p - 1/g)``: for a symbol not held,
+``H_i(v)`` is independent of ``y`` and uniform, so ``P(H_i(v) = y) = 1/g``
+(within ``2^-32``, see ``src/olh.h``). Variance
+``(1/g)(1 - 1/g) / (p - 1/g)^2`` at a symbol not held,
+``p (1 - p) / (p - 1/g)^2`` at the held one.
+
+Buckets: ``g = round(e^eps) + 1`` (Wang et al.'s optimum), capped at
+``2^32``: the hash maps a 32-bit lane onto ``g`` buckets by multiply-shift,
+which reaches at most ``2^32`` buckets (exactly uniform at ``g = 2^32``).
+The cap applies from ``eps ~ 22.2`` on, where the variance is already
+``~ 4 / e^eps`` either way. OLH with any ``g`` is ``eps``-LDP.
+
+The server sums ``[H_i(v) = y_i]`` over identities for all ``v`` with
+:func:`~fastldp._kernels._olh.olh_support`: ``O(n D / 8)`` Philox blocks.
+:class:`~fastldp.oracles.FLH` replaces the per-identity hashes by a public
+pool of ``h`` hashes and brings this to ``O(n + h D)``.
+
+References
+----------
+.. [1] T. Wang, J. Blocki, N. Li, S. Jha, "Locally differentially private
+   protocols for frequency estimation", USENIX Security 2017, section 4.4.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._kernels._olh import olh_bucket_search, olh_buckets, olh_support
+from ._base import FrequencyOracle, fair_choice_among_max
+
+__all__ = ["OLH", "olh_buckets_for", "hashed_grr", "MAX_BUCKETS"]
+
+MAX_BUCKETS = 2**32  # the 32-bit lane of the OLH hash reaches at most 2^32 buckets
+
+
+def olh_buckets_for(eps) -> np.ndarray:
+    """``g = min(round(e^eps) + 1, 2^32)`` per budget (int64)."""
+    return (np.minimum(np.rint(np.exp(eps)), MAX_BUCKETS - 1) + 1).astype(np.int64)
+
+
+def bucket_keep_probability(eps, g):
+    """``p = e^eps / (e^eps + g - 1)``: GRR over ``g`` buckets."""
+    e = np.exp(eps)
+    return e / (e + g - 1)
+
+
+def hashed_grr(seed: int, identities: np.ndarray, values: np.ndarray, g: np.ndarray, p,
+               rng: np.random.Generator) -> np.ndarray:
+    """Hash ``values[i]`` with ``H_{identities[i]}`` onto ``g[i]`` buckets and report it by GRR.
+
+    The bucket is kept with probability ``p[i]``, otherwise replaced by one
+    of the other ``g[i] - 1`` buckets uniformly. Shared by :class:`OLH`
+    (one hash per identity) and FLH (the hash of a pool index).
+    """
+    n = values.shape[0]
+    hashed = olh_buckets(seed, identities, values.astype(np.int64), g)
+    keep = rng.random(n) < p
+    other = (rng.random(n) * (g - 1)).astype(np.int64)
+    other = np.minimum(other, g - 2)
+    other = other + (other >= hashed)
+    return np.where(keep, hashed, other).astype(np.int64)
+
+
+class OLH(FrequencyOracle):
+    """Optimized local hashing with ``g_i = min(round(e^eps_i) + 1, 2^32)`` buckets per identity.
+
+    Parameters
+    ----------
+    domain_size : int >= 2
+    epsilon : float in (0, 700] or None
+    codebook_seed : int or None
+        Seed of the per-identity hashes ``H_i``.
+    n_threads : int or None
+
+    Notes
+    -----
+    Reports are int64 buckets in ``[0, g_i)``. The identities key the hashes,
+    so the server must be given the same identities as the clients.
+    """
+
+    name = "olh"
+
+    def buckets(self, eps):
+        return olh_buckets_for(eps)
+
+    def _p(self, eps, g):
+        return bucket_keep_probability(eps, g)
+
+    def output_sizes(self, eps):
+        return self.buckets(eps)
+
+    def variances(self, eps):
+        g = self.buckets(eps)
+        p = self._p(eps, g)
+        return (1.0 / g) * (1 - 1.0 / g) / (p - 1.0 / g) ** 2
+
+    def held_variances(self, eps):
+        g = self.buckets(eps)
+        p = self._p(eps, g)
+        return p * (1 - p) / (p - 1.0 / g) ** 2
+
+    def hash(self, identities, items, g) -> np.ndarray:
+        """``H_{identities[j]}(items[j])`` onto ``g[j]`` buckets (paired arrays)."""
+        return olh_buckets(self.codebook_seed, np.ascontiguousarray(identities, dtype=np.uint64),
+                           np.ascontiguousarray(items, dtype=np.int64),
+                           np.ascontiguousarray(g, dtype=np.int64))
+
+    def channel(self, eps: float, identity: int = 0) -> np.ndarray:
+        """Exact law for one identity under the fixed codebook: ``P[x, y]``, y a bucket."""
+        g = int(self.buckets(np.array([eps]))[0])
+        p = float(self._p(np.array([eps]), g)[0])
+        hashed = self.hash(np.full(self.domain_size, identity, dtype=np.uint64),
+                           np.arange(self.domain_size), np.full(self.domain_size, g))
+        law = np.full((self.domain_size, g), (1 - p) / (g - 1))
+        law[np.arange(self.domain_size), hashed] = p
+        return law
+
+    def perturb(self, values, eps, identities, rng):
+        """Array layer of :meth:`privatize` (validated ``values`` and budgets)."""
+        g = self.buckets(eps)
+        return hashed_grr(self.codebook_seed, identities, values, g, self._p(eps, g), rng)
+
+    def support(self, reports, identities, g, weights) -> np.ndarray:
+        """``sum_i weights[i] [H_i(v) = reports[i]]`` for every symbol ``v``."""
+        return olh_support(self.codebook_seed, identities, reports.astype(np.int64), g,
+                           np.ascontiguousarray(weights, dtype=np.float64), self.domain_size,
+                           self.n_threads)
+
+    def aggregate(self, reports, eps, identities, lam):
+        g = self.buckets(eps)
+        p = self._p(eps, g)
+        a = lam / (p - 1.0 / g)
+        return self.support(reports, identities, g, a) - float(np.sum(a / g))
+
+    def _aggregate_uniform(self, clean, epsilon, identities):
+        n = clean.shape[0]
+        g = int(self.buckets(np.array([epsilon]))[0])
+        p = float(self._p(np.array([epsilon]), g)[0])
+        hits = self.support(clean, identities, np.full(n, g, dtype=np.int64), np.ones(n))
+        return (hits - n / g) / (p - 1.0 / g)
+
+    # ------------------------------------------------------------ attacks (paper 000)
+    def response_scores(self, eps, identities, items, item_weights, reports):
+        g = self.buckets(eps)
+        p = self._p(eps, g)
+        total = float(np.sum(item_weights))
+        n = identities.shape[0]
+        # items hashed for every identity: n x |items|
+        hit = olh_buckets(self.codebook_seed, np.repeat(identities, items.shape[0]),
+                          np.tile(items, n), np.repeat(g, items.shape[0])).reshape(n, -1)
+        mass = np.where(hit == reports[:, None], item_weights[None, :], 0.0).sum(axis=1)
+        return (mass - total / g) / (p - 1.0 / g)
+
+    def best_response(self, eps, identities, items, item_weights, rng):
+        """Exhaustive scan of every legal bucket (bucket-search kernel), fair ties."""
+        g = self.buckets(eps)
+        p = self._p(eps, g)
+        items = np.asarray(items, dtype=np.int64)
+        item_weights = np.asarray(item_weights, dtype=np.float64)
+        best, best_mass, n_max = olh_bucket_search(
+            self.codebook_seed, identities, g, items, item_weights, self.n_threads)
+        tied = np.flatnonzero(n_max > 1)
+        if tied.size:
+            # full score table of the tied identities, then a uniform pick
+            gt = g[tied]
+            width = int(gt.max())
+            hit = olh_buckets(self.codebook_seed, np.repeat(identities[tied], items.shape[0]),
+                              np.tile(items, tied.shape[0]),
+                              np.repeat(gt, items.shape[0])).reshape(tied.shape[0], -1)
+            table = np.zeros((tied.shape[0], width))
+            rows = np.repeat(np.arange(tied.shape[0]), items.shape[0])
+            np.add.at(table, (rows, hit.ravel()), np.tile(item_weights, tied.shape[0]))
+            table[np.arange(width)[None, :] >= gt[:, None]] = -np.inf
+            best[tied] = fair_choice_among_max(table, rng)
+        total = float(np.sum(item_weights))
+        return best, (best_mass - total / g) / (p - 1.0 / g)
+
+    def random_outputs(self, eps, identities, rng):
+        g = self.buckets(eps)
+        return np.minimum((rng.random(eps.shape[0]) * g).astype(np.int64), g - 1)

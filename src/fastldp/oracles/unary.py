@@ -1,0 +1,224 @@
+"""Unary encoding: optimized (OUE) and symmetric (SUE), with bit-packed reports.
+
+The client one-hot encodes its symbol as ``D`` bits and flips them
+independently: the held bit is 1 with probability ``p``, every other bit
+with probability ``q``. The report is that bit vector packed with
+``numpy.packbits(bits, axis=-1, bitorder="little")``: shape
+``(n, ceil(D / 8))`` uint8, symbol ``v`` in bit ``v & 7`` of byte ``v >> 3``,
+the padding bits of the last byte zero. Every such array is a legal output.
+
+* OUE: ``p = 1/2``, ``q = 1 / (e^eps + 1)``;
+* SUE (basic RAPPOR): ``p = e^(eps/2) / (e^(eps/2) + 1)``, ``q = 1 - p``.
+
+Either way ``p (1 - q) / (q (1 - p)) = e^eps``: two inputs differ in two
+bits. The estimate ``c(v) = (b_v - q) / (p - q)`` has variance
+``q (1 - q) / (p - q)^2`` at a symbol not held and ``p (1 - p) / (p - q)^2``
+at the held one; for OUE the first is ``4 e^eps / (e^eps - 1)^2``, OLH's
+variance without the hashing.
+
+Client: one Philox key is drawn from the caller's Generator; row ``i``'s bits
+come from that key and ``i`` (``src/unary.h``: 64 Bernoulli bits from about
+seven random words), so the reports do not depend on the thread count.
+Server: column counts with a carry-save adder, about seven word operations
+per 64 report bits; personal budgets weight each row by ``1 / (p_i - q_i)``.
+
+Sanitization: a report row that is not ``ceil(D / 8)`` integers in
+``[0, 255]`` with zero padding bits is replaced by public uniformly random
+bits keyed by ``(codebook seed, identity)`` and counted (``non_numeric``,
+``non_integer``, ``out_of_range``, the first that applies to the row).
+
+References
+----------
+.. [1] T. Wang, J. Blocki, N. Li, S. Jha, "Locally differentially private
+   protocols for frequency estimation", USENIX Security 2017, section 4.3.
+.. [2] U. Erlingsson, V. Pihur, A. Korolova, "RAPPOR: randomized aggregatable
+   privacy-preserving ordinal response", CCS 2014 (SUE is basic RAPPOR).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._kernels._hash import SANITIZE_STREAM, hash_blocks
+from .._kernels._unary import ue_counts, ue_perturb, ue_weighted_counts
+from .._sanitize import SanitizationReport
+from ._base import REASONS, FrequencyOracle, as_report_array, classify_integers
+
+__all__ = ["OUE", "SUE", "UnaryEncoding"]
+
+CHANNEL_MAX_D = 12  # channel() enumerates 2^D outputs
+
+
+def _thresholds(q: np.ndarray) -> np.ndarray:
+    """``floor(q 2^64)`` as uint64 (exact for q >= 2^-12; q < 1)."""
+    return np.ldexp(q, 64).astype(np.uint64)
+
+
+class UnaryEncoding(FrequencyOracle):
+    """Unary encoding with bit-packed reports; :class:`OUE` and :class:`SUE` fix ``(p, q)``."""
+
+    name = "ue"
+
+    def _pq(self, eps):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @property
+    def n_bytes(self) -> int:
+        """Bytes per report, ``ceil(D / 8)``."""
+        return (self.domain_size + 7) // 8
+
+    def variances(self, eps):
+        p, q = self._pq(eps)
+        return q * (1 - q) / (p - q) ** 2
+
+    def held_variances(self, eps):
+        p, q = self._pq(eps)
+        return p * (1 - p) / (p - q) ** 2
+
+    def channel(self, eps: float, identity: int = 0) -> np.ndarray:
+        """Exact law ``P[x, y]`` for every symbol ``x`` and every bit vector ``y``.
+
+        Column ``y`` is the vector whose bit ``v`` is ``(y >> v) & 1``;
+        :meth:`pack_outputs` gives the matching reports. Needs ``D <= 12``.
+        """
+        D = self.domain_size
+        if D > CHANNEL_MAX_D:
+            raise ValueError(f"channel() enumerates 2^D outputs; needs D <= {CHANNEL_MAX_D}, "
+                             f"got D = {D}")
+        p, q = (float(v[0]) for v in self._pq(np.array([eps], dtype=np.float64)))
+        bits = (np.arange(2**D)[None, :] >> np.arange(D)[:, None]) & 1  # (D, 2^D): bit v of y
+        law = np.empty((D, 2**D))
+        for x in range(D):
+            prob = np.where(bits == 1, q, 1 - q)
+            prob[x] = np.where(bits[x] == 1, p, 1 - p)
+            law[x] = prob.prod(axis=0)
+        return law
+
+    def pack_outputs(self, columns) -> np.ndarray:
+        """The packed reports of channel columns ``y`` (bit ``v`` of ``y`` is symbol ``v``)."""
+        y = np.asarray(columns, dtype=np.int64)
+        bits = ((y[:, None] >> np.arange(self.domain_size)[None, :]) & 1).astype(np.uint8)
+        return np.packbits(bits, axis=1, bitorder="little")
+
+    def perturb(self, values, eps, identities, rng):
+        """Array layer of :meth:`privatize`: packed ``(n, ceil(D / 8))`` uint8 reports."""
+        p, q = self._pq(eps)
+        key = rng.integers(0, 2**64, size=2, dtype=np.uint64)
+        return ue_perturb(int(key[0]), int(key[1]), np.ascontiguousarray(values, dtype=np.int64),
+                          _thresholds(np.ascontiguousarray(q, dtype=np.float64)),
+                          np.ascontiguousarray(p, dtype=np.float64), self.domain_size,
+                          self.n_threads)
+
+    def aggregate(self, reports, eps, identities, lam):
+        p, q = self._pq(eps)
+        a = np.ascontiguousarray(lam / (p - q), dtype=np.float64)
+        sums = ue_weighted_counts(reports, a, self.domain_size, self.n_threads)
+        return sums - float(np.sum(a * q))
+
+    def _aggregate_uniform(self, clean, epsilon, identities):
+        p, q = (float(v[0]) for v in self._pq(np.array([epsilon], dtype=np.float64)))
+        counts = ue_counts(clean, self.domain_size, self.n_threads)
+        return (counts - clean.shape[0] * q) / (p - q)
+
+    def _n_reports(self, reports, owner):
+        arr = as_report_array(reports)
+        if arr.ndim != 2:
+            raise self._shape_error(owner, None, arr.shape)
+        return arr.shape[0]
+
+    def _shape_error(self, owner, n, shape):
+        rows = "n" if n is None else str(n)
+        return ValueError(
+            f"The 'reports' parameter of {owner} must be a ({rows}, {self.n_bytes}) uint8 array "
+            f"(numpy.packbits(bits, axis=1, bitorder='little')). Got shape {shape} instead.")
+
+    def _padding_mask(self) -> int:
+        """Bits of the last byte that lie beyond symbol D - 1."""
+        used = self.domain_size - 8 * (self.n_bytes - 1)
+        return (0xFF << used) & 0xFF
+
+    def public_rows(self, identities: np.ndarray) -> np.ndarray:
+        """Public uniformly random legal reports keyed by ``(codebook seed, identity)``.
+
+        Blocks 1, 2, ... of the sanitize stream (block 0 holds the coins of
+        the integer oracles), read as little-endian bytes.
+        """
+        n_blocks = (self.n_bytes + 31) // 32
+        words = hash_blocks(self.codebook_seed, np.ascontiguousarray(identities, dtype=np.uint64),
+                            n_blocks + 1, SANITIZE_STREAM)[:, 1:, :]
+        rows = np.ascontiguousarray(words.astype("<u8")).view(np.uint8)
+        rows = rows.reshape(identities.shape[0], -1)[:, :self.n_bytes].copy()
+        rows[:, -1] &= np.uint8(~self._padding_mask() & 0xFF)
+        return rows
+
+    def sanitize(self, reports, eps, identities, owner):
+        """Replace illegal report rows by public random legal rows; count them by reason."""
+        n = eps.shape[0]
+        arr = as_report_array(reports)
+        if arr.ndim != 2 or arr.shape != (n, self.n_bytes):
+            raise self._shape_error(owner, n, arr.shape)
+        pad = np.uint8(self._padding_mask())
+        if arr.dtype == np.uint8:
+            legal = (arr[:, -1] & pad) == 0 if pad else np.ones(n, dtype=bool)
+            if legal.all():
+                return (np.ascontiguousarray(arr),
+                        SanitizationReport(n, n, {r: 0 for r in REASONS}, False))
+            numeric_row = integral_row = np.ones(n, dtype=bool)
+            out = np.array(arr, dtype=np.uint8, order="C")
+            wrong_dtype = False
+        else:
+            values, numeric, integral, wrong_dtype = classify_integers(arr)
+            in_byte = integral & (values >= 0) & (values <= 255)
+            numeric_row = numeric.all(axis=1)
+            integral_row = integral.all(axis=1)
+            out = np.where(in_byte, values, 0).astype(np.uint8)
+            legal = in_byte.all(axis=1) & ((out[:, -1] & pad) == 0)
+        bad = ~legal
+        if bad.any():
+            out[bad] = self.public_rows(identities[bad])
+        by_reason = {
+            "non_numeric": int((~numeric_row).sum()),
+            "non_integer": int((numeric_row & ~integral_row).sum()),
+            "out_of_range": int((integral_row & ~legal).sum()),
+        }
+        return out, SanitizationReport(n, int(legal.sum()), by_reason, wrong_dtype)
+
+
+class OUE(UnaryEncoding):
+    """Optimized unary encoding: ``p = 1/2``, ``q = 1 / (e^eps + 1)``.
+
+    Parameters
+    ----------
+    domain_size : int >= 2
+    epsilon : float in (0, 700] or None
+    codebook_seed : int or None
+        Only keys the sanitization coins.
+    n_threads : int or None
+        Threads of the client and server kernels; results never depend on it.
+
+    Notes
+    -----
+    Reports are ``(n, ceil(D / 8))`` uint8 rows (module docstring).
+    """
+
+    name = "oue"
+
+    def _pq(self, eps):
+        q = 1.0 / (np.exp(eps) + 1.0)
+        return np.full_like(q, 0.5), q
+
+
+class SUE(UnaryEncoding):
+    """Symmetric unary encoding (basic RAPPOR): ``p = e^(eps/2) / (e^(eps/2) + 1)``, ``q = 1 - p``.
+
+    Parameters
+    ----------
+    domain_size, epsilon, codebook_seed, n_threads
+        As :class:`OUE`.
+    """
+
+    name = "sue"
+
+    def _pq(self, eps):
+        q = 1.0 / (np.exp(np.asarray(eps, dtype=np.float64) / 2.0) + 1.0)
+        return 1.0 - q, q
