@@ -393,3 +393,38 @@ def test_bad_events_and_holder_key(tmp_path):
     _write_tsv(tmp_path / "dataset_TSMC2014_NYC.txt", FSQ_ROWS)
     with pytest.raises(ValueError, match="'holder_key' parameter of load_foursquare"):
         load_foursquare(tmp_path, holder_key="venue")
+
+
+# Every GroupLens release a user might have: the same ratings in each format.
+ML_EVENTS = [(1, 10, 5.0), (1, 11, 3.0), (2, 10, 4.0), (2, 12, 1.0), (3, 11, 2.0), (3, 10, 4.0)]
+ML_FORMATS = {
+    "100k": ("u.data", "".join(f"{u}\t{m}\t{int(r)}\t88125094{i}\n"
+                               for i, (u, m, r) in enumerate(ML_EVENTS))),
+    "1m-10m": ("ratings.dat", "".join(f"{u}::{m}::{r:g}::97830{i}\n"
+                                      for i, (u, m, r) in enumerate(ML_EVENTS))),
+    "20m-25m-32m-latest": ("ratings.csv", "userId,movieId,rating,timestamp\n" + "".join(
+        f"{u},{m},{r:.1f},112548{i}\n" for i, (u, m, r) in enumerate(ML_EVENTS))),
+}
+
+
+@pytest.mark.parametrize("release", list(ML_FORMATS))
+@pytest.mark.parametrize("compress", [False, True])
+def test_movielens_reads_every_grouplens_release(tmp_path, release, compress):
+    name, text = ML_FORMATS[release]
+    folder = tmp_path / f"ml-{release}"
+    folder.mkdir()
+    if compress:
+        with gzip.open(folder / (name + ".gz"), "wt") as fh:
+            fh.write(text)
+    else:
+        (folder / name).write_text(text)
+    pop = load_movielens(tmp_path, d2=3, s=4, k=2)  # found one level down, as unzipped
+    reference = load_movielens(_write(tmp_path / "ref", ML_FORMATS["1m-10m"]), d2=3, s=4, k=2)
+    assert pop.metadata["raw_events"] == len(ML_EVENTS)
+    np.testing.assert_array_equal(pop.target, reference.target)
+
+
+def _write(folder, entry):
+    folder.mkdir()
+    (folder / entry[0]).write_text(entry[1])
+    return folder

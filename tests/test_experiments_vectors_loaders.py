@@ -134,3 +134,17 @@ def test_real_population_from_a_tiny_file(tmp_path):
     # beta of Assumption 1: max_i sqrt(||x_i||^2 / m); user A1 keeps two of 1.0, 0.8, 0.2
     sq = np.bincount(pop.x.rows, weights=pop.x.values ** 2)
     assert pop.beta == pytest.approx(np.sqrt(sq.max() / 2))
+
+
+@pytest.mark.parametrize("name,text", [
+    ("u.data", "1\t10\t5\t1\n2\t10\t4\t2\n2\t12\t1\t3\n"),
+    ("ratings.dat", "1::10::5::1\n2::10::4::2\n2::12::1::3\n"),
+    ("ratings.csv", "userId,movieId,rating,timestamp\n1,10,5.0,1\n2,10,4.0,2\n2,12,1.0,3\n"),
+])
+def test_movielens_ratings_read_every_grouplens_release(tmp_path, name, text):
+    from fastldp.vectors import load_movielens_ratings
+
+    (tmp_path / "ml-x").mkdir()
+    (tmp_path / "ml-x" / name).write_text(text)
+    ds = load_movielens_ratings(tmp_path)
+    assert ds.vectors.n == 2 and ds.vectors.indptr[-1] == 3

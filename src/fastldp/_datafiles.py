@@ -76,13 +76,25 @@ def _loadtxt(path: Path, what: str, **kwargs) -> np.ndarray:
 # ---------------------------------------------------------------- MovieLens
 
 
+#: The ratings file of every GroupLens MovieLens release, in the order a folder is searched:
+#: 100K ``u.data`` (tab-separated, no header), 1M and 10M ``ratings.dat``
+#: (``UserID::MovieID::Rating::Timestamp``), 20M / 25M / 32M / latest ``ratings.csv``.
+MOVIELENS_100K_FILES = ["u.data", "u.data.gz", "ml-*/u.data", "ml-*/u.data.gz"]
+
+
 def _read_movielens(files):
+    """Read (user, movie, rating) arrays from GroupLens ratings files of any release."""
     users, movies, ratings = [], [], []
     for f in files:
         base = f.name.removesuffix(".gz")
-        if base.endswith(".dat"):
+        if base == "u.data" or base.endswith(".data"):
+            # MovieLens 100K: user id \t item id \t rating \t timestamp, no header
+            arr = _loadtxt(f, "MovieLens 100K u.data (user id, item id, rating, timestamp; tabs)",
+                           delimiter="\t", usecols=(0, 1, 2),
+                           dtype=[("u", "i8"), ("m", "i8"), ("r", "f8")])
+        elif base.endswith(".dat"):
             # UserID::MovieID::Rating::Timestamp; splitting on ':' leaves empty fields 1, 3, 5
-            arr = _loadtxt(f, "MovieLens 1M ratings.dat (UserID::MovieID::Rating::Timestamp)",
+            arr = _loadtxt(f, "MovieLens 1M/10M ratings.dat (UserID::MovieID::Rating::Timestamp)",
                            delimiter=":", usecols=(0, 2, 4),
                            dtype=[("u", "i8"), ("m", "i8"), ("r", "f8")])
         else:

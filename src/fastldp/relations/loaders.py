@@ -68,6 +68,7 @@ import numpy as np
 from .._kernels._hash import MINHASH_STREAM, hash_words
 from .._datafiles import (
     MOVIELENS_1M_URL,
+    MOVIELENS_100K_FILES,
     MOVIELENS_LATEST_URL,
     _find,
     _first_line,
@@ -287,8 +288,10 @@ def load_movielens(
     Parameters
     ----------
     path : str or Path
-        ``ratings.dat`` of MovieLens 1M, ``ratings.csv`` or ``ratings.csv.gz``
-        of a CSV release (latest-small, 25M, ...), or a folder holding one.
+        The ratings file of any GroupLens release, or a folder holding one:
+        ``u.data`` of MovieLens 100K (tab-separated), ``ratings.dat`` of 1M or
+        10M (``::``-separated), ``ratings.csv`` of 20M, 25M, 32M or latest
+        (each possibly gzipped). Half-star ratings round up.
     d2, s, k, minhash_seed, max_holders, holder_seed
         See :func:`relation_population`; Table 3 uses ``d2 = 512`` (``s = 128``)
         and ``d2 = 128`` (``s = 32``), ``k = 8``, all 6,040 holders.
@@ -305,9 +308,12 @@ def load_movielens(
     """
     owner = "load_movielens"
     files = _find(
-        path, ["ratings.dat", "ratings.dat.gz", "ratings.csv", "ratings.csv.gz", "ml-1m/ratings.dat"],
+        path, ["ratings.dat", "ratings.dat.gz", "ratings.csv", "ratings.csv.gz", "ml-1m/ratings.dat",
+               "ml-*/ratings.dat", "ml-*/ratings.dat.gz", "ml-*/ratings.csv", "ml-*/ratings.csv.gz",
+               *MOVIELENS_100K_FILES],
         "MovieLens",
-        "'ratings.dat' of MovieLens 1M (ml-1m.zip) or 'ratings.csv[.gz]' of MovieLens latest",
+        "'ratings.dat' of MovieLens 1M or 10M, 'ratings.csv[.gz]' of MovieLens 20M, 25M, 32M "
+        "or latest, or 'u.data' of MovieLens 100K",
         f"{MOVIELENS_1M_URL} and {MOVIELENS_LATEST_URL}",
     )
     users, movies, ratings = _read_movielens(files)

@@ -526,13 +526,18 @@ def load_movielens_ratings(path, *, max_items=100, scale=5.0, top_items=None,
     -----
     Section 8.1's ``n = 138,493`` users is MovieLens 20M.
     """
-    from .._datafiles import MOVIELENS_1M_URL, MOVIELENS_LATEST_URL, _find, _read_movielens
+    from .._datafiles import (
+        MOVIELENS_1M_URL, MOVIELENS_100K_FILES, MOVIELENS_LATEST_URL, _find, _read_movielens,
+    )
 
     owner = "load_movielens_ratings"
     scale, max_items, top_items = _check_rating_options(owner, scale, max_items, top_items)
     files = _find(path, ["ratings.csv", "ratings.csv.gz", "ratings.dat", "ratings.dat.gz",
-                         "ml-*/ratings.csv", "ml-*/ratings.dat"], "MovieLens",
-                  "'ratings.csv[.gz]' of a MovieLens CSV release or 'ratings.dat' of MovieLens 1M",
+                         "ml-*/ratings.csv", "ml-*/ratings.csv.gz", "ml-*/ratings.dat",
+                         "ml-*/ratings.dat.gz", *MOVIELENS_100K_FILES],
+                  "MovieLens",
+                  "'ratings.csv[.gz]' of MovieLens 20M, 25M, 32M or latest, 'ratings.dat' of "
+                  "MovieLens 1M or 10M, or 'u.data' of MovieLens 100K",
                   f"{MOVIELENS_LATEST_URL} and {MOVIELENS_1M_URL}")
     users, movies, ratings = _read_movielens(files[:1])
     ok = (ratings > 0) & (ratings <= scale)
