@@ -1,0 +1,53 @@
+"""Exact and empirical privacy audits of every channel the package releases.
+
+- :mod:`.exact` - the largest likelihood ratio of a finite channel in
+  rational arithmetic, compared with ``e^eps`` at the edge;
+- :mod:`.laws` - the exact output law of each finite channel on a tiny domain;
+- :mod:`.empirical` - distinguishing tests with Clopper-Pearson intervals:
+  lower bounds on ``eps`` (and on zCDP's ``rho``);
+- :mod:`.registry` - every local randomizer with its claimed budget and its
+  audit; :func:`audit_all` runs them (``fastldp audit`` on the command line);
+- :mod:`.controls` - deliberately under-noised copies the audit must flag.
+
+This room sits on top of the families (like the CLI): it imports them, and
+no family imports it.
+
+Floating-point side channels
+----------------------------
+The continuous randomizers (:class:`~fastldp.oracles.Laplace`,
+:class:`~fastldp.oracles.Piecewise`, and RPC over them) draw IEEE-754 doubles
+through numpy. Their guarantee is the guarantee of the ideal real-valued
+mechanism: as Mironov (CCS 2012) showed for the textbook floating-point
+Laplace, the set of doubles a release can take depends on the input, and
+an observer of the exact bits can rule inputs out (``tests/test_audit_hygiene.py``
+demonstrates it on :class:`~fastldp.oracles.Laplace`). The package does not
+claim resistance to that attack for continuous randomizers. Deployments that
+need it should use a randomizer with a finite output space - Duchi (RPC's
+default), the frequency oracles, JPRS - whose every output is one of a few
+fixed values and whose float probabilities are audited exactly here.
+
+References
+----------
+.. [1] I. Mironov, "On significance of the least significant bits for
+   differential privacy", CCS 2012.
+"""
+
+from .controls import negative_controls
+from .empirical import (
+    EmpiricalAudit,
+    clopper_pearson,
+    epsilon_lower_bound,
+    event_test,
+    threshold_test,
+    zcdp_lower_bound,
+)
+from .exact import ExactAudit, ExactLaw, audit_law
+from .registry import AuditRow, Channel, audit_all, audit_channel, channels, get_channel
+from .report import format_table
+
+__all__ = [
+    "AuditRow", "Channel", "EmpiricalAudit", "ExactAudit", "ExactLaw", "audit_all",
+    "audit_channel", "audit_law", "channels", "clopper_pearson", "epsilon_lower_bound",
+    "event_test", "format_table", "get_channel", "negative_controls", "threshold_test",
+    "zcdp_lower_bound",
+]

@@ -1,0 +1,124 @@
+"""Negative controls: deliberately under-noised copies that the audit must flag.
+
+Two kinds of fault are planted, so that both halves of the audit are shown
+to bite:
+
+* *law faults* - the mechanism is built at a larger budget than it claims
+  (``factor * eps``): its exact law, read from its public parameters,
+  exceeds ``e^eps`` and the exact audit fails (for continuous channels the
+  distinguishing test does);
+* *sampler faults* - the public parameters are honest but ``privatize`` draws
+  with less noise than its law (a subclass, below): the exact law passes and
+  only the sampler check can catch it.
+
+Each control's ``expect_violation`` is True; :func:`fastldp.audit.audit_all`
+with ``controls=True`` reports whether it was caught.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from .registry import Channel, channels
+
+__all__ = ["negative_controls", "LAW_FACTOR"]
+
+#: budget multiplier of the law faults
+LAW_FACTOR = 1.5
+
+
+def _undernoised_jprs(eps):
+    from ..relations import JPRS
+
+    class UnderNoisedJPRS(JPRS):
+        """Samples at 1.5 eps; output_probabilities still tells the truth about eps."""
+
+        def privatize(self, relations, epsilons, **kwargs):
+            return super().privatize(relations, LAW_FACTOR * np.asarray(epsilons), **kwargs)
+
+    return UnderNoisedJPRS(shape=(2, 3), k=2, s=1, codebook_seed=20240611, n_threads=1)
+
+
+def _undernoised_prs(eps):
+    from ..relations import PaddedRelationSampling
+
+    class UnderNoisedPRS(PaddedRelationSampling):
+        """Reports the sampled item through the oracle at 1.5 eps."""
+
+        def privatize(self, relations, epsilons, **kwargs):
+            return super().privatize(relations, LAW_FACTOR * np.asarray(epsilons), **kwargs)
+
+    return UnderNoisedPRS(shape=(2, 2), k=2, s=1, oracle="grr", codebook_seed=20240612, n_threads=1)
+
+
+def _half_scale_laplace(eps):
+    from ..oracles.randomizers import Laplace
+
+    class HalfScaleLaplace(Laplace):
+        """Laplace noise of scale 1 / eps instead of 2 / eps (sensitivity 1 instead of 2)."""
+
+        @property
+        def scale(self):
+            return 1.0 / self.epsilon
+
+    return HalfScaleLaplace(epsilon=eps)
+
+
+def _unclipped_piecewise(eps):
+    from ..oracles.randomizers import Piecewise
+
+    class NarrowPiecewise(Piecewise):
+        """Draws from the high band with probability from 2 eps."""
+
+        def privatize(self, u, *, rng=None):
+            return Piecewise(epsilon=2 * self.epsilon).privatize(u, rng=rng)
+
+    return NarrowPiecewise(epsilon=eps)
+
+
+def _half_sigma_histogram(eps):
+    from ..histograms import ShiftedLogGaussian
+
+    mech = ShiftedLogGaussian(r=0.1)
+    honest_rho = mech.rho
+
+    class HalfSigma(ShiftedLogGaussian):
+        pass
+
+    bad = HalfSigma.__new__(HalfSigma)
+    bad.__dict__.update(mech.__dict__)
+    bad.sigma = mech.sigma / 2          # the release uses it ...
+    bad.rho = honest_rho                # ... the claim does not
+    return bad
+
+
+def negative_controls(epsilon: float = 1.0) -> dict:
+    """Every control, by name (``control:<what>``); each must be flagged."""
+    reg = channels(epsilon)
+    out = []
+    # law faults: every exact and empirical channel built at LAW_FACTOR * eps
+    for ch in reg.values():
+        if ch.kind == "zcdp":
+            continue
+        out.append(replace(ch, name=f"control:{ch.name}@{LAW_FACTOR:g}eps",
+                           description=f"{ch.name} built at {LAW_FACTOR:g} eps, claiming eps",
+                           mechanism_epsilon=LAW_FACTOR * epsilon, expect_violation=True))
+    # sampler faults
+    out += [
+        replace(reg["jprs"], name="control:jprs-sampler", build=_undernoised_jprs,
+                description="JPRS whose privatize uses 1.5 eps (law honest)", expect_violation=True),
+        replace(reg["p-rs-grr"], name="control:p-rs-grr-sampler", build=_undernoised_prs,
+                description="P-RS-GRR whose privatize uses 1.5 eps (law honest)",
+                expect_violation=True),
+        replace(reg["laplace"], name="control:laplace-half-scale", build=_half_scale_laplace,
+                description="Laplace with half the scale", expect_violation=True),
+        replace(reg["piecewise"], name="control:piecewise-sampler", build=_unclipped_piecewise,
+                description="Piecewise sampling at 2 eps", expect_violation=True),
+        replace(reg["histogram-zcdp"], name="control:histogram-half-sigma",
+                build=_half_sigma_histogram,
+                description="ShiftedLogGaussian releasing with sigma / 2, claiming v(n)",
+                expect_violation=True),
+    ]
+    return {ch.name: ch for ch in out}

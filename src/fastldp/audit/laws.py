@@ -1,0 +1,196 @@
+"""Exact output laws of the package's finite channels on tiny domains.
+
+Each function reads only a mechanism's public parameters (its budget, domain,
+codebook seed, and the public methods it already exposes, such as
+:meth:`fastldp.relations.JPRS.output_probabilities` or
+:meth:`fastldp.oracles.Duchi.prob_plus`) and returns an
+:class:`~fastldp.audit.exact.ExactLaw`: ``P[i, x, y]`` for every listed
+identity ``i``, input ``x`` and output ``y``. Keeping the laws here, beside
+the audit, means a mechanism's sampler and its law are written by different
+hands; :mod:`fastldp.audit.registry` checks the two against each other.
+
+The formulas (``e = e^eps``):
+
+* GRR over ``D`` symbols: ``P(y = x) = e / (e + D - 1)``, else ``1 / (e + D - 1)``.
+* OLH with ``g = round(e) + 1`` buckets and the public hash ``H_i``:
+  ``P(y = H_i(x)) = e / (e + g - 1)``, every other bucket ``1 / (e + g - 1)``.
+* HR with ``K`` the next power of two above ``D``: ``P(y) = 2e / (K (e + 1))``
+  when ``H_K[x + 1, y] = +1``, else ``2 / (K (e + 1))``.
+* OUE / SUE over all ``2^D`` bit vectors: bit ``x`` is 1 with probability
+  ``p``, every other bit with ``q``, independently (OUE: ``p = 1/2``,
+  ``q = 1 / (e + 1)``; SUE: ``p = e^{eps/2} / (e^{eps/2} + 1) = 1 - q``).
+* P-RS: the padded set's slot is uniform over ``k``, so
+  ``P(y | E) = (1/k) (sum_{e in E} O(y | e) + sum_{u = |E|}^{k-1} O(y | p + u))``
+  with ``O`` the oracle's law over ``D = p + k`` symbols.
+* JPRS: one bit, ``P(+1 | E) = (1 + tanh(eps/2) c_k(|E|) sgn0(sum_E R_i(e))) / 2``
+  from :meth:`JPRS.output_probabilities`, for every set of at most ``k`` pairs.
+* Duchi: ``P(+C | u) = (1 + u / C) / 2`` on a grid of inputs including ``+-1``.
+* RPC on the Duchi route: ``u = Clip(<x, S_i>, R)`` from :meth:`RPC.encode`
+  for every ternary vector with at most ``m`` non-zeros, then Duchi at ``u / R``;
+  outputs ``+-R C``.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from .._kernels._hadamard import hadamard_entries
+from .._kernels._olh import olh_buckets
+from .exact import ExactLaw
+
+__all__ = [
+    "grr_law", "olh_law", "hr_law", "unary_law", "padded_law", "jprs_law", "duchi_law",
+    "rpc_law", "relation_sets", "oracle_law",
+]
+
+
+def _ids(identities) -> np.ndarray:
+    return np.ascontiguousarray(np.atleast_1d(np.asarray(identities)).astype(np.uint64))
+
+
+def grr_law(domain_size: int, eps: float, identities=(0,)) -> ExactLaw:
+    ids = _ids(identities)
+    e = np.exp(eps)
+    denom = e + domain_size - 1
+    law = np.full((domain_size, domain_size), 1.0 / denom)
+    np.fill_diagonal(law, e / denom)
+    probs = np.broadcast_to(law, (ids.shape[0],) + law.shape).copy()
+    return ExactLaw(list(range(domain_size)), list(range(domain_size)), ids, probs)
+
+
+def olh_buckets_of(domain_size: int, eps: float) -> int:
+    return int(np.rint(np.exp(eps))) + 1
+
+
+def olh_law(domain_size: int, eps: float, codebook_seed: int, identities) -> ExactLaw:
+    ids = _ids(identities)
+    g = olh_buckets_of(domain_size, eps)
+    e = np.exp(eps)
+    p, q = e / (e + g - 1), 1.0 / (e + g - 1)
+    items = np.tile(np.arange(domain_size, dtype=np.int64), ids.shape[0])
+    hashed = olh_buckets(codebook_seed, np.repeat(ids, domain_size), items,
+                         np.full(items.shape[0], g, dtype=np.int64)).reshape(ids.shape[0], domain_size)
+    probs = np.full((ids.shape[0], domain_size, g), q)
+    ii, xx = np.meshgrid(np.arange(ids.shape[0]), np.arange(domain_size), indexing="ij")
+    probs[ii, xx, hashed] = p
+    return ExactLaw(list(range(domain_size)), list(range(g)), ids, probs)
+
+
+def hr_size(domain_size: int) -> int:
+    k = 1
+    while k <= domain_size:
+        k *= 2
+    return k
+
+
+def hr_law(domain_size: int, eps: float, identities=(0,)) -> ExactLaw:
+    ids = _ids(identities)
+    K = hr_size(domain_size)
+    rows = np.repeat(np.arange(1, domain_size + 1, dtype=np.int64), K)
+    cols = np.tile(np.arange(K, dtype=np.int64), domain_size)
+    signs = hadamard_entries(rows, cols).reshape(domain_size, K)
+    e = np.exp(eps)
+    law = np.where(signs > 0, 2 * e / (K * (e + 1)), 2 / (K * (e + 1)))
+    probs = np.broadcast_to(law, (ids.shape[0],) + law.shape).copy()
+    return ExactLaw(list(range(domain_size)), list(range(K)), ids, probs)
+
+
+def unary_law(domain_size: int, p: float, q: float, identities=(0,)) -> ExactLaw:
+    """OUE/SUE: all ``2^D`` bit vectors (as tuples), bit ``x`` on w.p. ``p``, others ``q``."""
+    ids = _ids(identities)
+    vectors = list(itertools.product((0, 1), repeat=domain_size))
+    bits = np.array(vectors, dtype=bool)                  # (2^D, D)
+    law = np.empty((domain_size, len(vectors)))
+    for x in range(domain_size):
+        on = np.where(np.arange(domain_size) == x, p, q)  # P(bit j = 1 | x)
+        law[x] = np.prod(np.where(bits, on, 1.0 - on), axis=1)
+    probs = np.broadcast_to(law, (ids.shape[0],) + law.shape).copy()
+    return ExactLaw(list(range(domain_size)), vectors, ids, probs)
+
+
+def oracle_law(name: str, domain_size: int, eps: float, codebook_seed: int, identities) -> ExactLaw:
+    """The law of frequency oracle ``name`` ('grr', 'olh', 'hr', 'oue', 'sue')."""
+    if name == "grr":
+        return grr_law(domain_size, eps, identities)
+    if name == "olh":
+        return olh_law(domain_size, eps, codebook_seed, identities)
+    if name == "hr":
+        return hr_law(domain_size, eps, identities)
+    if name == "oue":
+        return unary_law(domain_size, 0.5, 1.0 / (np.exp(eps) + 1.0), identities)
+    if name == "sue":
+        h = np.exp(eps / 2.0)
+        return unary_law(domain_size, h / (h + 1.0), 1.0 / (h + 1.0), identities)
+    raise ValueError(f"no exact law for oracle {name!r}")
+
+
+def relation_sets(shape, k: int) -> list:
+    """Every set of at most ``k`` pairs of a ``d1 x d2`` table, as ``(m, 2)`` int64 arrays."""
+    d1, d2 = shape
+    pairs = [(r, c) for r in range(d1) for c in range(d2)]
+    out = []
+    for m in range(k + 1):
+        for combo in itertools.combinations(pairs, m):
+            out.append(np.array(combo, dtype=np.int64).reshape(m, 2))
+    return out
+
+
+def jprs_law(mech, eps: float, identities, csr=None) -> ExactLaw:
+    """JPRS given its codebook, from :meth:`JPRS.output_probabilities` (outputs ``-1, +1``).
+
+    ``csr``, when given, turns a list of sets into the sparse matrix the
+    mechanism also accepts (faster for many identities).
+    """
+    ids = _ids(identities)
+    sets = relation_sets(mech.shape, mech.k)
+    plus = np.empty((ids.shape[0], len(sets)))
+    for j, s in enumerate(sets):
+        rel = [s] * ids.shape[0]
+        plus[:, j] = mech.output_probabilities(rel if csr is None else csr(rel), eps, identities=ids)
+    probs = np.stack([1.0 - plus, plus], axis=2)
+    return ExactLaw(sets, [-1, 1], ids, probs)
+
+
+def padded_law(mech, eps: float, identities) -> ExactLaw:
+    """P-RS: uniform slot of the padded set, then the oracle over ``p + k`` symbols."""
+    ids = _ids(identities)
+    base = oracle_law(mech.oracle_name, mech.domain_size, eps, mech.codebook_seed, ids)
+    sets = relation_sets(mech.shape, mech.k)
+    d2 = mech.shape[1]
+    probs = np.empty((ids.shape[0], len(sets), base.probs.shape[2]))
+    for j, s in enumerate(sets):
+        items = list(s[:, 0] * d2 + s[:, 1]) + [mech.p + u for u in range(s.shape[0], mech.k)]
+        probs[:, j] = base.probs[:, items, :].sum(axis=1) / mech.k
+    return ExactLaw(sets, base.outputs, ids, probs)
+
+
+def duchi_law(randomizer, inputs=(-1.0, -0.5, 0.0, 0.5, 1.0)) -> ExactLaw:
+    """Duchi's two-point law from :meth:`Duchi.prob_plus` (outputs ``-C, +C``)."""
+    u = np.asarray(inputs, dtype=np.float64)
+    plus = randomizer.prob_plus(u)
+    probs = np.stack([1.0 - plus, plus], axis=1)[None]
+    C = randomizer.C
+    return ExactLaw(list(u), [-C, C], np.zeros(1, dtype=np.uint64), probs)
+
+
+def ternary_vectors(d: int, m: int) -> list:
+    """Every vector in ``{-1, 0, 1}^d`` with at most ``m`` non-zeros."""
+    return [np.array(v, dtype=np.float64) for v in itertools.product((-1, 0, 1), repeat=d)
+            if sum(1 for t in v if t) <= m]
+
+
+def rpc_law(mech, identities) -> ExactLaw:
+    """RPC with Duchi's ``Q`` on the ternary route: ``u`` from :meth:`RPC.encode`, then Duchi."""
+    ids = _ids(identities)
+    if mech.randomizer.name != "duchi" or mech.values != "ternary":
+        raise ValueError("the exact RPC law needs randomizer='duchi' and values='ternary'")
+    vectors = ternary_vectors(mech.d, mech.m)
+    plus = np.empty((ids.shape[0], len(vectors)))
+    for j, v in enumerate(vectors):
+        u = mech.encode(np.tile(v, (ids.shape[0], 1)), identities=ids)
+        plus[:, j] = mech.randomizer.prob_plus(u / mech.R)
+    probs = np.stack([1.0 - plus, plus], axis=2)
+    c = mech.R * mech.randomizer.C
+    return ExactLaw(vectors, [-c, c], ids, probs)
