@@ -41,6 +41,18 @@ def _undernoised_jprs(eps):
     return UnderNoisedJPRS(shape=(2, 3), k=2, s=1, codebook_seed=20240611, n_threads=1)
 
 
+def _undernoised_grr(eps):
+    from ..oracles import GRR
+
+    class UnderNoisedGRR(GRR):
+        """Keeps the input with the probability of 1.5 eps; epsilon and channel() stay honest."""
+
+        def perturb(self, values, eps, identities, rng):
+            return super().perturb(values, LAW_FACTOR * eps, identities, rng)
+
+    return UnderNoisedGRR(domain_size=5, epsilon=eps, codebook_seed=20240614, n_threads=1)
+
+
 def _undernoised_prs(eps):
     from ..relations import PaddedRelationSampling
 
@@ -107,6 +119,9 @@ def negative_controls(epsilon: float = 1.0) -> dict:
                            mechanism_epsilon=LAW_FACTOR * epsilon, expect_violation=True))
     # sampler faults
     out += [
+        replace(reg["grr"], name="control:grr-sampler", build=_undernoised_grr,
+                description="GRR keeping its input with the probability of 1.5 eps (law honest)",
+                expect_violation=True),
         replace(reg["jprs"], name="control:jprs-sampler", build=_undernoised_jprs,
                 description="JPRS whose privatize uses 1.5 eps (law honest)", expect_violation=True),
         replace(reg["p-rs-grr"], name="control:p-rs-grr-sampler", build=_undernoised_prs,

@@ -19,6 +19,9 @@ The formulas (``e = e^eps``):
 * OUE / SUE over all ``2^D`` bit vectors: bit ``x`` is 1 with probability
   ``p``, every other bit with ``q``, independently (OUE: ``p = 1/2``,
   ``q = 1 / (e + 1)``; SUE: ``p = e^{eps/2} / (e^{eps/2} + 1) = 1 - q``).
+* FLH with the public pool ``H_j`` (``j < h``, :meth:`FLH.pool`): the report
+  ``(j, y)`` has ``P = p / h`` when ``y = H_j(x)`` and ``(1 - p) / ((g - 1) h)``
+  otherwise, ``p = e / (e + g - 1)``.
 * P-RS: the padded set's slot is uniform over ``k``, so
   ``P(y | E) = (1/k) (sum_{e in E} O(y | e) + sum_{u = |E|}^{k-1} O(y | p + u))``
   with ``O`` the oracle's law over ``D = p + k`` symbols.
@@ -108,6 +111,19 @@ def unary_law(domain_size: int, p: float, q: float, identities=(0,)) -> ExactLaw
         law[x] = np.prod(np.where(bits, on, 1.0 - on), axis=1)
     probs = np.broadcast_to(law, (ids.shape[0],) + law.shape).copy()
     return ExactLaw(list(range(domain_size)), vectors, ids, probs)
+
+
+def flh_law(domain_size: int, eps: float, g: int, pool: np.ndarray, identities=(0,)) -> ExactLaw:
+    """FLH given its public pool ``pool[j, x] = H_j(x)``; outputs ``(j, y)``."""
+    ids = _ids(identities)
+    h = pool.shape[0]
+    e = np.exp(eps)
+    p = e / (e + g - 1)
+    law = np.full((domain_size, h, g), (1 - p) / (g - 1) / h)
+    law[np.arange(domain_size)[:, None], np.arange(h)[None, :], pool.T] = p / h
+    probs = np.broadcast_to(law.reshape(domain_size, h * g), (ids.shape[0], domain_size, h * g))
+    outputs = [(j, y) for j in range(h) for y in range(g)]
+    return ExactLaw(list(range(domain_size)), outputs, ids, probs.copy())
 
 
 def oracle_law(name: str, domain_size: int, eps: float, codebook_seed: int, identities) -> ExactLaw:

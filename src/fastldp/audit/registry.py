@@ -137,18 +137,42 @@ def _csr(sets, width: int, d2: int) -> sp.csr_matrix:
     return sp.csr_matrix((np.ones(cols.shape[0]), cols, indptr), shape=(len(sets), width))
 
 
-def _sampler_check(ch: Channel, mech, law: ExactLaw, audit: ExactAudit, n: int, rng) -> EmpiricalAudit:
-    """Run the mechanism's sampler on the exact witness and bound its epsilon from below."""
-    probs = law.probs
+def _witness_events(probs: np.ndarray, audit: ExactAudit):
+    """Per identity ``(x, x', S)`` with the law's largest ratio, ``S`` every output attaining it.
+
+    Any event ``S`` gives ``ln(P(S | x) / P(S | x')) <= eps`` for an
+    ``eps``-LDP channel; the union of the outputs at the largest ratio keeps
+    that ratio and has more mass than one output, so the test has more power.
+    Identities whose ``(P(S | x), P(S | x'))`` differ from the witness's are
+    left out, so the events counted are i.i.d.
+    """
     i0, x0, x1, y0 = audit.witness
-    top, low = probs[i0, x0, y0], probs[i0, x1, y0]
-    # identities whose law has the same extreme pair: their events are i.i.d.
+    target = probs[i0, x0, y0] / probs[i0, x1, y0]
+
+    def event(i, x, xp):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = probs[i, x] / probs[i, xp]
+        mask = r >= target * (1 - 1e-9)
+        return mask, probs[i, x, mask].sum(), probs[i, xp, mask].sum()
+
+    mask0, a0, b0 = event(i0, x0, x1)
     plan = []
     for i in range(probs.shape[0]):
-        hit = np.flatnonzero((probs[i].max(axis=0) == top) & (probs[i].min(axis=0) == low))
-        if hit.size:
-            y = int(hit[0])
-            plan.append((i, int(probs[i, :, y].argmax()), int(probs[i, :, y].argmin()), y))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = probs[i].max(axis=0) / probs[i].min(axis=0)
+        y = int(np.argmax(ratio))
+        if not ratio[y] >= target * (1 - 1e-9):
+            continue
+        x, xp = int(probs[i, :, y].argmax()), int(probs[i, :, y].argmin())
+        mask, a, b = event(i, x, xp)
+        if a == a0 and b == b0:
+            plan.append((i, x, xp, mask))
+    return plan, (a0, b0)
+
+
+def _sampler_check(ch: Channel, mech, law: ExactLaw, audit: ExactAudit, n: int, rng) -> EmpiricalAudit:
+    """Run the mechanism's sampler on the exact witness and bound its epsilon from below."""
+    plan, (pa, pb) = _witness_events(law.probs, audit)
     key_index = {k: j for j, k in enumerate(law.outputs)}
     eps = ch.built_epsilon
 
@@ -168,11 +192,14 @@ def _sampler_check(ch: Channel, mech, law: ExactLaw, audit: ExactAudit, n: int, 
             if (got < 0).any():
                 raise AssertionError(f"{ch.name}: the sampler released an output outside the "
                                      f"exact law's support: {reports[int(np.argmax(got < 0))]!r}")
-            hits = np.concatenate([hits, got == np.array([r[3] for r in rows])])
+            masks = np.stack([r[3] for r in rows]) if ch.keyed else plan[0][3][None, :]
+            rows_idx = np.arange(len(rows)) if ch.keyed else np.zeros(len(rows), dtype=np.int64)
+            hits = np.concatenate([hits, masks[rows_idx, got]])
         return hits[:size]
 
-    event = f"y = {law.outputs[y0]!r}, x = #{x0} vs x' = #{x1}" + (
-        f", {len(plan)} identities" if ch.keyed else "")
+    i0, x0, x1, _ = audit.witness
+    event = (f"{int(plan[0][3].sum())} output(s) at the largest ratio, x = #{x0} vs x' = #{x1}, "
+             f"law {pa:.4f} vs {pb:.4f}" + (f", {len(plan)} identities" if ch.keyed else ""))
     # a sampler that follows its law cannot be refuted above the law's own ratio,
     # which may be below the claim (P-RS mixes slots): hold it to the smaller one
     bound = min(ch.epsilon, audit.epsilon_audited + audit.tol)
@@ -338,13 +365,59 @@ def channels(epsilon: float = 1.0) -> dict:
                 f"{HISTOGRAM_COUNT}, rho = v({HISTOGRAM_COUNT + 1})", float("nan"), _histogram,
                 kind="zcdp", draw=_histogram_draw, claim=_histogram_claim),
     ]
-    out[4:4] = _oracle_channels(epsilon)
+    out[0:0] = _oracle_channels(epsilon)
     return {ch.name: ch for ch in out}
+
+
+#: domain of the oracle audits (OUE / SUE enumerate 2^D bit vectors)
+ORACLE_D = 5
+
+
+def _oracle(name, **extra):
+    def build(eps):
+        from .. import oracles
+
+        cls = {"grr": oracles.GRR, "olh": oracles.OLH, "hr": oracles.HadamardResponse,
+               "oue": oracles.OUE, "sue": oracles.SUE, "flh": oracles.FLH}[name]
+        return cls(domain_size=ORACLE_D, epsilon=eps, codebook_seed=20240614, n_threads=1, **extra)
+    return build
+
+
+def _oracle_law(name):
+    def law(mech, eps, ids):
+        if name == "flh":
+            return laws.flh_law(mech.domain_size, eps, mech.g, mech.pool(), ids)
+        return laws.oracle_law(name, mech.domain_size, eps, mech.codebook_seed, ids)
+    return law
+
+
+def _oracle_sample(mech, eps, xs, ids, gen):
+    return mech.privatize(np.asarray(xs, dtype=np.int64), identities=ids, rng=gen)
+
+
+def _bits_key(row):
+    return tuple(int(b) for b in np.unpackbits(np.asarray(row, dtype=np.uint8),
+                                                bitorder="little")[:ORACLE_D])
 
 
 def _oracle_channels(epsilon):
     """The frequency oracles, through the keyword API of :mod:`fastldp.oracles`."""
-    return []
+    D = ORACLE_D
+    return [
+        Channel("grr", f"GRR, D = {D}", epsilon, _oracle("grr"), law=_oracle_law("grr"),
+                sample=_oracle_sample),
+        Channel("olh", f"OLH, D = {D}, per-identity public hash", epsilon, _oracle("olh"),
+                law=_oracle_law("olh"), sample=_oracle_sample, keyed=True),
+        Channel("flh", f"FLH, D = {D}, public pool of 8 hashes", epsilon,
+                _oracle("flh", n_hashes=8), law=_oracle_law("flh"), sample=_oracle_sample,
+                output_key=lambda r: (int(r[0]), int(r[1]))),
+        Channel("hr", f"Hadamard response, D = {D} (K = 8)", epsilon, _oracle("hr"),
+                law=_oracle_law("hr"), sample=_oracle_sample),
+        Channel("oue", f"OUE, D = {D}, all {2 ** D} bit vectors", epsilon, _oracle("oue"),
+                law=_oracle_law("oue"), sample=_oracle_sample, output_key=_bits_key),
+        Channel("sue", f"SUE, D = {D}, all {2 ** D} bit vectors", epsilon, _oracle("sue"),
+                law=_oracle_law("sue"), sample=_oracle_sample, output_key=_bits_key),
+    ]
 
 
 def get_channel(name: str, epsilon: float = 1.0) -> Channel:
