@@ -191,3 +191,14 @@ def test_figures_when_matplotlib_is_there(tmp_path):
     names = {p.name for p in rep.figures}
     assert {"scaling.png", "scaling.pdf", "attack_increments.png", "privacy_sweep.png"} <= names
     assert all(p.stat().st_size > 0 for p in rep.figures)
+
+
+def test_empty_tables_are_not_written_as_one_byte_files(tmp_path):
+    from fastldp.experiments.report import write_report_files
+
+    (tmp_path / "ablation.csv").write_text("\n")  # a stale one-byte file of an older report
+    files = write_report_files(tmp_path, {"summary": [{"a": 1}], "ablation": [], "failures": []},
+                               {"report.txt": "text"})
+    assert sorted(p.name for p in files) == ["report.txt", "summary.csv"]
+    assert not (tmp_path / "ablation.csv").exists() and not (tmp_path / "failures.csv").exists()
+    assert (tmp_path / "summary.csv").read_text() == "a\n1\n"

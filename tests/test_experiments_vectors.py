@@ -247,8 +247,9 @@ def test_report_tables_and_pivots(tiny_run, tmp_path):
     assert "targeted |T|=3" in text
     md = (tmp_path / "report" / "report.md").read_text()
     assert "| eps | RPC | PCKV-UE | PCKV-GRR | PrivKVM | Succinct | Collision |" in md
-    for name in ("summary", "differences", "increments", "failures"):
+    for name in ("summary", "differences", "increments"):
         assert (tmp_path / "report" / f"{name}.csv").is_file()
+    assert not (tmp_path / "report" / "failures.csv").exists()  # no failures: no empty file
 
 
 def test_figures_when_matplotlib_is_installed(tiny_run, tmp_path):

@@ -163,10 +163,19 @@ def _write_csv(path: Path, rows) -> None:
 
 
 def write_report_files(out: Path, tables: dict, texts: dict) -> list[Path]:
-    """Write each table to ``out/<name>.csv`` and each text to ``out/<file>``; return the paths."""
+    """Write each non-empty table to ``out/<name>.csv`` and each text to ``out/<file>``.
+
+    Returns the paths written. An empty table is not written (and a stale
+    file of that name from an earlier report is removed).
+    """
     out.mkdir(parents=True, exist_ok=True)
     files = []
     for name, table in tables.items():
+        if not table:  # a table with no rows has no columns to name: it is not written
+            stale = out / f"{name}.csv"
+            if stale.exists():
+                stale.unlink()
+            continue
         path = out / f"{name}.csv"
         _write_csv(path, table)
         files.append(path)
