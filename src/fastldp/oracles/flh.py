@@ -28,8 +28,12 @@ pool each non-held symbol carries a bias whose standard deviation is about
 symbol: ``h`` trades server time against it (Cormode et al., section 4.3).
 The variances reported are OLH's (they ignore this pool term).
 
-``g = round(e^epsilon) + 1`` (capped at ``2^32``) is fixed by the
-constructor's ``epsilon``; personal budgets ``eps_i`` keep ``g`` and use
+``g = round(e^epsilon) + 1`` is fixed by the constructor's ``epsilon``,
+capped at ``MAX_BUCKETS = 4096`` because the server's table has ``h g``
+cells (at most ``MAX_CELLS = 2^24``; the constructor rejects a larger
+pool). GRR over fewer buckets than optimal is still ``eps``-LDP; from
+``eps ~ 8.3`` on, the cap adds about ``1 / g`` to each report's variance.
+Personal budgets ``eps_i`` keep ``g`` and use
 ``p_i = e^eps_i / (e^eps_i + g - 1)``, GRR over the same buckets, which is
 ``eps_i``-LDP.
 
@@ -52,7 +56,10 @@ from .._validation import check_int, param_error
 from ._base import REASONS, FrequencyOracle, as_report_array, classify_integers, public_uniform
 from .olh import bucket_keep_probability, hashed_grr, olh_buckets_for
 
-__all__ = ["FLH"]
+__all__ = ["FLH", "MAX_BUCKETS", "MAX_CELLS"]
+
+MAX_BUCKETS = 4096
+MAX_CELLS = 2**24  # h * g cells of the server's (pool index, bucket) table
 
 
 class FLH(FrequencyOracle):
@@ -62,7 +69,7 @@ class FLH(FrequencyOracle):
     ----------
     domain_size : int >= 2
     epsilon : float in (0, 700]
-        Sets ``g = round(e^epsilon) + 1`` and the default budget.
+        Sets ``g = min(round(e^epsilon) + 1, 4096)`` and the default budget.
     n_hashes : int >= 1
         ``h``, the size of the public pool (default 1024).
     codebook_seed : int or None
@@ -84,12 +91,16 @@ class FLH(FrequencyOracle):
         if epsilon is None:
             raise param_error("epsilon", owner, "a float in (0, 700.0] (it fixes g)", epsilon,
                               TypeError)
-        self.n_hashes = check_int(n_hashes, "n_hashes", owner, low=1, high=2**40)
+        self.n_hashes = check_int(n_hashes, "n_hashes", owner, low=1, high=MAX_CELLS // 2)
         super().__init__(domain_size=domain_size, epsilon=epsilon, codebook_seed=codebook_seed,
                          n_threads=n_threads)
 
     def _setup(self):
-        self.g = int(olh_buckets_for(np.array([self.epsilon]))[0])
+        self.g = min(int(olh_buckets_for(np.array([self.epsilon]))[0]), MAX_BUCKETS)
+        if self.n_hashes * self.g > MAX_CELLS:
+            raise param_error("n_hashes", type(self).__name__,
+                              f"an int in [1, {MAX_CELLS // self.g}] at g = {self.g} buckets "
+                              f"(the server table has n_hashes * g <= 2**24 cells)", self.n_hashes)
 
     def _repr_extra(self):
         return f", n_hashes={self.n_hashes}"
