@@ -50,11 +50,10 @@ from __future__ import annotations
 import numpy as np
 
 from .._kernels._flh import flh_support
-from .._kernels._olh import olh_buckets
 from .._sanitize import SanitizationReport
 from .._validation import check_int, param_error
 from ._base import REASONS, FrequencyOracle, as_report_array, classify_integers, public_uniform
-from .olh import bucket_keep_probability, hashed_grr, olh_buckets_for
+from .olh import bucket_keep_probability, hashed_grr, olh_buckets_for, olh_hash
 
 __all__ = ["FLH", "MAX_BUCKETS", "MAX_CELLS"]
 
@@ -120,9 +119,8 @@ class FLH(FrequencyOracle):
     def pool(self) -> np.ndarray:
         """The public hash table ``H[j, v]``, shape ``(h, D)`` (for tests and audits)."""
         h, D = self.n_hashes, self.domain_size
-        return olh_buckets(self.codebook_seed, np.repeat(np.arange(h, dtype=np.uint64), D),
-                           np.tile(np.arange(D, dtype=np.int64), h),
-                           np.full(h * D, self.g, dtype=np.int64)).reshape(h, D)
+        return olh_hash(self.codebook_seed, np.repeat(np.arange(h, dtype=np.uint64), D),
+                        np.tile(np.arange(D, dtype=np.int64), h), self.g).reshape(h, D)
 
     def channel(self, eps: float, identity: int = 0) -> np.ndarray:
         """Exact law ``P[x, j g + y]`` of the report ``(j, y)`` given the fixed pool."""

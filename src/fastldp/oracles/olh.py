@@ -35,9 +35,36 @@ import numpy as np
 from .._kernels._olh import olh_bucket_search, olh_buckets, olh_support
 from ._base import FrequencyOracle, fair_choice_among_max
 
-__all__ = ["OLH", "olh_buckets_for", "hashed_grr", "MAX_BUCKETS"]
+__all__ = ["OLH", "olh_hash", "olh_hits", "olh_buckets_for", "hashed_grr", "MAX_BUCKETS"]
 
 MAX_BUCKETS = 2**32  # the 32-bit lane of the OLH hash reaches at most 2^32 buckets
+
+
+def olh_hash(seed: int, identities, items, g) -> np.ndarray:
+    """``H_{identities[j]}(items[j])`` onto ``g`` (scalar or per-pair) buckets, int64.
+
+    The one OLH hash of fastldp: OLH, FLH (identity = pool index) and the
+    hashed sparse-vector mechanisms (Collision, Succinct) all call it.
+    """
+    items = np.ascontiguousarray(items, dtype=np.int64)
+    g = np.broadcast_to(np.asarray(g, dtype=np.int64), items.shape)
+    return olh_buckets(seed, np.ascontiguousarray(identities, dtype=np.uint64), items,
+                       np.ascontiguousarray(g))
+
+
+def olh_hits(seed: int, identities, reports, g, weights, domain_size: int,
+             n_threads: int = 1) -> np.ndarray:
+    """OLH's server sum ``sum_i weights[i] [H_i(v) = reports[i]]`` for every ``v < domain_size``.
+
+    ``g`` and ``weights`` are scalars or per-report arrays. Bit-identical for
+    any thread count (:func:`~fastldp._kernels._olh.olh_support`).
+    """
+    reports = np.ascontiguousarray(reports, dtype=np.int64)
+    n = reports.shape[0]
+    g = np.ascontiguousarray(np.broadcast_to(np.asarray(g, dtype=np.int64), (n,)))
+    weights = np.ascontiguousarray(np.broadcast_to(np.asarray(weights, dtype=np.float64), (n,)))
+    return olh_support(seed, np.ascontiguousarray(identities, dtype=np.uint64), reports, g,
+                       weights, domain_size, n_threads)
 
 
 def olh_buckets_for(eps) -> np.ndarray:
@@ -60,7 +87,7 @@ def hashed_grr(seed: int, identities: np.ndarray, values: np.ndarray, g: np.ndar
     (one hash per identity) and FLH (the hash of a pool index).
     """
     n = values.shape[0]
-    hashed = olh_buckets(seed, identities, values.astype(np.int64), g)
+    hashed = olh_hash(seed, identities, values, g)
     keep = rng.random(n) < p
     other = (rng.random(n) * (g - 1)).astype(np.int64)
     other = np.minimum(other, g - 2)
@@ -108,9 +135,7 @@ class OLH(FrequencyOracle):
 
     def hash(self, identities, items, g) -> np.ndarray:
         """``H_{identities[j]}(items[j])`` onto ``g[j]`` buckets (paired arrays)."""
-        return olh_buckets(self.codebook_seed, np.ascontiguousarray(identities, dtype=np.uint64),
-                           np.ascontiguousarray(items, dtype=np.int64),
-                           np.ascontiguousarray(g, dtype=np.int64))
+        return olh_hash(self.codebook_seed, identities, items, g)
 
     def channel(self, eps: float, identity: int = 0) -> np.ndarray:
         """Exact law for one identity under the fixed codebook: ``P[x, y]``, y a bucket."""
@@ -129,9 +154,8 @@ class OLH(FrequencyOracle):
 
     def support(self, reports, identities, g, weights) -> np.ndarray:
         """``sum_i weights[i] [H_i(v) = reports[i]]`` for every symbol ``v``."""
-        return olh_support(self.codebook_seed, identities, reports.astype(np.int64), g,
-                           np.ascontiguousarray(weights, dtype=np.float64), self.domain_size,
-                           self.n_threads)
+        return olh_hits(self.codebook_seed, identities, reports, g, weights, self.domain_size,
+                        self.n_threads)
 
     def aggregate(self, reports, eps, identities, lam):
         g = self.buckets(eps)

@@ -25,9 +25,12 @@ Hashing
 ``H_i`` is the OLH hash of the counter-based hash keyed by
 ``(codebook_seed, identity)`` (:mod:`fastldp._kernels._olh`, multiply-shift
 onto ``t`` buckets: each bucket has probability within ``2^-32`` of ``1/t``),
-so the server's count ``sum_i 1(Y_i = H_i(j))`` for all ``j`` is one call of
-:func:`~fastldp._kernels._olh.olh_support`. This replaces the biased
-``hash mod t`` of some public implementations.
+so the server's count ``sum_i 1(Y_i = H_i(j))`` for all ``j`` is OLH's server
+sum. Both come from :mod:`fastldp.oracles.olh` (:func:`~fastldp.oracles.olh.olh_hash`,
+:func:`~fastldp.oracles.olh.olh_hits`), the one implementation of the OLH
+hash; only the channel differs (a set of hashed symbols, Eq. (13), where OLH
+hashes one). This replaces the biased ``hash mod t`` of some public
+implementations.
 
 Choices where the descriptions are ambiguous
 --------------------------------------------
@@ -55,9 +58,9 @@ from math import exp, inf
 
 import numpy as np
 
-from .._kernels._olh import olh_buckets, olh_support
 from .._random import as_generator, resolve_codebook_seed, resolve_identities, resolve_n_threads
 from .._validation import check_choice, check_float, check_int
+from ..oracles.olh import olh_hash, olh_hits
 from .base import (
     SparseMeanEstimate,
     SparseVectors,
@@ -157,9 +160,7 @@ class Collision:
 
     def buckets(self, ids: np.ndarray, rows: np.ndarray, symbols: np.ndarray) -> np.ndarray:
         """``H_{ids[rows[k]]}(symbols[k])`` for every k (int64 in ``[0, t)``)."""
-        return olh_buckets(self.codebook_seed, np.ascontiguousarray(ids[rows]),
-                           np.ascontiguousarray(symbols, dtype=np.int64),
-                           np.full(symbols.shape[0], self.t, dtype=np.int64))
+        return olh_hash(self.codebook_seed, ids[rows], symbols, self.t)
 
     def hashed_sets(self, x, *, identities=None, rng=None):
         """Sorted distinct buckets ``H_i(x_i)`` per user as an ``(n, m)`` matrix
@@ -228,8 +229,7 @@ class Collision:
         ids = resolve_identities(identities, n, "Collision.estimate")
         y, report = sanitize_symbols(reports, n, self.t, self.codebook_seed, ids,
                                      "Collision.estimate")
-        counts = olh_support(self.codebook_seed, ids, y, np.full(n, self.t, dtype=np.int64),
-                             np.ones(n), self.n_symbols, self.n_threads)
+        counts = olh_hits(self.codebook_seed, ids, y, self.t, 1.0, self.n_symbols, self.n_threads)
         return counts, report
 
     def estimate(self, reports, *, identities=None) -> SparseMeanEstimate:

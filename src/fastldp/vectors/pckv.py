@@ -20,6 +20,16 @@ Client (Padding-and-Sampling, then a correlated key-value perturbation):
 
 Here ``p = e^{eps2} / (e^{eps2} + 1)``.
 
+Both key perturbations are variants of the plain oracles of
+:mod:`fastldp.oracles`, and take their parameters and, for GRR, the key
+draw from them: PCKV-GRR's key is :class:`~fastldp.oracles.GRR` over the
+``d + l`` keys at ``eps1`` (``a, b = p, q`` of GRR; the key is drawn by
+``GRR.perturb``), and the value is then kept, flipped or replaced by a fair
+sign depending on whether the key was kept - a correlated step plain GRR
+does not have. PCKV-UE's support is :class:`~fastldp.oracles.OUE` at
+``eps1`` (``a, b = p, q`` of OUE), but each set entry carries a sign
+(ternary ``{-1, 0, 1}`` instead of OUE's bits), so its sampler stays here.
+
 PCKV uses no public randomness: ``identities`` is accepted by ``privatize``
 and ``estimate`` for a uniform interface with the hashed mechanisms, and
 ignored.
@@ -80,6 +90,7 @@ import numpy as np
 from .._random import as_generator
 from .._validation import check_float, check_int, param_error
 from .._sanitize import SanitizationReport
+from ..oracles import GRR, OUE
 from .base import (
     SparseMeanEstimate,
     SparseVectors,
@@ -131,6 +142,19 @@ class _PCKV:
         self.d_padded = self.d + self.ell
         self.p = exp(eps2) / (exp(eps2) + 1.0)
         self.clip_estimate = resolve_clip_range(clip_estimate, owner)
+
+    def _key_oracle(self, cls):
+        """The plain oracle over the ``d + l`` keys at ``eps1`` (a, b are its p, q)."""
+        owner = type(self).__name__
+        try:
+            oracle = cls(domain_size=self.d_padded, epsilon=self.eps1, codebook_seed=0, n_threads=1)
+        except ValueError:
+            raise param_error("epsilon", owner,
+                              f"such that {cls.__name__} at eps1 = {self.eps1!r} is defined "
+                              "(eps1 <= 700 and p - q > 0 in double precision)",
+                              self.epsilon) from None
+        self.a, self.b = (float(v[0]) for v in oracle._pq(np.array([self.eps1])))
+        return oracle
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(d={self.d}, m={self.m}, epsilon={self.epsilon!r}, "
@@ -200,8 +224,7 @@ class PCKVUE(_PCKV):
     def __init__(self, *, d, m, epsilon, epsilon_split=None, clip_estimate=None):
         super().__init__(d=d, m=m, epsilon=epsilon, epsilon_split=epsilon_split,
                          clip_estimate=clip_estimate)
-        self.a = 0.5
-        self.b = 1.0 / (exp(self.eps1) + 1.0)
+        self.key_oracle = self._key_oracle(OUE)  # a = 1/2, b = 1 / (e^eps1 + 1)
 
     def privatize(self, x, *, identities=None, rng=None) -> np.ndarray:
         """Return the ``(n, d + m)`` int8 reports in ``{-1, 0, 1}``."""
@@ -256,19 +279,17 @@ class PCKVGRR(_PCKV):
     def __init__(self, *, d, m, epsilon, epsilon_split=None, clip_estimate=None):
         super().__init__(d=d, m=m, epsilon=epsilon, epsilon_split=epsilon_split,
                          clip_estimate=clip_estimate)
-        e1 = exp(self.eps1)
-        self.a = e1 / (e1 + self.d_padded - 1.0)
-        self.b = (1.0 - self.a) / (self.d_padded - 1.0)
+        # a = e^eps1 / (e^eps1 + d + l - 1), b = 1 / (e^eps1 + d + l - 1)
+        self.key_oracle = self._key_oracle(GRR)
 
     def privatize(self, x, *, identities=None, rng=None) -> np.ndarray:
         """Return the ``(n, 2)`` int64 reports ``(key, value)``."""
         gen = as_generator(rng, "PCKVGRR.privatize")
         keys, signs = self.sample(x, rng=gen)
         n = keys.shape[0]
-        keep = gen.random(n) < self.a
-        other = gen.integers(0, self.d_padded - 1, size=n)
-        other = other + (other >= keys)  # uniform over the keys != k
-        out_key = np.where(keep, keys, other)
+        # GRR over the d + l keys at eps1; a replaced key is never k
+        out_key = self.key_oracle.perturb(keys, np.full(n, self.eps1), None, gen)
+        keep = out_key == keys
         flip = gen.random(n) >= self.p
         fair = np.where(gen.random(n) < 0.5, 1, -1)
         out_val = np.where(keep, np.where(flip, -signs, signs), fair)

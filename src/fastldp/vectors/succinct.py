@@ -10,8 +10,9 @@ clipping makes the estimate biased towards 0 (no correction: the
 bias-variance trade-off of section 4.3 is set by ``R``).
 
 Hashing: ``S_i`` is the pair sign of the counter-based hash (stream 0) and
-``h_i`` the OLH bucket (stream 1, multiply-shift onto ``b`` buckets), both
-keyed by ``(codebook_seed, identity)``; the two streams are independent.
+``h_i`` the OLH bucket (stream 1, multiply-shift onto ``b`` buckets,
+:func:`fastldp.oracles.olh.olh_hash`), both keyed by ``(codebook_seed,
+identity)``; the two streams are independent.
 With ``b = 1`` the aggregate is the global sketch ``sum_i (Y_i / n) S_i``.
 
 Choices where the descriptions are ambiguous
@@ -44,7 +45,6 @@ from math import inf, log, sqrt
 import numpy as np
 
 from .._kernels._hash import pair_signs
-from .._kernels._olh import olh_buckets
 from .._kernels._sketch import global_sketch
 from .._random import as_generator, resolve_codebook_seed, resolve_identities, resolve_n_threads
 from .._validation import check_float, check_int
@@ -55,6 +55,7 @@ from .base import (
     as_sparse_vectors,
     sanitize_real,
 )
+from ..oracles.olh import olh_hash
 from ..oracles.randomizers import Randomizer, make_randomizer
 from .rpc import resolve_clip_range
 
@@ -132,8 +133,7 @@ class Succinct(ScaledReportSpace):
         coords = np.ascontiguousarray(coords, dtype=np.int64)
         if self.b == 1:
             return np.zeros(coords.shape[0], dtype=np.int64)
-        return olh_buckets(self.codebook_seed, np.ascontiguousarray(identities, dtype=np.uint64),
-                           coords, np.full(coords.shape[0], self.b, dtype=np.int64))
+        return olh_hash(self.codebook_seed, identities, coords, self.b)
 
     # ------------------------------------------------------------------ client
     def vectors(self, x) -> SparseVectors:
