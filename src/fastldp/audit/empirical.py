@@ -62,7 +62,8 @@ def clopper_pearson(successes: int, trials: int, alpha: float) -> tuple:
     if trials < 1 or not 0 <= successes <= trials:
         raise ValueError(f"need 0 <= successes <= trials and trials >= 1; got {successes}, {trials}")
     lo = 0.0 if successes == 0 else float(stats.beta.ppf(alpha / 2, successes, trials - successes + 1))
-    hi = 1.0 if successes == trials else float(stats.beta.ppf(1 - alpha / 2, successes + 1, trials - successes))
+    hi = (1.0 if successes == trials
+          else float(stats.beta.ppf(1 - alpha / 2, successes + 1, trials - successes)))
     return lo, hi
 
 

@@ -72,6 +72,8 @@ class Channel:
         zCDP channels: the claimed ``rho`` read from the mechanism.
     expect_violation : bool
         True for negative controls.
+    control_of : str or None
+        The channel a negative control is a faulty copy of.
     """
 
     name: str
@@ -87,6 +89,7 @@ class Channel:
     draw: Optional[Callable] = None
     claim: Optional[Callable] = None
     expect_violation: bool = False
+    control_of: Optional[str] = None
 
     @property
     def built_epsilon(self) -> float:
@@ -246,8 +249,10 @@ def audit_channel(ch: Channel, *, n: int = 100_000, rng=0, sampler: bool = True,
     else:
         zcdp = ch.kind == "zcdp"
         claimed = ch.claim(mech) if zcdp else ch.epsilon
-        empirical = threshold_test(lambda side, size, gen: ch.draw(mech, ch.built_epsilon, side, size, gen),
-                                   claimed, n=n, rng=rng, zcdp=zcdp)
+        def draw(side, size, gen):
+            return ch.draw(mech, ch.built_epsilon, side, size, gen)
+
+        empirical = threshold_test(draw, claimed, n=n, rng=rng, zcdp=zcdp)
         holds = empirical.holds
         ch = replace(ch, epsilon=claimed)
     return AuditRow(ch.name, ch.kind, ch.epsilon, exact, empirical, bool(holds),
@@ -442,5 +447,6 @@ def audit_all(names=None, *, epsilon: float = 1.0, controls: bool = False, n: in
     else:
         selected = list(registry.values())
     if controls:
-        selected += list(negative_controls(epsilon).values())
+        chosen = {ch.name for ch in selected}
+        selected += [c for c in negative_controls(epsilon).values() if c.control_of in chosen]
     return [audit_channel(ch, n=n, rng=rng) for ch in selected]
