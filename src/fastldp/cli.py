@@ -125,9 +125,9 @@ def _audit(args) -> int:
                      rng=args.seed)
     print(format_table(rows))
     bad = [r for r in rows if not r.as_expected]
-    print(f"\n{len(rows)} audits in {time.perf_counter() - t0:.1f} s; exact: largest likelihood "
-          f"ratio in rational arithmetic; empirical: {1 - rows[0].empirical.alpha if rows and rows[0].empirical else 1 - 1e-6:g}"
-          f"-confidence Clopper-Pearson lower bound, {args.n} draws per input.")
+    print(f"\n{len(rows)} audits in {time.perf_counter() - t0:.1f} s. exact eps: largest "
+          "likelihood ratio, in rational arithmetic; empirical lb: 1 - 1e-6 Clopper-Pearson "
+          f"lower bound from {args.n} draws per input.")
     if bad:
         what = ", ".join(r.name + (" (control not caught)" if r.expect_violation else "")
                          for r in bad)

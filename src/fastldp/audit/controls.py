@@ -21,7 +21,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from .registry import Channel, channels
+from .registry import channels
 
 __all__ = ["negative_controls", "LAW_FACTOR"]
 

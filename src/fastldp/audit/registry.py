@@ -30,7 +30,7 @@ from typing import Callable, Optional
 import numpy as np
 import scipy.sparse as sp
 
-from .empirical import ALPHA, EmpiricalAudit, event_test, threshold_test
+from .empirical import EmpiricalAudit, event_test, threshold_test
 from .exact import ExactAudit, ExactLaw, audit_law
 from . import laws
 
