@@ -75,3 +75,21 @@ def test_sketch_matches_the_naive_estimator(budgets, n, d1, d2, k):
     np.testing.assert_allclose(got, want, rtol=0, atol=4 * n * np.finfo(float).eps * scale)
     # and the tolerance is far below a 0.1% change of the scale
     assert 4 * n * np.finfo(float).eps * scale < 1e-3 * np.abs(want).max()
+
+
+def test_privatize_draws_exactly_the_naive_channel():
+    # Odd set sizes never tie, so privatize consumes exactly one uniform per identity:
+    # replaying the generator gives the bits the naive channel would send.
+    rng = np.random.default_rng(5)
+    d1, d2, k = 6, 6, 3
+    n = 4000
+    sizes = rng.choice([1, 3], n)
+    sets = [rng.choice(d1 * d2, size=m, replace=False) for m in sizes]
+    relations = [np.column_stack(np.divmod(s.astype(np.int64), d2)) for s in sets]
+    eps = rng.uniform(0.2, 3.0, n)
+    mech = fastldp.JPRS(shape=(d1, d2), k=k, s=3, codebook_seed=99)
+    bits = mech.privatize(relations, eps, rng=np.random.default_rng(123))
+    u = np.random.default_rng(123).random(n)
+    p_plus = np.array([naive_jprs_p_plus(99, i, s, e, k, d1 * d2)
+                       for i, (s, e) in enumerate(zip(sets, eps))])
+    np.testing.assert_array_equal(bits, np.where(u < p_plus, 1, -1))
