@@ -78,7 +78,7 @@ def test_oracle_laws_match_the_oracles_own_channel(name):
 
 def test_jprs_law_is_the_paper_formula():
     # independent of the package's table: c_k from enumeration, tanh(eps/2)
-    from tests._reference import naive_jprs_p_plus
+    from _reference import naive_jprs_p_plus
 
     ch = audit.get_channel("jprs", 0.8)
     mech = ch.build(0.8)
