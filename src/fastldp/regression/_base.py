@@ -1,0 +1,199 @@
+"""The estimator base: scikit-learn conventions without scikit-learn.
+
+:class:`RegressionEstimator` gives every estimator of :mod:`fastldp.regression`
+``get_params`` / ``set_params`` (read from the ``__init__`` signature, so
+``sklearn.base.clone`` works when scikit-learn is installed), ``predict``,
+``score`` (the coefficient of determination R^2) and the input checks.
+:class:`Privacy` is the ``privacy_`` attribute of a fitted estimator.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._validation import param_error
+
+__all__ = ["Privacy", "RegressionEstimator", "check_Xy", "group_users", "UserData",
+           "soft_threshold"]
+
+
+@dataclass(frozen=True)
+class Privacy:
+    """The guarantee of a fitted estimator.
+
+    Attributes
+    ----------
+    unit : str
+        ``"user"`` (a user's whole local dataset), ``"sample"`` (one row) or ``"none"``.
+    model : str
+        ``"shuffle"``, ``"local"`` or ``"none"`` (non-private).
+    epsilon, delta : float
+        ``inf`` and ``0`` for a non-private estimator.
+    """
+
+    unit: str
+    model: str
+    epsilon: float
+    delta: float
+
+
+def soft_threshold(values, level):
+    """``sign(v) * max(|v| - level, 0)``, the proximal map of ``level * ||.||_1``."""
+    v = np.asarray(values, dtype=np.float64)
+    return np.sign(v) * np.maximum(np.abs(v) - level, 0.0)
+
+
+def check_Xy(X, y, owner: str):
+    """Return ``(X, y)`` as float64 arrays of shapes ``(N, d)`` and ``(N,)`` or raise."""
+    X = np.asarray(X)
+    y = np.asarray(y)
+    if X.dtype.kind not in "fiub" or X.ndim != 2:
+        raise param_error("X", owner, "a 2-d array of numbers (rows x features)",
+                          f"array of shape {X.shape} and dtype {X.dtype}", TypeError
+                          if X.dtype.kind not in "fiub" else ValueError)
+    if y.dtype.kind not in "fiub" or y.ndim != 1:
+        raise param_error("y", owner, "a 1-d array of numbers", f"array of shape {y.shape}",
+                          TypeError if y.dtype.kind not in "fiub" else ValueError)
+    if X.shape[0] != y.shape[0]:
+        raise param_error("y", owner, f"an array of length {X.shape[0]} (the rows of X)",
+                          f"length {y.shape[0]}")
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise param_error("X", owner, "a non-empty array", f"array of shape {X.shape}")
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    # a finite sum proves every entry finite (a NaN or inf propagates); only then is it cheap
+    if not math.isfinite(float(np.sum(X))) and not np.isfinite(X).all():
+        raise param_error("X", owner, "finite (no NaN or inf)", "an array with NaN or inf")
+    if not np.isfinite(y).all():
+        raise param_error("y", owner, "finite (no NaN or inf)", "an array with NaN or inf")
+    return X, y
+
+
+@dataclass(frozen=True)
+class UserData:
+    """Rows grouped by user: ``X[u, :counts[u]]`` are user ``u``'s rows (zero padded).
+
+    Zero rows add nothing to ``X^T X`` or ``X^T y``, so local statistics
+    divided by ``counts`` are exact for users with fewer rows.
+    """
+
+    X: np.ndarray        # (n, m_max, d)
+    y: np.ndarray        # (n, m_max)
+    counts: np.ndarray   # (n,)
+    ids: np.ndarray      # (n,) the user ids, sorted
+
+    @property
+    def n(self) -> int:
+        return int(self.counts.shape[0])
+
+
+def group_users(X, y, users, owner: str, *, min_rows: int = 1) -> UserData:
+    """Group the rows of ``X`` and ``y`` by ``users`` (each row's user id).
+
+    Rows already sorted by user with equal counts are reshaped without a copy.
+    Raises ValueError when ``users`` is missing or a user has fewer than ``min_rows`` rows.
+    """
+    if users is None:
+        raise param_error("users", owner, "an array of each row's user id (user-level privacy)",
+                          None, TypeError)
+    u = np.asarray(users)
+    if u.ndim != 1 or u.shape[0] != X.shape[0]:
+        raise param_error("users", owner, f"a 1-d array of length {X.shape[0]}",
+                          f"array of shape {u.shape}")
+    if u.dtype.kind not in "iuU" and u.dtype.kind != "O":
+        raise param_error("users", owner, "integer or string user ids", f"dtype {u.dtype}",
+                          TypeError)
+    if u.dtype.kind in "iu" and u.shape[0] and np.all(u[1:] >= u[:-1]):
+        starts = np.flatnonzero(np.r_[True, u[1:] != u[:-1]])
+        counts = np.diff(np.r_[starts, u.shape[0]])
+        ids = u[starts]
+        if counts.min() < min_rows:
+            _too_few(owner, ids, counts, min_rows)
+        if np.all(counts == counts[0]):
+            n, m = counts.shape[0], int(counts[0])
+            return UserData(X.reshape(n, m, X.shape[1]), y.reshape(n, m), counts, ids)
+        order = np.arange(u.shape[0])
+    else:
+        order = np.argsort(u, kind="stable")
+        ids, counts = np.unique(u, return_counts=True)
+        if counts.min() < min_rows:
+            _too_few(owner, ids, counts, min_rows)
+    n, m = counts.shape[0], int(counts.max())
+    starts = np.r_[0, np.cumsum(counts)[:-1]]
+    pos = np.arange(u.shape[0]) - np.repeat(starts, counts)
+    who = np.repeat(np.arange(n), counts)
+    Xu = np.zeros((n, m, X.shape[1]))
+    yu = np.zeros((n, m))
+    Xu[who, pos] = X[order]
+    yu[who, pos] = y[order]
+    return UserData(Xu, yu, counts, ids)
+
+
+def _too_few(owner, ids, counts, min_rows):
+    i = int(np.argmin(counts))
+    raise ValueError(f"{owner}: user {ids[i]!r} has {int(counts[i])} rows; every user needs at "
+                     f"least {min_rows} rows (the m samples of user-level privacy).")
+
+
+class RegressionEstimator:
+    """Base of the estimators: parameters, prediction, R^2 score."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        sig = inspect.signature(cls.__init__)
+        return [p.name for p in sig.parameters.values()
+                if p.name != "self" and p.kind == p.KEYWORD_ONLY]
+
+    def get_params(self, deep: bool = True) -> dict:
+        """The constructor parameters, by name (scikit-learn convention)."""
+        return {name: getattr(self, name) for name in self._param_names()}
+
+    def set_params(self, **params):
+        """Set constructor parameters; unknown names raise ValueError. Returns ``self``."""
+        valid = self._param_names()
+        for name, value in params.items():
+            if name not in valid:
+                raise ValueError(f"Invalid parameter {name!r} for {type(self).__name__}; "
+                                 f"the parameters are {valid}.")
+            setattr(self, name, value)
+        return self
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+    def _check_fitted(self):
+        if not hasattr(self, "coef_"):
+            raise AttributeError(f"This {type(self).__name__} is not fitted yet; call fit first.")
+
+    def predict(self, X) -> np.ndarray:
+        """Predictions ``X @ coef_ + intercept_``."""
+        self._check_fitted()
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2 or X.shape[1] != self.coef_.shape[0]:
+            raise param_error("X", f"{type(self).__name__}.predict",
+                              f"a 2-d array with {self.coef_.shape[0]} columns",
+                              f"array of shape {X.shape}")
+        return X @ self.coef_ + self.intercept_
+
+    def score(self, X, y) -> float:
+        """The coefficient of determination R^2 of ``predict(X)`` against ``y``."""
+        y = np.asarray(y, dtype=np.float64)
+        resid = y - self.predict(X)
+        total = float(np.sum((y - y.mean()) ** 2))
+        return 1.0 - float(resid @ resid) / total if total > 0 else math.nan
+
+    def _set_fitted(self, coef, intercept, privacy: Privacy):
+        self.coef_ = np.asarray(coef, dtype=np.float64)
+        self.intercept_ = float(intercept)
+        self.support_ = np.flatnonzero(self.coef_)
+        self.privacy_ = privacy
+        self.n_features_in_ = self.coef_.shape[0]
+        return self

@@ -1,0 +1,242 @@
+"""Data of paper 002's evaluation: the synthetic sparse model and the Kelmarsh SCADA loader.
+
+:func:`make_sparse_regression` draws the synthetic data of section C.1
+(``n`` users with ``m`` samples each, ``d`` features, a ``k``-sparse
+parameter, Gaussian noise of s.d. ``sigma``, and fresh test observations).
+:func:`load_kelmarsh` reads the Kelmarsh wind-farm SCADA CSV files from a
+folder the user gives (nothing is downloaded or shipped) and prepares the
+nacelle-temperature regression of section C.1.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .._random import as_generator
+from .._validation import check_float, check_int
+
+__all__ = ["RegressionData", "make_sparse_regression", "KelmarshData", "load_kelmarsh",
+           "KELMARSH_TARGET"]
+
+
+@dataclass(frozen=True)
+class RegressionData:
+    """One synthetic draw.
+
+    Attributes
+    ----------
+    X : ndarray (n m, d)
+        Rows sorted by user, ``m`` consecutive rows per user.
+    y : ndarray (n m,)
+    users : ndarray (n m,)
+        Each row's user id (``0 .. n-1``).
+    theta : ndarray (d,)
+        The true parameter, ``k``-sparse with ``||theta||_2 = theta_norm``.
+    X_test, y_test : ndarray
+        Fresh observations for the test MSE.
+    sigma : float
+    beta_min : float
+        ``min_{j in S} |theta_j|``.
+    """
+
+    X: np.ndarray
+    y: np.ndarray
+    users: np.ndarray
+    theta: np.ndarray
+    X_test: np.ndarray
+    y_test: np.ndarray
+    sigma: float
+    beta_min: float
+
+    @property
+    def support(self) -> np.ndarray:
+        return np.flatnonzero(self.theta)
+
+
+def make_sparse_regression(*, n=15_000, m=50, d=256, k=8, sigma=0.25, theta_norm=1.0,
+                           n_test=4000, rng=None) -> RegressionData:
+    """Draw the synthetic data of paper 002, section C.1.
+
+    ``x ~ N(0, I_d)``, ``y = x^T theta + sigma e`` with ``e ~ N(0, 1)``;
+    ``theta`` has ``k`` nonzero entries at uniformly random positions, each
+    ``+-theta_norm / sqrt(k)`` with a random sign (so ``beta_min = theta_norm / sqrt(k)``).
+    The summary does not give the paper's ``theta``; this flat choice is ours.
+
+    Parameters
+    ----------
+    n, m, d, k : int
+        Users, samples per user, features, sparsity (``k <= d``).
+    sigma : float
+        Noise standard deviation (>= 0).
+    theta_norm : float
+    n_test : int
+        Fresh test observations.
+    rng : None, int, SeedSequence or Generator
+    """
+    owner = "make_sparse_regression"
+    n = check_int(n, "n", owner, low=1)
+    m = check_int(m, "m", owner, low=1)
+    d = check_int(d, "d", owner, low=1)
+    k = check_int(k, "k", owner, low=1, high=d)
+    sigma = check_float(sigma, "sigma", owner, low=0, low_open=False)
+    theta_norm = check_float(theta_norm, "theta_norm", owner, low=0)
+    n_test = check_int(n_test, "n_test", owner, low=1)
+    gen = as_generator(rng, owner)
+    theta = np.zeros(d)
+    support = np.sort(gen.choice(d, size=k, replace=False))
+    theta[support] = gen.choice([-1.0, 1.0], size=k) * theta_norm / math.sqrt(k)
+    X = gen.standard_normal((n * m, d))
+    y = X @ theta + sigma * gen.standard_normal(n * m)
+    X_test = gen.standard_normal((n_test, d))
+    y_test = X_test @ theta + sigma * gen.standard_normal(n_test)
+    users = np.repeat(np.arange(n), m)
+    return RegressionData(X, y, users, theta, X_test, y_test, sigma, theta_norm / math.sqrt(k))
+
+
+# ---------------------------------------------------------------- Kelmarsh
+#: The response column of the Kelmarsh SCADA files.
+KELMARSH_TARGET = "Nacelle temperature (°C)"
+_DATE = "Date and time"
+
+
+@dataclass(frozen=True)
+class KelmarshData:
+    """The prepared Kelmarsh regression (section C.1).
+
+    ``X_*`` are standardized with the public split's medians and scales
+    (missing predictors imputed by the public median); ``y_*`` are centered
+    by the public median of the response, ``y_offset``. ``columns`` names
+    the predictors.
+    """
+
+    X_train: np.ndarray
+    y_train: np.ndarray
+    X_test: np.ndarray
+    y_test: np.ndarray
+    X_public: np.ndarray
+    y_public: np.ndarray
+    columns: tuple
+    y_offset: float
+    files: tuple
+
+
+def _read_scada(path: Path):
+    """Header and rows of one SCADA CSV (comment lines start with ``#``, except the header)."""
+    with open(path, encoding="utf-8-sig", newline="") as fh:
+        header = None
+        for line in fh:
+            text = line.strip()
+            if text.startswith("# Date and time") or text.startswith("Date and time"):
+                header = next(csv.reader([text.lstrip("# ")]))
+                break
+        if header is None:
+            raise ValueError(f"{str(path)!r} has no 'Date and time' header line; is it a "
+                             f"Kelmarsh SCADA file?")
+        rows = [r for r in csv.reader(fh) if r]
+    return header, rows
+
+
+def _number(text: str) -> float:
+    try:
+        return float(text) if text else math.nan
+    except ValueError:
+        return math.nan
+
+
+def load_kelmarsh(path, *, pattern="Turbine_Data_Kelmarsh_*.csv", public_fraction=0.1,
+                  test_fraction=0.125, max_missing=0.5, seed=0) -> KelmarshData:
+    """Read the Kelmarsh SCADA CSV files under ``path`` and prepare the regression.
+
+    Parameters
+    ----------
+    path : str or Path
+        A folder holding the turbine CSV files (or one file).
+    pattern : str
+        Glob of the turbine files inside the folder.
+    public_fraction, test_fraction : float
+        Fractions of the UTC dates put in the public split and the test split
+        (whole dates, chosen by a seeded permutation; the rest is training).
+    max_missing : float
+        Predictors missing in more than this fraction of the public rows are dropped.
+    seed : int
+        Seed of the date permutation.
+
+    Raises
+    ------
+    FileNotFoundError
+        When ``path`` holds no matching file.
+    ValueError
+        When the files lack the date or the nacelle temperature column.
+    """
+    owner = "load_kelmarsh"
+    public_fraction = check_float(public_fraction, "public_fraction", owner, low=0, high=1)
+    test_fraction = check_float(test_fraction, "test_fraction", owner, low=0, high=1)
+    root = Path(path).expanduser()
+    files = [root] if root.is_file() else sorted(root.glob(pattern)) if root.is_dir() else []
+    if not files:
+        raise FileNotFoundError(f"No Kelmarsh SCADA files matching {pattern!r} under "
+                                f"{str(root)!r}; download the Kelmarsh wind farm data "
+                                f"(Zenodo, CC BY 4.0) and pass its folder.")
+    header = None
+    dates, data = [], []
+    for f in files:
+        h, rows = _read_scada(f)
+        if header is None:
+            header = h
+            if _DATE not in header or KELMARSH_TARGET not in header:
+                raise ValueError(f"{str(f)!r} lacks the {_DATE!r} or {KELMARSH_TARGET!r} column.")
+        elif h != header:
+            raise ValueError(f"{str(f)!r} has other columns than {str(files[0])!r}.")
+        di = header.index(_DATE)
+        for r in rows:
+            if len(r) != len(header):
+                continue
+            dates.append(r[di][:10])
+            data.append([_number(v) for i, v in enumerate(r) if i != di])
+    names = [c for c in header if c != _DATE]
+    A = np.asarray(data, dtype=np.float64).reshape(len(data), len(names))
+    ti = names.index(KELMARSH_TARGET)
+    y = A[:, ti]
+    keep_rows = np.isfinite(y)
+    A, y = A[keep_rows], y[keep_rows]
+    dates = np.asarray(dates)[keep_rows]
+    predictors = [i for i, c in enumerate(names) if i != ti and not re.search(
+        r"nacelle temperature", c, re.I)]
+    A = A[:, predictors]
+    cols = [names[i] for i in predictors]
+
+    unique = np.unique(dates)
+    perm = np.random.default_rng(seed).permutation(unique.shape[0])
+    n_pub = max(1, int(round(public_fraction * unique.shape[0])))
+    n_test = max(1, int(round(test_fraction * unique.shape[0])))
+    split = np.empty(unique.shape[0], dtype=np.int8)
+    split[perm[:n_pub]] = 0
+    split[perm[n_pub:n_pub + n_test]] = 2
+    split[perm[n_pub + n_test:]] = 1
+    which = split[np.searchsorted(unique, dates)]
+    pub = which == 0
+    if not pub.any() or not (which == 1).any() or not (which == 2).any():
+        raise ValueError(f"{owner}: the files span too few dates ({unique.shape[0]}) for "
+                         f"public, training and test splits.")
+    P = A[pub]
+    missing = np.mean(~np.isfinite(P), axis=0)
+    med = np.nanmedian(np.where(np.isfinite(P), P, np.nan), axis=0) if P.size else None
+    ok = (missing <= max_missing) & np.isfinite(med)
+    P = np.where(np.isfinite(P), P, med)
+    scale = P.std(axis=0)
+    ok &= scale > 0
+    A = A[:, ok]
+    med, scale = med[ok], scale[ok]
+    cols = [c for c, k in zip(cols, ok) if k]
+    A = np.where(np.isfinite(A), A, med)
+    A = (A - med) / scale
+    offset = float(np.median(y[pub]))
+    y = y - offset
+    return KelmarshData(A[which == 1], y[which == 1], A[which == 2], y[which == 2], A[pub],
+                        y[pub], tuple(cols), offset, tuple(str(f) for f in files))

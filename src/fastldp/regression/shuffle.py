@@ -1,0 +1,554 @@
+"""Shuffle-model building blocks: a shuffler, private vector summation, shuffled bits.
+
+Three primitives serve every shuffled protocol of :mod:`fastldp.regression`:
+
+- :func:`shuffle` permutes messages uniformly (one shuffler per stream);
+- :class:`ShuffledVectorSum` is multi-message private summation of rounded
+  integer vectors: every party adds its share of distributed Skellam noise,
+  splits the result into additive shares modulo a public power of two and
+  sends each share as one anonymous message; one shuffler per coordinate
+  mixes the messages of all parties, and the analyzer only adds them up;
+- :class:`ShuffledBits` is binary randomized response sent through ``d``
+  independent shuffled streams (the heavy-hitter step of U2R, Stage 1),
+  with the debiasing of the counts.
+
+Privacy accounting (summation)
+------------------------------
+The analyzer's view is the set of shuffled shares. Its privacy is split as in
+paper 002, Appendix D.2 / E.2: the noisy integer sum is (eps, delta/2)-DP,
+and the shuffled shares are within total variation ``delta/2`` of a function
+of that sum.
+
+*Noise.* The sum of the parties' Skellam shares ``Sk(mu/n)`` is exactly
+``Sk(mu)`` per coordinate (Poisson sums are Poisson), so the released
+integer vector is the Skellam mechanism of Agarwal, Kairouz and Liu,
+"The Skellam Mechanism for Differentially Private Federated Learning"
+(NeurIPS 2021), Theorem 3.5: for an integer-valued query with l2 and l1
+sensitivities ``D2`` and ``D1`` and per-coordinate noise variance ``mu``
+(``Sk(mu) = Poisson(mu/2) - Poisson(mu/2)``), for every integer ``alpha > 1``
+it is ``(alpha, eps_R(alpha))``-RDP with::
+
+    eps_R(alpha) = alpha D2^2 / (2 mu) + min(((2 alpha - 1) D2^2 + 6 D1) / (4 mu^2), 3 D1 / (2 mu))
+
+converted to (eps, delta) by Canonne, Kamath and Steinke (2020) /
+Balle et al. (2020)::
+
+    eps = min_alpha  eps_R(alpha) + log((alpha - 1) / alpha) - (log delta + log alpha) / (alpha - 1).
+
+:func:`skellam_variance` finds the smallest ``mu`` (bisection) that meets a
+target. The noise is calibrated to the l2 sensitivity, as the paper's
+centered-binomial noise is (Appendix B); we use Skellam instead of the
+centered binomial because its sum over parties is exactly Skellam and its
+RDP bound has no support-mismatch term, so the accounting is one formula
+(checked against a direct numerical Renyi divergence in the tests).
+Rounding: each party rounds ``scale * v`` stochastically (unbiased), which
+moves every coordinate by less than one unit, so a change of one party's
+real vector by at most ``S`` in l2 changes its integer vector by at most
+``scale * S + 2 sqrt(D)`` (``D`` coordinates), the ``D2`` used.
+
+*Shares.* With ``m`` shares per party and coordinate, uniformly random
+modulo ``q`` and summing to the party's value, the shuffled multiset of all
+``n m`` shares of one coordinate is ``2^-sigma``-close in total variation to
+a function of the sum alone when (Balle, Bell, Gascon and Nissim, "Private
+Summation in the Multi-Message Shuffle Model", CCS 2020, Theorem 1 as we
+read it)::
+
+    m >= ceil((2 sigma + log2 q) / (log2 n - log2 e)) + 1.
+
+With ``D`` independent shufflers the distances add, so ``sigma =
+log2(2 D / delta)`` gives ``delta/2``. :func:`shares_needed` computes ``m``.
+
+Simulation
+----------
+The shares are really drawn, put in one stream per coordinate, permuted
+(:func:`shuffle`) and summed modulo ``q`` by the analyzer; nothing uses the
+known sum. Everything is vectorized (one ``(D, n m)`` array). When the
+messages would exceed ``max_messages`` (the non-interactive protocol at
+``d = 256`` would send ``15,000 x 33,152 x 10`` of them), :meth:`ShuffledVectorSum.sum_aggregate`
+releases the same integer sum in distribution from the parties' total:
+the noise is one ``Sk(mu)`` draw per coordinate (exactly the law of the sum
+of the shares) and the total is rounded stochastically once instead of per
+party (the rounding errors differ by less than ``sqrt(n)/2`` units per
+coordinate, against a noise s.d. ``sqrt(mu)``). The accounting is the same.
+
+Privacy accounting (shuffled bits)
+----------------------------------
+Each of ``n`` parties holds one bit per stream; with probability ``2 gamma``
+it sends a uniform random bit, otherwise its bit (so each bit flips with
+probability ``gamma``). The shuffled stream reveals only its count.
+:func:`shuffled_bits_delta` bounds the hockey-stick divergence between two
+neighbouring inputs exactly (numerically) after revealing to the analyzer
+which other parties sent a uniform bit (the privacy blanket of Balle, Bell,
+Gascon and Nissim, "The Privacy Blanket of the Shuffle Model", CRYPTO 2019;
+closed forms of the same shape are in Cheu, Smith, Ullman, Zeber and
+Zhilyaev, EUROCRYPT 2019): with ``K ~ Bin(n - 1, 2 gamma)`` blanket parties,
+the count is ``own + Bin(K, 1/2)`` plus a known offset, where ``own ~
+Bern(gamma)`` for bit 0 and ``Bern(1 - gamma)`` for bit 1, and
+``delta = E_K[sum_z (P_0(z) - e^eps P_1(z))_+]``. Changing one party's index
+in Stage 1 changes two streams, so each stream is calibrated to
+``(eps/2, delta/2)`` (basic composition), as in paper 002, Appendix E.1.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._random import as_generator
+from .._validation import check_float, check_int, param_error
+
+__all__ = [
+    "shuffle",
+    "skellam_rdp",
+    "rdp_to_epsilon",
+    "skellam_epsilon",
+    "skellam_variance",
+    "shares_needed",
+    "stochastic_round",
+    "SummationResult",
+    "ShuffledVectorSum",
+    "shuffled_bits_delta",
+    "flip_probability",
+    "ShuffledBits",
+]
+
+_ALPHAS = np.concatenate([np.arange(2, 64), np.arange(64, 257, 4), np.arange(264, 2049, 16)]).astype(
+    np.float64)
+_LOG2E = math.log2(math.e)
+
+
+# ---------------------------------------------------------------- shuffler
+def shuffle(messages, rng=None) -> np.ndarray:
+    """Permute messages uniformly at random, one independent shuffler per row.
+
+    Parameters
+    ----------
+    messages : array_like
+        A 1-d array of messages (one shuffler) or a 2-d array whose rows are
+        independent streams (one shuffler each).
+    rng : None, int, SeedSequence or Generator
+
+    Returns
+    -------
+    ndarray
+        A new array: each row a uniformly random permutation of the input row.
+    """
+    arr = np.asarray(messages)
+    if arr.ndim not in (1, 2):
+        raise param_error("messages", "shuffle", "a 1-d or 2-d array", f"array of shape {arr.shape}")
+    gen = as_generator(rng, "shuffle")
+    return gen.permuted(arr, axis=-1)
+
+
+# ---------------------------------------------------------------- accounting
+def skellam_rdp(alpha, mu: float, l2: float, l1: float):
+    """Renyi-DP of the Skellam mechanism (Agarwal, Kairouz and Liu 2021, Theorem 3.5).
+
+    Parameters
+    ----------
+    alpha : float or ndarray
+        Renyi orders (integers > 1).
+    mu : float
+        Per-coordinate variance of the Skellam noise, ``Sk(mu) = Poisson(mu/2) - Poisson(mu/2)``.
+    l2, l1 : float
+        l2 and l1 sensitivities of the integer query.
+
+    Returns
+    -------
+    float or ndarray
+        ``alpha l2^2 / (2 mu) + min(((2 alpha - 1) l2^2 + 6 l1) / (4 mu^2), 3 l1 / (2 mu))``.
+    """
+    a = np.asarray(alpha, dtype=np.float64)
+    out = a * l2 ** 2 / (2 * mu) + np.minimum(((2 * a - 1) * l2 ** 2 + 6 * l1) / (4 * mu ** 2),
+                                              3 * l1 / (2 * mu))
+    return out if out.ndim else float(out)
+
+
+def rdp_to_epsilon(rdp, alphas, delta: float) -> float:
+    """Convert an RDP curve to (eps, delta)-DP (Canonne, Kamath and Steinke 2020, Prop. 12).
+
+    ``eps = min_alpha rdp(alpha) + log((alpha-1)/alpha) - (log delta + log alpha)/(alpha-1)``.
+    """
+    a = np.asarray(alphas, dtype=np.float64)
+    r = np.asarray(rdp, dtype=np.float64)
+    eps = r + np.log((a - 1) / a) - (math.log(delta) + np.log(a)) / (a - 1)
+    return float(max(0.0, eps.min()))
+
+
+def skellam_epsilon(mu: float, l2: float, l1: float, delta: float) -> float:
+    """The eps at which Skellam noise of variance ``mu`` is (eps, delta)-DP."""
+    return rdp_to_epsilon(skellam_rdp(_ALPHAS, mu, l2, l1), _ALPHAS, delta)
+
+
+def skellam_variance(epsilon: float, delta: float, l2: float, l1: float) -> float:
+    """The smallest per-coordinate Skellam variance ``mu`` that is (eps, delta)-DP.
+
+    Bisection on ``log mu`` (relative precision 1e-6) over :func:`skellam_epsilon`.
+    """
+    owner = "skellam_variance"
+    epsilon = check_float(epsilon, "epsilon", owner, low=0)
+    delta = check_float(delta, "delta", owner, low=0, high=1)
+    l2 = check_float(l2, "l2", owner, low=0)
+    l1 = check_float(l1, "l1", owner, low=0)
+    lo = hi = l2 ** 2
+    while skellam_epsilon(hi, l2, l1, delta) > epsilon:
+        hi *= 4.0
+    while lo > 1e-12 and skellam_epsilon(lo, l2, l1, delta) <= epsilon:
+        lo /= 4.0
+    for _ in range(80):
+        mid = math.sqrt(lo * hi)
+        if skellam_epsilon(mid, l2, l1, delta) <= epsilon:
+            hi = mid
+        else:
+            lo = mid
+        if hi / lo < 1 + 1e-6:
+            break
+    return hi
+
+
+def shares_needed(n_parties: int, modulus_bits: float, sigma: float) -> int:
+    """Shares per party and coordinate for ``2^-sigma`` statistical security.
+
+    Balle, Bell, Gascon and Nissim (CCS 2020), Theorem 1 (as we read it):
+    ``m = ceil((2 sigma + log2 q) / (log2 n - log2 e)) + 1``. Needs ``n >= 3``.
+    """
+    n_parties = check_int(n_parties, "n_parties", "shares_needed", low=3)
+    return int(math.ceil((2 * sigma + modulus_bits) / (math.log2(n_parties) - _LOG2E))) + 1
+
+
+def share_security(n_parties: int, modulus_bits: float, shares: int) -> float:
+    """The ``sigma`` that ``shares`` messages give (inverse of :func:`shares_needed`)."""
+    return ((shares - 1) * (math.log2(n_parties) - _LOG2E) - modulus_bits) / 2.0
+
+
+def stochastic_round(values, rng) -> np.ndarray:
+    """Unbiased randomized rounding to int64: ``floor(v) + Bernoulli(v - floor(v))``."""
+    v = np.asarray(values, dtype=np.float64)
+    low = np.floor(v)
+    return (low + (rng.random(v.shape) < (v - low))).astype(np.int64)
+
+
+def _skellam(mu: float, size, rng) -> np.ndarray:
+    if mu <= 0:
+        return np.zeros(size, dtype=np.int64)
+    return rng.poisson(mu / 2.0, size) - rng.poisson(mu / 2.0, size)
+
+
+# ---------------------------------------------------------------- summation
+@dataclass(frozen=True)
+class SummationResult:
+    """What :class:`ShuffledVectorSum` released and how.
+
+    Attributes
+    ----------
+    total : ndarray
+        The analyzer's estimate of the sum of the parties' real vectors.
+    integer_total : ndarray
+        The decoded noisy integer sum (centered representative modulo ``q``).
+    noise_sd : float
+        Standard deviation of the noise per coordinate of ``total`` (real units).
+    mu, scale, modulus, shares : float, float, int, int
+        Skellam variance (integer units), rounding scale, modulus ``q`` and
+        shares per party and coordinate.
+    epsilon, delta : float
+        The guarantee of the view: ``delta = delta_noise + delta_shares``.
+    delta_noise, delta_shares : float
+    messages : int
+        Messages the parties sent (``n * D * shares``).
+    simulated : bool
+        True when the shares were drawn and shuffled, False on the aggregate path.
+    """
+
+    total: np.ndarray
+    integer_total: np.ndarray
+    noise_sd: float
+    mu: float
+    scale: float
+    modulus: int
+    shares: int
+    epsilon: float
+    delta: float
+    delta_noise: float
+    delta_shares: float
+    messages: int
+    simulated: bool
+
+
+class ShuffledVectorSum:
+    """Multi-message shuffled private summation of real vectors (see the module docstring).
+
+    Parameters
+    ----------
+    epsilon : float or None
+        Privacy budget in (0, inf); ``None`` turns the noise off (then the
+        release is the exact sum of the rounded vectors, not private).
+    delta : float
+        In (0, 1); half goes to the noise, half to the shares.
+    norm_bound : float
+        Public bound on the l2 norm of every party's vector (checked).
+    sensitivity : float, optional
+        l2 change of one party's vector between neighbouring datasets (real
+        units; default ``2 * norm_bound``, replacement of a whole vector).
+    scale : float, optional
+        Rounding scale (integer units per real unit); default
+        ``200 sqrt(D) / sensitivity``, so rounding adds 1% to the sensitivity.
+    shares : int, optional
+        Shares per party and coordinate; default :func:`shares_needed` for
+        ``delta/2``. A smaller given value is accounted for in ``delta``.
+    max_messages : int
+        Above this many messages :meth:`sum` uses the aggregate path.
+    """
+
+    _owner = "ShuffledVectorSum"
+
+    def __init__(self, *, epsilon, delta=1e-5, norm_bound, sensitivity=None, scale=None,
+                 shares=None, max_messages=50_000_000):
+        o = self._owner
+        self.epsilon = None if epsilon is None else check_float(epsilon, "epsilon", o, low=0)
+        self.delta = check_float(delta, "delta", o, low=0, high=1)
+        self.norm_bound = check_float(norm_bound, "norm_bound", o, low=0)
+        self.sensitivity = (2 * self.norm_bound if sensitivity is None
+                            else check_float(sensitivity, "sensitivity", o, low=0))
+        self.scale = None if scale is None else check_float(scale, "scale", o, low=0)
+        self.shares = None if shares is None else check_int(shares, "shares", o, low=2)
+        self.max_messages = check_int(max_messages, "max_messages", o, low=1)
+
+    # -- public parameters of one release
+    def plan(self, n_parties: int, dim: int) -> dict:
+        """The public parameters for ``n_parties`` parties and ``dim`` coordinates."""
+        o = self._owner
+        n_parties = check_int(n_parties, "n_parties", o, low=3)
+        dim = check_int(dim, "dim", o, low=1)
+        root = math.sqrt(dim)
+        scale = self.scale if self.scale is not None else 200.0 * root / self.sensitivity
+        l2 = scale * self.sensitivity + 2 * root
+        l1 = min(root * l2, root * scale * self.sensitivity + 2 * dim)
+        if self.epsilon is None:
+            mu, delta_noise, eps = 0.0, 0.0, math.inf
+        else:
+            delta_noise = self.delta / 2
+            mu = skellam_variance(self.epsilon, delta_noise, l2, l1)
+            eps = self.epsilon
+        bound = n_parties * (scale * self.norm_bound + 1.0) + 40.0 * math.sqrt(mu) + 1.0
+        bits = max(8, int(math.ceil(math.log2(2 * bound + 1))))
+        if bits > 62:
+            raise ValueError(
+                f"{o}: the modulus needs {bits} bits (> 62) for {n_parties} parties at scale "
+                f"{scale:.4g}; lower 'scale' or 'norm_bound'.")
+        sigma = math.log2(2 * dim / self.delta)
+        shares = self.shares if self.shares is not None else shares_needed(n_parties, bits, sigma)
+        got = share_security(n_parties, bits, shares)
+        delta_shares = min(1.0, dim * 2.0 ** (-got))
+        return {"scale": scale, "l2": l2, "l1": l1, "mu": mu, "modulus_bits": bits,
+                "modulus": 1 << bits, "shares": shares, "epsilon": eps,
+                "delta_noise": delta_noise, "delta_shares": delta_shares,
+                "delta": delta_noise + delta_shares}
+
+    def _check(self, vectors):
+        v = np.asarray(vectors, dtype=np.float64)
+        if v.ndim != 2:
+            raise param_error("vectors", self._owner, "a 2-d array (parties x coordinates)",
+                              f"array of shape {v.shape}")
+        if not np.isfinite(v).all():
+            raise param_error("vectors", self._owner, "finite", "an array with NaN or inf")
+        norms = np.sqrt(np.einsum("ij,ij->i", v, v))
+        if norms.size and norms.max() > self.norm_bound * (1 + 1e-9):
+            raise ValueError(f"{self._owner}: a party's vector has l2 norm {norms.max():.6g} "
+                             f"> norm_bound = {self.norm_bound:.6g}; clip before summing.")
+        return v
+
+    def _result(self, p, integer_total, n, dim, simulated) -> SummationResult:
+        scale = p["scale"]
+        return SummationResult(
+            total=integer_total / scale, integer_total=integer_total,
+            noise_sd=math.sqrt(p["mu"]) / scale, mu=p["mu"], scale=scale, modulus=p["modulus"],
+            shares=p["shares"], epsilon=p["epsilon"], delta=p["delta"],
+            delta_noise=p["delta_noise"], delta_shares=p["delta_shares"],
+            messages=n * dim * p["shares"], simulated=simulated)
+
+    def encode(self, vectors, rng, plan=None):
+        """The local randomizers: each party's shares, ``(n, D, shares)`` uint64 modulo ``q``."""
+        gen = as_generator(rng, self._owner)
+        v = self._check(vectors)
+        n, dim = v.shape
+        p = plan or self.plan(n, dim)
+        q = np.uint64(p["modulus"])
+        x = stochastic_round(v * p["scale"], gen) + _skellam(p["mu"] / n, v.shape, gen)
+        x = np.mod(x, p["modulus"]).astype(np.uint64)
+        m = p["shares"]
+        shares = np.empty((n, dim, m), dtype=np.uint64)
+        shares[..., :-1] = gen.integers(0, p["modulus"], size=(n, dim, m - 1), dtype=np.uint64)
+        # the last share completes the sum modulo q (q divides 2^64: uint64 wrap-around is exact)
+        shares[..., -1] = (x - shares[..., :-1].sum(axis=-1)) & (q - np.uint64(1))
+        return shares, p
+
+    @staticmethod
+    def analyze(streams, modulus: int) -> np.ndarray:
+        """The analyzer: add each coordinate's shuffled messages modulo ``q``, centered."""
+        q = np.uint64(modulus)
+        total = streams.sum(axis=-1, dtype=np.uint64) & (q - np.uint64(1))
+        out = total.astype(np.int64)
+        out[total >= q // np.uint64(2)] -= np.int64(modulus)
+        return out
+
+    def sum(self, vectors, rng=None) -> SummationResult:
+        """Privately sum the rows of ``vectors`` (one party each) through shufflers.
+
+        Draws the shares (:meth:`encode`), routes the messages of coordinate
+        ``j`` to shuffler ``j``, permutes each stream (:func:`shuffle`) and
+        adds them up (:meth:`analyze`). Falls back to :meth:`sum_aggregate`
+        above ``max_messages``.
+        """
+        gen = as_generator(rng, self._owner)
+        v = self._check(vectors)
+        n, dim = v.shape
+        p = self.plan(n, dim)
+        if n * dim * p["shares"] > self.max_messages:
+            return self.sum_aggregate(v.sum(axis=0), n, gen)
+        shares, p = self.encode(v, gen, p)
+        streams = shuffle(shares.transpose(1, 0, 2).reshape(dim, n * p["shares"]), gen)
+        return self._result(p, self.analyze(streams, p["modulus"]), n, dim, True)
+
+    def sum_aggregate(self, total, n_parties: int, rng=None) -> SummationResult:
+        """The same release from the parties' real total (see "Simulation" in the module doc)."""
+        gen = as_generator(rng, self._owner)
+        t = np.asarray(total, dtype=np.float64).ravel()
+        if not np.isfinite(t).all():
+            raise param_error("total", self._owner, "finite", "an array with NaN or inf")
+        p = self.plan(n_parties, t.shape[0])
+        x = stochastic_round(t * p["scale"], gen) + _skellam(p["mu"], t.shape, gen)
+        x = np.mod(x, p["modulus"]).astype(np.uint64)
+        return self._result(p, self.analyze(x[:, None], p["modulus"]), n_parties, t.shape[0],
+                            False)
+
+
+# ---------------------------------------------------------------- shuffled bits
+def _blanket_delta_given_k(k, gamma, eps):
+    """``sum_z (P0 - e^eps P1)_+`` for ``own + Bin(K, 1/2)`` (vectorized over K, exact)."""
+    from scipy.stats import binom
+
+    k = np.atleast_1d(np.asarray(k, dtype=np.int64))
+    kmax = int(k.max())
+    z = np.arange(kmax + 2)
+    b0 = binom.pmf(z[None, :], k[:, None], 0.5)  # Bin(K, 1/2) at z
+    b1 = np.zeros_like(b0)
+    b1[:, 1:] = b0[:, :-1]                       # at z - 1
+    p0 = (1 - gamma) * b0 + gamma * b1
+    p1 = gamma * b0 + (1 - gamma) * b1
+    return np.clip(p0 - math.exp(eps) * p1, 0, None).sum(axis=1)
+
+
+def shuffled_bits_delta(n_parties: int, gamma: float, epsilon: float) -> float:
+    """Upper bound on delta of one shuffled binary randomized-response stream at ``epsilon``.
+
+    Exact for the analyzer that also learns which other parties sent a
+    uniform bit (the privacy blanket): ``delta = sum_K Bin(K; n-1, 2 gamma)
+    delta_K``. Mass of ``K`` outside 14 standard deviations of its mean is
+    counted as ``delta_K = 1``.
+    """
+    from scipy.stats import binom
+
+    owner = "shuffled_bits_delta"
+    n = check_int(n_parties, "n_parties", owner, low=1)
+    gamma = check_float(gamma, "gamma", owner, low=0, high=0.5, high_open=False)
+    epsilon = check_float(epsilon, "epsilon", owner, low=0, low_open=False)
+    others = n - 1
+    w = 2 * gamma
+    mean, sd = others * w, math.sqrt(others * w * (1 - w))
+    lo = max(0, int(math.floor(mean - 14 * sd)))
+    hi = min(others, int(math.ceil(mean + 14 * sd)))
+    ks = np.arange(lo, hi + 1)
+    weights = binom.pmf(ks, others, w)
+    outside = max(0.0, 1.0 - float(weights.sum()))
+    total = 0.0
+    for start in range(0, ks.shape[0], 256):
+        sl = slice(start, start + 256)
+        total += float(np.dot(weights[sl], _blanket_delta_given_k(ks[sl], gamma, epsilon)))
+    return min(1.0, total + outside)
+
+
+@functools.lru_cache(maxsize=256)
+def _flip_probability(n: int, epsilon: float, delta: float) -> float:
+    if shuffled_bits_delta(n, 0.5 - 1e-9, epsilon) > delta:
+        raise ValueError(f"flip_probability: {n} parties cannot hide one bit at eps = "
+                         f"{epsilon:g}, delta = {delta:g}; more parties or a larger budget are "
+                         f"needed.")
+    # bracket around the Gaussian approximation gamma n ~ 4 log(1.25/delta) / eps^2
+    guess = min(0.25, 4 * math.log(1.25 / delta) / (epsilon ** 2 * max(n - 1, 1)))
+    lo, hi = guess / 4, min(0.5 - 1e-9, guess * 2)
+    if shuffled_bits_delta(n, hi, epsilon) > delta:
+        lo, hi = hi, 0.5 - 1e-9
+    if shuffled_bits_delta(n, lo, epsilon) <= delta:
+        lo = 0.0
+    for _ in range(60):  # to 0.2% of gamma: the conservative end is returned
+        mid = 0.5 * (lo + hi)
+        if shuffled_bits_delta(n, mid, epsilon) <= delta:
+            hi = mid
+        else:
+            lo = mid
+        if hi - lo < 2e-3 * hi or hi < 1e-12:
+            break
+    return hi
+
+
+def flip_probability(n_parties: int, epsilon: float, delta: float) -> float:
+    """The smallest flip probability ``gamma`` with :func:`shuffled_bits_delta` <= ``delta``.
+
+    Raises ValueError when even ``gamma = 1/2`` (pure noise minus the own bit) cannot meet it.
+    """
+    owner = "flip_probability"
+    n = check_int(n_parties, "n_parties", owner, low=2)
+    epsilon = check_float(epsilon, "epsilon", owner, low=0)
+    delta = check_float(delta, "delta", owner, low=0, high=1)
+    return _flip_probability(n, epsilon, delta)
+
+
+class ShuffledBits:
+    """Binary randomized response over ``d`` independent shuffled streams, with debiasing.
+
+    Each party holds one index in ``[0, d)``; in stream ``j`` it holds the
+    bit ``[index == j]``. Each bit flips with probability ``gamma``
+    (:func:`flip_probability` at ``(eps/2, delta/2)`` per stream, since one
+    changed index changes two streams). The analyzer sees each stream's
+    shuffled bits and returns the debiased counts ``(c_j - gamma n) / (1 - 2 gamma)``.
+
+    Parameters
+    ----------
+    epsilon : float
+        Budget of the whole view (all streams).
+    delta : float
+    d : int
+        Number of streams (the index domain).
+    """
+
+    _owner = "ShuffledBits"
+
+    def __init__(self, *, epsilon, delta=1e-5, d):
+        self.epsilon = check_float(epsilon, "epsilon", self._owner, low=0)
+        self.delta = check_float(delta, "delta", self._owner, low=0, high=1)
+        self.d = check_int(d, "d", self._owner, low=1)
+
+    def gamma(self, n_parties: int) -> float:
+        """The flip probability for ``n_parties`` parties."""
+        return flip_probability(n_parties, self.epsilon / 2, self.delta / 2)
+
+    def counts(self, indices, rng=None, gamma=None) -> tuple[np.ndarray, float]:
+        """Return ``(debiased counts of length d, gamma)`` for the parties' ``indices``."""
+        gen = as_generator(rng, self._owner)
+        idx = np.asarray(indices)
+        if idx.ndim != 1 or idx.dtype.kind not in "iu":
+            raise param_error("indices", self._owner, "a 1-d integer array", indices, TypeError)
+        if idx.size and (idx.min() < 0 or idx.max() >= self.d):
+            raise param_error("indices", self._owner, f"indices in [0, {self.d})",
+                              f"values in [{idx.min()}, {idx.max()}]")
+        n = idx.shape[0]
+        g = self.gamma(n) if gamma is None else gamma
+        bits = np.zeros((self.d, n), dtype=np.uint8)
+        bits[idx, np.arange(n)] = 1
+        flips = (gen.random((self.d, n)) < g).astype(np.uint8)
+        streams = shuffle(bits ^ flips, gen)
+        c = streams.sum(axis=1, dtype=np.int64)
+        return (c - g * n) / (1 - 2 * g), g
