@@ -63,3 +63,34 @@ def test_bucket_search_equals_brute_force(trial):
         assert score[i] == scores.max()
         assert best[i] == int(np.flatnonzero(scores == scores.max())[0])
         assert n_max[i] == int(np.sum(scores == scores.max()))
+
+
+# The kernels reject what the oracles reject (no bucket count the 32-bit lane cannot reach).
+@pytest.mark.parametrize("g", [1, 0, -3, 2**32 + 1])
+def test_olh_kernels_reject_bad_bucket_counts(g):
+    ids = np.arange(2, dtype=np.uint64)
+    with pytest.raises(ValueError, match=r"g must be in \[2, 2\*\*32\]"):
+        _olh.olh_buckets(1, ids, np.zeros(2, np.int64), np.full(2, g, np.int64))
+    with pytest.raises(ValueError, match=r"g must be in \[2, 2\*\*32\]"):
+        _olh.olh_support(1, ids, np.zeros(2, np.int64), np.full(2, g, np.int64), np.ones(2), 8)
+    with pytest.raises(ValueError, match=r"g must be in \[2, 2\*\*32\]"):
+        _olh.olh_bucket_search(1, ids, np.full(2, g, np.int64), np.arange(3, dtype=np.int64),
+                               np.ones(3))
+
+
+def test_olh_kernels_reject_negative_items_and_out_of_range_reports():
+    ids = np.arange(2, dtype=np.uint64)
+    g = np.full(2, 4, np.int64)
+    with pytest.raises(ValueError, match="items must be >= 0"):
+        _olh.olh_bucket_search(1, ids, g, np.array([0, -1], np.int64), np.ones(2))
+    with pytest.raises(ValueError, match="items must be >= 0"):
+        _olh.olh_bucket_scores(1, 0, 4, np.array([-2], np.int64), np.ones(1))
+    with pytest.raises(ValueError, match=r"reports must lie in \[0, g\)"):
+        _olh.olh_support(1, ids, np.array([0, 4], np.int64), g, np.ones(2), 8)
+
+
+def test_largest_bucket_count_reaches_the_top_bucket_range():
+    # g = 2**32: the bucket is the lane itself, so it covers [0, 2**32) and no more
+    ids = np.arange(4000, dtype=np.uint64)
+    out = _olh.olh_buckets(3, ids, np.zeros(4000, np.int64), np.full(4000, 2**32, np.int64))
+    assert out.min() >= 0 and out.max() < 2**32 and out.max() > 2**31

@@ -24,6 +24,26 @@ def _check_lengths(n, **arrays):
             raise ValueError(f"{name} must have length {n}, got {arr.shape[0]}")
 
 
+#: The largest bucket count: a bucket is ``(lane * g) >> 32`` of a 32-bit hash lane.
+MAX_G = 1 << 32
+
+
+cdef int _check_g(const int64_t[::1] g) except -1:
+    cdef intp_t j
+    for j in range(g.shape[0]):
+        if g[j] < 2 or g[j] > MAX_G:
+            raise ValueError(f"g must be in [2, 2**32], got {g[j]} at index {j}")
+    return 0
+
+
+cdef int _check_items(const int64_t[::1] items) except -1:
+    cdef intp_t j
+    for j in range(items.shape[0]):
+        if items[j] < 0:
+            raise ValueError(f"items must be >= 0, got {items[j]} at index {j}")
+    return 0
+
+
 def olh_buckets(uint64_t seed, const uint64_t[::1] identities, const int64_t[::1] items,
                 const int64_t[::1] g):
     """Return ``H_{identities[j]}(items[j])`` in ``[0, g[j])`` for each j."""
@@ -32,11 +52,8 @@ def olh_buckets(uint64_t seed, const uint64_t[::1] identities, const int64_t[::1
     out = np.empty(n, dtype=np.int64)
     cdef int64_t[::1] o = out
     cdef intp_t j
-    for j in range(n):
-        if g[j] < 2:
-            raise ValueError(f"g must be >= 2, got {g[j]} at index {j}")
-        if items[j] < 0:
-            raise ValueError(f"items must be >= 0, got {items[j]} at index {j}")
+    _check_g(g)
+    _check_items(items)
     with nogil:
         for j in range(n):
             o[j] = fastldp_olh_bucket(seed, identities[j], items[j], g[j])
@@ -45,8 +62,8 @@ def olh_buckets(uint64_t seed, const uint64_t[::1] identities, const int64_t[::1
 
 def olh_hash_all(uint64_t seed, uint64_t identity, int64_t p, int64_t g):
     """Return the buckets of all items ``0 .. p-1`` for one identity."""
-    if g < 2 or p < 1:
-        raise ValueError("need g >= 2 and p >= 1")
+    if g < 2 or g > MAX_G or p < 1:
+        raise ValueError(f"need g in [2, 2**32] and p >= 1, got g = {g}, p = {p}")
     out = np.empty(p, dtype=np.int64)
     cdef int64_t[::1] o = out
     cdef int64_t x
@@ -83,6 +100,12 @@ def olh_support(uint64_t seed, const uint64_t[::1] identities, const int64_t[::1
     _check_lengths(n, reports=reports, g=g, weights=weights)
     if p < 1:
         raise ValueError("p must be >= 1")
+    _check_g(g)
+    cdef intp_t r
+    for r in range(n):
+        if reports[r] < 0 or reports[r] >= g[r]:
+            raise ValueError(f"reports must lie in [0, g), got {reports[r]} with g = {g[r]} "
+                             f"at index {r}")
     cdef int nt = max(1, n_threads)
     cdef int64_t chunk = SUPPORT_CHUNK
     cdef int64_t nchunks = (n + chunk - 1) // chunk
@@ -112,8 +135,9 @@ def olh_bucket_scores(uint64_t seed, uint64_t identity, int64_t g,
     """Return ``score[b] = sum_{x in items, H(x) = b} item_weights[x]`` for b in [0, g)."""
     if items.shape[0] != item_weights.shape[0]:
         raise ValueError("items and item_weights must have the same length")
-    if g < 2:
-        raise ValueError("g must be >= 2")
+    if g < 2 or g > MAX_G:
+        raise ValueError(f"g must be in [2, 2**32], got {g}")
+    _check_items(items)
     out = np.zeros(g, dtype=np.float64)
     cdef double[::1] o = out
     cdef intp_t j
@@ -149,9 +173,8 @@ def olh_bucket_search(uint64_t seed, const uint64_t[::1] identities, const int64
     if item_weights.shape[0] != m:
         raise ValueError("items and item_weights must have the same length")
     cdef intp_t i, j, a
-    for i in range(n):
-        if g[i] < 2:
-            raise ValueError(f"g must be >= 2, got {g[i]} at index {i}")
+    _check_g(g)
+    _check_items(items)
     best = np.zeros(n, dtype=np.int64)
     best_score = np.zeros(n, dtype=np.float64)
     n_max = np.zeros(n, dtype=np.int64)
