@@ -17,7 +17,7 @@ from ._cdefs cimport (
     fastldp_ordered_chunk_sum, FASTLDP_STREAM_OLH_HASH,
 )
 
-POOL_CHUNK = 16
+POOL_CHUNK = 128  # h = 1024: 8 chunks, one wave of the ordered sum on <= 2 threads
 
 
 cdef struct PoolContext:

@@ -3,7 +3,8 @@
 A report is a row of ``ceil(D / 8)`` bytes; item ``v`` is bit ``v & 7`` of
 byte ``v >> 3`` (``numpy.packbits(..., bitorder="little")``). The algorithms
 and the client's randomness are described in ``src/unary.h``: every row is
-drawn from Philox4x64-10 keyed by a caller-drawn key and the row index, so
+drawn from xoshiro256++ seeded by Philox4x64-10 keyed by a caller-drawn key
+and the row index, so
 the result does not depend on the thread count; the column counts are
 integers, so their sum does not either; the weighted sums are reduced in
 chunk order.
@@ -74,7 +75,7 @@ def ue_counts(const uint8_t[:, ::1] reports, int64_t D, int n_threads=1):
     if n == 0:
         return partial[0, :D].copy()
     cdef int64_t[:, ::1] part = partial
-    cdef uint64_t *scratch = <uint64_t *>malloc(nt * 11 * W * sizeof(uint64_t))
+    cdef uint64_t *scratch = <uint64_t *>malloc(nt * 12 * W * sizeof(uint64_t))
     if scratch == NULL:
         raise MemoryError()
     cdef int t
@@ -85,7 +86,7 @@ def ue_counts(const uint8_t[:, ::1] reports, int64_t D, int n_threads=1):
                 r0 = (n * t) // nt
                 r1 = (n * (t + 1)) // nt
                 fastldp_ue_count_range(&reports[0, 0], nbytes, r0, r1, &part[t, 0],
-                                       scratch + t * 11 * W)
+                                       scratch + t * 12 * W)
     finally:
         free(scratch)
     return partial.sum(axis=0)[:D]

@@ -220,6 +220,7 @@ class FrequencyOracle:
     """
 
     name = "oracle"
+    uses_identities = False  # True when the identities key a public hash (OLH)
 
     def __init__(self, *, domain_size, epsilon, codebook_seed=None, n_threads=None):
         owner = type(self).__name__
@@ -357,9 +358,17 @@ class FrequencyOracle:
         owner = f"{type(self).__name__}.privatize"
         x = self.check_values(values, owner)
         n = x.shape[0]
-        eps = self._budgets(epsilons, n, owner)
-        ids = resolve_identities(identities, n, owner)
+        # one shared budget is passed as a length-1 array: the array layer
+        # broadcasts it (and computes p, q once instead of n times)
+        eps = self._budgets(epsilons, n if epsilons is not None else 1, owner)
+        ids = self._identities(identities, n, owner)
         return self.perturb(x, eps, ids, as_generator(rng, owner))
+
+    def _identities(self, identities, n: int, owner: str):
+        """Validated identities; ``None`` stays ``None`` for oracles that do not hash them."""
+        if identities is None and not self.uses_identities:
+            return None
+        return resolve_identities(identities, n, owner)
 
     def estimate(self, reports, *, epsilons=None, identities=None) -> FrequencyEstimate:
         """Count estimates of every symbol, their variances and the sanitization counts.
@@ -374,6 +383,13 @@ class FrequencyOracle:
         """
         owner = f"{type(self).__name__}.estimate"
         n = self._n_reports(reports, owner)
+        if epsilons is None and self.epsilon is not None:
+            clean = self._legal_as_is(reports, n)
+            if clean is not None:  # every report legal: no copy, no per-report budgets
+                counts = self._aggregate_uniform(clean, self.epsilon,
+                                                 self._identities(identities, n, owner))
+                report = SanitizationReport(n, n, {r: 0 for r in REASONS}, False)
+                return FrequencyEstimate(counts, self._uniform_variances(n, counts), report, n)
         eps = self._budgets(epsilons, n, owner)
         ids = resolve_identities(identities, n, owner)
         clean, report = self.sanitize(reports, eps, ids, owner)
@@ -382,6 +398,22 @@ class FrequencyOracle:
         else:
             counts = self.aggregate(clean, eps, ids, np.ones(n))
         return FrequencyEstimate(counts, self.count_variances(eps, counts), report, n)
+
+    def _legal_as_is(self, reports, n: int):
+        """``reports`` as the clean array when it is one of legal integer reports, else None."""
+        arr = reports
+        if not (isinstance(arr, np.ndarray) and arr.ndim == 1 and arr.shape[0] == n and n
+                and arr.dtype.kind in "iu" and arr.dtype.itemsize <= 8):
+            return None
+        size = int(self.output_sizes(np.array([self.epsilon]))[0])
+        if arr.min() >= 0 and arr.max() < size:
+            return np.ascontiguousarray(arr, dtype=np.int64)
+        return None
+
+    def _uniform_variances(self, n: int, counts: np.ndarray) -> np.ndarray:
+        e = np.array([self.epsilon])
+        var, held = float(self.variances(e)[0]), float(self.held_variances(e)[0])
+        return n * var + np.clip(counts, 0.0, n) * (held - var)
 
     def count_variances(self, eps: np.ndarray, counts: np.ndarray) -> np.ndarray:
         """Plug-in variance of every count (module docstring)."""

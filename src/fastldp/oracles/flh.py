@@ -157,6 +157,16 @@ class FLH(FrequencyOracle):
         hits = flh_support(self.codebook_seed, table, self.domain_size, self.n_threads)
         return (hits - n / self.g) / (p - 1.0 / self.g)
 
+    def _legal_as_is(self, reports, n):
+        arr = reports
+        if not (isinstance(arr, np.ndarray) and arr.shape == (n, 2) and n
+                and arr.dtype.kind in "iu" and arr.dtype.itemsize <= 8):
+            return None
+        if (arr.min(axis=0) >= 0).all() and arr[:, 0].max() < self.n_hashes \
+                and arr[:, 1].max() < self.g:
+            return np.ascontiguousarray(arr, dtype=np.int64)
+        return None
+
     def _n_reports(self, reports, owner):
         arr = as_report_array(reports)
         if arr.ndim != 2:

@@ -74,9 +74,10 @@ class GRR(FrequencyOracle):
         p, _ = self._pq(eps)
         keep = rng.random(values.shape[0]) < p
         # an other symbol, uniform among the D - 1 that are not x
-        other = rng.integers(0, self.domain_size - 1, values.shape[0])
-        other = other + (other >= values)
-        return np.where(keep, values, other).astype(np.int64)
+        out = rng.integers(0, self.domain_size - 1, values.shape[0], dtype=np.int64)
+        out += out >= values
+        np.copyto(out, values, where=keep)
+        return out
 
     def aggregate(self, reports, eps, identities, lam):
         """``sum_i lam_i c_i(v)`` for all v."""

@@ -91,8 +91,9 @@ def hashed_grr(seed: int, identities: np.ndarray, values: np.ndarray, g: np.ndar
     keep = rng.random(n) < p
     other = (rng.random(n) * (g - 1)).astype(np.int64)
     other = np.minimum(other, g - 2)
-    other = other + (other >= hashed)
-    return np.where(keep, hashed, other).astype(np.int64)
+    other += other >= hashed
+    np.copyto(other, hashed, where=keep)
+    return other
 
 
 class OLH(FrequencyOracle):
@@ -113,6 +114,7 @@ class OLH(FrequencyOracle):
     """
 
     name = "olh"
+    uses_identities = True
 
     def buckets(self, eps):
         return olh_buckets_for(eps)

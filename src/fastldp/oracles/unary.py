@@ -17,8 +17,10 @@ at the held one; for OUE the first is ``4 e^eps / (e^eps - 1)^2``, OLH's
 variance without the hashing.
 
 Client: one Philox key is drawn from the caller's Generator; row ``i``'s bits
-come from that key and ``i`` (``src/unary.h``: 64 Bernoulli bits from about
-seven random words), so the reports do not depend on the thread count.
+come from that key and ``i`` (``src/unary.h``: xoshiro256++ seeded by the
+Philox block of ``(key, i)``; 64 Bernoulli bits from about seven random
+words, each bit ``[U < q 2^64]`` for a uniform 64-bit ``U``), so the reports
+do not depend on the thread count.
 Server: column counts with a carry-save adder, about seven word operations
 per 64 report bits; personal budgets weight each row by ``1 / (p_i - q_i)``.
 
@@ -103,11 +105,12 @@ class UnaryEncoding(FrequencyOracle):
     def perturb(self, values, eps, identities, rng):
         """Array layer of :meth:`privatize`: packed ``(n, ceil(D / 8))`` uint8 reports."""
         p, q = self._pq(eps)
+        n = values.shape[0]
         key = rng.integers(0, 2**64, size=2, dtype=np.uint64)
         return ue_perturb(int(key[0]), int(key[1]), np.ascontiguousarray(values, dtype=np.int64),
-                          _thresholds(np.ascontiguousarray(q, dtype=np.float64)),
-                          np.ascontiguousarray(p, dtype=np.float64), self.domain_size,
-                          self.n_threads)
+                          np.ascontiguousarray(np.broadcast_to(_thresholds(q), (n,))),
+                          np.ascontiguousarray(np.broadcast_to(p, (n,)), dtype=np.float64),
+                          self.domain_size, self.n_threads)
 
     def aggregate(self, reports, eps, identities, lam):
         p, q = self._pq(eps)
@@ -119,6 +122,15 @@ class UnaryEncoding(FrequencyOracle):
         p, q = (float(v[0]) for v in self._pq(np.array([epsilon], dtype=np.float64)))
         counts = ue_counts(clean, self.domain_size, self.n_threads)
         return (counts - clean.shape[0] * q) / (p - q)
+
+    def _legal_as_is(self, reports, n):
+        arr = reports
+        if (isinstance(arr, np.ndarray) and arr.dtype == np.uint8 and arr.shape == (n, self.n_bytes)
+                and arr.flags.c_contiguous and n):
+            pad = self._padding_mask()
+            if not pad or not (arr[:, -1] & np.uint8(pad)).any():
+                return arr
+        return None
 
     def _n_reports(self, reports, owner):
         arr = as_report_array(reports)

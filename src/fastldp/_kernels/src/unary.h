@@ -19,16 +19,18 @@
  * item's bit is [u53 2^-53 < p] with u53 the top 53 bits of a random word,
  * exactly numpy's Generator.random() < p (exact for p >= 1/2).
  *
- * Client randomness is Philox4x64-10 keyed by (k0, k1), a key the caller
- * draws from its Generator, at counter (block, row, FASTLDP_UE_STREAM, 0):
- * a row's bits depend on the key and the row index only, never on the thread.
+ * Client randomness: row r's words come from xoshiro256++ seeded with the
+ * Philox4x64-10 block keyed by (k0, k1), a key the caller draws from its
+ * Generator, at counter (0, r, FASTLDP_UE_STREAM, 0): a row's bits depend on
+ * the key and the row index only, never on the thread.
  *
  * Server. Column counts by a Harley-Seal carry-save adder: eight rows at a
  * time are reduced to bit-sliced ones / twos / fours words and a carry word
  * of weight eight, which is rippled into an 8-level bit-sliced counter. A
  * block of at most 8 * 255 rows cannot overflow it; the counters are flushed
- * into int64 counts at the end of every block. About seven word operations
- * per 64 report bits.
+ * into int64 counts at the end of every block. About six word operations
+ * per 64 report bits, in loops over the words of a row that compilers
+ * vectorize.
  */
 #ifndef FASTLDP_UNARY_H
 #define FASTLDP_UNARY_H
@@ -38,30 +40,52 @@
 #include "philox.h"
 
 #define FASTLDP_UE_STREAM 0x5545ULL
+
+#if defined(_MSC_VER)
+#define FASTLDP_RESTRICT __restrict
+#elif defined(__GNUC__) || defined(__clang__)
+#define FASTLDP_RESTRICT __restrict__
+#else
+#define FASTLDP_RESTRICT
+#endif
 #define FASTLDP_UE_BLOCK_ROWS 2040 /* 8 * 255: the eights counter holds 255 */
 
+/* A row's generator: xoshiro256++ (Blackman and Vigna) seeded with the
+ * Philox4x64-10 block of the caller's key at counter (0, row, UE stream, 0).
+ * Philox makes the rows' streams independent and keyed by the row index;
+ * xoshiro then costs about a nanosecond per word, which matters because a
+ * report draws about 7 D / 64 words. */
 typedef struct {
-    uint64_t k0, k1, row, block;
-    int used;
-    fastldp_philox_block blk;
+    uint64_t s[4];
 } fastldp_ue_stream;
 
-static inline void fastldp_ue_stream_init(fastldp_ue_stream *s, uint64_t k0, uint64_t k1, uint64_t row)
+static inline uint64_t fastldp_rotl64(uint64_t x, int k)
 {
-    s->k0 = k0;
-    s->k1 = k1;
-    s->row = row;
-    s->block = 0;
-    s->used = 4;
+    return (x << k) | (x >> (64 - k));
 }
 
-static inline uint64_t fastldp_ue_next(fastldp_ue_stream *s)
+static inline void fastldp_ue_stream_init(fastldp_ue_stream *st, uint64_t k0, uint64_t k1, uint64_t row)
 {
-    if (s->used == 4) {
-        s->blk = fastldp_philox4x64_10(s->block++, s->row, FASTLDP_UE_STREAM, 0, s->k0, s->k1);
-        s->used = 0;
-    }
-    return s->blk.v[s->used++];
+    fastldp_philox_block blk = fastldp_philox4x64_10(0, row, FASTLDP_UE_STREAM, 0, k0, k1);
+    st->s[0] = blk.v[0];
+    st->s[1] = blk.v[1];
+    st->s[2] = blk.v[2];
+    st->s[3] = blk.v[3];
+    if (!(st->s[0] | st->s[1] | st->s[2] | st->s[3])) st->s[0] = 1; /* the one bad state */
+}
+
+static inline uint64_t fastldp_ue_next(fastldp_ue_stream *st)
+{
+    uint64_t *s = st->s;
+    uint64_t result = fastldp_rotl64(s[0] + s[3], 23) + s[0];
+    uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = fastldp_rotl64(s[3], 45);
+    return result;
 }
 
 /* 64 independent Bernoulli(Q / 2^64) bits; low = the lowest set bit of Q (Q > 0). */
@@ -152,60 +176,91 @@ static inline void fastldp_ue_perturb_row(
     (l) = u_ ^ (c); \
 } while (0)
 
+/* Eight rows of W full words into the bit-sliced ones / twos / fours
+ * words; returns the weight-eight carries in eights. Written so that
+ * compilers vectorize the loop over j. */
+static inline void fastldp_ue_csa8(
+    const uint8_t *FASTLDP_RESTRICT p0, int64_t nbytes, int64_t W,
+    uint64_t *FASTLDP_RESTRICT ones, uint64_t *FASTLDP_RESTRICT twos,
+    uint64_t *FASTLDP_RESTRICT fours, uint64_t *FASTLDP_RESTRICT eights)
+{
+    int64_t j;
+    for (j = 0; j < W; ++j) {
+        uint64_t a0 = fastldp_load_full_word(p0 + 8 * j);
+        uint64_t a1 = fastldp_load_full_word(p0 + nbytes + 8 * j);
+        uint64_t a2 = fastldp_load_full_word(p0 + 2 * nbytes + 8 * j);
+        uint64_t a3 = fastldp_load_full_word(p0 + 3 * nbytes + 8 * j);
+        uint64_t a4 = fastldp_load_full_word(p0 + 4 * nbytes + 8 * j);
+        uint64_t a5 = fastldp_load_full_word(p0 + 5 * nbytes + 8 * j);
+        uint64_t a6 = fastldp_load_full_word(p0 + 6 * nbytes + 8 * j);
+        uint64_t a7 = fastldp_load_full_word(p0 + 7 * nbytes + 8 * j);
+        uint64_t o = ones[j], tw = twos[j], f = fours[j];
+        uint64_t twosA, twosB, foursA, foursB, e;
+        FASTLDP_UE_CSA(twosA, o, o, a0, a1);
+        FASTLDP_UE_CSA(twosB, o, o, a2, a3);
+        FASTLDP_UE_CSA(foursA, tw, tw, twosA, twosB);
+        FASTLDP_UE_CSA(twosA, o, o, a4, a5);
+        FASTLDP_UE_CSA(twosB, o, o, a6, a7);
+        FASTLDP_UE_CSA(foursB, tw, tw, twosA, twosB);
+        FASTLDP_UE_CSA(e, f, f, foursA, foursB);
+        ones[j] = o;
+        twos[j] = tw;
+        fours[j] = f;
+        eights[j] = e;
+    }
+}
+
+/* Add the words carry[0..W) (weight one) into an L-level bit-sliced
+ * counter c (level l at c + l W); carry is consumed. */
+static inline void fastldp_ue_ripple(uint64_t *FASTLDP_RESTRICT c, uint64_t *FASTLDP_RESTRICT carry,
+                                     int64_t W, int levels)
+{
+    int l;
+    int64_t j;
+    for (l = 0; l < levels; ++l) {
+        uint64_t *FASTLDP_RESTRICT cl = c + l * W;
+        uint64_t any = 0;
+        for (j = 0; j < W; ++j) {
+            uint64_t t = cl[j] & carry[j];
+            cl[j] ^= carry[j];
+            carry[j] = t;
+            any |= t;
+        }
+        if (!any) break;
+    }
+}
+
 /* counts[64 j + b] += number of rows in [r0, r1) with bit b of word j set.
- * scratch: 11 * W words. */
+ * scratch: 12 W words. */
 static inline void fastldp_ue_count_range(
     const uint8_t *rows, int64_t nbytes, int64_t r0, int64_t r1, int64_t *counts, uint64_t *scratch)
 {
     int64_t W = (nbytes + 7) >> 3;
     uint64_t *ones = scratch, *twos = scratch + W, *fours = scratch + 2 * W;
-    uint64_t *c8 = scratch + 3 * W; /* 8 levels of W words */
+    uint64_t *c8 = scratch + 3 * W; /* 8 levels of W words: the number of eights */
+    uint64_t *carry = scratch + 11 * W;
     int64_t start, r, j;
     int l, b;
     for (start = r0; start < r1; start += FASTLDP_UE_BLOCK_ROWS) {
         int64_t stop = start + FASTLDP_UE_BLOCK_ROWS < r1 ? start + FASTLDP_UE_BLOCK_ROWS : r1;
-        memset(scratch, 0, (size_t)(11 * W) * sizeof(uint64_t));
+        memset(scratch, 0, (size_t)(12 * W) * sizeof(uint64_t));
         r = start;
         if (nbytes == 8 * W) {
             for (; r + 8 <= stop; r += 8) {
-                const uint8_t *p0 = rows + r * nbytes;
-                for (j = 0; j < W; ++j) {
-                    uint64_t a[8], twosA, twosB, foursA, foursB, eights, carry, t;
-                    uint64_t o = ones[j], tw = twos[j], f = fours[j];
-                    int k;
-                    for (k = 0; k < 8; ++k) a[k] = fastldp_load_full_word(p0 + k * nbytes + 8 * j);
-                    FASTLDP_UE_CSA(twosA, o, o, a[0], a[1]);
-                    FASTLDP_UE_CSA(twosB, o, o, a[2], a[3]);
-                    FASTLDP_UE_CSA(foursA, tw, tw, twosA, twosB);
-                    FASTLDP_UE_CSA(twosA, o, o, a[4], a[5]);
-                    FASTLDP_UE_CSA(twosB, o, o, a[6], a[7]);
-                    FASTLDP_UE_CSA(foursB, tw, tw, twosA, twosB);
-                    FASTLDP_UE_CSA(eights, f, f, foursA, foursB);
-                    ones[j] = o;
-                    twos[j] = tw;
-                    fours[j] = f;
-                    carry = eights;
-                    for (l = 0; l < 8; ++l) {
-                        t = c8[l * W + j] & carry;
-                        c8[l * W + j] ^= carry;
-                        carry = t;
-                    }
-                }
+                fastldp_ue_csa8(rows + r * nbytes, nbytes, W, ones, twos, fours, carry);
+                fastldp_ue_ripple(c8, carry, W, 8);
             }
         }
         for (; r < stop; ++r) { /* leftover rows, one at a time */
             const uint8_t *row = rows + r * nbytes;
             for (j = 0; j < W; ++j) {
-                uint64_t carry = fastldp_load_word(row, j, nbytes), t;
-                t = ones[j] & carry; ones[j] ^= carry; carry = t;
-                t = twos[j] & carry; twos[j] ^= carry; carry = t;
-                t = fours[j] & carry; fours[j] ^= carry; carry = t;
-                for (l = 0; l < 8; ++l) {
-                    t = c8[l * W + j] & carry;
-                    c8[l * W + j] ^= carry;
-                    carry = t;
-                }
+                uint64_t x = fastldp_load_word(row, j, nbytes), t;
+                t = ones[j] & x; ones[j] ^= x; x = t;
+                t = twos[j] & x; twos[j] ^= x; x = t;
+                t = fours[j] & x; fours[j] ^= x; x = t;
+                carry[j] = x;
             }
+            fastldp_ue_ripple(c8, carry, W, 8);
         }
         for (j = 0; j < W; ++j) {
             for (b = 0; b < 64; ++b) {
