@@ -197,7 +197,8 @@ class TwoStageSLR(RegressionEstimator):
     - stage 2 (the other users): local least squares on that support,
       clipped coordinatewise to ``[-R, R]`` with ``R = theta_bound + 3 sigma
       sqrt(k / (m - k - 1))``, plus Laplace noise of scale ``2 R k / eps``
-      per coordinate (l1 sensitivity); the server averages.
+      per coordinate (l1 sensitivity); the server averages and projects
+      onto the l2 ball of radius ``theta_bound``.
 
     Each user takes part in one stage, so the protocol is eps-LDP per user.
 
@@ -272,7 +273,11 @@ class TwoStageSLR(RegressionEstimator):
         Xs = data.X[np.ix_(g2, np.arange(data.X.shape[1]), S)]
         local = np.clip(local_least_squares(Xs, data.y[g2]), -R, R)
         total = local.sum(axis=0) + _laplace_sum(g2.shape[0], 2 * R * k / eps, k, gen)
+        theta = total / g2.shape[0]
+        norm = float(np.linalg.norm(theta))
+        if norm > tb:  # the parameter space is the theta_bound ball
+            theta *= tb / norm
         coef = np.zeros(d)
-        coef[S] = total / g2.shape[0]
+        coef[S] = theta
         self.support_recovered_, self.counts_ = S, debiased
         return self._set_fitted(coef, 0.0, Privacy("user", "local", eps, 0.0))

@@ -1,0 +1,290 @@
+"""Run a regression spec: one repetition per cell, every method on the same data.
+
+Paired design: within one configuration and seed every method sees the same
+training users and the same test observations. Each random stream is a
+:class:`numpy.random.SeedSequence` of the seed and the fields it depends on,
+so a row never depends on the other cells, their order or the workers:
+
+========= =================================================================
+stream    depends on
+========= =================================================================
+data      population, n, m, d, k, sigma, n_test (and, on Kelmarsh, the
+          sampled rows and their assignment to users)
+method    the data fields, eps, delta and the method
+========= =================================================================
+
+The results table (:class:`RegressionResultsTable`) has one row per
+configuration, method and seed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..runner import RunSummary, _message, run_grid
+from ..spec import Cell, Spec
+from ..table import ResultsTable, read_results
+from .spec import METHODS, expand_grid, load_spec
+
+__all__ = ["COLUMNS", "RegressionResultsTable", "read_regression_results", "is_regression_table",
+           "run", "run_cell", "streams", "build_estimator", "resolve_kelmarsh_path"]
+
+#: Column name -> type, in file order.
+COLUMNS = {
+    "key": str,               # config/method/seed, unique
+    "config": str,            # content hash of the configuration
+    "method": str,
+    "seed": int,
+    "spec": str,
+    "population": str,
+    "population_params": str,
+    "n": int,                 # users
+    "m": int,                 # samples per user
+    "d": int,
+    "k": int,
+    "sigma": float,
+    "eps": float,
+    "delta": float,           # the method's realized delta (0 for pure LDP)
+    "unit": str,              # user, sample, none
+    "model": str,             # shuffle, local, none
+    "rel_error": float,       # ||theta_hat - theta|| / ||theta|| (synthetic)
+    "test_mse": float,
+    "recall": float,          # |support_hat & S| / |S|
+    "exact_support": bool,    # support_hat == S
+    "support_size": int,
+    "stage1_exact": bool,     # U2R / 2-SLR: the recovered support (before shrinkage) == S
+    "runtime_s": float,       # fit only
+    "failure": str,
+}
+HEADER = ",".join(COLUMNS) + "\n"
+
+
+class RegressionResultsTable(ResultsTable):
+    """An append-only, resumable CSV of regression results rows."""
+
+    columns = COLUMNS
+    kind = "fastldp regression results table"
+
+
+def is_regression_table(path) -> bool:
+    """Whether ``path`` is a results CSV with this module's header."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.readline() == HEADER
+    except OSError:
+        return False
+
+
+def read_regression_results(path) -> list[dict]:
+    """Read a regression results CSV into typed dicts."""
+    return read_results(path, COLUMNS)
+
+
+def streams(config: dict, seed: int):
+    """Return ``stream(name, method="") -> SeedSequence`` for one configuration and seed."""
+    data = {f: config[f] for f in ("population", "n", "m", "d", "k", "sigma", "n_test")}
+
+    def stream(name: str, method: str = "") -> np.random.SeedSequence:
+        fields = dict(data)
+        if name == "method":
+            fields.update(eps=config["eps"], delta=config["delta"])
+        text = json.dumps(["regression", name, method, fields], sort_keys=True, default=list)
+        words = np.frombuffer(hashlib.sha256(text.encode()).digest()[:16], dtype="<u4")
+        return np.random.SeedSequence(seed, spawn_key=tuple(int(w) for w in words))
+
+    return stream
+
+
+# ---------------------------------------------------------------- data
+_CACHE: dict = {}
+
+
+def resolve_kelmarsh_path(population: dict, data_dir) -> Path:
+    """The Kelmarsh folder of a population table, or FileNotFoundError."""
+    path = population.get("path", ".")
+    p = Path(os.path.expanduser(str(path)))
+    if not p.is_absolute():
+        if data_dir is None:
+            raise FileNotFoundError(
+                "The Kelmarsh experiment reads the wind-farm SCADA CSV files from a folder: pass "
+                "--data DIR (or set FASTLDP_DATA); nothing is downloaded.")
+        p = Path(data_dir) / p
+    if not p.exists():
+        raise FileNotFoundError(f"No Kelmarsh data at {str(p)!r}.")
+    return p
+
+
+class _Data:
+    """One repetition's data, in the form every method takes."""
+
+    def __init__(self, X, y, users, X_test, y_test, theta, sigma, theta_bound, rho):
+        self.X, self.y, self.users = X, y, users
+        self.X_test, self.y_test = X_test, y_test
+        self.theta, self.sigma, self.theta_bound, self.rho = theta, sigma, theta_bound, rho
+        self.lasso = None  # the non-private fit, shared across eps
+
+
+def _kelmarsh_loaded(path: Path):
+    from ...regression import load_kelmarsh
+
+    key = ("kelmarsh-file", str(path))
+    if key not in _CACHE:
+        _CACHE.clear()
+        _CACHE[key] = load_kelmarsh(path)
+    return _CACHE[key]
+
+
+def load_data(config: dict, seed: int, stream, data_dir=None) -> _Data:
+    """The data of one repetition (cached: consecutive cells share it)."""
+    key = (json.dumps({f: config[f] for f in ("population", "n", "m", "d", "k", "sigma",
+                                                  "n_test")}, sort_keys=True), seed)
+    if key in _CACHE:
+        return _CACHE[key]
+    kind = config["population"]["kind"]
+    gen = np.random.default_rng(stream("data"))
+    if kind == "synthetic":
+        from ...regression import make_sparse_regression
+
+        _CACHE.clear()
+        D = make_sparse_regression(n=config["n"], m=config["m"], d=config["d"], k=config["k"],
+                                   sigma=config["sigma"], n_test=config["n_test"], rng=gen)
+        data = _Data(D.X, D.y, D.users, D.X_test, D.y_test, D.theta, D.sigma, 1.0, D.beta_min)
+    else:
+        K = _kelmarsh_loaded(resolve_kelmarsh_path(config["population"], data_dir))
+        n, m = config["n"], config["m"]
+        if n * m > K.X_train.shape[0]:
+            raise ValueError(f"Kelmarsh: {n} users x {m} rows exceed the "
+                             f"{K.X_train.shape[0]} training rows.")
+        rows = gen.choice(K.X_train.shape[0], size=n * m, replace=False)
+        # public quantities for the methods' parameters: OLS on the public split
+        P, yp = K.X_public, K.y_public
+        coef, *_ = np.linalg.lstsq(P, yp, rcond=None)
+        sigma = float(np.std(yp - P @ coef))
+        top = np.sort(np.abs(coef))[::-1]
+        kk = min(config["k"], top.shape[0])
+        data = _Data(K.X_train[rows], K.y_train[rows], np.repeat(np.arange(n), m), K.X_test,
+                     K.y_test, None, sigma, float(np.linalg.norm(coef)) * 1.5,
+                     float(top[kk - 1]) if kk else 1.0)
+        for k_ in [k_ for k_ in _CACHE if k_[0] != "kelmarsh-file"]:
+            del _CACHE[k_]
+    _CACHE[key] = data
+    return data
+
+
+def build_estimator(method: str, config: dict, data: _Data):
+    """The estimator of ``method`` with the configuration's parameters."""
+    from ... import regression as R
+
+    eps, delta, k = config["eps"], config["delta"], config["k"]
+    common = dict(sigma=data.sigma, theta_bound=data.theta_bound)
+    if method == "U2R":
+        return R.U2R(epsilon=eps, delta=delta, k=k, rho=data.rho, **common)
+    if method == "U2R-shrink":
+        return R.U2R(epsilon=eps, delta=delta, k=k, rho=data.rho, shrinkage=True, **common)
+    if method == "Sample-SDP":
+        return R.SampleSDP(epsilon=eps, delta=delta, **common)
+    if method == "LDP-IHT":
+        return R.LDPIHT(epsilon=eps, k=k, theta_bound=data.theta_bound)
+    if method == "2-SLR":
+        return R.TwoStageSLR(epsilon=eps, k=k, rho=data.rho, **common)
+    if method == "Lasso":
+        return R.Lasso(sigma=data.sigma, fit_intercept=False)
+    raise ValueError(f"Unknown regression method {method!r}; the methods are {list(METHODS)}.")
+
+
+# ---------------------------------------------------------------- one cell
+def run_cell(cell: Cell, *, methods=None, n_threads: int = 1, data_dir=None) -> list[dict]:
+    """Run ``methods`` (default: the cell's) on one repetition; one row each, never raising."""
+    methods = tuple(cell.methods if methods is None else methods)
+    cfg = cell.config
+    base = {"config": cell.config_id, "seed": cell.seed, "spec": cell.spec,
+            "population": cfg["population"]["kind"],
+            "population_params": json.dumps(cfg["population"], sort_keys=True,
+                                             separators=(",", ":")),
+            "n": cfg["n"], "m": cfg["m"], "d": cfg["d"], "k": cfg["k"], "sigma": cfg["sigma"],
+            "eps": cfg["eps"]}
+    rows = {m: {**base, "key": cell.key(m), "method": m, "failure": "",
+                "unit": METHODS.get(m, ("", ""))[0], "model": METHODS.get(m, ("", ""))[1]}
+            for m in methods}
+    stream = streams(cfg, cell.seed)
+    try:
+        data = load_data(cfg, cell.seed, stream, data_dir)
+    except Exception as exc:
+        for row in rows.values():
+            row["failure"] = _message(exc, "set-up: ")
+        return list(rows.values())
+    for method, row in rows.items():
+        row["d"] = data.X.shape[1]
+        try:
+            if method == "Lasso" and data.lasso is not None:
+                est, seconds = data.lasso
+            else:
+                est = build_estimator(method, cfg, data)
+                t0 = time.perf_counter()
+                est.fit(data.X, data.y, users=data.users,
+                        rng=np.random.default_rng(stream("method", method)))
+                seconds = time.perf_counter() - t0
+                if method == "Lasso":
+                    data.lasso = (est, seconds)
+            row["runtime_s"] = seconds
+            row["delta"] = est.privacy_.delta
+            row["test_mse"] = float(np.mean((est.predict(data.X_test) - data.y_test) ** 2))
+            row["support_size"] = int(est.support_.shape[0])
+            if data.theta is not None:
+                truth = np.flatnonzero(data.theta)
+                row["rel_error"] = float(np.linalg.norm(est.coef_ - data.theta)
+                                         / np.linalg.norm(data.theta))
+                hit = np.intersect1d(est.support_, truth).shape[0]
+                row["recall"] = hit / truth.shape[0]
+                row["exact_support"] = bool(np.array_equal(est.support_, truth))
+                recovered = getattr(est, "support_recovered_", None)
+                if recovered is not None:
+                    row["stage1_exact"] = bool(np.array_equal(np.sort(recovered), truth))
+        except Exception as exc:
+            row["failure"] = _message(exc, f"{method}: ")
+    return list(rows.values())
+
+
+def _task(cell: Cell, methods: tuple, n_threads: int, data_dir) -> list[dict]:
+    return run_cell(cell, methods=methods, n_threads=n_threads, data_dir=data_dir)
+
+
+def check_data(spec: Spec, data_dir) -> None:
+    """Raise FileNotFoundError now when a Kelmarsh configuration has no readable data."""
+    populations = {json.dumps(c.config["population"], sort_keys=True): c.config["population"]
+                   for c in expand_grid(spec)}
+    for population in populations.values():
+        if population["kind"] == "kelmarsh":
+            path = resolve_kelmarsh_path(population, data_dir)
+            if path.is_dir() and not any(path.glob("Turbine_Data_Kelmarsh_*.csv")):
+                raise FileNotFoundError(f"No Kelmarsh SCADA files (Turbine_Data_Kelmarsh_*.csv) "
+                                        f"in {str(path)!r}.")
+
+
+def run(spec, out=None, *, workers: int = 1, quick: bool = False, trials=None,
+        progress: bool = True, data_dir=None, retry_failures: bool = False,
+        threads=None, parquet: bool = False) -> RunSummary:
+    """Run every missing row of a regression spec into ``OUT/results.csv``.
+
+    Parameters are those of :func:`fastldp.experiments.runner.run`; ``trials``
+    replaces the spec's ``seeds`` by ``range(trials)`` (only when ``spec`` is a path).
+    """
+    if not isinstance(spec, Spec):
+        spec = load_spec(spec, quick=quick, trials=trials)
+    if not (isinstance(workers, int) and workers >= 1):
+        raise ValueError(f"The 'workers' parameter of run must be an int >= 1. Got {workers!r} "
+                         f"instead.")
+    if data_dir is None:
+        data_dir = os.environ.get("FASTLDP_DATA")
+    check_data(spec, data_dir)
+    out = Path(out) if out is not None else Path("results") / spec.name
+    return run_grid(spec, out, RegressionResultsTable(out / "results.csv"), expand_grid(spec),
+                    _task, workers=workers, threads=threads, data_dir=data_dir,
+                    progress=progress, retry_failures=retry_failures)
+
