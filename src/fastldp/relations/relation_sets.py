@@ -75,6 +75,59 @@ def _from_sparse(relations, p: int, owner: str):
 
 
 def _from_sequence(relations, shape, owner: str):
+    """CSR arrays from a sequence of (m_i, 2) pair arrays, at NumPy speed.
+
+    One ``np.concatenate`` of all the arrays and vectorized checks; a list
+    the fast path cannot take (a ragged or malformed item) goes through
+    :func:`_from_sequence_checked`, which names the first bad identity.
+    """
+    d1, d2 = shape
+    n = len(relations)
+    if n == 0:
+        return np.zeros(1, dtype=np.int64), np.empty(0, dtype=np.int64)
+    try:
+        flat = np.concatenate(relations, axis=0)
+        sizes = np.fromiter(map(len, relations), dtype=np.int64, count=n)
+    except (ValueError, TypeError):
+        return _from_sequence_checked(relations, shape, owner)
+    if (flat.ndim != 2 or flat.shape[1] != 2 or flat.dtype.kind not in "iu"
+            or int(sizes.sum()) != flat.shape[0]):
+        return _from_sequence_checked(relations, shape, owner)
+    rows = flat[:, 0].astype(np.int64)
+    cols = flat[:, 1].astype(np.int64)
+    bad = (rows < 0) | (rows >= d1) | (cols < 0) | (cols >= d2)
+    holder = np.repeat(np.arange(n, dtype=np.int64), sizes)
+    if bad.any():
+        j = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"The 'relations' parameter of {owner} must hold pairs with row in [0, {d1}) and "
+            f"col in [0, {d2}). Got ({rows[j]}, {cols[j]}) for identity {holder[j]} instead."
+        )
+    enc = rows * d2 + cols
+    same = holder[1:] == holder[:-1]
+    if not np.all((enc[1:] > enc[:-1]) | ~same):  # some set is unsorted or repeats a pair
+        p = d1 * d2
+        if n * p < 2**63:  # one integer key: identity-major, then pair
+            order = np.argsort(holder * p + enc, kind="stable")
+        else:
+            order = np.lexsort((enc, holder))
+        enc = enc[order]
+        holder = holder[order]
+        same = holder[1:] == holder[:-1]
+    dup = (enc[1:] == enc[:-1]) & same
+    if dup.any():
+        j = int(np.flatnonzero(dup)[0])
+        e = int(enc[j])
+        raise ValueError(
+            f"The 'relations' parameter of {owner} must hold each pair at most once "
+            f"(a relation set). Got ({e // d2}, {e % d2}) twice for identity {holder[j]} instead."
+        )
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(sizes, out=indptr[1:])
+    return indptr, enc
+
+
+def _from_sequence_checked(relations, shape, owner: str):
     d1, d2 = shape
     n = len(relations)
     sizes = np.empty(n, dtype=np.int64)
