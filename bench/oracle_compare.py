@@ -24,8 +24,10 @@ hash matrix (``k x D`` xxhash calls) in its constructor: that one-time cost
 is reported in a note and NOT counted as server time, while fastldp's FLH
 server recomputes its pool's hashes on every call.
 
-fastldp uses its default thread count (OpenMP's, here the machine's cores);
-results do not depend on it.
+fastldp uses its default thread count (OpenMP's, here the machine's cores)
+unless ``--threads`` is given; results do not depend on it. fastldp's times
+are the best of ``--repeats`` runs; pure-ldp's steps run once (they take
+seconds).
 
 Install the peer with ``pip install '.[bench-peer]'`` (pure-ldp 1.2.0 with
 ``xxhash<4``, scikit-learn and statsmodels, which it imports undeclared).
@@ -101,14 +103,16 @@ def main(argv=None):
                     help="items on which pure-ldp's OUE/SUE are timed (then scaled to n)")
     ap.add_argument("--peer-olh-n", type=int, default=1000,
                     help="items on which pure-ldp's OLH is timed (then scaled to n)")
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--repeats", type=int, default=7, help="fastldp timings: best of this many")
     ap.add_argument("--only", nargs="*", default=None, help="oracle names to run (default all)")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="fastldp threads (default: OpenMP's default, here all cores)")
     args = ap.parse_args(argv)
     n, d, eps = args.n, args.d, args.eps
     rng = np.random.default_rng(0)
     items = zipf_items(n, d, rng)
     truth = np.bincount(items, minlength=d).astype(float)
-    threads = max_threads()
+    threads = max_threads() if args.threads is None else args.threads
     print(f"cores: {os.cpu_count()}, fastldp threads: {threads}, n = {n:,}, D = {d:,}, "
           f"eps = {eps}, FLH pool h = {args.n_hashes}")
     common = dict(domain_size=d, epsilon=eps, codebook_seed=2026, n_threads=threads)

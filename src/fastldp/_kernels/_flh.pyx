@@ -30,15 +30,26 @@ cdef struct PoolContext:
 cdef void _pool_range(const void *ctx, int64_t start, int64_t stop, double *part) noexcept nogil:
     cdef const PoolContext *c = <const PoolContext *>ctx
     cdef int64_t j, b, x, full = c.p >> 3
-    cdef int lane
+    cdef int lane, q
+    cdef uint64_t word, ug = <uint64_t>c.g
     cdef const double *row
+    cdef double *o
     cdef fastldp_philox_block blk
     for j in range(start, stop):
         row = c.counts + j * c.g
-        for b in range(full + (1 if (full << 3) < c.p else 0)):
+        # full blocks: the eight 32-bit lanes of the four words, multiply-shift
+        # onto g buckets (fastldp_bucket_of_lane, unrolled)
+        for b in range(full):
             blk = fastldp_hash_block(c.seed, <uint64_t>j, <uint64_t>b, FASTLDP_STREAM_OLH_HASH)
+            o = part + (b << 3)
+            for q in range(4):
+                word = blk.v[q]
+                o[2 * q] += row[((word & 0xFFFFFFFFULL) * ug) >> 32]
+                o[2 * q + 1] += row[((word >> 32) * ug) >> 32]
+        if (full << 3) < c.p:
+            blk = fastldp_hash_block(c.seed, <uint64_t>j, <uint64_t>full, FASTLDP_STREAM_OLH_HASH)
             for lane in range(8):
-                x = (b << 3) + lane
+                x = (full << 3) + lane
                 if x >= c.p:
                     break
                 part[x] += row[fastldp_bucket_of_lane(fastldp_block_lane32(&blk, lane), c.g)]

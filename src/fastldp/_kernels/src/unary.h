@@ -24,10 +24,10 @@
  * Generator, at counter (0, r, FASTLDP_UE_STREAM, 0): a row's bits depend on
  * the key and the row index only, never on the thread.
  *
- * Server. Column counts by a Harley-Seal carry-save adder: eight rows at a
- * time are reduced to bit-sliced ones / twos / fours words and a carry word
- * of weight eight, which is rippled into an 8-level bit-sliced counter. A
- * block of at most 8 * 255 rows cannot overflow it; the counters are flushed
+ * Server. Column counts by a Harley-Seal carry-save adder: sixteen rows at
+ * a time are reduced to bit-sliced ones / twos / fours / eights words and a
+ * carry word of weight sixteen, which is rippled into a 7-level bit-sliced
+ * counter. A block of at most 16 * 127 rows cannot overflow it; the counters are flushed
  * into int64 counts at the end of every block. About six word operations
  * per 64 report bits, in loops over the words of a row that compilers
  * vectorize.
@@ -48,7 +48,7 @@
 #else
 #define FASTLDP_RESTRICT
 #endif
-#define FASTLDP_UE_BLOCK_ROWS 2040 /* 8 * 255: the eights counter holds 255 */
+#define FASTLDP_UE_BLOCK_ROWS 2032 /* 16 * 127: the sixteens counter holds 127 */
 
 /* A row's generator: xoshiro256++ (Blackman and Vigna) seeded with the
  * Philox4x64-10 block of the caller's key at counter (0, row, UE stream, 0).
@@ -176,37 +176,47 @@ static inline void fastldp_ue_perturb_row(
     (l) = u_ ^ (c); \
 } while (0)
 
-/* Eight rows of W full words into the bit-sliced ones / twos / fours
- * words; returns the weight-eight carries in eights. Written so that
- * compilers vectorize the loop over j. */
-static inline void fastldp_ue_csa8(
+/* Sixteen rows of W full words into the bit-sliced ones / twos / fours /
+ * eights words; returns the weight-sixteen carries in sixteens. Written so
+ * that compilers vectorize the loop over j. */
+static inline void fastldp_ue_csa16(
     const uint8_t *FASTLDP_RESTRICT p0, int64_t nbytes, int64_t W,
     uint64_t *FASTLDP_RESTRICT ones, uint64_t *FASTLDP_RESTRICT twos,
-    uint64_t *FASTLDP_RESTRICT fours, uint64_t *FASTLDP_RESTRICT eights)
+    uint64_t *FASTLDP_RESTRICT fours, uint64_t *FASTLDP_RESTRICT eights,
+    uint64_t *FASTLDP_RESTRICT sixteens)
 {
     int64_t j;
     for (j = 0; j < W; ++j) {
-        uint64_t a0 = fastldp_load_full_word(p0 + 8 * j);
-        uint64_t a1 = fastldp_load_full_word(p0 + nbytes + 8 * j);
-        uint64_t a2 = fastldp_load_full_word(p0 + 2 * nbytes + 8 * j);
-        uint64_t a3 = fastldp_load_full_word(p0 + 3 * nbytes + 8 * j);
-        uint64_t a4 = fastldp_load_full_word(p0 + 4 * nbytes + 8 * j);
-        uint64_t a5 = fastldp_load_full_word(p0 + 5 * nbytes + 8 * j);
-        uint64_t a6 = fastldp_load_full_word(p0 + 6 * nbytes + 8 * j);
-        uint64_t a7 = fastldp_load_full_word(p0 + 7 * nbytes + 8 * j);
-        uint64_t o = ones[j], tw = twos[j], f = fours[j];
-        uint64_t twosA, twosB, foursA, foursB, e;
-        FASTLDP_UE_CSA(twosA, o, o, a0, a1);
-        FASTLDP_UE_CSA(twosB, o, o, a2, a3);
+        const uint8_t *q = p0 + 8 * j;
+        uint64_t o = ones[j], tw = twos[j], f = fours[j], e = eights[j];
+        uint64_t twosA, twosB, foursA, foursB, eightsA, eightsB, x;
+        FASTLDP_UE_CSA(twosA, o, o, fastldp_load_full_word(q), fastldp_load_full_word(q + nbytes));
+        FASTLDP_UE_CSA(twosB, o, o, fastldp_load_full_word(q + 2 * nbytes),
+                       fastldp_load_full_word(q + 3 * nbytes));
         FASTLDP_UE_CSA(foursA, tw, tw, twosA, twosB);
-        FASTLDP_UE_CSA(twosA, o, o, a4, a5);
-        FASTLDP_UE_CSA(twosB, o, o, a6, a7);
+        FASTLDP_UE_CSA(twosA, o, o, fastldp_load_full_word(q + 4 * nbytes),
+                       fastldp_load_full_word(q + 5 * nbytes));
+        FASTLDP_UE_CSA(twosB, o, o, fastldp_load_full_word(q + 6 * nbytes),
+                       fastldp_load_full_word(q + 7 * nbytes));
         FASTLDP_UE_CSA(foursB, tw, tw, twosA, twosB);
-        FASTLDP_UE_CSA(e, f, f, foursA, foursB);
+        FASTLDP_UE_CSA(eightsA, f, f, foursA, foursB);
+        FASTLDP_UE_CSA(twosA, o, o, fastldp_load_full_word(q + 8 * nbytes),
+                       fastldp_load_full_word(q + 9 * nbytes));
+        FASTLDP_UE_CSA(twosB, o, o, fastldp_load_full_word(q + 10 * nbytes),
+                       fastldp_load_full_word(q + 11 * nbytes));
+        FASTLDP_UE_CSA(foursA, tw, tw, twosA, twosB);
+        FASTLDP_UE_CSA(twosA, o, o, fastldp_load_full_word(q + 12 * nbytes),
+                       fastldp_load_full_word(q + 13 * nbytes));
+        FASTLDP_UE_CSA(twosB, o, o, fastldp_load_full_word(q + 14 * nbytes),
+                       fastldp_load_full_word(q + 15 * nbytes));
+        FASTLDP_UE_CSA(foursB, tw, tw, twosA, twosB);
+        FASTLDP_UE_CSA(eightsB, f, f, foursA, foursB);
+        FASTLDP_UE_CSA(x, e, e, eightsA, eightsB);
         ones[j] = o;
         twos[j] = tw;
         fours[j] = f;
         eights[j] = e;
+        sixteens[j] = x;
     }
 }
 
@@ -236,8 +246,8 @@ static inline void fastldp_ue_count_range(
     const uint8_t *rows, int64_t nbytes, int64_t r0, int64_t r1, int64_t *counts, uint64_t *scratch)
 {
     int64_t W = (nbytes + 7) >> 3;
-    uint64_t *ones = scratch, *twos = scratch + W, *fours = scratch + 2 * W;
-    uint64_t *c8 = scratch + 3 * W; /* 8 levels of W words: the number of eights */
+    uint64_t *ones = scratch, *twos = scratch + W, *fours = scratch + 2 * W, *eights = scratch + 3 * W;
+    uint64_t *c16 = scratch + 4 * W; /* 7 levels of W words: the number of sixteens */
     uint64_t *carry = scratch + 11 * W;
     int64_t start, r, j;
     int l, b;
@@ -246,9 +256,9 @@ static inline void fastldp_ue_count_range(
         memset(scratch, 0, (size_t)(12 * W) * sizeof(uint64_t));
         r = start;
         if (nbytes == 8 * W) {
-            for (; r + 8 <= stop; r += 8) {
-                fastldp_ue_csa8(rows + r * nbytes, nbytes, W, ones, twos, fours, carry);
-                fastldp_ue_ripple(c8, carry, W, 8);
+            for (; r + 16 <= stop; r += 16) {
+                fastldp_ue_csa16(rows + r * nbytes, nbytes, W, ones, twos, fours, eights, carry);
+                fastldp_ue_ripple(c16, carry, W, 7);
             }
         }
         for (; r < stop; ++r) { /* leftover rows, one at a time */
@@ -258,17 +268,18 @@ static inline void fastldp_ue_count_range(
                 t = ones[j] & x; ones[j] ^= x; x = t;
                 t = twos[j] & x; twos[j] ^= x; x = t;
                 t = fours[j] & x; fours[j] ^= x; x = t;
+                t = eights[j] & x; eights[j] ^= x; x = t;
                 carry[j] = x;
             }
-            fastldp_ue_ripple(c8, carry, W, 8);
+            fastldp_ue_ripple(c16, carry, W, 7);
         }
         for (j = 0; j < W; ++j) {
             for (b = 0; b < 64; ++b) {
                 int64_t c = (int64_t)((ones[j] >> b) & 1) + 2 * (int64_t)((twos[j] >> b) & 1)
-                    + 4 * (int64_t)((fours[j] >> b) & 1);
+                    + 4 * (int64_t)((fours[j] >> b) & 1) + 8 * (int64_t)((eights[j] >> b) & 1);
                 int64_t hi = 0;
-                for (l = 0; l < 8; ++l) hi += (int64_t)((c8[l * W + j] >> b) & 1) << l;
-                counts[64 * j + b] += c + 8 * hi;
+                for (l = 0; l < 7; ++l) hi += (int64_t)((c16[l * W + j] >> b) & 1) << l;
+                counts[64 * j + b] += c + 16 * hi;
             }
         }
     }
