@@ -438,6 +438,8 @@ def _blanket_delta_given_k(k, gamma, eps):
     b1[:, 1:] = b0[:, :-1]                       # at z - 1
     p0 = (1 - gamma) * b0 + gamma * b1
     p1 = gamma * b0 + (1 - gamma) * b1
+    if eps > 700:  # e^eps p1 >= p0 wherever p1 > 0; p1 = 0 only where p0 = 0 too (gamma > 0)
+        return np.clip(p0 - np.where(p1 > 0, np.inf, 0.0), 0, None).sum(axis=1)
     return np.clip(p0 - math.exp(eps) * p1, 0, None).sum(axis=1)
 
 

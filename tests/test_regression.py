@@ -1,0 +1,360 @@
+"""fastldp.regression (paper 002): shuffle primitives, accounting, estimators, bounds."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import optimize, stats
+
+from fastldp.regression import (LDPIHT, U2R, Lasso, SampleSDP, ShuffledBits, ShuffledVectorSum,
+                                TwoStageSLR, bounds, make_sparse_regression)
+from fastldp.regression.baselines import lasso_gram
+from fastldp.regression.sample_sdp import solve_soft_thresholded
+from fastldp.regression.shuffle import (flip_probability, shares_needed, shuffle,
+                                        shuffled_bits_delta, skellam_epsilon, skellam_rdp,
+                                        skellam_variance)
+
+
+# ---------------------------------------------------------------- shuffler
+def test_shuffle_is_a_permutation_of_each_stream():
+    rng = np.random.default_rng(0)
+    msgs = rng.integers(0, 1000, size=(5, 200))
+    out = shuffle(msgs, rng=1)
+    assert out.shape == msgs.shape
+    np.testing.assert_array_equal(np.sort(out, axis=1), np.sort(msgs, axis=1))
+    assert not np.array_equal(out, msgs)
+    one = shuffle(np.arange(50), rng=2)
+    np.testing.assert_array_equal(np.sort(one), np.arange(50))
+
+
+def test_shuffle_positions_are_uniform():
+    # where message 0 lands, over many shuffles: chi-square against uniform
+    rng = np.random.default_rng(3)
+    counts = np.zeros(8)
+    for _ in range(4000):
+        counts[np.flatnonzero(shuffle(np.arange(8), rng) == 0)[0]] += 1
+    assert stats.chisquare(counts).pvalue > 1e-4
+
+
+# ---------------------------------------------------------------- summation
+def test_summation_is_exact_without_noise():
+    rng = np.random.default_rng(4)
+    v = rng.integers(-50, 50, size=(40, 6)).astype(float)
+    summer = ShuffledVectorSum(epsilon=None, norm_bound=200.0, scale=1.0)
+    res = summer.sum(v, rng=5)
+    np.testing.assert_array_equal(res.integer_total, v.sum(axis=0).astype(np.int64))
+    assert res.simulated and res.messages == 40 * 6 * res.shares
+
+
+def test_shares_are_uniform_and_sum_to_the_value():
+    v = np.array([[3.0, -2.0], [1.0, 4.0], [0.0, 0.0]])
+    summer = ShuffledVectorSum(epsilon=None, norm_bound=10.0, scale=1.0, shares=4)
+    shares, plan = summer.encode(v, rng=6)
+    q = plan["modulus"]
+    assert shares.shape == (3, 2, 4) and shares.max() < q
+    total = shares.sum(axis=-1, dtype=np.uint64) % np.uint64(q)
+    decoded = np.where(total >= q // 2, total.astype(np.int64) - q, total.astype(np.int64))
+    np.testing.assert_array_equal(decoded, v.astype(np.int64))
+
+
+def test_summation_is_unbiased_with_the_known_variance():
+    rng = np.random.default_rng(7)
+    v = rng.normal(size=(30, 3))
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    summer = ShuffledVectorSum(epsilon=1.0, delta=1e-5, norm_bound=1.0)
+    reps = 400
+    totals = np.array([summer.sum(v, rng=rng).total for _ in range(reps)])
+    res = summer.sum(v, rng=rng)
+    # noise variance plus at most n/4 units^2 of rounding variance
+    var = res.noise_sd ** 2 + v.shape[0] / 4 / res.scale ** 2
+    err = totals.mean(axis=0) - v.sum(axis=0)
+    assert np.all(np.abs(err) < 5 * math.sqrt(var / reps))
+    ratio = totals.var(axis=0, ddof=1) / var
+    assert np.all((ratio > 1 - 5 * math.sqrt(2 / reps)) & (ratio < 1 + 5 * math.sqrt(2 / reps)))
+
+
+def test_aggregate_path_has_the_same_law():
+    rng = np.random.default_rng(8)
+    v = rng.normal(size=(25, 2)) * 0.3
+    small = ShuffledVectorSum(epsilon=2.0, norm_bound=2.0, max_messages=1)
+    res = small.sum(v, rng=9)
+    assert not res.simulated
+    full = ShuffledVectorSum(epsilon=2.0, norm_bound=2.0).sum(v, rng=9)
+    assert full.simulated and full.noise_sd == res.noise_sd and full.delta == res.delta
+
+
+def test_summation_rejects_vectors_over_the_bound_and_nan():
+    summer = ShuffledVectorSum(epsilon=1.0, norm_bound=1.0)
+    with pytest.raises(ValueError, match="norm_bound"):
+        summer.sum(np.full((5, 2), 3.0), rng=0)
+    with pytest.raises(ValueError, match="finite"):
+        summer.sum(np.array([[np.nan, 0.0]] * 4), rng=0)
+    with pytest.raises(ValueError, match="'epsilon'"):
+        ShuffledVectorSum(epsilon=float("nan"), norm_bound=1.0)
+    with pytest.raises(ValueError, match="'norm_bound'"):
+        ShuffledVectorSum(epsilon=1.0, norm_bound=-1.0)
+
+
+# ---------------------------------------------------------------- accounting
+def _skellam_pmf(z, mu):
+    return stats.skellam.pmf(z, mu / 2, mu / 2)
+
+
+@pytest.mark.parametrize("mu,t", [(20.0, 1), (20.0, 3), (200.0, 2)])
+def test_skellam_rdp_bounds_the_exact_divergence(mu, t):
+    from scipy.special import logsumexp
+
+    z = np.arange(-int(12 * math.sqrt(mu)) - 10, int(12 * math.sqrt(mu)) + 10)
+    lp, lq = np.log(_skellam_pmf(z, mu)), np.log(_skellam_pmf(z - t, mu))
+    ok = np.isfinite(lp) & np.isfinite(lq)
+    for alpha in (2, 5, 10):
+        exact = logsumexp(alpha * lp[ok] + (1 - alpha) * lq[ok]) / (alpha - 1)
+        bound = skellam_rdp(alpha, mu, t, t)
+        assert exact <= bound + 1e-12
+        assert bound <= 1.6 * exact + 1e-9  # and not loose: the Gaussian term dominates
+
+
+def test_skellam_epsilon_meets_delta_by_direct_hockey_stick():
+    mu, t, delta = 300.0, 3, 1e-5
+    eps = skellam_epsilon(mu, t, t, delta)
+    z = np.arange(-2000, 2000)
+    p, q = _skellam_pmf(z, mu), _skellam_pmf(z - t, mu)
+    direct = np.clip(p - math.exp(eps) * q, 0, None).sum()
+    assert direct <= delta
+    # calibration inverts it
+    mu_star = skellam_variance(eps, delta, t, t)
+    assert mu_star == pytest.approx(mu, rel=1e-3)
+
+
+def test_shares_needed_formula():
+    # Balle et al. (CCS 2020): ceil((2 sigma + log2 q) / (log2 n - log2 e)) + 1
+    assert shares_needed(1000, 20, 30) == math.ceil(80 / (math.log2(1000) - math.log2(math.e))) + 1
+    with pytest.raises(ValueError, match="'n_parties'"):
+        shares_needed(2, 20, 30)
+
+
+def test_plan_splits_delta_between_noise_and_shares():
+    plan = ShuffledVectorSum(epsilon=2.0, delta=1e-6, norm_bound=1.0).plan(5000, 8)
+    assert plan["delta_noise"] == pytest.approx(5e-7)
+    assert plan["delta_shares"] <= 5e-7
+    assert skellam_epsilon(plan["mu"], plan["l2"], plan["l1"], plan["delta_noise"]) <= 2.0
+
+
+def _direct_bits_delta(n, gamma, eps):
+    """Worst case over the other parties' bits of the exact hockey-stick divergence."""
+    worst = 0.0
+    others = n - 1
+    for ones in range(others + 1):
+        a = stats.binom.pmf(np.arange(ones + 1), ones, 1 - gamma)
+        b = stats.binom.pmf(np.arange(others - ones + 1), others - ones, gamma)
+        rest = np.convolve(a, b)
+        p0 = np.convolve(rest, [1 - gamma, gamma])
+        p1 = np.convolve(rest, [gamma, 1 - gamma])
+        for x, y in ((p0, p1), (p1, p0)):
+            worst = max(worst, float(np.clip(x - math.exp(eps) * y, 0, None).sum()))
+    return worst
+
+
+@pytest.mark.parametrize("n,gamma,eps", [(6, 0.2, 0.5), (12, 0.1, 1.0), (30, 0.05, 0.3)])
+def test_shuffled_bits_accounting_bounds_the_direct_computation(n, gamma, eps):
+    direct = _direct_bits_delta(n, gamma, eps)
+    bound = shuffled_bits_delta(n, gamma, eps)
+    assert direct <= bound + 1e-12
+    assert bound <= 3 * direct + 1e-3
+
+
+def test_flip_probability_is_the_smallest_that_meets_delta():
+    g = flip_probability(2000, 0.5, 1e-6)
+    assert shuffled_bits_delta(2000, g, 0.5) <= 1e-6
+    assert shuffled_bits_delta(2000, g * 0.99, 0.5) > 1e-6 * 0.9
+    # few parties need almost uniform bits (gamma -> 1/2 always meets delta)
+    assert flip_probability(5, 0.1, 1e-9) > 0.45
+    with pytest.raises(ValueError, match="'n_parties'"):
+        flip_probability(1, 0.1, 1e-9)
+
+
+def test_shuffled_bits_debiasing_is_unbiased():
+    rng = np.random.default_rng(10)
+    index = rng.integers(0, 5, size=300)
+    truth = np.bincount(index, minlength=5)
+    bits = ShuffledBits(epsilon=1.0, d=5)
+    gamma = 0.1
+    reps = 300
+    est = np.array([bits.counts(index, rng, gamma=gamma)[0] for _ in range(reps)])
+    sd = math.sqrt(300 * gamma * (1 - gamma)) / (1 - 2 * gamma)
+    assert np.all(np.abs(est.mean(axis=0) - truth) < 5 * sd / math.sqrt(reps))
+
+
+# ---------------------------------------------------------------- solvers
+def test_closed_form_matches_brute_force():
+    rng = np.random.default_rng(11)
+    for _ in range(5):
+        A = rng.normal(size=(6, 4))
+        G = A.T @ A / 6 + 0.1 * np.eye(4)
+        b = rng.normal(size=4)
+        lam = 0.3
+        theta, ls = solve_soft_thresholded(G, b, lam)
+        obj = lambda t: 0.5 * np.sum((t - ls) ** 2) + lam * np.abs(t).sum()  # noqa: E731
+        best = min((optimize.minimize(obj, rng.normal(size=4), method="Powell",
+                                      options={"xtol": 1e-10, "ftol": 1e-14})
+                    for _ in range(5)), key=lambda r: r.fun)
+        assert obj(theta) <= best.fun + 1e-9
+        np.testing.assert_allclose(theta, best.x, atol=1e-4)
+
+
+def test_lasso_coordinate_descent_matches_a_generic_solver():
+    rng = np.random.default_rng(12)
+    X = rng.normal(size=(40, 6))
+    y = X @ np.array([1.0, 0, 0, -0.5, 0, 0]) + 0.1 * rng.normal(size=40)
+    alpha = 0.05
+    coef = Lasso(alpha=alpha, fit_intercept=False, tol=1e-14).fit(X, y).coef_
+    # exact reformulation theta = u - v, u, v >= 0
+    def f(w):
+        t = w[:6] - w[6:]
+        r = y - X @ t
+        return r @ r / 80 + alpha * w.sum()
+    def g(w):
+        t = w[:6] - w[6:]
+        grad = -X.T @ (y - X @ t) / 40
+        return np.concatenate([grad + alpha, -grad + alpha])
+    res = optimize.minimize(f, np.zeros(12), jac=g, method="L-BFGS-B", bounds=[(0, None)] * 12,
+                            options={"ftol": 1e-15, "gtol": 1e-12})
+    np.testing.assert_allclose(coef, res.x[:6] - res.x[6:], atol=1e-5)
+    G, b = X.T @ X / 40, X.T @ y / 40
+    np.testing.assert_allclose(lasso_gram(G, b, alpha, tol=1e-14), coef, atol=1e-10)
+
+
+# ---------------------------------------------------------------- estimators
+@pytest.fixture(scope="module")
+def noiseless():
+    return make_sparse_regression(n=900, m=40, d=32, k=3, sigma=0.0, n_test=200, rng=13)
+
+
+def test_u2r_noiseless_support_recovery_is_exact(noiseless):
+    D = noiseless
+    est = U2R(epsilon=1e4, k=3, sigma=0.05, rho=D.beta_min).fit(D.X, D.y, users=D.users, rng=14)
+    np.testing.assert_array_equal(est.support_recovered_, D.support)
+    np.testing.assert_array_equal(est.support_, D.support)
+    assert np.linalg.norm(est.coef_ - D.theta) < 1e-2
+    assert est.privacy_.unit == "user" and est.privacy_.model == "shuffle"
+    assert est.privacy_.epsilon == 1e4 and est.privacy_.delta <= 1e-5
+    assert sum(est.groups_) == 900
+    assert all(s.simulated for s in est.summations_)
+
+
+def test_estimators_fit_predict_score(noiseless):
+    D = noiseless
+    for est in (U2R(epsilon=8.0, k=3, sigma=0.1), SampleSDP(epsilon=8.0, sigma=0.1),
+                Lasso(alpha=1e-3), LDPIHT(epsilon=8.0, k=3), TwoStageSLR(epsilon=8.0, k=3)):
+        est.fit(D.X, D.y, users=D.users, rng=15)
+        assert est.coef_.shape == (32,) and np.isfinite(est.coef_).all()
+        assert est.predict(D.X_test).shape == (200,)
+        assert est.score(D.X_test, D.y_test) <= 1.0
+        assert set(est.support_) <= set(range(32))
+        assert est.privacy_.unit in ("user", "sample", "none")
+
+
+def test_sample_sdp_privacy_is_the_summation_accounting(noiseless):
+    D = noiseless
+    est = SampleSDP(epsilon=2.0, delta=1e-6).fit(D.X, D.y, rng=16)
+    assert est.privacy_ .unit == "sample" and est.privacy_.epsilon == 2.0
+    assert est.privacy_.delta == est.summation_.delta <= 1e-6
+    assert est.summation_.delta_noise == pytest.approx(5e-7)
+
+
+def test_params_round_trip_like_clone():
+    est = U2R(epsilon=2.0, k=4, sigma=0.3, shrinkage=True)
+    params = est.get_params()
+    twin = U2R(**params)
+    assert twin.get_params() == params
+    assert twin.set_params(epsilon=3.0).epsilon == 3.0
+    with pytest.raises(ValueError, match="Invalid parameter"):
+        twin.set_params(bogus=1)
+    assert "U2R(" in repr(est)
+    with pytest.raises(AttributeError, match="not fitted"):
+        est.predict(np.zeros((2, 3)))
+
+
+def test_bad_inputs_and_parameters_raise(noiseless):
+    D = noiseless
+    X, y, u = D.X, D.y, D.users
+    with pytest.raises(TypeError, match="'users'"):
+        U2R(epsilon=1.0, k=3).fit(X, y)
+    with pytest.raises(ValueError, match="'epsilon'"):
+        U2R(epsilon=-1.0, k=3).fit(X, y, users=u)
+    with pytest.raises(ValueError, match="'epsilon'"):
+        U2R(epsilon=float("nan"), k=3).fit(X, y, users=u)
+    with pytest.raises(ValueError, match="'k'"):
+        U2R(epsilon=1.0, k=99).fit(X, y, users=u)
+    with pytest.raises(TypeError, match="'k'"):
+        TwoStageSLR(epsilon=1.0, k=2.5).fit(X, y, users=u)
+    with pytest.raises(ValueError, match="'split'"):
+        U2R(epsilon=1.0, k=3, split=(0.5, 0.5)).fit(X, y, users=u)
+    bad = X.copy()
+    bad[3, 2] = np.nan
+    with pytest.raises(ValueError, match="'X'"):
+        Lasso().fit(bad, y)
+    with pytest.raises(ValueError, match="'y'"):
+        SampleSDP(epsilon=1.0).fit(X, y[:-1])
+    with pytest.raises(ValueError, match="'X'"):
+        Lasso().fit(X[0], y)
+    with pytest.raises(ValueError, match="at least 2 rows"):
+        U2R(epsilon=1.0, k=3).fit(X[:41], y[:41], users=u[:41])
+    with pytest.raises(ValueError, match="fewer than 3 users"):
+        U2R(epsilon=1.0, k=3).fit(X[:200], y[:200], users=u[:200])
+    with pytest.raises(ValueError, match="'x_clip'"):
+        SampleSDP(epsilon=1.0, x_clip=0.0).fit(X, y)
+    with pytest.raises(ValueError, match="'iterations'"):
+        LDPIHT(epsilon=1.0, k=3, iterations=0).fit(X, y)
+
+
+def test_users_need_not_be_sorted_or_equal(noiseless):
+    D = noiseless
+    rng = np.random.default_rng(17)
+    perm = rng.permutation(D.X.shape[0])
+    users = D.users.copy()
+    users[users == 5] = 6  # one user with 80 rows
+    est = U2R(epsilon=1e4, k=3, sigma=0.05, rho=D.beta_min)
+    est.fit(D.X[perm], D.y[perm], users=users[perm], rng=18)
+    np.testing.assert_array_equal(est.support_recovered_, D.support)
+
+
+# ---------------------------------------------------------------- bounds
+def test_bounds_have_the_theorems_shapes():
+    kw = dict(k=8, epsilon=4.0)
+    # Theorem 3 has no polynomial d and falls like 1/n in its privacy term
+    a = bounds.u2r_upper_bound(n=10_000, m=50, **kw)
+    b = bounds.u2r_upper_bound(n=20_000, m=50, **kw)
+    assert b < a
+    assert bounds.u2r_upper_bound(n=10_000, m=50, d=64, **kw) == bounds.u2r_upper_bound(
+        n=10_000, m=50, d=4096, **kw)
+    # Theorem 2 >= Theorem 1 (c = 1), both grow with d
+    lo = [bounds.noninteractive_lower_bound(n=10_000, d=d, **kw) for d in (64, 512)]
+    up = [bounds.noninteractive_upper_bound(n=10_000, d=d, **kw) for d in (64, 512)]
+    assert lo[1] > lo[0] and up[1] > up[0] and all(x <= y for x, y in zip(lo, up))
+    assert lo[1] / lo[0] == pytest.approx(math.sqrt(8))
+    # Theorem 4 is Theorem 3 times log(d/k) in both terms
+    t4 = bounds.user_level_lower_bound(n=10_000, m=50, d=256, **kw)
+    L = math.log(256 / 8)
+    assert t4 == pytest.approx(math.sqrt(8 * L / 500_000) + 8 * L / (10_000 * math.sqrt(50) * 4))
+    with pytest.raises(ValueError, match="'epsilon'"):
+        bounds.u2r_upper_bound(n=10, m=5, k=2, epsilon=0.0)
+
+
+# ---------------------------------------------------------------- statistics
+@pytest.mark.slow
+def test_u2r_error_is_within_the_predicted_noise():
+    """U2R's error on the support: the noise of stage 2b plus the sampling error."""
+    D = make_sparse_regression(n=3000, m=50, d=64, k=4, sigma=0.25, n_test=10, rng=19)
+    errs = []
+    for seed in range(3):
+        est = U2R(epsilon=2.0, k=4, sigma=0.25, rho=D.beta_min).fit(D.X, D.y, users=D.users,
+                                                                   rng=seed)
+        np.testing.assert_array_equal(est.support_recovered_, D.support)
+        res_b = est.summations_[1]
+        nb = est.groups_[2]
+        # predicted mean squared error: privacy noise + local OLS spread / n_b (no clipping bias)
+        pred = 4 * (res_b.noise_sd / nb) ** 2 + 0.25 ** 2 * 4 / (50 - 4 - 1) / nb
+        errs.append(np.sum((est.coef_ - D.theta) ** 2) / pred)
+    # a chi-square(4)/4-like ratio: its mean over three fits is far below 4
+    assert np.mean(errs) < 4

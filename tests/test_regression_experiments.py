@@ -1,0 +1,154 @@
+"""The regression experiments (paper 002, section C): specs, runner, report, Kelmarsh loader."""
+
+import csv
+import math
+
+import numpy as np
+import pytest
+
+from fastldp.experiments import registry
+from fastldp.experiments.regression import (EXPERIMENTS, build_report, expand_grid,
+                                            is_regression_table, load_spec, reproduce, run)
+from fastldp.experiments.regression.spec import spec_from_dict_regression
+from fastldp.regression import load_kelmarsh
+from fastldp.regression.data import KELMARSH_TARGET
+
+TINY = {
+    "name": "tiny",
+    "family": "regression",
+    "methods": ["U2R", "U2R-shrink", "Sample-SDP", "LDP-IHT", "2-SLR", "Lasso"],
+    "seeds": 1,
+    "fixed": {"n": 300, "m": 20, "d": 16, "k": 2, "sigma": 0.1, "n_test": 50},
+    "grid": [{"eps": [2.0, 8.0]}],
+}
+
+
+def test_shipped_specs_parse_and_are_registered():
+    names = registry.experiments()
+    for name, (_, needs) in EXPERIMENTS.items():
+        spec = load_spec(registry.get_experiment(name).spec)
+        quick = load_spec(registry.get_experiment(name).spec, quick=True)
+        assert names[name].family == "regression" and names[name].needs_data == needs
+        assert names[name].takes_trials
+        assert len(quick.seeds) <= len(spec.seeds)
+    assert load_spec(registry.get_experiment("regression-eps").spec).seeds == tuple(range(30))
+    assert load_spec(registry.get_experiment("regression-d").spec).seeds == tuple(range(10))
+    assert "regression" in registry.spec_families()
+
+
+def test_spec_errors_name_the_problem():
+    with pytest.raises(ValueError, match="unknown methods"):
+        spec_from_dict_regression({**TINY, "methods": ["Nope"]})
+    with pytest.raises(ValueError, match="'eps' must be"):
+        spec_from_dict_regression({**TINY, "grid": [{"eps": [-1.0]}]})
+    with pytest.raises(ValueError, match="unknown parameter"):
+        spec_from_dict_regression({**TINY, "fixed": {"bogus": 1}})
+
+
+def test_cells_on_the_same_data_are_consecutive():
+    spec = spec_from_dict_regression({**TINY, "seeds": 2, "grid": [{"eps": [1.0, 2.0, 4.0]}]})
+    cells = expand_grid(spec)
+    assert [c.seed for c in cells] == [0, 0, 0, 1, 1, 1]
+
+
+def test_tiny_spec_runs_reports_and_resumes(tmp_path):
+    spec = spec_from_dict_regression(TINY)
+    summary = run(spec, tmp_path, progress=False)
+    assert summary.failures == 0 and summary.rows_written == 12
+    assert is_regression_table(summary.table)
+    report = build_report(summary.table, tmp_path / "report", figures=False)
+    assert report.failed == 0
+    assert "Relative coefficient error" in report.text and "U2R" in report.text
+    rows = {(e["method"], e["eps"]): e for e in report.tables["summary"]}
+    assert rows[("Lasso", 2.0)]["mse_ratio_mean"] == pytest.approx(1.0)
+    assert all(0 <= e["recall_mean"] <= 1 for e in report.tables["summary"])
+    again = run(spec, tmp_path, progress=False)
+    assert again.rows_written == 0  # resumed: every row was there
+    # paired: both eps use the same data, so the Lasso rows agree
+    assert rows[("Lasso", 2.0)]["test_mse_mean"] == rows[("Lasso", 8.0)]["test_mse_mean"]
+
+
+def test_reproduce_a_quick_experiment_into_tmp_path(tmp_path, monkeypatch):
+    from fastldp.experiments import regression as R
+
+    tiny = spec_from_dict_regression({**TINY, "methods": ["U2R", "Lasso"]}, quick=False)
+    monkeypatch.setattr(R, "load_spec", lambda *a, **k: tiny)
+    out = tmp_path / "eps"
+    report = reproduce("regression-eps", quick=True, out=out, progress=False, figures=True,
+                       file=open(tmp_path / "log.txt", "w"))
+    assert report.failed == 0 and isinstance(report.text, str)
+    assert (out / "results.csv") in report.files
+    assert all(p.exists() for p in report.files + report.figures)
+
+
+def test_kelmarsh_without_data_fails_before_running(tmp_path, monkeypatch):
+    monkeypatch.delenv("FASTLDP_DATA", raising=False)
+    with pytest.raises(FileNotFoundError, match="--data"):
+        reproduce("regression-kelmarsh", quick=True, out=tmp_path / "k", progress=False,
+                  file=open(tmp_path / "log.txt", "w"))
+    with pytest.raises(FileNotFoundError, match="Kelmarsh"):
+        reproduce("regression-kelmarsh", quick=True, out=tmp_path / "k", progress=False,
+                  data_dir=tmp_path, file=open(tmp_path / "log.txt", "w"))
+    assert not (tmp_path / "k" / "results.csv").exists()
+
+
+# ---------------------------------------------------------------- Kelmarsh format
+def _write_kelmarsh(folder, turbines=2, days=40, per_day=24, seed=0):
+    """Small files in the Kelmarsh SCADA layout: comment lines, '# Date and time' header."""
+    rng = np.random.default_rng(seed)
+    cols = ["Wind speed (m/s)", "Power (kW)", "Ambient temperature (converter) (°C)",
+            "Gear oil temperature (°C)", "Rotor speed (RPM)", "Constant (x)"]
+    for t in range(1, turbines + 1):
+        path = folder / f"Turbine_Data_Kelmarsh_{t}_2019-01-01_-_2019-02-10_{228 + t}.csv"
+        with open(path, "w", newline="", encoding="utf-8") as fh:
+            fh.write("# This file was exported by Greenbyte Platform\n# Turbine: Kelmarsh "
+                     f"{t}\n# Time zone: UTC\n#\n")
+            w = csv.writer(fh)
+            w.writerow(["# Date and time"] + cols + [KELMARSH_TARGET])
+            for day in range(days):
+                for h in range(per_day):
+                    x = rng.normal(size=5)
+                    y = 20 + 2 * x[0] - x[2] + 0.5 * x[3] + 0.3 * rng.normal()
+                    row = [f"2019-01-{1 + day:02d} {h:02d}:00:00" if day < 31 else
+                           f"2019-02-{day - 30:02d} {h:02d}:00:00"]
+                    row += [f"{v:.4f}" for v in x] + ["1.0"]
+                    row += ["" if rng.random() < 0.02 else f"{y:.4f}"]
+                    if rng.random() < 0.05:
+                        row[2] = ""  # a missing predictor
+                    w.writerow(row)
+    return folder
+
+
+def test_kelmarsh_loader_reads_the_scada_format(tmp_path):
+    _write_kelmarsh(tmp_path)
+    K = load_kelmarsh(tmp_path)
+    assert len(K.files) == 2
+    assert "Constant (x)" not in K.columns and len(K.columns) == 5  # constant column dropped
+    for A in (K.X_train, K.X_test, K.X_public):
+        assert A.shape[1] == 5 and np.isfinite(A).all()
+    n = K.X_train.shape[0] + K.X_test.shape[0] + K.X_public.shape[0]
+    assert 0.95 * 2 * 40 * 24 < n <= 2 * 40 * 24  # rows without a response are dropped
+    assert abs(np.median(K.y_public)) < 1e-9 and math.isfinite(K.y_offset)
+    # the split is by whole dates
+    assert K.X_test.shape[0] % 1 == 0 and K.X_test.shape[0] > 0
+    with pytest.raises(FileNotFoundError):
+        load_kelmarsh(tmp_path / "missing")
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "Turbine_Data_Kelmarsh_9_x.csv").write_text("a,b\n1,2\n")
+    with pytest.raises(ValueError, match="Date and time"):
+        load_kelmarsh(bad)
+
+
+def test_kelmarsh_experiment_runs_on_a_small_file(tmp_path):
+    _write_kelmarsh(tmp_path, days=60)
+    spec = spec_from_dict_regression({
+        "name": "kel", "family": "regression", "methods": ["U2R", "Sample-SDP", "Lasso"],
+        "seeds": 1, "fixed": {"population": {"kind": "kelmarsh", "path": "."}, "n": 100,
+                              "m": 10, "k": 2, "eps": 8.0}})
+    summary = run(spec, tmp_path / "out", progress=False, data_dir=tmp_path)
+    assert summary.failures == 0
+    report = build_report(summary.table, tmp_path / "out" / "report", figures=False)
+    assert "Test-MSE ratio" in report.text
+    lasso = [e for e in report.tables["summary"] if e["method"] == "Lasso"][0]
+    assert lasso["d"] == 5 and lasso["test_mse_mean"] < 1.0
