@@ -216,8 +216,6 @@ def test_olh_kernels_reject_what_the_wrappers_reject(g, item):
         olh_bucket_search(1, one, np.array([g], np.int64), np.zeros(1, np.int64), np.ones(1))
 
 
-@pytest.mark.xfail(strict=True, reason="issue 11: olh_bucket_search accepts negative items "
-                   "(item -1 is hashed as a huge lane and scored); olh_buckets rejects them")
 @pytest.mark.parametrize("item", [-1, -2**40])
 def test_olh_bucket_search_rejects_negative_items(item):
     with pytest.raises(ValueError):
@@ -225,8 +223,6 @@ def test_olh_bucket_search_rejects_negative_items(item):
                           np.array([item], np.int64), np.ones(1))
 
 
-@pytest.mark.xfail(strict=True, reason="issue 11: olh_support accepts g <= 1 (g = 0 counts every "
-                   "item as a hit); olh_buckets and olh_bucket_search reject it")
 @pytest.mark.parametrize("g", [1, 0, -5])
 def test_olh_support_rejects_fewer_than_two_buckets(g):
     with pytest.raises(ValueError):

@@ -85,9 +85,12 @@ class Randomizer:
     name = "randomizer"
     #: True when the output space is a finite set (then :meth:`density` is a pmf)
     discrete = False
+    #: the largest budget whose constants (``e^eps``) are finite in binary64
+    max_epsilon = inf
 
     def __init__(self, *, epsilon):
-        self.epsilon = check_float(epsilon, "epsilon", type(self).__name__, low=0.0, high=inf)
+        self.epsilon = check_float(epsilon, "epsilon", type(self).__name__, low=0.0,
+                                   high=self.max_epsilon, high_open=self.max_epsilon == inf)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(epsilon={self.epsilon!r})"
@@ -207,6 +210,7 @@ class Piecewise(Randomizer):
     """
 
     name = "piecewise"
+    max_epsilon = 700.0  # e^eps overflows binary64 above 709.78
 
     @property
     def b(self) -> float:
@@ -285,6 +289,7 @@ class Duchi(Randomizer):
 
     name = "duchi"
     discrete = True
+    max_epsilon = 700.0  # e^eps overflows binary64 above 709.78
 
     @property
     def C(self) -> float:  # noqa: N802 - the paper's symbol

@@ -81,6 +81,10 @@ class RelationMechanism:
         """Validate ``relations`` and return them in CSR form (see :class:`RelationSets`)."""
         if isinstance(relations, RelationSets):
             return relations
+        if hasattr(relations, "shape") and len(relations.shape) == 0:
+            raise param_error("relations", type(self).__name__,
+                              "a sparse matrix (n, d1*d2) or a sequence of (m, 2) pair arrays",
+                              relations, TypeError)
         n = relations.shape[0] if hasattr(relations, "shape") else len(relations)
         ids = resolve_identities(identities, n, type(self).__name__)
         return as_relation_sets(
