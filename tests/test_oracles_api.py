@@ -40,7 +40,8 @@ def test_constructor_is_keyword_only_and_repr_shows_it(cls):
 
 @pytest.mark.parametrize("cls", ALL)
 @pytest.mark.parametrize("kwargs,exc,match", [
-    ({"domain_size": 1}, ValueError, r"'domain_size' parameter of \w+ must be an int in \[2, inf\)"),
+    ({"domain_size": 1}, ValueError, r"'domain_size' parameter of \w+ must be an int in \[2, 2147483647\]"),
+    ({"domain_size": 2**62}, ValueError, "Got 4611686018427387904 instead"),
     ({"domain_size": 2.5}, TypeError, "'domain_size' parameter"),
     ({"epsilon": float("nan")}, ValueError, r"'epsilon' parameter of \w+ must be a float in \(0.0, 700.0\]"),
     ({"epsilon": -1.0}, ValueError, "Got -1.0 instead"),
@@ -270,3 +271,12 @@ def test_same_seed_same_reports(cls):
     x = np.arange(D)
     np.testing.assert_array_equal(o.privatize(x, rng=np.random.SeedSequence(1)),
                                   o.privatize(x, rng=np.random.SeedSequence(1)))
+
+
+@pytest.mark.parametrize("cls", ALL)
+@pytest.mark.parametrize("eps", [None, 1.0])
+def test_no_reports_give_zero_counts(cls, eps):
+    o = make(cls)
+    est = o.estimate(o.privatize([], epsilons=eps, rng=0), epsilons=eps)
+    assert est.n == 0 and est.counts.shape == (D,) and not est.counts.any()
+    assert est.sanitization.n_received == 0

@@ -58,9 +58,10 @@ from .._random import as_generator, resolve_codebook_seed, resolve_identities, r
 from .._sanitize import SanitizationReport
 from .._validation import check_float, check_int, check_positive_array, param_error
 
-__all__ = ["FrequencyOracle", "FrequencyEstimate", "EPSILON_MAX"]
+__all__ = ["FrequencyOracle", "FrequencyEstimate", "EPSILON_MAX", "MAX_DOMAIN_SIZE"]
 
 EPSILON_MAX = 700.0  # e^eps overflows double precision just above 709.78
+MAX_DOMAIN_SIZE = 2**31 - 1  # estimates are D-vectors; HR's code has K <= 2^31 columns
 
 REASONS = ("non_numeric", "non_integer", "out_of_range")
 _CAST_LIMIT = 2.0**62  # floats at or above this are out of range for every oracle
@@ -207,7 +208,7 @@ class FrequencyOracle:
 
     Parameters
     ----------
-    domain_size : int >= 2
+    domain_size : int in [2, 2**31 - 1]
         ``D``: the symbols are ``0 .. D-1``.
     epsilon : float in (0, 700] or None
         Budget of every identity unless ``epsilons`` is given per call;
@@ -224,7 +225,8 @@ class FrequencyOracle:
 
     def __init__(self, *, domain_size, epsilon, codebook_seed=None, n_threads=None):
         owner = type(self).__name__
-        self.domain_size = check_int(domain_size, "domain_size", owner, low=2)
+        self.domain_size = check_int(domain_size, "domain_size", owner, low=2,
+                                     high=MAX_DOMAIN_SIZE)
         self.codebook_seed = resolve_codebook_seed(codebook_seed, owner)
         self.n_threads = resolve_n_threads(n_threads, owner)
         if epsilon is not None:

@@ -145,7 +145,7 @@ class FLH(FrequencyOracle):
     def aggregate(self, reports, eps, identities, lam):
         a = lam / (self._p(eps) - 1.0 / self.g)
         table = np.bincount(self._cells(reports), weights=a, minlength=self.n_hashes * self.g)
-        table = table.reshape(self.n_hashes, self.g)
+        table = table.astype(np.float64).reshape(self.n_hashes, self.g)  # int when n = 0
         return (flh_support(self.codebook_seed, table, self.domain_size, self.n_threads)
                 - float(np.sum(a)) / self.g)
 
