@@ -363,7 +363,7 @@ class RPC(ScaledReportSpace):
     >>> mech = RPC(d=6, m=2, epsilon=1.0, codebook_seed=3)
     >>> x = np.array([[1, 0, -1, 0, 0, 0], [0, 1, 0, 0, 0, 0]])
     >>> y = mech.privatize(x, rng=0)
-    >>> y.shape, mech.is_legal(y).all()
+    >>> y.shape, bool(mech.is_legal(y).all())
     ((2,), True)
     """
 

@@ -1,0 +1,70 @@
+"""The documentation: docstring examples run, the API pages are current, the site builds.
+
+The site build (``python -m sphinx -W docs docs/_build``) needs the ``docs``
+extra; it runs here when Sphinx is installed.
+"""
+
+import doctest
+import importlib
+import pkgutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import fastldp
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _modules():
+    names = ["fastldp"]
+    for info in pkgutil.walk_packages(fastldp.__path__, prefix="fastldp."):
+        if "._kernels" in info.name or info.name == "fastldp.__main__":
+            continue
+        names.append(info.name)
+    return sorted(names)
+
+
+@pytest.mark.parametrize("name", _modules())
+def test_docstring_examples_run(name):
+    module = importlib.import_module(name)
+    finder = doctest.DocTestFinder(exclude_empty=True)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    globs = {**vars(module), "np": np}  # as doctest.testmod, with numpy at hand
+    tests = [t for t in finder.find(module, name, globs=globs) if t.examples]
+    report: list = []
+    failed = 0
+    for test in tests:
+        failed += runner.run(test, out=report.append).failed
+    assert failed == 0, "".join(report)[-3000:]
+
+
+def test_api_pages_match_the_package():
+    if not (ROOT / "tools" / "gen_api_docs.py").exists():
+        pytest.skip("not a source tree")
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        import gen_api_docs
+    finally:
+        sys.path.pop(0)
+    for name, text in gen_api_docs.pages().items():
+        page = ROOT / "docs" / "api" / name
+        assert page.is_file() and page.read_text() == text, (
+            f"docs/api/{name} is out of date: run python tools/gen_api_docs.py")
+
+
+@pytest.mark.slow
+def test_the_site_builds_without_warnings(tmp_path):
+    pytest.importorskip("sphinx")
+    pytest.importorskip("numpydoc")
+    pytest.importorskip("pydata_sphinx_theme")
+    pytest.importorskip("myst_parser")
+    if not (ROOT / "docs" / "conf.py").exists():
+        pytest.skip("not a source tree")
+    result = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", str(ROOT / "docs"),
+         str(tmp_path / "html")], capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stderr[-4000:]

@@ -1,0 +1,113 @@
+"""Write docs/api/*.rst: one page per family or shared room, one section per public module.
+
+Run after adding a module: ``python tools/gen_api_docs.py``. The test suite
+checks that the committed pages match what this script writes
+(``tests/test_docs.py``), so the API reference cannot fall behind the package.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+API = ROOT / "docs" / "api"
+
+#: page -> (title, intro, package whose public modules it lists)
+PAGES = {
+    "relations": ("Relations (paper 000)", "JPRS, padded relation sampling, decoders, attacks, "
+                  "populations, loaders and analysis.", "fastldp.relations"),
+    "vectors": ("Sparse vectors (paper 001)", "RPC and the sparse-vector baselines, attacks, "
+                "generators and loaders.", "fastldp.vectors"),
+    "regression": ("Regression (paper 002)", "Shuffle-model building blocks, U2R, its "
+                   "baselines and bounds.", "fastldp.regression"),
+    "histograms": ("Histograms (paper 003)", "The shifted-log Gaussian mechanism, Rényi tools "
+                   "and bounds.", "fastldp.histograms"),
+    "oracles": ("Oracles and randomizers", "Frequency oracles and scalar randomizers shared "
+                "by the families.", "fastldp.oracles"),
+    "audit": ("Privacy audit", "Exact and empirical audits of every local channel.",
+              "fastldp.audit"),
+    "experiments": ("Experiment harness", "Specs, the runner, the results table, reports and "
+                    "the registry of every family's experiments.", "fastldp.experiments"),
+    "shared": ("Shared modules", "Budget profiles, corruption policies and metrics.", None),
+}
+SHARED = ("fastldp.budgets", "fastldp.corruption", "fastldp.metrics")
+
+
+def public_modules(package: str) -> list[str]:
+    """The package and its public submodules (no ``_private`` part), depth first."""
+    __import__(package)
+    pkg = sys.modules[package]
+    names = [package]
+    for info in pkgutil.walk_packages(pkg.__path__, prefix=package + "."):
+        if any(part.startswith("_") for part in info.name.split(".")[1:]):
+            continue
+        names.append(info.name)
+    return sorted(names)
+
+
+def _private_members(name: str) -> list[str]:
+    """Public names of module ``name`` defined in one of its private modules.
+
+    A package such as ``fastldp.relations.analysis`` defines its functions in
+    ``_information`` and friends; autodoc skips imported members, so they are
+    listed by name. Names that come from a public module are documented there.
+    """
+    module = sys.modules[name]
+    out = []
+    for attr in getattr(module, "__all__", []):
+        obj = getattr(module, attr, None)
+        home = getattr(obj, "__module__", None) or ""
+        if home != name and home.startswith(name + ".") and any(
+                part.startswith("_") for part in home[len(name) + 1:].split(".")):
+            out.append(attr)
+    return out
+
+
+def render(page: str) -> str:
+    title, intro, package = PAGES[page]
+    modules = list(SHARED) if package is None else public_modules(package)
+    lines = [title, "=" * len(title), "", intro, "",
+             ".. contents:: Modules", "   :local:", "   :depth: 1", ""]
+    for name in modules:
+        lines += [name, "-" * len(name), "", f".. automodule:: {name}"]
+        if hasattr(importlib.import_module(name), "__path__"):
+            # a package re-exports its modules' members: document them there, once
+            private = _private_members(name)
+            if private:
+                lines += [f"   :members: {', '.join(private)}", "   :imported-members:"]
+            else:
+                lines += ["   :no-members:"]
+        lines += [""]
+    return "\n".join(lines)
+
+
+def index() -> str:
+    lines = ["API reference", "=============", "", ".. toctree::", "   :maxdepth: 1", ""]
+    lines += [f"   {page}" for page in PAGES]
+    return "\n".join(lines) + "\n"
+
+
+def pages() -> dict:
+    out = {"index.rst": index()}
+    for page in PAGES:
+        try:
+            out[f"{page}.rst"] = render(page)
+        except ModuleNotFoundError:  # a family not written yet
+            continue
+    return out
+
+
+def main() -> int:
+    sys.path.insert(0, str(ROOT / "src"))
+    API.mkdir(parents=True, exist_ok=True)
+    for name, text in pages().items():
+        (API / name).write_text(text)
+        print(f"wrote docs/api/{name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
