@@ -31,7 +31,8 @@ SHARED = _find_shared_data()
 @pytest.fixture(scope="module")
 def shared_data():
     if SHARED is None:
-        pytest.skip("no shared/data folder next to the clone (see shared/data/README.md)")
+        pytest.skip("the small real-data files (MovieLens latest-small, Foursquare, Gowalla "
+                    "samples) are not next to this checkout")
     return SHARED
 
 
@@ -90,7 +91,7 @@ def assert_population_invariants(pop, d1, d2, s, k=8):
 # ------------------------------------------------------------------ the shared real files
 
 # content hashes of the processed shared files (d2 = 512, s = 128, k = 8, seeds 0); a change
-# in the preprocessing or in the files (sha256 prefixes in shared/data/README.md) fails here
+# in the preprocessing or in the files fails here
 SHARED_HASHES = {
     ("movielens", 512): "260a11852363a0881d919c30509ea36777cc2b254b72b1100e10cc120adb5e85",
     ("foursquare", 512): "3456022d0324965d4e462edcec11492a6b4092eca47a0a95c33eeaade18b22f4",

@@ -17,7 +17,7 @@ results:
 
 References
 ----------
-.. [1] Paper 000 (``shared/papers/000_46b2269cb625a267.txt``), sections 3.4,
+.. [1] Paper 000 (see :mod:`fastldp.relations` for the citation), sections 3.4,
    4 and 6.
 """
 

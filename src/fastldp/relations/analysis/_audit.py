@@ -9,7 +9,7 @@ bound values alongside.
 
 References
 ----------
-.. [1] Paper 000 (``shared/papers/000_46b2269cb625a267.txt``), sections 4,
+.. [1] Paper 000 (see :mod:`fastldp.relations` for the citation), sections 4,
    6 and 7.3.
 """
 

@@ -10,7 +10,7 @@ theorem's hypotheses; :func:`theorem_regime_audit` reports which hold.
 
 References
 ----------
-.. [1] Paper 000 (``shared/papers/000_46b2269cb625a267.txt``), Theorems 1, 2
+.. [1] Paper 000 (see :mod:`fastldp.relations` for the citation), Theorems 1, 2
    and 4, Corollaries 1 and 2, Eqs. (3), (4), (9), (10), (11).
 """
 

@@ -9,7 +9,7 @@ the corruption budget ``m_alpha = floor(alpha * n)``.
 
 References
 ----------
-.. [1] Paper 000 (``shared/papers/000_46b2269cb625a267.txt``), section 3.4,
+.. [1] Paper 000 (see :mod:`fastldp.relations` for the citation), section 3.4,
    Eqs. (1)-(2), Proposition 1, Lemma 1 and Theorem 2.
 """
 
