@@ -1,0 +1,102 @@
+"""Paper 002 at its default size: one U2R fit, one Sample-SDP fit, and the shuffled summation.
+
+Run from the repository root with the in-place build::
+
+    PYTHONPATH=src python bench/regression_compare.py            # n = 15,000, m = 50, d = 256, k = 8
+    PYTHONPATH=src python bench/regression_compare.py --repeats 3
+
+Sections:
+
+(a) One ``U2R.fit`` and one ``SampleSDP.fit`` at section C.1's defaults
+    (``n = 15,000`` users, ``m = 50``, ``d = 256``, ``k = 8``,
+    ``sigma = 0.25``, ``eps = 4``, ``delta = 1e-5``), with their relative
+    coefficient errors.
+(b) The ratio line: ``ShuffledVectorSum.sum`` (every party's Skellam noise
+    share and its additive shares modulo ``q`` drawn, one shuffler per
+    coordinate, the analyzer's modular sum) against a plain NumPy
+    implementation of the same release (``v.sum(axis=0)`` plus one Gaussian
+    draw of the same variance), at stage 2b's size of U2R (7,500 users,
+    ``s = 8`` coordinates). The two are checked to agree within the noise first.
+
+Times are ``time.perf_counter`` wall-clock seconds, best of N repeats, with
+the CPU time (``time.process_time``, all threads) of the fits beside them.
+The machine load is printed in the header: on a shared machine the wall
+times depend on it; the CPU time much less (run with
+``OPENBLAS_NUM_THREADS=1`` for a one-thread figure).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+import numpy as np
+
+from fastldp.regression import SampleSDP, ShuffledVectorSum, U2R, make_sparse_regression
+
+
+def best(fn, repeats, cpu=None):
+    """Best wall time of ``repeats`` calls (and, in ``cpu``, the CPU time of that call)."""
+    times = []
+    out = None
+    for _ in range(repeats):
+        t0, c0 = time.perf_counter(), time.process_time()
+        out = fn()
+        times.append((time.perf_counter() - t0, time.process_time() - c0))
+    wall, used = min(times)
+    if cpu is not None:
+        cpu.append(used)
+    return wall, out
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--n", type=int, default=15_000)
+    p.add_argument("--m", type=int, default=50)
+    p.add_argument("--d", type=int, default=256)
+    p.add_argument("--k", type=int, default=8)
+    p.add_argument("--eps", type=float, default=4.0)
+    p.add_argument("--repeats", type=int, default=1)
+    args = p.parse_args(argv)
+    print(f"# paper 002 defaults: n={args.n} m={args.m} d={args.d} k={args.k} eps={args.eps}; "
+          f"cores={os.cpu_count()} load={os.getloadavg()[0]:.1f}")
+    t0 = time.perf_counter()
+    D = make_sparse_regression(n=args.n, m=args.m, d=args.d, k=args.k, sigma=0.25, rng=0)
+    print(f"data: {time.perf_counter() - t0:.2f} s ({D.X.shape[0]} rows)")
+
+    def rel(coef):
+        return np.linalg.norm(coef - D.theta) / np.linalg.norm(D.theta)
+
+    # warm-up: imports, the flip-probability cache is cleared by a new eps anyway
+    U2R(epsilon=args.eps, k=args.k, sigma=0.25).fit(D.X[:3000 * args.m], D.y[:3000 * args.m],
+                                                    users=D.users[:3000 * args.m], rng=0)
+    for name, make in (("U2R", lambda: U2R(epsilon=args.eps, k=args.k, sigma=0.25,
+                                            rho=D.beta_min)),
+                       ("Sample-SDP", lambda: SampleSDP(epsilon=args.eps, sigma=0.25))):
+        cpu = []
+        seconds, est = best(lambda: make().fit(D.X, D.y, users=D.users, rng=1), args.repeats,
+                            cpu)
+        print(f"{name:<11} fit {seconds:7.3f} s wall, {cpu[0]:7.3f} s CPU (all threads)   "
+              f"relative error {rel(est.coef_):.5f}   support {len(est.support_)}")
+
+    rng = np.random.default_rng(2)
+    v = rng.normal(size=(7500, 8)) * 0.05
+    summer = ShuffledVectorSum(epsilon=args.eps, delta=1e-5, norm_bound=0.5)
+    res = summer.sum(v, rng=3)
+    sd = res.noise_sd
+    err = np.abs(res.total - v.sum(axis=0)).max()
+    assert err < 8 * max(sd, 1e-9), (err, sd)
+
+    def plain():
+        return v.sum(axis=0) + rng.normal(scale=sd, size=v.shape[1])
+
+    t_sh, _ = best(lambda: summer.sum(v, rng=4), max(3, args.repeats))
+    t_np, _ = best(plain, max(3, args.repeats))
+    print(f"summation (7500 x 8): shuffled {t_sh * 1e3:.2f} ms ({res.messages} messages, "
+          f"{res.shares} shares, q = 2^{res.modulus.bit_length() - 1}), plain NumPy "
+          f"{t_np * 1e3:.3f} ms; ratio shuffled / plain = {t_sh / t_np:.0f}x")
+
+
+if __name__ == "__main__":
+    main()
