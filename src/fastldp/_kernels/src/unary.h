@@ -240,9 +240,19 @@ static inline void fastldp_ue_ripple(uint64_t *FASTLDP_RESTRICT c, uint64_t *FAS
     }
 }
 
+/* The column count is compute-bound (about three cycles per 64-bit word with
+ * 16-byte vectors): GCC on x86-64 glibc (ifunc) also compiles an AVX2 clone and
+ * picks one at load time (the baseline clone runs everywhere else). */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__) \
+    && !defined(FASTLDP_PORTABLE)
+#define FASTLDP_UE_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define FASTLDP_UE_CLONES
+#endif
+
 /* counts[64 j + b] += number of rows in [r0, r1) with bit b of word j set.
  * scratch: 12 W words. */
-static inline void fastldp_ue_count_range(
+FASTLDP_UE_CLONES static void fastldp_ue_count_range(
     const uint8_t *rows, int64_t nbytes, int64_t r0, int64_t r1, int64_t *counts, uint64_t *scratch)
 {
     int64_t W = (nbytes + 7) >> 3;
