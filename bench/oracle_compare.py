@@ -27,7 +27,9 @@ server recomputes its pool's hashes on every call.
 fastldp uses its default thread count (OpenMP's, here the machine's cores)
 unless ``--threads`` is given; results do not depend on it. fastldp's times
 are the best of ``--repeats`` runs; pure-ldp's steps run once (they take
-seconds).
+seconds). On a machine whose cores are busy with other work, two threads
+can be slower than one (each parallel region waits for both threads to be
+scheduled); ``--threads 1`` then measures the single-core kernels.
 
 Install the peer with ``pip install '.[bench-peer]'`` (pure-ldp 1.2.0 with
 ``xxhash<4``, scikit-learn and statsmodels, which it imports undeclared).
