@@ -7,6 +7,8 @@ on the ``(n, m, d)`` array of :class:`fastldp.regression._base.UserData`.
 from __future__ import annotations
 
 import math
+import os
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -92,14 +94,17 @@ def local_least_squares(X, y, ridge: float = 1e-8) -> np.ndarray:
 
 
 def screened_local_lasso(X, y, counts, alpha: float, *, users=None, screen=None,
-                         threshold=None, chunk: int = 128, max_iter: int = 50) -> np.ndarray:
+                         threshold=None, chunk: int = 128, max_iter: int = 50,
+                         n_threads=None) -> np.ndarray:
     """:func:`local_lasso` after sure independence screening, in cache-sized chunks of users.
 
     Each user keeps its ``screen`` columns of largest ``|X_u^T y_u|`` (sure
     independence screening, Fan and Lv 2008; ``None`` keeps all ``d``) and
     solves its Lasso on them; the other coefficients are 0. Users are
     processed ``chunk`` at a time (their rows stay in cache across the
-    iterations), in float32.
+    iterations), in float32, on ``n_threads`` threads (default: the cores;
+    NumPy releases the GIL in the products, and the result does not depend
+    on the threads).
 
     Parameters
     ----------
@@ -117,7 +122,8 @@ def screened_local_lasso(X, y, counts, alpha: float, *, users=None, screen=None,
     n, (m, d) = users.shape[0], X.shape[1:]
     p = d if screen is None else max(1, min(int(screen), d))
     out = np.zeros((n, d))
-    for start in range(0, n, chunk):
+
+    def solve(start):
         who = users[start:start + chunk]
         Xc = X[who].astype(np.float32)
         yc = y[who].astype(np.float32)
@@ -131,4 +137,13 @@ def screened_local_lasso(X, y, counts, alpha: float, *, users=None, screen=None,
             np.put_along_axis(out[start:start + chunk], keep, b, axis=1)
         else:
             out[start:start + chunk] = b
+
+    starts = range(0, n, chunk)
+    threads = max(1, min(os.cpu_count() or 1, len(starts))) if n_threads is None else n_threads
+    if threads == 1:
+        for start in starts:
+            solve(start)
+    else:
+        with ThreadPoolExecutor(max_workers=threads) as pool:
+            list(pool.map(solve, starts))
     return out
