@@ -125,9 +125,13 @@ def _audit(args) -> int:
                      rng=args.seed)
     print(format_table(rows))
     bad = [r for r in rows if not r.as_expected]
+    fewer = sorted({f"{r.empirical.counts[1]} for {r.name.split(':')[-1].split('@')[0]}"
+                    for r in rows if r.empirical is not None and r.empirical.counts[1] != args.n})
     print(f"\n{len(rows)} audits in {time.perf_counter() - t0:.1f} s. exact eps: largest "
           "likelihood ratio, in rational arithmetic; empirical lb: 1 - 1e-6 Clopper-Pearson "
-          f"lower bound from {args.n} draws per input.")
+          f"lower bound from {args.n} draws per input"
+          + (f" (whole protocol runs: {', '.join(fewer)})" if fewer else "")
+          + "; shuffle rows: ln((p_lo - delta) / q_hi) on the analyzer's view.")
     if bad:
         what = ", ".join(r.name + (" (control not caught)" if r.expect_violation else "")
                          for r in bad)

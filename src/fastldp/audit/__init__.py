@@ -3,6 +3,10 @@
 - :mod:`.exact` - the largest likelihood ratio of a finite channel in
   rational arithmetic, compared with ``e^eps`` at the edge;
 - :mod:`.laws` - the exact output law of each finite channel on a tiny domain;
+- :mod:`.kv_laws` - the same for the sparse-vector baselines (PCKV-UE / -GRR,
+  PrivKVM, Collision, Succinct over Duchi) over key-value sets;
+- :mod:`.shuffle` - empirical ``(eps, delta)`` audits of the analyzer's view
+  of the shuffle protocols of :mod:`fastldp.regression`;
 - :mod:`.empirical` - distinguishing tests with Clopper-Pearson intervals:
   lower bounds on ``eps`` (and on zCDP's ``rho``);
 - :mod:`.registry` - every local randomizer with its claimed budget and its

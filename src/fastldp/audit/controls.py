@@ -4,12 +4,17 @@ Two kinds of fault are planted, so that both halves of the audit are shown
 to bite:
 
 * *law faults* - the mechanism is built at a larger budget than it claims
-  (``factor * eps``): its exact law, read from its public parameters,
+  (``factor * eps``; for PrivKVM's round-1 channel, ``factor`` times its
+  round budget): its exact law, read from its public parameters,
   exceeds ``e^eps`` and the exact audit fails (for continuous channels the
   distinguishing test does);
 * *sampler faults* - the public parameters are honest but ``privatize`` draws
   with less noise than its law (a subclass, below): the exact law passes and
-  only the sampler check can catch it.
+  only the sampler check can catch it;
+* *noise faults* of the shuffle protocols - the summation's Skellam noise and
+  the shuffled bits' flip probability calibrated at
+  :data:`fastldp.audit.shuffle.SHUFFLE_CONTROL_FACTOR` times the claimed eps
+  while the claim stays eps.
 
 Each control's ``expect_violation`` is True; :func:`fastldp.audit.audit_all`
 with ``controls=True`` reports whether it was caught.
@@ -111,12 +116,13 @@ def negative_controls(epsilon: float = 1.0) -> dict:
     reg = channels(epsilon)
     out = []
     # law faults: every exact and empirical channel built at LAW_FACTOR * eps
+    # (a channel's own claim: PrivKVM's round-1 channel claims its share of eps)
     for ch in reg.values():
-        if ch.kind == "zcdp":
+        if ch.kind in ("zcdp", "shuffle"):
             continue
         out.append(replace(ch, name=f"control:{ch.name}@{LAW_FACTOR:g}eps",
                            description=f"{ch.name} built at {LAW_FACTOR:g} eps, claiming eps",
-                           mechanism_epsilon=LAW_FACTOR * epsilon, expect_violation=True,
+                           mechanism_epsilon=LAW_FACTOR * ch.epsilon, expect_violation=True,
                            control_of=ch.name))
     # sampler faults
     out += [
@@ -141,6 +147,21 @@ def negative_controls(epsilon: float = 1.0) -> dict:
                 name="control:histogram-half-sigma",
                 build=_half_sigma_histogram,
                 description="ShiftedLogGaussian releasing with sigma / 2, claiming v(n)",
+                expect_violation=True),
+    ]
+    # shuffle protocols: noise calibrated at SHUFFLE_CONTROL_FACTOR eps, claim eps (a 1.5 eps
+    # fault is out of reach of a sampled (eps, 1e-5) test; see fastldp.audit.shuffle)
+    from . import shuffle as sh
+
+    k = f"{sh.SHUFFLE_CONTROL_FACTOR:g}"
+    out += [
+        replace(reg["shuffled-sum"], control_of="shuffled-sum",
+                name=f"control:shuffled-sum-noise@{k}eps", build=sh.undernoised_sum,
+                description=f"ShuffledVectorSum with Skellam noise for {k} eps, plan stating eps",
+                expect_violation=True),
+        replace(reg["shuffled-bits"], control_of="shuffled-bits",
+                name=f"control:shuffled-bits-flips@{k}eps", build=sh.undernoised_bits,
+                description=f"ShuffledBits with the flip probability of {k} eps, claiming eps",
                 expect_violation=True),
     ]
     return {ch.name: ch for ch in out}

@@ -67,13 +67,19 @@ def clopper_pearson(successes: int, trials: int, alpha: float) -> tuple:
     return lo, hi
 
 
-def epsilon_lower_bound(a: int, n_a: int, b: int, n_b: int, alpha: float = ALPHA) -> float:
-    """``ln(p_lo / q_hi)`` with one-sided ``1 - alpha/2`` bounds on each proportion (0 if negative)."""
+def epsilon_lower_bound(a: int, n_a: int, b: int, n_b: int, alpha: float = ALPHA,
+                        delta: float = 0.0) -> float:
+    """``ln((p_lo - delta) / q_hi)`` with one-sided ``1 - alpha/2`` bounds on each proportion.
+
+    With ``delta = 0`` this is the pure-LDP bound ``ln(p_lo / q_hi)``; with
+    ``delta > 0`` it bounds the ``eps`` of an ``(eps, delta)`` claim, since
+    ``P(S | x) <= e^eps P(S | x') + delta`` for every event ``S``. 0 when negative.
+    """
     p_lo, _ = clopper_pearson(a, n_a, alpha)      # lower end of a two-sided 1 - alpha interval
     _, q_hi = clopper_pearson(b, n_b, alpha)      # = one-sided 1 - alpha/2 bounds
-    if p_lo <= 0.0:
+    if p_lo - delta <= 0.0:
         return 0.0
-    return max(0.0, log(p_lo / q_hi))
+    return max(0.0, log((p_lo - delta) / q_hi))
 
 
 def binary_renyi(p: float, q: float, orders=_ORDERS) -> np.ndarray:
@@ -111,6 +117,8 @@ class EmpiricalAudit:
     counts : tuple
         ``(a, n_a, b, n_b)``.
     alpha : float
+    delta : float
+        The ``delta`` of an ``(eps, delta)`` claim (0 for pure LDP).
     """
 
     claimed: float
@@ -119,6 +127,7 @@ class EmpiricalAudit:
     event: str
     counts: tuple
     alpha: float
+    delta: float = 0.0
 
 
 def _best_threshold(pilot_x: np.ndarray, pilot_y: np.ndarray, alpha: float, bound):
@@ -142,7 +151,8 @@ def _best_threshold(pilot_x: np.ndarray, pilot_y: np.ndarray, alpha: float, boun
 
 
 def threshold_test(draw, claimed: float, *, n: int = 200_000, pilot: int = 20_000,
-                   alpha: float = ALPHA, zcdp: bool = False, rng=0) -> EmpiricalAudit:
+                   alpha: float = ALPHA, zcdp: bool = False, rng=0,
+                   delta: float = 0.0) -> EmpiricalAudit:
     """Distinguishing test of two scalar output laws through a threshold event.
 
     Parameters
@@ -159,8 +169,15 @@ def threshold_test(draw, claimed: float, *, n: int = 200_000, pilot: int = 20_00
         Bound ``rho`` (binary Rényi) instead of ``eps``.
     rng : int or SeedSequence
         Seed of the audit (the audit is reproducible).
+    delta : float
+        The ``delta`` of an ``(eps, delta)`` claim: the bound is
+        ``ln((p_lo - delta) / q_hi)`` (not with ``zcdp``).
     """
-    bound = zcdp_lower_bound if zcdp else epsilon_lower_bound
+    if zcdp:
+        bound = zcdp_lower_bound
+    else:
+        def bound(a, n_a, b, n_b, alpha):
+            return epsilon_lower_bound(a, n_a, b, n_b, alpha, delta)
     seeds = np.random.SeedSequence(rng).spawn(4)
     gens = [np.random.default_rng(s) for s in seeds]
     t, op, swap = _best_threshold(draw(0, pilot, gens[0]), draw(1, pilot, gens[1]), alpha, bound)
@@ -170,7 +187,8 @@ def threshold_test(draw, claimed: float, *, n: int = 200_000, pilot: int = 20_00
     lb = bound(a, n, b, n, alpha)
     first, second = ("x'", "x") if swap else ("x", "x'")
     event = f"Y {op} {t:.6g}, {first} vs {second}"
-    return EmpiricalAudit(float(claimed), lb, lb <= claimed, event, (a, n, b, n), alpha)
+    return EmpiricalAudit(float(claimed), lb, lb <= claimed, event, (a, n, b, n), alpha,
+                          float(delta))
 
 
 def event_test(draw, claimed: float, *, n: int = 200_000, alpha: float = ALPHA, rng=0,

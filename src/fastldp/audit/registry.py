@@ -69,7 +69,13 @@ class Channel:
         Empirical channels: releases under the two chosen inputs (``side``
         0 or 1).
     claim : callable ``(mech) -> float``, optional
-        zCDP channels: the claimed ``rho`` read from the mechanism.
+        zCDP channels: the claimed ``rho`` read from the mechanism; shuffle
+        channels: the claimed ``(eps, delta)`` of the analyzer's view.
+    draws : (int, int), optional
+        Empirical and shuffle channels whose draws are expensive: at most
+        this many draws per side for the test and for the pilot.
+    describe : callable ``(mech) -> str``, optional
+        A note on the mechanism's public parameters, added to the row.
     expect_violation : bool
         True for negative controls.
     control_of : str or None
@@ -88,6 +94,8 @@ class Channel:
     keyed: bool = False
     draw: Optional[Callable] = None
     claim: Optional[Callable] = None
+    draws: Optional[tuple] = None
+    describe: Optional[Callable] = None
     expect_violation: bool = False
     control_of: Optional[str] = None
 
@@ -179,26 +187,30 @@ def _sampler_check(ch: Channel, mech, law: ExactLaw, audit: ExactAudit, n: int, 
     key_index = {k: j for j, k in enumerate(law.outputs)}
     eps = ch.built_epsilon
 
+    keyed_ids = law.identities[[r[0] for r in plan]]
+    keyed_masks = np.stack([r[3] for r in plan]) if ch.keyed else plan[0][3][None, :]
+    keyed_xs = [[law.inputs[r[1 + side]] for r in plan] for side in (0, 1)]
+
     def draw(side, size, gen):
-        hits = np.empty(0, dtype=bool)
-        while hits.shape[0] < size:
+        hits = []
+        got_total = 0
+        while got_total < size:
             if ch.keyed:
-                rows = plan
-                ids = law.identities[[r[0] for r in rows]]
+                m = len(plan)
+                ids, xs = keyed_ids, keyed_xs[side]
             else:
-                m = min(size - hits.shape[0], 1 << 16)
-                rows = [plan[0]] * m
+                m = min(size - got_total, 1 << 16)
                 ids = np.arange(m, dtype=np.uint64)
-            xs = [law.inputs[r[1 + side]] for r in rows]
+                xs = [law.inputs[plan[0][1 + side]]] * m
             reports = ch.sample(mech, eps, xs, ids, gen)
             got = np.array([key_index.get(ch.output_key(r), -1) for r in reports])
             if (got < 0).any():
                 raise AssertionError(f"{ch.name}: the sampler released an output outside the "
                                      f"exact law's support: {reports[int(np.argmax(got < 0))]!r}")
-            masks = np.stack([r[3] for r in rows]) if ch.keyed else plan[0][3][None, :]
-            rows_idx = np.arange(len(rows)) if ch.keyed else np.zeros(len(rows), dtype=np.int64)
-            hits = np.concatenate([hits, masks[rows_idx, got]])
-        return hits[:size]
+            rows_idx = np.arange(m) if ch.keyed else np.zeros(m, dtype=np.int64)
+            hits.append(keyed_masks[rows_idx, got])
+            got_total += m
+        return np.concatenate(hits)[:size]
 
     i0, x0, x1, _ = audit.witness
     event = (f"{int(plan[0][3].sum())} output(s) at the largest ratio, x = #{x0} vs x' = #{x1}, "
@@ -241,20 +253,37 @@ def audit_channel(ch: Channel, *, n: int = 100_000, rng=0, sampler: bool = True,
         holds = exact.holds
         if exact.max_row_error > 1e-9:
             notes.append(f"law rows sum to 1 only within {exact.max_row_error:.2e}")
-        if sampler:
+        if sampler and ch.sample is not None:
             empirical = _sampler_check(ch, mech, law, exact, n, rng)
             holds = holds and empirical.holds
+        elif ch.sample is None:
+            notes.append("no sampler check: the law is conditional on public values that "
+                         "the sampler computes itself")
         notes.append(f"{len(law.inputs)} inputs x {len(law.outputs)} outputs x "
                      f"{law.identities.shape[0]} identities; {law.note}")
     else:
         zcdp = ch.kind == "zcdp"
-        claimed = ch.claim(mech) if zcdp else ch.epsilon
+        delta = 0.0
+        if zcdp:
+            claimed = ch.claim(mech)
+        elif ch.kind == "shuffle":
+            claimed, delta = ch.claim(mech)
+        else:
+            claimed = ch.epsilon
         def draw(side, size, gen):
             return ch.draw(mech, ch.built_epsilon, side, size, gen)
 
-        empirical = threshold_test(draw, claimed, n=n, rng=rng, zcdp=zcdp)
+        draws, pilot = n, 20_000
+        if ch.draws is not None:
+            draws, pilot = min(n, ch.draws[0]), min(pilot, ch.draws[1])
+        empirical = threshold_test(draw, claimed, n=draws, pilot=pilot, rng=rng, zcdp=zcdp,
+                                   delta=delta)
         holds = empirical.holds
         ch = replace(ch, epsilon=claimed)
+        if draws != n:
+            notes.append(f"{draws} draws per side (pilot {pilot}): each draw is a whole protocol run")
+    if ch.describe is not None:
+        notes.append(ch.describe(mech))
     return AuditRow(ch.name, ch.kind, ch.epsilon, exact, empirical, bool(holds),
                     ch.expect_violation, time.perf_counter() - t0, notes)
 
@@ -371,6 +400,8 @@ def channels(epsilon: float = 1.0) -> dict:
                 kind="zcdp", draw=_histogram_draw, claim=_histogram_claim),
     ]
     out[0:0] = _oracle_channels(epsilon)
+    out += _vector_channels(epsilon)
+    out += _shuffle_channels(epsilon)
     return {ch.name: ch for ch in out}
 
 
@@ -450,3 +481,203 @@ def audit_all(names=None, *, epsilon: float = 1.0, controls: bool = False, n: in
         chosen = {ch.name for ch in selected}
         selected += [c for c in negative_controls(epsilon).values() if c.control_of in chosen]
     return [audit_channel(ch, n=n, rng=rng) for ch in selected]
+
+
+# ----------------------------------------------------------------- sparse-vector baselines
+#: dimension and set size of the sparse-vector audits (PCKV-GRR uses m = 1, see below)
+KV_D, KV_M = 3, 2
+#: PrivKVM's rounds in the audit
+PRIVKVM_ROUNDS = 3
+
+
+def _pckv(cls_name, m):
+    def build(eps):
+        from .. import vectors
+
+        return getattr(vectors, cls_name)(d=KV_D, m=m, epsilon=eps)
+    return build
+
+
+def _pckv_describe(mech):
+    from ..vectors import pckv_composed_epsilon
+
+    return (f"split (eps1, eps2) = ({mech.eps1:.6g}, {mech.eps2:.6g}), composed "
+            f"max(eps2, eps1 + ln(2/(1+e^-eps2))) = "
+            f"{pckv_composed_epsilon(mech.eps1, mech.eps2):.6g}")
+
+
+def _pckv_ue_law(mech, eps, ids):
+    from . import kv_laws
+
+    return kv_laws.pckv_ue_law(mech.d, mech.ell, mech.eps1, mech.eps2, m=mech.m)
+
+
+def _pckv_grr_law(mech, eps, ids):
+    from . import kv_laws
+
+    return kv_laws.pckv_grr_law(mech.d, mech.ell, mech.eps1, mech.eps2, m=mech.m)
+
+
+def _row_tuples(arr) -> list:
+    """The rows of an integer array as tuples of ints (fast: via the few distinct rows)."""
+    arr = np.asarray(arr)
+    uniq, inverse = np.unique(arr, axis=0, return_inverse=True)
+    keys = [tuple(r) for r in uniq.tolist()]
+    return [keys[i] for i in np.asarray(inverse).ravel().tolist()]
+
+
+def _kv_sample(mech, eps, xs, ids, gen):
+    from .kv_laws import kv_csr
+
+    return _row_tuples(mech.privatize(kv_csr(xs, mech.d), rng=gen))
+
+
+def _round_share(c):
+    """Round 1's share of PrivKVM's total budget: ``eps/2 + eps/(2c)``."""
+    return 0.5 + 0.5 / c
+
+
+def _privkvm(total):
+    """``build(eps)``: PrivKVM whose round-1 channel spends ``eps`` (or whose total is ``eps``)."""
+    def build(eps):
+        from ..vectors import PrivKVM
+
+        c = PRIVKVM_ROUNDS
+        return PrivKVM(d=KV_D, m=KV_M, epsilon=eps if total else eps / _round_share(c), n_rounds=c)
+    return build
+
+
+def _privkvm_round_law(mech, eps, ids):
+    from . import kv_laws
+
+    return kv_laws.privkvm_round_law(mech.d, mech.m, mech.epsilon, mech.n_rounds)
+
+
+def _privkvm_law(mech, eps, ids):
+    from . import kv_laws
+
+    return kv_laws.privkvm_law(mech.d, mech.m, mech.epsilon, mech.n_rounds,
+                               kv_laws.fake_grid(mech.n_rounds))
+
+
+def _privkvm_sample(mech, eps, xs, ids, gen):
+    from .kv_laws import kv_csr
+
+    rep = mech.privatize(kv_csr(xs, mech.d), rng=gen)
+    return _row_tuples(np.stack([rep.keys, rep.key_bits, rep.values[:, 0]], axis=1))
+
+
+def _collision(eps):
+    from ..vectors import Collision
+
+    return Collision(d=KV_D, m=KV_M, epsilon=eps, values="signed", codebook_seed=20240615,
+                     n_threads=1)
+
+
+def _collision_law(mech, eps, ids):
+    from .kv_laws import collision_law
+
+    return collision_law(mech, ids)
+
+
+def _keyed_kv_sample(mech, eps, xs, ids, gen):
+    from .kv_laws import kv_csr
+
+    return mech.privatize(kv_csr(xs, mech.d), identities=ids, rng=gen).tolist()
+
+
+def _succinct(randomizer, b):
+    def build(eps):
+        from ..vectors import Succinct
+
+        return Succinct(d=KV_D, m=KV_M, epsilon=eps, b=b, R=1.0, randomizer=randomizer,
+                        codebook_seed=20240616, n_threads=1)
+    return build
+
+
+def _succinct_law(mech, eps, ids):
+    from .kv_laws import succinct_duchi_law
+
+    return succinct_duchi_law(mech, ids)
+
+
+def _succinct_sample(mech, eps, xs, ids, gen):
+    y = mech.privatize(np.stack(xs), identities=ids, rng=gen)
+    mag = mech.R * mech.randomizer.C
+    if not np.all(np.abs(y) == mag):
+        bad = y[np.abs(y) != mag][0]
+        raise AssertionError(f"succinct: the sampler released {bad!r}, not +-R C = +-{mag!r}")
+    return _row_tuples(np.sign(y).astype(np.int64))
+
+
+def _succinct_draw(mech, eps, side, size, gen):
+    """``b = 1``: each identity's first ``m`` coordinates carry its public signs, so
+    ``B = +-m``, clipped to ``u = +-1``."""
+    ids = np.arange(size, dtype=np.uint64)
+    x = np.zeros((size, mech.d))
+    for j in range(mech.m):
+        x[:, j] = mech.signs(ids, np.full(size, j))
+    return mech.privatize(x if side == 0 else -x, identities=ids, rng=gen)[:, 0]
+
+
+def _vector_channels(epsilon):
+    """The sparse-vector baselines of :mod:`fastldp.vectors` (RPC is above)."""
+    c = PRIVKVM_ROUNDS
+    share = _round_share(c)
+    return [
+        Channel("pckv-ue", f"PCKV-UE, d={KV_D}, m=l={KV_M}, values {{-1,0,1}}, all 3^{KV_D + KV_M} "
+                "reports; claim: the composed eps of the split", epsilon,
+                _pckv("PCKVUE", KV_M), law=_pckv_ue_law, sample=_kv_sample,
+                describe=_pckv_describe),
+        Channel("pckv-grr", f"PCKV-GRR, d={KV_D}, m=l=1 (l=2 dilutes the ratio to 0.62 eps), "
+                "values {-1,0,1}; claim: the composed eps of the split", epsilon,
+                _pckv("PCKVGRR", 1), law=_pckv_grr_law, sample=_kv_sample,
+                describe=_pckv_describe),
+        Channel("privkvm", f"PrivKVM round 1 of c={c} (key, key bit, value bit 1) at its budget "
+                f"eps/2 + eps/(2c) = {share:.4g} x the total eps; d={KV_D}, m={KV_M}",
+                share * epsilon, _privkvm(False), law=_privkvm_round_law,
+                sample=_privkvm_sample,
+                describe=lambda mech: (f"total eps {mech.epsilon:.6g}: key eps/2 = "
+                                       f"{mech.eps_key:.6g}, value eps/(2c) = "
+                                       f"{mech.eps_value:.6g} per round")),
+        Channel("privkvm-rounds", f"PrivKVM all c={c} rounds at the total eps, for each public "
+                f"fake-value trajectory in {{-1,0,1}}^{c}; exact law only", epsilon,
+                _privkvm(True), law=_privkvm_law, sample=None),
+        Channel("collision", f"Collision, signed, d={KV_D}, m={KV_M}, t = round(m e^eps + 2m - 1), "
+                "values {-1,0,1}, per-identity public hash", epsilon, _collision,
+                law=_collision_law, sample=_keyed_kv_sample, keyed=True,
+                describe=lambda mech: f"t = {mech.t}, Omega = {mech.omega:.6g}"),
+        Channel("succinct-duchi", f"Succinct, Duchi at eps/b, d={KV_D}, m={KV_M}, b=2, R=1, all "
+                "19 ternary inputs", epsilon, _succinct("duchi", 2), law=_succinct_law,
+                sample=_succinct_sample, keyed=True),
+        Channel("succinct-laplace", "Succinct, Laplace, b=1, R=1, u = +1 vs -1 (B = +-m clipped)",
+                epsilon, _succinct("laplace", 1), kind="empirical", draw=_succinct_draw),
+        Channel("succinct-piecewise", "Succinct, Piecewise, b=1, R=1, u = +1 vs -1 (B = +-m "
+                "clipped)", epsilon, _succinct("piecewise", 1), kind="empirical",
+                draw=_succinct_draw),
+    ]
+
+
+# ----------------------------------------------------------------- shuffle protocols
+#: (test, pilot) draws per side of the shuffle audits
+SUM_DRAWS = (20_000, 4_000)
+BITS_DRAWS = (10_000, 2_500)
+
+
+def _shuffle_channels(epsilon):
+    """The analyzer's views of the shuffle protocols of :mod:`fastldp.regression`."""
+    from . import shuffle as sh
+
+    return [
+        Channel("shuffled-sum", f"ShuffledVectorSum view (decoded sum of the shuffled shares), "
+                f"n={sh.SUM_PARTIES}, one coordinate, party 0: +1 vs -1", epsilon,
+                sh.shuffled_sum, kind="shuffle", draw=sh.shuffled_sum_draw,
+                claim=sh.shuffled_sum_claim, draws=SUM_DRAWS,
+                describe=lambda mech: "plan: " + ", ".join(
+                    f"{k}={v:.4g}" for k, v in mech.plan(sh.SUM_PARTIES, 1).items()
+                    if k in ("mu", "shares", "delta_noise", "delta_shares"))),
+        Channel("shuffled-bits", f"ShuffledBits view (debiased counts c1 - c0), n={sh.BITS_PARTIES}, "
+                "d=2, party 0: index 0 vs 1", epsilon, sh.shuffled_bits, kind="shuffle",
+                draw=sh.shuffled_bits_draw, claim=sh.shuffled_bits_claim, draws=BITS_DRAWS,
+                describe=lambda mech: f"gamma = {mech.gamma(sh.BITS_PARTIES):.6g}"),
+    ]

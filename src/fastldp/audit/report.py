@@ -21,6 +21,8 @@ def format_table(rows) -> str:
     lines = []
     for r in rows:
         claim = (f"rho={r.claimed:.4f}" if r.kind == "zcdp" else f"eps={r.claimed:g}")
+        if r.kind == "shuffle" and r.empirical is not None:
+            claim += f",delta={r.empirical.delta:.1e}"
         exact = _num(r.exact.epsilon_audited) if r.exact else "-"
         lb = _num(r.empirical.lower_bound) if r.empirical else "-"
         if r.expect_violation:
