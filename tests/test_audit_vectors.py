@@ -12,7 +12,7 @@ import pytest
 from scipy import stats
 
 from fastldp import audit, cli
-from fastldp.audit import kv_laws, shuffle as sh
+from fastldp.audit import vector_laws, shuffle as sh
 from fastldp.audit.empirical import epsilon_lower_bound
 from fastldp.audit.exact import audit_law
 from fastldp.audit.registry import _row_tuples
@@ -32,15 +32,15 @@ def _law(name, eps=1.0, ids=POOL):
 
 # ----------------------------------------------------------------- laws
 def test_kv_sets_enumerate_key_value_sets_with_stored_zeros():
-    sets = kv_laws.kv_sets(3, 2)
+    sets = vector_laws.kv_sets(3, 2)
     assert len(sets) == 1 + 3 * 3 + 3 * 9
-    csr = kv_laws.kv_csr(sets, 3)
+    csr = vector_laws.kv_csr(sets, 3)
     assert csr.nnz == sum(len(s) for s in sets)            # stored zeros kept
     from fastldp.vectors import as_sparse_vectors
     vecs = as_sparse_vectors(csr, d=3, owner="test", m=2)
     assert np.array_equal(vecs.sizes, [len(s) for s in sets])
     one = [sets[5]] * 7
-    assert (kv_laws.kv_csr(one, 3) != kv_laws.kv_csr(list(one[:1]) * 7, 3)).nnz == 0
+    assert (vector_laws.kv_csr(one, 3) != vector_laws.kv_csr(list(one[:1]) * 7, 3)).nnz == 0
 
 
 @pytest.mark.parametrize("name", NEW_EXACT)
@@ -59,7 +59,7 @@ def test_pckv_law_attains_exactly_the_composed_epsilon(variant, split):
 
     mech = getattr(vectors, variant)(d=3, m=1, epsilon=1.0, epsilon_split=split)
     composed = vectors.pckv_composed_epsilon(mech.eps1, mech.eps2)
-    fn = kv_laws.pckv_ue_law if variant == "PCKVUE" else kv_laws.pckv_grr_law
+    fn = vector_laws.pckv_ue_law if variant == "PCKVUE" else vector_laws.pckv_grr_law
     law = fn(3, mech.ell, mech.eps1, mech.eps2)
     res = audit_law(law, composed)
     assert res.holds and abs(res.epsilon_audited - composed) < 1e-12
@@ -82,7 +82,7 @@ def test_collision_law_is_the_mechanisms_channel_on_signed_inputs():
     for j, s in enumerate(law.inputs):
         if any(v == 0.0 for _, v in s):
             continue                      # channel() needs inputs that involve no rounding
-        x = kv_laws.kv_csr([s] * POOL.shape[0], mech.d)
+        x = vector_laws.kv_csr([s] * POOL.shape[0], mech.d)
         np.testing.assert_allclose(law.probs[:, j], mech.channel(x, identities=POOL),
                                    rtol=1e-15, atol=0)
 
@@ -110,15 +110,15 @@ def test_privkvm_round_law_is_the_first_round_marginal_of_the_full_law():
     from fastldp.vectors import PrivKVM
 
     mech = PrivKVM(d=3, m=2, epsilon=1.3, n_rounds=3)
-    full = kv_laws.privkvm_law(3, 2, 1.3, 3, np.zeros((1, 3)))
-    r1 = kv_laws.privkvm_round_law(3, 2, 1.3, 3)
+    full = vector_laws.privkvm_law(3, 2, 1.3, 3, np.zeros((1, 3)))
+    r1 = vector_laws.privkvm_round_law(3, 2, 1.3, 3)
     index = {o: i for i, o in enumerate(r1.outputs)}
     marg = np.zeros_like(r1.probs)
     for col, (j, bit, vals) in enumerate(full.outputs):
         marg[0, :, index[(j, bit, vals[0])]] += full.probs[0, :, col]
     np.testing.assert_allclose(marg, r1.probs, rtol=1e-13)
     # the whole c-round channel, over every public fake trajectory, is exactly eps = 1.3
-    res = audit_law(kv_laws.privkvm_law(3, 2, 1.3, 3, kv_laws.fake_grid(3)), 1.3)
+    res = audit_law(vector_laws.privkvm_law(3, 2, 1.3, 3, vector_laws.fake_grid(3)), 1.3)
     assert res.holds and abs(res.epsilon_audited - 1.3) < 1e-12
     # round 1 stays within its budget eps/2 + eps/(2c), strictly (the fake value is 0)
     share = mech.eps_key + mech.eps_value

@@ -3,7 +3,7 @@
 - :mod:`.exact` - the largest likelihood ratio of a finite channel in
   rational arithmetic, compared with ``e^eps`` at the edge;
 - :mod:`.laws` - the exact output law of each finite channel on a tiny domain;
-- :mod:`.kv_laws` - the same for the sparse-vector baselines (PCKV-UE / -GRR,
+- :mod:`.vector_laws` - the same for the sparse-vector baselines (PCKV-UE / -GRR,
   PrivKVM, Collision, Succinct over Duchi) over key-value sets;
 - :mod:`.shuffle` - empirical ``(eps, delta)`` audits of the analyzer's view
   of the shuffle protocols of :mod:`fastldp.regression`;

@@ -507,15 +507,15 @@ def _pckv_describe(mech):
 
 
 def _pckv_ue_law(mech, eps, ids):
-    from . import kv_laws
+    from . import vector_laws
 
-    return kv_laws.pckv_ue_law(mech.d, mech.ell, mech.eps1, mech.eps2, m=mech.m)
+    return vector_laws.pckv_ue_law(mech.d, mech.ell, mech.eps1, mech.eps2, m=mech.m)
 
 
 def _pckv_grr_law(mech, eps, ids):
-    from . import kv_laws
+    from . import vector_laws
 
-    return kv_laws.pckv_grr_law(mech.d, mech.ell, mech.eps1, mech.eps2, m=mech.m)
+    return vector_laws.pckv_grr_law(mech.d, mech.ell, mech.eps1, mech.eps2, m=mech.m)
 
 
 def _row_tuples(arr) -> list:
@@ -527,7 +527,7 @@ def _row_tuples(arr) -> list:
 
 
 def _kv_sample(mech, eps, xs, ids, gen):
-    from .kv_laws import kv_csr
+    from .vector_laws import kv_csr
 
     return _row_tuples(mech.privatize(kv_csr(xs, mech.d), rng=gen))
 
@@ -548,20 +548,20 @@ def _privkvm(total):
 
 
 def _privkvm_round_law(mech, eps, ids):
-    from . import kv_laws
+    from . import vector_laws
 
-    return kv_laws.privkvm_round_law(mech.d, mech.m, mech.epsilon, mech.n_rounds)
+    return vector_laws.privkvm_round_law(mech.d, mech.m, mech.epsilon, mech.n_rounds)
 
 
 def _privkvm_law(mech, eps, ids):
-    from . import kv_laws
+    from . import vector_laws
 
-    return kv_laws.privkvm_law(mech.d, mech.m, mech.epsilon, mech.n_rounds,
-                               kv_laws.fake_grid(mech.n_rounds))
+    return vector_laws.privkvm_law(mech.d, mech.m, mech.epsilon, mech.n_rounds,
+                               vector_laws.fake_grid(mech.n_rounds))
 
 
 def _privkvm_sample(mech, eps, xs, ids, gen):
-    from .kv_laws import kv_csr
+    from .vector_laws import kv_csr
 
     rep = mech.privatize(kv_csr(xs, mech.d), rng=gen)
     return _row_tuples(np.stack([rep.keys, rep.key_bits, rep.values[:, 0]], axis=1))
@@ -575,13 +575,13 @@ def _collision(eps):
 
 
 def _collision_law(mech, eps, ids):
-    from .kv_laws import collision_law
+    from .vector_laws import collision_law
 
     return collision_law(mech, ids)
 
 
 def _keyed_kv_sample(mech, eps, xs, ids, gen):
-    from .kv_laws import kv_csr
+    from .vector_laws import kv_csr
 
     return mech.privatize(kv_csr(xs, mech.d), identities=ids, rng=gen).tolist()
 
@@ -596,7 +596,7 @@ def _succinct(randomizer, b):
 
 
 def _succinct_law(mech, eps, ids):
-    from .kv_laws import succinct_duchi_law
+    from .vector_laws import succinct_duchi_law
 
     return succinct_duchi_law(mech, ids)
 
