@@ -7,17 +7,13 @@ Scalar randomizers (a value in ``[-1, 1]``): :class:`Laplace`,
 :class:`Piecewise`, :class:`Duchi`.
 """
 
-from .frequency import (
-    FLH,
-    FREQUENCY_ORACLES,
-    GRR,
-    OLH,
-    OUE,
-    SUE,
-    FrequencyEstimate,
-    FrequencyOracle,
-    HadamardResponse,
-)
+from ._base import FrequencyEstimate, FrequencyOracle
+from .flh import FLH
+from .frequency import FREQUENCY_ORACLES
+from .grr import GRR
+from .hadamard import HadamardResponse
+from .olh import OLH
+from .unary import OUE, SUE
 from .randomizers import (
     RANDOMIZERS,
     Duchi,
