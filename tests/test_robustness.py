@@ -95,3 +95,13 @@ def test_a_spec_of_unknown_family_is_refused(tmp_path, capsys):
     spec.write_text("family = [\n")  # unreadable TOML is an error, not another kind of spec
     assert cli.main(["run", str(spec)]) == 2
     assert "is not valid TOML" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("oracle,eps", [("grr", 1e-17), ("grr", 800.0), ("olh", 800.0),
+                                        ("hr", 1e-200)])
+def test_padded_sampling_server_refuses_budgets_its_oracle_cannot_serve(oracle, eps):
+    mech = PaddedRelationSampling(shape=(4, 4), k=2, s=2, codebook_seed=1, oracle=oracle)
+    with pytest.raises(ValueError, match="'epsilons' parameter of PaddedRelationSampling"):
+        mech.estimate(np.zeros(3, np.int64), eps)
+    with pytest.raises(ValueError, match="'epsilons' parameter of PaddedRelationSampling"):
+        mech.decode(np.zeros(3, np.int64), eps, decoders=("global", "medoid"), n_groups=2)

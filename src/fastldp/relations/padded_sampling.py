@@ -82,6 +82,13 @@ class PaddedRelationSampling(RelationMechanism):
         pairs = sets.pairs[safe] if sets.pairs.shape[0] else np.zeros(sets.n, dtype=np.int64)
         return np.where(held, pairs, self.p + slot).astype(np.int64)
 
+    def _budgets(self, epsilons, n: int) -> np.ndarray:
+        # the oracle's limits too (eps <= 700, p - q > 0 in double precision), on the
+        # client and on every server path (estimate, decode, attacks)
+        eps = super()._budgets(epsilons, n)
+        self.oracle.check_budgets(eps, "epsilons", type(self).__name__)
+        return eps
+
     def privatize(self, relations, epsilons, *, identities=None, rng=None) -> np.ndarray:
         """Sample one padded item per identity and report it through the oracle.
 
@@ -93,7 +100,6 @@ class PaddedRelationSampling(RelationMechanism):
         gen = as_generator(rng, f"{type(self).__name__}.privatize")
         sets = self.relation_sets(relations, identities=identities)
         eps = self._budgets(epsilons, sets.n)
-        self.oracle.check_budgets(eps, "epsilons", type(self).__name__)
         ids = resolve_identities(identities, sets.n, type(self).__name__)
         items = self.sample_items(sets, rng=gen)
         return self.oracle.perturb(items, eps, ids, gen)
