@@ -147,3 +147,17 @@ def test_kernels_reject_non_finite_values(bad):
         _projection.top_s_indices(np.array([1.0, bad]), 1)
     with pytest.raises(ValueError, match="v must be finite"):
         _projection.capped_simplex_threshold(np.array([1.0, bad]), 1.0)
+
+
+def test_padded_sampling_takes_the_support_rule():
+    from fastldp.relations import PaddedRelationSampling, rate_diagnostic_population
+
+    pop = rate_diagnostic_population(shape=(8, 8), s=8, k=2, n=400, rng=0)
+    raw = PaddedRelationSampling(shape=(8, 8), k=2, s=8, oracle="hr", codebook_seed=1)
+    clipped = PaddedRelationSampling(shape=(8, 8), k=2, s=8, oracle="hr", codebook_seed=1,
+                                     support_rule="clipped")
+    reports = raw.privatize(pop.relations, 2.0, rng=3)
+    np.testing.assert_array_equal(
+        clipped.estimate(reports, 2.0).matrix,
+        raw.decode(reports, 2.0, support_rule="clipped")["global"].matrix)
+    assert "support_rule='clipped'" in repr(clipped)

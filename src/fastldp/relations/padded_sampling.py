@@ -19,6 +19,7 @@ import numpy as np
 from .._random import as_generator, resolve_identities
 from .._validation import check_choice
 from .base import RelationMechanism
+from .projection import check_support_rule
 from ..oracles.frequency import ORACLES
 
 __all__ = ["PaddedRelationSampling"]
@@ -37,7 +38,7 @@ class PaddedRelationSampling(RelationMechanism):
     oracle : {"grr", "olh", "hr"}
         Generalized randomized response, optimized local hashing
         (``g_i = round(e^eps_i) + 1``) or Hadamard response.
-    codebook_seed, cap_policy, n_threads
+    codebook_seed, cap_policy, n_threads, support_rule
         As for :class:`fastldp.JPRS`.
 
     References
@@ -51,9 +52,10 @@ class PaddedRelationSampling(RelationMechanism):
     """
 
     def __init__(self, *, shape, k, s, oracle="hr", codebook_seed=None, cap_policy="raise",
-                 n_threads=None):
+                 n_threads=None, support_rule="raw"):
         super().__init__(shape=shape, k=k, s=s, codebook_seed=codebook_seed,
                          cap_policy=cap_policy, n_threads=n_threads)
+        self.support_rule = check_support_rule(support_rule, type(self).__name__)
         self.oracle_name = check_choice(oracle, "oracle", type(self).__name__, tuple(ORACLES))
         self.domain_size = self.p + self.k
         # personal budgets only: the oracle has no default epsilon
