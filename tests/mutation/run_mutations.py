@@ -40,6 +40,9 @@ class Mutation:
     tests: tuple    # the tests that guard it
 
 
+ORACLE_TESTS = ("tests/test_frequency_oracles.py", "tests/test_oracles_api.py",
+                "tests/test_oracles_unary.py", "tests/test_oracles_flh.py")
+
 MUTATIONS = (
     Mutation("sketch-scale", "src/fastldp/relations/jprs.py",
              "return sqrt(self.k) / (self.kappa * gamma_sq_sum(eps))",
@@ -85,6 +88,26 @@ MUTATIONS = (
              "return (exp(self.epsilon) + 1.0) / expm1(self.epsilon)",
              "return 1.02 * (exp(self.epsilon) + 1.0) / expm1(self.epsilon)",
              ("tests/test_randomizers.py", "tests/test_rpc.py")),
+    Mutation("grr-p", "src/fastldp/oracles/grr.py",
+             "return e / denom, 1.0 / denom",
+             "return 1.02 * e / denom, 1.0 / denom",
+             ORACLE_TESTS),
+    Mutation("olh-keep", "src/fastldp/oracles/olh.py",
+             "return e / (e + g - 1)",
+             "return 1.02 * e / (e + g - 1)",
+             ORACLE_TESTS),
+    Mutation("oue-q", "src/fastldp/oracles/unary.py",
+             "q = 1.0 / (np.exp(eps) + 1.0)",
+             "q = 1.02 / (np.exp(eps) + 1.0)",
+             ORACLE_TESTS),
+    Mutation("sue-q", "src/fastldp/oracles/unary.py",
+             "q = 1.0 / (np.exp(np.asarray(eps, dtype=np.float64) / 2.0) + 1.0)",
+             "q = 1.02 / (np.exp(np.asarray(eps, dtype=np.float64) / 2.0) + 1.0)",
+             ORACLE_TESTS),
+    Mutation("hr-gamma", "src/fastldp/oracles/hadamard.py",
+             "return fwht(h)[1:self.domain_size + 1] / np.tanh(epsilon / 2.0)",
+             "return fwht(h)[1:self.domain_size + 1] / np.tanh(epsilon / 2.04)",
+             ORACLE_TESTS),
 )
 
 
