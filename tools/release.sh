@@ -94,10 +94,15 @@ EOF
 step "the sdist's tests against the installed wheel"
 tar -xzf "$sdist" -C "$work"
 tests=$(ls -d "$work"/fastldp-*/tests)
-"$work/venv/bin/python" -m pytest -q -p no:cacheprovider "$tests"
+tests_status=0
+"$work/venv/bin/python" -m pytest -q -p no:cacheprovider "$tests" || tests_status=$?
 
 step "fastldp demo"
 "$work/venv/bin/fastldp" demo
+if [ "$tests_status" -ne 0 ]; then
+    echo "release.sh: the tests failed against the installed wheel (pytest exit $tests_status)" >&2
+    exit "$tests_status"
+fi
 
 mkdir -p "$root/dist"
 cp "$sdist" "$root/dist/"
