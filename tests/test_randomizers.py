@@ -123,9 +123,10 @@ def test_min_variance_randomizer_follows_V_eps():
 
 
 @pytest.mark.parametrize("cls", CLASSES)
-@pytest.mark.parametrize("bad", [0, -1, float("nan"), float("inf")])
+@pytest.mark.parametrize("bad", [0, -1, float("nan"), float("inf"), 2.2e-313, 1e-151])
 def test_bad_epsilon_raises_naming_it(cls, bad):
-    with pytest.raises(ValueError, match=rf"The 'epsilon' parameter of {cls.__name__} must be a float in \(0"):
+    # the floor: Laplace(epsilon=2.2e-313) once released inf (its scale 1/eps overflows)
+    with pytest.raises(ValueError, match=rf"The 'epsilon' parameter of {cls.__name__} must be a float in \[1e-150"):
         cls(epsilon=bad)
 
 

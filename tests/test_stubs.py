@@ -1,5 +1,6 @@
 """The .pyi stubs of the compiled kernels agree with the extensions (mypy.stubtest)."""
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -21,7 +22,13 @@ def test_kernel_stubs_match_runtime(tmp_path):
     if config.exists():
         cmd += ["--mypy-config-file", str(config)]
     cmd += [f"fastldp._kernels.{name}" for name in KERNELS]
-    result = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    # the subprocess runs elsewhere: a relative PYTHONPATH (PYTHONPATH=src) must stay valid
+    env = dict(os.environ)
+    if env.get("PYTHONPATH"):
+        env["PYTHONPATH"] = os.pathsep.join(
+            os.path.abspath(p) for p in env["PYTHONPATH"].split(os.pathsep) if p)
+    result = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, timeout=300,
+                            env=env)
     assert result.returncode == 0, result.stdout + result.stderr
 
 

@@ -2,6 +2,7 @@ import numpy as np
 import numpy.typing as npt
 
 SUPPORT_CHUNK: int
+MAX_G: int
 
 def olh_buckets(
     seed: int,

@@ -79,7 +79,8 @@ class Randomizer:
 
     Parameters
     ----------
-    epsilon : float in (0, inf)
+    epsilon : float in [1e-150, inf)
+        (``[1e-150, 700]`` for Piecewise and Duchi, whose constants use ``e^eps``).
     """
 
     name = "randomizer"
@@ -87,10 +88,14 @@ class Randomizer:
     discrete = False
     #: the largest budget whose constants (``e^eps``) are finite in binary64
     max_epsilon = inf
+    #: the smallest budget: below it ``1 / eps`` (Laplace's scale) and the other
+    #: constants leave the normal range of binary64, and outputs would be infinite
+    min_epsilon = 1e-150
 
     def __init__(self, *, epsilon):
-        self.epsilon = check_float(epsilon, "epsilon", type(self).__name__, low=0.0,
-                                   high=self.max_epsilon, high_open=self.max_epsilon == inf)
+        self.epsilon = check_float(epsilon, "epsilon", type(self).__name__, low=self.min_epsilon,
+                                   high=self.max_epsilon, low_open=False,
+                                   high_open=self.max_epsilon == inf)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(epsilon={self.epsilon!r})"
