@@ -45,11 +45,11 @@ from .datasets import (
 )
 from .pckv import PCKVGRR, PCKVUE, pckv_composed_epsilon
 from .privkvm import PrivKVM, PrivKVMReports
-from .rpc import RPC, RPCEstimate, clipping_alpha
+from .rpc import RPC, RPCEstimate, clipping_alpha, min_variance_threshold
 from .succinct import Succinct
 
 __all__ = [
-    "RPC", "RPCEstimate", "clipping_alpha", "SparseVectors", "SparseMeanEstimate",
+    "RPC", "RPCEstimate", "clipping_alpha", "min_variance_threshold", "SparseVectors", "SparseMeanEstimate",
     "as_sparse_vectors", "round_to_signs", "PCKVUE", "PCKVGRR", "pckv_composed_epsilon",
     "PrivKVM", "PrivKVMReports", "Succinct", "Collision",
     "SparseAttackResult", "sparse_targeted_attack", "sparse_untargeted_attack",
