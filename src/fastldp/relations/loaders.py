@@ -4,18 +4,19 @@ Nothing is downloaded: every loader reads the files from ``path`` (a file, or
 a folder that holds it) and raises :class:`FileNotFoundError` naming the file
 it expects and where that file is published.
 
-=================  ====================================  =========================  ====================
-dataset            file(s)                               rows (``d1``)              columns (``d2``)
-=================  ====================================  =========================  ====================
-MovieLens          1M ``ratings.dat`` (``::``-separated)  5 rating levels            movies
-                   or ``ratings.csv[.gz]`` (latest)
-Foursquare         TSMC2014 ``dataset_TSMC2014_NYC.txt``  2 cities (NYC, TKY)        venues
-                   / ``_TKY.txt`` (tab-separated,
-                   latin-1, no header) or their CSV
-                   re-export with header, ``.gz`` too
-Gowalla            SNAP ``loc-gowalla_totalCheckins``     7 UTC weekdays (Mon = 0)   locations
-                   ``.txt[.gz]`` (tab-separated)
-=================  ====================================  =========================  ====================
+==========  ============================================  ===================  =========
+dataset     file(s)                                       rows (``d1``)        columns
+==========  ============================================  ===================  =========
+MovieLens   100K ``u.data`` (tabs), 1M or 10M             5 rating levels      movies
+            ``ratings.dat`` (``::``-separated), or
+            ``ratings.csv[.gz]`` (20M, 25M, 32M, latest)
+Foursquare  TSMC2014 ``dataset_TSMC2014_NYC.txt`` /       2 cities (NYC, TKY)  venues
+            ``_TKY.txt`` (tab-separated, latin-1, no
+            header) or their CSV re-export with header,
+            ``.gz`` too
+Gowalla     SNAP ``loc-gowalla_totalCheckins.txt[.gz]``   7 UTC weekdays       locations
+            (tab-separated)                               (Mon = 0)
+==========  ============================================  ===================  =========
 
 Preprocessing (:func:`relation_population`, paper 000 section 7.1, Table 3):
 

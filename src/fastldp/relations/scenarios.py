@@ -121,7 +121,7 @@ FEATURES = {
     "variable-size": "Zipf weights; truncated-Poisson |Ei|",
 }
 
-#: Paper 000, Table 2 (one representative seed): mean |E_i|, target nnz, top-10 mass.
+#: Paper 000, Table 2 (one representative seed): mean ``|E_i|``, target nnz, top-10 mass.
 PAPER_TABLE2 = {
     "flat": (8.00, 128, 0.662),
     "zipf": (8.00, 128, 4.274),

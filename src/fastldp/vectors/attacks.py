@@ -16,15 +16,15 @@ where ``mu_hat_c`` is the clean estimate (Eqs. (41), (43), (45)-(47), (49)).
 All estimators but PrivKVM's are linear in the reports, so ``G`` is a sum of
 per-user terms and each corrupted user's best legal output has a closed form:
 
-=========  ======================================================  ==========
-method     optimal legal output of a corrupted user ``i``           paper
-=========  ======================================================  ==========
-RPC        ``Z_i = c_eps R sign(sum_j w_j S_i(j))``                 Eq. (52)
-PCKV-UE    ``Z_i(j) = sign(w_j)`` where ``w_j != 0``                 Eq. (41)
-PCKV-GRR   ``(k, sign(w_k))`` with ``k`` maximizing ``|w_k|``        Eq. (41)
-Collision  ``Z_i = argmax_k sum_j w_j 1(H_i(j) = k)``               Eq. (44)
-Succinct   ``Z_ik = c_eps R sign(sum_j w_j 1(h_i(j) = k) S_i(j))``  Eq. (48)
-=========  ======================================================  ==========
+=========  ===========================================================  ==========
+method     optimal legal output of a corrupted user ``i``                paper
+=========  ===========================================================  ==========
+RPC        ``Z_i = c_eps R sign(sum_j w_j S_i(j))``                      Eq. (52)
+PCKV-UE    ``Z_i(j) = sign(w_j)`` where ``w_j != 0``                      Eq. (41)
+PCKV-GRR   ``(k, sign(w_k))`` with ``k`` maximizing ``|w_k|``             Eq. (41)
+Collision  ``Z_i = argmax_k sum_j w_j 1(H_i(j) = k)``                    Eq. (44)
+Succinct   ``Z_ik = c_eps R sign(sum_j w_j 1(h_i(j) = k) S_i(j))``       Eq. (48)
+=========  ===========================================================  ==========
 
 Where the bracketed sum is 0 the output does not matter; the honest report
 is kept there (it is legal and looks natural). For Collision on signed data
