@@ -386,10 +386,8 @@ class FrequencyOracle:
         owner = f"{type(self).__name__}.estimate"
         n = self._n_reports(reports, owner)
         if epsilons is None and self.epsilon is not None:
-            clean = self._legal_as_is(reports, n)
-            if clean is not None:  # every report legal: no copy, no per-report budgets
-                counts = self._aggregate_uniform(clean, self.epsilon,
-                                                 self._identities(identities, n, owner))
+            counts = self._uniform_counts(reports, n, identities, owner)
+            if counts is not None:  # every report legal: no copy, no per-report budgets
                 report = SanitizationReport(n, n, {r: 0 for r in REASONS}, False)
                 return FrequencyEstimate(counts, self._uniform_variances(n, counts), report, n)
         eps = self._budgets(epsilons, n, owner)
@@ -400,6 +398,13 @@ class FrequencyOracle:
         else:
             counts = self.aggregate(clean, eps, ids, np.ones(n))
         return FrequencyEstimate(counts, self.count_variances(eps, counts), report, n)
+
+    def _uniform_counts(self, reports, n: int, identities, owner: str):
+        """The counts when every report is legal and budgets are equal, else ``None``."""
+        clean = self._legal_as_is(reports, n)
+        if clean is None:
+            return None
+        return self._aggregate_uniform(clean, self.epsilon, self._identities(identities, n, owner))
 
     def _legal_as_is(self, reports, n: int):
         """``reports`` as the clean array when it is one of legal integer reports, else None."""

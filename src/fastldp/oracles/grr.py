@@ -86,6 +86,21 @@ class GRR(FrequencyOracle):
         counts = np.bincount(reports, weights=a, minlength=self.domain_size)
         return counts - float(np.sum(a * q))
 
+    def _uniform_counts(self, reports, n, identities, owner):
+        # One pass checks and counts: bincount raises on a negative report, and a
+        # report >= D lengthens its output. Anything else takes the general path.
+        if not (isinstance(reports, np.ndarray) and reports.ndim == 1 and reports.shape[0] == n
+                and n and reports.dtype.kind in "iu" and reports.dtype.itemsize <= 8):
+            return None
+        try:
+            counts = np.bincount(reports, minlength=self.domain_size)
+        except (ValueError, TypeError):  # negative reports, or uint64 beyond int64
+            return None
+        if counts.shape[0] > self.domain_size:
+            return None
+        p, q = (float(v[0]) for v in self._pq(np.array([self.epsilon])))
+        return (counts - n * q) / (p - q)
+
     def _aggregate_uniform(self, clean, epsilon, identities):
         p, q = (float(v[0]) for v in self._pq(np.array([epsilon])))
         counts = np.bincount(clean, minlength=self.domain_size)
