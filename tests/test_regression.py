@@ -358,3 +358,17 @@ def test_u2r_error_is_within_the_predicted_noise():
         errs.append(np.sum((est.coef_ - D.theta) ** 2) / pred)
     # a chi-square(4)/4-like ratio: its mean over three fits is far below 4
     assert np.mean(errs) < 4
+
+
+def test_local_lasso_does_not_depend_on_threads(noiseless):
+    from fastldp.regression._base import group_users
+    from fastldp.regression.local import screened_local_lasso
+
+    D = noiseless
+    data = group_users(D.X, D.y, D.users, "test")
+    one = screened_local_lasso(data.X, data.y, data.counts, 0.01, screen=10, chunk=64,
+                               n_threads=1)
+    two = screened_local_lasso(data.X, data.y, data.counts, 0.01, screen=10, chunk=64,
+                               n_threads=2)
+    np.testing.assert_array_equal(one, two)
+    assert one.shape == (900, 32) and np.all((one != 0).sum(axis=1) <= 10)

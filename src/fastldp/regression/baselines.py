@@ -13,8 +13,8 @@ import math
 import numpy as np
 
 from .._random import as_generator
-from .._validation import check_float, check_int, param_error
-from ._base import Privacy, RegressionEstimator, check_Xy, group_users, soft_threshold
+from .._validation import check_float, check_int
+from ._base import Privacy, RegressionEstimator, check_Xy, group_users
 from .local import local_least_squares, screened_local_lasso
 
 __all__ = ["Lasso", "lasso_gram", "LDPIHT", "TwoStageSLR", "hard_threshold"]

@@ -119,7 +119,7 @@ def screened_local_lasso(X, y, counts, alpha: float, *, users=None, screen=None,
     ndarray (len(users), d)
     """
     users = np.arange(X.shape[0]) if users is None else np.asarray(users)
-    n, (m, d) = users.shape[0], X.shape[1:]
+    n, d = users.shape[0], X.shape[2]
     p = d if screen is None else max(1, min(int(screen), d))
     out = np.zeros((n, d))
 

@@ -30,7 +30,7 @@ import json
 import math
 from pathlib import Path
 
-from ..spec import Spec, _is_int, _is_real, _read_toml, expand_configs, spec_from_dict
+from ..spec import Cell, Spec, _is_int, _is_real, _read_toml, expand_configs, spec_from_dict
 
 __all__ = ["DEFAULTS", "METHODS", "KINDS", "load_spec", "spec_from_dict_regression",
            "expand_grid", "data_key", "is_regression_spec"]
