@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-__all__ = ["have_matplotlib"]
+__all__ = ["have_matplotlib", "legend"]
 
 _MAX_PANELS = 6
 
@@ -47,3 +47,17 @@ def have_matplotlib(log=None) -> bool:
               "(pip install 'fastldp[plot]').", file=log or sys.stderr)
         return False
     return True
+
+
+def legend(axes, **kwargs) -> None:
+    """A legend on the first panel that has labelled curves (none if no panel has).
+
+    matplotlib warns "No artists with labels found" for a legend of an empty
+    panel, which happens when a data file was missing and its rows failed.
+    """
+    for ax in (axes if hasattr(axes, "__iter__") else [axes]):
+        handles, _ = ax.get_legend_handles_labels()
+        if handles:
+            ax.legend(**kwargs)
+            return
+

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..figures import _MAX_PANELS, _panels, _save, have_matplotlib
+from ..figures import _MAX_PANELS, _panels, _save, have_matplotlib, legend
 from ..report import _group, _ok
 from .report import scenario_label
 
@@ -59,7 +59,7 @@ def _scaling(rows, out):
         ax.set_xlabel("n (identities)")
         ax.set_ylabel("E_s (clean), mean ± sd")
         ax.set_title(f"{scenario_label(group[0])}, {budget}, eps0={eps0:g}", fontsize=9)
-    axes[0].legend(fontsize=7)
+    legend(axes, fontsize=7)
     return _save(fig, out, "scaling")
 
 
@@ -97,7 +97,7 @@ def _increments(tables, out):
         where = ", ".join(f"{f}={fixed[f]:g}" for f in ("eps0", "n", "alpha")
                           if f != axis and fixed.get(f) is not None)
         ax.set_title(f"{scenario_label(group[0])}, {fixed['budget']}, {where}", fontsize=9)
-    axes[0].legend(fontsize=7)
+    legend(axes, fontsize=7)
     return _save(fig, out, "attack_increments")
 
 
@@ -127,7 +127,7 @@ def _privacy(rows, out):
         ax.set_xlabel("eps0")
         ax.set_ylabel("E_s, mean ± sd" + (f" over {scenarios} scenarios" if scenarios > 1 else ""))
         ax.set_title(f"n={n}, alpha={alpha:g}, {budget}", fontsize=9)
-    axes[0].legend(fontsize=7)
+    legend(axes, fontsize=7)
     return _save(fig, out, "privacy_sweep")
 
 
@@ -182,7 +182,7 @@ def _real(tables, out):
         ax.set_xticks(range(len(datasets)), datasets, fontsize=7)
         ax.set_ylabel("E_s")
         ax.set_title(f"real data: eps0={eps0:g}, alpha={alpha:g}, {budget}", fontsize=9)
-    axes[0].legend(fontsize=7)
+    legend(axes, fontsize=7)
     return _save(fig, out, "real_data")
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..figures import _MAX_PANELS, _panels, _save, have_matplotlib
+from ..figures import _MAX_PANELS, _panels, _save, have_matplotlib, legend
 from ..report import _group
 from .spec import REAL_KINDS
 
@@ -92,7 +92,7 @@ def _eps_figures(summary, out, methods):
             ax.set_xlabel("eps")
             ax.set_ylabel("MAE")
             ax.set_title(_panel_title(g[0]), fontsize=9)
-        axes[0].legend(fontsize=7)
+        legend(axes, fontsize=7)
         files += _save(fig, out, f"mae_vs_eps_{_slug(fig_key)}")
     return files
 
@@ -117,7 +117,7 @@ def _q_figures(summary, out, methods):
             ax.set_title(_panel_title(g[0]), fontsize=9)
         what = attack + (f" |T|={target}" if attack == "targeted" else "")
         fig.suptitle(f"{model} contamination, {what} attack, eps={eps:g}", fontsize=10)
-        axes[0].legend(fontsize=7)
+        legend(axes, fontsize=7)
         name = f"mae_vs_q_{_slug(fig_key)}_{model}_{attack}"
         files += _save(fig, out, name)
     return files
