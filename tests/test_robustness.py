@@ -105,3 +105,23 @@ def test_padded_sampling_server_refuses_budgets_its_oracle_cannot_serve(oracle, 
         mech.estimate(np.zeros(3, np.int64), eps)
     with pytest.raises(ValueError, match="'epsilons' parameter of PaddedRelationSampling"):
         mech.decode(np.zeros(3, np.int64), eps, decoders=("global", "medoid"), n_groups=2)
+
+
+def test_reproduce_reports_failed_rows_and_retries_them(tmp_path, capsys):
+    from test_data_real import SHARED
+
+    if SHARED is None:
+        pytest.skip("the small real-data files are not next to this checkout")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    out = tmp_path / "out"
+    args = ["reproduce", "real-data", "--quick", "--out", str(out), "--no-progress",
+            "--no-figures", "--workers", "1"]
+    assert cli.main(args + ["--data", str(empty)]) == 1  # every file missing: rows fail
+    assert "rows failed" in capsys.readouterr().err
+    # the right data without --retry-failures: nothing runs, the failures remain, exit 1
+    assert cli.main(args + ["--data", str(SHARED)]) == 1
+    assert "0 rows written" in capsys.readouterr().out
+    assert cli.main(args + ["--data", str(SHARED), "--retry-failures"]) == 0
+    said = capsys.readouterr().out
+    assert " 0 failed rows" in said and "0 rows written" not in said

@@ -100,7 +100,8 @@ def _reproduce(args) -> int:
 
     report = reproduce(args.experiment, quick=args.quick, out=args.out, workers=args.workers,
                        data_dir=args.data, progress=not args.no_progress,
-                       figures=not args.no_figures, trials=args.trials)
+                       figures=not args.no_figures, trials=args.trials,
+                       retry_failures=args.retry_failures)
     return _failed("rows", getattr(report, "failed", 0), args.out or "the results table")
 
 
@@ -210,6 +211,8 @@ def _add_experiment_commands(sub) -> None:
                     help="worker processes (default: all cores; results do not depend on it)")
     rp.add_argument("--data", type=Path, default=None,
                     help="folder with the real-data files (default $FASTLDP_DATA)")
+    rp.add_argument("--retry-failures", action="store_true",
+                    help="run the failed rows of an earlier run again")
     rp.add_argument("--no-progress", action="store_true", help="no progress bar")
     rp.add_argument("--no-figures", action="store_true", help="skip the figures")
     rp.add_argument("--trials", type=_workers, default=None,

@@ -7,6 +7,7 @@ what each reproduces and whether it reads data files (``--data``).
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 from pathlib import Path
@@ -45,9 +46,16 @@ def check_data_dir(exp: Experiment, data_dir):
     return str(path)
 
 
+def _accepts(function, name: str) -> bool:
+    try:
+        return name in inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return False
+
+
 def reproduce(experiment: str, *, quick: bool = False, out=None, workers: int = 1,
               data_dir=None, progress: bool = True, figures: bool = True, file=None,
-              trials: int | None = None):
+              trials: int | None = None, retry_failures: bool = False):
     """Run a shipped experiment, then report it; print the summary and the report.
 
     Parameters
@@ -70,6 +78,9 @@ def reproduce(experiment: str, *, quick: bool = False, out=None, workers: int = 
         Where the text goes (default stdout).
     trials : int, optional
         Replace the spec's repetitions, for experiments that take it.
+    retry_failures : bool
+        Drop the failed rows of an earlier run first, so they run again
+        (experiments with a results table).
 
     Returns
     -------
@@ -82,8 +93,9 @@ def reproduce(experiment: str, *, quick: bool = False, out=None, workers: int = 
                          f"Got trials={trials!r} instead.")
     data_dir = check_data_dir(exp, data_dir)
     file = file or sys.stdout
+    extra = {"retry_failures": retry_failures} if _accepts(exp.run, "retry_failures") else {}
     report = exp.run(quick=quick, out=out, workers=workers, data_dir=data_dir,
-                     progress=progress, figures=figures, file=file, trials=trials)
+                     progress=progress, figures=figures, file=file, trials=trials, **extra)
     files = list(getattr(report, "files", []) or [])
     shown = [p for p in getattr(report, "figures", []) or [] if Path(p).suffix == ".png"]
     if files:
