@@ -93,3 +93,35 @@ def test_privatize_draws_exactly_the_naive_channel():
     p_plus = np.array([naive_jprs_p_plus(99, i, s, e, k, d1 * d2)
                        for i, (s, e) in enumerate(zip(sets, eps))])
     np.testing.assert_array_equal(bits, np.where(u < p_plus, 1, -1))
+
+
+@pytest.mark.slow
+def test_sketch_is_unbiased_over_codebooks_for_varying_set_sizes():
+    # E[V | codebook] is the sketch of the expected bits (2 P(+1) - 1 = gamma theta); its
+    # mean over codebooks is the gamma^2-weighted mean of the indicator matrices, for
+    # every set size m <= k (that is what c_k(m) is for). Tolerance: 4.5 standard
+    # errors of the mean over codebooks, per coordinate.
+    from fastldp._kernels._sketch import global_sketch
+
+    rng = np.random.default_rng(11)
+    d1, d2, k, n = 3, 4, 4, 150
+    p = d1 * d2
+    sizes = np.resize(np.arange(1, k + 1), n)          # every size 1..k, equally often
+    sets = [rng.choice(p, size=m, replace=False) for m in sizes]
+    relations = [np.column_stack(np.divmod(s.astype(np.int64), d2)) for s in sets]
+    eps = rng.uniform(0.3, 2.0, n)
+    gamma2 = np.tanh(eps / 2) ** 2
+    target = np.zeros(p)
+    for s, g2 in zip(sets, gamma2):
+        target[s] += g2
+    target /= gamma2.sum()
+    ids = np.arange(n, dtype=np.uint64)
+    draws = []
+    for seed in range(1500):
+        mech = fastldp.JPRS(shape=(d1, d2), k=k, s=3, codebook_seed=seed + 1, n_threads=1)
+        expected_bits = 2 * mech.output_probabilities(relations, eps) - 1
+        w = mech.sketch_scale(eps) * np.tanh(eps / 2) * expected_bits
+        draws.append(global_sketch(seed + 1, ids, w, p, 1))
+    draws = np.array(draws)
+    se = draws.std(axis=0, ddof=1) / np.sqrt(draws.shape[0])
+    assert np.all(np.abs(draws.mean(axis=0) - target) <= 4.5 * se)
