@@ -2,8 +2,8 @@
 
 Run from the repository root with the in-place build::
 
-    PYTHONPATH=src python bench/compare.py            # full sizes (about a minute)
-    PYTHONPATH=src python bench/compare.py --quick    # smoke run (a few seconds)
+    python bench/compare.py            # full sizes (about a minute)
+    python bench/compare.py --quick    # smoke run (a few seconds)
 
 Sections (see bench/README.md for what each number means):
 

@@ -23,7 +23,7 @@ bit ``e``.
 Run this file to check the reference against ``global_sketch`` and
 ``JPRS.estimate`` on a small case::
 
-    PYTHONPATH=src python bench/numpy_reference.py
+    python bench/numpy_reference.py
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ scheduled); ``--threads 1`` then measures the single-core kernels.
 Install the peer with ``pip install '.[bench-peer]'`` (pure-ldp 1.2.0 with
 ``xxhash<4``, scikit-learn and statsmodels, which it imports undeclared).
 
-Usage: ``PYTHONPATH=src python bench/oracle_compare.py [--n 100000] [--d 4096]``
+Usage: ``python bench/oracle_compare.py [--n 100000] [--d 4096]``
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 Run from the repository root with the in-place build::
 
-    PYTHONPATH=src python bench/regression_compare.py            # n = 15,000, m = 50, d = 256, k = 8
-    PYTHONPATH=src python bench/regression_compare.py --repeats 3
+    python bench/regression_compare.py            # n = 15,000, m = 50, d = 256, k = 8
+    python bench/regression_compare.py --repeats 3
 
 Sections:
 

@@ -2,8 +2,8 @@
 
 Run from the repository root with the in-place build::
 
-    PYTHONPATH=src python bench/rpc_compare.py              # n = 10,000, d = 100, m = 50
-    PYTHONPATH=src python bench/rpc_compare.py --repeats 9 --threads 2
+    python bench/rpc_compare.py              # n = 10,000, d = 100, m = 50
+    python bench/rpc_compare.py --repeats 9 --threads 2
 
 Sections:
 

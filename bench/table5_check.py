@@ -9,7 +9,7 @@ projection, the package default; ``clipped``: section 6's "top s clipped
 coordinates", ties toward the smaller index). Both rules decode the same
 reports.
 
-Usage: ``PYTHONPATH=src python bench/table5_check.py [--seeds 1] [--support-rule raw|clipped|both]``
+Usage: ``python bench/table5_check.py [--seeds 1] [--support-rule raw|clipped|both]``
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 Run from the repository root with the in-place build::
 
-    PYTHONPATH=src python -m pytest bench -q
-    PYTHONPATH=src python -m pytest bench -q --benchmark-only --benchmark-sort=name
+    python -m pytest bench -q
+    python -m pytest bench -q --benchmark-only --benchmark-sort=name
 
 The main test suite does not collect this folder (``testpaths = ["tests"]``),
 and nothing here asserts on a time: timings are reported, never tested.

@@ -68,3 +68,15 @@ def test_the_site_builds_without_warnings(tmp_path):
         [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", str(ROOT / "docs"),
          str(tmp_path / "html")], capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stderr[-4000:]
+
+
+def test_the_package_description_has_no_relative_links():
+    # DESCRIPTION.md is the package-index page (pyproject's readme): a relative link or
+    # image there breaks wherever the package is shown, unlike README.md's
+    import re
+
+    path = ROOT / "DESCRIPTION.md"
+    if not path.exists():
+        pytest.skip("not a source tree")
+    targets = re.findall(r"\]\(([^)]+)\)", path.read_text())
+    assert all(t.startswith(("https://", "http://", "#")) for t in targets), targets
