@@ -42,7 +42,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = ["Spec", "Cell", "row_key", "read_spec_file", "spec_family", "spec_from_dict",
-           "config_id", "expand_configs", "DEFAULT_FAMILY"]
+           "config_id", "expand_configs", "DEFAULT_FAMILY", "make_normalize", "Invalid",
+           "population_table", "int_at_least", "real_in", "one_of", "boolean"]
 
 #: The family of a spec without a ``family`` key (the first family of the package).
 DEFAULT_FAMILY = "relations"
@@ -334,3 +335,84 @@ def expand_configs(spec: Spec, defaults: dict, canonical=None) -> list[Cell]:
         for cid, config in configs.items()
         for seed in spec.seeds
     ]
+
+
+# ---------------------------------------------------------------- parameter checks
+class Invalid(ValueError):
+    """Raised by a parameter checker; its message is what the value must be."""
+
+
+def make_normalize(defaults: dict, checkers: dict):
+    """A family's ``normalize(key, value, where)`` from one checker per parameter.
+
+    A checker takes a value and returns it in canonical form, or raises
+    :class:`Invalid` with what the value must be; the error then names the
+    spec, the parameter, the expectation and the value given.
+    """
+    def normalize(key: str, value, where: str):
+        if key not in defaults:
+            raise _error(where, f"unknown parameter {key!r}; the parameters are {sorted(defaults)}")
+        try:
+            return checkers[key](value)
+        except Invalid as exc:
+            raise _error(where, f"{key!r} must be {exc}, got {value!r}") from None
+
+    return normalize
+
+
+def population_table(kinds=None):
+    """A population: a kind name or a table with ``kind``; canonical as a sorted dict."""
+    def check(value):
+        if isinstance(value, str):
+            value = {"kind": value}
+        if kinds is None:
+            if not (isinstance(value, dict) and isinstance(value.get("kind"), str)):
+                raise Invalid("a table with a string 'kind' (e.g. { kind = \"zipf\" })")
+        elif not (isinstance(value, dict) and value.get("kind") in kinds):
+            raise Invalid(f"a table with 'kind' one of {list(kinds)}")
+        return {k: value[k] for k in sorted(value)}
+
+    return check
+
+
+def int_at_least(low: int = 1):
+    """An int (not a bool) ``>= low``."""
+    def check(value):
+        if not (_is_int(value) and value >= low):
+            raise Invalid(f"an int >= {low}")
+        return int(value)
+
+    return check
+
+
+def real_in(low: float, high: float, *, low_open: bool = True, high_open: bool = True):
+    """A real number in the interval; NaN fails."""
+    left, right = "(" if low_open else "[", ")" if high_open else "]"
+    text = f"a float in {left}{low:g}, {'inf' if high == float('inf') else f'{high:g}'}{right}"
+
+    def check(value):
+        ok = _is_real(value) and (low < value if low_open else low <= value) and (
+            value < high if high_open else value <= high)
+        if not ok:
+            raise Invalid(text)
+        return float(value)
+
+    return check
+
+
+def one_of(options):
+    """One of ``options``."""
+    def check(value):
+        if value not in options:
+            raise Invalid(f"one of {list(options)}")
+        return value
+
+    return check
+
+
+def boolean(value):
+    """``true`` or ``false``."""
+    if not isinstance(value, bool):
+        raise Invalid("true or false")
+    return value
+

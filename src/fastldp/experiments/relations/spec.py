@@ -52,7 +52,10 @@ from __future__ import annotations
 
 import math
 
-from ..spec import Cell, Spec, _error, _is_int, _is_real, expand_configs, read_spec_file
+from ..spec import (
+    Cell, Invalid, Spec, _error, _is_int, expand_configs, int_at_least, make_normalize,
+    population_table, read_spec_file, real_in,
+)
 from ..spec import spec_from_dict as _generic_spec_from_dict
 
 __all__ = ["DEFAULTS", "REAL_KINDS", "FAMILY", "load_spec", "spec_from_dict", "expand_grid",
@@ -97,46 +100,39 @@ def spec_from_dict(data: dict, *, quick: bool = False, source: str = "<dict>") -
                                    quick=quick, source=source)
 
 
-def normalize(key: str, value, where: str):
-    """Return ``value`` in the canonical form of parameter ``key`` or raise."""
-    if key not in DEFAULTS:
-        raise _error(where, f"unknown parameter {key!r}; the parameters are {sorted(DEFAULTS)}")
+def _shape(value):
+    if not (isinstance(value, (list, tuple)) and len(value) == 2
+            and all(_is_int(v) and v >= 1 for v in value)):
+        raise Invalid("a pair [d1, d2] of ints >= 1")
+    return (int(value[0]), int(value[1]))
 
-    def bad(expected):
-        return _error(where, f"{key!r} must be {expected}, got {value!r}")
 
-    if key == "population":
-        if isinstance(value, str):
-            value = {"kind": value}
-        if not (isinstance(value, dict) and isinstance(value.get("kind"), str)):
-            raise bad("a table with a string 'kind' (e.g. { kind = \"zipf\" })")
-        return {k: value[k] for k in sorted(value)}
-    if key == "shape":
-        if not (isinstance(value, (list, tuple)) and len(value) == 2
-                and all(_is_int(v) and v >= 1 for v in value)):
-            raise bad("a pair [d1, d2] of ints >= 1")
-        return (int(value[0]), int(value[1]))
-    if key in ("n", "s", "k", "groups"):
-        if not (_is_int(value) and value >= 1):
-            raise bad("an int >= 1")
-        return int(value)
-    if key == "eps0":
-        if not (_is_real(value) and 0 < value < math.inf):
-            raise bad("a float in (0, inf)")
-        return float(value)
-    if key == "alpha":
-        if not (_is_real(value) and 0 <= value < 1):
-            raise bad("a float in [0, 1)")
-        return float(value)
-    if key == "corruption":
-        if isinstance(value, list) and all(_is_int(v) and v >= 0 for v in value):
-            return tuple(int(v) for v in value)
-        if not isinstance(value, str):
-            raise bad('"largest", "random" or a list of identity indices')
-        return value
-    if not isinstance(value, str):  # budget, attack
-        raise bad("a string")
+def _corruption(value):
+    if isinstance(value, list) and all(_is_int(v) and v >= 0 for v in value):
+        return tuple(int(v) for v in value)
+    if not isinstance(value, str):
+        raise Invalid('"largest", "random" or a list of identity indices')
     return value
+
+
+def _string(value):
+    if not isinstance(value, str):
+        raise Invalid("a string")
+    return value
+
+
+#: Return a value in the canonical form of its parameter or raise.
+normalize = make_normalize(DEFAULTS, {
+    "population": population_table(),
+    "shape": _shape,
+    "n": int_at_least(1), "s": int_at_least(1), "k": int_at_least(1),
+    "groups": int_at_least(1),
+    "eps0": real_in(0, math.inf),
+    "alpha": real_in(0, 1, low_open=False),
+    "corruption": _corruption,
+    "budget": _string,
+    "attack": _string,
+})
 
 
 def canonical(config: dict) -> dict:

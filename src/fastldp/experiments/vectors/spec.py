@@ -49,7 +49,10 @@ from __future__ import annotations
 
 import math
 
-from ..spec import Cell, Spec, _error, _is_int, _is_real, expand_configs, read_spec_file
+from ..spec import (
+    Cell, Spec, _error, boolean, expand_configs, int_at_least, make_normalize, one_of,
+    population_table, read_spec_file, real_in,
+)
 from ..spec import spec_from_dict as _generic_spec_from_dict
 
 __all__ = ["DEFAULTS", "FAMILY", "POPULATION_KINDS", "REAL_KINDS", "MODELS", "ATTACKS",
@@ -103,43 +106,16 @@ def spec_from_dict(data: dict, *, quick: bool = False, trials: int | None = None
                                    quick=quick, trials=trials, source=source)
 
 
-def normalize(key: str, value, where: str):
-    """Return ``value`` in the canonical form of parameter ``key`` or raise."""
-    if key not in DEFAULTS:
-        raise _error(where, f"unknown parameter {key!r}; the parameters are {sorted(DEFAULTS)}")
-
-    def bad(expected):
-        return _error(where, f"{key!r} must be {expected}, got {value!r}")
-
-    if key == "population":
-        if isinstance(value, str):
-            value = {"kind": value}
-        if not (isinstance(value, dict) and value.get("kind") in POPULATION_KINDS):
-            raise bad(f"a table with 'kind' one of {list(POPULATION_KINDS)}")
-        return {k: value[k] for k in sorted(value)}
-    if key in ("n", "d", "m", "target"):
-        if not (_is_int(value) and value >= 1):
-            raise bad("an int >= 1")
-        return int(value)
-    if key == "eps":
-        if not (_is_real(value) and 0 < value < math.inf):
-            raise bad("a float in (0, inf)")
-        return float(value)
-    if key == "q_frac":
-        if not (_is_real(value) and 0 <= value < 1):
-            raise bad("a float in [0, 1)")
-        return float(value)
-    if key == "model":
-        if value not in MODELS:
-            raise bad(f"one of {list(MODELS)}")
-        return value
-    if key == "attack":
-        if value not in ATTACKS:
-            raise bad(f"one of {list(ATTACKS)}")
-        return value
-    if not isinstance(value, bool):  # clip
-        raise bad("true or false")
-    return value
+#: Return a value in the canonical form of its parameter or raise.
+normalize = make_normalize(DEFAULTS, {
+    "population": population_table(POPULATION_KINDS),
+    "n": int_at_least(1), "d": int_at_least(1), "m": int_at_least(1), "target": int_at_least(1),
+    "eps": real_in(0, math.inf),
+    "q_frac": real_in(0, 1, low_open=False),
+    "model": one_of(MODELS),
+    "attack": one_of(ATTACKS),
+    "clip": boolean,
+})
 
 
 def canonical(config: dict) -> dict:
