@@ -9,8 +9,13 @@ the user guides and the evaluation pages are reStructuredText and Markdown
 import os
 import sys
 
+import glob
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-sys.path.insert(0, os.path.join(ROOT, "src"))  # a build in place; an installed fastldp works too
+# Document the source tree when its kernels are built in place
+# (python setup.py build_ext --inplace); otherwise the installed fastldp.
+if glob.glob(os.path.join(ROOT, "src", "fastldp", "_kernels", "_hash*.so")):
+    sys.path.insert(0, os.path.join(ROOT, "src"))
 
 import fastldp  # noqa: E402
 
