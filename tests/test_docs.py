@@ -80,3 +80,24 @@ def test_the_package_description_has_no_relative_links():
         pytest.skip("not a source tree")
     targets = re.findall(r"\]\(([^)]+)\)", path.read_text())
     assert all(t.startswith(("https://", "http://", "#")) for t in targets), targets
+
+
+def _guide_blocks():
+    guide = ROOT / "docs" / "guide"
+    if not guide.is_dir():
+        return []
+    import re
+    import textwrap
+
+    out = []
+    for page in sorted(guide.glob("*.rst")):
+        for i, body in enumerate(re.findall(r"\.\. code-block:: python\n\n((?:   .*\n|\n)+)",
+                                            page.read_text())):
+            out.append(pytest.param(textwrap.dedent(body), id=f"{page.stem}-{i + 1}"))
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("code", _guide_blocks())
+def test_user_guide_examples_run(code):
+    exec(compile(code, "<user guide>", "exec"), {})
