@@ -372,3 +372,52 @@ def test_local_lasso_does_not_depend_on_threads(noiseless):
                                n_threads=2)
     np.testing.assert_array_equal(one, two)
     assert one.shape == (900, 32) and np.all((one != 0).sum(axis=1) <= 10)
+
+
+def test_local_lasso_is_exact_and_per_user():
+    """The local Lasso meets the KKT conditions, and a user's solution ignores its batch."""
+    from fastldp.regression._base import group_users
+    from fastldp.regression.local import local_lasso, screened_local_lasso
+
+    D = make_sparse_regression(n=300, m=30, d=40, k=3, sigma=0.25, rng=5)
+    data = group_users(D.X, D.y, D.users, "test")
+    alpha = 0.25 * math.sqrt(2 * math.log(40) / 30)
+    B = local_lasso(data.X, data.y, data.counts, alpha)
+    X, y = data.X, data.y
+    grad = np.einsum("umj,um->uj", X, y - np.einsum("umj,uj->um", X, B)) / 30
+    on = B != 0
+    # stationarity: |grad| <= alpha off the support, grad = alpha sign(b) on it (float32 data)
+    assert np.all(np.abs(grad[~on]) <= alpha * (1 + 1e-3))
+    np.testing.assert_allclose(grad[on], alpha * np.sign(B[on]), atol=1e-4 * alpha)
+    # per user: any subset, any chunking, any order gives the same bits
+    full = screened_local_lasso(X, y, data.counts, alpha, screen=20, chunk=64)
+    who = np.random.default_rng(0).permutation(300)[:77]
+    part = screened_local_lasso(X, y, data.counts, alpha, users=who, screen=20, chunk=10)
+    np.testing.assert_array_equal(part, full[who])
+
+
+def test_fit_precomputed_is_bit_identical_to_a_cold_fit():
+    """One Precomputed shared by every method and eps gives what each cold fit gives."""
+    D = make_sparse_regression(n=900, m=25, d=24, k=3, sigma=0.25, rng=6)
+    pre = U2R(epsilon=1.0, k=3).precompute(D.X, D.y, users=D.users)
+    makers = {
+        "U2R": lambda e: U2R(epsilon=e, k=3, sigma=0.25, rho=D.beta_min),
+        "U2R-shrink": lambda e: U2R(epsilon=e, k=3, sigma=0.25, rho=D.beta_min,
+                                    shrinkage=True),
+        "2-SLR": lambda e: TwoStageSLR(epsilon=e, k=3, sigma=0.25, rho=D.beta_min),
+        "Sample-SDP": lambda e: SampleSDP(epsilon=e, sigma=0.25, max_messages=1000),
+        "Sample-SDP-simulated": lambda e: SampleSDP(epsilon=e, sigma=0.25,
+                                                    max_messages=10 ** 9),
+        "LDP-IHT": lambda e: LDPIHT(epsilon=e, k=3),
+        "Lasso": lambda e: Lasso(sigma=0.25),
+    }
+    for eps in (0.5, 4.0, 0.5):
+        for name, make in makers.items():
+            seed = int(eps * 10) + len(name)
+            warm = make(eps).fit_precomputed(pre, rng=seed)
+            cold = make(eps).fit(D.X, D.y, users=D.users, rng=seed)
+            np.testing.assert_array_equal(warm.coef_, cold.coef_, err_msg=name)
+            assert warm.privacy_ == cold.privacy_
+            if hasattr(cold, "counts_"):
+                np.testing.assert_array_equal(warm.counts_, cold.counts_, err_msg=name)
+    assert pre._lasso and pre._ls and pre._sums

@@ -152,3 +152,27 @@ def test_kelmarsh_experiment_runs_on_a_small_file(tmp_path):
     assert "Test-MSE ratio" in report.text
     lasso = [e for e in report.tables["summary"] if e["method"] == "Lasso"][0]
     assert lasso["d"] == 5 and lasso["test_mse_mean"] < 1.0
+
+
+def test_rows_do_not_depend_on_which_cells_ran_before(tmp_path):
+    """The per-worker cache of eps-independent work never changes a row."""
+    from fastldp.experiments.regression import runner
+
+    spec = spec_from_dict_regression(dict(TINY, grid=[{"eps": [1.0, 4.0, 16.0]}], seeds=2))
+    cells = expand_grid(spec)
+
+    def rows(order):
+        runner._CACHE.clear()
+        out = {}
+        for cell in order:
+            for row in runner.run_cell(cell):
+                assert not row["failure"], row["failure"]
+                row.pop("runtime_s")
+                out[row["key"]] = row
+        return out
+
+    forward = rows(cells)
+    alone = {}
+    for cell in cells[::-1]:  # each cell cold, in reverse order
+        alone.update(rows([cell]))
+    assert forward == alone

@@ -190,6 +190,21 @@ class RegressionEstimator:
         total = float(np.sum((y - y.mean()) ** 2))
         return 1.0 - float(resid @ resid) / total if total > 0 else math.nan
 
+    def precompute(self, X, y, *, users=None):
+        """The eps-independent statistics of ``X``, ``y`` for :meth:`fit_precomputed`.
+
+        Returns a :class:`~fastldp.regression.precompute.Precomputed`, filled
+        lazily by the fits that use it and shareable between estimators and
+        privacy budgets (one data set, many fits: the eps sweeps).
+        """
+        from .precompute import Precomputed
+
+        return Precomputed(X, y, users, owner=type(self).__name__)
+
+    def fit_precomputed(self, pre, *, rng=None):
+        """Fit on the data of ``pre`` (see :meth:`precompute`); the same result as :meth:`fit`."""
+        return self.fit(pre.X, pre.y, users=pre.users, rng=rng)
+
     def _set_fitted(self, coef, intercept, privacy: Privacy):
         self.coef_ = np.asarray(coef, dtype=np.float64)
         self.intercept_ = float(intercept)

@@ -14,8 +14,7 @@ import numpy as np
 
 from .._random import as_generator
 from .._validation import check_float, check_int
-from ._base import Privacy, RegressionEstimator, check_Xy, group_users
-from .local import local_least_squares, screened_local_lasso
+from ._base import Privacy, RegressionEstimator, check_Xy
 
 __all__ = ["Lasso", "lasso_gram", "LDPIHT", "TwoStageSLR", "hard_threshold"]
 
@@ -168,12 +167,20 @@ class LDPIHT(RegressionEstimator):
         tb = check_float(self.theta_bound, "theta_bound", o, low=0)
         gen = as_generator(rng, o)
         batches = np.array_split(gen.permutation(N), T)
+        chunk = max(1, 2 ** 20 // (8 * d))  # about 1 MiB of rows
         theta = np.zeros(d)
         scale = 2 * cg * d / eps
         for batch in batches:
-            xb = np.clip(X[batch], -cx, cx)
-            r = xb @ theta - np.clip(y[batch], -cy, cy)
-            g = np.clip(xb * r[:, None], -cg, cg).sum(axis=0)
+            batch = np.sort(batch)  # the same rows, read in memory order
+            g = np.zeros(d)
+            S = np.flatnonzero(theta)  # theta is k-sparse after the first step
+            for start in range(0, batch.shape[0], chunk):  # cache-sized blocks of rows
+                rows = batch[start:start + chunk]
+                xb = np.clip(X[rows], -cx, cx, out=None)
+                r = xb[:, S] @ theta[S] - np.clip(y[rows], -cy, cy)
+                xb *= r[:, None]
+                np.clip(xb, -cg, cg, out=xb)
+                g += xb.sum(axis=0)
             g += _laplace_sum(batch.shape[0], scale, d, gen)
             theta = hard_threshold(theta - step * g / batch.shape[0], k)
             norm = float(np.linalg.norm(theta))
@@ -225,16 +232,19 @@ class TwoStageSLR(RegressionEstimator):
 
     def fit(self, X, y, *, users=None, rng=None):
         """Fit on rows grouped by ``users`` (required)."""
+        return self.fit_precomputed(self.precompute(X, y, users=users), rng=rng)
+
+    def fit_precomputed(self, pre, *, rng=None):
+        """:meth:`fit` with the local solutions of ``pre`` (see :meth:`U2R.fit_precomputed`)."""
         o = "TwoStageSLR"
-        X, y = check_Xy(X, y, o)
-        d = X.shape[1]
+        d = pre.X.shape[1]
         eps = check_float(self.epsilon, "epsilon", o, low=0)
         k = check_int(self.k, "k", o, low=1, high=d)
         sigma = check_float(self.sigma, "sigma", o, low=0)
         tb = check_float(self.theta_bound, "theta_bound", o, low=0)
         rho = tb / math.sqrt(k) if self.rho is None else check_float(self.rho, "rho", o, low=0)
         split = check_float(self.split, "split", o, low=0, high=1)
-        data = group_users(X, y, users, o, min_rows=2)
+        data = pre.grouped(o, min_rows=2)
         n = data.n
         n1 = int(math.floor(split * n))
         if n1 < 1 or n - n1 < 1:
@@ -251,8 +261,7 @@ class TwoStageSLR(RegressionEstimator):
         gen = as_generator(rng, o)
         perm = gen.permutation(n)
         g1, g2 = perm[:n1], perm[n1:]
-        B = screened_local_lasso(data.X, data.y, data.counts, alpha, users=g1,
-                                 screen=screen if screen < d else None, threshold=rho / 2)
+        B = pre.local_lasso(g1, alpha, screen if screen < d else None, o)
         cand = np.abs(B) > rho / 2
         cand[~cand.any(axis=1)] = True
         scores = gen.random(cand.shape)
@@ -270,8 +279,7 @@ class TwoStageSLR(RegressionEstimator):
         S = np.sort(np.argsort(-debiased, kind="stable")[:k])
         dof = max(m - k - 1, 1)
         R = tb + 3 * sigma * math.sqrt(k / dof)
-        Xs = data.X[np.ix_(g2, np.arange(data.X.shape[1]), S)]
-        local = np.clip(local_least_squares(Xs, data.y[g2]), -R, R)
+        local = np.clip(pre.local_least_squares(g2, S, o), -R, R)
         total = local.sum(axis=0) + _laplace_sum(g2.shape[0], 2 * R * k / eps, k, gen)
         theta = total / g2.shape[0]
         norm = float(np.linalg.norm(theta))

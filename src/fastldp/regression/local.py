@@ -18,58 +18,151 @@ __all__ = ["local_lasso", "local_least_squares"]
 
 
 def local_lasso(X, y, counts, alpha: float, *, max_iter: int = 300, tol: float = 1e-4,
-                threshold=None, patience: int = 8, dtype=np.float32) -> np.ndarray:
+                threshold=None, patience: int = 8, dtype=np.float32, warm_iter: int = 20,
+                active_rounds: int = 6, max_active: int = 32) -> np.ndarray:
     """Each user's Lasso ``argmin (1/(2 m_u)) ||y_u - X_u b||^2 + alpha ||b||_1``.
 
-    Batched FISTA (Beck and Teboulle 2009) with one step size per user,
-    ``1 / L_u`` where ``L_u`` bounds the largest eigenvalue of ``X_u^T X_u / m_u``
-    (power iteration). Stops when no coefficient moved by more than ``tol``
-    (relative to the largest) in an iteration, or, with ``threshold``, when
-    the sets ``{j : |b_uj| > threshold}`` of all users stayed the same for
-    ``patience`` iterations and no coefficient moved by more than
-    ``threshold / 100`` (enough for a support selection). Runs in ``dtype``
-    (float32 by default: the result is only thresholded).
+    Three steps, every one per user (a user's result depends on its own rows
+    only, never on the other users of the batch, the batch size or the threads):
+
+    1. ``warm_iter`` iterations of FISTA (Beck and Teboulle 2009) from 0 in
+       ``dtype`` (float32 by default), step ``1 / L_u`` with ``L_u`` a power
+       iteration estimate of the largest eigenvalue of ``X_u^T X_u / m_u``;
+    2. up to ``active_rounds`` rounds of an active-set step in float64: on the
+       support ``A`` and signs ``s`` of the current iterate, the closed form
+       ``b_A = G_AA^{-1} (c_A - alpha s_A)`` (``G = X^T X / m``,
+       ``c = X^T y / m``), accepted when it satisfies the Lasso's KKT
+       conditions (``sign(b_A) = s`` and ``|c_j - G_jA b_A| <= alpha`` off
+       ``A``), which certifies it as the exact minimizer; otherwise ``A``
+       keeps its sign-consistent coordinates and gains the violators (the
+       feature-sign search of Lee, Battle, Raina and Ng 2006, without its
+       line search). Supports larger than ``max_active`` (or than
+       ``m_u - 1``) are not tried;
+    3. the users not certified continue FISTA, each until no coefficient
+       moved by more than ``tol`` times its largest (or ``max_iter``
+       iterations in all), and are tried by step 2 once more; a user still not
+       certified keeps its FISTA iterate.
+
+    ``threshold`` and ``patience`` are accepted for compatibility and unused.
 
     Returns
     -------
-    ndarray of shape (n, d)
+    ndarray of shape (n, d), float64
     """
     X = np.asarray(X, dtype=dtype)
     y = np.asarray(y, dtype=dtype)
     n, m, d = X.shape
-    inv_m = (1.0 / np.asarray(counts, dtype=dtype))[:, None]
+    counts = np.asarray(counts, dtype=np.float64)
+    inv_m = (1.0 / counts.astype(dtype))[:, None]
     # power iteration for L_u
     v = np.ones((n, d), dtype=dtype) / np.sqrt(d)
-    for _ in range(12):
+    norm = np.ones((n, 1), dtype=dtype)
+    for _ in range(6):
         v = _xt(X, _x(X, v)) * inv_m
         norm = np.linalg.norm(v, axis=1, keepdims=True)
         v /= np.maximum(norm, 1e-12)
-    lip = (norm[:, 0] * 1.05 + 1e-6).astype(dtype)
-    step = (1.0 / lip)[:, None]
+    step = (1.0 / (norm[:, 0] * 1.15 + 1e-6).astype(dtype))[:, None]
     Xty = _xt(X, y) * inv_m
-    b = np.zeros((n, d), dtype=dtype)
-    z = b.copy()
-    t = 1.0
-    same, last = 0, None
-    for it in range(max_iter):
-        grad = _xt(X, _x(X, z)) * inv_m - Xty
-        b_new = soft_threshold(z - step * grad, alpha * step).astype(dtype)
+    b, z, t = _fista(X, Xty, inv_m, step, alpha, np.zeros((n, d), dtype=dtype), None, 1.0,
+                     min(warm_iter, max_iter), None)
+    out = b.astype(np.float64)
+    y64 = y.astype(np.float64)
+    c64 = _xt(X.astype(np.float64), y64) / counts[:, None]
+    K = max(1, min(d, max_active, m - 1))
+    done = _active_set(X, y64, c64, counts, alpha, out, active_rounds, K)
+    left = np.flatnonzero(~done)
+    if left.shape[0] and max_iter > warm_iter:
+        sub = (X[left], Xty[left], inv_m[left], step[left])
+        bl, _, _ = _fista(*sub, alpha, b[left], z[left], t, max_iter - warm_iter, tol)
+        out_l = bl.astype(np.float64)
+        _active_set(X[left], y64[left], c64[left], counts[left], alpha, out_l,
+                    active_rounds, K)
+        out[left] = out_l
+    return out
+
+
+def _fista(X, Xty, inv_m, step, alpha, b, z, t, iterations, tol):
+    """FISTA iterations; with ``tol``, a user stops once its largest move is ``<= tol * max|b_u|``."""
+    dtype = b.dtype
+    z = b.copy() if z is None else z.copy()
+    b = b.copy()
+    live = np.arange(b.shape[0])
+    Xl, Xtyl, iml, st = X, Xty, inv_m, step
+    zl, bl = z, b
+    for _ in range(iterations):
+        grad = _xt(Xl, _x(Xl, zl)) * iml - Xtyl
+        b_new = soft_threshold(zl - st * grad, alpha * st).astype(dtype)
         t_new = 0.5 * (1 + math.sqrt(1 + 4 * t * t))  # a Python float: z stays float32
-        z = b_new + ((t - 1) / t_new) * (b_new - b)
-        moved = float(np.abs(b_new - b).max())
-        b, t = b_new, t_new
-        if threshold is not None:
-            sets = np.abs(b) > threshold
-            if it and np.array_equal(sets, last):
-                same += 1
-            else:
-                same = 0
-            last = sets
-            if same >= patience and moved <= threshold / 100:
-                break
-        elif moved <= tol * max(1e-12, float(np.abs(b).max())) and it > 5:
+        zl = b_new + ((t - 1) / t_new) * (b_new - bl)
+        moved = None if tol is None else np.abs(b_new - bl).max(axis=1)
+        bl, t = b_new, t_new
+        if tol is not None:
+            stop = moved <= tol * np.maximum(np.abs(b_new).max(axis=1), 1e-12)
+            if stop.any():
+                b[live], z[live] = bl, zl
+                keep = ~stop
+                live = live[keep]
+                if live.shape[0] == 0:
+                    break
+                Xl, Xtyl, iml, st = Xl[keep], Xtyl[keep], iml[keep], st[keep]
+                zl, bl = zl[keep], bl[keep]
+    if live.shape[0]:
+        b[live], z[live] = bl, zl
+    return b, z, t
+
+
+def _active_set(X, y, c, counts, alpha, b, rounds, K, kkt_tol=1e-5):
+    """Feature-sign rounds on ``b`` (n, p) in place; returns the mask of certified users."""
+    n, m, p = X.shape
+    done = np.zeros(n, dtype=bool)
+    cur = b.copy()
+    todo = np.arange(n)
+    ar = np.arange(K)
+    for _ in range(rounds):
+        if todo.shape[0] == 0:
             break
-    return b.astype(np.float64)
+        every = todo.shape[0] == n
+        Xt = X if every else X[todo]
+        ct, bt = c[todo], cur[todo]
+        mt = counts[todo]
+        A = bt != 0
+        a = A.sum(axis=1)
+        tried = (a <= K) & (a <= mt - 1)
+        order = np.argsort(~A, axis=1, kind="stable")[:, :K]
+        pad = (ar[None, :] >= a[:, None]) | ~tried[:, None]
+        XA = np.take_along_axis(Xt, order[:, None, :], axis=2).astype(np.float64)
+        XA[np.broadcast_to(pad[:, None, :], XA.shape)] = 0.0
+        G = np.matmul(XA.transpose(0, 2, 1), XA) / mt[:, None, None]
+        G[:, ar, ar] += pad
+        s = np.sign(np.take_along_axis(bt, order, axis=1))
+        rhs = np.where(pad, 0.0, np.take_along_axis(ct, order, axis=1) - alpha * s)
+        try:
+            bA = np.linalg.solve(G, rhs[..., None])[..., 0]
+        except np.linalg.LinAlgError:  # one singular system: solve each alone, skip the singular
+            bA = np.zeros_like(rhs)
+            for i in range(G.shape[0]):
+                try:
+                    bA[i] = np.linalg.solve(G[i], rhs[i])
+                except np.linalg.LinAlgError:
+                    tried[i] = False
+            pad |= ~tried[:, None]
+            bA[pad] = 0.0
+        sol = np.zeros_like(bt)
+        np.put_along_axis(sol, order, np.where(pad, 0.0, bA), axis=1)
+        fitted = _x(XA, bA).astype(Xt.dtype)
+        g = ct - _xt(Xt, fitted) / mt[:, None]  # c - G b: the gradient's negative
+        signs_ok = np.all(pad | (np.sign(bA) == s), axis=1)
+        kkt_ok = np.all(A | (np.abs(g) <= alpha * (1 + kkt_tol)), axis=1)
+        ok = tried & signs_ok & kkt_ok
+        b[todo[ok]] = sol[ok]
+        done[todo[ok]] = True
+        # next support: the sign-consistent coordinates and the KKT violators
+        keep = A & (np.sign(sol) == np.sign(bt)) & tried[:, None]
+        viol = ~A & (np.abs(g) > alpha)
+        nxt = np.where(keep, sol, 0.0) + np.where(viol, np.sign(g) * 1e-3, 0.0)
+        cur[todo] = np.where(tried[:, None], nxt, bt)
+        todo = todo[~ok]
+    return done
 
 
 def _x(X, v):
@@ -87,14 +180,14 @@ def local_least_squares(X, y, ridge: float = 1e-8) -> np.ndarray:
     n, m, s = X.shape
     if s == 0:
         return np.zeros((n, 0))
-    G = np.einsum("umi,umj->uij", X, X)
+    G = np.matmul(X.transpose(0, 2, 1), X)  # per user: the result does not depend on the batch
     G += ridge * m * np.eye(s)
-    b = np.einsum("umi,um->ui", X, y)
+    b = _xt(X, y)
     return np.linalg.solve(G, b[..., None])[..., 0]
 
 
 def screened_local_lasso(X, y, counts, alpha: float, *, users=None, screen=None,
-                         threshold=None, chunk: int = 128, max_iter: int = 50,
+                         threshold=None, chunk: int = 128, max_iter: int = 200,
                          n_threads=None) -> np.ndarray:
     """:func:`local_lasso` after sure independence screening, in cache-sized chunks of users.
 

@@ -36,7 +36,7 @@ import numpy as np
 
 from .._random import as_generator
 from .._validation import check_float, check_int
-from ._base import Privacy, RegressionEstimator, check_Xy, soft_threshold
+from ._base import Privacy, RegressionEstimator, soft_threshold
 from .shuffle import ShuffledVectorSum
 
 __all__ = ["SampleSDP", "solve_soft_thresholded"]
@@ -110,6 +110,15 @@ class SampleSDP(RegressionEstimator):
         -------
         self
         """
+        return self.fit_precomputed(self.precompute(X, y, users=users), rng=rng)
+
+    def fit_precomputed(self, pre, *, rng=None):
+        """:meth:`fit` on a :class:`~fastldp.regression.precompute.Precomputed`.
+
+        On the aggregate path the clipped totals ``Xc^T Xc``, ``Xc^T yc``
+        (which do not depend on ``eps``) are taken from ``pre``, computed
+        there once; the result is bit for bit that of :meth:`fit`.
+        """
         o = "SampleSDP"
         eps = check_float(self.epsilon, "epsilon", o, low=0)
         delta = check_float(self.delta, "delta", o, low=0, high=1)
@@ -121,13 +130,11 @@ class SampleSDP(RegressionEstimator):
                                                               low_open=False)
         floor = None if self.floor is None else check_float(self.floor, "floor", o, low=0)
         check_int(self.max_messages, "max_messages", o, low=1)
-        X, y = check_Xy(X, y, o)
+        X = pre.X
         N, d = X.shape
         if N < 3:
             raise ValueError(f"{o}: needs at least 3 rows (parties), got {N}.")
         gen = as_generator(rng, o)
-        Xc = np.clip(X, -cx, cx)
-        yc = np.clip(y, -cy, cy)
         iu = np.triu_indices(d)
         bound = math.sqrt(d * d * cx ** 4 + d * cx * cx * cy * cy)
         summer = ShuffledVectorSum(epsilon=eps, delta=delta, norm_bound=bound,
@@ -135,13 +142,14 @@ class SampleSDP(RegressionEstimator):
         D = iu[0].shape[0] + d
         plan = summer.plan(N, D)
         if N * D * plan["shares"] <= self.max_messages:
+            Xc, yc = pre.clipped(cx, cy, keep=False)
             records = np.concatenate([Xc[:, iu[0]] * Xc[:, iu[1]], Xc * yc[:, None]], axis=1)
+            del Xc
             res = summer.sum(records, gen)
         else:
-            G = Xc.T @ Xc
-            total = np.concatenate([G[iu], Xc.T @ yc])
+            G, Xty = pre.clipped_sums(cx, cy)
+            total = np.concatenate([G[iu], Xty])
             res = summer.sum_aggregate(total, N, gen)
-        del Xc
         G = np.zeros((d, d))
         G[iu] = res.total[:iu[0].shape[0]] / N
         G = G + np.triu(G, 1).T

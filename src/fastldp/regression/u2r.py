@@ -43,8 +43,7 @@ import numpy as np
 
 from .._random import as_generator
 from .._validation import check_float, check_int, param_error
-from ._base import Privacy, RegressionEstimator, check_Xy, group_users, soft_threshold
-from .local import local_least_squares, screened_local_lasso
+from ._base import Privacy, RegressionEstimator, soft_threshold
 from .shuffle import ShuffledBits, ShuffledVectorSum
 
 __all__ = ["U2R", "clip_l2"]
@@ -58,11 +57,6 @@ def clip_l2(vectors, radius: float, center=None) -> np.ndarray:
     norms = np.sqrt(np.einsum("ij,ij->i", v, v))
     factor = np.minimum(1.0, radius / np.maximum(norms, 1e-300))
     return v * factor[:, None] * (1 - 1e-12)
-
-
-def _columns(X, users, columns) -> np.ndarray:
-    """``X[users][:, :, columns]`` without copying the other columns."""
-    return X[np.ix_(users, np.arange(X.shape[1]), columns)]
 
 
 class U2R(RegressionEstimator):
@@ -175,10 +169,18 @@ class U2R(RegressionEstimator):
         -------
         self
         """
-        X, y = check_Xy(X, y, "U2R")
-        d = X.shape[1]
+        return self.fit_precomputed(self.precompute(X, y, users=users), rng=rng)
+
+    def fit_precomputed(self, pre, *, rng=None):
+        """:meth:`fit` on a :class:`~fastldp.regression.precompute.Precomputed` (see there).
+
+        The local Lassos and local least squares it needs are taken from
+        ``pre`` (computed there the first time); the result is bit for bit
+        that of ``fit`` on the same data and ``rng``.
+        """
+        d = pre.X.shape[1]
         eps, delta, k, sigma, tb, rho, alpha, split, c, ms, shrink = self._validate(d)
-        data = group_users(X, y, users, "U2R", min_rows=2)
+        data = pre.grouped("U2R", min_rows=2)
         n = data.n
         sizes = np.floor(split * n).astype(int)
         sizes[2] = n - sizes[0] - sizes[1]
@@ -199,8 +201,7 @@ class U2R(RegressionEstimator):
             screen = d
         else:
             screen = check_int(self.screen, "screen", "U2R", low=1)
-        B = screened_local_lasso(data.X, data.y, data.counts, alpha, users=g1,
-                                 screen=screen if screen < d else None, threshold=rho / 2)
+        B = pre.local_lasso(g1, alpha, screen if screen < d else None, "U2R")
         cand = np.abs(B) > rho / 2
         cand[~cand.any(axis=1)] = True
         scores = gen.random(cand.shape)
@@ -226,7 +227,7 @@ class U2R(RegressionEstimator):
         dof = max(m - s - 1, 1)
         spread = sigma * math.sqrt(s / dof)
         ra = tb + c * spread
-        la = local_least_squares(_columns(data.X, ga, S), data.y[ga])
+        la = pre.local_least_squares(ga, S, "U2R")
         summer = dict(epsilon=eps, delta=delta, max_messages=self.max_messages)
         res_a = ShuffledVectorSum(norm_bound=ra, **summer).sum(clip_l2(la, ra), gen)
         na, nb = ga.shape[0], gb.shape[0]
@@ -234,7 +235,7 @@ class U2R(RegressionEstimator):
         sd_a = res_a.noise_sd / na
         # ---- stage 2b: refinement around the coarse estimate
         rb = c * (spread + math.sqrt(s) * sd_a + sigma * math.sqrt(s / (na * dof)))
-        lb = local_least_squares(_columns(data.X, gb, S), data.y[gb])
+        lb = pre.local_least_squares(gb, S, "U2R")
         res_b = ShuffledVectorSum(norm_bound=rb, **summer).sum(clip_l2(lb, rb, theta_a), gen)
         theta = theta_a + res_b.total / nb
         if shrink is not False:
