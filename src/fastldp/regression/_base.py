@@ -193,11 +193,11 @@ class RegressionEstimator:
     def precompute(self, X, y, *, users=None):
         """The eps-independent statistics of ``X``, ``y`` for :meth:`fit_precomputed`.
 
-        Returns a :class:`~fastldp.regression.precompute.Precomputed`, filled
+        Returns a :class:`~fastldp.regression.local.Precomputed`, filled
         lazily by the fits that use it and shareable between estimators and
         privacy budgets (one data set, many fits: the eps sweeps).
         """
-        from .precompute import Precomputed
+        from .local import Precomputed
 
         return Precomputed(X, y, users, owner=type(self).__name__)
 

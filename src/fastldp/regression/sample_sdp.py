@@ -113,7 +113,7 @@ class SampleSDP(RegressionEstimator):
         return self.fit_precomputed(self.precompute(X, y, users=users), rng=rng)
 
     def fit_precomputed(self, pre, *, rng=None):
-        """:meth:`fit` on a :class:`~fastldp.regression.precompute.Precomputed`.
+        """:meth:`fit` on a :class:`~fastldp.regression.local.Precomputed`.
 
         On the aggregate path the clipped totals ``Xc^T Xc``, ``Xc^T yc``
         (which do not depend on ``eps``) are taken from ``pre``, computed

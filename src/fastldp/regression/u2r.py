@@ -172,7 +172,7 @@ class U2R(RegressionEstimator):
         return self.fit_precomputed(self.precompute(X, y, users=users), rng=rng)
 
     def fit_precomputed(self, pre, *, rng=None):
-        """:meth:`fit` on a :class:`~fastldp.regression.precompute.Precomputed` (see there).
+        """:meth:`fit` on a :class:`~fastldp.regression.local.Precomputed` (see there).
 
         The local Lassos and local least squares it needs are taken from
         ``pre`` (computed there the first time); the result is bit for bit

@@ -134,13 +134,13 @@ class _Data:
     def pre(self):
         """The eps-independent statistics of this repetition, shared by every method and eps.
 
-        (:class:`fastldp.regression.precompute.Precomputed`: the local Lassos
+        (:class:`fastldp.regression.local.Precomputed`: the local Lassos
         and local least squares of U2R and 2-SLR, Sample-SDP's clipped totals.)
         ``fit_precomputed`` on it gives bit for bit what a cold ``fit`` gives,
         so a row does not depend on which cells ran before it in this worker.
         """
         if self._pre is None:
-            from ...regression.precompute import Precomputed
+            from ...regression.local import Precomputed
 
             self._pre = Precomputed(self.X, self.y, self.users)
         return self._pre
