@@ -6,7 +6,6 @@ on the ``(n, m, d)`` array of :class:`fastldp.regression._base.UserData`.
 
 from __future__ import annotations
 
-import math
 import os
 from concurrent.futures import ThreadPoolExecutor
 
@@ -64,8 +63,13 @@ def local_lasso(X, y, counts, alpha: float, *, max_iter: int = 300, tol: float =
         v /= np.maximum(norm, 1e-12)
     step = (1.0 / (norm[:, 0] * 1.15 + 1e-6).astype(dtype))[:, None]
     Xty = _xt(X, y) * inv_m
-    b, z, t = _fista(X, Xty, inv_m, step, alpha, np.zeros((n, d), dtype=dtype), None, 1.0,
-                     min(warm_iter, max_iter), None)
+    # the minimizer has alpha ||b||_1 <= ||y||^2 / (2 m); an iterate far beyond means the
+    # power iteration underestimated L_u: that user restarts from 0 with half the step
+    bound = (4.0 * np.einsum("um,um->u", y, y).astype(np.float64) * inv_m[:, 0]
+             / (2 * max(alpha, 1e-12)) + 1.0)[:, None]
+    t = np.ones((n, 1))
+    b, z, t, step = _fista(X, Xty, inv_m, step, alpha, np.zeros((n, d), dtype=dtype), None, t,
+                           min(warm_iter, max_iter), None, bound)
     out = b.astype(np.float64)
     y64 = y.astype(np.float64)
     c64 = _xt(X.astype(np.float64), y64) / counts[:, None]
@@ -74,7 +78,8 @@ def local_lasso(X, y, counts, alpha: float, *, max_iter: int = 300, tol: float =
     left = np.flatnonzero(~done)
     if left.shape[0] and max_iter > warm_iter:
         sub = (X[left], Xty[left], inv_m[left], step[left])
-        bl, _, _ = _fista(*sub, alpha, b[left], z[left], t, max_iter - warm_iter, tol)
+        bl, _, _, _ = _fista(*sub, alpha, b[left], z[left], t[left], max_iter - warm_iter, tol,
+                             bound[left])
         out_l = bl.astype(np.float64)
         _active_set(X[left], y64[left], c64[left], counts[left], alpha, out_l,
                     active_rounds, K)
@@ -82,34 +87,47 @@ def local_lasso(X, y, counts, alpha: float, *, max_iter: int = 300, tol: float =
     return out
 
 
-def _fista(X, Xty, inv_m, step, alpha, b, z, t, iterations, tol):
-    """FISTA iterations; with ``tol``, a user stops once its largest move is ``<= tol * max|b_u|``."""
+def _fista(X, Xty, inv_m, step, alpha, b, z, t, iterations, tol, bound):
+    """FISTA iterations, per user (``t``, ``step``, ``bound``: one row per user).
+
+    With ``tol``, a user stops once its largest move is ``<= tol * max|b_u|``.
+    A user whose ``||b_u||_1`` exceeds ``bound_u`` (or turns non-finite)
+    restarts from 0 with half its step. Returns ``(b, z, t, step)``.
+    """
     dtype = b.dtype
     z = b.copy() if z is None else z.copy()
-    b = b.copy()
+    b, t, step = b.copy(), t.copy(), step.copy()
     live = np.arange(b.shape[0])
-    Xl, Xtyl, iml, st = X, Xty, inv_m, step
+    Xl, Xtyl, iml, st, tl, bd = X, Xty, inv_m, step, t, bound
     zl, bl = z, b
     for _ in range(iterations):
         grad = _xt(Xl, _x(Xl, zl)) * iml - Xtyl
         b_new = soft_threshold(zl - st * grad, alpha * st).astype(dtype)
-        t_new = 0.5 * (1 + math.sqrt(1 + 4 * t * t))  # a Python float: z stays float32
-        zl = b_new + ((t - 1) / t_new) * (b_new - bl)
+        t_new = 0.5 * (1 + np.sqrt(1 + 4 * tl * tl))
+        zl = b_new + ((tl - 1) / t_new).astype(dtype) * (b_new - bl)
+        size = np.abs(b_new).sum(axis=1, dtype=np.float64)
+        bad = ~(size <= bd[:, 0])  # NaN too
         moved = None if tol is None else np.abs(b_new - bl).max(axis=1)
-        bl, t = b_new, t_new
+        bl, tl = b_new, t_new
+        if bad.any():
+            bl[bad] = 0
+            zl[bad] = 0
+            tl[bad] = 1.0
+            st[bad] *= 0.5
         if tol is not None:
-            stop = moved <= tol * np.maximum(np.abs(b_new).max(axis=1), 1e-12)
+            stop = (moved <= tol * np.maximum(np.abs(b_new).max(axis=1), 1e-12)) & ~bad
             if stop.any():
-                b[live], z[live] = bl, zl
+                b[live], z[live], t[live], step[live] = bl, zl, tl, st
                 keep = ~stop
                 live = live[keep]
                 if live.shape[0] == 0:
                     break
-                Xl, Xtyl, iml, st = Xl[keep], Xtyl[keep], iml[keep], st[keep]
+                Xl, Xtyl, iml, st, tl, bd = (Xl[keep], Xtyl[keep], iml[keep], st[keep],
+                                             tl[keep], bd[keep])
                 zl, bl = zl[keep], bl[keep]
     if live.shape[0]:
-        b[live], z[live] = bl, zl
-    return b, z, t
+        b[live], z[live], t[live], step[live] = bl, zl, tl, st
+    return b, z, t, step
 
 
 def _active_set(X, y, c, counts, alpha, b, rounds, K, kkt_tol=1e-5):
