@@ -105,14 +105,27 @@ def _default_threads(workers: int) -> int:
     return max(1, (os.cpu_count() or 1) // max(1, workers))
 
 
+def _run_batch(task, batch, n_threads, data_dir) -> tuple[list, int]:
+    """Run ``task`` on each ``(cell, missing)`` of ``batch`` in order, in one process."""
+    rows: list = []
+    for cell, missing in batch:
+        rows.extend(task(cell, missing, n_threads, data_dir))
+    return rows, len(batch)
+
+
 def run_grid(spec: Spec, out: Path, table, cells, task, *, workers: int, threads, data_dir,
-             progress: bool, retry_failures: bool) -> RunSummary:
+             progress: bool, retry_failures: bool, group=None) -> RunSummary:
     """Run the rows of ``cells`` missing from ``table`` and append them.
 
     ``task(cell, methods, n_threads, data_dir) -> rows`` computes one cell's
     missing methods. Shared by every experiment family's runner: resume
     (rows already present are skipped; with ``retry_failures`` failed rows
     are dropped first), the manifest, the progress bar and the pool.
+
+    ``group(cell) -> key``, when given, sends the cells with one key to one
+    worker, in grid order: a family whose cells share expensive work (the
+    same data at several budgets, say) then does it once per key and worker.
+    Rows never depend on it; only the time does.
     """
     t0 = time.perf_counter()
     if retry_failures and table.path.exists():
@@ -127,15 +140,19 @@ def run_grid(spec: Spec, out: Path, table, cells, task, *, workers: int, threads
     written = failures = 0
     bar = progress_bar(len(pending), spec.name, enabled=progress)
 
-    def record(rows):
+    def record(result):
         nonlocal written, failures
+        rows, n_cells = result
         table.append(rows)
         written += len(rows)
         failures += sum(1 for r in rows if r["failure"])
-        bar.update(1)
+        bar.update(n_cells)
 
+    batches: dict = {}
+    for i, item in enumerate(pending):
+        batches.setdefault(i if group is None else group(item[0]), []).append(item)
     try:
-        run_tasks(task, [(cell, missing, n_threads, data_dir) for cell, missing in pending],
+        run_tasks(_run_batch, [(task, batch, n_threads, data_dir) for batch in batches.values()],
                   workers, record)
     finally:
         bar.close()

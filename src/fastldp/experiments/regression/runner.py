@@ -267,6 +267,15 @@ def run_cell(cell: Cell, *, methods=None, n_threads: int = 1, data_dir=None) -> 
     return list(rows.values())
 
 
+def _data_group(cell: Cell):
+    """Cells on one repetition's data (every eps of a sweep) run in one worker, in order,
+    so the data and the eps-independent work (``precompute``) are made once."""
+    return (json.dumps({f: cell.config[f] for f in _DATA_FIELDS}, sort_keys=True), cell.seed)
+
+
+_DATA_FIELDS = ("population", "n", "m", "d", "k", "sigma", "n_test")
+
+
 def _task(cell: Cell, methods: tuple, n_threads: int, data_dir) -> list[dict]:
     return run_cell(cell, methods=methods, n_threads=n_threads, data_dir=data_dir)
 
@@ -302,5 +311,5 @@ def run(spec, out=None, *, workers: int = 1, quick: bool = False, trials=None,
     out = Path(out) if out is not None else Path("results") / spec.name
     return run_grid(spec, out, RegressionResultsTable(out / "results.csv"), expand_grid(spec),
                     _task, workers=workers, threads=threads, data_dir=data_dir,
-                    progress=progress, retry_failures=retry_failures)
+                    progress=progress, retry_failures=retry_failures, group=_data_group)
 
