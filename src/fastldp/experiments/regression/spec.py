@@ -28,9 +28,11 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
-from ..spec import Cell, Spec, _is_int, _is_real, _read_toml, expand_configs, spec_from_dict
+from ..spec import (
+    Cell, Spec, _error, expand_configs, int_at_least, make_normalize, population_table,
+    read_spec_file, real_in, spec_family, spec_from_dict,
+)
 
 __all__ = ["DEFAULTS", "METHODS", "KINDS", "load_spec", "spec_from_dict_regression",
            "expand_grid", "data_key", "is_regression_spec"]
@@ -61,30 +63,17 @@ _REPORT_KEYS = {"axis", "paper"}
 _DATA = ("population", "n", "m", "d", "k", "sigma", "n_test")
 
 
-def _error(where, message):
-    return ValueError(f"Spec {where}: {message}")
-
-
 def is_regression_spec(path) -> bool:
-    """Whether the TOML at ``path`` says ``family = "regression"``."""
-    try:
-        return _read_toml(Path(path)).get("family") == "regression"
-    except Exception:
-        return False
+    """Whether the TOML at ``path`` says ``family = "regression"``.
+
+    A missing or malformed file is an error, not another kind of spec.
+    """
+    return spec_family(path) == "regression"
 
 
 def load_spec(path, *, quick: bool = False, trials: int | None = None) -> Spec:
     """Read a regression spec; ``quick`` applies ``[quick]``, ``trials`` replaces ``seeds``."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"No experiment spec at {str(path)!r}.")
-    try:
-        data = _read_toml(path)
-    except Exception as exc:
-        if isinstance(exc, ImportError):
-            raise
-        raise ValueError(f"Spec {str(path)!r} is not valid TOML: {exc}") from None
-    data.setdefault("name", path.stem)
+    data = read_spec_file(path)
     return spec_from_dict_regression(data, quick=quick, trials=trials, source=str(path))
 
 
@@ -102,35 +91,15 @@ def spec_from_dict_regression(data: dict, *, quick=False, trials=None, source="<
     return spec
 
 
-def normalize(key: str, value, where: str):
-    """Return ``value`` in the canonical form of parameter ``key`` or raise."""
-    if key not in DEFAULTS:
-        raise _error(where, f"unknown parameter {key!r}; the parameters are {sorted(DEFAULTS)}")
-
-    def bad(expected):
-        return _error(where, f"{key!r} must be {expected}, got {value!r}")
-
-    if key == "population":
-        if isinstance(value, str):
-            value = {"kind": value}
-        if not (isinstance(value, dict) and value.get("kind") in KINDS):
-            raise bad(f"a table with 'kind' one of {list(KINDS)}")
-        return {k: value[k] for k in sorted(value)}
-    if key in ("n", "m", "d", "k", "n_test"):
-        if not (_is_int(value) and value >= 1):
-            raise bad("an int >= 1")
-        return int(value)
-    if key == "sigma":
-        if not (_is_real(value) and 0 <= value < math.inf):
-            raise bad("a float in [0, inf)")
-        return float(value)
-    if key == "eps":
-        if not (_is_real(value) and 0 < value < math.inf):
-            raise bad("a float in (0, inf)")
-        return float(value)
-    if not (_is_real(value) and 0 < value < 1):  # delta
-        raise bad("a float in (0, 1)")
-    return float(value)
+#: Return a value in the canonical form of its parameter or raise.
+normalize = make_normalize(DEFAULTS, {
+    "population": population_table(KINDS),
+    "n": int_at_least(1), "m": int_at_least(1), "d": int_at_least(1), "k": int_at_least(1),
+    "n_test": int_at_least(1),
+    "sigma": real_in(0, math.inf, low_open=False),
+    "eps": real_in(0, math.inf),
+    "delta": real_in(0, 1),
+})
 
 
 def data_key(config: dict) -> str:
