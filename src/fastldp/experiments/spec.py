@@ -43,7 +43,8 @@ from pathlib import Path
 
 __all__ = ["Spec", "Cell", "row_key", "read_spec_file", "spec_family", "spec_from_dict",
            "config_id", "expand_configs", "DEFAULT_FAMILY", "make_normalize", "Invalid",
-           "population_table", "int_at_least", "real_in", "one_of", "boolean"]
+           "population_table", "int_at_least", "real_in", "one_of", "boolean",
+           "shipped_spec_path"]
 
 #: The family of a spec without a ``family`` key (the first family of the package).
 DEFAULT_FAMILY = "relations"
@@ -148,6 +149,19 @@ def read_spec_file(path) -> dict:
         raise ValueError(f"Spec {str(path)!r} is not valid TOML: {exc}") from None
     data.setdefault("name", path.stem)
     return data
+
+
+def shipped_spec_path(experiments: dict, folder, experiment: str, kind: str = "") -> Path:
+    """The spec file of a family's shipped ``experiment``.
+
+    ``experiments`` maps each name to a tuple whose first entry is the file
+    name inside ``folder``; ``kind`` qualifies the error ("relation", ...).
+    """
+    if experiment not in experiments:
+        what = f"{kind} experiment" if kind else "experiment"
+        raise ValueError(f"Unknown {what} {experiment!r}; the experiments are "
+                         f"{', '.join(experiments)}.")
+    return Path(folder) / experiments[experiment][0]
 
 
 def spec_family(data_or_path) -> str:

@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 
 from ..registry import Experiment, SpecFamily, register_experiment, register_spec_family
+from ..spec import shipped_spec_path
 from .report import RegressionReport, build_report
 from .runner import (COLUMNS, RegressionResultsTable, is_regression_table,
                      read_regression_results, run, run_cell)
@@ -49,11 +50,8 @@ EXPERIMENTS = {
 
 
 def spec_path(experiment: str) -> Path:
-    """The shipped spec of ``experiment``."""
-    if experiment not in EXPERIMENTS:
-        raise ValueError(f"Unknown experiment {experiment!r}; the experiments are "
-                         f"{', '.join(EXPERIMENTS)}.")
-    return SPECS_DIR / EXPERIMENTS[experiment][0]
+    """Path of the shipped spec of ``experiment`` (a key of :data:`EXPERIMENTS`)."""
+    return shipped_spec_path(EXPERIMENTS, SPECS_DIR, experiment)
 
 
 def reproduce(experiment: str, *, quick: bool = False, out=None, workers: int = 1,

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 from ..report import Report
+from ..spec import shipped_spec_path
 from .report import build_report
 from .runner import run
 from .spec import load_spec
@@ -48,10 +49,7 @@ EXPERIMENTS = {
 
 def spec_path(experiment: str) -> Path:
     """Path of the shipped spec of ``experiment`` (a key of :data:`EXPERIMENTS`)."""
-    if experiment not in EXPERIMENTS:
-        raise ValueError(f"Unknown relation experiment {experiment!r}; the experiments are "
-                         f"{', '.join(EXPERIMENTS)}.")
-    return SPECS_DIR / EXPERIMENTS[experiment][0]
+    return shipped_spec_path(EXPERIMENTS, SPECS_DIR, experiment, 'relation')
 
 
 def reproduce(experiment: str, *, quick: bool = False, out=None, workers: int = 1,

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 from ..report import Report
+from ..spec import shipped_spec_path
 from .report import build_report
 from .runner import run
 from .spec import load_spec
@@ -46,10 +47,7 @@ SPECS_DIR = Path(__file__).resolve().with_name("specs")
 
 def spec_path(experiment: str) -> Path:
     """Path of the shipped spec of ``experiment`` (a key of :data:`EXPERIMENTS`)."""
-    if experiment not in EXPERIMENTS:
-        raise ValueError(f"Unknown sparse-vector experiment {experiment!r}; the experiments are "
-                         f"{', '.join(EXPERIMENTS)}.")
-    return SPECS_DIR / EXPERIMENTS[experiment][0]
+    return shipped_spec_path(EXPERIMENTS, SPECS_DIR, experiment, 'sparse-vector')
 
 
 def reproduce(experiment: str, *, quick: bool = False, out=None, workers: int = 1,
