@@ -192,19 +192,11 @@ def read_results(path, columns=None) -> list[dict]:
     ``columns`` gives the known columns and their types; by default they are
     those of the family whose table has this header.
     """
-    if columns is None:
-        from .registry import spec_families
+    if columns is None:  # the family whose table has this header
+        from .harness import table_family
+        from .registry import get_spec_family
 
-        header = table_header(path)
-        for family in spec_families().values():
-            if family.owns_table(path):
-                columns = family.table.columns
-                break
-        else:
-            if not Path(path).is_file():
-                raise FileNotFoundError(f"No results table at {str(path)!r}.")
-            raise ValueError(f"{str(path)!r} is not a results table of any fastldp family "
-                             f"(header {header[:60]!r}...).")
+        columns = get_spec_family(table_family(path)).table.columns
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"No results table at {str(path)!r}.")
