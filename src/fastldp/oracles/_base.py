@@ -463,3 +463,17 @@ class FrequencyOracle:
             "out_of_range": int((integral & ~legal).sum()),
         }
         return out, SanitizationReport(n, int(legal.sum()), by_reason, wrong_dtype)
+
+
+class MatrixReports:
+    """Mixin of the oracles whose report is a row: FLH ``(index, bucket)``, OUE/SUE packed bits.
+
+    The subclass gives ``_shape_error(owner, n, shape)``, which says the row's layout.
+    """
+
+    def _n_reports(self, reports, owner):
+        arr = as_report_array(reports)
+        if arr.ndim != 2:
+            raise self._shape_error(owner, None, arr.shape)
+        return arr.shape[0]
+

@@ -52,7 +52,9 @@ import numpy as np
 from .._kernels._flh import flh_support
 from .._sanitize import SanitizationReport
 from .._validation import check_int, param_error
-from ._base import REASONS, FrequencyOracle, as_report_array, classify_integers, public_uniform
+from ._base import (
+    REASONS, FrequencyOracle, MatrixReports, as_report_array, classify_integers, public_uniform,
+)
 from .olh import bucket_keep_probability, hashed_grr, olh_buckets_for, olh_hash
 
 __all__ = ["FLH", "MAX_BUCKETS", "MAX_CELLS"]
@@ -61,7 +63,7 @@ MAX_BUCKETS = 4096
 MAX_CELLS = 2**24  # h * g cells of the server's (pool index, bucket) table
 
 
-class FLH(FrequencyOracle):
+class FLH(MatrixReports, FrequencyOracle):
     """Fast local hashing: a public pool of ``n_hashes`` OLH hashes (Cormode et al. 2021).
 
     Parameters
@@ -166,12 +168,6 @@ class FLH(FrequencyOracle):
                 and arr[:, 1].max() < self.g:
             return np.ascontiguousarray(arr, dtype=np.int64)
         return None
-
-    def _n_reports(self, reports, owner):
-        arr = as_report_array(reports)
-        if arr.ndim != 2:
-            raise self._shape_error(owner, None, arr.shape)
-        return arr.shape[0]
 
     def _shape_error(self, owner, n, shape):
         rows = "n" if n is None else str(n)

@@ -36,12 +36,11 @@ which is ignored in the weights (it depends on private data).
 
 from __future__ import annotations
 
-from ._base import EPSILON_MAX, FrequencyEstimate, FrequencyOracle
 from .flh import FLH
 from .grr import GRR
 from .hadamard import HadamardResponse
 from .olh import OLH
-from .unary import OUE, SUE, UnaryEncoding
+from .unary import OUE, SUE
 
 # The classes live in their own modules (documented there); this module
 # holds the registries.

@@ -44,7 +44,7 @@ import numpy as np
 from .._kernels._hash import SANITIZE_STREAM, hash_blocks
 from .._kernels._unary import ue_counts, ue_perturb, ue_weighted_counts
 from .._sanitize import SanitizationReport
-from ._base import REASONS, FrequencyOracle, as_report_array, classify_integers
+from ._base import REASONS, FrequencyOracle, MatrixReports, as_report_array, classify_integers
 
 __all__ = ["OUE", "SUE", "UnaryEncoding"]
 
@@ -56,7 +56,7 @@ def _thresholds(q: np.ndarray) -> np.ndarray:
     return np.ldexp(q, 64).astype(np.uint64)
 
 
-class UnaryEncoding(FrequencyOracle):
+class UnaryEncoding(MatrixReports, FrequencyOracle):
     """Unary encoding with bit-packed reports; :class:`OUE` and :class:`SUE` fix ``(p, q)``."""
 
     name = "ue"
@@ -131,12 +131,6 @@ class UnaryEncoding(FrequencyOracle):
             if not pad or not (arr[:, -1] & np.uint8(pad)).any():
                 return arr
         return None
-
-    def _n_reports(self, reports, owner):
-        arr = as_report_array(reports)
-        if arr.ndim != 2:
-            raise self._shape_error(owner, None, arr.shape)
-        return arr.shape[0]
 
     def _shape_error(self, owner, n, shape):
         rows = "n" if n is None else str(n)
