@@ -33,7 +33,8 @@ from ._bounds import (
     regularity_condition,
     upper_bound,
 )
-from ._information import I_eff, L_eff, corrupted_count, rho_ind, rho_ind_homogeneous
+from ...corruption import corrupted_count
+from ._information import I_eff, L_eff, rho_ind, rho_ind_homogeneous
 
 __all__ = [
     "a_m",

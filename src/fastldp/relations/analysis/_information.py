@@ -23,7 +23,6 @@ from scipy.optimize import brentq
 from ..calibration import gamma_from_epsilon
 from ..._validation import check_float, check_int, check_positive_array, param_error
 from ...corruption import _check_alpha, _corrupted_count
-from ...corruption import corrupted_count  # noqa: F401  (re-exported by analysis)
 
 __all__ = [
     "I_eff",
