@@ -197,7 +197,7 @@ def build_report(results, out=None, *, axis=None, paper=None, figures: bool = Tr
 
 def make_figures(summary, out, *, axis, name="regression", paper=None, log=None) -> list[Path]:
     """Relative error (or MSE ratio) against ``axis`` per method; support recall beside it."""
-    from ..figures import have_matplotlib
+    from ..figures import have_matplotlib, legend
 
     if not summary or not have_matplotlib(log):
         return []
@@ -247,7 +247,7 @@ def make_figures(summary, out, *, axis, name="regression", paper=None, log=None)
         axes[1].set_title("support recall", fontsize=9)
     for ax in axes:
         ax.grid(True, alpha=0.3)
-    axes[0].legend(fontsize=7)
+    legend(axes, fontsize=7)
     fig.tight_layout()
     path = out / f"{name}.png"
     fig.savefig(path, dpi=120)
