@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import itertools
 
+import math
+
 import numpy as np
 
 TWO64 = 2**64
@@ -102,9 +104,23 @@ def naive_jprs_p_plus(seed: int, identity: int, pairs, eps: float, k: int, p: in
     return 0.5 * (1.0 + np.tanh(eps / 2.0) * theta)
 
 
-def naive_jprs_sketch(seed: int, identities, bits, eps, k: int, p: int) -> np.ndarray:
-    """Eq. (8): sqrt(k) / (kappa_k D) * sum_i gamma_i Ybar_i R_i, D = sum gamma_i^2."""
+def naive_jprs_sketch(seed: int, identities, bits, eps, k: int, p: int,
+                      fixed_point: bool = False) -> np.ndarray:
+    """Eq. (8): sqrt(k) / (kappa_k D) * sum_i gamma_i Ybar_i R_i, D = sum gamma_i^2.
+
+    ``fixed_point=True`` rounds each ``gamma_i`` in the weights (not in D) to
+    32 significant bits, as the package documents for its exact sums.
+    """
     kappa, _ = naive_kappa_and_c(k)
     gamma = np.tanh(np.asarray(eps, dtype=float) / 2.0)
+    if fixed_point:
+        from fractions import Fraction
+        rounded = []
+        for g in gamma:
+            m, x = math.frexp(float(g))
+            rounded.append(float(Fraction(round(Fraction(m) * 2**32)) * Fraction(2) ** (x - 32)))
+        weights = (np.sqrt(k) / (kappa * np.sum(gamma**2)) * np.array(rounded)
+                   * np.asarray(bits, dtype=float))
+        return naive_sketch(seed, identities, weights, p)
     weights = np.sqrt(k) / (kappa * np.sum(gamma**2)) * gamma * np.asarray(bits, dtype=float)
     return naive_sketch(seed, identities, weights, p)

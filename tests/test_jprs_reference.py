@@ -69,12 +69,17 @@ def test_sketch_matches_the_naive_estimator(budgets, n, d1, d2, k):
     ids = rng.choice(2**40, n, replace=False).astype(np.uint64)
     mech = fastldp.JPRS(shape=(d1, d2), k=k, s=5, codebook_seed=2024, n_threads=2)
     got = mech.estimate(bits, eps, identities=ids).sketch.ravel()
-    want = naive_jprs_sketch(2024, ids, bits, eps, k, p)
     scale = np.sqrt(k) / (kappa_k(k) * np.sum(np.tanh(eps / 2) ** 2)) * np.tanh(eps / 2).sum()
-    # n roundings of at most one ulp of the running sum each
-    np.testing.assert_allclose(got, want, rtol=0, atol=4 * n * np.finfo(float).eps * scale)
-    # and the tolerance is far below a 0.1% change of the scale
-    assert 4 * n * np.finfo(float).eps * scale < 1e-3 * np.abs(want).max()
+    # against the documented fixed point (gamma_i to 32 significant bits): the
+    # package's sum is exact and rounded once, the naive one rounds n times
+    fixed = naive_jprs_sketch(2024, ids, bits, eps, k, p, fixed_point=True)
+    np.testing.assert_allclose(got, fixed, rtol=0, atol=4 * n * np.finfo(float).eps * scale)
+    # against Eq. (8) itself: within the fixed point's documented bound 2^-32
+    want = naive_jprs_sketch(2024, ids, bits, eps, k, p)
+    bound = (2.0**-32 + 4 * n * np.finfo(float).eps) * scale
+    np.testing.assert_allclose(got, want, rtol=0, atol=bound)
+    # and both tolerances are far below a 0.1% change of the scale
+    assert bound < 1e-3 * np.abs(want).max()
 
 
 def test_privatize_draws_exactly_the_naive_channel():

@@ -9,7 +9,7 @@ import pytest
 
 import fastldp
 
-KERNELS = ["_hash", "_sketch", "_projection", "_olh", "_openmp", "_hadamard", "_unary", "_flh"]
+KERNELS = ["_hash", "_sketch", "_projection", "_olh", "_openmp", "_hadamard", "_unary", "_flh", "_exact"]
 
 
 def test_kernel_stubs_match_runtime(tmp_path):

@@ -29,7 +29,7 @@ import numpy as np
 
 from ._kernels._hash import SANITIZE_STREAM, hash_blocks
 
-__all__ = ["SanitizationReport", "sanitize_bits"]
+__all__ = ["SanitizationReport", "sanitize_bits", "sanitization_counts", "sanitization_report"]
 
 REASONS = ("out_of_alphabet", "infinite", "zero", "nan", "non_numeric")
 
@@ -146,3 +146,17 @@ def sanitize_bits(reports, n: int, seed: int, identities: np.ndarray, owner: str
         "non_numeric": int(non_numeric.sum()),
     }
     return bits, SanitizationReport(n, int(valid.sum()), by_reason, wrong_dtype)
+
+
+def sanitization_counts(report: SanitizationReport) -> dict:
+    """The report as the integer counts a streaming partial keeps (and merges by adding)."""
+    counts = {"n": int(report.n_received), "n_valid": int(report.n_valid)}
+    counts.update({f"reason:{k}": int(v) for k, v in report.by_reason.items()})
+    return counts
+
+
+def sanitization_report(counts: dict, flags: dict) -> SanitizationReport:
+    """Inverse of :func:`sanitization_counts` (after any number of merges)."""
+    reasons = {k.split(":", 1)[1]: int(v) for k, v in counts.items() if k.startswith("reason:")}
+    return SanitizationReport(int(counts["n"]), int(counts["n_valid"]), reasons,
+                              bool(flags.get("wrong_dtype", False)))

@@ -26,7 +26,25 @@ from .._kernels._hash import set_sign_sums
 from .._kernels._sketch import jprs_sketch
 from .._random import as_generator, resolve_identities
 from .._kernels._hash import pair_signs
-from .._sanitize import SanitizationReport, sanitize_bits
+from .._sanitize import REASONS as SANITIZE_REASONS
+from .._sanitize import (SanitizationReport, sanitization_counts, sanitization_report,
+                         sanitize_bits)
+from ..streaming import ExactSum, Partial, check_partial, gamma_fixed_point
+from ..streaming import chunk_length as _chunk_length
+try:  # TEMPORARY until the integer kernel lands
+    from .._kernels._sketch import fixed_sketch
+except ImportError:  # pragma: no cover
+    from .._kernels._sketch import global_sketch as _gs
+
+    def fixed_sketch(seed, ids, w, p, n_threads=1, first_identity=0):
+        n = w.shape[0]
+        out = np.zeros(p, dtype=np.int64)
+        for start in range(0, n, 1 << 20):
+            stop = min(n, start + (1 << 20))
+            idb = (np.arange(start, stop, dtype=np.uint64) if ids is None
+                   else np.ascontiguousarray(ids[start:stop], dtype=np.uint64))
+            out += _gs(seed, idb, w[start:stop].astype(np.float64), p, n_threads).astype(np.int64)
+        return out
 from .base import RelationMechanism
 from .projection import check_support_rule, project
 
@@ -168,7 +186,7 @@ class JPRS(RelationMechanism):
         The client work of Algorithm 1, step 1: ``O(k)`` per identity.
         """
         sets = self.relation_sets(relations, identities=identities)
-        ids = resolve_identities(identities, sets.n, type(self).__name__)
+        ids = self._client_identities(sets, identities)
         sums = set_sign_sums(self.codebook_seed, ids, sets.indptr, sets.pairs, self.n_threads)
         return sums, sets.sizes
 
@@ -188,13 +206,20 @@ class JPRS(RelationMechanism):
 
         Parameters
         ----------
-        relations : scipy.sparse matrix (n, d1*d2) or sequence of (m_i, 2) int arrays
-            Each identity's relation set, at most ``k`` pairs.
+        relations : scipy.sparse matrix (n, d1*d2), sequence of (m_i, 2) int arrays, or long format
+            Each identity's relation set, at most ``k`` pairs. The long format
+            (:mod:`fastldp.relations.relation_sets`) is a tuple of three 1-d
+            int arrays ``(identity, row, col)``, a pandas DataFrame, pyarrow
+            Table or dict of arrays with those columns, or the path of a
+            Parquet file with them; its clients are the distinct identities
+            in ascending order, keyed by those values (``n`` of them).
         epsilons : float or array_like of float, shape (n,)
             Personal budgets ``eps_i`` in ``(0, inf)``.
         identities : array_like of int, optional
-            Distinct public identities keying the codebook (default ``0..n-1``).
-            The server must use the same identities.
+            Distinct public identities keying the codebook (default ``0..n-1``,
+            or the long format's distinct identities). With the long format,
+            they define the population and its order: identities without
+            lines report an empty set. The server must use the same identities.
         rng : None, int, SeedSequence or Generator
             Source of the client's private coins; ``None`` uses OS entropy.
 
@@ -227,6 +252,10 @@ class JPRS(RelationMechanism):
     def estimate(self, reports, epsilons, *, identities=None) -> JPRSEstimate:
         """Decode the population relation matrix (Algorithm 2).
 
+        Exactly ``finalize(partial(reports, epsilons, identities))``: see
+        :meth:`partial` for the fixed-point sums that make a split decode
+        bit-identical to this one.
+
         Parameters
         ----------
         reports : array_like, shape (n,)
@@ -241,27 +270,142 @@ class JPRS(RelationMechanism):
         -------
         JPRSEstimate
         """
-        owner = "JPRS.estimate"
-        n = self._report_count(reports, owner)
-        eps = self._budgets(epsilons, n)
-        # identities stay implicit (0 .. n-1) unless given: no length-n temporaries
-        ids = None if identities is None else resolve_identities(identities, n, owner)
-        bits, report = sanitize_bits(reports, n, self.codebook_seed, ids, owner)
+        self._report_count(reports, "JPRS.estimate")
         t0 = time.perf_counter()
-        v = jprs_sketch(self.codebook_seed, bits, eps, self.sketch_scale(eps), ids, self.p,
-                        self.n_threads)
+        state = self._partial(reports, epsilons, identities, "JPRS.estimate")
+        t1 = time.perf_counter()
+        result = self.finalize(state)
+        result.seconds["sketch"] = t1 - t0 + result.seconds.pop("scale")
+        return result
+
+    # ------------------------------------------------------------ streaming
+    def stream_params(self) -> dict:
+        """The public parameters a partial is bound to (JSON values)."""
+        return {"shape": list(self.shape), "k": self.k, "s": self.s,
+                "codebook_seed": self.codebook_seed, "support_rule": self.support_rule}
+
+    def partial(self, reports, epsilons, identities=None) -> Partial:
+        """The exact, mergeable state of Algorithm 2 over a chunk of reports.
+
+        Parameters
+        ----------
+        reports : array_like, shape (n,)
+            The chunk's packets (``n`` may be 0); sanitized and counted as in
+            :meth:`estimate`.
+        epsilons : float or array_like of float, shape (n,)
+            The chunk's committed budgets.
+        identities : array_like of int, optional
+            The chunk's identities. The default ``0 .. n-1`` is right only
+            for a first chunk: pass them for every other chunk.
+
+        Returns
+        -------
+        fastldp.streaming.Partial
+            Holds, exactly: ``S(e) = sum_i q_i 2^(x_i - 32) Ybar_i R_i(e)``
+            (``"sketch"``), ``D = sum_i gamma_i^2`` (``"gamma_sq"``) and
+            ``sum_i eps_i`` (``"eps_sum"``) as :class:`~fastldp.streaming.ExactSum`;
+            the counts of reports by sanitization outcome; the budget extremes.
+            ``O(p)`` memory whatever ``n``.
+
+        Notes
+        -----
+        **Fixed-point weights.** ``gamma_i = tanh(eps_i / 2)`` enters the
+        sketch rounded to 32 significant bits, ``q_i 2^(x_i - 32)`` with
+        ``q_i in [2^31, 2^32]`` (:func:`fastldp.streaming.gamma_fixed_point`).
+        Identities of equal exponent ``x`` are summed by the integer sketch
+        kernel, so every sum is an exact integer and merges in any order.
+        The change to Eq. (8) is bounded by
+        ``|V~(e) - V(e)| <= 2^-32 sqrt(k) / (kappa_k D) * sum_i gamma_i``,
+        i.e. at most ``2^-32`` of the largest possible ``|V(e)|``, and the
+        sketch's expectation moves by at most that relative amount (far below
+        its standard deviation ``sqrt(2k / D)``). A grid with a fixed number
+        of fractional bits would instead round budgets below ``2^-31`` to
+        weight zero; the per-identity exponent keeps every accepted budget
+        (down to ``1e-150``) at full relative precision. ``D`` keeps the
+        exact ``gamma_i^2`` (rounded once per identity, summed exactly).
+        """
+        return self._partial(reports, epsilons, identities, "JPRS.partial")
+
+    def _partial(self, reports, epsilons, identities, owner) -> Partial:
+        n = _chunk_length(reports, owner)
+        eps = self._budgets(epsilons, n) if n else np.zeros(0)
+        ids = None if identities is None else resolve_identities(identities, n, owner)
+        if n:
+            bits, report = sanitize_bits(reports, n, self.codebook_seed, ids, owner)
+        else:
+            bits, report = np.zeros(0, dtype=np.int8), SanitizationReport(0, 0, {r: 0 for r in SANITIZE_REASONS}, False)
+        sketch, gamma_sq = self._exact_sums(bits, eps, ids)
+        eps_sum = ExactSum(1)
+        if n:
+            eps_sum.add(eps, np.zeros(n, dtype=np.int64))
+        return Partial(
+            "JPRS", self.stream_params(),
+            sums={"sketch": sketch, "gamma_sq": gamma_sq, "eps_sum": eps_sum},
+            counts=sanitization_counts(report),
+            minima={"eps": float(eps.min()) if n else None},
+            maxima={"eps": float(eps.max()) if n else None},
+            flags={"wrong_dtype": report.wrong_dtype},
+        )
+
+    def _exact_sums(self, bits, eps, ids) -> tuple[ExactSum, ExactSum]:
+        """The exact ``S(e)`` (fixed-point ``gamma``) and ``D`` over the given identities.
+
+        ``ids`` None means ``0 .. n-1``. See :meth:`partial`, Notes.
+        """
+        n = bits.shape[0]
+        sketch, gamma_sq = ExactSum(self.p), ExactSum(1)
+        if n == 0:
+            return sketch, gamma_sq
+        q, x = gamma_fixed_point(eps)
+        weights = q * bits.astype(np.int64)
+        classes = np.unique(x)
+        for c in classes:
+            if classes.shape[0] == 1:
+                members_ids, members_w = ids, weights
+            else:
+                members = np.flatnonzero(x == c)
+                members_w = weights[members]
+                members_ids = members.astype(np.uint64) if ids is None else ids[members]
+            counts = fixed_sketch(self.codebook_seed, members_ids, members_w, self.p,
+                                  self.n_threads)
+            # identities of one exponent class x: sum_i q_i Ybar_i R_i(e) is exact
+            sketch.add_integers(counts, int(c) - 32)
+        g = np.tanh(eps * 0.5)
+        gamma_sq.add(g * g, np.zeros(n, dtype=np.int64))
+        return sketch, gamma_sq
+
+    def merge(self, a: Partial, b: Partial) -> Partial:
+        """Merge two partials of this mechanism (exact, order-free)."""
+        check_partial(a, "JPRS", self.stream_params(), "JPRS.merge")
+        return a.merge(b)
+
+    def finalize(self, partial: Partial) -> JPRSEstimate:
+        """Turn a (merged) partial into the :class:`JPRSEstimate` of all its reports."""
+        owner = "JPRS.finalize"
+        check_partial(partial, "JPRS", self.stream_params(), owner)
+        n = partial.counts["n"]
+        if n < 1:
+            raise ValueError(f"{owner}: the partial holds no reports; a decode needs at least one")
+        t0 = time.perf_counter()
+        d = float(partial.sums["gamma_sq"].value()[0])
+        scale = sqrt(self.k) / (self.kappa * d)
+        v = partial.sums["sketch"].value() * scale
         t1 = time.perf_counter()
         m, support = project(v, self.s, float(self.k), self.support_rule)
         t2 = time.perf_counter()
         rows, cols = np.divmod(support, self.shape[1])
+        budget = BudgetSummary(
+            n=n, eps_min=partial.minima["eps"],
+            eps_mean=float(partial.sums["eps_sum"].value()[0]) / n,
+            eps_max=partial.maxima["eps"], gamma_sq_sum=d)
         return JPRSEstimate(
             matrix=m.reshape(self.shape),
             sketch=v.reshape(self.shape),
             support=(rows, cols),
-            budget=BudgetSummary.from_epsilons(eps),
-            sanitization=report,
+            budget=budget,
+            sanitization=sanitization_report(partial.counts, partial.flags),
             n_threads=self.n_threads,
-            seconds={"sketch": t1 - t0, "projection": t2 - t1},
+            seconds={"scale": t1 - t0, "projection": t2 - t1},
         )
 
     # ------------------------------------------------ linear interface (decoders, attacks)
@@ -269,12 +413,17 @@ class JPRS(RelationMechanism):
         return sanitize_bits(reports, eps.shape[0], self.codebook_seed, identities, owner)
 
     def linear_estimate(self, clean, eps, identities, members=None):
-        """The sketch of Eq. (8) over ``members`` (Theorem 3's ``M~_J``), length p."""
+        """The sketch of Eq. (8) over ``members`` (Theorem 3's ``M~_J``), length p.
+
+        The same exact fixed-point sums as :meth:`estimate`, so the global
+        decoder is bit-identical to it.
+        """
         if members is not None:
             clean, eps, identities = clean[members], eps[members], identities[members]
-        return jprs_sketch(self.codebook_seed, np.ascontiguousarray(clean), np.ascontiguousarray(eps),
-                           self.sketch_scale(eps), np.ascontiguousarray(identities), self.p,
-                           self.n_threads)
+        sketch, gamma_sq = self._exact_sums(np.ascontiguousarray(clean), np.ascontiguousarray(eps),
+                                            np.ascontiguousarray(identities, dtype=np.uint64))
+        d = float(gamma_sq.value()[0])
+        return sketch.value() * (sqrt(self.k) / (self.kappa * d))
 
     def _item_scores(self, identities, items, item_weights):
         """``sum_x w_x R_i(x)`` for each identity (O(|items|) signs each)."""

@@ -1,0 +1,271 @@
+"""Exact, order-free accumulation of float64 terms (the streaming decoders' sums).
+
+A sum of doubles rounded after every addition depends on the order of the
+additions, so a decode split across files, processes or machines would not
+reproduce the one-shot result. These kernels keep the sum *exactly*: every
+finite double is an integer multiple of ``2**-1074``, and the running sum is
+held per position as signed 32-bit *digits* at fixed global places
+``2**(32 * k)``::
+
+    value[j] = sum_r digits[r, j] * 2**(32 * (k_lo + r))
+
+Adding a double ``v = +-M * 2**L`` (``M < 2**53``) adds three numbers below
+``2**32`` to three consecutive digits, so an ``int64`` digit absorbs at
+least ``2**31 - 1`` additions before it could overflow; :func:`normalize`
+then carries every digit back into ``[0, 2**32)`` (the top digit keeps the
+sign). Integer addition is associative and commutative, so the state after
+any split and any merge order is the same number, and :func:`to_double`
+rounds it once, correctly (round half to even), to the nearest double.
+
+These functions assume validated inputs: finite doubles and a digit window
+wide enough for them (``digit_range`` says which). The Python wrapper
+:class:`fastldp.streaming.ExactSum` grows the window and schedules the
+normalizations.
+"""
+
+import numpy as np
+
+from libc.math cimport frexp, ldexp, isfinite
+from libc.stdint cimport int32_t
+
+from ._typedefs cimport intp_t, uint64_t, int64_t, uint32_t
+
+DIGIT_BITS = 32
+# Smallest and largest digit index any finite double or int64 * 2**shift
+# (|shift| <= 1100) can touch, and the additions a normalized digit absorbs.
+SAFE_ADDS = (1 << 31) - 1
+
+cdef uint64_t MASK32 = 0xFFFFFFFF
+
+
+cdef inline int64_t _floor_div32(int64_t a) noexcept nogil:
+    # floor(a / 32) for negative a too (C division truncates toward zero)
+    if a >= 0:
+        return a // 32
+    return -((-a + 31) // 32)
+
+
+cdef inline void _add_magnitude(int64_t *col, intp_t stride, int64_t row0, uint64_t m,
+                                int s, int64_t sign) noexcept nogil:
+    """Add sign * m * 2**s (m < 2**64, 0 <= s < 32) at digit row0 (and the two above)."""
+    cdef uint64_t d0 = (m << s) & MASK32
+    cdef uint64_t d1
+    cdef uint64_t d2
+    if s == 0:
+        d1 = (m >> 32) & MASK32
+        d2 = 0
+    else:
+        d1 = (m >> (32 - s)) & MASK32
+        d2 = m >> (64 - s)
+    col[row0 * stride] += sign * <int64_t>d0
+    col[(row0 + 1) * stride] += sign * <int64_t>d1
+    if d2:
+        col[(row0 + 2) * stride] += sign * <int64_t>d2
+
+
+def digit_range(const double[::1] values):
+    """Return ``(k_min, k_max)``: the digit rows the nonzero ``values`` touch.
+
+    ``k_max`` includes the row a carry may reach. Returns ``None`` when every
+    value is zero. Raises ``ValueError`` on a non-finite value.
+    """
+    cdef intp_t n = values.shape[0]
+    cdef intp_t i
+    cdef int e
+    cdef int64_t L, k0
+    cdef int64_t kmin = 1 << 40
+    cdef int64_t kmax = -(1 << 40)
+    cdef intp_t bad = -1
+    with nogil:
+        for i in range(n):
+            if values[i] == 0.0:
+                continue
+            if not isfinite(values[i]):
+                bad = i
+                break
+            frexp(values[i], &e)
+            L = e - 53
+            k0 = _floor_div32(L)
+            if k0 < kmin:
+                kmin = k0
+            if k0 + 3 > kmax:
+                kmax = k0 + 3
+    if bad >= 0:
+        raise ValueError(f"exact sums take finite values; got {values[bad]!r} at index {bad}")
+    if kmin > kmax:
+        return None
+    return int(kmin), int(kmax)
+
+
+def int_digit_range(int shift):
+    """Digit rows an ``int64 * 2**shift`` term touches (with the carry row)."""
+    cdef int64_t k0 = _floor_div32(shift)
+    return int(k0), int(k0 + 3)
+
+
+def add_values(int64_t[:, ::1] digits, int64_t k_lo, index, const double[::1] values):
+    """Add ``values[t]`` exactly to position ``index[t]`` (``index=None``: position ``t``).
+
+    ``digits`` has shape ``(W, p)`` and represents digit rows
+    ``k_lo .. k_lo + W - 1``; the caller guarantees the rows exist
+    (:func:`digit_range`) and the indices are in ``[0, p)``.
+    """
+    cdef intp_t n = values.shape[0]
+    cdef intp_t p = digits.shape[1]
+    cdef const int64_t[::1] idx
+    cdef bint have_index = index is not None
+    if have_index:
+        idx = index
+        if idx.shape[0] != n:
+            raise ValueError("index and values must have the same length")
+    elif n > p:
+        raise ValueError("without an index, values must have at most p entries")
+    cdef intp_t t, j
+    cdef int e
+    cdef double m
+    cdef int64_t L, k0, sign
+    cdef uint64_t M
+    cdef int s
+    with nogil:
+        for t in range(n):
+            if values[t] == 0.0:
+                continue
+            m = frexp(values[t], &e)
+            sign = 1
+            if m < 0.0:
+                m = -m
+                sign = -1
+            M = <uint64_t>ldexp(m, 53)
+            L = e - 53
+            k0 = _floor_div32(L)
+            s = <int>(L - 32 * k0)
+            j = idx[t] if have_index else t
+            _add_magnitude(&digits[0, j], p, k0 - k_lo, M, s, sign)
+
+
+def add_integers(int64_t[:, ::1] digits, int64_t k_lo, const int64_t[::1] values, int shift):
+    """Add ``values[j] * 2**shift`` exactly to position ``j`` (one term each)."""
+    cdef intp_t n = values.shape[0]
+    cdef intp_t p = digits.shape[1]
+    if n != p:
+        raise ValueError("values must have one entry per position")
+    cdef int64_t k0 = _floor_div32(shift)
+    cdef int s = <int>(shift - 32 * k0)
+    cdef intp_t j
+    cdef int64_t v, sign
+    cdef uint64_t M
+    with nogil:
+        for j in range(n):
+            v = values[j]
+            if v == 0:
+                continue
+            if v < 0:
+                sign = -1
+                M = <uint64_t>(-(v + 1)) + 1  # |INT64_MIN| without overflow
+            else:
+                sign = 1
+                M = <uint64_t>v
+            _add_magnitude(&digits[0, j], p, k0 - k_lo, M, s, sign)
+
+
+def normalize(int64_t[:, ::1] digits):
+    """Carry every digit but the top one into ``[0, 2**32)``, in place.
+
+    The value is unchanged; afterwards each digit absorbs ``SAFE_ADDS``
+    more additions. The caller keeps the top row free enough for the carry
+    (:class:`fastldp.streaming.ExactSum` keeps one spare row).
+    """
+    cdef intp_t W = digits.shape[0]
+    cdef intp_t p = digits.shape[1]
+    cdef intp_t r, j
+    cdef int64_t c
+    with nogil:
+        for r in range(W - 1):
+            for j in range(p):
+                c = digits[r, j] >> 32  # arithmetic shift: floor division
+                digits[r, j] -= c << 32
+                digits[r + 1, j] += c
+
+
+def to_double(const int64_t[:, ::1] digits, int64_t k_lo):
+    """Round each position's exact value to the nearest double (ties to even).
+
+    ``digits`` need not be normalized. Values beyond the double range give
+    +-inf; a result in the subnormal range may be off by one unit (it is
+    rounded to 53 bits, then scaled).
+    """
+    cdef intp_t W = digits.shape[0]
+    cdef intp_t p = digits.shape[1]
+    out = np.zeros(p, dtype=np.float64)
+    if W == 0:
+        return out
+    cdef double[::1] o = out
+    work = np.empty(W, dtype=np.int64)
+    cdef int64_t[::1] d = work
+    cdef intp_t r, j, t
+    cdef int64_t c
+    cdef bint negative, sticky
+    cdef uint64_t hi, lo32, w64, top
+    cdef int lz
+    cdef double value
+    with nogil:
+        for j in range(p):
+            for r in range(W):
+                d[r] = digits[r, j]
+            for r in range(W - 1):
+                c = d[r] >> 32
+                d[r] -= c << 32
+                d[r + 1] += c
+            negative = d[W - 1] < 0
+            if negative:
+                # negate the number: -(sum d_r 2^32r), then carry again
+                for r in range(W):
+                    d[r] = -d[r]
+                for r in range(W - 1):
+                    c = d[r] >> 32
+                    d[r] -= c << 32
+                    d[r + 1] += c
+            # the top digit may exceed 32 bits only when W rows were too few
+            # for the carries; split it further is not needed: it is < 2**63.
+            t = W - 1
+            while t >= 0 and d[t] == 0:
+                t -= 1
+            if t < 0:
+                o[j] = 0.0
+                continue
+            top = <uint64_t>d[t]
+            if top >> 32:
+                # a top digit of more than 32 bits (a narrow window): take
+                # the top 64 bits from it and the next digit
+                lz = 0
+                while not ((top << lz) >> 63):
+                    lz += 1
+                lo32 = <uint64_t>d[t - 1] if t >= 1 else 0
+                w64 = (top << lz) | ((lo32 << 32) >> (64 - lz) if lz > 0 else 0)
+                sticky = False
+                if lz < 32 and (lo32 << (32 + lz)) != 0:
+                    sticky = True
+                for r in range(t - 1):
+                    if d[r] != 0:
+                        sticky = True
+                if sticky:
+                    w64 |= 1
+                value = ldexp(<double>w64, <int>(32 * (k_lo + t) - lz))
+            else:
+                hi = (top << 32) | (<uint64_t>d[t - 1] if t >= 1 else 0)
+                lo32 = <uint64_t>d[t - 2] if t >= 2 else 0
+                lz = 0
+                while not ((hi << lz) >> 63):
+                    lz += 1
+                # the 96-bit number (hi, lo32) shifted left by lz: keep its top 64 bits
+                w64 = (hi << lz) | ((lo32 >> (32 - lz)) if lz > 0 else 0)
+                sticky = ((lo32 << lz) & MASK32) != 0 if lz < 32 else False
+                for r in range(t - 2):
+                    if d[r] != 0:
+                        sticky = True
+                if sticky:
+                    w64 |= 1
+                # bit 0 of w64 has weight 2**(32 * (k_lo + t - 2) + 32 - lz)
+                value = ldexp(<double>w64, <int>(32 * (k_lo + t - 1) - lz))
+            o[j] = -value if negative else value
+    return out
