@@ -16,7 +16,7 @@ import numpy as np
 
 from .._random import resolve_codebook_seed, resolve_identities, resolve_n_threads
 from .._validation import check_choice, check_int, check_positive_array, param_error
-from .relation_sets import CAP_POLICIES, RelationSets, as_relation_sets
+from .relation_sets import CAP_POLICIES, RelationSets, as_relation_sets, is_long_format
 
 __all__ = ["RelationMechanism", "MAX_PAIRS", "MIN_EPSILON"]
 
@@ -78,19 +78,48 @@ class RelationMechanism:
         return eps
 
     def relation_sets(self, relations, *, identities=None) -> RelationSets:
-        """Validate ``relations`` and return them in CSR form (see :class:`RelationSets`)."""
+        """Validate ``relations`` and return them in CSR form (see :class:`RelationSets`).
+
+        ``relations`` is a sparse matrix ``(n, d1*d2)``, a sequence of ``n``
+        ``(m_i, 2)`` pair arrays, or the long format (see
+        :mod:`fastldp.relations.relation_sets`): a tuple of three 1-d arrays
+        ``(identity, row, col)``, a pandas DataFrame / pyarrow Table / dict of
+        arrays with those columns, or the path of a Parquet file with them.
+        The long format's sets are its distinct identities in ascending order
+        (they become :attr:`RelationSets.identities`), or, when
+        ``identities`` is given, that population in that order.
+        """
+        owner = type(self).__name__
         if isinstance(relations, RelationSets):
+            if relations.identities is not None and identities is not None:
+                ids = resolve_identities(identities, relations.n, owner)
+                if not np.array_equal(ids, relations.identities):
+                    raise param_error("identities", owner,
+                                      "the identities the relation sets were built with",
+                                      identities)
             return relations
+        if is_long_format(relations):
+            return as_relation_sets(
+                relations, shape=self.shape, k=self.k, owner=owner,
+                cap_policy=self.cap_policy, seed=self.codebook_seed, identities=identities,
+            )
         if hasattr(relations, "shape") and len(relations.shape) == 0:
-            raise param_error("relations", type(self).__name__,
-                              "a sparse matrix (n, d1*d2) or a sequence of (m, 2) pair arrays",
+            raise param_error("relations", owner,
+                              "a sparse matrix (n, d1*d2), a sequence of (m, 2) pair arrays "
+                              "or a long-format (identity, row, col) table",
                               relations, TypeError)
         n = relations.shape[0] if hasattr(relations, "shape") else len(relations)
-        ids = resolve_identities(identities, n, type(self).__name__)
+        ids = resolve_identities(identities, n, owner)
         return as_relation_sets(
-            relations, shape=self.shape, k=self.k, owner=type(self).__name__,
+            relations, shape=self.shape, k=self.k, owner=owner,
             cap_policy=self.cap_policy, seed=self.codebook_seed, identities=ids,
         )
+
+    def _client_identities(self, sets: RelationSets, identities) -> np.ndarray:
+        """The uint64 identities of ``sets``: their own (long format), else the caller's."""
+        if sets.identities is not None:
+            return sets.identities
+        return resolve_identities(identities, sets.n, type(self).__name__)
 
     def _server_inputs(self, reports, epsilons, identities, owner):
         """Return (n, eps, identities) after checking the report count."""

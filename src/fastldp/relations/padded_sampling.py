@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._random import as_generator, resolve_identities
+from .._random import as_generator
 from .._validation import check_choice
 from .base import RelationMechanism
 from .projection import check_support_rule
@@ -94,6 +94,25 @@ class PaddedRelationSampling(RelationMechanism):
     def privatize(self, relations, epsilons, *, identities=None, rng=None) -> np.ndarray:
         """Sample one padded item per identity and report it through the oracle.
 
+        Parameters
+        ----------
+        relations : scipy.sparse matrix (n, d1*d2), sequence of (m_i, 2) int arrays, or long format
+            Each identity's relation set, at most ``k`` pairs. The long format
+            (:mod:`fastldp.relations.relation_sets`) is a tuple of three 1-d
+            int arrays ``(identity, row, col)``, a pandas DataFrame, pyarrow
+            Table or dict of arrays with those columns, or the path of a
+            Parquet file with them; its clients are the distinct identities
+            in ascending order, keyed by those values (``n`` of them).
+        epsilons : float or array_like of float, shape (n,)
+            Personal budgets within the oracle's limits.
+        identities : array_like of int, optional
+            Distinct public identities keying the codebook (default ``0..n-1``,
+            or the long format's distinct identities). With the long format,
+            they define the population and its order: identities without
+            lines report an empty set. The server must use the same identities.
+        rng : None, int, SeedSequence or Generator
+            Source of the client's private coins.
+
         Returns
         -------
         numpy.ndarray of int64
@@ -102,7 +121,7 @@ class PaddedRelationSampling(RelationMechanism):
         gen = as_generator(rng, f"{type(self).__name__}.privatize")
         sets = self.relation_sets(relations, identities=identities)
         eps = self._budgets(epsilons, sets.n)
-        ids = resolve_identities(identities, sets.n, type(self).__name__)
+        ids = self._client_identities(sets, identities)
         items = self.sample_items(sets, rng=gen)
         return self.oracle.perturb(items, eps, ids, gen)
 
