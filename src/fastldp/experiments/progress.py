@@ -11,7 +11,8 @@ __all__ = ["progress_bar"]
 class _Bar:
     """Minimal stand-in for tqdm: ``update(n)`` and ``close()``."""
 
-    def __init__(self, total: int, desc: str, file):
+    def __init__(self, total: int, desc: str, file, unit: str = "cells"):
+        self.unit = unit
         self.total = max(int(total), 0)
         self.desc = desc
         self.file = file
@@ -47,7 +48,7 @@ class _Bar:
         width = 24
         filled = int(round(frac * width))
         line = (f"{self.desc}: {frac:4.0%} [{'#' * filled}{'.' * (width - filled)}] "
-                f"{self.done}/{self.total} cells, {self._clock(elapsed)} elapsed, ETA {eta_text}")
+                f"{self.done}/{self.total} {self.unit}, {self._clock(elapsed)} elapsed, ETA {eta_text}")
         if self.tty:
             self.file.write("\r" + line)
         else:
@@ -85,13 +86,17 @@ class _Silent:
         pass
 
 
-def progress_bar(total: int, desc: str = "fastldp", *, enabled: bool = True, file=None):
-    """Return a bar with ``update(n)`` and ``close()`` on ``file`` (default stderr)."""
+def progress_bar(total: int, desc: str = "fastldp", *, enabled: bool = True, file=None,
+                 unit: str = "cell"):
+    """Return a bar with ``update(n)`` and ``close()`` on ``file`` (default stderr).
+
+    ``unit`` names what is counted (singular; the built-in bar adds an "s").
+    """
     if not enabled:
         return _Silent()
     file = file or sys.stderr
     try:
         from tqdm import tqdm
     except ImportError:
-        return _Bar(total, desc, file)
-    return tqdm(total=total, desc=desc, unit="cell", file=file, dynamic_ncols=True)
+        return _Bar(total, desc, file, unit + "s")
+    return tqdm(total=total, desc=desc, unit=unit, file=file, dynamic_ncols=True)

@@ -1,0 +1,179 @@
+"""Mechanisms by name: rebuild a server from a spec, and simulate report files.
+
+A *spec* is the JSON object a report file carries and ``fastldp decode
+--mechanism`` takes::
+
+    {"mechanism": "JPRS", "params": {"shape": [64, 64], "k": 4, "s": 16,
+                                     "codebook_seed": 1, "support_rule": "raw"}}
+
+``params`` are the mechanism's ``stream_params()``: the keyword arguments
+that rebuild an equivalent server. A few *presets* name the configurations
+of the scale-out benchmark (:data:`PRESETS`).
+
+This module sits above the families (like the CLI): it knows every
+streaming estimator by class name.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+
+from . import oracles, relations, vectors
+from ._random import as_generator
+from .reports import ReportWriter, mechanism_spec
+
+__all__ = ["STREAMING", "PRESETS", "from_spec", "read_spec", "simulate", "mechanism_spec"]
+
+
+def _streaming_classes() -> dict:
+    found = {"JPRS": relations.JPRS, "PaddedRelationSampling": relations.PaddedRelationSampling}
+    for module in (oracles, vectors):
+        for name in getattr(module, "__all__", ()):
+            obj = getattr(module, name)
+            if isinstance(obj, type) and hasattr(obj, "partial") and hasattr(obj, "stream_params"):
+                found[obj.__name__] = obj
+    return found
+
+
+STREAMING = _streaming_classes()
+
+PRESETS = {
+    # p = 4,096 pairs: the configurations of bench/stream_decode.py
+    "jprs-4096": {"mechanism": "JPRS", "params": {
+        "shape": [64, 64], "k": 4, "s": 16, "codebook_seed": 20261130, "support_rule": "raw"}},
+    "olh-4096": {"mechanism": "OLH", "params": {
+        "domain_size": 4096, "epsilon": 1.0, "codebook_seed": 20261130}},
+}
+
+
+def read_spec(text_or_path) -> dict:
+    """A spec from a preset name, a JSON/TOML file, or inline JSON."""
+    text = os.fspath(text_or_path)
+    if text in PRESETS:
+        return json.loads(json.dumps(PRESETS[text]))
+    if os.path.exists(text):
+        raw = Path(text).read_text()
+        if text.endswith(".toml"):
+            try:
+                import tomllib
+            except ImportError:  # pragma: no cover - Python < 3.11
+                import tomli as tomllib
+            spec = tomllib.loads(raw)
+        else:
+            spec = json.loads(raw)
+    else:
+        try:
+            spec = json.loads(text)
+        except json.JSONDecodeError:
+            raise ValueError(
+                f"--mechanism {text!r} is neither a preset ({', '.join(PRESETS)}), an existing "
+                "JSON/TOML file nor inline JSON like "
+                '\'{"mechanism": "OLH", "params": {"domain_size": 64, "epsilon": 1.0, '
+                '"codebook_seed": 1}}\'') from None
+    if not isinstance(spec, dict) or "mechanism" not in spec or not isinstance(
+            spec.get("params", {}), dict):
+        raise ValueError(f"a mechanism spec is an object with 'mechanism' and 'params'; got {spec!r}")
+    spec.setdefault("params", {})
+    return spec
+
+
+def from_spec(spec) -> object:
+    """Build the server a spec (dict, preset, file or JSON text) describes."""
+    if not isinstance(spec, dict):
+        spec = read_spec(spec)
+    name = spec["mechanism"]
+    if name not in STREAMING:
+        raise ValueError(f"unknown mechanism {name!r}; streaming estimators: "
+                         f"{', '.join(sorted(STREAMING))}")
+    try:
+        mech = STREAMING[name](**spec["params"])
+    except TypeError as exc:
+        raise ValueError(f"bad parameters for {name}: {exc}") from None
+    if mechanism_spec(mech) != {"mechanism": name, "params": spec["params"]}:
+        # a spec missing a parameter would get a default (a random codebook seed)
+        raise ValueError(f"the spec of {name} must give every public parameter: "
+                         f"{sorted(mech.stream_params())}; got {sorted(spec['params'])}")
+    return mech
+
+
+# ---------------------------------------------------------------------- simulation
+def _relations_chunk(mech, n, rng):
+    """``n`` relation sets of an s-sparse population: each identity holds 1..k hot pairs."""
+    hot = np.random.default_rng(mech.codebook_seed).choice(mech.p, size=mech.s, replace=False)
+    sizes = rng.integers(1, mech.k + 1, n)
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(sizes, out=indptr[1:])
+    # distinct pairs per identity: a random offset into the hot list, consecutive entries
+    start = rng.integers(0, mech.s, n)
+    offsets = np.arange(indptr[-1]) - np.repeat(indptr[:-1], sizes)
+    pairs = hot[(np.repeat(start, sizes) + offsets) % mech.s]
+    import scipy.sparse as sp
+
+    data = np.ones(pairs.shape[0], dtype=np.int8)
+    return sp.csr_matrix((data, pairs, indptr), shape=(n, mech.p))
+
+
+def _values_chunk(mech, n, rng):
+    """``n`` symbols from a Zipf(1.1) law over the domain."""
+    D = mech.domain_size
+    w = 1.0 / np.arange(1, D + 1) ** 1.1
+    return rng.choice(D, size=n, p=w / w.sum())
+
+
+def simulate(mechanism, n: int, out, *, epsilon=(0.5, 2.0), seed=0, chunk: int = 1 << 20,
+             progress=None) -> Path:
+    """Write a report file of ``n`` privatized reports from a synthetic population.
+
+    Parameters
+    ----------
+    mechanism : JPRS, PaddedRelationSampling or a frequency oracle
+    n : int
+        Reports, ``n >= 1``.
+    out : path
+        The Parquet file to write.
+    epsilon : float or (low, high)
+        A fixed budget, or personal budgets uniform in ``[low, high]``
+        (relations; oracles built with an ``epsilon`` use it).
+    seed : int
+        Seeds the population and the clients' coins.
+    chunk : int
+        Reports privatized and written at a time (one row group each).
+    progress : callable, optional
+        ``progress(rows_done, n)``.
+    """
+    if not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"The 'n' parameter of simulate must be an int >= 1. Got {n!r} instead.")
+    rng = as_generator(seed, "simulate")
+    is_relation = isinstance(mechanism, (relations.JPRS, relations.PaddedRelationSampling))
+    is_oracle = isinstance(mechanism, oracles.FrequencyOracle)
+    if not (is_relation or is_oracle):
+        raise ValueError(f"simulate writes JPRS, P-RS and frequency-oracle reports; got "
+                         f"{type(mechanism).__name__}")
+    with ReportWriter(out, mechanism, row_group_size=chunk) as writer:
+        for start in range(0, n, chunk):
+            m = min(chunk, n - start)
+            ids = np.arange(start, start + m, dtype=np.uint64)
+            if np.ndim(epsilon) == 0:
+                eps = np.full(m, float(epsilon))
+            else:
+                low, high = epsilon
+                eps = rng.uniform(low, high, m)
+            if is_relation:
+                reports = mechanism.privatize(_relations_chunk(mechanism, m, rng), eps,
+                                              identities=ids, rng=rng)
+            else:
+                if mechanism.epsilon is not None:
+                    eps = np.full(m, mechanism.epsilon)
+                    reports = mechanism.privatize(_values_chunk(mechanism, m, rng),
+                                                  identities=ids, rng=rng)
+                else:
+                    reports = mechanism.privatize(_values_chunk(mechanism, m, rng), epsilons=eps,
+                                                  identities=ids, rng=rng)
+            writer.write(reports, eps, ids)
+            if progress is not None:
+                progress(start + m, n)
+    return Path(out)

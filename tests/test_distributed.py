@@ -1,0 +1,72 @@
+"""The Dask path on a LocalCluster of two worker processes equals the in-memory decode bit for bit."""
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pyarrow")
+dd = pytest.importorskip("dask.dataframe")
+distributed_mod = pytest.importorskip("distributed")
+pd = pytest.importorskip("pandas")
+
+import fastldp  # noqa: E402
+from fastldp import distributed, mechanisms  # noqa: E402
+from fastldp.reports import ReportFile, decode_files, write_reports  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed_mod.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                           dashboard_address=None, silence_logs=40)
+    with distributed_mod.Client(cluster) as c:
+        yield c
+    cluster.close()
+
+
+def _reports(n=6000, seed=0):
+    mech = fastldp.JPRS(shape=(16, 16), k=4, s=8, codebook_seed=77, n_threads=1)
+    rng = np.random.default_rng(seed)
+    eps = rng.uniform(0.1, 4.0, n)
+    ids = rng.choice(2**40, n, replace=False).astype(np.uint64)
+    bits = mech.privatize(mechanisms._relations_chunk(mech, n, rng), eps, identities=ids, rng=1)
+    bits = bits.astype(np.float64)
+    bits[[5, 300, n - 1]] = [np.nan, 0.0, 2.0]  # sanitized the same everywhere
+    return mech, bits, eps, ids
+
+
+def _same(a, b):
+    np.testing.assert_array_equal(a.sketch, b.sketch)
+    np.testing.assert_array_equal(a.matrix, b.matrix)
+    assert a.budget == b.budget and a.sanitization == b.sanitization
+
+
+def test_files_on_two_workers_equal_memory_and_local_stream(client, tmp_path):
+    mech, bits, eps, ids = _reports()
+    write_reports(tmp_path / "a.parquet", mech, bits[:2500], eps[:2500], ids[:2500],
+                  row_group_size=600)
+    write_reports(tmp_path / "b.parquet", mech, bits[2500:], eps[2500:], ids[2500:],
+                  row_group_size=900)
+    in_memory = mech.estimate(bits, eps, identities=ids)
+    on_dask = distributed.estimate(mech, str(tmp_path / "*.parquet"), client=client)
+    _same(on_dask, in_memory)
+    _same(decode_files(mech, tmp_path), in_memory)
+    # both workers took part
+    assert len(client.scheduler_info()["workers"]) == 2
+
+
+def test_dask_dataframe_source(client):
+    mech, bits, eps, ids = _reports(3000, seed=2)
+    frame = pd.DataFrame({"identity": ids, "epsilon": eps, "report": bits})
+    ddf = dd.from_pandas(frame, npartitions=7)
+    _same(distributed.estimate(mech, ddf, client=client), mech.estimate(bits, eps, identities=ids))
+
+
+def test_dask_refuses_mismatch_before_work(client, tmp_path):
+    mech, bits, eps, ids = _reports(500)
+    path = write_reports(tmp_path / "r.parquet", mech, bits, eps, ids)
+    other = fastldp.JPRS(shape=(16, 16), k=4, s=8, codebook_seed=78)
+    with pytest.raises(ValueError, match="cannot be decoded"):
+        distributed.estimate(other, path, client=client)
+    bad = dd.from_pandas(pd.DataFrame({"identity": ids, "report": bits}), npartitions=2)
+    with pytest.raises(ValueError, match="epsilon"):
+        distributed.estimate(mech, bad, client=client)
+    assert ReportFile(path).num_rows == 500
