@@ -16,7 +16,7 @@ from fastldp.reports import ReportFile, decode_files, write_reports  # noqa: E40
 @pytest.fixture(scope="module")
 def client():
     cluster = distributed_mod.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                           dashboard_address=None, silence_logs=40)
+                                           dashboard_address=":0", silence_logs=40)
     with distributed_mod.Client(cluster) as c:
         yield c
     cluster.close()

@@ -89,6 +89,9 @@ def resolve_identities(identities, n: int, owner: str) -> np.ndarray:
     if arr.dtype.kind == "i" and arr.size and arr.min() < 0:
         raise param_error("identities", owner, expected, f"negative identity {int(arr.min())}")
     arr = arr.astype(np.uint64)
-    if np.unique(arr).shape[0] != n:
-        raise param_error("identities", owner, expected, "repeated identities")
+    # increasing identities (report files, ranges) are distinct without a sort
+    if n > 1 and not bool(np.all(arr[1:] > arr[:-1])):
+        ordered = np.sort(arr)
+        if bool(np.any(ordered[1:] == ordered[:-1])):
+            raise param_error("identities", owner, expected, "repeated identities")
     return np.ascontiguousarray(arr)
