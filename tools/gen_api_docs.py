@@ -15,7 +15,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 API = ROOT / "docs" / "api"
 
-#: page -> (title, intro, package whose public modules it lists)
+#: page -> (title, intro, package whose public modules it lists, or a tuple of modules)
 PAGES = {
     "relations": ("Relations (paper 000)", "JPRS, padded relation sampling, decoders, attacks, "
                   "populations, loaders and analysis.", "fastldp.relations"),
@@ -31,9 +31,13 @@ PAGES = {
               "fastldp.audit"),
     "experiments": ("Experiment harness", "Specs, the runner, the results table, reports and "
                     "the registry of every family's experiments.", "fastldp.experiments"),
-    "shared": ("Shared modules", "Budget profiles, corruption policies and metrics.", None),
+    "shared": ("Shared modules", "Budget profiles, corruption policies and metrics.",
+               ("fastldp.budgets", "fastldp.corruption", "fastldp.metrics")),
+    "scale": ("Scale-out", "Exact mergeable partial decodes, report files, the streaming and "
+              "Dask decoders, and mechanisms by name.",
+              ("fastldp.streaming", "fastldp.reports", "fastldp.distributed",
+               "fastldp.mechanisms")),
 }
-SHARED = ("fastldp.budgets", "fastldp.corruption", "fastldp.metrics")
 
 
 def public_modules(package: str) -> list[str]:
@@ -68,7 +72,7 @@ def _private_members(name: str) -> list[str]:
 
 def render(page: str) -> str:
     title, intro, package = PAGES[page]
-    modules = list(SHARED) if package is None else public_modules(package)
+    modules = list(package) if isinstance(package, tuple) else public_modules(package)
     lines = [title, "=" * len(title), "", intro, "",
              ".. contents:: Modules", "   :local:", "   :depth: 1", ""]
     for name in modules:
