@@ -11,7 +11,9 @@ Sections (see bench/README.md for what each number means):
     on the same reports;
 (b) the Philox floor (``philox_floor``: the ``n * ceil(p / 256)`` Philox4x64-10
     blocks every exact decoder must generate) and estimate / floor, with the
-    default thread count and with one thread;
+    default thread count and with one thread; then the sketch kernels alone
+    on the personalized-budget weights: ``global_sketch`` (float table path)
+    and ``fixed_sketch`` (exact int64 path, the weights as 32-bit fixed point);
 (c) ``JPRS.privatize`` (the client side) for many identities;
 (d) peak memory of ``JPRS.estimate`` (tracemalloc and resident-set growth),
     measured in a fresh subprocess.
@@ -36,7 +38,7 @@ if HERE not in sys.path:
 
 import fastldp  # noqa: E402
 from fastldp._kernels._hash import philox_floor  # noqa: E402
-from fastldp._kernels._sketch import global_sketch  # noqa: E402
+from fastldp._kernels._sketch import fixed_sketch, global_sketch  # noqa: E402
 
 from numpy_reference import check_against_kernel, numpy_sketch, sketch_atol  # noqa: E402
 
@@ -132,6 +134,11 @@ def section_decode(n: int, shape, threads, repeats: int, numpy_n: int) -> None:
     # and they would compete with the kernel's OpenMP threads. Untimed calls
     # after the pause bring idle (virtual) cores back to speed.
     w_main = mech.sketch_weights(reports["main"], eps_main)
+    # personalized weights for the lone kernels, as floats and as signed
+    # 32-bit fixed point (|w| <= 2**32, what fixed_sketch accepts)
+    w_pers = mech.sketch_weights(reports["pers"], eps_pers)
+    fix_scale = 2.0**32 / float(np.max(np.abs(w_pers)))
+    w_fix = np.clip(np.rint(w_pers * fix_scale), -2**32, 2**32).astype(np.int64)
     times: dict = {}
     est = None
     for rnd in range(repeats + 1):
@@ -145,9 +152,15 @@ def section_decode(n: int, shape, threads, repeats: int, numpy_n: int) -> None:
             t1 = time.perf_counter()
             global_sketch(CODEBOOK_SEED, ids, w_main, p, t)
             t2 = time.perf_counter()
+            global_sketch(CODEBOOK_SEED, ids, w_pers, p, t)
+            t3 = time.perf_counter()
+            fixed_sketch(CODEBOOK_SEED, ids, w_fix, p, t)
+            t4 = time.perf_counter()
             if rnd:
                 times.setdefault(("floor", t), []).append(t1 - t0)
                 times.setdefault(("alone", t), []).append(t2 - t1)
+                times.setdefault(("pers-float", t), []).append(t3 - t2)
+                times.setdefault(("pers-fixed", t), []).append(t4 - t3)
             for c, e in cases.items():
                 t0 = time.perf_counter()
                 r = mechs[t].estimate(reports[c], e)
@@ -240,12 +253,33 @@ def section_decode(n: int, shape, threads, repeats: int, numpy_n: int) -> None:
               f"this run: {os.environ.get('OPENBLAS_NUM_THREADS') or 'unset'}), and the "
               f"kernel's per-wave barriers\n  stall whenever a core is taken away. "
               f"See bench/README.md.")
+    # the fixed-point sketch is exact: it must be the rounded float weights'
+    # sketch, up to the float kernel's rounding
+    v_fix = fixed_sketch(CODEBOOK_SEED, ids, w_fix, p, nt) / fix_scale
+    v_flt = global_sketch(CODEBOOK_SEED, ids, w_fix / fix_scale, p, nt)
+    fix_diff = float(np.max(np.abs(v_fix - v_flt)))
+    np.testing.assert_allclose(v_fix, v_flt, rtol=0, atol=1e-9 * float(np.abs(w_pers).sum()),
+                               err_msg="fixed_sketch != global_sketch on the same weights")
+    print("  sketch kernels alone, personalized budgets (unequal |w_i|):")
+    print(f"  {'threads':>7}{'floor':>11}{'float sketch':>14}{'/floor':>8}"
+          f"{'fixed sketch':>14}{'/floor':>8}")
+    for t in labels:
+        t_f = best[("floor", t)]
+        t_pf = best[("pers-float", t)]
+        t_px = best[("pers-fixed", t)]
+        print(f"  {t:>7}{fmt_s(t_f):>11}{fmt_s(t_pf):>14}{t_pf / t_f:>7.1f}x"
+              f"{fmt_s(t_px):>14}{t_px / t_f:>7.2f}x")
+    print("  float sketch = global_sketch (float table path); fixed sketch = fixed_sketch,\n"
+          "  exact int64 sums of the weights as signed 32-bit fixed point "
+          f"(scale 2**32 / max|w|);\n  fixed / scale == float sketch of the same weights "
+          f"up to max |diff| = {fix_diff:.2e}.")
     if nt != 1:
         print(f"  speed-up of {nt} threads over 1: floor {best[('floor', 1)] / best[('floor', nt)]:.2f}x, "
               f"sketch alone {best[('alone', 1)] / best[('alone', nt)]:.2f}x, "
               f"sketch in estimate {best[('sketch', 'main', 1)] / best[('sketch', 'main', nt)]:.2f}x, "
               f"estimate {t_ref1 / t_ref:.2f}x, "
-              f"personalized estimate {best[('est', 'pers', 1)] / best[('est', 'pers', nt)]:.2f}x")
+              f"personalized estimate {best[('est', 'pers', 1)] / best[('est', 'pers', nt)]:.2f}x, "
+              f"fixed sketch {best[('pers-fixed', 1)] / best[('pers-fixed', nt)]:.2f}x")
 
 
 # ------------------------------------------------------------- (c) privatize

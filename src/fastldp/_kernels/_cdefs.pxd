@@ -54,3 +54,16 @@ cdef extern from "src/ordered_sum.h" nogil:
 
 cdef extern from "src/jprs_count.h" nogil:
     void fastldp_sign_count_range(const fastldp_sketch_source *src, int64_t start, int64_t stop, double *out)
+
+
+cdef extern from "src/jprs_fixed.h" nogil:
+    ctypedef struct fastldp_fixed_source:
+        uint64_t seed
+        const uint64_t *identities
+        uint64_t first_identity
+        const int64_t *weights
+        int64_t p
+    int FASTLDP_FIXED_TILE
+    int fastldp_fixed_sketch(
+        const fastldp_fixed_source *src, int64_t n, int64_t chunk, int nthreads,
+        int counting, int64_t magnitude, int64_t *out)

@@ -22,3 +22,15 @@ def jprs_sketch(
     p: int,
     n_threads: int = ...,
 ) -> npt.NDArray[np.float64]: ...
+
+FIXED_MAX_WEIGHT: int
+FIXED_MAX_N: int
+
+def fixed_sketch(
+    seed: int,
+    identities: npt.NDArray[np.uint64] | None,
+    weights: npt.NDArray[np.int64],
+    p: int,
+    n_threads: int = ...,
+    first_identity: int = ...,
+) -> npt.NDArray[np.int64]: ...

@@ -21,6 +21,11 @@ Two inner loops (both exact functions of the inputs, never of the threads):
   magnitude once at the end - close to the cost of the Philox blocks;
 * general float weights: eight identities at a time through a 256-entry
   table of signed weight sums (``src/jprs_sketch.h``).
+
+``fixed_sketch`` is the same sum for integer (fixed-point) weights, exact in
+int64 (``src/jprs_fixed.h``). Integer addition is associative, so it needs no
+ordered reduction: each thread sums its chunks into its own partial and the
+partials are added in any order, with the same result.
 """
 
 import numpy as np
@@ -30,7 +35,7 @@ from libc.math cimport tanh, fabs, INFINITY
 from ._typedefs cimport intp_t, uint64_t, int64_t, int8_t
 from ._cdefs cimport (
     fastldp_sketch_source, fastldp_sketch_range, fastldp_sign_count_range,
-    fastldp_ordered_chunk_sum,
+    fastldp_ordered_chunk_sum, fastldp_fixed_source, fastldp_fixed_sketch, FASTLDP_FIXED_TILE,
 )
 
 SKETCH_CHUNK = 1024
@@ -183,3 +188,114 @@ def jprs_sketch(uint64_t seed, const int8_t[::1] bits, const double[::1] eps, do
     if equal:
         return _run(&src, n, p, n_threads, True) * (scale * tanh(0.5 * first))
     return _run(&src, n, p, n_threads, False)
+
+
+# fixed_sketch's limits: |w_i| <= 2**32 and n <= 2**30 keep every partial sum
+# below 2**62 in magnitude, so the int64 arithmetic can never overflow.
+FIXED_MAX_WEIGHT = 2**32
+FIXED_MAX_N = 2**30
+
+
+cdef int64_t _fixed_chunk(int64_t n):
+    # A function of n only (not of the thread count), a whole number of
+    # 128-identity tiles, and at most about MAX_CHUNKS chunks so that the
+    # dynamic hand-out balances threads that lose their core for a while.
+    cdef int64_t c = max(<int64_t>SKETCH_CHUNK, -(-n // MAX_CHUNKS))
+    return ((c + FASTLDP_FIXED_TILE - 1) // FASTLDP_FIXED_TILE) * FASTLDP_FIXED_TILE
+
+
+def fixed_sketch(uint64_t seed, identities, const int64_t[::1] weights, int64_t p,
+                 int n_threads=1, uint64_t first_identity=0):
+    """Return ``V(e) = sum_i weights[i] * R_{id_i}(e)`` for e in [0, p), exactly.
+
+    The integer (fixed-point) twin of :func:`global_sketch`: with weights
+    that are integers (for instance float weights scaled by ``2**32 /
+    max|w|`` and rounded), every product and sum is an exact int64, so the
+    result is exact and independent of the thread count by construction.
+
+    Parameters
+    ----------
+    seed : int
+        Codebook seed (64 bits).
+    identities : uint64 array of shape (n,), or None
+        The identities ``id_i``; None means ``id_i = first_identity + i``.
+    weights : int64 array, shape (n,)
+        Signed weights with ``|weights[i]| <= 2**32``; ``n <= 2**30``.
+    p : int
+        Number of encoded pairs, ``p >= 1``.
+    n_threads : int
+        Threads to use (>= 1); the result does not depend on it.
+    first_identity : int
+        First identity when ``identities`` is None (identities wrap modulo
+        2**64, as uint64 arithmetic does).
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (p,)
+
+    Raises
+    ------
+    ValueError
+        If a length, ``p``, ``n_threads``, ``n`` or a weight is out of range.
+    MemoryError
+        If the per-thread scratch memory cannot be allocated.
+
+    Notes
+    -----
+    Equal magnitudes (every ``|weights[i]|`` the same) take the bit-sliced
+    sign-counting path, ``c * (n - 2 * count)``; other weights take the
+    table path (sixteen identities per pair of 256-entry int64 tables).
+    """
+    cdef intp_t n = weights.shape[0]
+    cdef const uint64_t[::1] ids
+    if p < 1:
+        raise ValueError(f"p must be >= 1, got {p}")
+    if n_threads < 1:
+        raise ValueError(f"n_threads must be >= 1, got {n_threads}")
+    if n > FIXED_MAX_N:
+        raise ValueError(f"n = len(weights) must be <= 2**30 = {FIXED_MAX_N}, got {n}")
+    cdef fastldp_fixed_source src
+    src.seed = seed
+    src.identities = NULL
+    src.first_identity = first_identity
+    src.weights = NULL
+    src.p = p
+    if identities is not None:
+        ids = identities
+        if ids.shape[0] != n:
+            raise ValueError(f"identities and weights must have the same length, got "
+                             f"len(identities) = {ids.shape[0]} and len(weights) = {n}")
+        if n:
+            src.identities = &ids[0]
+    out = np.zeros(p, dtype=np.int64)
+    if n == 0:
+        return out
+    src.weights = &weights[0]
+    cdef int64_t limit = FIXED_MAX_WEIGHT
+    cdef int64_t magnitude = weights[0] if weights[0] >= 0 else -weights[0]
+    cdef bint equal = True
+    cdef intp_t bad = -1
+    cdef intp_t i
+    cdef int64_t w
+    with nogil:
+        for i in range(n):
+            w = weights[i]
+            # compare without negating: -INT64_MIN overflows
+            if w > limit or w < -limit:
+                bad = i
+                break
+            if w != magnitude and w != -magnitude:
+                equal = False
+    if bad >= 0:
+        raise ValueError(f"weights must satisfy -2**32 <= weights[i] <= 2**32, got "
+                         f"weights[{bad}] = {weights[bad]}")
+    if equal and magnitude == 0:
+        return out
+    cdef int64_t[::1] o = out
+    cdef int rc
+    cdef int64_t chunk = _fixed_chunk(n)
+    with nogil:
+        rc = fastldp_fixed_sketch(&src, n, chunk, n_threads, equal, magnitude, &o[0])
+    if rc != 0:
+        raise MemoryError("fixed_sketch: could not allocate per-thread scratch memory")
+    return out

@@ -1,0 +1,420 @@
+/*
+ * Exact integer (fixed-point) JPRS global sketch:
+ *
+ *   out[e] = sum_i w_i * R_i(e),   w_i an int64 with |w_i| <= 2^32,
+ *
+ * for every e in [0, p), in int64. With n <= 2^30 identities every partial
+ * sum is below 2^62 in magnitude, so nothing overflows and, integer addition
+ * being associative, the result is the same for any chunking, thread count
+ * or order of the additions - no ordered reduction is needed.
+ *
+ * Two inner loops, as in the float kernel (jprs_sketch.h, jprs_count.h):
+ *
+ * - equal magnitudes (every |w_i| = c): bit-sliced sign counts
+ *   (fastldp_add16 of jprs_count.h), then c * (n - 2 * count);
+ * - general weights: sixteen identities per group, two 256-entry int64
+ *   tables of signed weight sums (identities 0-7 and 8-15 of the group).
+ *   The sixteen identities' sign bits of one position form a 16-bit index
+ *   whose low byte selects in the first table and high byte in the second.
+ *
+ * Why sixteen: SSE2's pmovmskb collects the top bit of each of the sixteen
+ * bytes of a vector. Once the group's sixteen Philox words (one word = 64
+ * positions of one identity) are transposed into eight vectors whose byte j
+ * is byte k of identity j's word, one pmovmskb gives the sixteen-identity
+ * index of one position and one byte-wise doubling moves to the next: two
+ * instructions per sixteen sign bits, against some eighteen per sixty-four
+ * for the 8 x 8 bit transposes the float kernel uses. Without
+ * SSE2 (or with FASTLDP_PORTABLE, so that CI tests it) the same indices come
+ * from those bit transposes in plain C; results are identical.
+ *
+ * Why tiles: a tile of FASTLDP_FIXED_TILE_GROUPS groups keeps its tables
+ * (4 KiB per group) in L1 while every position's accumulator passes through
+ * registers once per tile instead of once per group.
+ */
+#ifndef FASTLDP_JPRS_FIXED_H
+#define FASTLDP_JPRS_FIXED_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "philox.h"
+#include "portable.h"
+#include "jprs_sketch.h"
+#include "jprs_count.h"
+
+#if !defined(FASTLDP_PORTABLE) && (defined(__SSE2__) || defined(_M_X64) || \
+                                   (defined(_M_IX86_FP) && _M_IX86_FP >= 2))
+#define FASTLDP_FIXED_SSE2 1
+#include <emmintrin.h>
+#else
+#define FASTLDP_FIXED_SSE2 0
+#endif
+
+/* Groups of sixteen identities per tile: 8 * 4 KiB of tables fit a 48 KiB L1
+ * (overridable at build time for tuning). */
+#ifndef FASTLDP_FIXED_TILE_GROUPS
+#define FASTLDP_FIXED_TILE_GROUPS 8
+#endif
+#define FASTLDP_FIXED_TILE (16 * FASTLDP_FIXED_TILE_GROUPS)
+
+/* Where the identities and weights come from; identities == NULL means
+ * identity_i = first_identity + i. */
+typedef struct {
+    uint64_t seed;
+    const uint64_t *identities;
+    uint64_t first_identity;
+    const int64_t *weights;
+    int64_t p;
+} fastldp_fixed_source;
+
+static inline uint64_t fastldp_fixed_identity(const fastldp_fixed_source *src, int64_t i)
+{
+    return src->identities ? src->identities[i] : src->first_identity + (uint64_t)i;
+}
+
+/* table[b] = sum_j w[j] * (bit j of b ? -1 : +1). Every entry is a signed sum
+ * of the eight weights, so |table[b]| <= 8 * 2^32: no overflow. Built by
+ * doubling (the entries with bit j set are those without it, minus 2 w[j]):
+ * independent, vectorizable subtractions instead of one chain through memory. */
+static inline void fastldp_fixed_table8(const int64_t w[8], int64_t table[256])
+{
+    int64_t total = 0;
+    int j, b;
+    for (j = 0; j < 8; ++j) total += w[j];
+    table[0] = total;
+    for (j = 0; j < 8; ++j) {
+        int step = 1 << j;
+        int64_t d = 2 * w[j];
+        for (b = 0; b < step; ++b) table[step + b] = table[b] - d;
+    }
+}
+
+/* Per-thread scratch of the table path, on the heap: 37 KiB would crowd the
+ * small stacks some OpenMP runtimes give their worker threads. */
+typedef struct {
+    int64_t tables[FASTLDP_FIXED_TILE_GROUPS][2][256];
+    /* words[q][m]: word q of tile member m's current Philox block, so a
+     * group's sixteen words of one q lie side by side for the transpose */
+    uint64_t words[4][FASTLDP_FIXED_TILE];
+    uint64_t ids[FASTLDP_FIXED_TILE];
+} fastldp_fixed_scratch;
+
+#if FASTLDP_FIXED_SSE2
+/* v[k] byte j = byte k of w[j], for the sixteen words w[0..15]: a 16 x 8 byte
+ * transpose in four unpack stages. */
+static inline void fastldp_fixed_transpose16(const uint64_t *w, __m128i v[8])
+{
+    __m128i a[8], b[8], c[8];
+    int r;
+    for (r = 0; r < 8; ++r) {
+        a[r] = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(w + 2 * r)),
+                                 _mm_loadl_epi64((const __m128i *)(w + 2 * r + 1)));
+    }
+    /* a[r]: byte k of words 2r, 2r+1 interleaved */
+    for (r = 0; r < 4; ++r) {
+        b[2 * r] = _mm_unpacklo_epi16(a[2 * r], a[2 * r + 1]);     /* bytes 0-3 of 4r..4r+3 */
+        b[2 * r + 1] = _mm_unpackhi_epi16(a[2 * r], a[2 * r + 1]); /* bytes 4-7 */
+    }
+    for (r = 0; r < 2; ++r) {
+        /* words 8r..8r+7: (b[4r], b[4r+2]) hold bytes 0-3, (b[4r+1], b[4r+3]) 4-7 */
+        c[4 * r + 0] = _mm_unpacklo_epi32(b[4 * r], b[4 * r + 2]);     /* bytes 0, 1 */
+        c[4 * r + 1] = _mm_unpackhi_epi32(b[4 * r], b[4 * r + 2]);     /* bytes 2, 3 */
+        c[4 * r + 2] = _mm_unpacklo_epi32(b[4 * r + 1], b[4 * r + 3]); /* bytes 4, 5 */
+        c[4 * r + 3] = _mm_unpackhi_epi32(b[4 * r + 1], b[4 * r + 3]); /* bytes 6, 7 */
+    }
+    for (r = 0; r < 4; ++r) {
+        v[2 * r] = _mm_unpacklo_epi64(c[r], c[4 + r]);
+        v[2 * r + 1] = _mm_unpackhi_epi64(c[r], c[4 + r]);
+    }
+}
+
+/* The positions' indices of one 64-position word, for every group. */
+typedef struct {
+    __m128i v[FASTLDP_FIXED_TILE_GROUPS][8];
+} fastldp_fixed_index;
+
+static inline void fastldp_fixed_prepare(
+    const uint64_t *words_q, int ngroups, fastldp_fixed_index *ix)
+{
+    int g;
+    for (g = 0; g < ngroups; ++g) fastldp_fixed_transpose16(words_q + 16 * g, ix->v[g]);
+}
+
+/* o[t] += the tile's sum at position 8k + t, t = 0..7. */
+static inline void fastldp_fixed_lookup8(
+    int64_t *o, const fastldp_fixed_index *ix, int k, int ngroups,
+    const int64_t (*tables)[2][256])
+{
+    int64_t a0 = o[0], a1 = o[1], a2 = o[2], a3 = o[3];
+    int64_t a4 = o[4], a5 = o[5], a6 = o[6], a7 = o[7];
+    int g;
+    for (g = 0; g < ngroups; ++g) {
+        const int64_t *lo = tables[g][0];
+        const int64_t *hi = tables[g][1];
+        __m128i v = ix->v[g][k];
+        unsigned m;
+        /* pmovmskb takes the top bit of each byte, position 8k + 7; doubling
+         * the bytes brings up the next position down */
+#define FASTLDP_FIXED_STEP(acc)                   \
+    m = (unsigned)_mm_movemask_epi8(v);           \
+    acc += lo[m & 255u] + hi[m >> 8];             \
+    v = _mm_add_epi8(v, v);
+        FASTLDP_FIXED_STEP(a7)
+        FASTLDP_FIXED_STEP(a6)
+        FASTLDP_FIXED_STEP(a5)
+        FASTLDP_FIXED_STEP(a4)
+        FASTLDP_FIXED_STEP(a3)
+        FASTLDP_FIXED_STEP(a2)
+        FASTLDP_FIXED_STEP(a1)
+        FASTLDP_FIXED_STEP(a0)
+#undef FASTLDP_FIXED_STEP
+    }
+    o[0] = a0; o[1] = a1; o[2] = a2; o[3] = a3;
+    o[4] = a4; o[5] = a5; o[6] = a6; o[7] = a7;
+}
+#else
+/* Plain C: y[g][h][k] byte t is the index of position 8k + t in table h of
+ * group g, from the 8 x 8 byte and bit transposes of jprs_sketch.h. */
+typedef struct {
+    uint64_t y[FASTLDP_FIXED_TILE_GROUPS][2][8];
+} fastldp_fixed_index;
+
+static inline void fastldp_fixed_prepare(
+    const uint64_t *words_q, int ngroups, fastldp_fixed_index *ix)
+{
+    int g, h, j;
+    for (g = 0; g < ngroups; ++g) {
+        for (h = 0; h < 2; ++h) {
+            uint64_t *y = ix->y[g][h];
+            for (j = 0; j < 8; ++j) y[j] = words_q[16 * g + 8 * h + j];
+            fastldp_transpose_bytes8x8(y);
+            for (j = 0; j < 8; ++j) y[j] = fastldp_transpose_bits8x8(y[j]);
+        }
+    }
+}
+
+static inline void fastldp_fixed_lookup8(
+    int64_t *o, const fastldp_fixed_index *ix, int k, int ngroups,
+    const int64_t (*tables)[2][256])
+{
+    int64_t acc[8];
+    int g, t;
+    for (t = 0; t < 8; ++t) acc[t] = o[t];
+    for (g = 0; g < ngroups; ++g) {
+        const int64_t *lo = tables[g][0];
+        const int64_t *hi = tables[g][1];
+        uint64_t ylo = ix->y[g][0][k], yhi = ix->y[g][1][k];
+        for (t = 0; t < 8; ++t) {
+            acc[t] += lo[(ylo >> (8 * t)) & 255u] + hi[(yhi >> (8 * t)) & 255u];
+        }
+    }
+    for (t = 0; t < 8; ++t) o[t] = acc[t];
+}
+#endif
+
+/* part[e] += sum over identities [start, stop) of w_i * R_i(e) for e below
+ * p rounded up to a multiple of 64: part is padded to whole blocks, so every
+ * 64-position word is summed in full without bounds checks (the sums past p
+ * are simply not used).
+ *
+ * (Generating the next block's Philox words in slices between the table
+ * lookups, for the out-of-order core to overlap the multiplier-bound and the
+ * load-bound work, was tried and measured no faster on a Xeon with AVX-512:
+ * both parts seem to be limited by the instruction issue width.) */
+static inline void fastldp_fixed_table_range(
+    const fastldp_fixed_source *src, int64_t start, int64_t stop, int64_t *part,
+    fastldp_fixed_scratch *ws)
+{
+    int64_t p = src->p;
+    int64_t nblocks = (p + 255) >> 8;
+    int64_t t0, b;
+    int g, j, q, k, m;
+    fastldp_fixed_index ix;
+
+    for (t0 = start; t0 < stop; t0 += FASTLDP_FIXED_TILE) {
+        int members = (int)(stop - t0 < FASTLDP_FIXED_TILE ? stop - t0 : FASTLDP_FIXED_TILE);
+        int ngroups = (members + 15) / 16;
+        int padded = 16 * ngroups;
+        for (g = 0; g < ngroups; ++g) {
+            int64_t w[16];
+            for (j = 0; j < 16; ++j) {
+                m = 16 * g + j;
+                /* padding members weigh 0: whatever their bits, they add 0 */
+                w[j] = m < members ? src->weights[t0 + m] : 0;
+                ws->ids[m] = m < members ? fastldp_fixed_identity(src, t0 + m) : 0;
+            }
+            fastldp_fixed_table8(w, ws->tables[g][0]);
+            fastldp_fixed_table8(w + 8, ws->tables[g][1]);
+        }
+        for (m = members; m < padded; ++m) {
+            for (q = 0; q < 4; ++q) ws->words[q][m] = 0;
+        }
+        for (b = 0; b < nblocks; ++b) {
+            for (m = 0; m < members; ++m) {
+                fastldp_philox_block blk =
+                    fastldp_hash_block(src->seed, ws->ids[m], (uint64_t)b, FASTLDP_STREAM_PAIR_SIGN);
+                ws->words[0][m] = blk.v[0];
+                ws->words[1][m] = blk.v[1];
+                ws->words[2][m] = blk.v[2];
+                ws->words[3][m] = blk.v[3];
+            }
+            for (q = 0; q < 4; ++q) {
+                int64_t *o = part + (b << 8) + 64 * q;
+                if ((b << 8) + 64 * q >= p) break;
+                fastldp_fixed_prepare(ws->words[q], ngroups, &ix);
+                for (k = 0; k < 8; ++k) {
+                    fastldp_fixed_lookup8(o + 8 * k, &ix, k, ngroups,
+                                          (const int64_t (*)[2][256])ws->tables);
+                }
+            }
+        }
+    }
+}
+
+/* Number of 16s planes the bit-sliced counts of up to n identities need. */
+static inline int fastldp_fixed_count_high_planes(int64_t n)
+{
+    int nhigh = 1;
+    while (((int64_t)16 << nhigh) <= n && nhigh < FASTLDP_COUNT_PLANES) ++nhigh;
+    return nhigh;
+}
+
+/* Adds the identities [start, stop) to the bit-sliced counts of
+ * #{i : bit_i(e) XOR [w_i < 0]} in planes (4 + nhigh planes of nwords words,
+ * laid out as fastldp_add16 expects). */
+static inline void fastldp_fixed_count_range(
+    const fastldp_fixed_source *src, int64_t start, int64_t stop, uint64_t *planes)
+{
+    int64_t p = src->p;
+    int64_t nwords = (p + 63) >> 6;
+    int64_t nblocks = (p + 255) >> 8;
+    int64_t g0, b, wi;
+    int j, q, members;
+    uint64_t flip[FASTLDP_COUNT_GROUP];
+    uint64_t ids[FASTLDP_COUNT_GROUP];
+    uint64_t x[FASTLDP_COUNT_GROUP];
+    fastldp_philox_block blk[FASTLDP_COUNT_GROUP];
+
+    for (g0 = start; g0 < stop; g0 += FASTLDP_COUNT_GROUP) {
+        members = (int)(stop - g0 < FASTLDP_COUNT_GROUP ? stop - g0 : FASTLDP_COUNT_GROUP);
+        for (j = 0; j < FASTLDP_COUNT_GROUP; ++j) {
+            flip[j] = (j < members && src->weights[g0 + j] < 0) ? ~0ULL : 0ULL;
+            ids[j] = (j < members) ? fastldp_fixed_identity(src, g0 + j) : 0;
+        }
+        for (b = 0; b < nblocks; ++b) {
+            for (j = 0; j < members; ++j) {
+                blk[j] = fastldp_hash_block(src->seed, ids[j], (uint64_t)b, FASTLDP_STREAM_PAIR_SIGN);
+            }
+            for (q = 0; q < 4; ++q) {
+                wi = (b << 2) + q;
+                if (wi >= nwords) break;
+                for (j = 0; j < FASTLDP_COUNT_GROUP; ++j) {
+                    /* padding members count 0 */
+                    x[j] = (j < members) ? (blk[j].v[q] ^ flip[j]) : 0ULL;
+                }
+                fastldp_add16(x, planes + wi, planes + nwords + wi, planes + 2 * nwords + wi,
+                              planes + 3 * nwords + wi, planes + 4 * nwords + wi, nwords);
+            }
+        }
+    }
+}
+
+/* part[e] += counted - 2 * count(e), the count read back from the planes. */
+static inline void fastldp_fixed_count_flush(
+    const uint64_t *planes, int nplanes, int64_t p, int64_t counted, int64_t *part)
+{
+    int64_t nwords = (p + 63) >> 6;
+    int64_t wi, t;
+    int l;
+    for (wi = 0; wi < nwords; ++wi) {
+        int64_t limit = p - (wi << 6) < 64 ? p - (wi << 6) : 64;
+        for (t = 0; t < limit; ++t) {
+            int64_t count = 0;
+            for (l = 0; l < nplanes; ++l) {
+                count |= (int64_t)((planes[(int64_t)l * nwords + wi] >> t) & 1ULL) << l;
+            }
+            part[(wi << 6) + t] += counted - 2 * count;
+        }
+    }
+}
+
+/* out[e] = sum_i w_i R_i(e) for e in [0, p) over the n identities of src.
+ *
+ * counting != 0 selects the equal-magnitude path: every |w_i| must then equal
+ * magnitude. Identities go in chunks of `chunk` (a multiple of 16), handed to
+ * the threads dynamically (a thread that loses its core does not hold up the
+ * others); each thread sums into its own int64 partial, and the partials are
+ * added into out at the end. The order of those integer additions cannot
+ * change the result. out must hold p zeros. Returns 0, or -1 when scratch
+ * memory could not be allocated (out is then unspecified). */
+static inline int fastldp_fixed_sketch(
+    const fastldp_fixed_source *src, int64_t n, int64_t chunk, int nthreads,
+    int counting, int64_t magnitude, int64_t *out)
+{
+    int64_t p = src->p;
+    int64_t nchunks, e;
+    int failed = 0;
+    if (n <= 0) return 0;
+    if (chunk < 16) chunk = 16;
+    nchunks = (n + chunk - 1) / chunk;
+    if (nthreads < 1) nthreads = 1;
+    if (nthreads > nchunks) nthreads = (int)nchunks;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(nthreads) if (nthreads > 1) reduction(| : failed)
+#endif
+    {
+        int64_t nwords = (p + 63) >> 6;
+        int64_t padded_p = ((p + 255) >> 8) << 8;
+        int nplanes = 4 + fastldp_fixed_count_high_planes(n);
+        int64_t *part = (int64_t *)calloc((size_t)padded_p, sizeof(int64_t));
+        uint64_t *planes = NULL;
+        fastldp_fixed_scratch *ws = NULL;
+        int64_t c, counted = 0, i;
+        int ok;
+        if (counting) {
+            planes = (uint64_t *)calloc((size_t)nplanes * (size_t)nwords, sizeof(uint64_t));
+        } else {
+            ws = (fastldp_fixed_scratch *)malloc(sizeof(fastldp_fixed_scratch));
+        }
+        ok = part != NULL && (counting ? planes != NULL : ws != NULL);
+        if (!ok) failed = 1;
+        /* every thread still enters the loop (a worksharing construct must be
+         * met by all); one without memory only skips its chunks */
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 1)
+#endif
+        for (c = 0; c < nchunks; ++c) {
+            int64_t start = c * chunk;
+            int64_t stop = start + chunk < n ? start + chunk : n;
+            if (!ok) continue;
+            if (counting) {
+                fastldp_fixed_count_range(src, start, stop, planes);
+                counted += stop - start;
+            } else {
+                fastldp_fixed_table_range(src, start, stop, part, ws);
+            }
+        }
+        if (ok) {
+            if (counting) {
+                fastldp_fixed_count_flush(planes, nplanes, p, counted, part);
+            }
+#ifdef _OPENMP
+#pragma omp critical(fastldp_fixed_sketch_sum)
+#endif
+            {
+                for (i = 0; i < p; ++i) out[i] += part[i];
+            }
+        }
+        free(part);
+        free(planes);
+        free(ws);
+    }
+    if (failed) return -1;
+    if (counting) {
+        /* |count sum| <= n <= 2^30 and magnitude <= 2^32: below 2^62 */
+        for (e = 0; e < p; ++e) out[e] *= magnitude;
+    }
+    return 0;
+}
+
+#endif
