@@ -181,6 +181,29 @@ class ExactSum:
         """The exact sums, each rounded once to the nearest double."""
         return _exact.to_double(self.digits, self.k_lo)
 
+    def residue(self, bits: int) -> np.ndarray:
+        """The exact value modulo ``2**bits`` (``bits <= 64``) of integer sums, as uint64.
+
+        Raises ``ValueError`` when a sum has a fractional part.
+        """
+        k_lo, d = self.canonical()
+        out = np.zeros(self.size, dtype=np.uint64)
+        if d.shape[0] == 0:
+            return out
+        if k_lo < 0:
+            if d[:-k_lo].any():
+                raise ValueError("ExactSum.residue: the sums are not integers")
+            d, k_lo = d[-k_lo:], 0
+        with np.errstate(over="ignore"):
+            for r in range(d.shape[0]):
+                place = 32 * (k_lo + r)
+                if place >= 64:
+                    break  # multiples of 2**64 vanish modulo 2**bits
+                out += d[r].astype(np.uint64) << np.uint64(place)
+        if bits < 64:
+            out &= np.uint64((1 << bits) - 1)
+        return out
+
     def canonical(self) -> tuple[int, np.ndarray]:
         """``(k_lo, digits)`` with the window trimmed and digits normalized.
 

@@ -20,11 +20,11 @@ from ._base import Privacy, RegressionEstimator
 from .baselines import LDPIHT, Lasso, TwoStageSLR
 from .data import KelmarshData, RegressionData, load_kelmarsh, make_sparse_regression
 from .sample_sdp import SampleSDP
-from .shuffle import ShuffledBits, ShuffledVectorSum
+from .shuffle import ShuffledBits, ShuffledBitsAnalyzer, ShuffledSumAnalyzer, ShuffledVectorSum
 from .u2r import U2R
 
 __all__ = [
     "U2R", "SampleSDP", "Lasso", "LDPIHT", "TwoStageSLR", "Privacy", "RegressionEstimator",
-    "ShuffledVectorSum", "ShuffledBits", "make_sparse_regression", "load_kelmarsh",
+    "ShuffledVectorSum", "ShuffledBits", "ShuffledSumAnalyzer", "ShuffledBitsAnalyzer", "make_sparse_regression", "load_kelmarsh",
     "RegressionData", "KelmarshData", "bounds", "shuffle",
 ]

@@ -98,9 +98,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._random import as_generator
+from ..streaming import ExactSum, Partial, check_partial
 from .._validation import check_float, check_int, param_error
 
 __all__ = [
+    "ShuffledSumAnalyzer",
+    "ShuffledBitsAnalyzer",
     "shuffle",
     "skellam_rdp",
     "rdp_to_epsilon",
@@ -410,7 +413,7 @@ class ShuffledVectorSum:
             return self.sum_aggregate(v.sum(axis=0), n, gen)
         shares, p = self.encode(v, gen, p)
         streams = shuffle(shares.transpose(1, 0, 2).reshape(dim, n * p["shares"]), gen)
-        return self._result(p, self.analyze(streams, p["modulus"]), n, dim, True)
+        return self.analyzer(n, dim).estimate(streams)
 
     def sum_aggregate(self, total, n_parties: int, rng=None) -> SummationResult:
         """The same release from the parties' real total (see "Simulation" in the module doc)."""
@@ -423,6 +426,101 @@ class ShuffledVectorSum:
         x = np.mod(x, p["modulus"]).astype(np.uint64)
         return self._result(p, self.analyze(x[:, None], p["modulus"]), n_parties, t.shape[0],
                             False)
+
+
+    def analyzer(self, n_parties: int, dim: int) -> "ShuffledSumAnalyzer":
+        """The analyzer of one release as a streaming decode (messages in chunks)."""
+        return ShuffledSumAnalyzer(self, n_parties, dim)
+
+
+def _message_array(messages, rows: int, owner: str):
+    """``messages`` as a 2-d integer array with ``rows`` streams, or a clear error."""
+    arr = np.asarray(messages)
+    if arr.ndim != 2 or arr.shape[0] != rows:
+        raise param_error("messages", owner, f"a 2-d array with one row per stream ({rows})",
+                          f"an array of shape {arr.shape}")
+    if arr.dtype.kind not in "iub":
+        raise param_error("messages", owner, "integer messages", f"dtype {arr.dtype}", TypeError)
+    return arr
+
+
+class ShuffledSumAnalyzer:
+    """The analyzer of :class:`ShuffledVectorSum` over message chunks: partial / merge / finalize.
+
+    The analyzer adds each coordinate's shuffled messages modulo ``q``, so
+    its state is the per-coordinate sum of the messages received so far:
+    held exactly (:class:`~fastldp.streaming.ExactSum` of the chunk sums
+    modulo ``q``), it merges in any order and :meth:`finalize` reduces it
+    modulo ``q`` once. The result equals :meth:`ShuffledVectorSum.analyze`
+    on all the messages, bit for bit.
+
+    Messages are the protocol's elements of ``Z_q``: a negative or larger
+    integer is reduced modulo ``q`` (as the arithmetic of the protocol does)
+    and counted as ``out_of_range``. A release needs every share: finalize
+    refuses a state with a different number of messages than ``n_parties *
+    shares`` per coordinate, since a missing share leaves the sum uniformly
+    random.
+
+    Parameters
+    ----------
+    summation : ShuffledVectorSum
+    n_parties, dim : int
+        The public size of the release (they fix the modulus and the shares).
+    """
+
+    _owner = "ShuffledSumAnalyzer"
+
+    def __init__(self, summation: ShuffledVectorSum, n_parties: int, dim: int):
+        self.summation = summation
+        self.n_parties = check_int(n_parties, "n_parties", self._owner, low=3)
+        self.dim = check_int(dim, "dim", self._owner, low=1)
+        self.plan = summation.plan(self.n_parties, self.dim)
+
+    def stream_params(self) -> dict:
+        """Public parameters the partials are bound to."""
+        s = self.summation
+        return {"epsilon": s.epsilon, "delta": s.delta, "norm_bound": s.norm_bound,
+                "sensitivity": s.sensitivity, "scale": self.plan["scale"],
+                "shares": self.plan["shares"], "n_parties": self.n_parties, "dim": self.dim}
+
+    def partial(self, messages, epsilons=None, identities=None) -> Partial:
+        """The state after a chunk of messages, shape ``(dim, m)`` (one row per shuffler)."""
+        owner = f"{self._owner}.partial"
+        arr = _message_array(messages, self.dim, owner)
+        q = self.plan["modulus"]
+        wide = arr.astype(np.int64) if arr.dtype != np.uint64 else arr
+        if wide.dtype == np.uint64:
+            outside = int((wide >= np.uint64(q)).sum())
+            reduced = wide & np.uint64(q - 1)
+        else:
+            outside = int(((wide < 0) | (wide >= q)).sum())
+            reduced = (wide & np.int64(q - 1)).astype(np.uint64)  # two's complement: mod q
+        # the chunk's sum modulo q (uint64 arithmetic wraps modulo 2^64, a multiple of q)
+        chunk = (reduced.sum(axis=1, dtype=np.uint64) & np.uint64(q - 1)).astype(np.int64)
+        total = ExactSum(self.dim)
+        total.add_integers(chunk)
+        return Partial("ShuffledSumAnalyzer", self.stream_params(), sums={"residue": total},
+                       counts={"messages": arr.shape[1], "reason:out_of_range": outside})
+
+    def merge(self, a: Partial, b: Partial) -> Partial:
+        check_partial(a, "ShuffledSumAnalyzer", self.stream_params(), f"{self._owner}.merge")
+        return a.merge(b)
+
+    def finalize(self, partial: Partial) -> SummationResult:
+        """The release (:class:`SummationResult`) from every message's partial."""
+        owner = f"{self._owner}.finalize"
+        check_partial(partial, "ShuffledSumAnalyzer", self.stream_params(), owner)
+        expected = self.n_parties * self.plan["shares"]
+        if partial.counts["messages"] != expected:
+            raise ValueError(f"{owner}: {partial.counts['messages']} messages per coordinate, "
+                             f"expected n_parties * shares = {expected}; every share is needed")
+        residue = partial.sums["residue"].residue(self.plan["modulus_bits"])
+        total = ShuffledVectorSum.analyze(residue[:, None], self.plan["modulus"])
+        return self.summation._result(self.plan, total, self.n_parties, self.dim, True)
+
+    def estimate(self, messages) -> SummationResult:
+        """Finalize one chunk holding every message."""
+        return self.finalize(self.partial(messages))
 
 
 # ---------------------------------------------------------------- shuffled bits
@@ -552,5 +650,58 @@ class ShuffledBits:
         bits[idx, np.arange(n)] = 1
         flips = (gen.random((self.d, n)) < g).astype(np.uint8)
         streams = shuffle(bits ^ flips, gen)
-        c = streams.sum(axis=1, dtype=np.int64)
-        return (c - g * n) / (1 - 2 * g), g
+        return self.analyzer(n, gamma=g).estimate(streams), g
+
+    def analyzer(self, n_parties: int, gamma=None) -> "ShuffledBitsAnalyzer":
+        """The analyzer of ``n_parties`` parties' streams as a streaming decode."""
+        return ShuffledBitsAnalyzer(self, n_parties, gamma)
+
+
+class ShuffledBitsAnalyzer:
+    """The analyzer of :class:`ShuffledBits` over chunks of the streams: partial / merge / finalize.
+
+    The state is the number of ones received per stream and the number of
+    bits per stream (integers, exact); :meth:`finalize` debiases,
+    ``(c_j - gamma n) / (1 - 2 gamma)``, and refuses a state that does not
+    hold exactly ``n_parties`` bits per stream. A bit other than 0 or 1 is
+    read as its truth value (nonzero is one) and counted as ``out_of_range``.
+    """
+
+    _owner = "ShuffledBitsAnalyzer"
+
+    def __init__(self, bits: ShuffledBits, n_parties: int, gamma=None):
+        self.bits = bits
+        self.n_parties = check_int(n_parties, "n_parties", self._owner, low=1)
+        self.gamma = bits.gamma(self.n_parties) if gamma is None else check_float(
+            gamma, "gamma", self._owner, low=0, high=0.5)
+
+    def stream_params(self) -> dict:
+        return {"epsilon": self.bits.epsilon, "delta": self.bits.delta, "d": self.bits.d,
+                "n_parties": self.n_parties, "gamma": self.gamma}
+
+    def partial(self, streams, epsilons=None, identities=None) -> Partial:
+        """The state after a chunk of every stream's bits, shape ``(d, m)``."""
+        arr = _message_array(streams, self.bits.d, f"{self._owner}.partial")
+        outside = int(((arr != 0) & (arr != 1)).sum())
+        ones = ExactSum(self.bits.d)
+        ones.add_integers((arr != 0).sum(axis=1, dtype=np.int64))
+        return Partial("ShuffledBitsAnalyzer", self.stream_params(), sums={"ones": ones},
+                       counts={"bits": arr.shape[1], "reason:out_of_range": outside})
+
+    def merge(self, a: Partial, b: Partial) -> Partial:
+        check_partial(a, "ShuffledBitsAnalyzer", self.stream_params(), f"{self._owner}.merge")
+        return a.merge(b)
+
+    def finalize(self, partial: Partial) -> np.ndarray:
+        """The debiased counts, length ``d``."""
+        owner = f"{self._owner}.finalize"
+        check_partial(partial, "ShuffledBitsAnalyzer", self.stream_params(), owner)
+        if partial.counts["bits"] != self.n_parties:
+            raise ValueError(f"{owner}: {partial.counts['bits']} bits per stream, expected "
+                             f"n_parties = {self.n_parties}")
+        c = partial.sums["ones"].value()
+        g, n = self.gamma, self.n_parties
+        return (c - g * n) / (1 - 2 * g)
+
+    def estimate(self, streams) -> np.ndarray:
+        return self.finalize(self.partial(streams))
