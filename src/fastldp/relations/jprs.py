@@ -23,7 +23,6 @@ import numpy as np
 
 from .calibration import c_k_table, gamma_sq_sum, kappa_k
 from .._kernels._hash import set_sign_sums
-from .._kernels._sketch import jprs_sketch
 from .._random import as_generator, resolve_identities
 from .._kernels._hash import pair_signs
 from .._sanitize import REASONS as SANITIZE_REASONS
@@ -31,20 +30,7 @@ from .._sanitize import (SanitizationReport, sanitization_counts, sanitization_r
                          sanitize_bits)
 from ..streaming import ExactSum, Partial, check_partial, gamma_fixed_point
 from ..streaming import chunk_length as _chunk_length
-try:  # TEMPORARY until the integer kernel lands
-    from .._kernels._sketch import fixed_sketch
-except ImportError:  # pragma: no cover
-    from .._kernels._sketch import global_sketch as _gs
-
-    def fixed_sketch(seed, ids, w, p, n_threads=1, first_identity=0):
-        n = w.shape[0]
-        out = np.zeros(p, dtype=np.int64)
-        for start in range(0, n, 1 << 20):
-            stop = min(n, start + (1 << 20))
-            idb = (np.arange(start, stop, dtype=np.uint64) if ids is None
-                   else np.ascontiguousarray(ids[start:stop], dtype=np.uint64))
-            out += _gs(seed, idb, w[start:stop].astype(np.float64), p, n_threads).astype(np.int64)
-        return out
+from .._kernels._sketch import fixed_sketch
 from .base import RelationMechanism
 from .projection import check_support_rule, project
 
