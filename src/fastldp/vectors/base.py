@@ -20,9 +20,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._kernels._hash import SANITIZE_STREAM, hash_words
+from .._kernels._sketch import FIXED_MAX_N, fixed_sketch
 from .._random import as_generator
 from .._validation import check_csr_structure, param_error
-from .._sanitize import SanitizationReport
+from .._sanitize import SanitizationReport, sanitization_counts, sanitization_report
+from ..streaming import ExactSum, Partial, check_partial
 
 __all__ = [
     "SparseVectors",
@@ -33,6 +35,8 @@ __all__ = [
     "sanitize_ternary",
     "sanitize_symbols",
     "report_array",
+    "add_sign_sketch",
+    "StreamingServer",
 ]
 
 
@@ -394,3 +398,170 @@ class ScaledReportSpace:
             return (y == c) | (y == -c)
         lo, hi = self.output_bounds
         return np.isfinite(y) & (y >= lo) & (y <= hi)
+
+
+# ---------------------------------------------------------------- streaming decodes
+def add_sign_sketch(total: ExactSum, seed: int, identities: np.ndarray, z, n_threads: int) -> None:
+    """Add ``sum_i z_i S_i(e)`` for every ``e < total.size`` to ``total``, exactly.
+
+    ``S_i(e)`` is the public pair sign keyed by ``(seed, identities[i])``
+    (the signs of :func:`fastldp._kernels._sketch.global_sketch`). Each
+    finite ``z_i`` is split into its exact binary form
+    ``z_i = sign * (hi * 2**32 + lo) * 2**(x - 53)`` (``hi < 2**21``,
+    ``lo < 2**32``); the reports of one exponent ``x`` are summed by the
+    integer sketch kernel (:func:`fastldp._kernels._sketch.fixed_sketch`,
+    exact int64 arithmetic) once for ``hi`` and once for ``lo``, and the two
+    integer vectors enter the :class:`~fastldp.streaming.ExactSum` at their
+    binary places (a class of one magnitude needs one kernel pass:
+    ``sum_i sign_i S_i(e)`` times ``hi`` and ``lo``). Nothing is rounded,
+    so the sum does not depend on the order, the chunks or the thread
+    count. Duchi's two outputs ``+-R c``
+    are one class of one magnitude: one pass of the kernel's fast
+    equal-weight path.
+
+    Parameters
+    ----------
+    total : fastldp.streaming.ExactSum
+        The accumulator (``total.size`` is the sketch length ``p``).
+    seed : int
+        Codebook seed.
+    identities : uint64 array, shape (n,)
+    z : array_like of float64, shape (n,)
+        Finite weights (sanitized reports).
+    n_threads : int
+        Threads of the kernel (the result does not depend on it).
+    """
+    z = np.ascontiguousarray(z, dtype=np.float64)
+    ids = np.ascontiguousarray(identities, dtype=np.uint64)
+    if z.shape[0] > FIXED_MAX_N:  # the kernel's bound on n keeps its int64 sums exact
+        for start in range(0, z.shape[0], FIXED_MAX_N):
+            stop = start + FIXED_MAX_N
+            add_sign_sketch(total, seed, ids[start:stop], z[start:stop], n_threads)
+        return
+    live = np.flatnonzero(z != 0.0)
+    if live.shape[0] == 0:
+        return
+    if live.shape[0] != z.shape[0]:
+        z, ids = z[live], ids[live]
+    if not np.all(np.isfinite(z)):
+        raise ValueError("add_sign_sketch takes finite weights")
+    mant, expo = np.frexp(z)
+    magnitude = np.ldexp(np.abs(mant), 53).astype(np.int64)  # exact: an integer < 2**53
+    sign = np.where(mant < 0, -1, 1).astype(np.int64)
+    if expo.min() == expo.max():
+        groups = [(int(expo[0]), ids, magnitude, sign)]
+    else:  # group the reports by exponent (a stable sort keeps each group's order)
+        order = np.argsort(expo, kind="stable")
+        cuts = np.flatnonzero(np.diff(expo[order])) + 1
+        groups = [(int(expo[g[0]]), ids[g], magnitude[g], sign[g]) for g in np.split(order, cuts)]
+    for x, member_ids, mag, sgn in groups:
+        member_ids = np.ascontiguousarray(member_ids)
+        hi, lo = mag >> 32, mag & 0xFFFFFFFF
+        if mag.min() == mag.max():
+            # one magnitude: sum_i sign_i S_i(e) once, times hi and lo (products < 2**62)
+            counts = fixed_sketch(seed, member_ids, np.ascontiguousarray(sgn), total.size,
+                                  n_threads)
+            total.add_integers(counts * int(hi[0]), x - 21)
+            total.add_integers(counts * int(lo[0]), x - 53)
+            continue
+        for part, shift in ((sgn * hi, x - 21), (sgn * lo, x - 53)):
+            total.add_integers(fixed_sketch(seed, member_ids, np.ascontiguousarray(part),
+                                            total.size, n_threads), shift)
+
+
+class StreamingServer:
+    """What the sparse-vector servers share for ``partial`` / ``merge`` / ``finalize``.
+
+    A subclass sets ``_REASONS`` (the sanitization reasons its ``estimate``
+    counts) and implements ``stream_params`` and ``_sum_sizes`` (the name
+    and length of every exact sum its partials hold). Partials of a sparse-vector server hold the sums of
+    :mod:`fastldp.streaming` plus the integer counts ``"users"`` (reports
+    received) and, as in :func:`fastldp._sanitize.sanitization_counts`,
+    ``"n"`` (report entries received), ``"n_valid"`` and ``"reason:<r>"``
+    for every reason of ``_REASONS``; the flag ``"wrong_dtype"`` is or-merged.
+    """
+
+    _REASONS: tuple = ()
+
+    def stream_params(self) -> dict:  # pragma: no cover - every server overrides it
+        raise NotImplementedError
+
+    def _sum_sizes(self) -> dict:  # pragma: no cover - every server overrides it
+        raise NotImplementedError
+
+    @property
+    def _mechanism(self) -> str:
+        return type(self).__name__
+
+    def _fixed_budget(self, epsilons, n: int, owner: str) -> None:
+        """Accept ``epsilons`` only as ``None`` or this server's fixed budget."""
+        if epsilons is None:
+            return
+        try:
+            arr = np.asarray(epsilons, dtype=np.float64)
+        except (TypeError, ValueError):
+            arr = None
+        ok = (arr is not None and arr.ndim <= 1 and (arr.ndim == 0 or arr.shape[0] == n)
+              and bool(np.all(arr == self.epsilon)))
+        if not ok:
+            got = (f"an array of shape {arr.shape}" if arr is not None and arr.ndim
+                   else repr(epsilons))
+            raise ValueError(
+                f"The 'epsilons' parameter of {owner} must be None or this mechanism's fixed "
+                f"budget epsilon={self.epsilon!r} (a scalar, or one value per report: "
+                f"{self._mechanism} takes its budget from the constructor). Got {got} instead.")
+
+    def _new_partial(self, users: int, report, sums: dict) -> Partial:
+        """A partial of ``users`` reports with their sanitization ``report`` and ``sums``."""
+        if report is None:
+            report = SanitizationReport(0, 0, {}, False)
+        unknown = set(report.by_reason) - set(self._REASONS)
+        if unknown:  # pragma: no cover - a sanitizer and _REASONS out of step
+            raise RuntimeError(f"{self._mechanism}: unexpected sanitization reasons {unknown}")
+        counts = {"users": int(users)}
+        counts.update(sanitization_counts(report))
+        for reason in self._REASONS:
+            counts.setdefault(f"reason:{reason}", 0)
+        return Partial(self._mechanism, self.stream_params(), sums=sums, counts=counts,
+                       flags={"wrong_dtype": bool(report.wrong_dtype)})
+
+    def merge(self, a: Partial, b: Partial) -> Partial:
+        """Merge two partials of this server (exact and order-free; neither changes).
+
+        Parameters
+        ----------
+        a, b : fastldp.streaming.Partial
+            Partials of this mechanism with these :meth:`stream_params`.
+
+        Returns
+        -------
+        fastldp.streaming.Partial
+            Every :class:`~fastldp.streaming.ExactSum` and count added.
+
+        Raises
+        ------
+        ValueError
+            If either partial belongs to another mechanism or other parameters.
+        """
+        owner = f"{self._mechanism}.merge"
+        params = self.stream_params()
+        check_partial(a, self._mechanism, params, owner)
+        check_partial(b, self._mechanism, params, owner)
+        return a.merge(b)
+
+    def _open(self, partial: Partial, owner: str) -> Partial:
+        """Check ``partial`` for :meth:`finalize`: this mechanism, these parameters, n >= 1."""
+        check_partial(partial, self._mechanism, self.stream_params(), owner)
+        sizes = {name: s.size for name, s in partial.sums.items()}
+        if (set(partial.counts) != set(self._new_partial(0, None, {}).counts)
+                or sizes != self._sum_sizes()):
+            raise ValueError(f"{owner}: the partial does not hold this mechanism's sums and "
+                             "counts")
+        if partial.counts["users"] < 1:
+            raise ValueError(f"{owner}: the partial holds no reports; a decode needs at least one")
+        return partial
+
+    @staticmethod
+    def _report_of(partial: Partial) -> SanitizationReport:
+        counts = {k: v for k, v in partial.counts.items() if k != "users"}
+        return sanitization_report(counts, partial.flags)

@@ -32,6 +32,11 @@ hash; only the channel differs (a set of hashed symbols, Eq. (13), where OLH
 hashes one). This replaces the biased ``hash mod t`` of some public
 implementations.
 
+The server's state is the integer hit count per symbol, so a decode split
+into chunks and merged in any order (:meth:`Collision.partial`,
+:meth:`Collision.merge`, :meth:`Collision.finalize`) is bit-identical to
+:meth:`Collision.estimate`.
+
 Choices where the descriptions are ambiguous
 --------------------------------------------
 - ``t``: Wang et al.'s optimum ``t* = m e^eps + 2m - 1`` (paper 001, section
@@ -64,16 +69,18 @@ from ..oracles.olh import olh_hash, olh_hits
 from .base import (
     SparseMeanEstimate,
     SparseVectors,
+    StreamingServer,
     as_sparse_vectors,
     round_to_signs,
     sanitize_symbols,
 )
 from .rpc import resolve_clip_range
+from ..streaming import ExactSum, Partial, chunk_length
 
 __all__ = ["Collision"]
 
 
-class Collision:
+class Collision(StreamingServer):
     """Collision mechanism: one symbol in ``[t]`` per user, epsilon-LDP.
 
     Parameters
@@ -220,26 +227,107 @@ class Collision:
         return (y >= 0) & (y < self.t)
 
     # ------------------------------------------------------------------ server
+    _REASONS = ("out_of_range", "not_integer", "nan", "infinite", "non_numeric")
+
     def symbol_counts(self, reports, *, identities=None):
-        """``sum_i 1(Y_i = H_i(s))`` for every symbol ``s``, with the sanitized reports."""
+        """``sum_i 1(Y_i = H_i(s))`` for every symbol ``s``, with the sanitization report."""
         n = len(reports)
         if n < 1:
             raise ValueError("The 'reports' parameter of Collision.estimate must be non-empty. "
                              "Got 0 reports instead.")
-        ids = resolve_identities(identities, n, "Collision.estimate")
-        y, report = sanitize_symbols(reports, n, self.t, self.codebook_seed, ids,
-                                     "Collision.estimate")
-        counts = olh_hits(self.codebook_seed, ids, y, self.t, 1.0, self.n_symbols, self.n_threads)
-        return counts, report
+        state = self._partial(reports, None, identities, "Collision.estimate")
+        return state.sums["hits"].value(), self._report_of(state)
 
     def estimate(self, reports, *, identities=None) -> SparseMeanEstimate:
-        """Eq. (14) per symbol; signed mode returns ``mu_e(+) - mu_e(-)``."""
+        """Eq. (14) per symbol; signed mode returns ``mu_e(+) - mu_e(-)``.
+
+        Exactly ``finalize(partial(reports, identities=identities))``.
+        """
         t0 = time.perf_counter()
-        counts, report = self.symbol_counts(reports, identities=identities)
         n = len(reports)
+        if n < 1:
+            raise ValueError("The 'reports' parameter of Collision.estimate must be non-empty. "
+                             "Got 0 reports instead.")
+        state = self._partial(reports, None, identities, "Collision.estimate")
+        result = self._finalize(state, "Collision.estimate")
+        result.seconds["aggregate"] = time.perf_counter() - t0
+        return result
+
+    # ------------------------------------------------------------ streaming
+    def stream_params(self) -> dict:
+        """The public parameters a partial is bound to (JSON values).
+
+        ``type(self)(**params)`` rebuilds an equivalent server (``t`` is the
+        resolved hash range). ``n_threads`` is not a parameter: results do
+        not depend on it.
+        """
+        return {"d": self.d, "m": self.m, "epsilon": self.epsilon, "values": self.values,
+                "t": self.t,
+                "clip_estimate": None if self.clip_estimate is None else list(self.clip_estimate),
+                "codebook_seed": self.codebook_seed}
+
+    def _sum_sizes(self) -> dict:
+        return {"hits": self.n_symbols}
+
+    def partial(self, reports, epsilons=None, identities=None) -> Partial:
+        """The exact, mergeable state of the Collision server over a chunk of reports.
+
+        Parameters
+        ----------
+        reports : array_like, shape (n,)
+            The chunk's symbols (``n`` may be 0); sanitized and counted as in
+            :meth:`estimate` (a malformed symbol becomes the public
+            pseudo-random symbol of its identity).
+        epsilons : None or float
+            The budget is fixed by the constructor: ``None`` or the
+            mechanism's ``epsilon`` (a scalar or one per report); anything
+            else raises ``ValueError``.
+        identities : array_like of int, optional
+            The chunk's identities. The default ``0 .. n-1`` is right only
+            for a first chunk: pass them for every other chunk.
+
+        Returns
+        -------
+        fastldp.streaming.Partial
+            Holds the integer hit counts ``sum_i 1(Y_i = H_i(s))`` for every
+            symbol ``s`` (``"hits"``, an :class:`~fastldp.streaming.ExactSum`
+            fed by ``add_integers``), and as integer counts the number of
+            reports (``"users"``) and the sanitization outcomes. ``O(d)``
+            memory whatever ``n``.
+        """
+        return self._partial(reports, epsilons, identities, "Collision.partial")
+
+    def _partial(self, reports, epsilons, identities, owner) -> Partial:
+        n = chunk_length(reports, owner)
+        self._fixed_budget(epsilons, n, owner)
+        ids = resolve_identities(identities, n, owner)
+        hits = ExactSum(self.n_symbols)
+        report = None
+        if n:
+            y, report = sanitize_symbols(reports, n, self.t, self.codebook_seed, ids, owner)
+            # weights 1.0: every partial sum of the kernel is an integer below 2**53, exact
+            counts = olh_hits(self.codebook_seed, ids, y, self.t, 1.0, self.n_symbols,
+                              self.n_threads)
+            hits.add_integers(np.rint(counts).astype(np.int64))
+        return self._new_partial(n, report, {"hits": hits})
+
+    def finalize(self, partial: Partial) -> SparseMeanEstimate:
+        """Turn a (merged) partial into the estimate of all its reports (Eq. (14)).
+
+        ``ValueError`` for a partial of another mechanism or other
+        parameters, or one holding no reports.
+        """
+        t0 = time.perf_counter()
+        result = self._finalize(partial, "Collision.finalize")
+        result.seconds["aggregate"] = time.perf_counter() - t0
+        return result
+
+    def _finalize(self, partial: Partial, owner: str) -> SparseMeanEstimate:
+        state = self._open(partial, owner)
+        n = state.counts["users"]
+        counts = state.sums["hits"].value()
         per_symbol = (counts / n - 1.0 / self.t) * self.scale
         raw = per_symbol if self.values == "frequency" else per_symbol[: self.d] - per_symbol[self.d:]
         mean = raw if self.clip_estimate is None else np.clip(raw, *self.clip_estimate)
-        return SparseMeanEstimate(mean=mean, raw=raw, sanitization=report,
-                                  details={"symbol_frequencies": per_symbol},
-                                  seconds={"aggregate": time.perf_counter() - t0})
+        return SparseMeanEstimate(mean=mean, raw=raw, sanitization=self._report_of(state),
+                                  details={"symbol_frequencies": per_symbol})

@@ -30,9 +30,13 @@ does not have. PCKV-UE's support is :class:`~fastldp.oracles.OUE` at
 ``eps1`` (``a, b = p, q`` of OUE), but each set entry carries a sign
 (ternary ``{-1, 0, 1}`` instead of OUE's bits), so its sampler stays here.
 
-PCKV uses no public randomness: ``identities`` is accepted by ``privatize``
-and ``estimate`` for a uniform interface with the hashed mechanisms, and
-ignored.
+PCKV uses no public randomness: ``identities`` is accepted by ``privatize``,
+``estimate`` and ``partial`` for a uniform interface with the hashed
+mechanisms, and ignored.
+
+The server's sums are integer counts, so a decode split into chunks and
+merged in any order (``partial``, ``merge``, ``finalize``) is bit-identical
+to ``estimate``.
 
 Server (paper 001 Eq. (70)), for a real key ``j < d``:
 
@@ -94,12 +98,15 @@ from ..oracles import GRR, OUE
 from .base import (
     SparseMeanEstimate,
     SparseVectors,
+    StreamingServer,
     _as_float,
     as_sparse_vectors,
+    report_array,
     round_to_signs,
     sanitize_ternary,
 )
 from .rpc import resolve_clip_range
+from ..streaming import ExactSum, Partial
 
 __all__ = ["PCKVUE", "PCKVGRR", "pckv_composed_epsilon"]
 
@@ -109,8 +116,8 @@ def pckv_composed_epsilon(eps1: float, eps2: float) -> float:
     return max(eps2, eps1 + log(2.0) - log1p(exp(-eps2)))
 
 
-class _PCKV:
-    """Shared parameters, sampling and the Eq. (70) aggregator."""
+class _PCKV(StreamingServer):
+    """Shared parameters, sampling, the Eq. (70) aggregator and the streaming protocol."""
 
     variant = ""
     a: float  # probability of keeping the sampled key (set by the variant)
@@ -197,6 +204,81 @@ class _PCKV:
         return SparseMeanEstimate(mean=mean, raw=raw, sanitization=report,
                                   details={"frequency": freq}, seconds=seconds)
 
+    # ------------------------------------------------------------ streaming
+    def stream_params(self) -> dict:
+        """The public parameters a partial is bound to (JSON values).
+
+        ``type(self)(**params)`` rebuilds an equivalent server
+        (``epsilon_split`` is the resolved pair ``[eps1, eps2]``).
+        """
+        return {"d": self.d, "m": self.m, "epsilon": self.epsilon,
+                "epsilon_split": [self.eps1, self.eps2],
+                "clip_estimate": None if self.clip_estimate is None else list(self.clip_estimate)}
+
+    def _sum_sizes(self) -> dict:
+        return {"sums": self.d, "key_counts": self.d}
+
+    def partial(self, reports, epsilons=None, identities=None) -> Partial:
+        """The exact, mergeable state of Eq. (70) over a chunk of reports.
+
+        Parameters
+        ----------
+        reports : array_like
+            The chunk's reports in this variant's format (``n`` may be 0);
+            sanitized and counted as in ``estimate``.
+        epsilons : None or float
+            The budget is fixed by the constructor: ``None`` or the
+            mechanism's ``epsilon`` (a scalar or one per report); anything
+            else raises ``ValueError``.
+        identities : ignored
+            PCKV uses no public randomness.
+
+        Returns
+        -------
+        fastldp.streaming.Partial
+            Holds, for every real key ``j < d``, the integer sum of the
+            reported values ``sum_i y_i(j)`` (``"sums"``) and the number of
+            reports whose key ``j`` is set (``"key_counts"``), both as
+            :class:`~fastldp.streaming.ExactSum` fed by ``add_integers``; and
+            as integer counts the number of reports (``"users"``) and the
+            sanitization outcomes. ``O(d)`` memory whatever ``n``.
+        """
+        return self._partial(reports, epsilons, f"{type(self).__name__}.partial")
+
+    def _partial(self, reports, epsilons, owner, allow_empty=True) -> Partial:
+        n, sums, key_counts, report = self._aggregate(reports, owner, allow_empty=allow_empty)
+        self._fixed_budget(epsilons, n, owner)
+        total, keys = ExactSum(self.d), ExactSum(self.d)
+        if n:
+            total.add_integers(sums[: self.d])
+            keys.add_integers(key_counts[: self.d])
+        return self._new_partial(n, report, {"sums": total, "key_counts": keys})
+
+    def finalize(self, partial: Partial) -> SparseMeanEstimate:
+        """Turn a (merged) partial into the estimate of all its reports (Eq. (70)).
+
+        ``ValueError`` for a partial of another mechanism or other
+        parameters, or one holding no reports.
+        """
+        t0 = time.perf_counter()
+        result = self._finalize(partial, f"{type(self).__name__}.finalize")
+        result.seconds["aggregate"] = time.perf_counter() - t0
+        return result
+
+    def _finalize(self, partial: Partial, owner: str) -> SparseMeanEstimate:
+        state = self._open(partial, owner)
+        return self._finish(state.sums["sums"].value(), state.sums["key_counts"].value(),
+                            state.counts["users"], self._report_of(state), {})
+
+    def estimate(self, reports, *, identities=None) -> SparseMeanEstimate:
+        """Eq. (70) and PCKV's key frequencies; exactly ``finalize(partial(reports))``."""
+        owner = f"{type(self).__name__}.estimate"
+        t0 = time.perf_counter()
+        state = self._partial(reports, None, owner, allow_empty=False)
+        result = self._finalize(state, owner)
+        result.seconds["aggregate"] = time.perf_counter() - t0
+        return result
+
 
 class PCKVUE(_PCKV):
     """PCKV-UE: unary-encoded correlated key-value perturbation (Gu et al. 2020, Alg. 2).
@@ -245,19 +327,26 @@ class PCKVUE(_PCKV):
             return np.zeros(y.shape[0] if y.ndim else 0, dtype=bool)
         return np.all((y == -1) | (y == 0) | (y == 1), axis=1)
 
-    def estimate(self, reports, *, identities=None) -> SparseMeanEstimate:
-        """Eq. (70) and PCKV's key frequencies from ``(n, d + m)`` reports."""
+    _REASONS = ("out_of_alphabet", "infinite", "nan", "non_numeric")
+
+    def _aggregate(self, reports, owner, *, allow_empty):
+        """``(n, sums, key_counts, report)`` of ``(n, d + m)`` reports (int64 per key)."""
         arr = np.asarray(reports) if not isinstance(reports, np.ndarray) else reports
-        if arr.ndim != 2 or arr.shape[0] < 1:
+        if arr.ndim == 1 and arr.shape[0] == 0 and allow_empty:
+            arr = arr.reshape(0, self.d_padded)
+        if arr.ndim != 2 or (arr.shape[0] < 1 and not allow_empty):
+            what = "an" if allow_empty else "a non-empty"
             raise ValueError(
-                "The 'reports' parameter of PCKVUE.estimate must be a non-empty "
+                f"The 'reports' parameter of {owner} must be {what} "
                 f"(n, {self.d_padded}) array. Got shape {arr.shape} instead.")
         n = arr.shape[0]
-        y, report = sanitize_ternary(arr, (n, self.d_padded), "PCKVUE.estimate")
-        t0 = time.perf_counter()
-        sums = y.sum(axis=0, dtype=np.int64).astype(np.float64)
-        counts = np.count_nonzero(y, axis=0).astype(np.float64)
-        return self._finish(sums, counts, n, report, {"aggregate": time.perf_counter() - t0})
+        if n == 0:
+            report_array(arr, (0, self.d_padded), owner)
+            return 0, None, None, None
+        y, report = sanitize_ternary(arr, (n, self.d_padded), owner)
+        sums = y.sum(axis=0, dtype=np.int64)
+        counts = np.count_nonzero(y, axis=0).astype(np.int64)
+        return n, sums, counts, report
 
 
 class PCKVGRR(_PCKV):
@@ -301,7 +390,9 @@ class PCKVGRR(_PCKV):
             return np.zeros(y.shape[0] if y.ndim else 0, dtype=bool)
         return (y[:, 0] >= 0) & (y[:, 0] < self.d_padded) & ((y[:, 1] == 1) | (y[:, 1] == -1))
 
-    def sanitize(self, reports):
+    _REASONS = ("out_of_alphabet", "infinite", "nan", "non_numeric", "bad_key")
+
+    def sanitize(self, reports, owner: str = "PCKVGRR.estimate", *, allow_empty: bool = False):
         """Project ``(key, value)`` reports: a key that is not an integer in
         ``[0, d + m)`` voids the report (no key, value 0, counted ``bad_key``);
         values go to ``{-1, 0, +1}`` by sign (NaN and non-numbers to 0)."""
@@ -309,12 +400,19 @@ class PCKVGRR(_PCKV):
             arr = np.asarray(reports)
         except ValueError:
             arr = np.asarray(reports, dtype=object)
-        if arr.ndim != 2 or arr.shape[1] != 2 or arr.shape[0] < 1:
+        if arr.ndim == 1 and arr.shape[0] == 0 and allow_empty:
+            arr = arr.reshape(0, 2)
+        if arr.ndim != 2 or arr.shape[1] != 2 or (arr.shape[0] < 1 and not allow_empty):
+            what = "an" if allow_empty else "a non-empty"
             raise ValueError(
-                "The 'reports' parameter of PCKVGRR.estimate must be a non-empty (n, 2) array "
+                f"The 'reports' parameter of {owner} must be {what} (n, 2) array "
                 f"of (key, value). Got shape {arr.shape} instead.")
         n = arr.shape[0]
-        vals, rep_v = sanitize_ternary(arr[:, 1], (n,), "PCKVGRR.estimate")
+        if n == 0:
+            empty = np.zeros(0, dtype=np.int64)
+            return (empty, empty.astype(np.int8), empty.astype(bool),
+                    SanitizationReport(0, 0, {r: 0 for r in self._REASONS}, False))
+        vals, rep_v = sanitize_ternary(arr[:, 1], (n,), owner)
         kf, _ = _as_float(arr[:, 0])
         good = np.isfinite(kf) & (kf == np.round(kf)) & (kf >= 0) & (kf < self.d_padded)
         keys = np.where(good, kf, 0).astype(np.int64)
@@ -324,12 +422,13 @@ class PCKVGRR(_PCKV):
         valid = int((good & (np.abs(vals) == 1)).sum())
         return keys, vals, good, SanitizationReport(n, valid, by, arr.dtype.kind not in "iuf")
 
-    def estimate(self, reports, *, identities=None) -> SparseMeanEstimate:
-        """Eq. (70) and PCKV's key frequencies from ``(n, 2)`` reports."""
-        keys, vals, good, report = self.sanitize(reports)
+    def _aggregate(self, reports, owner, *, allow_empty):
+        """``(n, sums, key_counts, report)`` of ``(n, 2)`` reports (int64 per key)."""
+        keys, vals, good, report = self.sanitize(reports, owner, allow_empty=allow_empty)
         n = keys.shape[0]
-        t0 = time.perf_counter()
-        sums = np.bincount(keys, weights=vals, minlength=self.d_padded)
-        counts = np.bincount(keys[good], minlength=self.d_padded).astype(np.float64)
-        return self._finish(sums, counts, n, report, {"aggregate": time.perf_counter() - t0})
-
+        if n == 0:
+            return 0, None, None, None
+        sums = (np.bincount(keys[vals > 0], minlength=self.d_padded)
+                - np.bincount(keys[vals < 0], minlength=self.d_padded)).astype(np.int64)
+        counts = np.bincount(keys[good], minlength=self.d_padded).astype(np.int64)
+        return n, sums, counts, report

@@ -42,6 +42,17 @@ runs the whole interaction; forged reports of corrupted users can be
 injected into every round (``forged=``) so that honest users react to the
 contaminated estimates, as they would in a deployment.
 
+Streaming
+---------
+The rounds interact only on the client side (the fake value of round
+``r + 1`` is the server's estimate after round ``r``, which
+:meth:`PrivKVM.privatize` simulates). The server's final decode of all
+messages is a function of integer counts per key - users sampling ``j``,
+their 1-bits, and per round their ``+1`` and ``-1`` value bits - so
+:meth:`PrivKVM.partial` / :meth:`PrivKVM.merge` / :meth:`PrivKVM.finalize`
+are exact and a split decode is bit-identical to :meth:`PrivKVM.estimate`;
+slice the reports (``reports[a:b]``) to decode them in chunks.
+
 References
 ----------
 .. [1] Q. Ye, H. Hu, X. Meng, H. Zheng, "PrivKV: Key-Value Data Collection
@@ -61,8 +72,9 @@ import numpy as np
 from .._random import as_generator
 from .._validation import check_float, check_int, param_error
 from .._sanitize import SanitizationReport
-from .base import SparseMeanEstimate, SparseVectors, _as_float, as_sparse_vectors
+from .base import SparseMeanEstimate, SparseVectors, StreamingServer, _as_float, as_sparse_vectors
 from .rpc import resolve_clip_range
+from ..streaming import ExactSum, Partial
 
 __all__ = ["PrivKVM", "PrivKVMReports"]
 
@@ -89,6 +101,25 @@ class PrivKVMReports:
     def n(self) -> int:
         return int(self.keys.shape[0])
 
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, users) -> "PrivKVMReports":
+        """The reports of ``users``: a slice, an index array or a boolean mask.
+
+        ``reports[a:b]`` is the chunk of users ``a .. b - 1`` (for
+        :meth:`PrivKVM.partial`). An integer index raises ``TypeError``: use
+        ``reports[i:i + 1]`` for one user.
+        """
+        if isinstance(users, (int, np.integer)):
+            raise TypeError("PrivKVMReports are indexed by a slice, an index array or a mask; "
+                            f"use reports[{users}:{users} + 1] for one user")
+        if not isinstance(users, slice):
+            users = np.asarray(users)
+            if users.dtype != bool:
+                users = users.astype(np.int64)
+        return PrivKVMReports(self.keys[users], self.key_bits[users], self.values[users])
+
     def take(self, users) -> "PrivKVMReports":
         users = np.asarray(users, dtype=np.int64)
         return PrivKVMReports(self.keys[users], self.key_bits[users], self.values[users])
@@ -101,7 +132,7 @@ class PrivKVMReports:
         return PrivKVMReports(keys, bits, vals)
 
 
-class PrivKVM:
+class PrivKVM(StreamingServer):
     """PrivKVM: key sampling, one key bit, ``c`` rounds of value bits.
 
     Parameters
@@ -199,11 +230,17 @@ class PrivKVM:
         return ok & vv.all(axis=1)
 
     # ------------------------------------------------------------------ server
+    _REASONS = ("bad_key", "bad_bit", "bad_value")
+
     def round_mean(self, keys, key_bits, values_round) -> np.ndarray:
         """PrivKV's calibrated mean per key from one round's value bits."""
         vals = np.where(np.asarray(key_bits) == 1, values_round, 0)
         n1 = np.bincount(keys, weights=(vals == 1), minlength=self.d)
         n2 = np.bincount(keys, weights=(vals == -1), minlength=self.d)
+        return self._round_mean_of_counts(n1, n2)
+
+    def _round_mean_of_counts(self, n1, n2) -> np.ndarray:
+        """The round mean from the ``+1`` / ``-1`` counts per key (float64)."""
         total = n1 + n2
         p = self.p2
         n1s = np.clip((p - 1.0) / (2.0 * p - 1.0) * total + n1 / (2.0 * p - 1.0), 0.0, total)
@@ -216,11 +253,14 @@ class PrivKVM:
         """PrivKV's key-frequency estimate ``(N1_j / N_j - (1 - p1)) / (2 p1 - 1)``."""
         nj = np.bincount(keys, minlength=self.d).astype(np.float64)
         n1 = np.bincount(keys, weights=(np.asarray(key_bits) == 1), minlength=self.d)
+        return self._frequency_of_counts(nj, n1)
+
+    def _frequency_of_counts(self, nj, n1) -> np.ndarray:
         with np.errstate(invalid="ignore", divide="ignore"):
             f = np.where(nj > 0, (n1 / nj - (1.0 - self.p1)) / (2.0 * self.p1 - 1.0), 0.0)
         return f
 
-    def sanitize(self, reports):
+    def sanitize(self, reports, owner: str = "PrivKVM.estimate", *, allow_empty: bool = False):
         """Project a :class:`PrivKVMReports` (or a ``(keys, bits, values)`` triple).
 
         A key that is not an integer in ``[0, d)`` voids the user's report (it
@@ -234,19 +274,21 @@ class PrivKVM:
             try:
                 keys, bits, vals = reports
             except (TypeError, ValueError):
-                raise param_error("reports", "PrivKVM.estimate",
+                raise param_error("reports", owner,
                                   "a PrivKVMReports or a (keys, key_bits, values) triple",
                                   type(reports).__name__, TypeError) from None
         kf, _ = _as_float(np.asarray(keys))
-        n = kf.shape[0]
-        if n < 1 or kf.ndim != 1:
-            raise ValueError("The 'reports' parameter of PrivKVM.estimate must hold at least one "
+        n = kf.shape[0] if kf.ndim else 0
+        if kf.ndim != 1 or (n < 1 and not allow_empty):
+            raise ValueError(f"The 'reports' parameter of {owner} must hold at least one "
                              f"user. Got keys of shape {kf.shape} instead.")
         bf, _ = _as_float(np.asarray(bits))
         vf, _ = _as_float(np.asarray(vals))
+        if n == 0 and vf.shape == (0,):
+            vf = vf.reshape(0, self.n_rounds)
         if bf.shape != (n,) or vf.shape != (n, self.n_rounds):
             raise ValueError(
-                f"The 'reports' parameter of PrivKVM.estimate must have key bits of shape ({n},) "
+                f"The 'reports' parameter of {owner} must have key bits of shape ({n},) "
                 f"and values of shape ({n}, {self.n_rounds}). Got {bf.shape} and {vf.shape} instead.")
         good = np.isfinite(kf) & (kf == np.round(kf)) & (kf >= 0) & (kf < self.d)
         key_ok = np.where(good, kf, 0).astype(np.int64)
@@ -264,16 +306,94 @@ class PrivKVM:
         return key_ok, bit, vs, SanitizationReport(n, valid, by)
 
     def estimate(self, reports, *, identities=None) -> SparseMeanEstimate:
-        """``mu_hat = f_hat * m_hat_c`` from all rounds' messages."""
-        keys, bits, vals, report = self.sanitize(reports)
+        """``mu_hat = f_hat * m_hat_c`` from all rounds' messages.
+
+        Exactly ``finalize(partial(reports))`` (see :meth:`partial`).
+        """
+        owner = "PrivKVM.estimate"
         t0 = time.perf_counter()
+        state = self._partial(reports, None, owner, allow_empty=False)
+        result = self._finalize(state, owner)
+        result.seconds["aggregate"] = time.perf_counter() - t0
+        return result
+
+    # ------------------------------------------------------------ streaming
+    def stream_params(self) -> dict:
+        """The public parameters a partial is bound to (JSON values); ``type(self)(**params)``
+        rebuilds an equivalent server."""
+        return {"d": self.d, "m": self.m, "epsilon": self.epsilon, "n_rounds": self.n_rounds,
+                "clip_estimate": None if self.clip_estimate is None else list(self.clip_estimate)}
+
+    def _sum_sizes(self) -> dict:
+        return {"key_users": self.d, "key_ones": self.d, "plus": self.d * self.n_rounds,
+                "minus": self.d * self.n_rounds}
+
+    def partial(self, reports, epsilons=None, identities=None) -> Partial:
+        """The exact, mergeable state of the PrivKVM server over a chunk of users.
+
+        Parameters
+        ----------
+        reports : PrivKVMReports or (keys, key_bits, values) triple
+            The chunk's messages, e.g. ``reports[a:b]`` (may hold no user);
+            sanitized and counted as in :meth:`estimate`.
+        epsilons : None or float
+            The budget is fixed by the constructor: ``None`` or the
+            mechanism's ``epsilon`` (a scalar or one per user); anything else
+            raises ``ValueError``.
+        identities : ignored
+            PrivKVM uses no public randomness.
+
+        Returns
+        -------
+        fastldp.streaming.Partial
+            Holds, per key ``j`` and as :class:`~fastldp.streaming.ExactSum`
+            fed by ``add_integers`` (integer counts): the users that sampled
+            ``j`` (``"key_users"``), those of them reporting bit 1
+            (``"key_ones"``), and per round ``r`` the ``+1`` and ``-1`` value
+            bits (``"plus"`` and ``"minus"``, position ``r d + j``); and as
+            integer counts the number of users (``"users"``) and the
+            sanitization outcomes. ``O(d c)`` memory whatever ``n``.
+        """
+        return self._partial(reports, epsilons, "PrivKVM.partial", allow_empty=True)
+
+    def _partial(self, reports, epsilons, owner, allow_empty) -> Partial:
+        keys, bits, vals, report = self.sanitize(reports, owner, allow_empty=allow_empty)
+        n = keys.shape[0]
+        self._fixed_budget(epsilons, n, owner)
+        d, c = self.d, self.n_rounds
+        sums = {name: ExactSum(size) for name, size in self._sum_sizes().items()}
         live = keys >= 0
         k, b, v = keys[live], bits[live], vals[live]
-        freq = self.frequency(k, b)
-        rounds = [self.round_mean(k, b, v[:, r]) for r in range(self.n_rounds)]
+        if k.shape[0]:
+            sums["key_users"].add_integers(np.bincount(k, minlength=d).astype(np.int64))
+            sums["key_ones"].add_integers(np.bincount(k[b == 1], minlength=d).astype(np.int64))
+            slot = np.arange(c, dtype=np.int64)[None, :] * d + k[:, None]
+            for name, sign in (("plus", 1), ("minus", -1)):
+                hit = (v == sign) & (b[:, None] == 1)
+                sums[name].add_integers(np.bincount(slot[hit], minlength=d * c).astype(np.int64))
+        return self._new_partial(n, report, sums)
+
+    def finalize(self, partial: Partial) -> SparseMeanEstimate:
+        """Turn a (merged) partial into the estimate of all its users.
+
+        ``ValueError`` for a partial of another mechanism or other
+        parameters, or one holding no users.
+        """
+        t0 = time.perf_counter()
+        result = self._finalize(partial, "PrivKVM.finalize")
+        result.seconds["aggregate"] = time.perf_counter() - t0
+        return result
+
+    def _finalize(self, partial: Partial, owner: str) -> SparseMeanEstimate:
+        state = self._open(partial, owner)
+        d, c = self.d, self.n_rounds
+        freq = self._frequency_of_counts(state.sums["key_users"].value(),
+                                         state.sums["key_ones"].value())
+        plus = state.sums["plus"].value().reshape(c, d)
+        minus = state.sums["minus"].value().reshape(c, d)
+        rounds = [self._round_mean_of_counts(plus[r], minus[r]) for r in range(c)]
         raw = freq * rounds[-1]
         mean = raw if self.clip_estimate is None else np.clip(raw, *self.clip_estimate)
-        return SparseMeanEstimate(mean=mean, raw=raw, sanitization=report,
+        return SparseMeanEstimate(mean=mean, raw=raw, sanitization=self._report_of(state),
                                   details={"frequency": freq, "value_mean": rounds[-1],
-                                           "round_means": np.array(rounds)},
-                                  seconds={"aggregate": time.perf_counter() - t0})
+                                           "round_means": np.array(rounds)})

@@ -16,10 +16,14 @@ Public signs
 ------------
 ``S_i(e)`` is the pair sign ``R_i(e)`` of the counter-based hash keyed by
 ``(codebook_seed, identity)`` (see :mod:`fastldp._kernels._hash`), so the
-aggregator is exactly the global sketch ``sum_i w_i S_i`` with
-``w_i = alpha Z_i / n``, computed by :func:`fastldp._kernels._sketch.global_sketch`
-in ``O(n d)``, bit-identical for any thread count. A client evaluates only the
-Philox blocks that hold its ``<= m`` coordinates (plus padding).
+aggregator is ``alpha / n`` times the global sketch ``sum_i Z_i S_i``, kept
+*exactly* (:func:`fastldp.vectors.base.add_sign_sketch`: the integer sketch
+kernel on the exact binary digits of the ``Z_i``, summed in a
+:class:`fastldp.streaming.ExactSum`) in ``O(n d)`` and rounded once, so it is
+bit-identical for any thread count and any split of the reports
+(:meth:`RPC.partial`, :meth:`RPC.merge`, :meth:`RPC.finalize`). A client
+evaluates only the Philox blocks that hold its ``<= m`` coordinates (plus
+padding).
 
 Value routes (``values=``)
 --------------------------
@@ -91,11 +95,12 @@ from math import comb, exp, inf, isqrt, lgamma, log, sqrt
 import numpy as np
 
 from .._kernels._hash import pair_signs, set_sign_sums
-from .._kernels._sketch import global_sketch
 from .._random import as_generator, resolve_codebook_seed, resolve_identities, resolve_n_threads
 from .._validation import check_choice, check_float, check_int, param_error
 from .._sanitize import SanitizationReport
-from .base import ScaledReportSpace, SparseVectors, as_sparse_vectors, round_to_signs, sanitize_real
+from .base import (ScaledReportSpace, SparseVectors, StreamingServer, add_sign_sketch,
+                   as_sparse_vectors, round_to_signs, sanitize_real)
+from ..streaming import ExactSum, Partial, chunk_length
 from ..oracles.randomizers import Randomizer, make_randomizer
 
 __all__ = ["RPC", "RPCEstimate", "clipping_alpha", "resolve_clip_range", "VALUE_ROUTES",
@@ -288,7 +293,7 @@ class RPCEstimate:
     seconds: dict = field(default_factory=dict)
 
 
-class RPC(ScaledReportSpace):
+class RPC(ScaledReportSpace, StreamingServer):
     """Randomized Projection with Clipping: one real number per user, epsilon-LDP.
 
     Parameters
@@ -602,13 +607,19 @@ class RPC(ScaledReportSpace):
         return self.R * self.randomizer.privatize(u / self.R, rng=gen)
 
     # ------------------------------------------------------------------ server
-    def sanitize(self, reports, n: int):
+    _REASONS = ("off_alphabet", "out_of_range", "infinite", "nan", "non_numeric")
+
+    def sanitize(self, reports, n: int, owner: str = "RPC.estimate"):
         """Project received reports onto the hull of the output space (counted)."""
         lo, hi = self.output_bounds
-        return sanitize_real(reports, (n,), lo, hi, "RPC.estimate", is_legal=self.is_legal)
+        return sanitize_real(reports, (n,), lo, hi, owner, is_legal=self.is_legal)
 
     def estimate(self, reports, *, identities=None) -> RPCEstimate:
         """Aggregate ``mu_hat = (alpha / n) sum_i Z_i S_i`` (Eq. (20), Algorithm 1 step 14).
+
+        Exactly ``finalize(partial(reports, identities=identities))``: the sum
+        ``sum_i Z_i S_i`` is exact and rounded once, so a decode split into
+        chunks (:meth:`partial`, :meth:`merge`) gives the same bits.
 
         Parameters
         ----------
@@ -622,6 +633,7 @@ class RPC(ScaledReportSpace):
         -------
         RPCEstimate
         """
+        owner = "RPC.estimate"
         try:
             n = len(reports)
         except TypeError:
@@ -631,11 +643,91 @@ class RPC(ScaledReportSpace):
             ) from None
         if n < 1:
             raise ValueError("The 'reports' parameter of RPC.estimate must be non-empty. Got 0 reports instead.")
-        ids = resolve_identities(identities, n, "RPC.estimate")
-        z, report = self.sanitize(reports, n)
         t0 = time.perf_counter()
-        raw = global_sketch(self.codebook_seed, ids, (self.alpha / n) * z, self.d, self.n_threads)
+        state = self._partial(reports, None, identities, owner)
         t1 = time.perf_counter()
+        result = self._finalize(state, owner)
+        result.seconds["sketch"] = t1 - t0 + result.seconds.pop("scale")
+        return result
+
+    # ------------------------------------------------------------ streaming
+    def stream_params(self) -> dict:
+        """The public parameters a partial is bound to (JSON values).
+
+        ``type(self)(**params)`` rebuilds an equivalent server: ``R`` is the
+        resolved threshold (so its ``R_rule`` reads ``"given"``) and
+        ``randomizer`` is the resolved randomizer's *name* (``"auto"`` is
+        recorded as what it chose). A custom :class:`Randomizer` subclass is
+        recorded by its ``name`` too and rebuilds only if that name is one of
+        :data:`fastldp.oracles.randomizers.RANDOMIZERS`. ``n_threads`` is not
+        a parameter: results do not depend on it.
+        """
+        return {"d": self.d, "m": self.m, "epsilon": self.epsilon,
+                "randomizer": self.randomizer.name, "R": self.R, "values": self.values,
+                "beta": self.beta, "n_users": self.n_users, "pad": self.pad,
+                "clip_estimate": None if self.clip_estimate is None else list(self.clip_estimate),
+                "codebook_seed": self.codebook_seed}
+
+    def _sum_sizes(self) -> dict:
+        return {"sketch": self.d}
+
+    def partial(self, reports, epsilons=None, identities=None) -> Partial:
+        """The exact, mergeable state of the RPC server over a chunk of reports.
+
+        Parameters
+        ----------
+        reports : array_like, shape (n,)
+            The chunk's reports (``n`` may be 0); sanitized and counted as in
+            :meth:`estimate`.
+        epsilons : None or float
+            RPC's budget is fixed by the constructor: ``None``, or the
+            mechanism's ``epsilon`` (a scalar or one per report); anything
+            else raises ``ValueError``.
+        identities : array_like of int, optional
+            The chunk's identities. The default ``0 .. n-1`` is right only
+            for a first chunk: pass them for every other chunk.
+
+        Returns
+        -------
+        fastldp.streaming.Partial
+            Holds ``sum_i Z_i S_i(j)`` for ``j < d`` as an
+            :class:`~fastldp.streaming.ExactSum` (``"sketch"``, built by
+            :func:`~fastldp.vectors.base.add_sign_sketch` from the exact
+            binary digits of the sanitized ``Z_i``), and as integer counts the
+            number of reports (``"users"``) and the sanitization outcomes.
+            ``O(d)`` memory whatever ``n``.
+        """
+        return self._partial(reports, epsilons, identities, "RPC.partial")
+
+    def _partial(self, reports, epsilons, identities, owner) -> Partial:
+        n = chunk_length(reports, owner)
+        self._fixed_budget(epsilons, n, owner)
+        ids = resolve_identities(identities, n, owner)
+        sketch = ExactSum(self.d)
+        report = None
+        if n:
+            z, report = self.sanitize(reports, n, owner)
+            add_sign_sketch(sketch, self.codebook_seed, ids, z, self.n_threads)
+        return self._new_partial(n, report, {"sketch": sketch})
+
+    def finalize(self, partial: Partial) -> RPCEstimate:
+        """Turn a (merged) partial into the :class:`RPCEstimate` of all its reports.
+
+        ``raw = (alpha / n) * S`` with ``S`` the exact sketch rounded once;
+        ``ValueError`` for a partial of another mechanism or other parameters,
+        or one holding no reports.
+        """
+        result = self._finalize(partial, "RPC.finalize")
+        result.seconds["sketch"] = result.seconds.pop("scale")
+        return result
+
+    def _finalize(self, partial: Partial, owner: str) -> RPCEstimate:
+        state = self._open(partial, owner)
+        t0 = time.perf_counter()
+        n = state.counts["users"]
+        raw = (self.alpha / n) * state.sums["sketch"].value()
         mean = raw if self.clip_estimate is None else np.clip(raw, *self.clip_estimate)
-        return RPCEstimate(mean=mean, raw=raw, alpha=self.alpha, R=self.R, sanitization=report,
-                           n_threads=self.n_threads, seconds={"sketch": t1 - t0})
+        t1 = time.perf_counter()
+        return RPCEstimate(mean=mean, raw=raw, alpha=self.alpha, R=self.R,
+                           sanitization=self._report_of(state), n_threads=self.n_threads,
+                           seconds={"scale": t1 - t0})

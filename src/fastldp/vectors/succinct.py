@@ -13,7 +13,12 @@ Hashing: ``S_i`` is the pair sign of the counter-based hash (stream 0) and
 ``h_i`` the OLH bucket (stream 1, multiply-shift onto ``b`` buckets,
 :func:`fastldp.oracles.olh.olh_hash`), both keyed by ``(codebook_seed,
 identity)``; the two streams are independent.
-With ``b = 1`` the aggregate is the global sketch ``sum_i (Y_i / n) S_i``.
+With ``b = 1`` the aggregate is the global sketch ``(1 / n) sum_i Y_i S_i``.
+
+Every sum of the server is exact (:class:`fastldp.streaming.ExactSum`) and
+rounded once, so a decode split into chunks and merged in any order
+(:meth:`Succinct.partial`, :meth:`Succinct.merge`, :meth:`Succinct.finalize`)
+is bit-identical to :meth:`Succinct.estimate`.
 
 Choices where the descriptions are ambiguous
 --------------------------------------------
@@ -45,16 +50,18 @@ from math import inf, log, sqrt
 import numpy as np
 
 from .._kernels._hash import pair_signs
-from .._kernels._sketch import global_sketch
 from .._random import as_generator, resolve_codebook_seed, resolve_identities, resolve_n_threads
 from .._validation import check_float, check_int
 from .base import (
     ScaledReportSpace,
     SparseMeanEstimate,
     SparseVectors,
+    StreamingServer,
+    add_sign_sketch,
     as_sparse_vectors,
     sanitize_real,
 )
+from ..streaming import ExactSum, Partial
 from ..oracles.olh import olh_hash
 from ..oracles.randomizers import Randomizer, make_randomizer
 from .rpc import resolve_clip_range
@@ -64,7 +71,7 @@ __all__ = ["Succinct"]
 _CHUNK = 4096  # users per chunk of the O(n d) server gather when b > 1
 
 
-class Succinct(ScaledReportSpace):
+class Succinct(ScaledReportSpace, StreamingServer):
     """Succinct mechanism: ``b`` clipped, randomized bucket sums per user.
 
     Parameters
@@ -172,41 +179,132 @@ class Succinct(ScaledReportSpace):
         return self.channel_density(reports, u)
 
     # ------------------------------------------------------------------ server
-    def estimate(self, reports, *, identities=None) -> SparseMeanEstimate:
-        """``mu_hat(j) = (1/n) sum_i S_i(j) Y_{i, h_i(j)}``; malformed entries are sanitized."""
+    _REASONS = ("off_alphabet", "out_of_range", "infinite", "nan", "non_numeric")
+
+    def _report_matrix(self, reports, owner: str, *, allow_empty: bool):
+        """``reports`` as an ``(n, b)`` array (a 1-d array when ``b = 1``), or raise."""
         try:
             arr = np.asarray(reports)
         except ValueError:
             arr = np.asarray(reports, dtype=object)
+        if allow_empty and arr.ndim == 1 and arr.shape[0] == 0:
+            arr = arr.reshape(0, self.b)
         if arr.ndim == 1 and self.b == 1:
             arr = arr[:, None]
-        if arr.ndim != 2 or arr.shape[0] < 1 or arr.shape[1] != self.b:
+        if (arr.ndim != 2 or arr.shape[1] != self.b
+                or (arr.shape[0] < 1 and not allow_empty)):
+            what = "an" if allow_empty else "a non-empty"
             raise ValueError(
-                f"The 'reports' parameter of Succinct.estimate must be a non-empty (n, {self.b}) "
+                f"The 'reports' parameter of {owner} must be {what} (n, {self.b}) "
                 f"array. Got shape {arr.shape} instead.")
-        n = arr.shape[0]
-        ids = resolve_identities(identities, n, "Succinct.estimate")
-        lo, hi = self.output_bounds
-        legal = None
-        if self.randomizer.discrete:
-            c = self.R * self.randomizer.c_eps
-            legal = lambda v: (v == c) | (v == -c)  # noqa: E731
-        y, report = sanitize_real(arr, arr.shape, lo, hi, "Succinct.estimate", is_legal=legal)
+        return arr
+
+    def estimate(self, reports, *, identities=None) -> SparseMeanEstimate:
+        """``mu_hat(j) = (1/n) sum_i S_i(j) Y_{i, h_i(j)}``; malformed entries are sanitized.
+
+        Exactly ``finalize(partial(reports, identities=identities))`` (see
+        :meth:`partial`).
+        """
+        owner = "Succinct.estimate"
+        self._report_matrix(reports, owner, allow_empty=False)
         t0 = time.perf_counter()
-        if self.b == 1:
-            raw = global_sketch(self.codebook_seed, ids, y[:, 0] / n, self.d, self.n_threads)
-        else:
-            raw = np.zeros(self.d)
-            coords = np.arange(self.d, dtype=np.int64)
-            for start in range(0, n, _CHUNK):
-                stop = min(n, start + _CHUNK)
-                rep = np.repeat(ids[start:stop], self.d)
-                cc = np.tile(coords, stop - start)
-                s = self.signs(rep, cc).reshape(stop - start, self.d)
-                h = self.buckets(rep, cc).reshape(stop - start, self.d)
-                vals = np.take_along_axis(y[start:stop], h, axis=1)
-                raw += (s * vals).sum(axis=0)
-            raw /= n
+        state = self._partial(reports, None, identities, owner)
+        t1 = time.perf_counter()
+        result = self._finalize(state, owner)
+        result.seconds["aggregate"] = t1 - t0 + result.seconds.pop("scale")
+        return result
+
+    # ------------------------------------------------------------ streaming
+    def stream_params(self) -> dict:
+        """The public parameters a partial is bound to (JSON values).
+
+        ``type(self)(**params)`` rebuilds an equivalent server: ``R`` is the
+        resolved threshold and ``randomizer`` the resolved randomizer's name
+        (a custom :class:`Randomizer` subclass rebuilds only if its ``name``
+        is one of :data:`fastldp.oracles.randomizers.RANDOMIZERS`).
+        ``n_threads`` is not a parameter: results do not depend on it.
+        """
+        return {"d": self.d, "m": self.m, "epsilon": self.epsilon, "b": self.b, "R": self.R,
+                "n_users": self.n_users, "randomizer": self.randomizer.name,
+                "clip_estimate": None if self.clip_estimate is None else list(self.clip_estimate),
+                "codebook_seed": self.codebook_seed}
+
+    def _sum_sizes(self) -> dict:
+        return {"sketch": self.d}
+
+    def partial(self, reports, epsilons=None, identities=None) -> Partial:
+        """The exact, mergeable state of the Succinct server over a chunk of reports.
+
+        Parameters
+        ----------
+        reports : array_like, shape (n, b) (or (n,) when ``b = 1``)
+            The chunk's reports (``n`` may be 0); sanitized and counted as in
+            :meth:`estimate`.
+        epsilons : None or float
+            The budget is fixed by the constructor: ``None`` or the
+            mechanism's ``epsilon`` (a scalar or one per report); anything
+            else raises ``ValueError``.
+        identities : array_like of int, optional
+            The chunk's identities. The default ``0 .. n-1`` is right only
+            for a first chunk: pass them for every other chunk.
+
+        Returns
+        -------
+        fastldp.streaming.Partial
+            Holds ``sum_i S_i(j) Y_{i, h_i(j)}`` for ``j < d`` as an
+            :class:`~fastldp.streaming.ExactSum` (``"sketch"``: with ``b = 1``
+            built by :func:`~fastldp.vectors.base.add_sign_sketch`, with
+            ``b > 1`` by ``ExactSum.add`` of the ``n d`` exact terms
+            ``S_i(j) Y_{i, h_i(j)}``, ``4096`` users at a time), and as integer
+            counts the number of reports (``"users"``) and the sanitization
+            outcomes of the ``n b`` entries. ``O(d)`` memory whatever ``n``.
+        """
+        return self._partial(reports, epsilons, identities, "Succinct.partial")
+
+    def _partial(self, reports, epsilons, identities, owner) -> Partial:
+        arr = self._report_matrix(reports, owner, allow_empty=True)
+        n = arr.shape[0]
+        self._fixed_budget(epsilons, n, owner)
+        ids = resolve_identities(identities, n, owner)
+        sketch = ExactSum(self.d)
+        report = None
+        if n:
+            lo, hi = self.output_bounds
+            legal = None
+            if self.randomizer.discrete:
+                c = self.R * self.randomizer.c_eps
+                legal = lambda v: (v == c) | (v == -c)  # noqa: E731
+            y, report = sanitize_real(arr, arr.shape, lo, hi, owner, is_legal=legal)
+            if self.b == 1:
+                add_sign_sketch(sketch, self.codebook_seed, ids, y[:, 0], self.n_threads)
+            else:
+                coords = np.arange(self.d, dtype=np.int64)
+                positions = np.tile(coords, min(n, _CHUNK))
+                for start in range(0, n, _CHUNK):
+                    stop = min(n, start + _CHUNK)
+                    rep = np.repeat(ids[start:stop], self.d)
+                    cc = positions[: (stop - start) * self.d]
+                    s = self.signs(rep, cc).reshape(stop - start, self.d)
+                    h = self.buckets(rep, cc).reshape(stop - start, self.d)
+                    vals = np.take_along_axis(y[start:stop], h, axis=1)
+                    sketch.add((s * vals).ravel(), cc)
+        return self._new_partial(n, report, {"sketch": sketch})
+
+    def finalize(self, partial: Partial) -> SparseMeanEstimate:
+        """Turn a (merged) partial into the estimate of all its reports.
+
+        ``raw = S / n`` with ``S`` the exact sum rounded once; ``ValueError``
+        for a partial of another mechanism or other parameters, or one
+        holding no reports.
+        """
+        result = self._finalize(partial, "Succinct.finalize")
+        result.seconds["aggregate"] = result.seconds.pop("scale")
+        return result
+
+    def _finalize(self, partial: Partial, owner: str) -> SparseMeanEstimate:
+        state = self._open(partial, owner)
+        t0 = time.perf_counter()
+        raw = state.sums["sketch"].value() / state.counts["users"]
         mean = raw if self.clip_estimate is None else np.clip(raw, *self.clip_estimate)
-        return SparseMeanEstimate(mean=mean, raw=raw, sanitization=report,
-                                  seconds={"aggregate": time.perf_counter() - t0})
+        return SparseMeanEstimate(mean=mean, raw=raw, sanitization=self._report_of(state),
+                                  seconds={"scale": time.perf_counter() - t0})
