@@ -16,6 +16,7 @@ public                          array layer (validated inputs)
 ``privatize(values, *, ...)``   ``perturb(values, eps, identities, rng)``
 ``estimate(reports, *, ...)``   ``sanitize(reports, eps, identities, owner)``
                                 then ``aggregate(clean, eps, identities, lam)``
+                                (``weighted_sums`` + ``weighted_counts``)
 ==============================  ============================================
 
 ``aggregate`` returns ``sum_i lam_i c_i(v)``; ``variances(eps)`` is the
@@ -45,6 +46,38 @@ sanitize stream of the counter-based hash) and counted by reason:
 ``non_numeric`` (strings, None, objects), ``non_integer`` (NaN, +-inf,
 fractions) and ``out_of_range`` (integers outside the identity's outputs).
 Only a wrong number or shape of reports raises.
+
+Streaming: partial, merge, finalize
+-----------------------------------
+``estimate(...)`` is literally ``finalize(partial(...))``: a
+:class:`~fastldp.streaming.Partial` holds the exact sums behind the
+estimate, two partials of disjoint chunks ``merge`` by adding them, and
+``finalize`` is a deterministic function of the merged state, so a decode
+split into any chunks, merged in any order, is bit-identical to the one-shot
+:meth:`~FrequencyOracle.estimate`. The state is ``O(size of the oracle's
+statistic)`` (``D`` symbols; ``K`` columns for HR; ``h g`` cells for FLH),
+whatever the number of reports. There are two kinds of partial:
+
+* **equal budget** (``epsilons=None``, the oracle's ``epsilon``): the
+  integer number of reports hitting each position of the statistic
+  (``"hits"``, an :class:`~fastldp.streaming.ExactSum` of integers);
+  ``finalize`` applies the same closed form as before
+  (``(hits - n q) / (p - q)`` and the like), so these estimates are
+  unchanged;
+* **personal budgets** (``epsilons`` given): per position the exact sum of
+  the report weights ``a_i = lam_i / (p_i - q_i)`` (``"support"``), the
+  exact constant ``-sum_i a_i q_i`` added to every count (``"offset"``),
+  and the exact sums of ``sigma_i^2`` (``"var"``) and of
+  ``held_i - sigma_i^2`` (``"held_minus_var"``) for the plug-in variance.
+  Where a compiled kernel sums float weights (OLH's support, unary
+  encoding's bit counts) it runs with unit weights once per distinct
+  weight, or on integer limbs of the weights, so that each of its sums is
+  an exact integer (:func:`add_weighted_hits`).
+
+Both kinds count the reports by sanitization outcome (integer counts). The
+two kinds do not merge with each other (a ``ValueError`` says so): a decode
+either uses the oracle's budget for every report or personal budgets for
+every report.
 """
 
 from __future__ import annotations
@@ -55,8 +88,9 @@ import numpy as np
 
 from .._kernels._hash import SANITIZE_STREAM, hash_blocks
 from .._random import as_generator, resolve_codebook_seed, resolve_identities, resolve_n_threads
-from .._sanitize import SanitizationReport
+from .._sanitize import SanitizationReport, sanitization_counts, sanitization_report
 from .._validation import check_float, check_int, check_positive_array, param_error
+from ..streaming import ExactSum, Partial, check_partial
 
 __all__ = ["FrequencyOracle", "FrequencyEstimate", "EPSILON_MAX", "MAX_DOMAIN_SIZE"]
 
@@ -203,6 +237,179 @@ def entry_error(name: str, owner: str, expected: str, value, index: int, exc=Val
                f"Got {value!r} at index {index} instead.")
 
 
+# ---------------------------------------------------------------- exact sums
+#: Below this many distinct weights (or one per 64 reports), a weighted kernel sum
+#: runs once per distinct weight with unit weights (integer counts) instead of
+#: once per integer limb of the weights.
+MAX_WEIGHT_CLASSES = 32
+_COUNT_LIMIT = 1 << 36  # |count| * 27-bit limb stays below 2**63
+
+
+def scalar_sum(values) -> ExactSum:
+    """The exact sum of ``values`` as a one-position :class:`~fastldp.streaming.ExactSum`."""
+    v = np.ascontiguousarray(values, dtype=np.float64).ravel()
+    out = ExactSum(1)
+    if v.shape[0]:
+        out.add(v, np.zeros(v.shape[0], dtype=np.int64))
+    return out
+
+
+def add_broadcast(total: ExactSum, scalar: ExactSum) -> ExactSum:
+    """``total + scalar`` at every position, exactly (a new sum; neither input changes)."""
+    k_lo, digits = scalar.canonical()
+    if digits.shape[0] == 0:
+        return total
+    wide = ExactSum(total.size)
+    wide.__setstate__({"size": total.size, "k_lo": k_lo,
+                       "digits": np.repeat(digits, total.size, axis=1)})
+    return total.merge(wide)
+
+
+def integer_value(total: ExactSum) -> np.ndarray:
+    """``total.value()`` for a sum of integers, read without the general rounding loop.
+
+    When the digits hold integers below ``2**61`` in magnitude (any count of
+    reports), the value is formed in int64 and converted to float64 with one
+    round-to-nearest, which is what :meth:`~fastldp.streaming.ExactSum.value`
+    returns; otherwise it falls back to ``value()``.
+    """
+    d = total.digits
+    if d.shape[0] == 0:
+        return np.zeros(total.size)
+    if (total.k_lo == 0 and d.shape[0] >= 2 and not d[2:].any()
+            and np.abs(d[0]).max(initial=0) < (1 << 60)
+            and np.abs(d[1]).max(initial=0) < (1 << 28)):
+        return (d[0] + (d[1] << 32)).astype(np.float64)
+    return total.value()
+
+
+def _mantissa(value: float) -> tuple[int, int]:
+    """``value = M * 2**shift`` with an integer ``|M| < 2**53`` (exact)."""
+    m, e = np.frexp(float(value))
+    return int(np.ldexp(m, 53)), int(e) - 53
+
+
+def add_integer_multiple(total: ExactSum, counts, weight: float) -> None:
+    """Add ``counts[j] * weight`` exactly at every position ``j`` (int64 counts).
+
+    The weight's 53-bit mantissa is split in two limbs of at most 27 bits, so
+    each product fits in an int64 (``|counts| < 2**36``).
+    """
+    c = np.ascontiguousarray(counts, dtype=np.int64)
+    if not c.any() or weight == 0.0:
+        return
+    if int(np.abs(c).max()) >= _COUNT_LIMIT:  # pragma: no cover - chunks are far smaller
+        raise ValueError("add_integer_multiple: counts must stay below 2**36 per chunk")
+    mant, shift = _mantissa(weight)
+    hi, lo = divmod(abs(mant), 1 << 27)
+    sign = -1 if mant < 0 else 1
+    if hi:
+        total.add_integers(c * (sign * hi), shift + 27)
+    if lo:
+        total.add_integers(c * (sign * lo), shift)
+
+
+def add_weighted_hits(total: ExactSum, weights, hits) -> None:
+    """Add ``sum_i weights[i] * hit_i(v)`` exactly, using a kernel that sums floats.
+
+    Parameters
+    ----------
+    total : ExactSum
+        Receives the sums, one position per ``v``.
+    weights : float64 array, shape (n,)
+        Finite report weights.
+    hits : callable ``hits(members, w)``
+        Returns, for the reports ``members`` (an index array, or ``None`` for
+        all), the length-``total.size`` vector ``sum_i w_i hit_i(v)``
+        computed in float64 (any order), ``hit_i(v)`` in ``{0, 1}``; ``w``
+        is aligned with ``members``, or ``None`` for unit weights.
+
+    Notes
+    -----
+    A float sum of integers is exact, whatever the order, while every partial
+    sum stays below ``2**53``. With few distinct weights (at most
+    ``max(MAX_WEIGHT_CLASSES, n // 64)``) the kernel runs once per weight
+    with unit weights, and each integer count is multiplied by its weight
+    exactly (:func:`add_integer_multiple`): one pass over the reports in all.
+    Otherwise, with ``w_i = M_i 2^(e_i - 53)`` (``|M_i| < 2^53``), weights of
+    one sign whose exponents lie within a few bits of each other form a
+    group with the integers ``M_i 2^(e_i - e_lo)``, and the kernel runs on
+    their limbs of ``L = 53 - bitlength(n)`` bits: ``n (2^L - 1) < 2^53``,
+    so every kernel sum is exact. Weights spanning a factor ``2^9`` or less
+    form one group of two limbs for chunks below ``2^22`` reports: two
+    passes over the reports.
+    """
+    w = np.ascontiguousarray(weights, dtype=np.float64).ravel()
+    n = w.shape[0]
+    if n == 0:
+        return
+    if not np.isfinite(w).all():
+        raise ValueError("add_weighted_hits: the weights must be finite")
+    order = np.argsort(w, kind="stable")
+    ordered = w[order]
+    cuts = np.flatnonzero(ordered[1:] != ordered[:-1]) + 1
+    if cuts.shape[0] + 1 <= max(MAX_WEIGHT_CLASSES, n // 64):
+        bounds = np.concatenate(([0], cuts, [n]))
+        for a, b in zip(bounds[:-1], bounds[1:]):
+            u = float(ordered[a])
+            if u == 0.0:
+                continue
+            members = None if (a == 0 and b == n) else np.sort(order[a:b])
+            counts = np.asarray(hits(members, None))
+            add_integer_multiple(total, np.rint(counts).astype(np.int64), u)
+        return
+    m, e = np.frexp(w)
+    e = e.astype(np.int64)
+    mant = np.ldexp(m, 53).astype(np.int64)  # exact: |mant| in [2^52, 2^53), 0 for w = 0
+    magnitude = np.abs(mant)
+    bits = 53 - int(n).bit_length()  # n (2^bits - 1) < 2^53: every kernel sum is exact
+    if bits < 1:  # pragma: no cover - 2**52 reports in one chunk
+        raise ValueError("add_weighted_hits: too many reports in one chunk")
+    mask = np.int64((1 << bits) - 1)
+    # exponents up to `spread` apart share one group: M_i 2^(e_i - e_lo) < 2^(53 + spread)
+    # stays in an int64 and in two limbs whenever 53 + spread <= 2 bits
+    spread = max(0, min(62 - 53, 2 * bits - 53))
+    for negative in (False, True):
+        side = (mant < 0) if negative else (mant > 0)
+        if not side.any():
+            continue
+        exponents = np.unique(e[side])[::-1]
+        i = 0
+        while i < exponents.shape[0]:
+            e_hi, j = int(exponents[i]), i
+            while j + 1 < exponents.shape[0] and e_hi - int(exponents[j + 1]) <= spread:
+                j += 1
+            e_lo = int(exponents[j])
+            sel = side & (e >= e_lo) & (e <= e_hi)
+            members = None if sel.all() else np.flatnonzero(sel)
+            scaled = magnitude[sel] << (e[sel] - e_lo)
+            sign = -1 if negative else 1
+            for t in range(-(-(53 + e_hi - e_lo) // bits)):
+                limb = (scaled >> np.int64(bits * t)) & mask
+                if not limb.any():
+                    continue
+                sums = np.asarray(hits(members, limb.astype(np.float64)))
+                total.add_integers(sign * np.rint(sums).astype(np.int64), e_lo - 53 + bits * t)
+            i = j + 1
+
+
+def partial_report(partial: Partial) -> SanitizationReport:
+    """The :class:`SanitizationReport` of every report a (merged) partial holds."""
+    return sanitization_report(partial.counts, partial.flags)
+
+
+def report_counts(report: SanitizationReport) -> dict:
+    """Sanitization counts with every oracle reason present (so partials merge)."""
+    full = SanitizationReport(report.n_received, report.n_valid,
+                              {r: int(report.by_reason.get(r, 0)) for r in REASONS},
+                              report.wrong_dtype)
+    return sanitization_counts(full)
+
+
+_EQUAL_SUMS = frozenset({"hits"})
+_PERSONAL_SUMS = frozenset({"support", "offset", "var", "held_minus_var"})
+
+
 class FrequencyOracle:
     """Base class: keyword-only construction, validated ``privatize`` / ``estimate``.
 
@@ -218,6 +425,23 @@ class FrequencyOracle:
         draws one from OS entropy.
     n_threads : int or None
         Threads of the server kernels; results never depend on it.
+
+    Notes
+    -----
+    The server also decodes in chunks: ``partial`` per chunk, ``merge``,
+    ``finalize`` (bit-identical to ``estimate``; module docstring,
+    "Streaming").
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastldp.oracles import GRR
+    >>> grr = GRR(domain_size=5, epsilon=1.0, codebook_seed=0)
+    >>> y = grr.privatize(np.arange(100) % 5, rng=0)
+    >>> parts = [grr.partial(y[:60]), grr.partial(y[60:], identities=np.arange(60, 100))]
+    >>> merged = grr.finalize(grr.merge(parts[1], parts[0]))
+    >>> bool(np.array_equal(merged.counts, grr.estimate(y).counts))
+    True
     """
 
     name = "oracle"
@@ -375,6 +599,10 @@ class FrequencyOracle:
     def estimate(self, reports, *, epsilons=None, identities=None) -> FrequencyEstimate:
         """Count estimates of every symbol, their variances and the sanitization counts.
 
+        Exactly ``finalize(partial(reports, epsilons, identities))``: see
+        :meth:`partial` for the exact sums that make a decode split into
+        chunks bit-identical to this one.
+
         Parameters
         ----------
         reports : array_like
@@ -383,28 +611,221 @@ class FrequencyOracle:
         epsilons, identities
             As given to :meth:`privatize`.
         """
-        owner = f"{type(self).__name__}.estimate"
+        return self.finalize(self._partial(reports, epsilons, identities,
+                                           f"{type(self).__name__}.estimate"))
+
+    # ------------------------------------------------------------ streaming
+    def _stream_extra(self) -> dict:
+        """Oracle-specific public parameters of :meth:`stream_params` (FLH: ``n_hashes``)."""
+        return {}
+
+    def stream_params(self) -> dict:
+        """The public parameters a partial is bound to (JSON values).
+
+        ``type(self)(**oracle.stream_params())`` builds an equivalent server:
+        ``domain_size``, ``epsilon`` (``None`` allowed), ``codebook_seed`` and
+        any oracle-specific public parameter (FLH's ``n_hashes``); not
+        ``n_threads``, which never changes a result.
+
+        Returns
+        -------
+        dict
+        """
+        params = {"domain_size": self.domain_size, "epsilon": self.epsilon,
+                  "codebook_seed": self.codebook_seed}
+        params.update(self._stream_extra())
+        return params
+
+    def partial(self, reports, epsilons=None, identities=None) -> Partial:
+        """The exact, mergeable state of :meth:`estimate` over a chunk of reports.
+
+        Parameters
+        ----------
+        reports : array_like
+            The chunk's reports (there may be none); sanitized and counted as
+            in :meth:`estimate`.
+        epsilons : float or array_like, shape (n,), optional
+            The chunk's personal budgets; ``None`` uses the oracle's
+            ``epsilon`` for every report (the equal-budget decode).
+        identities : array_like of int, optional
+            The chunk's identities. The default ``0 .. n-1`` is right only
+            for a first chunk: pass them for every other chunk (they key the
+            sanitization coins and, for OLH, the hashes).
+
+        Returns
+        -------
+        fastldp.streaming.Partial
+            Mechanism ``type(self).__name__``, parameters
+            :meth:`stream_params`. Equal budget (``epsilons=None``): the
+            integer hit counts per position of the oracle's statistic
+            (``"hits"``: integers in an :class:`~fastldp.streaming.ExactSum`).
+            Personal budgets: :class:`~fastldp.streaming.ExactSum` s of the
+            report weights per position (``"support"``), of the constant
+            added to every count (``"offset"``), of the per-report variances
+            ``sigma_i^2`` (``"var"``) and of ``held_i - sigma_i^2``
+            (``"held_minus_var"``). Both keep the integer counts of reports
+            by sanitization outcome (``"n"``, ``"n_valid"``,
+            ``"reason:<reason>"``) and the or-merged ``"wrong_dtype"`` flag.
+            The state has one position per symbol (``K`` columns for
+            Hadamard response, ``h g`` cells for FLH), whatever ``n``.
+        """
+        return self._partial(reports, epsilons, identities, f"{type(self).__name__}.partial")
+
+    def _partial(self, reports, epsilons, identities, owner: str) -> Partial:
         n = self._n_reports(reports, owner)
         if epsilons is None and self.epsilon is not None:
-            counts = self._uniform_counts(reports, n, identities, owner)
-            if counts is not None:  # every report legal: no copy, no per-report budgets
+            hits = self._fast_hits(reports, n, identities, owner)
+            if hits is not None:  # every report legal: no copy, no per-report budgets
                 report = SanitizationReport(n, n, {r: 0 for r in REASONS}, False)
-                return FrequencyEstimate(counts, self._uniform_variances(n, counts), report, n)
-        eps = self._budgets(epsilons, n, owner)
-        ids = resolve_identities(identities, n, owner)
-        clean, report = self.sanitize(reports, eps, ids, owner)
-        if epsilons is None:
-            counts = self._aggregate_uniform(clean, self.epsilon, ids)
+            else:
+                ids = resolve_identities(identities, n, owner)
+                clean, report = self.sanitize(reports, np.full(n, self.epsilon), ids, owner)
+                hits = self._hits(clean, ids)
+            total = ExactSum(self._stat_size())
+            total.add_integers(np.ascontiguousarray(hits, dtype=np.int64))
+            sums = {"hits": total}
         else:
-            counts = self.aggregate(clean, eps, ids, np.ones(n))
-        return FrequencyEstimate(counts, self.count_variances(eps, counts), report, n)
+            eps = self._budgets(epsilons, n, owner)
+            ids = resolve_identities(identities, n, owner)
+            clean, report = self.sanitize(reports, eps, ids, owner)
+            support, offset = self.weighted_sums(clean, eps, ids, np.ones(n))
+            var = np.asarray(self.variances(eps), dtype=np.float64)
+            held = np.asarray(self.held_variances(eps), dtype=np.float64)
+            sums = {"support": support, "offset": offset, "var": scalar_sum(var),
+                    "held_minus_var": scalar_sum(held - var)}
+        return Partial(type(self).__name__, self.stream_params(), sums=sums,
+                       counts=report_counts(report), flags={"wrong_dtype": report.wrong_dtype})
 
-    def _uniform_counts(self, reports, n: int, identities, owner: str):
-        """The counts when every report is legal and budgets are equal, else ``None``."""
+    def _check_partial(self, partial, owner: str) -> Partial:
+        check_partial(partial, type(self).__name__, self.stream_params(), owner)
+        keys = frozenset(partial.sums)
+        if keys not in (_EQUAL_SUMS, _PERSONAL_SUMS):
+            raise ValueError(f"{owner}: the partial holds the sums {sorted(keys)}, not those of "
+                             f"a {type(self).__name__} partial")
+        return partial
+
+    def merge(self, a: Partial, b: Partial) -> Partial:
+        """Merge the partials of two chunks (exact, order-free; neither input changes).
+
+        Every sum is an :class:`~fastldp.streaming.ExactSum` or an integer
+        count, so ``merge(merge(a, b), c)`` and ``merge(a, merge(c, b))``
+        hold the same numbers.
+
+        Parameters
+        ----------
+        a, b : fastldp.streaming.Partial
+            Partials of this oracle (same :meth:`stream_params`), both of
+            the equal-budget kind or both of the personal-budget kind.
+
+        Returns
+        -------
+        fastldp.streaming.Partial
+
+        Raises
+        ------
+        ValueError
+            When a partial belongs to another oracle or other parameters, or
+            when one has equal budgets and the other personal budgets.
+        """
+        owner = f"{type(self).__name__}.merge"
+        self._check_partial(a, owner)
+        self._check_partial(b, owner)
+        if set(a.sums) != set(b.sums):
+            raise ValueError(
+                f"{owner}: cannot merge an equal-budget partial (epsilons=None) with a "
+                "personal-budget partial (epsilons given); build every chunk's partial the "
+                "same way")
+        return a.merge(b)
+
+    def finalize(self, partial: Partial) -> FrequencyEstimate:
+        """Turn a (merged) partial into the :class:`FrequencyEstimate` of all its reports.
+
+        A deterministic function of the partial's exact state: equal-budget
+        counts apply the oracle's closed form to the integer hit counts,
+        personal-budget counts round ``support + offset`` once (HR and FLH
+        first map the rounded statistic through their transform). A
+        partial without reports gives zero counts and variances.
+
+        Parameters
+        ----------
+        partial : fastldp.streaming.Partial
+            From :meth:`partial` or :meth:`merge` of this oracle.
+
+        Returns
+        -------
+        FrequencyEstimate
+        """
+        owner = f"{type(self).__name__}.finalize"
+        self._check_partial(partial, owner)
+        n = partial.counts["n"]
+        report = partial_report(partial)
+        if "hits" in partial.sums:
+            counts = self._counts_from_hits(integer_value(partial.sums["hits"]), n)
+            variances = self._uniform_variances(n, counts)
+        else:
+            counts = self.weighted_counts(partial.sums["support"], partial.sums["offset"])
+            if n == 0:
+                variances = np.zeros_like(counts)
+            else:
+                base = float(partial.sums["var"].value()[0])
+                extra = float(partial.sums["held_minus_var"].value()[0]) / n
+                variances = base + np.clip(counts, 0.0, n) * extra
+        return FrequencyEstimate(counts, variances, report, n)
+
+    # ------------------------------------------------------------ statistic hooks
+    def _stat_size(self) -> int:
+        """Positions of the server statistic (``D`` unless the oracle says otherwise)."""
+        return self.domain_size
+
+    def _hits(self, clean, identities) -> np.ndarray:  # pragma: no cover - abstract
+        """Integer number of (legal) reports hitting each position, equal budgets."""
+        raise NotImplementedError
+
+    def _counts_from_hits(self, hits: np.ndarray, n: int) -> np.ndarray:  # pragma: no cover
+        """Equal-budget counts from the hit counts (float64 holding exact integers)."""
+        raise NotImplementedError
+
+    def weighted_sums(self, clean, eps, identities, lam) -> tuple[ExactSum, ExactSum]:
+        """Exact sums behind ``aggregate(clean, eps, identities, lam)`` (array layer).
+
+        Parameters
+        ----------
+        clean : array
+            Sanitized reports.
+        eps, lam : float64 arrays, shape (n,)
+            Budgets and weights ``lambda_i``.
+        identities : uint64 array, shape (n,)
+
+        Returns
+        -------
+        support : ExactSum
+            Per position of the oracle's statistic, the exact sum of the
+            weights ``a_i = lambda_i / (p_i - q_i)`` of the reports that hit
+            it (``lambda_i / gamma_i`` per column for HR).
+        offset : ExactSum
+            One position: the exact constant added to every count
+            (``-sum_i a_i q_i``; zero for HR).
+        """
+        raise NotImplementedError  # pragma: no cover - abstract
+
+    def weighted_counts(self, support: ExactSum, offset: ExactSum) -> np.ndarray:
+        """Counts ``sum_i lambda_i c_i(v)`` from :meth:`weighted_sums` (rounded once)."""
+        return add_broadcast(support, offset).value()
+
+    def aggregate(self, clean, eps, identities, lam) -> np.ndarray:
+        """``sum_i lam_i c_i(v)`` for every symbol ``v`` (array layer, validated inputs).
+
+        Computed from exact sums (:meth:`weighted_sums`), so it does not
+        depend on the order of the reports.
+        """
+        return self.weighted_counts(*self.weighted_sums(clean, eps, identities, lam))
+
+    def _fast_hits(self, reports, n: int, identities, owner: str):
+        """The hit counts when every report is legal and budgets are equal, else ``None``."""
         clean = self._legal_as_is(reports, n)
         if clean is None:
             return None
-        return self._aggregate_uniform(clean, self.epsilon, self._identities(identities, n, owner))
+        return self._hits(clean, self._identities(identities, n, owner))
 
     def _legal_as_is(self, reports, n: int):
         """``reports`` as the clean array when it is one of legal integer reports, else None."""
@@ -427,14 +848,9 @@ class FrequencyOracle:
         n = eps.shape[0]
         if n == 0:
             return np.zeros_like(counts)
-        base = float(np.sum(self.variances(eps)))
-        extra = float(np.mean(self.held_variances(eps) - self.variances(eps)))
+        base = float(scalar_sum(self.variances(eps)).value()[0])
+        extra = float(scalar_sum(self.held_variances(eps) - self.variances(eps)).value()[0]) / n
         return base + np.clip(counts, 0.0, n) * extra
-
-    def _aggregate_uniform(self, clean, epsilon: float, identities) -> np.ndarray:
-        """``aggregate`` with equal budgets and unit weights (subclasses add fast paths)."""
-        n = identities.shape[0]
-        return self.aggregate(clean, np.full(n, epsilon), identities, np.ones(n))
 
     # ------------------------------------------------------------ integer reports
     def sanitize(self, reports, eps: np.ndarray, identities: np.ndarray, owner: str):

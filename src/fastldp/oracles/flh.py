@@ -52,8 +52,10 @@ import numpy as np
 from .._kernels._flh import flh_support
 from .._sanitize import SanitizationReport
 from .._validation import check_int, param_error
+from ..streaming import ExactSum
 from ._base import (
     REASONS, FrequencyOracle, MatrixReports, as_report_array, classify_integers, public_uniform,
+    scalar_sum,
 )
 from .olh import bucket_keep_probability, hashed_grr, olh_buckets_for, olh_hash
 
@@ -144,20 +146,40 @@ class FLH(MatrixReports, FrequencyOracle):
     def _cells(self, reports):
         return reports[:, 0] * self.g + reports[:, 1]
 
-    def aggregate(self, reports, eps, identities, lam):
-        a = lam / (self._p(eps) - 1.0 / self.g)
-        table = np.bincount(self._cells(reports), weights=a, minlength=self.n_hashes * self.g)
-        table = table.astype(np.float64).reshape(self.n_hashes, self.g)  # int when n = 0
-        return (flh_support(self.codebook_seed, table, self.domain_size, self.n_threads)
-                - float(np.sum(a)) / self.g)
+    # ------------------------------------------------------------ server statistic
+    def _stream_extra(self):
+        return {"n_hashes": self.n_hashes}
 
-    def _aggregate_uniform(self, clean, epsilon, identities):
-        n = clean.shape[0]
-        p = float(self._p(np.array([epsilon]))[0])
-        table = np.bincount(self._cells(clean), minlength=self.n_hashes * self.g)
-        table = table.astype(np.float64).reshape(self.n_hashes, self.g)
-        hits = flh_support(self.codebook_seed, table, self.domain_size, self.n_threads)
-        return (hits - n / self.g) / (p - 1.0 / self.g)
+    def _stat_size(self):
+        return self.n_hashes * self.g
+
+    def weighted_sums(self, clean, eps, identities, lam):
+        """Exact table ``T[j, y] = sum_{i: (j_i, y_i) = (j, y)} a_i`` and ``-sum_i a_i / g``.
+
+        ``a_i = lam_i / (p_i - 1/g)``. The table (``h g`` cells) and the
+        offset are :class:`~fastldp.streaming.ExactSum` s of the per-report
+        terms; the counts map the rounded table through the pool
+        (:meth:`weighted_counts`).
+        """
+        a = np.ascontiguousarray(lam / (self._p(eps) - 1.0 / self.g), dtype=np.float64)
+        table = ExactSum(self.n_hashes * self.g)
+        table.add(a, self._cells(clean))
+        return table, scalar_sum(-(a / self.g))
+
+    def weighted_counts(self, support, offset):
+        """``sum_j T[j, H_j(v)]`` of the rounded table, plus the offset."""
+        table = support.value().reshape(self.n_hashes, self.g)
+        return (flh_support(self.codebook_seed, table, self.domain_size, self.n_threads)
+                + float(offset.value()[0]))
+
+    def _hits(self, clean, identities):
+        return np.bincount(self._cells(clean), minlength=self.n_hashes * self.g)
+
+    def _counts_from_hits(self, hits, n):
+        p = float(self._p(np.array([self.epsilon]))[0])
+        table = np.ascontiguousarray(hits, dtype=np.float64).reshape(self.n_hashes, self.g)
+        support = flh_support(self.codebook_seed, table, self.domain_size, self.n_threads)
+        return (support - n / self.g) / (p - 1.0 / self.g)
 
     def _legal_as_is(self, reports, n):
         arr = reports

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._base import FrequencyOracle
+from ..streaming import ExactSum
+from ._base import FrequencyOracle, scalar_sum
 
 __all__ = ["GRR"]
 
@@ -79,32 +80,40 @@ class GRR(FrequencyOracle):
         np.copyto(out, values, where=keep)
         return out
 
-    def aggregate(self, reports, eps, identities, lam):
-        """``sum_i lam_i c_i(v)`` for all v."""
-        p, q = self._pq(eps)
-        a = lam / (p - q)
-        counts = np.bincount(reports, weights=a, minlength=self.domain_size)
-        return counts - float(np.sum(a * q))
+    # ------------------------------------------------------------ server statistic
+    def weighted_sums(self, clean, eps, identities, lam):
+        """Exact ``sum_{i: y_i = v} a_i`` per symbol and ``-sum_i a_i q_i``.
 
-    def _uniform_counts(self, reports, n, identities, owner):
-        # One pass checks and counts: bincount raises on a negative report, and a
-        # report >= D lengthens its output. Anything else takes the general path.
+        ``a_i = lam_i / (p_i - q_i)``.
+        Both are :class:`~fastldp.streaming.ExactSum` s (``ExactSum.add`` of
+        the per-report terms, ``O(n)``).
+        """
+        p, q = self._pq(eps)
+        a = np.ascontiguousarray(lam / (p - q), dtype=np.float64)
+        support = ExactSum(self.domain_size)
+        support.add(a, clean)
+        return support, scalar_sum(-(a * q))
+
+    def _hits(self, clean, identities):
+        return np.bincount(clean, minlength=self.domain_size)
+
+    def _counts_from_hits(self, hits, n):
+        p, q = (float(v[0]) for v in self._pq(np.array([self.epsilon])))
+        return (hits - n * q) / (p - q)
+
+    def _fast_hits(self, reports, n, identities, owner):
+        # The maximum first (a report far above D must not size bincount's output),
+        # then bincount, which raises on a negative report. Anything else takes the
+        # general path.
         if not (isinstance(reports, np.ndarray) and reports.ndim == 1 and reports.shape[0] == n
                 and n and reports.dtype.kind in "iu" and reports.dtype.itemsize <= 8):
             return None
+        if reports.max() >= self.domain_size:
+            return None
         try:
-            counts = np.bincount(reports, minlength=self.domain_size)
+            return np.bincount(reports, minlength=self.domain_size)
         except (ValueError, TypeError):  # negative reports, or uint64 beyond int64
             return None
-        if counts.shape[0] > self.domain_size:
-            return None
-        p, q = (float(v[0]) for v in self._pq(np.array([self.epsilon])))
-        return (counts - n * q) / (p - q)
-
-    def _aggregate_uniform(self, clean, epsilon, identities):
-        p, q = (float(v[0]) for v in self._pq(np.array([epsilon])))
-        counts = np.bincount(clean, minlength=self.domain_size)
-        return (counts - clean.shape[0] * q) / (p - q)
 
     # ------------------------------------------------------------ attacks (paper 000)
     def _item_vector(self, items, item_weights):

@@ -23,7 +23,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._kernels._hadamard import fwht, hadamard_entries
-from ._base import FrequencyOracle
+from ..streaming import ExactSum
+from ._base import FrequencyOracle, scalar_sum
 
 __all__ = ["HadamardResponse"]
 
@@ -86,14 +87,32 @@ class HadamardResponse(FrequencyOracle):
         target = np.where(inside, 1, -1)
         return np.where(parity == target, j, j | low_bit).astype(np.int64)
 
-    def aggregate(self, reports, eps, identities, lam):
-        gamma = np.tanh(eps / 2.0)
-        h = np.bincount(reports, weights=lam / gamma, minlength=self.K).astype(np.float64)
-        return fwht(h)[1:self.domain_size + 1]
+    # ------------------------------------------------------------ server statistic
+    def _stat_size(self):
+        return self.K
 
-    def _aggregate_uniform(self, clean, epsilon, identities):
-        h = np.bincount(clean, minlength=self.K).astype(np.float64)
-        return fwht(h)[1:self.domain_size + 1] / np.tanh(epsilon / 2.0)
+    def weighted_sums(self, clean, eps, identities, lam):
+        """Exact ``h(y) = sum_{i: y_i = y} lam_i / gamma_i`` per column ``y`` (offset zero).
+
+        ``h`` is an :class:`~fastldp.streaming.ExactSum` over the ``K``
+        columns (``ExactSum.add`` of the per-report terms); the counts are
+        the fast Walsh-Hadamard transform of ``h`` rounded once
+        (:meth:`weighted_counts`).
+        """
+        a = np.ascontiguousarray(lam / np.tanh(eps / 2.0), dtype=np.float64)
+        support = ExactSum(self.K)
+        support.add(a, clean)
+        return support, scalar_sum(np.zeros(0))
+
+    def weighted_counts(self, support, offset):
+        """``fwht(h)[1 : D + 1]`` of the rounded column sums (the offset is zero)."""
+        return fwht(support.value())[1:self.domain_size + 1]
+
+    def _hits(self, clean, identities):
+        return np.bincount(clean, minlength=self.K)
+
+    def _counts_from_hits(self, hits, n):
+        return fwht(hits)[1:self.domain_size + 1] / np.tanh(self.epsilon / 2.0)
 
     # ------------------------------------------------------------ attacks (paper 000)
     def _column_scores(self, items, item_weights):

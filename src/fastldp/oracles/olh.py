@@ -19,6 +19,10 @@ The cap applies from ``eps ~ 22.2`` on, where the variance is already
 
 The server sums ``[H_i(v) = y_i]`` over identities for all ``v`` with
 :func:`~fastldp._kernels._olh.olh_support`: ``O(n D / 8)`` Philox blocks.
+With personal budgets the weighted sums are kept exact (one unit-weight
+pass per distinct weight, or two passes over integer limbs of the weights,
+see :meth:`OLH.weighted_sums`), so a decode split into chunks is
+bit-identical to the one-shot decode.
 :class:`~fastldp.oracles.FLH` replaces the per-identity hashes by a public
 pool of ``h`` hashes and brings this to ``O(n + h D)``.
 
@@ -33,7 +37,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._kernels._olh import olh_bucket_search, olh_buckets, olh_support
-from ._base import FrequencyOracle, fair_choice_among_max
+from ..streaming import ExactSum
+from ._base import FrequencyOracle, add_weighted_hits, fair_choice_among_max, scalar_sum
 
 __all__ = ["OLH", "olh_hash", "olh_hits", "olh_buckets_for", "hashed_grr", "MAX_BUCKETS"]
 
@@ -159,17 +164,41 @@ class OLH(FrequencyOracle):
         return olh_hits(self.codebook_seed, identities, reports, g, weights, self.domain_size,
                         self.n_threads)
 
-    def aggregate(self, reports, eps, identities, lam):
+    # ------------------------------------------------------------ server statistic
+    def weighted_sums(self, clean, eps, identities, lam):
+        """Exact ``sum_i a_i [H_i(v) = y_i]`` per symbol and ``-sum_i a_i / g_i``.
+
+        ``a_i = lam_i / (p_i - 1/g_i)``. The support kernel sums floats, so
+        it runs on unit weights per distinct ``a_i`` or on integer limbs of
+        the ``a_i`` (:func:`~fastldp.oracles._base.add_weighted_hits`), and
+        its exact integer sums go into an
+        :class:`~fastldp.streaming.ExactSum`; the offset is an ``ExactSum``
+        of the per-report terms.
+        """
         g = self.buckets(eps)
         p = self._p(eps, g)
-        a = lam / (p - 1.0 / g)
-        return self.support(reports, identities, g, a) - float(np.sum(a / g))
+        a = np.ascontiguousarray(lam / (p - 1.0 / g), dtype=np.float64)
+        support = ExactSum(self.domain_size)
 
-    def _aggregate_uniform(self, clean, epsilon, identities):
+        def hits(members, w):
+            if members is None:
+                y, ids, gm = clean, identities, g
+            else:
+                y, ids, gm = clean[members], identities[members], g[members]
+            return self.support(y, ids, gm, np.ones(y.shape[0]) if w is None else w)
+
+        add_weighted_hits(support, a, hits)
+        return support, scalar_sum(-(a / g))
+
+    def _hits(self, clean, identities):
         n = clean.shape[0]
-        g = int(self.buckets(np.array([epsilon]))[0])
-        p = float(self._p(np.array([epsilon]), g)[0])
-        hits = self.support(clean, identities, np.full(n, g, dtype=np.int64), np.ones(n))
+        g = int(self.buckets(np.array([self.epsilon]))[0])
+        # unit weights: every float sum of the kernel is an exact integer
+        return self.support(clean, identities, np.full(n, g, dtype=np.int64), np.ones(n))
+
+    def _counts_from_hits(self, hits, n):
+        g = int(self.buckets(np.array([self.epsilon]))[0])
+        p = float(self._p(np.array([self.epsilon]), g)[0])
         return (hits - n / g) / (p - 1.0 / g)
 
     # ------------------------------------------------------------ attacks (paper 000)

@@ -22,7 +22,11 @@ Philox block of ``(key, i)``; 64 Bernoulli bits from about seven random
 words, each bit ``[U < q 2^64]`` for a uniform 64-bit ``U``), so the reports
 do not depend on the thread count.
 Server: column counts with a carry-save adder, about seven word operations
-per 64 report bits; personal budgets weight each row by ``1 / (p_i - q_i)``.
+per 64 report bits; personal budgets weight each row by ``1 / (p_i - q_i)``,
+summed exactly (one carry-save count per distinct weight, or two passes of
+the weighted kernel over integer limbs of the weights, see
+:meth:`UnaryEncoding.weighted_sums`), so a decode split into chunks is
+bit-identical to the one-shot decode.
 
 Sanitization: a report row that is not ``ceil(D / 8)`` integers in
 ``[0, 255]`` with zero padding bits is replaced by public uniformly random
@@ -44,7 +48,11 @@ import numpy as np
 from .._kernels._hash import SANITIZE_STREAM, hash_blocks
 from .._kernels._unary import ue_counts, ue_perturb, ue_weighted_counts
 from .._sanitize import SanitizationReport
-from ._base import REASONS, FrequencyOracle, MatrixReports, as_report_array, classify_integers
+from ..streaming import ExactSum
+from ._base import (
+    REASONS, FrequencyOracle, MatrixReports, add_weighted_hits, as_report_array, classify_integers,
+    scalar_sum,
+)
 
 __all__ = ["OUE", "SUE", "UnaryEncoding"]
 
@@ -112,16 +120,37 @@ class UnaryEncoding(MatrixReports, FrequencyOracle):
                           np.ascontiguousarray(np.broadcast_to(p, (n,)), dtype=np.float64),
                           self.domain_size, self.n_threads)
 
-    def aggregate(self, reports, eps, identities, lam):
+    # ------------------------------------------------------------ server statistic
+    def weighted_sums(self, clean, eps, identities, lam):
+        """Exact ``sum_i a_i b_i(v)`` per symbol and ``-sum_i a_i q_i``.
+
+        ``a_i = lam_i / (p_i - q_i)``.
+        The weighted column-count kernel sums floats, so it runs on unit
+        weights per distinct ``a_i`` (the integer carry-save counts) or on
+        integer limbs of the ``a_i``
+        (:func:`~fastldp.oracles._base.add_weighted_hits`); the exact integer
+        sums go into an :class:`~fastldp.streaming.ExactSum`, and the offset
+        is an ``ExactSum`` of the per-report terms.
+        """
         p, q = self._pq(eps)
         a = np.ascontiguousarray(lam / (p - q), dtype=np.float64)
-        sums = ue_weighted_counts(reports, a, self.domain_size, self.n_threads)
-        return sums - float(np.sum(a * q))
+        support = ExactSum(self.domain_size)
 
-    def _aggregate_uniform(self, clean, epsilon, identities):
-        p, q = (float(v[0]) for v in self._pq(np.array([epsilon], dtype=np.float64)))
-        counts = ue_counts(clean, self.domain_size, self.n_threads)
-        return (counts - clean.shape[0] * q) / (p - q)
+        def hits(members, w):
+            rows = clean if members is None else np.ascontiguousarray(clean[members])
+            if w is None:
+                return ue_counts(rows, self.domain_size, self.n_threads)
+            return ue_weighted_counts(rows, w, self.domain_size, self.n_threads)
+
+        add_weighted_hits(support, a, hits)
+        return support, scalar_sum(-(a * q))
+
+    def _hits(self, clean, identities):
+        return ue_counts(clean, self.domain_size, self.n_threads)
+
+    def _counts_from_hits(self, hits, n):
+        p, q = (float(v[0]) for v in self._pq(np.array([self.epsilon], dtype=np.float64)))
+        return (hits - n * q) / (p - q)
 
     def _legal_as_is(self, reports, n):
         arr = reports

@@ -10,17 +10,28 @@ with probability ``1/k``, ``k * c_i(e)`` is unbiased for ``A_i(e)``. The
 server combines identities with the variance-optimal weights
 ``lambda_i = 1 / sigma_i^2`` (equal weights for equal budgets), multiplies by
 ``k``, drops the dummies and decodes.
+
+Streaming: :meth:`PaddedRelationSampling.estimate` is
+``finalize(partial(...))``. A partial holds the oracle's exact weighted sums
+(:meth:`fastldp.oracles.FrequencyOracle.weighted_sums` with
+``lambda_i = 1 / sigma_i^2``) and the exact ``sum_i lambda_i``, so a decode
+split into chunks and merged in any order is bit-identical to the one-shot
+decode.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .._random import as_generator
+from .._random import as_generator, resolve_identities
 from .._validation import check_choice
-from .base import RelationMechanism
-from .projection import check_support_rule
+from ..oracles._base import partial_report, report_counts, scalar_sum
 from ..oracles.frequency import ORACLES
+from ..streaming import Partial, check_partial
+from ..streaming import chunk_length as _chunk_length
+from .base import RelationMechanism
+from .decoders import Decoded
+from .projection import check_support_rule, project
 
 __all__ = ["PaddedRelationSampling"]
 
@@ -129,16 +140,138 @@ class PaddedRelationSampling(RelationMechanism):
     def sanitize(self, reports, eps, identities, owner):
         return self.oracle.sanitize(reports, eps, identities, owner)
 
+    def _linear_sums(self, clean, eps, identities) -> dict:
+        """The exact sums of the global linear estimate over these reports."""
+        lam = self.oracle.weights(eps)
+        support, offset = self.oracle.weighted_sums(clean, eps, identities, lam)
+        return {"support": support, "offset": offset, "lam_sum": scalar_sum(lam)}
+
+    def _linear_value(self, sums) -> np.ndarray:
+        """``k / sum(lambda) * (weighted counts)[:p]`` from the exact sums."""
+        raw = self.oracle.weighted_counts(sums["support"], sums["offset"])
+        return (self.k / float(sums["lam_sum"].value()[0])) * raw[: self.p]
+
     def linear_estimate(self, clean, eps, identities, members=None):
+        """The weighted, unbiased linear estimate over ``members`` (length p), from exact sums."""
         if members is not None:
             clean, eps, identities = clean[members], eps[members], identities[members]
-        lam = self.oracle.weights(eps)
-        raw = self.oracle.aggregate(clean, eps, identities, lam)
-        return (self.k / float(lam.sum())) * raw[: self.p]
+        return self._linear_value(self._linear_sums(clean, eps, identities))
 
     def estimate(self, reports, epsilons, *, identities=None):
-        """Global decoder: sanitize, weighted inversion, ``P_{s,k}`` projection."""
-        return self.decode(reports, epsilons, decoders=("global",), identities=identities)["global"]
+        """Global decoder: sanitize, weighted inversion, ``P_{s,k}`` projection.
+
+        Exactly ``finalize(partial(reports, epsilons, identities))``, and
+        the same result as ``decode(..., decoders=("global",))["global"]``.
+
+        Parameters
+        ----------
+        reports : array_like, shape (n,)
+            One oracle output per committed identity (``n >= 1``); malformed
+            reports are sanitized and counted.
+        epsilons : float or array_like of float, shape (n,)
+            Committed budgets.
+        identities : array_like of int, optional
+            The identities the clients used (default ``0..n-1``).
+
+        Returns
+        -------
+        fastldp.relations.decoders.Decoded
+        """
+        owner = f"{type(self).__name__}.estimate"
+        self._report_count(reports, owner)
+        return self.finalize(self._partial(reports, epsilons, identities, owner))
+
+    # ------------------------------------------------------------ streaming
+    def stream_params(self) -> dict:
+        """The public parameters a partial is bound to (JSON values).
+
+        ``PaddedRelationSampling(**mech.stream_params())`` builds an
+        equivalent server (``shape``, ``k``, ``s``, ``oracle``,
+        ``codebook_seed``, ``support_rule``; not ``cap_policy``, a client
+        rule, nor ``n_threads``).
+        """
+        return {"shape": list(self.shape), "k": self.k, "s": self.s, "oracle": self.oracle_name,
+                "codebook_seed": self.codebook_seed, "support_rule": self.support_rule}
+
+    def partial(self, reports, epsilons, identities=None) -> Partial:
+        """The exact, mergeable state of :meth:`estimate` over a chunk of reports.
+
+        Parameters
+        ----------
+        reports : array_like, shape (n,)
+            The chunk's oracle outputs (``n`` may be 0); sanitized and
+            counted as in :meth:`estimate`.
+        epsilons : float or array_like of float, shape (n,)
+            The chunk's committed budgets.
+        identities : array_like of int, optional
+            The chunk's identities. The default ``0 .. n-1`` is right only
+            for a first chunk: pass them for every other chunk.
+
+        Returns
+        -------
+        fastldp.streaming.Partial
+            Mechanism :attr:`family` (``"P-RS-GRR"``, ``"P-RS-OLH"``,
+            ``"P-RS-HR"``), parameters :meth:`stream_params`. Holds, as
+            :class:`~fastldp.streaming.ExactSum` s, the oracle's weighted
+            statistic with ``lambda_i = 1 / sigma_i^2`` over the ``p + k``
+            padded symbols (``"support"``, per symbol; per Hadamard column
+            for HR) and its constant (``"offset"``), both from
+            :meth:`fastldp.oracles.FrequencyOracle.weighted_sums`, and
+            ``sum_i lambda_i`` (``"lam_sum"``); the integer counts of
+            reports by sanitization outcome and the ``"wrong_dtype"`` flag.
+            ``O(p + k)`` memory whatever ``n``.
+        """
+        return self._partial(reports, epsilons, identities, f"{type(self).__name__}.partial")
+
+    def _partial(self, reports, epsilons, identities, owner) -> Partial:
+        n = _chunk_length(reports, owner)
+        eps = self._budgets(epsilons, n)
+        ids = resolve_identities(identities, n, owner)
+        clean, report = self.sanitize(reports, eps, ids, owner)
+        return Partial(self.family, self.stream_params(),
+                       sums=self._linear_sums(clean, eps, ids),
+                       counts=report_counts(report), flags={"wrong_dtype": report.wrong_dtype})
+
+    def merge(self, a: Partial, b: Partial) -> Partial:
+        """Merge the partials of two chunks (exact, order-free; neither input changes).
+
+        Raises ``ValueError`` when either belongs to another mechanism or
+        other parameters.
+        """
+        owner = f"{type(self).__name__}.merge"
+        check_partial(a, self.family, self.stream_params(), owner)
+        check_partial(b, self.family, self.stream_params(), owner)
+        return a.merge(b)
+
+    def finalize(self, partial: Partial) -> Decoded:
+        """Turn a (merged) partial into the global decode of all its reports.
+
+        Rounds the exact sums once (``support + offset``; HR transforms the
+        rounded column sums), scales by ``k / sum(lambda)``, drops the
+        dummies and projects onto ``M_{s,k}``: a deterministic function of
+        the partial.
+
+        Parameters
+        ----------
+        partial : fastldp.streaming.Partial
+            From :meth:`partial` or :meth:`merge` of this mechanism.
+
+        Returns
+        -------
+        fastldp.relations.decoders.Decoded
+            As :meth:`estimate`.
+        """
+        owner = f"{type(self).__name__}.finalize"
+        check_partial(partial, self.family, self.stream_params(), owner)
+        if set(partial.sums) != {"support", "offset", "lam_sum"}:
+            raise ValueError(f"{owner}: the partial holds the sums {sorted(partial.sums)}, not "
+                             f"those of a {self.family} partial")
+        if partial.counts["n"] < 1:
+            raise ValueError(f"{owner}: the partial holds no reports; a decode needs at least one")
+        v = self._linear_value(partial.sums)
+        m, _ = project(v, self.s, float(self.k), self.support_rule)
+        return Decoded(m.reshape(self.shape), v.reshape(self.shape), "global", 1, -1,
+                       partial_report(partial))
 
     # ------------------------------------------------------------ attacks
     def _scale(self, eps, corrupted):
