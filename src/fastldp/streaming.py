@@ -44,6 +44,8 @@ __all__ = ["ExactSum", "Partial", "PARTIAL_FORMAT_VERSION", "merge_all", "check_
 
 PARTIAL_FORMAT_VERSION = 1
 _MAGIC = "fastldp-partial"
+_ZEROS = np.zeros(1 << 16, dtype=np.int64)
+_ZEROS.setflags(write=False)
 
 
 class ExactSum:
@@ -143,6 +145,15 @@ class ExactSum:
             self._reserve(min(per_digit, stop - start))
             _exact.add_values(self.digits, self.k_lo, None if idx is None else idx[start:stop],
                               v[start:stop])
+
+    def add_terms(self, values) -> None:
+        """Add every one of ``values`` to position 0 (a scalar sum; ``size`` must be 1)."""
+        if self.size != 1:
+            raise ValueError("ExactSum.add_terms adds into a sum of size 1")
+        v = np.ascontiguousarray(values, dtype=np.float64).ravel()
+        for start in range(0, v.shape[0], 1 << 16):
+            block = v[start:start + (1 << 16)]
+            self.add(block, _ZEROS[:block.shape[0]])
 
     def add_integers(self, values, shift: int = 0) -> None:
         """Add ``values[j] * 2**shift`` at every position ``j`` (int64 values)."""

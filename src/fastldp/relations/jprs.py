@@ -36,6 +36,8 @@ from .projection import check_support_rule, project
 
 __all__ = ["JPRS", "JPRSEstimate", "BudgetSummary"]
 
+_BLOCK = 1 << 16  # identities per block of the exact sums: bounded temporaries
+
 
 @dataclass(frozen=True)
 class BudgetSummary:
@@ -319,11 +321,10 @@ class JPRS(RelationMechanism):
         if n:
             bits, report = sanitize_bits(reports, n, self.codebook_seed, ids, owner)
         else:
-            bits, report = np.zeros(0, dtype=np.int8), SanitizationReport(0, 0, {r: 0 for r in SANITIZE_REASONS}, False)
-        sketch, gamma_sq = self._exact_sums(bits, eps, ids)
+            bits = np.zeros(0, dtype=np.int8)
+            report = SanitizationReport(0, 0, {r: 0 for r in SANITIZE_REASONS}, False)
         eps_sum = ExactSum(1)
-        if n:
-            eps_sum.add(eps, np.zeros(n, dtype=np.int64))
+        sketch, gamma_sq = self._exact_sums(bits, eps, ids, eps_sum)
         return Partial(
             "JPRS", self.stream_params(),
             sums={"sketch": sketch, "gamma_sq": gamma_sq, "eps_sum": eps_sum},
@@ -333,15 +334,42 @@ class JPRS(RelationMechanism):
             flags={"wrong_dtype": report.wrong_dtype},
         )
 
-    def _exact_sums(self, bits, eps, ids) -> tuple[ExactSum, ExactSum]:
+    def _exact_sums(self, bits, eps, ids, eps_sum=None) -> tuple[ExactSum, ExactSum]:
         """The exact ``S(e)`` (fixed-point ``gamma``) and ``D`` over the given identities.
 
-        ``ids`` None means ``0 .. n-1``. See :meth:`partial`, Notes.
+        ``ids`` None means ``0 .. n-1``. See :meth:`partial`, Notes. Works in
+        blocks of ``_BLOCK`` identities, so its temporaries are ``O(block)``
+        whatever ``n``; ``eps_sum``, when given, also receives ``sum eps_i``.
         """
         n = bits.shape[0]
         sketch, gamma_sq = ExactSum(self.p), ExactSum(1)
-        if n == 0:
-            return sketch, gamma_sq
+        for start in range(0, n, _BLOCK):
+            stop = min(n, start + _BLOCK)
+            e = eps[start:stop]
+            q, x = gamma_fixed_point(e)
+            weights = q * bits[start:stop].astype(np.int64)
+            block_ids = None if ids is None else ids[start:stop]
+            lo, hi = int(x.min()), int(x.max())
+            for c in range(lo, hi + 1):
+                if lo == hi:
+                    members_ids, members_w, first = block_ids, weights, start
+                else:
+                    members = np.flatnonzero(x == c)
+                    if members.shape[0] == 0:
+                        continue
+                    members_w = weights[members]
+                    members_ids = ((members + start).astype(np.uint64) if block_ids is None
+                                   else block_ids[members])
+                    first = 0
+                counts = fixed_sketch(self.codebook_seed, members_ids, members_w, self.p,
+                                      self.n_threads, first)
+                # identities of one exponent class x: sum_i q_i Ybar_i R_i(e) is exact
+                sketch.add_integers(counts, c - 32)
+            g = np.tanh(e * 0.5)
+            gamma_sq.add_terms(g * g)
+            if eps_sum is not None:
+                eps_sum.add_terms(e)
+        return sketch, gamma_sq
         q, x = gamma_fixed_point(eps)
         weights = q * bits.astype(np.int64)
         classes = np.unique(x)
