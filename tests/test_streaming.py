@@ -176,3 +176,15 @@ def test_jprs_thread_count_does_not_change_the_partial():
 
 
 
+
+
+def test_add_repeated_equals_repeated_additions():
+    for value, count in ((0.1, 65536), (-1e-300, 12345), (3.0, 1), (2.0**-1074, 7),
+                         (1.7976931348623157e308, 1), (np.tanh(0.375) ** 2, 2**20)):
+        a, b = ExactSum(1), ExactSum(1)
+        a.add_repeated(value, count)
+        b.add(np.full(count, value), np.zeros(count, dtype=np.int64))
+        assert a == b
+        assert a.value()[0] == float(Fraction(value) * count)
+    with pytest.raises(ValueError):
+        ExactSum(1).add_repeated(np.nan, 2)

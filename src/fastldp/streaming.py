@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 from typing import Any
 
 import numpy as np
@@ -155,6 +156,30 @@ class ExactSum:
             block = v[start:start + (1 << 16)]
             self.add(block, _ZEROS[:block.shape[0]])
 
+    def add_repeated(self, value: float, count: int) -> None:
+        """Add ``count`` copies of ``value`` to position 0 (``size`` must be 1), in O(1).
+
+        Exact: the 53-bit mantissa is split in two halves whose products with
+        ``count < 2**36`` are exact int64 values.
+        """
+        if self.size != 1:
+            raise ValueError("ExactSum.add_repeated adds into a sum of size 1")
+        count = int(count)
+        if not 0 <= count < 2**36:
+            raise ValueError(f"ExactSum.add_repeated: count must be in [0, 2**36), got {count}")
+        value = float(value)
+        if not math.isfinite(value):
+            raise ValueError(f"exact sums take finite values; got {value!r}")
+        if value == 0.0 or count == 0:
+            return
+        m, e = math.frexp(value)
+        mantissa = int(math.ldexp(m, 53))  # signed, |mantissa| < 2**53
+        sign = -1 if mantissa < 0 else 1
+        mantissa = abs(mantissa)
+        hi, lo = mantissa >> 26, mantissa & ((1 << 26) - 1)
+        self.add_integers(np.array([sign * hi * count], dtype=np.int64), e - 53 + 26)
+        self.add_integers(np.array([sign * lo * count], dtype=np.int64), e - 53)
+
     def add_integers(self, values, shift: int = 0) -> None:
         """Add ``values[j] * 2**shift`` at every position ``j`` (int64 values)."""
         v = np.ascontiguousarray(values, dtype=np.int64).ravel()
@@ -218,7 +243,7 @@ class ExactSum:
     def canonical(self) -> tuple[int, np.ndarray]:
         """``(k_lo, digits)`` with the window trimmed and digits normalized.
 
-        Two sums of equal value have equal canonical forms.
+        Compact, for storage; compare values with ``==``.
         """
         c = self.copy()
         c.normalize()
@@ -230,11 +255,30 @@ class ExactSum:
             return 0, d[:0]
         return c.k_lo + int(rows[0]), d[rows[0]:rows[-1] + 1]
 
+    def _aligned(self, k_lo: int, rows: int) -> np.ndarray:
+        """The digits in the window ``k_lo .. k_lo + rows - 1``, normalized there.
+
+        Within one window the normalized digits of a value are unique (every
+        row but the top in ``[0, 2**32)``), which :meth:`__eq__` relies on.
+        """
+        out = np.zeros((rows, self.size), dtype=np.int64)
+        if self.digits.shape[0]:
+            c = self.copy()
+            c.normalize()
+            r0 = c.k_lo - k_lo
+            out[r0:r0 + c.digits.shape[0]] = c.digits
+            _exact.normalize(out)
+        return out
+
     def __eq__(self, other) -> bool:
         if not isinstance(other, ExactSum) or other.size != self.size:
             return NotImplemented
-        a, b = self.canonical(), other.canonical()
-        return a[0] == b[0] and a[1].shape == b[1].shape and bool(np.array_equal(a[1], b[1]))
+        windows = [(s.k_lo, s.k_lo + s.digits.shape[0]) for s in (self, other) if s.digits.shape[0]]
+        if not windows:
+            return True
+        lo = min(w[0] for w in windows)
+        hi = max(w[1] for w in windows) + 1  # a spare row for the sign
+        return bool(np.array_equal(self._aligned(lo, hi - lo), other._aligned(lo, hi - lo)))
 
     __hash__ = None  # mutable
 

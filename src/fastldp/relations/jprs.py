@@ -346,10 +346,24 @@ class JPRS(RelationMechanism):
         for start in range(0, n, _BLOCK):
             stop = min(n, start + _BLOCK)
             e = eps[start:stop]
-            q, x = gamma_fixed_point(e)
-            weights = q * bits[start:stop].astype(np.int64)
             block_ids = None if ids is None else ids[start:stop]
-            lo, hi = int(x.min()), int(x.max())
+            if e[0] == e[-1] and bool(np.all(e == e[0])):
+                # one budget in the block (the homogeneous case): scalar work only
+                q, x = gamma_fixed_point(e[:1])
+                weights = bits[start:stop].astype(np.int64) * q[0]
+                lo = hi = int(x[0])
+                g = float(np.tanh(e[0] * 0.5))
+                gamma_sq.add_repeated(g * g, stop - start)
+                if eps_sum is not None:
+                    eps_sum.add_repeated(float(e[0]), stop - start)
+            else:
+                q, x = gamma_fixed_point(e)
+                weights = q * bits[start:stop].astype(np.int64)
+                lo, hi = int(x.min()), int(x.max())
+                g = np.tanh(e * 0.5)
+                gamma_sq.add_terms(g * g)
+                if eps_sum is not None:
+                    eps_sum.add_terms(e)
             for c in range(lo, hi + 1):
                 if lo == hi:
                     members_ids, members_w, first = block_ids, weights, start
@@ -365,10 +379,6 @@ class JPRS(RelationMechanism):
                                       self.n_threads, first)
                 # identities of one exponent class x: sum_i q_i Ybar_i R_i(e) is exact
                 sketch.add_integers(counts, c - 32)
-            g = np.tanh(e * 0.5)
-            gamma_sq.add_terms(g * g)
-            if eps_sum is not None:
-                eps_sum.add_terms(e)
         return sketch, gamma_sq
         q, x = gamma_fixed_point(eps)
         weights = q * bits.astype(np.int64)
