@@ -148,13 +148,22 @@ class ExactSum:
                               v[start:stop])
 
     def add_terms(self, values) -> None:
-        """Add every one of ``values`` to position 0 (a scalar sum; ``size`` must be 1)."""
+        """Add every one of ``values`` to position 0 (a scalar sum; ``size`` must be 1).
+
+        One pass over the bits of the doubles (:func:`fastldp._kernels._exact.sum_terms`).
+        """
         if self.size != 1:
             raise ValueError("ExactSum.add_terms adds into a sum of size 1")
         v = np.ascontiguousarray(values, dtype=np.float64).ravel()
-        for start in range(0, v.shape[0], 1 << 16):
-            block = v[start:start + (1 << 16)]
-            self.add(block, _ZEROS[:block.shape[0]])
+        k_lo, acc = _exact.sum_terms(v)
+        rows = np.flatnonzero(acc)
+        if rows.shape[0] == 0:
+            return
+        first, last = int(rows[0]), int(rows[-1])
+        self._ensure_rows(k_lo + first, k_lo + last)
+        self._reserve(2)  # a normalized digit and a signed top digit per row
+        r0 = k_lo + first - self.k_lo
+        self.digits[r0:r0 + last - first + 1, 0] += acc[first:last + 1]
 
     def add_repeated(self, value: float, count: int) -> None:
         """Add ``count`` copies of ``value`` to position 0 (``size`` must be 1), in O(1).

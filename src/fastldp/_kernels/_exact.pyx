@@ -34,8 +34,13 @@ DIGIT_BITS = 32
 # Smallest and largest digit index any finite double or int64 * 2**shift
 # (|shift| <= 1100) can touch, and the additions a normalized digit absorbs.
 SAFE_ADDS = (1 << 31) - 1
+cdef intp_t _SAFE_ADDS = (1 << 31) - 1
+
+cdef extern from "string.h":
+    void *memcpy(void *dest, const void *src, size_t n) noexcept nogil
 
 cdef uint64_t MASK32 = 0xFFFFFFFF
+cdef uint64_t MANTISSA = (<uint64_t>1 << 52) - 1
 
 
 cdef inline int64_t _floor_div32(int64_t a) noexcept nogil:
@@ -63,6 +68,23 @@ cdef inline void _add_magnitude(int64_t *col, intp_t stride, int64_t row0, uint6
         col[(row0 + 2) * stride] += sign * <int64_t>d2
 
 
+cdef inline bint _decompose(double v, uint64_t *M, int64_t *L, int64_t *sign) noexcept nogil:
+    """v = sign * M * 2**L from the bits of v; False for a non-finite v (M = 0 for zeros)."""
+    cdef uint64_t bits
+    memcpy(&bits, &v, 8)
+    cdef int64_t biased = <int64_t>((bits >> 52) & 0x7FF)
+    M[0] = bits & MANTISSA
+    if biased == 0x7FF:
+        return False
+    if biased == 0:
+        L[0] = -1074
+    else:
+        M[0] |= (<uint64_t>1) << 52
+        L[0] = biased - 1075
+    sign[0] = -1 if (bits >> 63) else 1
+    return True
+
+
 def digit_range(const double[::1] values):
     """Return ``(k_min, k_max)``: the digit rows the nonzero ``values`` touch.
 
@@ -71,20 +93,18 @@ def digit_range(const double[::1] values):
     """
     cdef intp_t n = values.shape[0]
     cdef intp_t i
-    cdef int e
-    cdef int64_t L, k0
+    cdef uint64_t M
+    cdef int64_t L, k0, sign
     cdef int64_t kmin = 1 << 40
     cdef int64_t kmax = -(1 << 40)
     cdef intp_t bad = -1
     with nogil:
         for i in range(n):
-            if values[i] == 0.0:
-                continue
-            if not isfinite(values[i]):
+            if not _decompose(values[i], &M, &L, &sign):
                 bad = i
                 break
-            frexp(values[i], &e)
-            L = e - 53
+            if M == 0:
+                continue
             k0 = _floor_div32(L)
             if k0 < kmin:
                 kmin = k0
@@ -121,22 +141,13 @@ def add_values(int64_t[:, ::1] digits, int64_t k_lo, index, const double[::1] va
     elif n > p:
         raise ValueError("without an index, values must have at most p entries")
     cdef intp_t t, j
-    cdef int e
-    cdef double m
     cdef int64_t L, k0, sign
     cdef uint64_t M
     cdef int s
     with nogil:
         for t in range(n):
-            if values[t] == 0.0:
-                continue
-            m = frexp(values[t], &e)
-            sign = 1
-            if m < 0.0:
-                m = -m
-                sign = -1
-            M = <uint64_t>ldexp(m, 53)
-            L = e - 53
+            if not _decompose(values[t], &M, &L, &sign) or M == 0:
+                continue  # digit_range has refused non-finite values
             k0 = _floor_div32(L)
             s = <int>(L - 32 * k0)
             j = idx[t] if have_index else t
@@ -269,3 +280,56 @@ def to_double(const int64_t[:, ::1] digits, int64_t k_lo):
                 value = ldexp(<double>w64, <int>(32 * (k_lo + t - 1) - lz))
             o[j] = -value if negative else value
     return out
+
+
+# rows of a one-position accumulator spanning every finite double:
+# digit places 2**(32 k) for k in [-34, 33], plus two rows of carry headroom
+cdef int64_t _FULL_K_LO = -34
+cdef intp_t _FULL_ROWS = 70
+FULL_K_LO = _FULL_K_LO
+FULL_ROWS = _FULL_ROWS
+
+
+def sum_terms(const double[::1] values):
+    """The exact sum of ``values`` as ``(k_lo, digits)`` of one position.
+
+    One pass that reads each double's sign, exponent and mantissa from its
+    bits (no ``frexp``) into a fixed accumulator spanning every finite
+    double; returns the rows from ``FULL_K_LO``, normalized. Raises
+    ``ValueError`` on a non-finite value.
+    """
+    cdef intp_t n = values.shape[0]
+    acc_arr = np.zeros(_FULL_ROWS, dtype=np.int64)
+    cdef int64_t[::1] acc = acc_arr
+    cdef intp_t i
+    cdef uint64_t M
+    cdef int64_t L, k0, sign
+    cdef int s
+    cdef intp_t bad = -1
+    cdef intp_t since = 0
+    cdef intp_t r
+    cdef int64_t c
+    with nogil:
+        for i in range(n):
+            if not _decompose(values[i], &M, &L, &sign):
+                bad = i
+                break
+            if M == 0:
+                continue
+            k0 = _floor_div32(L)
+            s = <int>(L - 32 * k0)
+            _add_magnitude(&acc[0], 1, k0 - _FULL_K_LO, M, s, sign)
+            since += 1
+            if since == _SAFE_ADDS:
+                for r in range(_FULL_ROWS - 1):
+                    c = acc[r] >> 32
+                    acc[r] -= c << 32
+                    acc[r + 1] += c
+                since = 0
+        for r in range(_FULL_ROWS - 1):
+            c = acc[r] >> 32
+            acc[r] -= c << 32
+            acc[r + 1] += c
+    if bad >= 0:
+        raise ValueError(f"exact sums take finite values; got {values[bad]!r} at index {bad}")
+    return int(_FULL_K_LO), acc_arr
