@@ -522,7 +522,11 @@ def gamma_fixed_point(eps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     smallest accepted budget; the exponent keeps tiny budgets from rounding
     to zero, which a fixed number of fractional bits would do.
     """
-    gamma = np.tanh(np.asarray(eps, dtype=np.float64) / 2.0)
+    return fixed_point_of(np.tanh(np.asarray(eps, dtype=np.float64) / 2.0))
+
+
+def fixed_point_of(gamma: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`gamma_fixed_point` of given ``gamma`` values in ``(0, 1]``."""
     m, x = np.frexp(gamma)
     q = np.rint(np.ldexp(m, 32)).astype(np.int64)
     return q, x.astype(np.int64)

@@ -28,7 +28,7 @@ from .._kernels._hash import pair_signs
 from .._sanitize import REASONS as SANITIZE_REASONS
 from .._sanitize import (SanitizationReport, sanitization_counts, sanitization_report,
                          sanitize_bits)
-from ..streaming import ExactSum, Partial, check_partial, gamma_fixed_point
+from ..streaming import ExactSum, Partial, check_partial, fixed_point_of, gamma_fixed_point
 from ..streaming import chunk_length as _chunk_length
 from .._kernels._sketch import fixed_sketch
 from .base import RelationMechanism
@@ -357,11 +357,12 @@ class JPRS(RelationMechanism):
                 if eps_sum is not None:
                     eps_sum.add_repeated(float(e[0]), stop - start)
             else:
-                q, x = gamma_fixed_point(e)
-                weights = q * bits[start:stop].astype(np.int64)
-                lo, hi = int(x.min()), int(x.max())
                 g = np.tanh(e * 0.5)
-                gamma_sq.add_terms(g * g)
+                q, x = fixed_point_of(g)
+                weights = q * bits[start:stop]
+                lo, hi = int(x.min()), int(x.max())
+                g *= g
+                gamma_sq.add_terms(g)
                 if eps_sum is not None:
                     eps_sum.add_terms(e)
             for c in range(lo, hi + 1):
