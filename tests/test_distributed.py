@@ -70,3 +70,15 @@ def test_dask_refuses_mismatch_before_work(client, tmp_path):
     with pytest.raises(ValueError, match="epsilon"):
         distributed.estimate(mech, bad, client=client)
     assert ReportFile(path).num_rows == 500
+
+
+def test_an_oracle_on_two_workers(client, tmp_path):
+    oracle = fastldp.oracles.OUE(domain_size=50, epsilon=None, codebook_seed=3)
+    rng = np.random.default_rng(4)
+    eps = rng.uniform(0.5, 2.0, 1500)
+    rep = oracle.privatize(rng.integers(0, 50, 1500), epsilons=eps, rng=5)
+    write_reports(tmp_path / "oue.parquet", oracle, rep, eps, row_group_size=200)
+    got = distributed.estimate(oracle, tmp_path / "oue.parquet", client=client)
+    want = oracle.estimate(rep, epsilons=eps)
+    np.testing.assert_array_equal(got.counts, want.counts)
+    np.testing.assert_array_equal(got.variances, want.variances)

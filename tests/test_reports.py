@@ -188,3 +188,35 @@ def test_cli_simulate_and_decode(tmp_path, capsys):
     assert main(["decode", str(out), "--quiet", "--mechanism", "olh-4096"]) == 2
     assert "cannot be decoded" in capsys.readouterr().err
     assert main(["decode", str(tmp_path / "none.parquet"), "--quiet"]) == 2
+
+
+def test_oracle_file_with_malformed_rows_equals_memory(tmp_path):
+    oracle = fastldp.oracles.OLH(domain_size=40, epsilon=None, codebook_seed=5)
+    rng = np.random.default_rng(8)
+    x = rng.integers(0, 40, 900)
+    eps = rng.uniform(0.5, 3.0, 900)
+    rep = oracle.privatize(x, epsilons=eps, rng=2).astype(np.float64)
+    rep[[1, 20, 300]] = [np.nan, 2.5, 10**9]
+    path = write_reports(tmp_path / "olh.parquet", oracle, rep, eps, row_group_size=250)
+    from_file = decode_files(oracle, path)
+    in_memory = oracle.estimate(rep, epsilons=eps)
+    np.testing.assert_array_equal(from_file.counts, in_memory.counts)
+    np.testing.assert_array_equal(from_file.variances, in_memory.variances)
+    assert from_file.sanitization == in_memory.sanitization
+    assert from_file.sanitization.n_sanitized == 3
+
+
+def test_vector_mechanism_file_equals_memory(tmp_path):
+    import scipy.sparse as sp
+
+    rpc = fastldp.RPC(d=30, m=4, epsilon=1.0, values="rounded", codebook_seed=3)
+    rng = np.random.default_rng(1)
+    idx = np.stack([rng.choice(30, 4, replace=False) for _ in range(700)])
+    x = sp.csr_matrix((rng.uniform(-1, 1, 2800), idx.ravel(), np.arange(0, 2801, 4)),
+                      shape=(700, 30))
+    rep = rpc.privatize(x, rng=4)
+    path = write_reports(tmp_path / "rpc.parquet", rpc, rep, row_group_size=200)
+    got = decode_files(rpc, path)
+    want = rpc.estimate(rep)
+    np.testing.assert_array_equal(got.mean, want.mean)
+    np.testing.assert_array_equal(got.raw, want.raw)
