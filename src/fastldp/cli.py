@@ -276,11 +276,12 @@ def _decode(args) -> int:
     san = result.sanitization
     print(f"  sanitized reports: {san.n_sanitized} of {san.n_received} "
           + str({k: v for k, v in san.by_reason.items() if v}))
-    if hasattr(result, "support"):
-        rows, cols = result.support
-        top = np.argsort(-result.matrix[rows, cols], kind="stable")[:5]
+    if getattr(result, "matrix", None) is not None and np.ndim(result.matrix) == 2:
+        flat = result.matrix.ravel()
+        top = np.argsort(-flat, kind="stable")[:5]
+        rows, cols = np.divmod(top, result.matrix.shape[1])
         print("  largest entries: " + ", ".join(
-            f"({rows[i]}, {cols[i]}) {result.matrix[rows[i], cols[i]]:.4f}" for i in top))
+            f"({r}, {c}) {flat[i]:.4f}" for i, r, c in zip(top, rows, cols)))
     elif hasattr(result, "counts"):
         top = np.argsort(-result.counts, kind="stable")[:5]
         print("  largest counts: " + ", ".join(f"{v}: {result.counts[v]:,.1f}" for v in top))
