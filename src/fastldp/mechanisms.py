@@ -55,16 +55,22 @@ def read_spec(text_or_path) -> dict:
     text = os.fspath(text_or_path)
     if text in PRESETS:
         return json.loads(json.dumps(PRESETS[text]))
-    if os.path.exists(text):
+    if os.path.isfile(text):
         raw = Path(text).read_text()
         if text.endswith(".toml"):
             try:
                 import tomllib
             except ImportError:  # pragma: no cover - Python < 3.11
                 import tomli as tomllib
-            spec = tomllib.loads(raw)
+            try:
+                spec = tomllib.loads(raw)
+            except tomllib.TOMLDecodeError as exc:
+                raise ValueError(f"{text}: not a TOML mechanism spec ({exc})") from None
         else:
-            spec = json.loads(raw)
+            try:
+                spec = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{text}: not a JSON mechanism spec ({exc})") from None
     else:
         try:
             spec = json.loads(text)
