@@ -17,7 +17,6 @@ import functools
 import json
 import math
 import pickle
-import random
 import zlib
 
 import numpy as np
@@ -25,6 +24,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _merging import merge_in_order
 from fastldp.oracles import FLH, GRR, OLH, OUE, SUE, FrequencyEstimate, HadamardResponse
 from fastldp.oracles._base import add_weighted_hits
 from fastldp.oracles.olh import olh_hash
@@ -122,21 +122,7 @@ def _chunk_ids(ids, a, b):
 
 
 def _merge(server, partials, mode, seed):
-    rnd = random.Random(seed)
-    items = list(partials)
-    rnd.shuffle(items)
-    if mode == "sequential":
-        acc = items[0]
-        for p in items[1:]:
-            acc = server.merge(p, acc) if rnd.random() < 0.5 else server.merge(acc, p)
-        return acc
-    if mode == "balanced":
-        return merge_all(items)
-    while len(items) > 1:  # a random binary tree
-        i, j = sorted(rnd.sample(range(len(items)), 2))
-        b, a = items.pop(j), items.pop(i)
-        items.append(server.merge(a, b) if rnd.random() < 0.5 else server.merge(b, a))
-    return items[0]
+    return merge_in_order(server, partials, mode, seed)
 
 
 def _same_array(a, b):

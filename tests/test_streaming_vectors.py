@@ -14,13 +14,13 @@ import dataclasses
 import functools
 import json
 import pickle
-import random
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _merging import merge_in_order
 from fastldp._kernels._sketch import global_sketch
 from fastldp._sanitize import SanitizationReport
 from fastldp.streaming import Partial, merge_all
@@ -151,21 +151,7 @@ def _partials(mech, reports, ids, cuts):
 
 
 def _merge(mech, partials, mode, seed):
-    rnd = random.Random(seed)
-    items = list(partials)
-    rnd.shuffle(items)
-    if mode == "sequential":
-        acc = items[0]
-        for p in items[1:]:
-            acc = mech.merge(p, acc) if rnd.random() < 0.5 else mech.merge(acc, p)
-        return acc
-    if mode == "balanced":
-        return merge_all(items)
-    while len(items) > 1:  # a random binary tree
-        i, j = sorted(rnd.sample(range(len(items)), 2))
-        b, a = items.pop(j), items.pop(i)
-        items.append(mech.merge(a, b) if rnd.random() < 0.5 else mech.merge(b, a))
-    return items[0]
+    return merge_in_order(mech, partials, mode, seed)
 
 
 def assert_identical(got, want):

@@ -71,6 +71,39 @@ static inline void fastldp_add16(const uint64_t x[16], uint64_t *c1, uint64_t *c
     }
 }
 
+/* Adds one group of up to FASTLDP_COUNT_GROUP identities (ids[0 .. members),
+ * their signs flipped where flip[j] is all ones) to the bit-sliced counts of
+ * #{i : bit_i(e) XOR flip_i} over the p positions. planes holds 4 + nhigh
+ * planes of (p + 63) / 64 words, laid out as fastldp_add16 expects. Shared by
+ * the float (jprs_sketch) and the integer (jprs_fixed) counting paths. */
+static inline void fastldp_count_group(
+    uint64_t seed, const uint64_t *ids, const uint64_t *flip, int members, int64_t p,
+    uint64_t *planes)
+{
+    int64_t nwords = (p + 63) >> 6;
+    int64_t nblocks = (p + 255) >> 8;
+    int64_t b, wi;
+    int j, q;
+    uint64_t x[FASTLDP_COUNT_GROUP];
+    fastldp_philox_block blk[FASTLDP_COUNT_GROUP];
+
+    for (b = 0; b < nblocks; ++b) {
+        for (j = 0; j < members; ++j) {
+            blk[j] = fastldp_hash_block(seed, ids[j], (uint64_t)b, FASTLDP_STREAM_PAIR_SIGN);
+        }
+        for (q = 0; q < 4; ++q) {
+            wi = (b << 2) + q;
+            if (wi >= nwords) break;
+            for (j = 0; j < FASTLDP_COUNT_GROUP; ++j) {
+                /* padding members contribute 0 */
+                x[j] = (j < members) ? (blk[j].v[q] ^ flip[j]) : 0ULL;
+            }
+            fastldp_add16(x, planes + wi, planes + nwords + wi, planes + 2 * nwords + wi,
+                          planes + 3 * nwords + wi, planes + 4 * nwords + wi, nwords);
+        }
+    }
+}
+
 /* out[e] += (#identities - 2 * #{i : bit_i(e) XOR [w_i < 0]}) over [start, stop),
  * the sign of w_i taken from the source. If the bit planes cannot be
  * allocated it adds the same integers one identity at a time (slowly). */
@@ -80,15 +113,12 @@ static inline void fastldp_sign_count_range(
     int64_t p = src->p;
     int64_t n_chunk = stop - start;
     int64_t nwords = (p + 63) >> 6;
-    int64_t nblocks = (p + 255) >> 8;
     int nhigh = 1, nplanes;
-    int64_t g0, b, wi, t;
-    int j, q, l, members;
+    int64_t g0, wi, t;
+    int j, l, members;
     uint64_t *planes;
     uint64_t flip[FASTLDP_COUNT_GROUP];
     uint64_t ids[FASTLDP_COUNT_GROUP];
-    uint64_t x[FASTLDP_COUNT_GROUP];
-    fastldp_philox_block blk[FASTLDP_COUNT_GROUP];
 
     /* counts reach n_chunk: 4 low planes plus enough 16s planes */
     while (((int64_t)16 << nhigh) <= n_chunk && nhigh < FASTLDP_COUNT_PLANES) ++nhigh;
@@ -109,21 +139,7 @@ static inline void fastldp_sign_count_range(
             flip[j] = (j < members && fastldp_source_weight(src, g0 + j) < 0.0) ? ~0ULL : 0ULL;
             ids[j] = (j < members) ? fastldp_source_identity(src, g0 + j) : 0;
         }
-        for (b = 0; b < nblocks; ++b) {
-            for (j = 0; j < members; ++j) {
-                blk[j] = fastldp_hash_block(src->seed, ids[j], (uint64_t)b, FASTLDP_STREAM_PAIR_SIGN);
-            }
-            for (q = 0; q < 4; ++q) {
-                wi = (b << 2) + q;
-                if (wi >= nwords) break;
-                for (j = 0; j < FASTLDP_COUNT_GROUP; ++j) {
-                    /* padding members contribute 0 */
-                    x[j] = (j < members) ? (blk[j].v[q] ^ flip[j]) : 0ULL;
-                }
-                fastldp_add16(x, planes + wi, planes + nwords + wi, planes + 2 * nwords + wi,
-                              planes + 3 * nwords + wi, planes + 4 * nwords + wi, nwords);
-            }
-        }
+        fastldp_count_group(src->seed, ids, flip, members, p, planes);
     }
     for (wi = 0; wi < nwords; ++wi) {
         int64_t limit = p - (wi << 6) < 64 ? p - (wi << 6) : 64;

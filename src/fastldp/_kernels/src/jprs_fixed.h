@@ -285,15 +285,10 @@ static inline int fastldp_fixed_count_high_planes(int64_t n)
 static inline void fastldp_fixed_count_range(
     const fastldp_fixed_source *src, int64_t start, int64_t stop, uint64_t *planes)
 {
-    int64_t p = src->p;
-    int64_t nwords = (p + 63) >> 6;
-    int64_t nblocks = (p + 255) >> 8;
-    int64_t g0, b, wi;
-    int j, q, members;
+    int64_t g0;
+    int j, members;
     uint64_t flip[FASTLDP_COUNT_GROUP];
     uint64_t ids[FASTLDP_COUNT_GROUP];
-    uint64_t x[FASTLDP_COUNT_GROUP];
-    fastldp_philox_block blk[FASTLDP_COUNT_GROUP];
 
     for (g0 = start; g0 < stop; g0 += FASTLDP_COUNT_GROUP) {
         members = (int)(stop - g0 < FASTLDP_COUNT_GROUP ? stop - g0 : FASTLDP_COUNT_GROUP);
@@ -301,21 +296,7 @@ static inline void fastldp_fixed_count_range(
             flip[j] = (j < members && src->weights[g0 + j] < 0) ? ~0ULL : 0ULL;
             ids[j] = (j < members) ? fastldp_fixed_identity(src, g0 + j) : 0;
         }
-        for (b = 0; b < nblocks; ++b) {
-            for (j = 0; j < members; ++j) {
-                blk[j] = fastldp_hash_block(src->seed, ids[j], (uint64_t)b, FASTLDP_STREAM_PAIR_SIGN);
-            }
-            for (q = 0; q < 4; ++q) {
-                wi = (b << 2) + q;
-                if (wi >= nwords) break;
-                for (j = 0; j < FASTLDP_COUNT_GROUP; ++j) {
-                    /* padding members count 0 */
-                    x[j] = (j < members) ? (blk[j].v[q] ^ flip[j]) : 0ULL;
-                }
-                fastldp_add16(x, planes + wi, planes + nwords + wi, planes + 2 * nwords + wi,
-                              planes + 3 * nwords + wi, planes + 4 * nwords + wi, nwords);
-            }
-        }
+        fastldp_count_group(src->seed, ids, flip, members, src->p, planes);
     }
 }
 
