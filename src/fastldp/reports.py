@@ -33,6 +33,11 @@ are stored as given: a malformed value (a NaN, a null, an out-of-range
 symbol) is sanitized and counted by the decoder exactly as in memory. A
 null report reads as NaN. Nulls in ``identity`` or ``epsilon`` are refused:
 they are the public inputs the decoder cannot repair.
+
+Identities must be distinct across everything decoded together. The
+in-memory ``estimate`` checks that; a streaming decode checks it within
+each row group only, since checking it across groups would take memory
+that grows with the number of reports.
 """
 
 from __future__ import annotations
