@@ -82,3 +82,18 @@ def test_an_oracle_on_two_workers(client, tmp_path):
     want = oracle.estimate(rep, epsilons=eps)
     np.testing.assert_array_equal(got.counts, want.counts)
     np.testing.assert_array_equal(got.variances, want.variances)
+
+
+def test_cli_decode_on_the_scheduler(client, tmp_path, capsys):
+    from fastldp.cli import main
+
+    out = tmp_path / "sim.parquet"
+    assert main(["simulate", "--n", "4000", "--out", str(out), "--row-group", "1000",
+                 "--quiet"]) == 0
+    address = client.scheduler.address
+    assert main(["decode", str(out), "--scheduler", address, "--quiet",
+                 "--out", str(tmp_path / "r.npz")]) == 0
+    assert f"scheduler {address}" in capsys.readouterr().out
+    mech = mechanisms.from_spec("jprs-4096")
+    local = decode_files(mech, out)
+    np.testing.assert_array_equal(np.load(tmp_path / "r.npz")["sketch"], local.sketch)
