@@ -1,4 +1,4 @@
-"""The fastldp command line: demos, experiments, reports and data."""
+"""The fastldp command line: demos, experiments, reports, data, audits and scale-out decodes."""
 
 from __future__ import annotations
 
