@@ -51,6 +51,7 @@ from math import comb, sqrt
 import numpy as np
 
 from .._validation import check_int, check_positive_array
+from ..streaming import ExactSum
 
 __all__ = ["a_m", "a_m_exact", "a_m_table", "kappa_k", "c_k", "c_k_table", "gamma_from_epsilon",
            "gamma_sq_sum"]
@@ -183,15 +184,32 @@ def gamma_from_epsilon(epsilons) -> np.ndarray:
 _BLOCK = 1 << 16
 
 
+def add_gamma_squares(total: ExactSum, eps: np.ndarray, gamma=None) -> None:
+    """Add ``tanh(eps_i / 2)^2`` of every budget to the exact sum ``total``.
+
+    ``gamma``, when given, is ``np.tanh(eps * 0.5)`` already computed. A
+    block of equal budgets adds ``n`` copies of one square in O(1); its
+    ``tanh`` is evaluated by the same array call as in a mixed block, so the
+    squares, and the exact sum, do not depend on how the budgets were split.
+    """
+    if eps.shape[0] == 0:
+        return
+    if eps[0] == eps[-1] and bool(np.all(eps == eps[0])):
+        g = np.tanh(eps[:1] * 0.5)
+        total.add_repeated(float(g[0] * g[0]), eps.shape[0])
+        return
+    g = np.tanh(eps * 0.5) if gamma is None else gamma
+    total.add_terms(g * g)
+
+
 def gamma_sq_sum(eps: np.ndarray) -> float:
     """Return ``D = sum_i tanh(eps_i / 2)^2`` for validated budgets.
 
-    Summed in fixed blocks of 65,536 (no BLAS, no length-n temporary), so
-    the value is deterministic and the decoder's memory stays ``O(p)``
-    beyond its inputs.
+    The exact sum of the squares rounded once (:class:`fastldp.streaming.ExactSum`),
+    in blocks of 65,536: the value JPRS's decode uses, however the budgets
+    are split or ordered, with no length-n temporary.
     """
-    total = 0.0
+    total = ExactSum(1)
     for start in range(0, eps.shape[0], _BLOCK):
-        g = np.tanh(eps[start:start + _BLOCK] * 0.5)
-        total += float(np.sum(g * g))
-    return total
+        add_gamma_squares(total, eps[start:start + _BLOCK])
+    return float(total.value()[0])

@@ -21,7 +21,7 @@ from math import sqrt
 
 import numpy as np
 
-from .calibration import c_k_table, gamma_sq_sum, kappa_k
+from .calibration import add_gamma_squares, c_k_table, gamma_sq_sum, kappa_k
 from .._kernels._hash import set_sign_sums
 from .._random import as_generator, resolve_identities
 from .._kernels._hash import pair_signs
@@ -352,8 +352,7 @@ class JPRS(RelationMechanism):
                 q, x = gamma_fixed_point(e[:1])
                 weights = bits[start:stop].astype(np.int64) * q[0]
                 lo = hi = int(x[0])
-                g = float(np.tanh(e[0] * 0.5))
-                gamma_sq.add_repeated(g * g, stop - start)
+                add_gamma_squares(gamma_sq, e)
                 if eps_sum is not None:
                     eps_sum.add_repeated(float(e[0]), stop - start)
             else:
@@ -361,8 +360,7 @@ class JPRS(RelationMechanism):
                 q, x = fixed_point_of(g)
                 weights = q * bits[start:stop]
                 lo, hi = int(x.min()), int(x.max())
-                g *= g
-                gamma_sq.add_terms(g)
+                add_gamma_squares(gamma_sq, e, g)
                 if eps_sum is not None:
                     eps_sum.add_terms(e)
             for c in range(lo, hi + 1):
