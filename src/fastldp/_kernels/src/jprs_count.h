@@ -71,6 +71,18 @@ static inline void fastldp_add16(const uint64_t x[16], uint64_t *c1, uint64_t *c
     }
 }
 
+/* The count at bit t of word wi, read back from its nplanes bit-sliced planes. */
+static inline int64_t fastldp_plane_count(
+    const uint64_t *planes, int nplanes, int64_t nwords, int64_t wi, int t)
+{
+    int64_t count = 0;
+    int l;
+    for (l = 0; l < nplanes; ++l) {
+        count |= (int64_t)((planes[(int64_t)l * nwords + wi] >> t) & 1ULL) << l;
+    }
+    return count;
+}
+
 /* Adds one group of up to FASTLDP_COUNT_GROUP identities (ids[0 .. members),
  * their signs flipped where flip[j] is all ones) to the bit-sliced counts of
  * #{i : bit_i(e) XOR flip_i} over the p positions. planes holds 4 + nhigh
@@ -115,7 +127,7 @@ static inline void fastldp_sign_count_range(
     int64_t nwords = (p + 63) >> 6;
     int nhigh = 1, nplanes;
     int64_t g0, wi, t;
-    int j, l, members;
+    int j, members;
     uint64_t *planes;
     uint64_t flip[FASTLDP_COUNT_GROUP];
     uint64_t ids[FASTLDP_COUNT_GROUP];
@@ -144,11 +156,8 @@ static inline void fastldp_sign_count_range(
     for (wi = 0; wi < nwords; ++wi) {
         int64_t limit = p - (wi << 6) < 64 ? p - (wi << 6) : 64;
         for (t = 0; t < limit; ++t) {
-            int64_t count = 0;
-            for (l = 0; l < nplanes; ++l) {
-                count |= (int64_t)((planes[(int64_t)l * nwords + wi] >> t) & 1ULL) << l;
-            }
-            out[(wi << 6) + t] += (double)(n_chunk - 2 * count);
+            out[(wi << 6) + t] += (double)(n_chunk - 2 * fastldp_plane_count(planes, nplanes,
+                                                                            nwords, wi, (int)t));
         }
     }
     free(planes);

@@ -306,15 +306,11 @@ static inline void fastldp_fixed_count_flush(
 {
     int64_t nwords = (p + 63) >> 6;
     int64_t wi, t;
-    int l;
     for (wi = 0; wi < nwords; ++wi) {
         int64_t limit = p - (wi << 6) < 64 ? p - (wi << 6) : 64;
         for (t = 0; t < limit; ++t) {
-            int64_t count = 0;
-            for (l = 0; l < nplanes; ++l) {
-                count |= (int64_t)((planes[(int64_t)l * nwords + wi] >> t) & 1ULL) << l;
-            }
-            part[(wi << 6) + t] += counted - 2 * count;
+            part[(wi << 6) + t] += counted - 2 * fastldp_plane_count(planes, nplanes, nwords,
+                                                                     wi, (int)t);
         }
     }
 }
