@@ -28,7 +28,7 @@ from .._kernels._hash import pair_signs
 from .._sanitize import REASONS as SANITIZE_REASONS
 from .._sanitize import (SanitizationReport, sanitization_counts, sanitization_report,
                          sanitize_bits)
-from ..streaming import ExactSum, Partial, check_partial, fixed_point_of, gamma_fixed_point
+from ..streaming import ExactSum, Partial, check_partial, fixed_point_of
 from ..streaming import chunk_length as _chunk_length
 from .._kernels._sketch import fixed_sketch
 from .base import RelationMechanism
@@ -347,21 +347,17 @@ class JPRS(RelationMechanism):
             stop = min(n, start + _BLOCK)
             e = eps[start:stop]
             block_ids = None if ids is None else ids[start:stop]
-            if e[0] == e[-1] and bool(np.all(e == e[0])):
-                # one budget in the block (the homogeneous case): scalar work only
-                q, x = gamma_fixed_point(e[:1])
-                weights = bits[start:stop].astype(np.int64) * q[0]
-                lo = hi = int(x[0])
-                add_gamma_squares(gamma_sq, e)
-                if eps_sum is not None:
+            # one budget in the block (the homogeneous case): one tanh, scalar sums
+            uniform = e[0] == e[-1] and bool(np.all(e == e[0]))
+            g = np.tanh((e[:1] if uniform else e) * 0.5)
+            q, x = fixed_point_of(g)
+            weights = q * bits[start:stop]  # int64; q broadcasts in the uniform case
+            lo, hi = int(x.min()), int(x.max())
+            add_gamma_squares(gamma_sq, e, None if uniform else g)
+            if eps_sum is not None:
+                if uniform:
                     eps_sum.add_repeated(float(e[0]), stop - start)
-            else:
-                g = np.tanh(e * 0.5)
-                q, x = fixed_point_of(g)
-                weights = q * bits[start:stop]
-                lo, hi = int(x.min()), int(x.max())
-                add_gamma_squares(gamma_sq, e, g)
-                if eps_sum is not None:
+                else:
                     eps_sum.add_terms(e)
             for c in range(lo, hi + 1):
                 if lo == hi:
@@ -379,23 +375,11 @@ class JPRS(RelationMechanism):
                 # identities of one exponent class x: sum_i q_i Ybar_i R_i(e) is exact
                 sketch.add_integers(counts, c - 32)
         return sketch, gamma_sq
-        q, x = gamma_fixed_point(eps)
-        weights = q * bits.astype(np.int64)
-        classes = np.unique(x)
-        for c in classes:
-            if classes.shape[0] == 1:
-                members_ids, members_w = ids, weights
-            else:
-                members = np.flatnonzero(x == c)
-                members_w = weights[members]
-                members_ids = members.astype(np.uint64) if ids is None else ids[members]
-            counts = fixed_sketch(self.codebook_seed, members_ids, members_w, self.p,
-                                  self.n_threads)
-            # identities of one exponent class x: sum_i q_i Ybar_i R_i(e) is exact
-            sketch.add_integers(counts, int(c) - 32)
-        g = np.tanh(eps * 0.5)
-        gamma_sq.add(g * g, np.zeros(n, dtype=np.int64))
-        return sketch, gamma_sq
+
+    def _scaled_sketch(self, sketch: ExactSum, gamma_sq: ExactSum) -> tuple[np.ndarray, float]:
+        """Eq. (8) from the exact sums: ``(sqrt(k) / (kappa_k D)) S``, and ``D``."""
+        d = float(gamma_sq.value()[0])
+        return sketch.value() * (sqrt(self.k) / (self.kappa * d)), d
 
     def merge(self, a: Partial, b: Partial) -> Partial:
         """Merge two partials of this mechanism (exact, order-free)."""
@@ -410,9 +394,7 @@ class JPRS(RelationMechanism):
         if n < 1:
             raise ValueError(f"{owner}: the partial holds no reports; a decode needs at least one")
         t0 = time.perf_counter()
-        d = float(partial.sums["gamma_sq"].value()[0])
-        scale = sqrt(self.k) / (self.kappa * d)
-        v = partial.sums["sketch"].value() * scale
+        v, d = self._scaled_sketch(partial.sums["sketch"], partial.sums["gamma_sq"])
         t1 = time.perf_counter()
         m, support = project(v, self.s, float(self.k), self.support_rule)
         t2 = time.perf_counter()
@@ -443,10 +425,9 @@ class JPRS(RelationMechanism):
         """
         if members is not None:
             clean, eps, identities = clean[members], eps[members], identities[members]
-        sketch, gamma_sq = self._exact_sums(np.ascontiguousarray(clean), np.ascontiguousarray(eps),
-                                            np.ascontiguousarray(identities, dtype=np.uint64))
-        d = float(gamma_sq.value()[0])
-        return sketch.value() * (sqrt(self.k) / (self.kappa * d))
+        sums = self._exact_sums(np.ascontiguousarray(clean), np.ascontiguousarray(eps),
+                                np.ascontiguousarray(identities, dtype=np.uint64))
+        return self._scaled_sketch(*sums)[0]
 
     def _item_scores(self, identities, items, item_weights):
         """``sum_x w_x R_i(x)`` for each identity (O(|items|) signs each)."""
