@@ -243,18 +243,16 @@ def _progress_callback(total_hint: int, desc: str, enabled: bool):
 
 def _decode(args) -> int:
     from . import mechanisms
-    from .reports import ReportFile, decode_files, expand_sources, save_result
+    from .reports import ReportFile, decode_files, expand_sources, open_reports, save_result
 
     files = expand_sources(args.reports)
-    first = ReportFile(files[0])
-    spec = mechanisms.read_spec(args.mechanism) if args.mechanism else first.spec
+    spec = (mechanisms.read_spec(args.mechanism) if args.mechanism
+            else ReportFile(files[0]).spec)
     mech = mechanisms.from_spec(spec)
     if args.threads is not None:
         mech.n_threads = max(1, args.threads)
-    readers = [ReportFile(f) for f in files]
-    for reader in readers:  # refuse a mismatch before any work
-        reader.check(mech)
-    total = sum(r.num_rows for r in readers)
+    # refuse a mismatch before the progress bar and any work
+    total = sum(r.num_rows for r in open_reports(mech, files))
     t0 = time.perf_counter()
     if args.scheduler:
         from . import distributed

@@ -22,9 +22,7 @@ installed there). The CLI does the same with ``fastldp decode REPORTS
 
 from __future__ import annotations
 
-import os
-
-from .reports import ReportFile, _table_arrays, expand_sources, mechanism_spec
+from .reports import ReportFile, _table_arrays, mechanism_spec, open_reports
 from .streaming import Partial
 
 __all__ = ["estimate", "partials"]
@@ -63,14 +61,9 @@ def partials(mechanism, source) -> list:
             raise ValueError(f"the Dask DataFrame needs columns identity, epsilon, report; "
                              f"missing {sorted(missing)}")
         return [delayed(_frame_partial)(mechanism, part) for part in source.to_delayed()]
-    files = expand_sources(source)
-    pieces = []
-    for path in files:
-        reader = ReportFile(path)
-        reader.check(mechanism)  # refuse a mismatch before any work is sent out
-        pieces.extend(delayed(_row_group_partial)(mechanism, os.fspath(path), g)
-                      for g in range(reader.num_row_groups))
-    return pieces
+    # a mismatch is refused here, before any work is sent out
+    return [delayed(_row_group_partial)(mechanism, reader.path, g)
+            for reader in open_reports(mechanism, source) for g in range(reader.num_row_groups)]
 
 
 def estimate(mechanism, source, *, client=None, finalize: bool = True):

@@ -54,7 +54,7 @@ import numpy as np
 from .streaming import Partial
 
 __all__ = ["write_reports", "ReportWriter", "ReportFile", "decode_files", "expand_sources",
-           "save_result", "FORMAT_VERSION", "METADATA_KEY"]
+           "save_result", "open_reports", "FORMAT_VERSION", "METADATA_KEY"]
 
 FORMAT_VERSION = 1
 METADATA_KEY = b"fastldp.reports"
@@ -345,6 +345,18 @@ def save_result(result, path) -> Path:
     return Path(path)
 
 
+def open_reports(mechanism, sources) -> list:
+    """Open every report file of ``sources`` and refuse any written by another mechanism.
+
+    Reads only the files' metadata, so a mismatch is refused before any
+    decoding work.
+    """
+    readers = [ReportFile(f) for f in expand_sources(sources)]
+    for reader in readers:
+        reader.check(mechanism)
+    return readers
+
+
 # ---------------------------------------------------------------------- streaming decode
 def _write_checkpoint(path: str, files: Sequence[str], position: tuple, partial: Partial) -> None:
     state = {"format": "fastldp-checkpoint", "version": 1, "files": list(files),
@@ -388,10 +400,8 @@ def decode_files(mechanism, sources, *, checkpoint=None, progress: Callable | No
     -------
     The mechanism's estimate object (or the partial).
     """
-    files = expand_sources(sources)
-    readers = [ReportFile(f) for f in files]
-    for r in readers:
-        r.check(mechanism)
+    readers = open_reports(mechanism, sources)
+    files = [r.path for r in readers]
     total = sum(r.num_rows for r in readers)
     start, state = (0, 0), None
     if checkpoint is not None and os.path.exists(checkpoint):

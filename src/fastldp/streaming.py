@@ -271,12 +271,9 @@ class ExactSum:
         row but the top in ``[0, 2**32)``), which :meth:`__eq__` relies on.
         """
         out = np.zeros((rows, self.size), dtype=np.int64)
-        if self.digits.shape[0]:
-            c = self.copy()
-            c.normalize()
-            r0 = c.k_lo - k_lo
-            out[r0:r0 + c.digits.shape[0]] = c.digits
-            _exact.normalize(out)
+        r0 = self.k_lo - k_lo
+        out[r0:r0 + self.digits.shape[0]] = self.digits
+        _exact.normalize(out)
         return out
 
     def __eq__(self, other) -> bool:
@@ -305,20 +302,13 @@ class ExactSum:
         self._pending = 0
 
 
-def _merge_min(a, b):
+def _merge_extreme(a, b, pick):
+    """``pick(a, b)`` where both are known; ``None`` marks an empty chunk."""
     if a is None:
         return b
     if b is None:
         return a
-    return min(a, b)
-
-
-def _merge_max(a, b):
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return max(a, b)
+    return pick(a, b)
 
 
 class Partial:
@@ -375,9 +365,9 @@ class Partial:
             self.mechanism, self.params,
             sums={k: s.merge(other.sums[k]) for k, s in self.sums.items()},
             counts={k: v + other.counts[k] for k, v in self.counts.items()},
-            minima={k: _merge_min(self.minima.get(k), other.minima.get(k))
+            minima={k: _merge_extreme(self.minima.get(k), other.minima.get(k), min)
                     for k in set(self.minima) | set(other.minima)},
-            maxima={k: _merge_max(self.maxima.get(k), other.maxima.get(k))
+            maxima={k: _merge_extreme(self.maxima.get(k), other.maxima.get(k), max)
                     for k in set(self.maxima) | set(other.maxima)},
             flags={k: self.flags.get(k, False) or other.flags.get(k, False)
                    for k in set(self.flags) | set(other.flags)},
