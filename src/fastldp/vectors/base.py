@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import time
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -548,6 +550,18 @@ class StreamingServer:
         check_partial(a, self._mechanism, params, owner)
         check_partial(b, self._mechanism, params, owner)
         return a.merge(b)
+
+    def finalize(self, partial: Partial):
+        """Turn a (merged) partial into the estimate of all its reports.
+
+        The same result object as ``estimate`` (whose docstring gives the
+        formula); ``ValueError`` for a partial of another mechanism or other
+        parameters, or one holding no reports.
+        """
+        t0 = time.perf_counter()
+        result = self._finalize(partial, f"{self._mechanism}.finalize")
+        result.seconds["aggregate"] = time.perf_counter() - t0
+        return result
 
     def _open(self, partial: Partial, owner: str) -> Partial:
         """Check ``partial`` for :meth:`finalize`: this mechanism, these parameters, n >= 1."""

@@ -311,17 +311,6 @@ class Collision(StreamingServer):
             hits.add_integers(np.rint(counts).astype(np.int64))
         return self._new_partial(n, report, {"hits": hits})
 
-    def finalize(self, partial: Partial) -> SparseMeanEstimate:
-        """Turn a (merged) partial into the estimate of all its reports (Eq. (14)).
-
-        ``ValueError`` for a partial of another mechanism or other
-        parameters, or one holding no reports.
-        """
-        t0 = time.perf_counter()
-        result = self._finalize(partial, "Collision.finalize")
-        result.seconds["aggregate"] = time.perf_counter() - t0
-        return result
-
     def _finalize(self, partial: Partial, owner: str) -> SparseMeanEstimate:
         state = self._open(partial, owner)
         n = state.counts["users"]

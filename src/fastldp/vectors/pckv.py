@@ -254,17 +254,6 @@ class _PCKV(StreamingServer):
             keys.add_integers(key_counts[: self.d])
         return self._new_partial(n, report, {"sums": total, "key_counts": keys})
 
-    def finalize(self, partial: Partial) -> SparseMeanEstimate:
-        """Turn a (merged) partial into the estimate of all its reports (Eq. (70)).
-
-        ``ValueError`` for a partial of another mechanism or other
-        parameters, or one holding no reports.
-        """
-        t0 = time.perf_counter()
-        result = self._finalize(partial, f"{type(self).__name__}.finalize")
-        result.seconds["aggregate"] = time.perf_counter() - t0
-        return result
-
     def _finalize(self, partial: Partial, owner: str) -> SparseMeanEstimate:
         state = self._open(partial, owner)
         return self._finish(state.sums["sums"].value(), state.sums["key_counts"].value(),

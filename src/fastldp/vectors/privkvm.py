@@ -373,17 +373,6 @@ class PrivKVM(StreamingServer):
                 sums[name].add_integers(np.bincount(slot[hit], minlength=d * c).astype(np.int64))
         return self._new_partial(n, report, sums)
 
-    def finalize(self, partial: Partial) -> SparseMeanEstimate:
-        """Turn a (merged) partial into the estimate of all its users.
-
-        ``ValueError`` for a partial of another mechanism or other
-        parameters, or one holding no users.
-        """
-        t0 = time.perf_counter()
-        result = self._finalize(partial, "PrivKVM.finalize")
-        result.seconds["aggregate"] = time.perf_counter() - t0
-        return result
-
     def _finalize(self, partial: Partial, owner: str) -> SparseMeanEstimate:
         state = self._open(partial, owner)
         d, c = self.d, self.n_rounds
