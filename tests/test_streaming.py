@@ -188,3 +188,25 @@ def test_add_repeated_equals_repeated_additions():
         assert a.value()[0] == float(Fraction(value) * count)
     with pytest.raises(ValueError):
         ExactSum(1).add_repeated(np.nan, 2)
+
+
+def test_add_multiples_and_the_integer_fast_path_of_value():
+    from fastldp._kernels import _exact
+
+    rng = np.random.default_rng(5)
+    counts = rng.integers(-(2**35), 2**35, 6)
+    for value in (0.1, -3.75e-200, 2.0**60 + 2.0**8, 1.0):
+        a = ExactSum(6)
+        a.add_multiples(counts, value)
+        want = [float(Fraction(value) * int(c)) for c in counts]
+        np.testing.assert_array_equal(a.value(), want)
+    with pytest.raises(ValueError, match="counts"):
+        ExactSum(1).add_multiples([2**36], 1.0)
+    with pytest.raises(ValueError, match="count"):
+        ExactSum(1).add_repeated(1.0, -1)
+    # integer sums take value()'s int64 path; it must agree with the general rounding
+    for big in (2**20, 2**52 + 1, 2**59 - 1, 2**61 + 3):
+        s = ExactSum(4)
+        s.add_integers(np.array([big, -big, 7, big // 3], dtype=np.int64))
+        s.add_integers(np.array([big, 1, -7, big], dtype=np.int64))
+        np.testing.assert_array_equal(s.value(), _exact.to_double(s.digits, s.k_lo))

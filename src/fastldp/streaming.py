@@ -45,8 +45,7 @@ __all__ = ["ExactSum", "Partial", "PARTIAL_FORMAT_VERSION", "merge_all", "check_
 
 PARTIAL_FORMAT_VERSION = 1
 _MAGIC = "fastldp-partial"
-_ZEROS = np.zeros(1 << 16, dtype=np.int64)
-_ZEROS.setflags(write=False)
+_COUNT_LIMIT = 1 << 36  # |count| times a 27-bit half mantissa stays below 2**63
 
 
 class ExactSum:
@@ -81,6 +80,14 @@ class ExactSum:
         self.k_lo = 0
         self.digits = np.zeros((0, self.size), dtype=np.int64)
         self._pending = 0  # additions per digit since the last normalize (an upper bound)
+
+    @classmethod
+    def from_digits(cls, size: int, k_lo: int, digits) -> "ExactSum":
+        """The sum whose digit rows ``k_lo ..`` are ``digits`` (shape ``(W, size)``)."""
+        out = cls(size)
+        out.k_lo = int(k_lo)
+        out.digits = np.array(digits, dtype=np.int64).reshape(-1, out.size)
+        return out
 
     # ------------------------------------------------------------ window
     def _ensure_rows(self, k_min: int, k_max: int) -> None:
@@ -166,28 +173,36 @@ class ExactSum:
         self.digits[r0:r0 + last - first + 1, 0] += acc[first:last + 1]
 
     def add_repeated(self, value: float, count: int) -> None:
-        """Add ``count`` copies of ``value`` to position 0 (``size`` must be 1), in O(1).
-
-        Exact: the 53-bit mantissa is split in two halves whose products with
-        ``count < 2**36`` are exact int64 values.
-        """
+        """Add ``count`` copies of ``value`` to position 0 (``size`` must be 1), in O(1)."""
         if self.size != 1:
             raise ValueError("ExactSum.add_repeated adds into a sum of size 1")
-        count = int(count)
-        if not 0 <= count < 2**36:
+        if int(count) < 0:
             raise ValueError(f"ExactSum.add_repeated: count must be in [0, 2**36), got {count}")
+        self.add_multiples(np.array([int(count)], dtype=np.int64), value)
+
+    def add_multiples(self, counts, value: float) -> None:
+        """Add ``counts[j] * value`` at every position ``j`` exactly (int64 ``counts``).
+
+        ``value``'s 53-bit mantissa is split in two halves whose products
+        with ``|counts| < 2**36`` are exact int64 values.
+        """
+        c = np.ascontiguousarray(counts, dtype=np.int64).ravel()
+        if c.shape[0] and int(np.abs(c).max()) >= _COUNT_LIMIT:
+            raise ValueError(f"ExactSum.add_multiples: counts must lie in (-2**36, 2**36), "
+                             f"got {int(np.abs(c).max())}")
         value = float(value)
         if not math.isfinite(value):
             raise ValueError(f"exact sums take finite values; got {value!r}")
-        if value == 0.0 or count == 0:
+        if value == 0.0 or not c.any():
             return
         m, e = math.frexp(value)
         mantissa = int(math.ldexp(m, 53))  # signed, |mantissa| < 2**53
         sign = -1 if mantissa < 0 else 1
-        mantissa = abs(mantissa)
-        hi, lo = mantissa >> 26, mantissa & ((1 << 26) - 1)
-        self.add_integers(np.array([sign * hi * count], dtype=np.int64), e - 53 + 26)
-        self.add_integers(np.array([sign * lo * count], dtype=np.int64), e - 53)
+        hi, lo = divmod(abs(mantissa), 1 << 26)
+        if hi:
+            self.add_integers(c * (sign * hi), e - 53 + 26)
+        if lo:
+            self.add_integers(c * (sign * lo), e - 53)
 
     def add_integers(self, values, shift: int = 0) -> None:
         """Add ``values[j] * 2**shift`` at every position ``j`` (int64 values)."""
@@ -224,7 +239,14 @@ class ExactSum:
     # ------------------------------------------------------------ reading
     def value(self) -> np.ndarray:
         """The exact sums, each rounded once to the nearest double."""
-        return _exact.to_double(self.digits, self.k_lo)
+        d = self.digits
+        if (self.k_lo == 0 and d.shape[0] and not d[2:].any()
+                and np.abs(d[0]).max(initial=0) < (1 << 60)
+                and (d.shape[0] == 1 or np.abs(d[1]).max(initial=0) < (1 << 28))):
+            # integer sums below 2**61 (counts): one int64 -> float64 rounding
+            # is the correctly rounded value
+            return (d[0] + (d[1] << 32) if d.shape[0] > 1 else d[0]).astype(np.float64)
+        return _exact.to_double(d, self.k_lo)
 
     def residue(self, bits: int) -> np.ndarray:
         """The exact value modulo ``2**bits`` (``bits <= 64``) of integer sums, as uint64.
@@ -296,10 +318,8 @@ class ExactSum:
         return {"size": self.size, "k_lo": k, "digits": d}
 
     def __setstate__(self, state):
-        self.size = state["size"]
-        self.k_lo = state["k_lo"]
-        self.digits = np.array(state["digits"], dtype=np.int64).reshape(-1, self.size)
-        self._pending = 0
+        other = ExactSum.from_digits(state["size"], state["k_lo"], state["digits"])
+        self.size, self.k_lo, self.digits, self._pending = other.size, other.k_lo, other.digits, 0
 
 
 def _merge_extreme(a, b, pick):
@@ -434,10 +454,8 @@ class Partial:
                                         f"{PARTIAL_FORMAT_VERSION}")
                 sums = {}
                 for name, meta in header["sums"].items():
-                    s = ExactSum(int(meta["size"]))
-                    s.__setstate__({"size": int(meta["size"]), "k_lo": int(meta["k_lo"]),
-                                    "digits": z[meta["array"]]})
-                    sums[name] = s
+                    sums[name] = ExactSum.from_digits(int(meta["size"]), int(meta["k_lo"]),
+                                                      z[meta["array"]])
         except _VersionError as exc:
             raise ValueError(str(exc)) from None
         except Exception as exc:  # zip, key and JSON errors: one clear message

@@ -242,15 +242,12 @@ def entry_error(name: str, owner: str, expected: str, value, index: int, exc=Val
 #: runs once per distinct weight with unit weights (integer counts) instead of
 #: once per integer limb of the weights.
 MAX_WEIGHT_CLASSES = 32
-_COUNT_LIMIT = 1 << 36  # |count| * 27-bit limb stays below 2**63
 
 
 def scalar_sum(values) -> ExactSum:
     """The exact sum of ``values`` as a one-position :class:`~fastldp.streaming.ExactSum`."""
-    v = np.ascontiguousarray(values, dtype=np.float64).ravel()
     out = ExactSum(1)
-    if v.shape[0]:
-        out.add(v, np.zeros(v.shape[0], dtype=np.int64))
+    out.add_terms(values)
     return out
 
 
@@ -259,54 +256,8 @@ def add_broadcast(total: ExactSum, scalar: ExactSum) -> ExactSum:
     k_lo, digits = scalar.canonical()
     if digits.shape[0] == 0:
         return total
-    wide = ExactSum(total.size)
-    wide.__setstate__({"size": total.size, "k_lo": k_lo,
-                       "digits": np.repeat(digits, total.size, axis=1)})
-    return total.merge(wide)
-
-
-def integer_value(total: ExactSum) -> np.ndarray:
-    """``total.value()`` for a sum of integers, read without the general rounding loop.
-
-    When the digits hold integers below ``2**61`` in magnitude (any count of
-    reports), the value is formed in int64 and converted to float64 with one
-    round-to-nearest, which is what :meth:`~fastldp.streaming.ExactSum.value`
-    returns; otherwise it falls back to ``value()``.
-    """
-    d = total.digits
-    if d.shape[0] == 0:
-        return np.zeros(total.size)
-    if (total.k_lo == 0 and d.shape[0] >= 2 and not d[2:].any()
-            and np.abs(d[0]).max(initial=0) < (1 << 60)
-            and np.abs(d[1]).max(initial=0) < (1 << 28)):
-        return (d[0] + (d[1] << 32)).astype(np.float64)
-    return total.value()
-
-
-def _mantissa(value: float) -> tuple[int, int]:
-    """``value = M * 2**shift`` with an integer ``|M| < 2**53`` (exact)."""
-    m, e = np.frexp(float(value))
-    return int(np.ldexp(m, 53)), int(e) - 53
-
-
-def add_integer_multiple(total: ExactSum, counts, weight: float) -> None:
-    """Add ``counts[j] * weight`` exactly at every position ``j`` (int64 counts).
-
-    The weight's 53-bit mantissa is split in two limbs of at most 27 bits, so
-    each product fits in an int64 (``|counts| < 2**36``).
-    """
-    c = np.ascontiguousarray(counts, dtype=np.int64)
-    if not c.any() or weight == 0.0:
-        return
-    if int(np.abs(c).max()) >= _COUNT_LIMIT:  # pragma: no cover - chunks are far smaller
-        raise ValueError("add_integer_multiple: counts must stay below 2**36 per chunk")
-    mant, shift = _mantissa(weight)
-    hi, lo = divmod(abs(mant), 1 << 27)
-    sign = -1 if mant < 0 else 1
-    if hi:
-        total.add_integers(c * (sign * hi), shift + 27)
-    if lo:
-        total.add_integers(c * (sign * lo), shift)
+    return total.merge(ExactSum.from_digits(total.size, k_lo,
+                                            np.repeat(digits, total.size, axis=1)))
 
 
 def add_weighted_hits(total: ExactSum, weights, hits) -> None:
@@ -330,7 +281,7 @@ def add_weighted_hits(total: ExactSum, weights, hits) -> None:
     sum stays below ``2**53``. With few distinct weights (at most
     ``max(MAX_WEIGHT_CLASSES, n // 64)``) the kernel runs once per weight
     with unit weights, and each integer count is multiplied by its weight
-    exactly (:func:`add_integer_multiple`): one pass over the reports in all.
+    exactly (:meth:`~fastldp.streaming.ExactSum.add_multiples`): one pass over the reports in all.
     Otherwise, with ``w_i = M_i 2^(e_i - 53)`` (``|M_i| < 2^53``), weights of
     one sign whose exponents lie within a few bits of each other form a
     group with the integers ``M_i 2^(e_i - e_lo)``, and the kernel runs on
@@ -356,7 +307,7 @@ def add_weighted_hits(total: ExactSum, weights, hits) -> None:
                 continue
             members = None if (a == 0 and b == n) else np.sort(order[a:b])
             counts = np.asarray(hits(members, None))
-            add_integer_multiple(total, np.rint(counts).astype(np.int64), u)
+            total.add_multiples(np.rint(counts).astype(np.int64), u)
         return
     m, e = np.frexp(w)
     e = e.astype(np.int64)
@@ -760,7 +711,7 @@ class FrequencyOracle:
         n = partial.counts["n"]
         report = partial_report(partial)
         if "hits" in partial.sums:
-            counts = self._counts_from_hits(integer_value(partial.sums["hits"]), n)
+            counts = self._counts_from_hits(partial.sums["hits"].value(), n)
             variances = self._uniform_variances(n, counts)
         else:
             counts = self.weighted_counts(partial.sums["support"], partial.sums["offset"])
