@@ -373,23 +373,12 @@ def _unsigned(arr: np.ndarray) -> np.ndarray:
 
 
 def _population(identities, owner: str):
-    """The caller's identities as uint64, with the argsort that orders them.
-
-    The rules of :func:`fastldp._random.resolve_identities` (distinct
-    integers in ``[0, 2**64)``), checked with one sort; an input that breaks
-    them goes through ``resolve_identities`` for its error message.
-    """
+    """The caller's identities as uint64 (:func:`fastldp._random.resolve_identities`'
+    rules), with the argsort that orders them and the sorted values."""
     arr = np.asarray(identities)
-    if (arr.ndim == 1 and arr.dtype.kind in "iu"
-            and (arr.dtype.kind == "u" or arr.size == 0 or arr.min() >= 0)):
-        ids = np.ascontiguousarray(arr, dtype=np.uint64)
-        by_value = np.argsort(ids)
-        sorted_ids = ids[by_value]
-        if np.all(sorted_ids[1:] > sorted_ids[:-1]):
-            return ids, by_value, sorted_ids
-    ids = resolve_identities(identities, arr.shape[0] if arr.ndim == 1 else 0, owner)  # raises
-    by_value = np.argsort(ids)  # pragma: no cover - resolve_identities refused what we refused
-    return ids, by_value, ids[by_value]  # pragma: no cover
+    ids = resolve_identities(identities, arr.shape[0] if arr.ndim == 1 else 0, owner)
+    by_value = np.argsort(ids)
+    return ids, by_value, ids[by_value]
 
 
 def _from_long(relations, shape, owner: str, identities=None):
