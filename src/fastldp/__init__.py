@@ -1,33 +1,124 @@
 """fastldp: local differential privacy with a compiled core.
 
-The package is organised by problem family, over shared building blocks:
+The package is organised by problem family, over shared building blocks.
+Every family and module below is an attribute of ``fastldp`` (imported on
+first use, so ``import fastldp`` stays fast), and every public estimator is
+at the top level: ``fastldp.OLH``, ``fastldp.JPRS``, ``fastldp.RPC``,
+``fastldp.U2R``, ``fastldp.ShiftedLogGaussian``...
 
-- :mod:`fastldp.relations` - paper 000: :class:`JPRS`, padded relation
-  sampling, decoders, attacks, populations, loaders and analysis
-- :mod:`fastldp.vectors` - paper 001: :class:`RPC` and the sparse-vector
-  baselines, attacks, generators and loaders
-- :mod:`fastldp.oracles` - frequency oracles and scalar randomizers
-- :mod:`fastldp.budgets`, :mod:`fastldp.corruption`, :mod:`fastldp.metrics`
-  - budget profiles, corruption policies, losses (shared by every family)
+Families
+--------
+- :mod:`fastldp.oracles` - frequency oracles (GRR, OLH, FLH, HadamardResponse,
+  OUE, SUE) and scalar randomizers (Laplace, Piecewise, Duchi)
+- :mod:`fastldp.relations` - paper 000: JPRS and padded relation sampling of
+  sparse relation matrices, decoders, attacks, populations and analysis
+- :mod:`fastldp.vectors` - paper 001: RPC and the sparse-vector baselines
+  (PCKV-UE, PCKV-GRR, PrivKVM, Succinct, Collision), attacks and loaders
+- :mod:`fastldp.regression` - paper 002: shuffled-DP sparse linear regression
+  (U2R, Sample-SDP, LDP-IHT, two-stage SLR, Lasso) and shuffle protocols
+- :mod:`fastldp.histograms` - paper 003: count-dependent zCDP histograms (the
+  shifted-log Gaussian mechanism, its baselines and bounds)
+
+Shared modules
+--------------
+- :mod:`fastldp.audit` - exact and empirical privacy audits of every channel
+- :mod:`fastldp.reports` - privatized reports in Parquet files, streamed decode
+- :mod:`fastldp.streaming` - exact mergeable partial / merge / finalize state
+- :mod:`fastldp.distributed` - the streaming decode on a Dask cluster
+- :mod:`fastldp.mechanisms` - rebuild a server from a spec, simulate reports
 - :mod:`fastldp.experiments` - the family-neutral experiment harness
-- :mod:`fastldp._kernels` - Cython kernels (counter-based hash, sketch,
-  projection, OLH)
+- :mod:`fastldp.budgets` - personal privacy-budget profiles
+- :mod:`fastldp.corruption` - which identities an attack corrupts
+- :mod:`fastldp.metrics` - scores of an estimate against the truth
+
+The API every family follows (keyword-only ``epsilon``, ``privatize`` /
+``estimate``, result objects) is written in the user guide's "The API
+contract" page. :func:`show_config` says how the kernels were built.
 """
 
-from . import budgets, corruption, metrics, oracles, relations, vectors
-from .relations import JPRS, JPRSEstimate, PaddedRelationSampling
-from .vectors import RPC, RPCEstimate
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "JPRS", "JPRSEstimate", "PaddedRelationSampling", "RPC", "RPCEstimate", "budgets",
-    "corruption", "metrics", "oracles", "relations", "vectors", "show_config", "__version__",
-]
+#: the families and shared modules, loaded on first attribute access
+_SUBMODULES = (
+    "oracles", "relations", "vectors", "regression", "histograms",
+    "audit", "reports", "streaming", "distributed", "mechanisms", "experiments",
+    "budgets", "corruption", "metrics",
+)
+
+#: public estimators and their result classes -> the family that defines them
+_EXPORTS = {
+    **dict.fromkeys(
+        ("GRR", "OLH", "FLH", "HadamardResponse", "OUE", "SUE", "Laplace", "Piecewise",
+         "Duchi", "FrequencyEstimate"), "oracles"),
+    **dict.fromkeys(("JPRS", "PaddedRelationSampling", "JPRSEstimate", "Decoded"),
+                    "relations"),
+    **dict.fromkeys(("RPC", "PCKVUE", "PCKVGRR", "PrivKVM", "Succinct", "Collision",
+                     "RPCEstimate", "SparseMeanEstimate"), "vectors"),
+    **dict.fromkeys(("U2R", "SampleSDP", "TwoStageSLR", "LDPIHT", "Lasso",
+                     "ShuffledVectorSum", "ShuffledBits", "Privacy"), "regression"),
+    **dict.fromkeys(("ShiftedLogGaussian", "EqualNoiseGaussian", "DataIndependentRelease",
+                     "PrivacyReport"), "histograms"),
+}
+
+__all__ = [*_EXPORTS, *_SUBMODULES, "show_config", "__version__"]
+
+if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ imports on demand
+    from . import (
+        audit, budgets, corruption, distributed, experiments, histograms, mechanisms,
+        metrics, oracles, regression, relations, reports, streaming, vectors,
+    )
+    from .histograms import (
+        DataIndependentRelease, EqualNoiseGaussian, PrivacyReport, ShiftedLogGaussian,
+    )
+    from .oracles import (
+        FLH, GRR, OLH, OUE, SUE, Duchi, FrequencyEstimate, HadamardResponse, Laplace,
+        Piecewise,
+    )
+    from .regression import (
+        LDPIHT, U2R, Lasso, Privacy, SampleSDP, ShuffledBits, ShuffledVectorSum, TwoStageSLR,
+    )
+    from .relations import JPRS, Decoded, JPRSEstimate, PaddedRelationSampling
+    from .vectors import (
+        PCKVGRR, PCKVUE, RPC, Collision, PrivKVM, RPCEstimate, SparseMeanEstimate, Succinct,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    # PEP 562: the families pull in scipy and compiled kernels (a third of a
+    # second), so ``import fastldp`` loads none of them until one is used
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    family = _EXPORTS.get(name)
+    if family is not None:
+        value = getattr(importlib.import_module(f"{__name__}.{family}"), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list:
+    return sorted(__all__)
 
 
 def show_config(file=None) -> dict:
-    """Print and return how the kernels were built (OpenMP, threads)."""
+    """Print and return how the kernels were built (OpenMP, threads).
+
+    Parameters
+    ----------
+    file : file-like, optional
+        Where to print (default ``sys.stdout``).
+
+    Returns
+    -------
+    dict
+        The versions of fastldp, numpy, scipy and Python, whether OpenMP is
+        on and the default thread count.
+    """
     import sys
 
     import numpy
