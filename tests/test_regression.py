@@ -232,7 +232,8 @@ def noiseless():
 
 def test_u2r_noiseless_support_recovery_is_exact(noiseless):
     D = noiseless
-    est = U2R(epsilon=1e4, k=3, sigma=0.05, rho=D.beta_min).fit(D.X, D.y, users=D.users, rng=14)
+    est = U2R(epsilon=1e4, k=3, rows_per_user=40, sigma=0.05, rho=D.beta_min).fit(
+        D.X, D.y, users=D.users, rng=14)
     np.testing.assert_array_equal(est.support_recovered_, D.support)
     np.testing.assert_array_equal(est.support_, D.support)
     assert np.linalg.norm(est.coef_ - D.theta) < 1e-2
@@ -244,8 +245,9 @@ def test_u2r_noiseless_support_recovery_is_exact(noiseless):
 
 def test_estimators_fit_predict_score(noiseless):
     D = noiseless
-    for est in (U2R(epsilon=8.0, k=3, sigma=0.1), SampleSDP(epsilon=8.0, sigma=0.1),
-                Lasso(alpha=1e-3), LDPIHT(epsilon=8.0, k=3), TwoStageSLR(epsilon=8.0, k=3)):
+    for est in (U2R(epsilon=8.0, k=3, rows_per_user=40, sigma=0.1),
+                SampleSDP(epsilon=8.0, sigma=0.1), Lasso(alpha=1e-3), LDPIHT(epsilon=8.0, k=3),
+                TwoStageSLR(epsilon=8.0, k=3, rows_per_user=40)):
         est.fit(D.X, D.y, users=D.users, rng=15)
         assert est.coef_.shape == (32,) and np.isfinite(est.coef_).all()
         assert est.predict(D.X_test).shape == (200,)
@@ -263,7 +265,7 @@ def test_sample_sdp_privacy_is_the_summation_accounting(noiseless):
 
 
 def test_params_round_trip_like_clone():
-    est = U2R(epsilon=2.0, k=4, sigma=0.3, shrinkage=True)
+    est = U2R(epsilon=2.0, k=4, rows_per_user=20, sigma=0.3, shrinkage=True)
     params = est.get_params()
     twin = U2R(**params)
     assert twin.get_params() == params
@@ -279,17 +281,17 @@ def test_bad_inputs_and_parameters_raise(noiseless):
     D = noiseless
     X, y, u = D.X, D.y, D.users
     with pytest.raises(TypeError, match="'users'"):
-        U2R(epsilon=1.0, k=3).fit(X, y)
+        U2R(epsilon=1.0, k=3, rows_per_user=40).fit(X, y)
     with pytest.raises(ValueError, match="'epsilon'"):
-        U2R(epsilon=-1.0, k=3).fit(X, y, users=u)
+        U2R(epsilon=-1.0, k=3, rows_per_user=40).fit(X, y, users=u)
     with pytest.raises(ValueError, match="'epsilon'"):
-        U2R(epsilon=float("nan"), k=3).fit(X, y, users=u)
+        U2R(epsilon=float("nan"), k=3, rows_per_user=40).fit(X, y, users=u)
     with pytest.raises(ValueError, match="'k'"):
-        U2R(epsilon=1.0, k=99).fit(X, y, users=u)
+        U2R(epsilon=1.0, k=99, rows_per_user=40).fit(X, y, users=u)
     with pytest.raises(TypeError, match="'k'"):
-        TwoStageSLR(epsilon=1.0, k=2.5).fit(X, y, users=u)
+        TwoStageSLR(epsilon=1.0, k=2.5, rows_per_user=40).fit(X, y, users=u)
     with pytest.raises(ValueError, match="'split'"):
-        U2R(epsilon=1.0, k=3, split=(0.5, 0.5)).fit(X, y, users=u)
+        U2R(epsilon=1.0, k=3, rows_per_user=40, split=(0.5, 0.5)).fit(X, y, users=u)
     bad = X.copy()
     bad[3, 2] = np.nan
     with pytest.raises(ValueError, match="'X'"):
@@ -298,10 +300,17 @@ def test_bad_inputs_and_parameters_raise(noiseless):
         SampleSDP(epsilon=1.0).fit(X, y[:-1])
     with pytest.raises(ValueError, match="'X'"):
         Lasso().fit(X[0], y)
-    with pytest.raises(ValueError, match="at least 2 rows"):
-        U2R(epsilon=1.0, k=3).fit(X[:41], y[:41], users=u[:41])
+    with pytest.raises(TypeError, match="rows_per_user"):
+        U2R(epsilon=1.0, k=3)  # the rows per user are public: no default read from the data
+    for bad_rows in (1, 0):
+        with pytest.raises(ValueError, match="'rows_per_user' parameter of U2R"):
+            U2R(epsilon=1.0, k=3, rows_per_user=bad_rows).fit(X, y, users=u)
+        with pytest.raises(ValueError, match="'rows_per_user' parameter of TwoStageSLR"):
+            TwoStageSLR(epsilon=1.0, k=3, rows_per_user=bad_rows).fit(X, y, users=u)
+    with pytest.raises(TypeError, match="'rows_per_user'"):
+        U2R(epsilon=1.0, k=3, rows_per_user=40.0).fit(X, y, users=u)
     with pytest.raises(ValueError, match="fewer than 3 users"):
-        U2R(epsilon=1.0, k=3).fit(X[:200], y[:200], users=u[:200])
+        U2R(epsilon=1.0, k=3, rows_per_user=40).fit(X[:200], y[:200], users=u[:200])
     with pytest.raises(ValueError, match="'x_clip'"):
         SampleSDP(epsilon=1.0, x_clip=0.0).fit(X, y)
     with pytest.raises(ValueError, match="'iterations'"):
@@ -314,7 +323,7 @@ def test_users_need_not_be_sorted_or_equal(noiseless):
     perm = rng.permutation(D.X.shape[0])
     users = D.users.copy()
     users[users == 5] = 6  # one user with 80 rows
-    est = U2R(epsilon=1e4, k=3, sigma=0.05, rho=D.beta_min)
+    est = U2R(epsilon=1e4, k=3, rows_per_user=40, sigma=0.05, rho=D.beta_min)
     est.fit(D.X[perm], D.y[perm], users=users[perm], rng=18)
     np.testing.assert_array_equal(est.support_recovered_, D.support)
 
@@ -348,8 +357,8 @@ def test_u2r_error_is_within_the_predicted_noise():
     D = make_sparse_regression(n=3000, m=50, d=64, k=4, sigma=0.25, n_test=10, rng=19)
     errs = []
     for seed in range(3):
-        est = U2R(epsilon=2.0, k=4, sigma=0.25, rho=D.beta_min).fit(D.X, D.y, users=D.users,
-                                                                   rng=seed)
+        est = U2R(epsilon=2.0, k=4, rows_per_user=50, sigma=0.25, rho=D.beta_min).fit(
+            D.X, D.y, users=D.users, rng=seed)
         np.testing.assert_array_equal(est.support_recovered_, D.support)
         res_b = est.summations_[1]
         nb = est.groups_[2]
@@ -399,12 +408,13 @@ def test_local_lasso_is_exact_and_per_user():
 def test_fit_precomputed_is_bit_identical_to_a_cold_fit():
     """One Precomputed shared by every method and eps gives what each cold fit gives."""
     D = make_sparse_regression(n=900, m=25, d=24, k=3, sigma=0.25, rng=6)
-    pre = U2R(epsilon=1.0, k=3).precompute(D.X, D.y, users=D.users)
+    pre = U2R(epsilon=1.0, k=3, rows_per_user=25).precompute(D.X, D.y, users=D.users)
     makers = {
-        "U2R": lambda e: U2R(epsilon=e, k=3, sigma=0.25, rho=D.beta_min),
-        "U2R-shrink": lambda e: U2R(epsilon=e, k=3, sigma=0.25, rho=D.beta_min,
-                                    shrinkage=True),
-        "2-SLR": lambda e: TwoStageSLR(epsilon=e, k=3, sigma=0.25, rho=D.beta_min),
+        "U2R": lambda e: U2R(epsilon=e, k=3, rows_per_user=25, sigma=0.25, rho=D.beta_min),
+        "U2R-shrink": lambda e: U2R(epsilon=e, k=3, rows_per_user=25, sigma=0.25,
+                                    rho=D.beta_min, shrinkage=True),
+        "2-SLR": lambda e: TwoStageSLR(epsilon=e, k=3, rows_per_user=25, sigma=0.25,
+                                       rho=D.beta_min),
         "Sample-SDP": lambda e: SampleSDP(epsilon=e, sigma=0.25, max_messages=1000),
         "Sample-SDP-simulated": lambda e: SampleSDP(epsilon=e, sigma=0.25,
                                                     max_messages=10 ** 9),

@@ -18,7 +18,7 @@ import numpy as np
 from .._validation import param_error
 
 __all__ = ["Privacy", "RegressionEstimator", "check_Xy", "group_users", "UserData",
-           "soft_threshold"]
+           "soft_threshold", "first_rows", "nonfinite_rows"]
 
 
 @dataclass(frozen=True)
@@ -33,12 +33,20 @@ class Privacy:
         ``"shuffle"``, ``"local"`` or ``"none"`` (non-private).
     epsilon, delta : float
         ``inf`` and ``0`` for a non-private estimator.
+    rows_per_user : int or None
+        User-level estimators: the public number of rows of a user's local
+        dataset (a user with more rows contributes its first
+        ``rows_per_user``); ``None`` otherwise.
+    note : str
+        The unit and the neighbour relation in words, e.g. "user-level: ...".
     """
 
     unit: str
     model: str
     epsilon: float
     delta: float
+    rows_per_user: int | None = None
+    note: str = ""
 
 
 def soft_threshold(values, level):
@@ -131,6 +139,25 @@ def group_users(X, y, users, owner: str, *, min_rows: int = 1) -> UserData:
     Xu[who, pos] = X[order]
     yu[who, pos] = y[order]
     return UserData(Xu, yu, counts, ids)
+
+
+def first_rows(data: UserData, rows_per_user: int) -> UserData:
+    """Each user's first ``rows_per_user`` rows (in the order given to ``fit``).
+
+    A user with more rows is cut to its first ``rows_per_user`` (a function
+    of its own data only, the same in every fit, so the local solutions can
+    be cached); a user with fewer keeps all of its rows.
+    """
+    if data.X.shape[1] <= rows_per_user:
+        return data
+    return UserData(data.X[:, :rows_per_user], data.y[:, :rows_per_user],
+                    np.minimum(data.counts, rows_per_user), data.ids)
+
+
+def nonfinite_rows(values) -> np.ndarray:
+    """Mask of the rows of a 2-d array with a NaN or an infinite entry."""
+    v = np.asarray(values)
+    return ~np.isfinite(v).all(axis=1)
 
 
 def _too_few(owner, ids, counts, min_rows):

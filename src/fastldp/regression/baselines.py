@@ -13,10 +13,128 @@ import math
 import numpy as np
 
 from .._random import as_generator
-from .._validation import check_float, check_int
-from ._base import Privacy, RegressionEstimator, check_Xy
+from .._validation import check_float, check_int, param_error
+from ._base import Privacy, RegressionEstimator, check_Xy, nonfinite_rows
 
-__all__ = ["Lasso", "lasso_gram", "LDPIHT", "TwoStageSLR", "hard_threshold"]
+__all__ = ["Lasso", "lasso_gram", "LDPIHT", "TwoStageSLR", "hard_threshold",
+           "kary_randomized_response", "laplace_vector", "ldp_iht_laplace_scale",
+           "two_slr_laplace_scale"]
+
+
+# ---------------------------------------------------------------- local randomizers
+def kary_randomized_response(indices, d: int, epsilon: float, rng=None) -> np.ndarray:
+    """k-ary randomized response over ``[0, d)``, one report per index (pure eps-LDP).
+
+    Each index is kept with probability ``p = e^eps / (e^eps + d - 1)``;
+    otherwise it is replaced by a uniformly random *other* value of ``[0, d)``,
+    so every other value has probability ``1 / (e^eps + d - 1)`` and the
+    ratio of any report's probabilities under two inputs is at most ``e^eps``.
+    This is the local randomizer of :class:`TwoStageSLR`'s stage 1.
+
+    Parameters
+    ----------
+    indices : array_like of int
+        1-d, every entry in ``[0, d)``.
+    d : int
+        Domain size, >= 1 (with ``d = 1`` the report is the index itself).
+    epsilon : float
+        In (0, inf]; ``inf`` keeps every index (no privacy).
+    rng : None, int, SeedSequence or Generator
+
+    Returns
+    -------
+    ndarray of int64
+        The reports, same length as ``indices``.
+    """
+    owner = "kary_randomized_response"
+    d = check_int(d, "d", owner, low=1)
+    eps = check_float(epsilon, "epsilon", owner, low=0)
+    idx = np.asarray(indices)
+    if idx.ndim != 1 or (idx.size and idx.dtype.kind not in "iu"):
+        raise param_error("indices", owner, "a 1-d array of ints", f"array of shape {idx.shape} "
+                          f"and dtype {idx.dtype}", TypeError)
+    idx = idx.astype(np.int64)
+    if idx.size and (idx.min() < 0 or idx.max() >= d):
+        raise param_error("indices", owner, f"ints in [0, {d})",
+                          f"values in [{idx.min()}, {idx.max()}]")
+    gen = as_generator(rng, owner)
+    n = idx.shape[0]
+    if d == 1:
+        return idx.copy()
+    # p = e^eps / (e^eps + d - 1), written so that a large eps neither overflows nor loses p = 1
+    p = 1.0 / (1.0 + (d - 1) * math.exp(-eps))
+    keep = gen.random(n) < p
+    other = (idx + gen.integers(1, d, n)) % d  # uniform over the d - 1 other values
+    return np.where(keep, idx, other)
+
+
+def kary_keep_probability(d: int, epsilon: float) -> tuple[float, float]:
+    """``(p, q)`` of :func:`kary_randomized_response`: keep, and each other value."""
+    if d == 1:
+        return 1.0, 0.0
+    p = 1.0 / (1.0 + (d - 1) * math.exp(-epsilon))
+    return p, (1.0 - p) / (d - 1)
+
+
+def laplace_vector(values, scale: float, rng=None) -> np.ndarray:
+    """The local Laplace release: ``values`` plus i.i.d. Laplace(``scale``) noise per entry.
+
+    The local randomizer of :class:`LDPIHT` (a record's clipped gradient,
+    ``scale =`` :func:`ldp_iht_laplace_scale`) and of :class:`TwoStageSLR`'s
+    stage 2 (a user's clipped least-squares solution, ``scale =``
+    :func:`two_slr_laplace_scale`): with values in a box of l1 diameter
+    ``Delta``, ``scale = Delta / eps`` gives pure eps-LDP. The fits draw the
+    *sum* of a batch's Laplace noise directly (a difference of two Gamma
+    variables, the same law) for speed; this function is the per-party form.
+
+    Parameters
+    ----------
+    values : array_like of float
+        Finite values (any shape), one party's or one row per party.
+    scale : float
+        In [0, inf); 0 releases ``values`` unchanged.
+    rng : None, int, SeedSequence or Generator
+
+    Returns
+    -------
+    ndarray of float64, the shape of ``values``
+    """
+    owner = "laplace_vector"
+    scale = check_float(scale, "scale", owner, low=0, low_open=False, high=math.inf)
+    v = np.asarray(values, dtype=np.float64)
+    if not np.isfinite(v).all():
+        raise param_error("values", owner, "finite (no NaN or inf)", "an array with NaN or inf")
+    gen = as_generator(rng, owner)
+    if scale == 0:
+        return v.copy()
+    return v + gen.laplace(0.0, scale, v.shape)
+
+
+def ldp_iht_laplace_scale(grad_clip: float, d: int, epsilon: float) -> float:
+    """LDP-IHT's Laplace scale ``2 grad_clip d / eps``.
+
+    A record's gradient lies in the box ``[-grad_clip, grad_clip]^d``, whose
+    l1 diameter (the l1 sensitivity of the report) is ``2 grad_clip d``.
+    ``eps = inf`` gives 0.
+    """
+    owner = "ldp_iht_laplace_scale"
+    grad_clip = check_float(grad_clip, "grad_clip", owner, low=0, high=math.inf)
+    d = check_int(d, "d", owner, low=1)
+    eps = check_float(epsilon, "epsilon", owner, low=0)
+    return 2.0 * grad_clip * d / eps
+
+
+def two_slr_laplace_scale(radius: float, k: int, epsilon: float) -> float:
+    """2-SLR's stage-2 Laplace scale ``2 R k / eps``.
+
+    A user's solution is clipped to ``[-R, R]^k``, whose l1 diameter is
+    ``2 R k``. ``eps = inf`` gives 0.
+    """
+    owner = "two_slr_laplace_scale"
+    radius = check_float(radius, "radius", owner, low=0, high=math.inf)
+    k = check_int(k, "k", owner, low=1)
+    eps = check_float(epsilon, "epsilon", owner, low=0)
+    return 2.0 * radius * k / eps
 
 
 def lasso_gram(G, b, alpha: float, *, max_iter: int = 1000, tol: float = 1e-10,
@@ -169,7 +287,7 @@ class LDPIHT(RegressionEstimator):
         batches = np.array_split(gen.permutation(N), T)
         chunk = max(1, 2 ** 20 // (8 * d))  # about 1 MiB of rows
         theta = np.zeros(d)
-        scale = 2 * cg * d / eps
+        scale = ldp_iht_laplace_scale(cg, d, eps)
         for batch in batches:
             batch = np.sort(batch)  # the same rows, read in memory order
             g = np.zeros(d)
@@ -189,6 +307,12 @@ class LDPIHT(RegressionEstimator):
         return self._set_fitted(theta, 0.0, Privacy("sample", "local", eps, 0.0))
 
 
+_TWO_SLR_NOTE = ("user-level: a user's whole local dataset of at most rows_per_user rows (a user "
+                 "with more contributes its first rows_per_user); neighbouring datasets replace "
+                 "one user's dataset (its rows and its row count); the number of users n is "
+                 "public")
+
+
 class TwoStageSLR(RegressionEstimator):
     """2-SLR: two-stage sparse regression under pure user-level eps-LDP.
 
@@ -199,30 +323,58 @@ class TwoStageSLR(RegressionEstimator):
     - stage 1 (a ``split`` fraction of the users): the local Lasso of U2R
       (screened, thresholded at ``rho / 2``), one uniformly sampled
       candidate index, reported by k-ary randomized response over ``[d]``
-      (keep with probability ``e^eps / (e^eps + d - 1)``); the server
-      debiases the counts and keeps the ``k`` largest;
+      (:func:`kary_randomized_response`: keep with probability
+      ``e^eps / (e^eps + d - 1)``); the server debiases the counts and keeps
+      the ``k`` largest;
     - stage 2 (the other users): local least squares on that support,
       clipped coordinatewise to ``[-R, R]`` with ``R = theta_bound + 3 sigma
-      sqrt(k / (m - k - 1))``, plus Laplace noise of scale ``2 R k / eps``
-      per coordinate (l1 sensitivity); the server averages and projects
-      onto the l2 ball of radius ``theta_bound``.
+      sqrt(k / (m - k - 1))``, plus Laplace noise of scale
+      :func:`two_slr_laplace_scale` ``= 2 R k / eps`` per coordinate (l1
+      sensitivity; :func:`laplace_vector`, whose sum over the users is drawn
+      at once); the server averages and projects onto the l2 ball of
+      radius ``theta_bound``.
 
     Each user takes part in one stage, so the protocol is eps-LDP per user.
+    Two datasets are neighbours when one user's whole local dataset (its
+    rows and their number) is replaced; ``n`` is public. The calibration
+    (penalty, screen, ``R``, the Laplace scale, the keep probability) reads
+    only public parameters (``rows_per_user``, ``n``, ``d``, the
+    constructor's), and a local statistic that is not finite is replaced by
+    its public default before clipping (``sanitized_``).
 
     Parameters
     ----------
     epsilon : float
+        In (0, inf]; ``inf`` adds no noise (not private).
     k : int
+    rows_per_user : int
+        Public number of rows of a user's local dataset, ``m >= 2`` (as in
+        :class:`~fastldp.regression.U2R`: a user with more rows uses its
+        first ``m``; one with fewer solves on its rows, and in stage 2 one
+        with fewer than ``k + 2`` rows sends the public default, zero).
     sigma, theta_bound, rho, local_alpha, screen
-        As in :class:`~fastldp.regression.U2R`.
+        As in :class:`~fastldp.regression.U2R` (``m = rows_per_user``).
     split : float
         Fraction of the users in stage 1.
+
+    Attributes
+    ----------
+    coef_, intercept_, support_, privacy_
+    calibration_ : dict
+        ``rows_per_user``, ``local_alpha``, ``screen``, ``radius`` (``R``),
+        ``laplace_scale``, ``keep_probability``, ``groups``: public only.
+    support_recovered_, counts_ : ndarray
+        Stage 1's support and debiased counts.
+    sanitized_ : dict
+        As in :class:`~fastldp.regression.U2R` (stage 1's default: a uniform
+        index; stage 2's: the zero vector).
     """
 
-    def __init__(self, *, epsilon, k, sigma=1.0, theta_bound=1.0, rho=None, local_alpha=None,
-                 split=0.5, screen="auto"):
+    def __init__(self, *, epsilon, k, rows_per_user, sigma=1.0, theta_bound=1.0, rho=None,
+                 local_alpha=None, split=0.5, screen="auto"):
         self.epsilon = epsilon
         self.k = k
+        self.rows_per_user = rows_per_user
         self.sigma = sigma
         self.theta_bound = theta_bound
         self.rho = rho
@@ -240,47 +392,60 @@ class TwoStageSLR(RegressionEstimator):
         d = pre.X.shape[1]
         eps = check_float(self.epsilon, "epsilon", o, low=0)
         k = check_int(self.k, "k", o, low=1, high=d)
-        sigma = check_float(self.sigma, "sigma", o, low=0)
-        tb = check_float(self.theta_bound, "theta_bound", o, low=0)
-        rho = tb / math.sqrt(k) if self.rho is None else check_float(self.rho, "rho", o, low=0)
+        m = check_int(self.rows_per_user, "rows_per_user", o, low=2)
+        sigma = check_float(self.sigma, "sigma", o, low=0, high=math.inf)
+        tb = check_float(self.theta_bound, "theta_bound", o, low=0, high=math.inf)
+        rho = (tb / math.sqrt(k) if self.rho is None
+               else check_float(self.rho, "rho", o, low=0, high=math.inf))
         split = check_float(self.split, "split", o, low=0, high=1)
-        data = pre.grouped(o, min_rows=2)
-        n = data.n
-        n1 = int(math.floor(split * n))
-        if n1 < 1 or n - n1 < 1:
-            raise ValueError(f"{o}: {n} users cannot be split {split:g} / {1 - split:g}.")
-        m = int(np.median(data.counts))
         alpha = (sigma * math.sqrt(2 * math.log(d) / m) if self.local_alpha is None
-                 else check_float(self.local_alpha, "local_alpha", o, low=0))
+                 else check_float(self.local_alpha, "local_alpha", o, low=0, high=math.inf))
         if isinstance(self.screen, str) and self.screen == "auto":
             screen = 2 * m
         elif self.screen is None:
             screen = d
         else:
             screen = check_int(self.screen, "screen", o, low=1)
+        data = pre.grouped(o, rows_per_user=m)
+        n = data.n
+        n1 = int(math.floor(split * n))
+        if n1 < 1 or n - n1 < 1:
+            raise ValueError(f"{o}: {n} users cannot be split {split:g} / {1 - split:g}.")
+        # ---- the calibration, from public parameters only
+        dof = max(m - k - 1, 1)
+        R = tb + 3 * sigma * math.sqrt(k / dof)
+        scale = two_slr_laplace_scale(R, k, eps)
+        p, q = kary_keep_probability(d, eps)
+        self.calibration_ = {"rows_per_user": m, "local_alpha": alpha, "screen": screen,
+                             "radius": R, "laplace_scale": scale, "keep_probability": p,
+                             "groups": (n1, n - n1)}
+        full = pre.grouped(o).counts
+        sanitized = {"nonfinite": 0, "subsampled": int((full > m).sum()),
+                     "short": int((full < m).sum()), "short_default": 0}
         gen = as_generator(rng, o)
         perm = gen.permutation(n)
         g1, g2 = perm[:n1], perm[n1:]
-        B = pre.local_lasso(g1, alpha, screen if screen < d else None, o)
+        B = pre.local_lasso(g1, alpha, screen if screen < d else None, o, rows_per_user=m)
+        bad = nonfinite_rows(B)
+        B[bad] = 0.0  # the public default: no candidate, the index is uniform over [d]
+        sanitized["nonfinite"] += int(bad.sum())
         cand = np.abs(B) > rho / 2
         cand[~cand.any(axis=1)] = True
         scores = gen.random(cand.shape)
         scores[~cand] = -1.0
         index = np.argmax(scores, axis=1)
-        # k-ary randomized response over [d]
-        e = math.exp(min(eps, 700.0))
-        p = e / (e + d - 1)
-        q = (1 - p) / (d - 1) if d > 1 else 0.0
-        keep = gen.random(n1) < p
-        other = (index + gen.integers(1, d, n1)) % d if d > 1 else index
-        reported = np.where(keep, index, other)
+        reported = kary_randomized_response(index, d, eps, gen)
         counts = np.bincount(reported, minlength=d).astype(np.float64)
         debiased = (counts - n1 * q) / (p - q) if d > 1 else counts
         S = np.sort(np.argsort(-debiased, kind="stable")[:k])
-        dof = max(m - k - 1, 1)
-        R = tb + 3 * sigma * math.sqrt(k / dof)
-        local = np.clip(pre.local_least_squares(g2, S, o), -R, R)
-        total = local.sum(axis=0) + _laplace_sum(g2.shape[0], 2 * R * k / eps, k, gen)
+        L = pre.local_least_squares(g2, S, o, rows_per_user=m)
+        short = data.counts[g2] < k + 2
+        bad = nonfinite_rows(L) & ~short
+        L[short | bad] = 0.0  # the public default, before clipping
+        sanitized["nonfinite"] += int(bad.sum())
+        sanitized["short_default"] += int(short.sum())
+        local = np.clip(L, -R, R)
+        total = local.sum(axis=0) + _laplace_sum(g2.shape[0], scale, k, gen)
         theta = total / g2.shape[0]
         norm = float(np.linalg.norm(theta))
         if norm > tb:  # the parameter space is the theta_bound ball
@@ -288,4 +453,6 @@ class TwoStageSLR(RegressionEstimator):
         coef = np.zeros(d)
         coef[S] = theta
         self.support_recovered_, self.counts_ = S, debiased
-        return self._set_fitted(coef, 0.0, Privacy("user", "local", eps, 0.0))
+        self.sanitized_ = sanitized
+        return self._set_fitted(coef, 0.0, Privacy("user", "local", eps, 0.0, rows_per_user=m,
+                                                   note=_TWO_SLR_NOTE))

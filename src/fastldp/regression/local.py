@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ._base import check_Xy, group_users, soft_threshold
+from ._base import check_Xy, first_rows, group_users, soft_threshold
 
 __all__ = ["local_lasso", "local_least_squares", "screened_local_lasso", "Precomputed",
            "clipped_sums"]
@@ -193,16 +193,33 @@ def _xt(X, r):
 
 
 def local_least_squares(X, y, ridge: float = 1e-8) -> np.ndarray:
-    """Each user's least squares ``(X_u^T X_u + ridge m_u I)^{-1} X_u^T y_u`` (``X`` of shape (n, m, s))."""
+    """Each user's least squares ``(X_u^T X_u + ridge m I)^{-1} X_u^T y_u`` (``X`` of shape (n, m, s)).
+
+    Never raises for a user's data: a user whose system overflows or is
+    numerically singular gets a non-finite row (NaN), left for the caller to
+    replace by its public default.
+    """
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     n, m, s = X.shape
     if s == 0:
         return np.zeros((n, 0))
-    G = np.matmul(X.transpose(0, 2, 1), X)  # per user: the result does not depend on the batch
-    G += ridge * m * np.eye(s)
-    b = _xt(X, y)
-    return np.linalg.solve(G, b[..., None])[..., 0]
+    # a user's extreme (finite) rows may overflow here: its solution is then non-finite, which
+    # the estimators replace by a public default; nothing may raise for one user's data
+    with np.errstate(over="ignore", invalid="ignore"):
+        G = np.matmul(X.transpose(0, 2, 1), X)  # per user: the result does not depend on the batch
+        G += ridge * m * np.eye(s)
+        b = _xt(X, y)
+        try:
+            return np.linalg.solve(G, b[..., None])[..., 0]
+        except np.linalg.LinAlgError:  # one numerically singular system: NaN for that user only
+            out = np.empty((n, s))
+            for i in range(n):
+                try:
+                    out[i] = np.linalg.solve(G[i], b[i])
+                except np.linalg.LinAlgError:
+                    out[i] = np.nan
+            return out
 
 
 def screened_local_lasso(X, y, counts, alpha: float, *, users=None, screen=None,
@@ -313,6 +330,7 @@ class Precomputed:
         self.X, self.y = check_Xy(X, y, owner)
         self.users = users
         self._grouped = None
+        self._first: dict = {}
         self._lasso: dict = {}
         self._ls: dict = {}
         self._sums: dict = {}
@@ -322,19 +340,33 @@ class Precomputed:
     def shape(self):
         return self.X.shape
 
-    def grouped(self, owner: str, min_rows: int = 1):
-        """The rows grouped by user (:class:`~fastldp.regression._base.UserData`), cached."""
+    def grouped(self, owner: str, min_rows: int = 1, rows_per_user=None):
+        """The rows grouped by user (:class:`~fastldp.regression._base.UserData`), cached.
+
+        With ``rows_per_user``, each user's first ``rows_per_user`` rows
+        (:func:`~fastldp.regression._base.first_rows`).
+        """
         if self._grouped is None:
             self._grouped = group_users(self.X, self.y, self.users, owner, min_rows=1)
         data = self._grouped
         if data.counts.min() < min_rows:  # the same error as a cold group_users
             group_users(self.X, self.y, self.users, owner, min_rows=min_rows)
-        return data
+        if rows_per_user is None:
+            return data
+        if rows_per_user not in self._first:
+            self._first[rows_per_user] = first_rows(data, rows_per_user)
+        return self._first[rows_per_user]
 
-    def local_lasso(self, users, alpha: float, screen, owner: str = "Precomputed") -> np.ndarray:
-        """The screened local Lasso of ``users`` (rows of the grouped data), (len(users), d)."""
-        data = self.grouped(owner)
-        key = (float(alpha), screen)
+    def local_lasso(self, users, alpha: float, screen, owner: str = "Precomputed",
+                    rows_per_user=None) -> np.ndarray:
+        """The screened local Lasso of ``users`` (rows of the grouped data), (len(users), d).
+
+        With ``rows_per_user``, on each user's first ``rows_per_user`` rows.
+        The result is raw: a user whose solution overflowed has non-finite
+        entries (the estimators replace them by their public default).
+        """
+        data = self.grouped(owner, rows_per_user=rows_per_user)
+        key = (float(alpha), screen, rows_per_user)
         if key not in self._lasso:
             self._lasso[key] = (np.zeros((data.n, data.X.shape[2])), np.zeros(data.n, bool))
         B, done = self._lasso[key]
@@ -346,11 +378,16 @@ class Precomputed:
             done[missing] = True
         return B[users]
 
-    def local_least_squares(self, users, support, owner: str = "Precomputed") -> np.ndarray:
-        """Each of ``users``' least squares on the columns ``support``, (len(users), s)."""
-        data = self.grouped(owner)
+    def local_least_squares(self, users, support, owner: str = "Precomputed",
+                            rows_per_user=None) -> np.ndarray:
+        """Each of ``users``' least squares on the columns ``support``, (len(users), s).
+
+        With ``rows_per_user``, on each user's first ``rows_per_user`` rows.
+        Raw, like :meth:`local_lasso` (non-finite where a solve overflowed).
+        """
+        data = self.grouped(owner, rows_per_user=rows_per_user)
         S = np.asarray(support, dtype=np.intp)
-        key = tuple(int(j) for j in S)
+        key = (tuple(int(j) for j in S), rows_per_user)
         if key not in self._ls:
             self._ls[key] = (np.zeros((data.n, S.shape[0])), np.zeros(data.n, bool))
         L, done = self._ls[key]

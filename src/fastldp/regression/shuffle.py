@@ -102,6 +102,7 @@ from ..streaming import ExactSum, Partial, check_partial
 from .._validation import check_float, check_int, param_error
 
 __all__ = [
+    "BudgetError",
     "ShuffledSumAnalyzer",
     "ShuffledBitsAnalyzer",
     "shuffle",
@@ -121,6 +122,19 @@ __all__ = [
 _ALPHAS = np.concatenate([np.arange(2, 64), np.arange(64, 257, 4), np.arange(264, 2049, 16)]).astype(
     np.float64)
 _LOG2E = math.log2(math.e)
+
+
+class BudgetError(ValueError):
+    """A privacy budget that the calibration cannot serve.
+
+    ``smallest`` is the smallest ``epsilon`` that can be served with the
+    other parameters unchanged (``math.inf`` when none can); estimators
+    catch it and name their own ``epsilon`` parameter.
+    """
+
+    def __init__(self, message: str, smallest: float):
+        super().__init__(message)
+        self.smallest = smallest
 
 
 # ---------------------------------------------------------------- shuffler

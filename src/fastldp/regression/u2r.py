@@ -43,33 +43,65 @@ import numpy as np
 
 from .._random import as_generator
 from .._validation import check_float, check_int, param_error
-from ._base import Privacy, RegressionEstimator, soft_threshold
-from .shuffle import ShuffledBits, ShuffledVectorSum
+from ._base import Privacy, RegressionEstimator, nonfinite_rows, soft_threshold
+from .shuffle import BudgetError, ShuffledBits, ShuffledVectorSum
 
 __all__ = ["U2R", "clip_l2"]
 
 
 def clip_l2(vectors, radius: float, center=None) -> np.ndarray:
-    """Project each row onto the l2 ball of ``radius`` around ``center``; return the offsets."""
+    """Project each row onto the l2 ball of ``radius`` around ``center``; return the offsets.
+
+    The norms are computed after dividing each row by its largest entry, so
+    a finite row whose squared norm would overflow is still projected (not
+    zeroed). Every row must be finite.
+    """
     v = np.asarray(vectors, dtype=np.float64)
     if center is not None:
         v = v - center
-    norms = np.sqrt(np.einsum("ij,ij->i", v, v))
+    big = np.abs(v).max(axis=1, initial=0.0)
+    unit = np.where(big > 0, big, 1.0)
+    w = v / unit[:, None]
+    norms = unit * np.sqrt(np.einsum("ij,ij->i", w, w))
     factor = np.minimum(1.0, radius / np.maximum(norms, 1e-300))
     return v * factor[:, None] * (1 - 1e-12)
+
+
+_NOTE = ("user-level: a user's whole local dataset of at most rows_per_user rows (a user with "
+         "more contributes its first rows_per_user); neighbouring datasets replace one user's "
+         "dataset (its rows and its row count); the number of users n is public")
 
 
 class U2R(RegressionEstimator):
     """User-level two-round shuffled sparse regression (paper 002, Algorithm U2R).
 
+    Privacy: user-level ``(epsilon, delta)`` in the shuffle model. Two
+    datasets are neighbours when one user's whole local dataset (its rows,
+    and how many it has) is replaced; the number of users ``n`` is public.
+    The calibration (penalty, screen size, support cap, radii, noise, flip
+    probability, threshold, groups) reads only public parameters:
+    ``rows_per_user``, ``n``, ``d`` and the constructor's parameters, never
+    the data. Everything a user's data can change enters a release only
+    through a clipped, finite, public-bounded quantity: a local statistic
+    that is not finite (an overflow on extreme rows) is replaced by its
+    public default before clipping (see ``sanitized_``).
+
     Parameters
     ----------
     epsilon : float
-        User-level budget, in (0, inf).
+        User-level budget, in (0, inf) (the shuffle accounting needs a finite budget).
     delta : float
         In (0, 1).
     k : int
         Sparsity (the threshold is ``n1 / (4 k)``).
+    rows_per_user : int
+        Public number of rows of a user's local dataset, ``m >= 2``. It sets
+        the local penalty, the screen size, the support cap and the radii.
+        A user with more rows contributes its first ``rows_per_user`` rows
+        (in the order given to ``fit``; shuffle them first if that order
+        means something). A user with fewer solves on the rows it has; in
+        stage 2 one with fewer than ``s + 2`` rows (``s`` the recovered
+        support size) sends the public default instead (see ``sanitized_``).
     sigma : float
         Public bound on the noise s.d. (sets the local penalty and the radii).
     theta_bound : float
@@ -78,14 +110,14 @@ class U2R(RegressionEstimator):
         Beta-min, ``min_{j in S} |theta_j|``; local coordinates above
         ``rho / 2`` are candidates. Default ``theta_bound / sqrt(k)``.
     local_alpha : float, optional
-        Local Lasso penalty; default ``sigma sqrt(2 log d / m)``.
+        Local Lasso penalty; default ``sigma sqrt(2 log d / m)``, ``m = rows_per_user``.
     split : tuple of 3 floats
         Fractions of the users in stage 1, 2a and 2b (normalized).
     clip_multiplier : float
         ``c`` of the radii.
     max_support : int, optional
         Keep at most this many recovered coordinates (largest counts);
-        default ``m - 2`` (local least squares needs ``m > s + 1``).
+        at most ``m - 2`` in any case (local least squares needs ``m > s + 1``).
     shrinkage : bool or float
         Final soft-thresholding: ``False`` (none, default), ``True``
         (``sigma sqrt(log d / n)``) or a level.
@@ -100,6 +132,11 @@ class U2R(RegressionEstimator):
     ----------
     coef_, intercept_, support_, privacy_
         ``intercept_`` is 0: center the data with public statistics first.
+        ``privacy_`` states the unit, ``rows_per_user`` and the neighbour relation.
+    calibration_ : dict
+        The public calibration, fixed before any data is read:
+        ``rows_per_user``, ``local_alpha``, ``screen``, ``support_cap``,
+        ``groups``, ``gamma`` and ``threshold``.
     support_recovered_ : ndarray
         Stage 1's ``S``.
     counts_ : ndarray
@@ -107,18 +144,29 @@ class U2R(RegressionEstimator):
     coef_coarse_ : ndarray
         ``theta_coarse`` (on all ``d`` coordinates).
     radii_ : tuple
-        ``(R_a, R_b)``.
+        ``(R_a, R_b)``: functions of the public parameters and of ``s = |S|`` only.
     summations_ : tuple of SummationResult
     groups_ : tuple of int
         ``(n1, n_a, n_b)``.
+    sanitized_ : dict
+        Bookkeeping of the simulation (not released by the protocol):
+        ``"nonfinite"``, local statistics (a local Lasso or a local least
+        squares solution) that were not finite and were replaced by the
+        public default (stage 1: no candidate, so the index is uniform over
+        ``[d]``; stage 2a: the zero vector; stage 2b: the coarse estimate,
+        a zero offset); ``"subsampled"``, users cut to their first
+        ``rows_per_user`` rows; ``"short"``, users with fewer rows;
+        ``"short_default"``, users of stage 2 with fewer than ``s + 2`` rows,
+        which sent the public default.
     """
 
-    def __init__(self, *, epsilon, delta=1e-5, k, sigma=1.0, theta_bound=1.0, rho=None,
-                 local_alpha=None, split=(1 / 3, 1 / 6, 1 / 2), clip_multiplier=3.0,
+    def __init__(self, *, epsilon, delta=1e-5, k, rows_per_user, sigma=1.0, theta_bound=1.0,
+                 rho=None, local_alpha=None, split=(1 / 3, 1 / 6, 1 / 2), clip_multiplier=3.0,
                  max_support=None, shrinkage=False, screen="auto", max_messages=50_000_000):
         self.epsilon = epsilon
         self.delta = delta
         self.k = k
+        self.rows_per_user = rows_per_user
         self.sigma = sigma
         self.theta_bound = theta_bound
         self.rho = rho
@@ -132,26 +180,37 @@ class U2R(RegressionEstimator):
 
     def _validate(self, d):
         o = "U2R"
-        eps = check_float(self.epsilon, "epsilon", o, low=0)
+        eps = check_float(self.epsilon, "epsilon", o, low=0, high=math.inf)
         delta = check_float(self.delta, "delta", o, low=0, high=1)
         k = check_int(self.k, "k", o, low=1, high=d)
-        sigma = check_float(self.sigma, "sigma", o, low=0)
-        tb = check_float(self.theta_bound, "theta_bound", o, low=0)
-        rho = tb / math.sqrt(k) if self.rho is None else check_float(self.rho, "rho", o, low=0)
-        alpha = (None if self.local_alpha is None
-                 else check_float(self.local_alpha, "local_alpha", o, low=0))
+        m = check_int(self.rows_per_user, "rows_per_user", o, low=2)
+        sigma = check_float(self.sigma, "sigma", o, low=0, high=math.inf)
+        tb = check_float(self.theta_bound, "theta_bound", o, low=0, high=math.inf)
+        rho = (tb / math.sqrt(k) if self.rho is None
+               else check_float(self.rho, "rho", o, low=0, high=math.inf))
+        alpha = (sigma * math.sqrt(2 * math.log(d) / m) if self.local_alpha is None
+                 else check_float(self.local_alpha, "local_alpha", o, low=0, high=math.inf))
         split = np.asarray(self.split, dtype=np.float64) if isinstance(
             self.split, (list, tuple, np.ndarray)) else None
-        if split is None or split.shape != (3,) or not np.all(split > 0):
+        if (split is None or split.shape != (3,) or not np.all(split > 0)
+                or not np.isfinite(split).all()):
             raise param_error("split", o, "three fractions in (0, 1]", self.split)
-        c = check_float(self.clip_multiplier, "clip_multiplier", o, low=0)
+        c = check_float(self.clip_multiplier, "clip_multiplier", o, low=0, high=math.inf)
         ms = None if self.max_support is None else check_int(self.max_support, "max_support", o,
                                                                low=1)
         if isinstance(self.shrinkage, (bool, np.bool_)):
             shrink = bool(self.shrinkage)
         else:
-            shrink = check_float(self.shrinkage, "shrinkage", o, low=0, low_open=False)
-        return eps, delta, k, sigma, tb, rho, alpha, split / split.sum(), c, ms, shrink
+            shrink = check_float(self.shrinkage, "shrinkage", o, low=0, low_open=False,
+                                 high=math.inf)
+        if isinstance(self.screen, str) and self.screen == "auto":
+            screen = 2 * m
+        elif self.screen is None:
+            screen = d
+        else:
+            screen = check_int(self.screen, "screen", o, low=1)
+        return dict(eps=eps, delta=delta, k=k, m=m, sigma=sigma, tb=tb, rho=rho, alpha=alpha,
+                    split=split / split.sum(), c=c, ms=ms, shrink=shrink, screen=screen)
 
     def fit(self, X, y, *, users=None, rng=None):
         """Fit on rows ``X``, ``y`` whose users are ``users`` (required).
@@ -161,7 +220,8 @@ class U2R(RegressionEstimator):
         X : array_like (N, d)
         y : array_like (N,)
         users : array_like (N,)
-            Each row's user id; a user's rows are its ``m`` samples.
+            Each row's user id; a user's rows (the first ``rows_per_user``)
+            are its local dataset.
         rng : None, int, SeedSequence or Generator
             Source of the group split and of every randomizer.
 
@@ -179,65 +239,78 @@ class U2R(RegressionEstimator):
         that of ``fit`` on the same data and ``rng``.
         """
         d = pre.X.shape[1]
-        eps, delta, k, sigma, tb, rho, alpha, split, c, ms, shrink = self._validate(d)
-        data = pre.grouped("U2R", min_rows=2)
-        n = data.n
-        sizes = np.floor(split * n).astype(int)
+        p = self._validate(d)
+        eps, delta, k, sigma, c = p["eps"], p["delta"], p["k"], p["sigma"], p["c"]
+        m = p["m"]
+        data = pre.grouped("U2R", rows_per_user=m)
+        n = data.n  # public: the neighbours replace one user's dataset
+        sizes = np.floor(p["split"] * n).astype(int)
         sizes[2] = n - sizes[0] - sizes[1]
         if sizes.min() < 3:
             raise ValueError(f"U2R: {n} users split {tuple(int(s) for s in sizes)} leave a group "
                              f"with fewer than 3 users; more users are needed.")
+        # ---- the calibration, from public parameters only (never from the data)
+        alpha, screen = p["alpha"], p["screen"]
+        limit = min(p["ms"] or d, max(1, m - 2))
+        bits = ShuffledBits(epsilon=eps, delta=delta, d=d)
+        gamma = self._served(lambda: bits.gamma(int(sizes[0])))
+        tau = sizes[0] / (4 * k)
+        self.calibration_ = {"rows_per_user": m, "local_alpha": alpha, "screen": screen,
+                             "support_cap": limit, "groups": tuple(int(s) for s in sizes),
+                             "gamma": gamma, "threshold": tau}
+        # counted over every user of the fit: not released, the simulation's bookkeeping
+        full = pre.grouped("U2R").counts
+        sanitized = {"nonfinite": 0, "subsampled": int((full > m).sum()),
+                     "short": int((full < m).sum()), "short_default": 0}
+
         gen = as_generator(rng, "U2R")
         perm = gen.permutation(n)
         g1, ga, gb = np.split(perm, np.cumsum(sizes)[:2])
-        m = int(np.median(data.counts))
-        if alpha is None:
-            alpha = sigma * math.sqrt(2 * math.log(d) / m)
 
         # ---- stage 1: local Lasso, one candidate index per user, shuffled bits
-        if isinstance(self.screen, str) and self.screen == "auto":
-            screen = 2 * m
-        elif self.screen is None:
-            screen = d
-        else:
-            screen = check_int(self.screen, "screen", "U2R", low=1)
-        B = pre.local_lasso(g1, alpha, screen if screen < d else None, "U2R")
-        cand = np.abs(B) > rho / 2
+        B = pre.local_lasso(g1, alpha, screen if screen < d else None, "U2R", rows_per_user=m)
+        bad = nonfinite_rows(B)
+        B[bad] = 0.0  # the public default: no candidate, the index is uniform over [d]
+        sanitized["nonfinite"] += int(bad.sum())
+        cand = np.abs(B) > p["rho"] / 2
         cand[~cand.any(axis=1)] = True
         scores = gen.random(cand.shape)
         scores[~cand] = -1.0
         index = np.argmax(scores, axis=1)
-        counts, gamma = ShuffledBits(epsilon=eps, delta=delta, d=d).counts(index, gen)
-        tau = g1.shape[0] / (4 * k)
+        counts, gamma = bits.counts(index, gen, gamma=gamma)
         S = np.flatnonzero(counts > tau)
-        limit = min(ms or d, max(1, m - 2))
         if S.shape[0] > limit:
             S = np.sort(S[np.argsort(-counts[S], kind="stable")[:limit]])
         self.counts_, self.gamma_, self.threshold_ = counts, gamma, tau
         self.support_recovered_ = S
         self.groups_ = tuple(int(s) for s in sizes)
+        self.sanitized_ = sanitized
         coef = np.zeros(d)
         coarse = np.zeros(d)
         s = S.shape[0]
+        privacy = Privacy("user", "shuffle", eps, delta, rows_per_user=m, note=_NOTE)
         if s == 0:
             self.coef_coarse_, self.radii_, self.summations_ = coarse, (0.0, 0.0), ()
-            return self._set_fitted(coef, 0.0, Privacy("user", "shuffle", eps, delta))
+            return self._set_fitted(coef, 0.0, privacy)
 
         # ---- stage 2a: coarse estimate
         dof = max(m - s - 1, 1)
         spread = sigma * math.sqrt(s / dof)
-        ra = tb + c * spread
-        la = pre.local_least_squares(ga, S, "U2R")
+        ra = p["tb"] + c * spread
+        la = self._local(pre, ga, S, m, data, np.zeros(s), sanitized)
         summer = dict(epsilon=eps, delta=delta, max_messages=self.max_messages)
-        res_a = ShuffledVectorSum(norm_bound=ra, **summer).sum(clip_l2(la, ra), gen)
+        res_a = self._served(lambda: ShuffledVectorSum(norm_bound=ra, **summer).sum(
+            clip_l2(la, ra), gen))
         na, nb = ga.shape[0], gb.shape[0]
         theta_a = res_a.total / na
         sd_a = res_a.noise_sd / na
         # ---- stage 2b: refinement around the coarse estimate
         rb = c * (spread + math.sqrt(s) * sd_a + sigma * math.sqrt(s / (na * dof)))
-        lb = pre.local_least_squares(gb, S, "U2R")
-        res_b = ShuffledVectorSum(norm_bound=rb, **summer).sum(clip_l2(lb, rb, theta_a), gen)
+        lb = self._local(pre, gb, S, m, data, theta_a, sanitized)
+        res_b = self._served(lambda: ShuffledVectorSum(norm_bound=rb, **summer).sum(
+            clip_l2(lb, rb, theta_a), gen))
         theta = theta_a + res_b.total / nb
+        shrink = p["shrink"]
         if shrink is not False:
             level = sigma * math.sqrt(math.log(d) / n) if shrink is True else shrink
             theta = soft_threshold(theta, level)
@@ -246,4 +319,28 @@ class U2R(RegressionEstimator):
         self.coef_coarse_, self.radii_ = coarse, (ra, rb)
         self.summations_ = (res_a, res_b)
         used = max(delta, res_a.delta, res_b.delta)
-        return self._set_fitted(coef, 0.0, Privacy("user", "shuffle", eps, used))
+        return self._set_fitted(coef, 0.0, Privacy("user", "shuffle", eps, used,
+                                                   rows_per_user=m, note=_NOTE))
+
+    @staticmethod
+    def _local(pre, users, S, m, data, default, sanitized):
+        """The users' local least squares on ``S``, the public ``default`` where it cannot be used.
+
+        A user with fewer than ``s + 2`` rows (too few for the local step)
+        and a user whose solution is not finite send ``default``.
+        """
+        L = pre.local_least_squares(users, S, "U2R", rows_per_user=m)
+        short = data.counts[users] < S.shape[0] + 2
+        bad = nonfinite_rows(L) & ~short
+        L[short | bad] = default
+        sanitized["nonfinite"] += int(bad.sum())
+        sanitized["short_default"] += int(short.sum())
+        return L
+
+    def _served(self, step):
+        """Run a calibration ``step``; a budget it cannot serve is an error about U2R's 'epsilon'."""
+        try:
+            return step()
+        except BudgetError as exc:
+            raise param_error("epsilon", "U2R", f"a float >= {exc.smallest:.4g} here ({exc})",
+                              self.epsilon) from exc

@@ -199,16 +199,20 @@ def build_estimator(method: str, config: dict, data: _Data):
 
     eps, delta, k = config["eps"], config["delta"], config["k"]
     common = dict(sigma=data.sigma, theta_bound=data.theta_bound)
+    # the user-level methods' public rows per user: the configuration's m, which every
+    # user of the generated (or sampled Kelmarsh) data has
+    rows = dict(rows_per_user=config["m"])
     if method == "U2R":
-        return R.U2R(epsilon=eps, delta=delta, k=k, rho=data.rho, **common)
+        return R.U2R(epsilon=eps, delta=delta, k=k, rho=data.rho, **rows, **common)
     if method == "U2R-shrink":
-        return R.U2R(epsilon=eps, delta=delta, k=k, rho=data.rho, shrinkage=True, **common)
+        return R.U2R(epsilon=eps, delta=delta, k=k, rho=data.rho, shrinkage=True, **rows,
+                     **common)
     if method == "Sample-SDP":
         return R.SampleSDP(epsilon=eps, delta=delta, **common)
     if method == "LDP-IHT":
         return R.LDPIHT(epsilon=eps, k=k, theta_bound=data.theta_bound)
     if method == "2-SLR":
-        return R.TwoStageSLR(epsilon=eps, k=k, rho=data.rho, **common)
+        return R.TwoStageSLR(epsilon=eps, k=k, rho=data.rho, **rows, **common)
     if method == "Lasso":
         return R.Lasso(sigma=data.sigma, fit_intercept=False)
     raise ValueError(f"Unknown regression method {method!r}; the methods are {list(METHODS)}.")
