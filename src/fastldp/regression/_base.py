@@ -74,7 +74,10 @@ def check_Xy(X, y, owner: str):
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     # a finite sum proves every entry finite (a NaN or inf propagates); only then is it cheap
-    if not math.isfinite(float(np.sum(X))) and not np.isfinite(X).all():
+    # (a sum of huge finite entries may overflow: then the entries are checked one by one)
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = float(np.sum(X))
+    if not math.isfinite(total) and not np.isfinite(X).all():
         raise param_error("X", owner, "finite (no NaN or inf)", "an array with NaN or inf")
     if not np.isfinite(y).all():
         raise param_error("y", owner, "finite (no NaN or inf)", "an array with NaN or inf")
@@ -142,16 +145,26 @@ def group_users(X, y, users, owner: str, *, min_rows: int = 1) -> UserData:
 
 
 def first_rows(data: UserData, rows_per_user: int) -> UserData:
-    """Each user's first ``rows_per_user`` rows (in the order given to ``fit``).
+    """Each user's first ``rows_per_user`` rows (in the order given to ``fit``), width ``rows_per_user``.
 
     A user with more rows is cut to its first ``rows_per_user`` (a function
     of its own data only, the same in every fit, so the local solutions can
-    be cached); a user with fewer keeps all of its rows.
+    be cached); a user with fewer keeps all of its rows. The array always has
+    ``rows_per_user`` (zero-padded) rows per user, so the shapes of the local
+    computations are public, never set by the longest user.
     """
-    if data.X.shape[1] <= rows_per_user:
-        return data
-    return UserData(data.X[:, :rows_per_user], data.y[:, :rows_per_user],
-                    np.minimum(data.counts, rows_per_user), data.ids)
+    width = data.X.shape[1]
+    if width == rows_per_user:
+        return UserData(data.X, data.y, data.counts, data.ids)
+    if width > rows_per_user:
+        return UserData(data.X[:, :rows_per_user], data.y[:, :rows_per_user],
+                        np.minimum(data.counts, rows_per_user), data.ids)
+    n, d = data.n, data.X.shape[2]
+    X = np.zeros((n, rows_per_user, d))
+    y = np.zeros((n, rows_per_user))
+    X[:, :width] = data.X
+    y[:, :width] = data.y
+    return UserData(X, y, data.counts, data.ids)
 
 
 def nonfinite_rows(values) -> np.ndarray:

@@ -168,10 +168,18 @@ def lasso_gram(G, b, alpha: float, *, max_iter: int = 1000, tol: float = 1e-10,
     return theta
 
 
+#: above this magnitude Lasso solves the (exactly) rescaled problem; its squares times N fit float64
+_LASSO_SCALE_LIMIT = 2.0 ** 400
+
+
 class Lasso(RegressionEstimator):
     """Non-private Lasso by coordinate descent (no scikit-learn needed).
 
     Minimizes ``(1/(2N)) ||y - X theta - c||^2 + alpha ||theta||_1``.
+    Data with entries so large that ``X^T X`` would overflow is solved in the
+    equivalent rescaled form (``X / s``, ``y / s``, ``alpha / s^2`` with ``s``
+    a power of two), so the result is finite; a solution that is still not
+    finite raises ValueError, never NaN silently.
 
     Parameters
     ----------
@@ -200,6 +208,15 @@ class Lasso(RegressionEstimator):
                  else check_float(self.alpha, "alpha", o, low=0, low_open=False))
         max_iter = check_int(self.max_iter, "max_iter", o, low=1)
         tol = check_float(self.tol, "tol", o, low=0, low_open=False)
+        # X^T X of large (finite) entries overflows to inf and the solution to NaN. The Lasso
+        # on (X / c, y / c) with penalty alpha / c^2 has the same solution (the objective is
+        # scaled by c^2), so huge data is solved at unit scale; c is a power of two, so the
+        # scaling is exact, and data of ordinary size is not scaled at all.
+        big = max(float(np.abs(X).max()), float(np.abs(y).max()))
+        c = 1.0
+        if big > _LASSO_SCALE_LIMIT:
+            c = math.ldexp(1.0, math.frexp(big)[1])
+            X, y = X / c, y / c
         if self.fit_intercept:
             mx, my = X.mean(axis=0), float(y.mean())
             G = (X.T @ X) / N - np.outer(mx, mx)
@@ -207,9 +224,13 @@ class Lasso(RegressionEstimator):
         else:
             mx, my = np.zeros(d), 0.0
             G, b = (X.T @ X) / N, (X.T @ y) / N
-        coef = lasso_gram(G, b, alpha, max_iter=max_iter, tol=tol)
+        coef = lasso_gram(G, b, alpha / c / c, max_iter=max_iter, tol=tol)
+        intercept = (my - float(mx @ coef)) * c
+        if not (np.isfinite(coef).all() and math.isfinite(intercept)):  # never NaN silently
+            raise ValueError(f"{o}: the solution is not finite (X and y have entries up to "
+                             f"{big:.3g}); rescale X and y.")
         self.alpha_ = alpha
-        return self._set_fitted(coef, my - float(mx @ coef), Privacy("none", "none", math.inf, 0.0))
+        return self._set_fitted(coef, intercept, Privacy("none", "none", math.inf, 0.0))
 
     def sigma_default(self, N, d) -> float:
         sigma = check_float(self.sigma, "sigma", "Lasso", low=0, low_open=False)
@@ -234,6 +255,10 @@ def _laplace_sum(count: int, scale: float, size, rng) -> np.ndarray:
     return rng.gamma(count, scale, size) - rng.gamma(count, scale, size)
 
 
+_SAMPLE_NOTE = ("sample-level: one row (x, y); neighbouring datasets replace one row, so the "
+                "number of rows N is public")
+
+
 class LDPIHT(RegressionEstimator):
     """LDP iterative hard thresholding (sample-level pure eps-LDP).
 
@@ -249,14 +274,29 @@ class LDPIHT(RegressionEstimator):
     of radius ``theta_bound``. The sum of a batch's Laplace noise is drawn
     exactly as a difference of two Gamma variables.
 
+    Privacy: sample-level pure eps-LDP; neighbouring datasets replace one row,
+    so the number of rows ``N`` (which fixes the batches) is public. The
+    Laplace scale (:func:`ldp_iht_laplace_scale`) reads only public
+    parameters, and a record's gradient that is not finite (possible only
+    with huge clips) is replaced by zero before clipping.
+
     Parameters
     ----------
     epsilon : float
+        In (0, inf]; ``inf`` adds no noise (not private).
     k : int
     iterations : int
     step : float
     x_clip, y_clip, grad_clip : float
     theta_bound : float
+
+    Attributes
+    ----------
+    coef_, intercept_ (0), support_, privacy_
+    calibration_ : dict
+        ``laplace_scale`` and ``batches``: public only.
+    sanitized_ : dict
+        ``"nonfinite"``: records whose gradient was not finite (replaced by zero).
     """
 
     def __init__(self, *, epsilon, k, iterations=10, step=1.0, x_clip=3.0, y_clip=3.0,
@@ -278,16 +318,17 @@ class LDPIHT(RegressionEstimator):
         eps = check_float(self.epsilon, "epsilon", o, low=0)
         k = check_int(self.k, "k", o, low=1, high=d)
         T = check_int(self.iterations, "iterations", o, low=1, high=N)
-        step = check_float(self.step, "step", o, low=0)
-        cx = check_float(self.x_clip, "x_clip", o, low=0)
-        cy = check_float(self.y_clip, "y_clip", o, low=0)
-        cg = check_float(self.grad_clip, "grad_clip", o, low=0)
-        tb = check_float(self.theta_bound, "theta_bound", o, low=0)
+        step = check_float(self.step, "step", o, low=0, high=math.inf)
+        cx = check_float(self.x_clip, "x_clip", o, low=0, high=math.inf)
+        cy = check_float(self.y_clip, "y_clip", o, low=0, high=math.inf)
+        cg = check_float(self.grad_clip, "grad_clip", o, low=0, high=math.inf)
+        tb = check_float(self.theta_bound, "theta_bound", o, low=0, high=math.inf)
         gen = as_generator(rng, o)
         batches = np.array_split(gen.permutation(N), T)
         chunk = max(1, 2 ** 20 // (8 * d))  # about 1 MiB of rows
         theta = np.zeros(d)
         scale = ldp_iht_laplace_scale(cg, d, eps)
+        nonfinite = 0
         for batch in batches:
             batch = np.sort(batch)  # the same rows, read in memory order
             g = np.zeros(d)
@@ -295,8 +336,15 @@ class LDPIHT(RegressionEstimator):
             for start in range(0, batch.shape[0], chunk):  # cache-sized blocks of rows
                 rows = batch[start:start + chunk]
                 xb = np.clip(X[rows], -cx, cx, out=None)
-                r = xb[:, S] @ theta[S] - np.clip(y[rows], -cy, cy)
-                xb *= r[:, None]
+                # with huge public clips a product may overflow (inf * 0 = NaN): such a
+                # record's gradient is replaced by the public default, zero, before clipping
+                with np.errstate(over="ignore", invalid="ignore"):
+                    r = xb[:, S] @ theta[S] - np.clip(y[rows], -cy, cy)
+                    xb *= r[:, None]
+                bad = nonfinite_rows(xb)
+                if bad.any():
+                    xb[bad] = 0.0
+                    nonfinite += int(bad.sum())
                 np.clip(xb, -cg, cg, out=xb)
                 g += xb.sum(axis=0)
             g += _laplace_sum(batch.shape[0], scale, d, gen)
@@ -304,7 +352,9 @@ class LDPIHT(RegressionEstimator):
             norm = float(np.linalg.norm(theta))
             if norm > tb:
                 theta *= tb / norm
-        return self._set_fitted(theta, 0.0, Privacy("sample", "local", eps, 0.0))
+        self.calibration_ = {"laplace_scale": scale, "batches": T}
+        self.sanitized_ = {"nonfinite": nonfinite}
+        return self._set_fitted(theta, 0.0, Privacy("sample", "local", eps, 0.0, note=_SAMPLE_NOTE))
 
 
 _TWO_SLR_NOTE = ("user-level: a user's whole local dataset of at most rows_per_user rows (a user "

@@ -231,7 +231,9 @@ def screened_local_lasso(X, y, counts, alpha: float, *, users=None, screen=None,
     independence screening, Fan and Lv 2008; ``None`` keeps all ``d``) and
     solves its Lasso on them; the other coefficients are 0. Users are
     processed ``chunk`` at a time (their rows stay in cache across the
-    iterations), in float32, on ``n_threads`` threads (default: the cores;
+    iterations), in float32 (float64 for a user whose entries are so large, or
+    so small, that float32 products would overflow or underflow), on
+    ``n_threads`` threads (default: the cores;
     NumPy releases the GIL in the products, and the result does not depend
     on the threads).
 
@@ -252,20 +254,35 @@ def screened_local_lasso(X, y, counts, alpha: float, *, users=None, screen=None,
     p = d if screen is None else max(1, min(int(screen), d))
     out = np.zeros((n, d))
 
+    def solve_users(who, dtype):
+        Xc, yc = X[who].astype(dtype), y[who].astype(dtype)
+        # a user's extreme (finite) rows may overflow even in float64: its solution is then
+        # non-finite, which the estimators replace by a public default
+        with np.errstate(over="ignore", invalid="ignore"):
+            if p < d:
+                corr = np.abs(_xt(Xc, yc))
+                keep = np.sort(np.argpartition(-corr, p - 1, axis=1)[:, :p], axis=1)
+                Xc = np.take_along_axis(Xc, keep[:, None, :], axis=2)
+            b = local_lasso(Xc, yc, counts[who], alpha, threshold=threshold, max_iter=max_iter,
+                            patience=5, dtype=dtype)
+        if p < d:
+            full = np.zeros((who.shape[0], d))
+            np.put_along_axis(full, keep, b, axis=1)
+            return full
+        return b
+
     def solve(start):
         who = users[start:start + chunk]
-        Xc = X[who].astype(np.float32)
-        yc = y[who].astype(np.float32)
-        if p < d:
-            corr = np.abs(_xt(Xc, yc))
-            keep = np.sort(np.argpartition(-corr, p - 1, axis=1)[:, :p], axis=1)
-            Xc = np.take_along_axis(Xc, keep[:, None, :], axis=2)
-        b = local_lasso(Xc, yc, counts[who], alpha, threshold=threshold, max_iter=max_iter,
-                        patience=5)
-        if p < d:
-            np.put_along_axis(out[start:start + chunk], keep, b, axis=1)
-        else:
-            out[start:start + chunk] = b
+        # float64 only for the users whose own rows need it (per user, never per chunk: a
+        # user's solution must not depend on the other users of its chunk)
+        wide = ~_fits_float32(X[who], y[who], p)
+        if not wide.any():
+            out[start:start + chunk] = solve_users(who, np.float32)
+            return
+        part = out[start:start + chunk]
+        if not wide.all():
+            part[~wide] = solve_users(who[~wide], np.float32)
+        part[wide] = solve_users(who[wide], np.float64)
 
     starts = range(0, n, chunk)
     threads = max(1, min(os.cpu_count() or 1, len(starts))) if n_threads is None else n_threads
@@ -276,6 +293,27 @@ def screened_local_lasso(X, y, counts, alpha: float, *, users=None, screen=None,
         with ThreadPoolExecutor(max_workers=threads) as pool:
             list(pool.map(solve, starts))
     return out
+
+
+#: float32's largest value; a chunk is solved in float32 only well below it
+_F32_MAX = float(np.finfo(np.float32).max)
+
+
+def _fits_float32(X, y, p: int) -> np.ndarray:
+    """Per user (first axis): whether float32 can hold the local Lasso's products.
+
+    The local Lasso forms sums of ``m p`` products of a user's entries
+    (``X^T X v``, ``X^T y``, ``y^T y``); with ``big`` the user's largest entry
+    they stay below ``big^2 m p``. A user whose bound comes within a factor
+    2^10 of float32's range, or whose entries are so small that their
+    products would be subnormal in float32, is solved in float64: scaled
+    data then gets the float64 answer instead of an overflow to zero.
+    """
+    n, m = X.shape[0], max(X.shape[1], 1)
+    big = np.maximum(np.abs(X).reshape(n, -1).max(axis=1, initial=0.0),
+                     np.abs(y).reshape(n, -1).max(axis=1, initial=0.0))
+    ok = (big < np.sqrt(_F32_MAX / (m * max(p, 1) * 1024.0))) & (big > 1e-12)
+    return ok | (big == 0.0)
 
 
 def clipped_sums(X, y, x_clip: float, y_clip: float, rows: int = 8192):

@@ -35,9 +35,9 @@ import math
 import numpy as np
 
 from .._random import as_generator
-from .._validation import check_float, check_int
-from ._base import Privacy, RegressionEstimator, soft_threshold
-from .shuffle import ShuffledVectorSum
+from .._validation import check_float, check_int, param_error
+from ._base import Privacy, RegressionEstimator, nonfinite_rows, soft_threshold
+from .shuffle import ShuffledVectorSum, owner_budget
 
 __all__ = ["SampleSDP", "solve_soft_thresholded"]
 
@@ -65,10 +65,16 @@ def solve_soft_thresholded(G, b, lam: float, floor: float = 0.0):
 class SampleSDP(RegressionEstimator):
     """Non-interactive sample-level shuffled sparse regression (paper 002, Algorithm 2).
 
+    Privacy: sample-level ``(epsilon, delta)`` in the shuffle model;
+    neighbouring datasets replace one row ``(x, y)``, so the number of rows
+    ``N`` is public (it sets the summation's modulus and shares). The
+    calibration reads only public parameters and ``N``; every record enters
+    the release only through its clipped statistic, of l2 norm at most ``B``.
+
     Parameters
     ----------
     epsilon : float
-        Sample-level budget, in (0, inf).
+        Sample-level budget, in (0, inf) (the shuffle accounting needs a finite budget).
     delta : float
     x_clip, y_clip : float
         Clipping of each covariate and of the response.
@@ -85,6 +91,13 @@ class SampleSDP(RegressionEstimator):
     Attributes
     ----------
     coef_, intercept_ (0), support_, privacy_
+    calibration_ : dict
+        ``norm_bound`` (a record's l2 bound ``B``), and the summation's
+        ``mu``, ``scale``, ``shares``, ``modulus``: functions of the public
+        parameters and ``N`` only.
+    sanitized_ : dict
+        ``"nonfinite"``: records whose statistic was not finite (replaced by
+        zero; impossible for finite rows, whose clipped statistics are bounded).
     coef_ls_ : ndarray
         The normal-equation solution before thresholding.
     summation_ : SummationResult
@@ -120,36 +133,53 @@ class SampleSDP(RegressionEstimator):
         there once; the result is bit for bit that of :meth:`fit`.
         """
         o = "SampleSDP"
-        eps = check_float(self.epsilon, "epsilon", o, low=0)
+        # the shuffle accounting needs a finite budget: eps = inf is refused, not served
+        eps = check_float(self.epsilon, "epsilon", o, low=0, high=math.inf)
         delta = check_float(self.delta, "delta", o, low=0, high=1)
-        cx = check_float(self.x_clip, "x_clip", o, low=0)
-        cy = check_float(self.y_clip, "y_clip", o, low=0)
-        sigma = check_float(self.sigma, "sigma", o, low=0, low_open=False)
-        tb = check_float(self.theta_bound, "theta_bound", o, low=0, low_open=False)
+        cx = check_float(self.x_clip, "x_clip", o, low=0, high=math.inf)
+        cy = check_float(self.y_clip, "y_clip", o, low=0, high=math.inf)
+        sigma = check_float(self.sigma, "sigma", o, low=0, low_open=False, high=math.inf)
+        tb = check_float(self.theta_bound, "theta_bound", o, low=0, low_open=False,
+                         high=math.inf)
         alpha = None if self.alpha is None else check_float(self.alpha, "alpha", o, low=0,
-                                                              low_open=False)
-        floor = None if self.floor is None else check_float(self.floor, "floor", o, low=0)
+                                                              low_open=False, high=math.inf)
+        floor = (None if self.floor is None
+                 else check_float(self.floor, "floor", o, low=0, high=math.inf))
         check_int(self.max_messages, "max_messages", o, low=1)
         X = pre.X
-        N, d = X.shape
+        N, d = X.shape  # N is public: the neighbours replace one row
         if N < 3:
             raise ValueError(f"{o}: needs at least 3 rows (parties), got {N}.")
         gen = as_generator(rng, o)
         iu = np.triu_indices(d)
         bound = math.sqrt(d * d * cx ** 4 + d * cx * cx * cy * cy)
+        if not math.isfinite(bound):
+            raise param_error("x_clip", o, f"small enough that a record's bound sqrt(d^2 x_clip^4 "
+                              f"+ d x_clip^2 y_clip^2) is finite (d = {d}, y_clip = {cy:g})",
+                              self.x_clip)
         summer = ShuffledVectorSum(epsilon=eps, delta=delta, norm_bound=bound,
                                    max_messages=self.max_messages)
         D = iu[0].shape[0] + d
-        plan = summer.plan(N, D)
+        plan = owner_budget(o, self.epsilon, lambda: summer.plan(N, D))
+        self.calibration_ = {"norm_bound": bound, "mu": plan["mu"], "scale": plan["scale"],
+                             "shares": plan["shares"], "modulus": plan["modulus"]}
+        nonfinite = 0
         if N * D * plan["shares"] <= self.max_messages:
             Xc, yc = pre.clipped(cx, cy, keep=False)
             records = np.concatenate([Xc[:, iu[0]] * Xc[:, iu[1]], Xc * yc[:, None]], axis=1)
             del Xc
+            # clipped finite rows give finite records; checked anyway (the public default: 0)
+            bad = nonfinite_rows(records)
+            if bad.any():
+                records[bad] = 0.0
+                nonfinite = int(bad.sum())
             res = summer.sum(records, gen)
         else:
+            # the totals of clipped finite rows, each record bounded by the finite 'bound'
             G, Xty = pre.clipped_sums(cx, cy)
             total = np.concatenate([G[iu], Xty])
             res = summer.sum_aggregate(total, N, gen)
+        self.sanitized_ = {"nonfinite": nonfinite}
         G = np.zeros((d, d))
         G[iu] = res.total[:iu[0].shape[0]] / N
         G = G + np.triu(G, 1).T
@@ -165,4 +195,9 @@ class SampleSDP(RegressionEstimator):
         self.summation_ = res
         self.shuffle_simulated_ = res.simulated
         self.alpha_, self.floor_ = alpha, floor
-        return self._set_fitted(coef, 0.0, Privacy("sample", "shuffle", eps, res.delta))
+        return self._set_fitted(coef, 0.0, Privacy("sample", "shuffle", eps, res.delta,
+                                                   note=_NOTE))
+
+
+_NOTE = ("sample-level: one row (x, y); neighbouring datasets replace one row, so the number "
+         "of rows N is public")

@@ -119,8 +119,19 @@ __all__ = [
     "ShuffledBits",
 ]
 
-_ALPHAS = np.concatenate([np.arange(2, 64), np.arange(64, 257, 4), np.arange(264, 2049, 16)]).astype(
+# Renyi orders: a fine grid up to 2048 (where the optimum lies for the usual budgets), then a
+# geometric one up to 2^60, which a small eps needs (the optimal order grows like
+# log(1/delta) / eps; with the orders stopping at 2048, eps below about log(1/delta) / 2048
+# could not be reached by any variance). The extra orders never change the minimum where the
+# fine grid already holds it, so the calibration of the usual budgets is unchanged.
+_ALPHAS = np.concatenate([np.arange(2, 64), np.arange(64, 257, 4), np.arange(264, 2049, 16),
+                          np.unique(np.round(np.geomspace(2304, 2.0 ** 60, 160)))]).astype(
     np.float64)
+#: the largest Skellam variance skellam_variance tries (mu^2 must stay finite in skellam_rdp)
+_MU_MAX = 1e150
+#: the largest total Skellam variance a release can draw: NumPy's Poisson sampler takes
+#: lam = mu / 2 up to about 9.2e18
+_MU_SAMPLER_MAX = 1.8e19
 _LOG2E = math.log2(math.e)
 
 
@@ -128,13 +139,35 @@ class BudgetError(ValueError):
     """A privacy budget that the calibration cannot serve.
 
     ``smallest`` is the smallest ``epsilon`` that can be served with the
-    other parameters unchanged (``math.inf`` when none can); estimators
-    catch it and name their own ``epsilon`` parameter.
+    other parameters unchanged (``math.inf`` when none can) and ``reason``
+    says why in a few words; estimators catch it and name their own
+    ``epsilon`` parameter (:func:`owner_budget`).
     """
 
-    def __init__(self, message: str, smallest: float):
-        super().__init__(message)
-        self.smallest = smallest
+    def __init__(self, owner: str, epsilon, smallest: float, reason: str):
+        self.owner, self.epsilon, self.smallest, self.reason = owner, epsilon, smallest, reason
+        super().__init__(budget_message(owner, epsilon, smallest, reason))
+
+
+def budget_message(owner: str, epsilon, smallest: float, reason: str) -> str:
+    """The message of a :class:`BudgetError` (the house format of a parameter error)."""
+    if math.isfinite(smallest):
+        expected = f"a float >= {smallest:.4g} ({reason})"
+    else:
+        expected = f"a float that can be served, and none can ({reason})"
+    return str(param_error("epsilon", owner, expected, epsilon))
+
+
+def owner_budget(owner: str, epsilon, step):
+    """Run ``step()``; a :class:`BudgetError` becomes a ValueError about ``owner``'s 'epsilon'.
+
+    The estimators calibrate through these building blocks; their users
+    passed the estimator's ``epsilon``, so that is the parameter the error names.
+    """
+    try:
+        return step()
+    except BudgetError as exc:
+        raise BudgetError(owner, epsilon, exc.smallest, exc.reason) from exc
 
 
 # ---------------------------------------------------------------- shuffler
@@ -204,14 +237,22 @@ def skellam_variance(epsilon: float, delta: float, l2: float, l1: float) -> floa
     """The smallest per-coordinate Skellam variance ``mu`` that is (eps, delta)-DP.
 
     Bisection on ``log mu`` (relative precision 1e-6) over :func:`skellam_epsilon`.
+    Raises :class:`BudgetError` (a ValueError naming ``epsilon`` and the
+    smallest budget that can be served) when no variance up to ``1e150`` meets
+    ``epsilon``.
     """
     owner = "skellam_variance"
-    epsilon = check_float(epsilon, "epsilon", owner, low=0)
+    epsilon = check_float(epsilon, "epsilon", owner, low=0, high=math.inf)
     delta = check_float(delta, "delta", owner, low=0, high=1)
-    l2 = check_float(l2, "l2", owner, low=0)
-    l1 = check_float(l1, "l1", owner, low=0)
+    l2 = check_float(l2, "l2", owner, low=0, high=math.inf)
+    l1 = check_float(l1, "l1", owner, low=0, high=math.inf)
     lo = hi = l2 ** 2
     while skellam_epsilon(hi, l2, l1, delta) > epsilon:
+        if hi > _MU_MAX / 4:
+            smallest = skellam_epsilon(_MU_MAX, l2, l1, delta)
+            raise BudgetError(owner, epsilon, smallest,
+                              f"the smallest budget any Skellam variance up to {_MU_MAX:g} "
+                              f"serves at delta = {delta:g}, l2 = {l2:g}, l1 = {l1:g}")
         hi *= 4.0
     while lo > 1e-12 and skellam_epsilon(lo, l2, l1, delta) <= epsilon:
         lo /= 4.0
@@ -314,7 +355,13 @@ class ShuffledVectorSum:
         ``200 sqrt(D) / sensitivity``, so rounding adds 1% to the sensitivity.
     shares : int, optional
         Shares per party and coordinate; default :func:`shares_needed` for
-        ``delta/2``. A smaller given value is accounted for in ``delta``.
+        ``delta/2``, the smallest count whose shares stay within ``delta/2``
+        of a function of the sum. A given count must meet the same rule (the
+        release is then ``(epsilon, delta)``-DP as stated): :meth:`plan`
+        refuses a smaller one with a ValueError naming ``'shares'`` and the
+        smallest count that works for those parties and coordinates. Without
+        noise (``epsilon=None``) any count >= 2 is taken, and its ``delta``
+        is only reported.
     max_messages : int
         Above this many messages :meth:`sum` uses the aggregate path.
     """
@@ -324,12 +371,15 @@ class ShuffledVectorSum:
     def __init__(self, *, epsilon, delta=1e-5, norm_bound, sensitivity=None, scale=None,
                  shares=None, max_messages=50_000_000):
         o = self._owner
-        self.epsilon = None if epsilon is None else check_float(epsilon, "epsilon", o, low=0)
+        # the accounting needs a finite budget and finite bounds (inf would give no noise)
+        self.epsilon = (None if epsilon is None
+                        else check_float(epsilon, "epsilon", o, low=0, high=math.inf))
         self.delta = check_float(delta, "delta", o, low=0, high=1)
-        self.norm_bound = check_float(norm_bound, "norm_bound", o, low=0)
+        self.norm_bound = check_float(norm_bound, "norm_bound", o, low=0, high=math.inf)
         self.sensitivity = (2 * self.norm_bound if sensitivity is None
-                            else check_float(sensitivity, "sensitivity", o, low=0))
-        self.scale = None if scale is None else check_float(scale, "scale", o, low=0)
+                            else check_float(sensitivity, "sensitivity", o, low=0, high=math.inf))
+        self.scale = None if scale is None else check_float(scale, "scale", o, low=0,
+                                                            high=math.inf)
         self.shares = None if shares is None else check_int(shares, "shares", o, low=2)
         self.max_messages = check_int(max_messages, "max_messages", o, low=1)
 
@@ -349,14 +399,32 @@ class ShuffledVectorSum:
             delta_noise = self.delta / 2
             mu = skellam_variance(self.epsilon, delta_noise, l2, l1)
             eps = self.epsilon
-        bound = n_parties * (scale * self.norm_bound + 1.0) + 40.0 * math.sqrt(mu) + 1.0
+        data_bound = n_parties * (scale * self.norm_bound + 1.0) + 1.0
+        limit = (2.0 ** 62 - 1) / 2  # the largest bound a 62-bit modulus holds
+        if self.epsilon is not None and data_bound < limit:
+            # the noise must fit the modulus and NumPy's Poisson sampler: otherwise name the
+            # smallest budget whose noise does
+            mu_cap = min(_MU_SAMPLER_MAX, ((limit - data_bound) / 40.0) ** 2)
+            if mu > mu_cap:
+                raise BudgetError(o, self.epsilon, skellam_epsilon(mu_cap, l2, l1, delta_noise),
+                                  f"for {n_parties} parties and {dim} coordinate(s) at "
+                                  f"delta = {self.delta:g}: a smaller budget needs more Skellam "
+                                  f"noise than can be drawn and held modulo 2^62")
+        bound = data_bound + 40.0 * math.sqrt(mu)
         bits = max(8, int(math.ceil(math.log2(2 * bound + 1))))
         if bits > 62:
             raise ValueError(
                 f"{o}: the modulus needs {bits} bits (> 62) for {n_parties} parties at scale "
                 f"{scale:.4g}; lower 'scale' or 'norm_bound'.")
         sigma = math.log2(2 * dim / self.delta)
-        shares = self.shares if self.shares is not None else shares_needed(n_parties, bits, sigma)
+        needed = shares_needed(n_parties, bits, sigma)
+        if self.shares is not None and self.shares < needed and self.epsilon is not None:
+            # fewer shares would leave the view more than delta/2 from a function of the sum
+            raise param_error(
+                "shares", o, f"an int >= {needed} for {n_parties} parties and {dim} "
+                f"coordinate(s) at delta = {self.delta:g} (the shares' part of delta, "
+                f"delta/2, needs that many; None chooses it)", self.shares)
+        shares = self.shares if self.shares is not None else needed
         got = share_security(n_parties, bits, shares)
         delta_shares = min(1.0, dim * 2.0 ** (-got))
         return {"scale": scale, "l2": l2, "l1": l1, "mu": mu, "modulus_bits": bits,
@@ -430,11 +498,26 @@ class ShuffledVectorSum:
         return self.analyzer(n, dim).estimate(streams)
 
     def sum_aggregate(self, total, n_parties: int, rng=None) -> SummationResult:
-        """The same release from the parties' real total (see "Simulation" in the module doc)."""
+        """The same release from the parties' real total (see "Simulation" in the module doc).
+
+        ``total`` must be a possible total: l2 norm at most ``n_parties *
+        norm_bound`` (ValueError otherwise, as :meth:`sum` refuses a party's
+        vector above ``norm_bound``).
+        """
         gen = as_generator(rng, self._owner)
         t = np.asarray(total, dtype=np.float64).ravel()
         if not np.isfinite(t).all():
             raise param_error("total", self._owner, "finite", "an array with NaN or inf")
+        n_parties = check_int(n_parties, "n_parties", self._owner, low=3)
+        # the total of n parties' vectors has l2 norm at most n * norm_bound; a larger one
+        # is no such total, and its integer sum would wrap around modulo q
+        big = float(np.abs(t).max(initial=0.0))
+        norm = big * math.sqrt(float(np.sum((t / big) ** 2))) if big > 0 else 0.0
+        if norm > n_parties * self.norm_bound * (1 + 1e-9):
+            raise param_error("total", self._owner,
+                              f"the total of {n_parties} parties' vectors, of l2 norm at most "
+                              f"n_parties * norm_bound = {n_parties * self.norm_bound:.6g}",
+                              f"a vector of l2 norm {norm:.6g}")
         p = self.plan(n_parties, t.shape[0])
         x = stochastic_round(t * p["scale"], gen) + _skellam(p["mu"], t.shape, gen)
         x = np.mod(x, p["modulus"]).astype(np.uint64)
@@ -584,12 +667,29 @@ def shuffled_bits_delta(n_parties: int, gamma: float, epsilon: float) -> float:
     return min(1.0, total + outside)
 
 
+def _smallest_bits_epsilon(n: int, delta: float, epsilon: float) -> float:
+    """The smallest eps (to 1%) at which ``n`` parties can hide one bit (``gamma -> 1/2``)."""
+    lo, hi = epsilon, max(2 * epsilon, 1e-3)
+    while shuffled_bits_delta(n, 0.5 - 1e-9, hi) > delta:
+        lo, hi = hi, 2 * hi
+        if hi > 1e4:
+            return math.inf
+    while hi - lo > 0.01 * hi:
+        mid = 0.5 * (lo + hi)
+        if shuffled_bits_delta(n, 0.5 - 1e-9, mid) > delta:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
 @functools.lru_cache(maxsize=256)
 def _flip_probability(n: int, epsilon: float, delta: float) -> float:
     if shuffled_bits_delta(n, 0.5 - 1e-9, epsilon) > delta:
-        raise ValueError(f"flip_probability: {n} parties cannot hide one bit at eps = "
-                         f"{epsilon:g}, delta = {delta:g}; more parties or a larger budget are "
-                         f"needed.")
+        smallest = _smallest_bits_epsilon(n, delta, epsilon)
+        raise BudgetError("flip_probability", epsilon, smallest,
+                          f"{n} parties at delta = {delta:g} cannot hide one bit at a smaller "
+                          f"budget")
     # bracket around the Gaussian approximation gamma n ~ 4 log(1.25/delta) / eps^2
     guess = min(0.25, 4 * math.log(1.25 / delta) / (epsilon ** 2 * max(n - 1, 1)))
     lo, hi = guess / 4, min(0.5 - 1e-9, guess * 2)
@@ -632,22 +732,32 @@ class ShuffledBits:
     Parameters
     ----------
     epsilon : float
-        Budget of the whole view (all streams).
+        Budget of the whole view (all streams), in (0, inf).
     delta : float
     d : int
         Number of streams (the index domain).
+
+    :meth:`gamma` raises :class:`BudgetError` (a ValueError naming
+    ``epsilon`` and the smallest budget that can be served) when too few
+    parties cannot hide one bit at this budget.
     """
 
     _owner = "ShuffledBits"
 
     def __init__(self, *, epsilon, delta=1e-5, d):
-        self.epsilon = check_float(epsilon, "epsilon", self._owner, low=0)
+        # the blanket accounting needs a finite budget (eps = inf would send the bits unflipped)
+        self.epsilon = check_float(epsilon, "epsilon", self._owner, low=0, high=math.inf)
         self.delta = check_float(delta, "delta", self._owner, low=0, high=1)
         self.d = check_int(d, "d", self._owner, low=1)
 
     def gamma(self, n_parties: int) -> float:
         """The flip probability for ``n_parties`` parties."""
-        return flip_probability(n_parties, self.epsilon / 2, self.delta / 2)
+        try:
+            return flip_probability(n_parties, self.epsilon / 2, self.delta / 2)
+        except BudgetError as exc:  # in this object's terms: each stream has half the budget
+            raise BudgetError(self._owner, self.epsilon, 2 * exc.smallest,
+                              f"{n_parties} parties at delta = {self.delta:g} cannot hide one "
+                              f"bit in each stream at a smaller budget") from None
 
     def counts(self, indices, rng=None, gamma=None) -> tuple[np.ndarray, float]:
         """Return ``(debiased counts of length d, gamma)`` for the parties' ``indices``."""

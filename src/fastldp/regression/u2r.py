@@ -44,7 +44,7 @@ import numpy as np
 from .._random import as_generator
 from .._validation import check_float, check_int, param_error
 from ._base import Privacy, RegressionEstimator, nonfinite_rows, soft_threshold
-from .shuffle import BudgetError, ShuffledBits, ShuffledVectorSum
+from .shuffle import ShuffledBits, ShuffledVectorSum, owner_budget
 
 __all__ = ["U2R", "clip_l2"]
 
@@ -339,8 +339,4 @@ class U2R(RegressionEstimator):
 
     def _served(self, step):
         """Run a calibration ``step``; a budget it cannot serve is an error about U2R's 'epsilon'."""
-        try:
-            return step()
-        except BudgetError as exc:
-            raise param_error("epsilon", "U2R", f"a float >= {exc.smallest:.4g} here ({exc})",
-                              self.epsilon) from exc
+        return owner_budget("U2R", self.epsilon, step)
