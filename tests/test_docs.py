@@ -68,6 +68,43 @@ def test_the_site_builds_without_warnings(tmp_path):
         [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", str(ROOT / "docs"),
          str(tmp_path / "html")], capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stderr[-4000:]
+    back, source = _source_links(tmp_path / "html")
+    broken = [link for link, ok in back + source if not ok]
+    assert not broken, f"{len(broken)} broken links between the API and source pages: {broken[:10]}"
+
+
+def _source_links(site: Path):
+    """Every "[docs]" back-link of the ``_modules`` source pages and every "[source]" link to them.
+
+    Returns two lists of ``(page, href)``, ok pairs: ok when the target page
+    exists and has the anchor. A site without source pages has neither.
+    """
+    import re
+    from urllib.parse import urldefrag
+
+    anchors: dict = {}
+
+    def resolves(page: Path, href: str) -> bool:
+        url, fragment = urldefrag(href)
+        target = (page.parent / url).resolve()
+        if target not in anchors:
+            text = target.read_text() if target.is_file() else None
+            anchors[target] = None if text is None else set(re.findall(r'\bid="([^"]+)"', text))
+        return anchors[target] is not None and (not fragment or fragment in anchors[target])
+
+    back, source = [], []
+    for page in sorted(site.rglob("*.html")):
+        text = page.read_text()
+        name = str(page.relative_to(site))
+        if page.relative_to(site).parts[0] == "_modules":
+            links = re.findall(r'<a class="viewcode-back" href="([^"]+)"', text)
+            back += [((name, h), resolves(page, h)) for h in links]
+        else:
+            links = re.findall(r'<a class="reference internal" href="([^"]*_modules/[^"]+)"', text)
+            source += [((name, h), resolves(page, h)) for h in links]
+    if (site / "_modules").is_dir():  # else the patterns above no longer match the markup
+        assert back and source, "source pages without links: update _source_links"
+    return back, source
 
 
 def test_the_package_description_has_no_relative_links():
@@ -80,6 +117,22 @@ def test_the_package_description_has_no_relative_links():
         pytest.skip("not a source tree")
     targets = re.findall(r"\]\(([^)]+)\)", path.read_text())
     assert all(t.startswith(("https://", "http://", "#")) for t in targets), targets
+
+
+def test_the_install_page_lists_every_extra():
+    install = ROOT / "docs" / "guide" / "install.rst"
+    pyproject = ROOT / "pyproject.toml"
+    if not (install.exists() and pyproject.exists()):
+        pytest.skip("not a source tree")
+    try:
+        import tomllib
+    except ImportError:  # Python < 3.11
+        import tomli as tomllib
+    with open(pyproject, "rb") as fh:
+        extras = tomllib.load(fh)["project"]["optional-dependencies"]
+    text = install.read_text()
+    missing = [name for name in extras if f"``{name}``" not in text]
+    assert not missing, f"docs/guide/install.rst does not list the extras {missing}"
 
 
 def _guide_blocks():
