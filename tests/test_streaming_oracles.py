@@ -7,8 +7,9 @@ P-RS-GRR/OLH/HR: reports are split at random points, every chunk becomes a
 partial (with its slice of the identities), the partials are merged in a
 random order or tree, and the finalized result must equal the one-shot
 ``estimate`` bit for bit. Also: the exact sums against ``math.fsum``, empty
-chunks, byte and pickle round trips, refusal of partials of other
-mechanisms, parameters or budget kinds, rebuilding a server from
+chunks, byte and pickle round trips, partials of any budgets merging
+(equal personal budgets are the equal-budget decode), refusal of partials
+of other mechanisms or parameters, rebuilding a server from
 ``stream_params``, and a state whose size does not grow with the number of
 reports.
 """
@@ -270,15 +271,77 @@ def test_partials_of_other_oracles_or_parameters_do_not_merge():
         grr.finalize("not a partial")
 
 
-def test_equal_and_personal_budget_partials_do_not_merge():
-    grr = GRR(domain_size=8, epsilon=1.0, codebook_seed=1)
-    y = grr.privatize(np.arange(20) % 8, rng=0)
-    equal = grr.partial(y[:10])
-    personal = grr.partial(y[10:], np.full(10, 1.0), np.arange(10, 20))
-    with pytest.raises(ValueError, match="equal-budget partial"):
-        grr.merge(equal, personal)
-    with pytest.raises(ValueError, match="hold different sums"):
-        equal.merge(personal)
+@pytest.mark.parametrize("malformed", ["none", "object"])
+@pytest.mark.parametrize("name", sorted(ORACLES))
+def test_equal_personal_budgets_are_the_fixed_budget_estimate(name, malformed):
+    # every budget equal to the oracle's epsilon is the equal-budget decode, bit for bit
+    # (it used to take the personal-budget path: 1e-10 apart for OLH and OUE)
+    oracle, y, _, ids, want = oracle_case(name, "equal", malformed, True)
+    eps = oracle.epsilon
+    for epsilons in (np.full(N, eps), eps, [eps] * N):
+        assert_same_estimate(oracle.estimate(y, epsilons=epsilons, identities=ids), want)
+        assert oracle.partial(y, epsilons, ids) == oracle.partial(y, None, ids)
+
+
+_CHUNK_BUDGETS = ("oracle", "oracle-given", "other", "mixed")
+
+
+def _chunk_budgets(kind, oracle, n, rng):
+    """A chunk's budgets: None, the oracle's own, one other budget, or a mix with it."""
+    if kind == "oracle":
+        return None
+    if kind == "oracle-given":
+        return np.full(n, oracle.epsilon)
+    if kind == "other":
+        return np.full(n, 2.5)
+    return rng.choice([oracle.epsilon, 0.5, 2.5], n)
+
+
+@pytest.mark.parametrize("name", sorted(ORACLES))
+@settings(max_examples=20, deadline=None, derandomize=True)
+@given(kinds=st.lists(st.sampled_from(_CHUNK_BUDGETS), min_size=1, max_size=5),
+       sizes=st.lists(st.integers(0, 80), min_size=5, max_size=5),
+       mode=st.sampled_from(["sequential", "balanced", "tree"]),
+       seed=st.integers(0, 2**32 - 1))
+def test_partials_of_any_budgets_merge_into_the_one_shot_estimate(name, kinds, sizes, mode,
+                                                                  seed):
+    # chunks that are each uniform but differ (the oracle's budget, another one), mixed
+    # chunks and empty ones: any merge order equals estimate() on all the reports
+    oracle = ORACLES[name]()
+    rng = np.random.default_rng(seed)
+    sizes = sizes[:len(kinds)]
+    n = sum(sizes)
+    chunk_eps = [_chunk_budgets(k, oracle, m, rng) for k, m in zip(kinds, sizes)]
+    eps = np.concatenate([np.full(m, oracle.epsilon) if e is None else e
+                          for e, m in zip(chunk_eps, sizes)])
+    ids = _ids(n, seed % 1000)
+    y = oracle.privatize(rng.integers(0, oracle.domain_size, n), epsilons=eps, identities=ids,
+                         rng=rng)
+    bounds = np.concatenate([[0], np.cumsum(sizes)])
+    parts = [oracle.partial(y[a:b], e, ids[a:b])
+             for a, b, e in zip(bounds[:-1], bounds[1:], chunk_eps)]
+    got = oracle.finalize(_merge(oracle, parts, mode, seed))
+    assert_same_estimate(got, oracle.estimate(y, epsilons=eps, identities=ids))
+    if not (eps != oracle.epsilon).any():  # every report at the oracle's budget
+        assert_same_estimate(got, oracle.estimate(y, identities=ids))
+
+
+def test_scaled_sums_are_exact():
+    from fractions import Fraction
+
+    from fastldp.oracles._base import count_sum, scaled_sum
+
+    rng = np.random.default_rng(2)
+    for count in (0, 1, 12345, 2**36 + 7, 2**63 + 2**40 + 3, 3**60):
+        for value in (1.0, -0.1, 1 / 3, 7.3e25, -2.2e-9):
+            got = float(scaled_sum(count_sum(count), value).value()[0])
+            assert got == float(Fraction(value) * count)
+    ints = ExactSum(6)
+    counts = rng.integers(0, 2**40, 6)
+    ints.add_integers(counts)
+    value = float(rng.standard_normal())
+    want = [float(Fraction(value) * int(c)) for c in counts]
+    assert scaled_sum(ints, value).value().tolist() == want
 
 
 def test_finalize_refuses_other_mechanisms_partials():
@@ -362,12 +425,13 @@ def test_partial_state_does_not_grow_with_n(name, budgets):
         eps = _budgets(budgets, n, rng)
         y = oracle.privatize(rng.integers(0, oracle.domain_size, n), epsilons=eps, rng=rng)
         p = oracle.partial(y, eps)
+        assert set(p.sums) == {"hits", "support", "offset", "var", "held_minus_var"}
         for key, s in p.sums.items():
             assert s.size == (1 if key in ("offset", "var", "held_minus_var") else size)
             assert s.digits.shape[1] == s.size and s.canonical()[1].shape[0] <= 40
         shapes.append({k: s.canonical()[1].shape for k, s in p.sums.items()})
         assert set(p.counts) == {"n", "n_valid", "reason:non_numeric", "reason:non_integer",
-                                 "reason:out_of_range"}
+                                 "reason:out_of_range", "personal"}
     for key in shapes[0]:
         assert shapes[0][key][1] == shapes[1][key][1]
         assert shapes[1][key][0] <= shapes[0][key][0] + 1  # at most one more digit row

@@ -56,32 +56,36 @@ estimate, two partials of disjoint chunks ``merge`` by adding them, and
 split into any chunks, merged in any order, is bit-identical to the one-shot
 :meth:`~FrequencyOracle.estimate`. The state is ``O(size of the oracle's
 statistic)`` (``D`` symbols; ``K`` columns for HR; ``h g`` cells for FLH),
-whatever the number of reports. There are two kinds of partial:
+whatever the number of reports. Every partial keeps two groups of sums:
 
-* **equal budget** (``epsilons=None``, the oracle's ``epsilon``): the
-  integer number of reports hitting each position of the statistic
-  (``"hits"``, an :class:`~fastldp.streaming.ExactSum` of integers);
-  ``finalize`` applies the same closed form as before
-  (``(hits - n q) / (p - q)`` and the like), so these estimates are
-  unchanged;
-* **personal budgets** (``epsilons`` given): per position the exact sum of
-  the report weights ``a_i = lam_i / (p_i - q_i)`` (``"support"``), the
-  exact constant ``-sum_i a_i q_i`` added to every count (``"offset"``),
-  and the exact sums of ``sigma_i^2`` (``"var"``) and of
-  ``held_i - sigma_i^2`` (``"held_minus_var"``) for the plug-in variance.
-  Where a compiled kernel sums float weights (OLH's support, unary
-  encoding's bit counts) it runs with unit weights once per distinct
-  weight, or on integer limbs of the weights, so that each of its sums is
-  an exact integer (:func:`add_weighted_hits`).
+* **the oracle's budget** (``epsilons=None``, or a budget equal to the
+  oracle's ``epsilon``): the integer number of those reports hitting each
+  position of the statistic (``"hits"``, an
+  :class:`~fastldp.streaming.ExactSum` of integers);
+* **other personal budgets**: per position the exact sum of the report
+  weights ``a_i = lam_i / (p_i - q_i)`` (``"support"``), the exact constant
+  ``-sum_i a_i q_i`` added to every count (``"offset"``), and the exact sums
+  of ``sigma_i^2`` (``"var"``) and of ``held_i - sigma_i^2``
+  (``"held_minus_var"``) for the plug-in variance, with the number of
+  those reports (``"personal"``). Where a compiled kernel sums float
+  weights (OLH's support, unary encoding's bit counts) it runs with unit
+  weights once per distinct weight, or on integer limbs of the weights, so
+  that each of its sums is an exact integer (:func:`add_weighted_hits`).
 
-Both kinds count the reports by sanitization outcome (integer counts). The
-two kinds do not merge with each other (a ``ValueError`` says so): a decode
-either uses the oracle's budget for every report or personal budgets for
-every report.
+Both count the reports by sanitization outcome (integer counts). When no
+report has another budget, ``finalize`` applies the closed form of the
+equal-budget estimator to the hit counts (``(hits - n q) / (p - q)`` and
+the like): so ``estimate(reports)``, ``estimate(reports, epsilons=epsilon)``
+and ``estimate(reports, epsilons=np.full(n, epsilon))`` are the same
+numbers, bit for bit. Otherwise it folds the hits into the personal sums
+exactly (``hits(v) a`` and ``n_fixed`` times each per-report term, see
+:func:`scaled_sum`) and rounds once: the exact sums of every report's
+terms, whatever the chunks and whichever budgets each chunk holds.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -260,6 +264,36 @@ def add_broadcast(total: ExactSum, scalar: ExactSum) -> ExactSum:
                                             np.repeat(digits, total.size, axis=1)))
 
 
+def scaled_sum(ints: ExactSum, value: float) -> ExactSum:
+    """``value`` times an integer-valued :class:`~fastldp.streaming.ExactSum`, exactly.
+
+    Digit row ``r`` of ``ints`` (place ``2**(32 (k_lo + r))``, normalized
+    below ``2**32``) times the double ``value * 2**(32 (k_lo + r))``, itself
+    exact since the integer places are non-negative powers of two, is added
+    by :meth:`~fastldp.streaming.ExactSum.add_multiples`: no rounding
+    anywhere, for counts of any size.
+    """
+    k_lo, digits = ints.canonical()
+    if digits.shape[0] and k_lo < 0:  # pragma: no cover - hit counts are integers
+        raise ValueError("scaled_sum scales integer sums only")
+    out = ExactSum(ints.size)
+    for r in range(digits.shape[0]):
+        if digits[r].any():
+            out.add_multiples(digits[r], math.ldexp(float(value), 32 * (k_lo + r)))
+    return out
+
+
+def count_sum(count: int) -> ExactSum:
+    """A one-position :class:`~fastldp.streaming.ExactSum` holding the integer ``count``."""
+    out = ExactSum(1)
+    count, place = int(count), 0
+    while count:
+        out.add_integers(np.array([count & 0xFFFFFFFF], dtype=np.int64), 32 * place)
+        count >>= 32
+        place += 1
+    return out
+
+
 def add_weighted_hits(total: ExactSum, weights, hits) -> None:
     """Add ``sum_i weights[i] * hit_i(v)`` exactly, using a kernel that sums floats.
 
@@ -357,8 +391,7 @@ def report_counts(report: SanitizationReport) -> dict:
     return sanitization_counts(full)
 
 
-_EQUAL_SUMS = frozenset({"hits"})
-_PERSONAL_SUMS = frozenset({"support", "offset", "var", "held_minus_var"})
+_SUMS = frozenset({"hits", "support", "offset", "var", "held_minus_var"})
 
 
 class FrequencyOracle:
@@ -597,7 +630,8 @@ class FrequencyOracle:
             in :meth:`estimate`.
         epsilons : float or array_like, shape (n,), optional
             The chunk's personal budgets; ``None`` uses the oracle's
-            ``epsilon`` for every report (the equal-budget decode).
+            ``epsilon`` for every report (the equal-budget decode). A budget
+            equal to the oracle's ``epsilon`` counts as that decode too.
         identities : array_like of int, optional
             The chunk's identities. The default ``0 .. n-1`` is right only
             for a first chunk: pass them for every other chunk (they key the
@@ -607,52 +641,73 @@ class FrequencyOracle:
         -------
         fastldp.streaming.Partial
             Mechanism ``type(self).__name__``, parameters
-            :meth:`stream_params`. Equal budget (``epsilons=None``): the
-            integer hit counts per position of the oracle's statistic
-            (``"hits"``: integers in an :class:`~fastldp.streaming.ExactSum`).
-            Personal budgets: :class:`~fastldp.streaming.ExactSum` s of the
-            report weights per position (``"support"``), of the constant
-            added to every count (``"offset"``), of the per-report variances
-            ``sigma_i^2`` (``"var"``) and of ``held_i - sigma_i^2``
-            (``"held_minus_var"``). Both keep the integer counts of reports
-            by sanitization outcome (``"n"``, ``"n_valid"``,
-            ``"reason:<reason>"``) and the or-merged ``"wrong_dtype"`` flag.
-            The state has one position per symbol (``K`` columns for
-            Hadamard response, ``h g`` cells for FLH), whatever ``n``.
+            :meth:`stream_params`. The reports at the oracle's ``epsilon``
+            (all of them when ``epsilons`` is ``None``): the integer hit
+            counts per position of the oracle's statistic (``"hits"``:
+            integers in an :class:`~fastldp.streaming.ExactSum`). The
+            reports at other budgets: :class:`~fastldp.streaming.ExactSum` s
+            of the report weights per position (``"support"``), of the
+            constant added to every count (``"offset"``), of the per-report
+            variances ``sigma_i^2`` (``"var"``) and of ``held_i - sigma_i^2``
+            (``"held_minus_var"``), and their number (``"personal"``). Also
+            the integer counts of reports by sanitization outcome (``"n"``,
+            ``"n_valid"``, ``"reason:<reason>"``) and the or-merged
+            ``"wrong_dtype"`` flag. Partials of any budgets merge. The state
+            has one position per symbol (``K`` columns for Hadamard
+            response, ``h g`` cells for FLH), whatever ``n``.
         """
         return self._partial(reports, epsilons, identities, f"{type(self).__name__}.partial")
 
     def _partial(self, reports, epsilons, identities, owner: str) -> Partial:
         n = self._n_reports(reports, owner)
-        if epsilons is None and self.epsilon is not None:
-            hits = self._fast_hits(reports, n, identities, owner)
-            if hits is not None:  # every report legal: no copy, no per-report budgets
+        at_fixed = None
+        if epsilons is None and self.epsilon is None:
+            self._budgets(None, n, owner)  # raises: this oracle has no budget of its own
+        if epsilons is not None:
+            eps = self._budgets(epsilons, n, owner)
+            if self.epsilon is not None:
+                at_fixed = eps == self.epsilon
+                if at_fixed.all():
+                    # equal budgets are the equal-budget decode, bit for bit
+                    epsilons, at_fixed = None, None
+        hits = ExactSum(self._stat_size())
+        support, offset = ExactSum(self._stat_size()), ExactSum(1)
+        var, held_minus_var = ExactSum(1), ExactSum(1)
+        personal = 0
+        if epsilons is None:
+            fast = self._fast_hits(reports, n, identities, owner)
+            if fast is not None:  # every report legal: no copy, no per-report budgets
                 report = SanitizationReport(n, n, {r: 0 for r in REASONS}, False)
             else:
                 ids = resolve_identities(identities, n, owner)
-                clean, report = self.sanitize(reports, np.full(n, self.epsilon), ids, owner)
-                hits = self._hits(clean, ids)
-            total = ExactSum(self._stat_size())
-            total.add_integers(np.ascontiguousarray(hits, dtype=np.int64))
-            sums = {"hits": total}
+                clean, report = self.sanitize(reports, self._budgets(None, n, owner), ids, owner)
+                fast = self._hits(clean, ids)
+            hits.add_integers(np.ascontiguousarray(fast, dtype=np.int64))
         else:
-            eps = self._budgets(epsilons, n, owner)
             ids = resolve_identities(identities, n, owner)
             clean, report = self.sanitize(reports, eps, ids, owner)
-            support, offset = self.weighted_sums(clean, eps, ids, np.ones(n))
-            var = np.asarray(self.variances(eps), dtype=np.float64)
-            held = np.asarray(self.held_variances(eps), dtype=np.float64)
-            sums = {"support": support, "offset": offset, "var": scalar_sum(var),
-                    "held_minus_var": scalar_sum(held - var)}
-        return Partial(type(self).__name__, self.stream_params(), sums=sums,
-                       counts=report_counts(report), flags={"wrong_dtype": report.wrong_dtype})
+            if at_fixed is not None and at_fixed.any():
+                hits.add_integers(np.ascontiguousarray(
+                    self._hits(clean[at_fixed], ids[at_fixed]), dtype=np.int64))
+                rest = ~at_fixed
+                clean, eps, ids = clean[rest], eps[rest], ids[rest]
+            personal = eps.shape[0]
+            support, offset = self.weighted_sums(clean, eps, ids, np.ones(personal))
+            v = np.asarray(self.variances(eps), dtype=np.float64)
+            h = np.asarray(self.held_variances(eps), dtype=np.float64)
+            var, held_minus_var = scalar_sum(v), scalar_sum(h - v)
+        sums = {"hits": hits, "support": support, "offset": offset, "var": var,
+                "held_minus_var": held_minus_var}
+        counts = report_counts(report)
+        counts["personal"] = personal
+        return Partial(type(self).__name__, self.stream_params(), sums=sums, counts=counts,
+                       flags={"wrong_dtype": report.wrong_dtype})
 
     def _check_partial(self, partial, owner: str) -> Partial:
         check_partial(partial, type(self).__name__, self.stream_params(), owner)
-        keys = frozenset(partial.sums)
-        if keys not in (_EQUAL_SUMS, _PERSONAL_SUMS):
-            raise ValueError(f"{owner}: the partial holds the sums {sorted(keys)}, not those of "
-                             f"a {type(self).__name__} partial")
+        if frozenset(partial.sums) != _SUMS or "personal" not in partial.counts:
+            raise ValueError(f"{owner}: the partial holds the sums {sorted(partial.sums)}, not "
+                             f"those of a {type(self).__name__} partial")
         return partial
 
     def merge(self, a: Partial, b: Partial) -> Partial:
@@ -660,13 +715,13 @@ class FrequencyOracle:
 
         Every sum is an :class:`~fastldp.streaming.ExactSum` or an integer
         count, so ``merge(merge(a, b), c)`` and ``merge(a, merge(c, b))``
-        hold the same numbers.
+        hold the same numbers. Chunks of any budgets merge: the oracle's
+        budget, personal budgets, or both.
 
         Parameters
         ----------
         a, b : fastldp.streaming.Partial
-            Partials of this oracle (same :meth:`stream_params`), both of
-            the equal-budget kind or both of the personal-budget kind.
+            Partials of this oracle (same :meth:`stream_params`).
 
         Returns
         -------
@@ -675,27 +730,24 @@ class FrequencyOracle:
         Raises
         ------
         ValueError
-            When a partial belongs to another oracle or other parameters, or
-            when one has equal budgets and the other personal budgets.
+            When a partial belongs to another oracle or other parameters.
         """
         owner = f"{type(self).__name__}.merge"
         self._check_partial(a, owner)
         self._check_partial(b, owner)
-        if set(a.sums) != set(b.sums):
-            raise ValueError(
-                f"{owner}: cannot merge an equal-budget partial (epsilons=None) with a "
-                "personal-budget partial (epsilons given); build every chunk's partial the "
-                "same way")
         return a.merge(b)
 
     def finalize(self, partial: Partial) -> FrequencyEstimate:
         """Turn a (merged) partial into the :class:`FrequencyEstimate` of all its reports.
 
-        A deterministic function of the partial's exact state: equal-budget
-        counts apply the oracle's closed form to the integer hit counts,
-        personal-budget counts round ``support + offset`` once (HR and FLH
-        first map the rounded statistic through their transform). A
-        partial without reports gives zero counts and variances.
+        A deterministic function of the partial's exact state. When every
+        report had the oracle's budget, the closed form of the equal-budget
+        estimator applied to the integer hit counts (what
+        ``estimate(reports)`` computes). Otherwise the hit counts are folded
+        into the personal sums exactly (:meth:`_folded_sums`) and the counts
+        round ``support + offset`` once (HR and FLH first map the rounded
+        statistic through their transform). A partial without reports gives
+        zero counts and variances.
 
         Parameters
         ----------
@@ -710,18 +762,44 @@ class FrequencyOracle:
         self._check_partial(partial, owner)
         n = partial.counts["n"]
         report = partial_report(partial)
-        if "hits" in partial.sums:
+        if partial.counts["personal"] == 0 and self.epsilon is not None:
             counts = self._counts_from_hits(partial.sums["hits"].value(), n)
             variances = self._uniform_variances(n, counts)
         else:
-            counts = self.weighted_counts(partial.sums["support"], partial.sums["offset"])
+            sums = self._folded_sums(partial)
+            counts = self.weighted_counts(sums["support"], sums["offset"])
             if n == 0:
                 variances = np.zeros_like(counts)
             else:
-                base = float(partial.sums["var"].value()[0])
-                extra = float(partial.sums["held_minus_var"].value()[0]) / n
+                base = float(sums["var"].value()[0])
+                extra = float(sums["held_minus_var"].value()[0]) / n
                 variances = base + np.clip(counts, 0.0, n) * extra
         return FrequencyEstimate(counts, variances, report, n)
+
+    def _folded_sums(self, partial: Partial) -> dict:
+        """The personal sums of every report, those at the oracle's budget folded in exactly.
+
+        Each of the ``n_fixed`` reports at the oracle's ``epsilon`` has the
+        weight ``a`` and the terms ``c`` (offset), ``sigma^2`` and
+        ``held - sigma^2`` of that budget, computed as :meth:`partial`
+        computes them for a personal budget; so the support gains
+        ``hits(v) a`` and each scalar sum ``n_fixed`` times its term, all
+        exactly (:func:`scaled_sum`): the same exact sums as if every report
+        had been decoded with personal budgets.
+        """
+        sums = dict(partial.sums)
+        n_fixed = partial.counts["n"] - partial.counts["personal"]
+        if n_fixed == 0:
+            return sums
+        e = np.array([self.epsilon], dtype=np.float64)
+        a, c = self._report_terms(e, np.ones(1))
+        v = np.asarray(self.variances(e), dtype=np.float64)
+        h = np.asarray(self.held_variances(e), dtype=np.float64)
+        n_sum = count_sum(n_fixed)
+        sums["support"] = sums["support"].merge(scaled_sum(sums["hits"], float(a[0])))
+        for key, term in (("offset", c), ("var", v), ("held_minus_var", h - v)):
+            sums[key] = sums[key].merge(scaled_sum(n_sum, float(term[0])))
+        return sums
 
     # ------------------------------------------------------------ statistic hooks
     def _stat_size(self) -> int:
@@ -735,6 +813,17 @@ class FrequencyOracle:
     def _counts_from_hits(self, hits: np.ndarray, n: int) -> np.ndarray:  # pragma: no cover
         """Equal-budget counts from the hit counts (float64 holding exact integers)."""
         raise NotImplementedError
+
+    def _report_terms(self, eps: np.ndarray, lam: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per report, the weight ``a_i`` and the offset term of :meth:`weighted_sums`.
+
+        ``a_i = lam_i / (p_i - q_i)`` (``lam_i / gamma_i`` for HR) is added at
+        every position report ``i`` hits, ``c_i`` (``-a_i q_i``; zero for
+        HR) to every count. One function for both uses, so that
+        :meth:`finalize` folds the reports at the oracle's budget into the
+        personal sums with exactly the terms a personal decode would add.
+        """
+        raise NotImplementedError  # pragma: no cover - abstract
 
     def weighted_sums(self, clean, eps, identities, lam) -> tuple[ExactSum, ExactSum]:
         """Exact sums behind ``aggregate(clean, eps, identities, lam)`` (array layer).

@@ -161,10 +161,14 @@ class FLH(MatrixReports, FrequencyOracle):
         terms; the counts map the rounded table through the pool
         (:meth:`weighted_counts`).
         """
-        a = np.ascontiguousarray(lam / (self._p(eps) - 1.0 / self.g), dtype=np.float64)
+        a, c = self._report_terms(eps, lam)
         table = ExactSum(self.n_hashes * self.g)
         table.add(a, self._cells(clean))
-        return table, scalar_sum(-(a / self.g))
+        return table, scalar_sum(c)
+
+    def _report_terms(self, eps, lam):
+        a = np.ascontiguousarray(lam / (self._p(eps) - 1.0 / self.g), dtype=np.float64)
+        return a, -(a / self.g)
 
     def weighted_counts(self, support, offset):
         """``sum_j T[j, H_j(v)]`` of the rounded table, plus the offset."""

@@ -88,11 +88,15 @@ class GRR(FrequencyOracle):
         Both are :class:`~fastldp.streaming.ExactSum` s (``ExactSum.add`` of
         the per-report terms, ``O(n)``).
         """
-        p, q = self._pq(eps)
-        a = np.ascontiguousarray(lam / (p - q), dtype=np.float64)
+        a, c = self._report_terms(eps, lam)
         support = ExactSum(self.domain_size)
         support.add(a, clean)
-        return support, scalar_sum(-(a * q))
+        return support, scalar_sum(c)
+
+    def _report_terms(self, eps, lam):
+        p, q = self._pq(eps)
+        a = np.ascontiguousarray(lam / (p - q), dtype=np.float64)
+        return a, -(a * q)
 
     def _hits(self, clean, identities):
         return np.bincount(clean, minlength=self.domain_size)

@@ -99,10 +99,14 @@ class HadamardResponse(FrequencyOracle):
         the fast Walsh-Hadamard transform of ``h`` rounded once
         (:meth:`weighted_counts`).
         """
-        a = np.ascontiguousarray(lam / np.tanh(eps / 2.0), dtype=np.float64)
+        a, _ = self._report_terms(eps, lam)
         support = ExactSum(self.K)
         support.add(a, clean)
         return support, scalar_sum(np.zeros(0))
+
+    def _report_terms(self, eps, lam):
+        a = np.ascontiguousarray(lam / np.tanh(eps / 2.0), dtype=np.float64)
+        return a, np.zeros_like(a)
 
     def weighted_counts(self, support, offset):
         """``fwht(h)[1 : D + 1]`` of the rounded column sums (the offset is zero)."""

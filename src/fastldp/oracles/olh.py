@@ -176,8 +176,7 @@ class OLH(FrequencyOracle):
         of the per-report terms.
         """
         g = self.buckets(eps)
-        p = self._p(eps, g)
-        a = np.ascontiguousarray(lam / (p - 1.0 / g), dtype=np.float64)
+        a, c = self._report_terms(eps, lam)
         support = ExactSum(self.domain_size)
 
         def hits(members, w):
@@ -188,7 +187,12 @@ class OLH(FrequencyOracle):
             return self.support(y, ids, gm, np.ones(y.shape[0]) if w is None else w)
 
         add_weighted_hits(support, a, hits)
-        return support, scalar_sum(-(a / g))
+        return support, scalar_sum(c)
+
+    def _report_terms(self, eps, lam):
+        g = self.buckets(eps)
+        a = np.ascontiguousarray(lam / (self._p(eps, g) - 1.0 / g), dtype=np.float64)
+        return a, -(a / g)
 
     def _hits(self, clean, identities):
         n = clean.shape[0]

@@ -132,8 +132,7 @@ class UnaryEncoding(MatrixReports, FrequencyOracle):
         sums go into an :class:`~fastldp.streaming.ExactSum`, and the offset
         is an ``ExactSum`` of the per-report terms.
         """
-        p, q = self._pq(eps)
-        a = np.ascontiguousarray(lam / (p - q), dtype=np.float64)
+        a, c = self._report_terms(eps, lam)
         support = ExactSum(self.domain_size)
 
         def hits(members, w):
@@ -143,7 +142,12 @@ class UnaryEncoding(MatrixReports, FrequencyOracle):
             return ue_weighted_counts(rows, w, self.domain_size, self.n_threads)
 
         add_weighted_hits(support, a, hits)
-        return support, scalar_sum(-(a * q))
+        return support, scalar_sum(c)
+
+    def _report_terms(self, eps, lam):
+        p, q = self._pq(eps)
+        a = np.ascontiguousarray(lam / (p - q), dtype=np.float64)
+        return a, -(a * q)
 
     def _hits(self, clean, identities):
         return ue_counts(clean, self.domain_size, self.n_threads)
