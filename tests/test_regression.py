@@ -431,3 +431,184 @@ def test_fit_precomputed_is_bit_identical_to_a_cold_fit():
             if hasattr(cold, "counts_"):
                 np.testing.assert_array_equal(warm.counts_, cold.counts_, err_msg=name)
     assert pre._lasso and pre._ls and pre._sums
+
+
+# ---------------------------------------------------------------- issue 17: privacy holes
+def _with_extreme_user(D, user, value=1e200):
+    X, y = D.X.copy(), D.y.copy()
+    rows = D.users == user
+    X[rows] = value * np.where(np.arange(X.shape[1]) % 2, -1.0, 1.0)
+    y[rows] = -value
+    return X, y
+
+
+def test_two_stage_slr_is_finite_with_an_extreme_user():
+    """One user's rows at 1e200 made 2-SLR's coef_ NaN in about 40% of the runs (0% without)."""
+    D = make_sparse_regression(n=40, m=20, d=8, k=2, sigma=0.1, rng=21)
+    X, y = _with_extreme_user(D, 5)
+    replaced = 0
+    for seed in range(12):
+        est = TwoStageSLR(epsilon=4.0, k=2, rows_per_user=20, sigma=0.1).fit(
+            X, y, users=D.users, rng=seed)
+        assert np.isfinite(est.coef_).all(), seed
+        assert np.linalg.norm(est.coef_) <= 1.0 + 1e-12  # the theta_bound ball
+        replaced += est.sanitized_["nonfinite"]
+    assert replaced > 0  # the user's overflowing statistic was replaced, not passed on
+
+
+def test_u2r_sanitizes_an_extreme_user_without_error():
+    D = make_sparse_regression(n=60, m=20, d=8, k=2, sigma=0.1, rng=22)
+    X, y = _with_extreme_user(D, 9)
+    for seed in range(4):
+        est = U2R(epsilon=4.0, k=2, rows_per_user=20, sigma=0.1).fit(X, y, users=D.users,
+                                                                     rng=seed)
+        assert np.isfinite(est.coef_).all()
+        assert est.sanitized_["nonfinite"] == 1  # the one user, in whichever stage it was
+
+
+def test_lasso_is_never_nan_on_huge_data():
+    rng = np.random.default_rng(23)
+    X = rng.normal(size=(60, 4))
+    y = X @ np.array([1.0, 0, 0, -2.0]) + 0.1 * rng.normal(size=60)
+    # the Lasso on (c X, c y) with penalty c^2 alpha is the Lasso on (X, y) with alpha; with
+    # c = 2^520, X^T X overflowed (coef_ all NaN); the exact power-of-two rescaling solves it
+    c, alpha = 2.0 ** 520, 2.0 ** -30
+    base = Lasso(alpha=alpha).fit(X, y)
+    big = Lasso(alpha=alpha * c * c).fit(X * c, y * c)
+    np.testing.assert_array_equal(big.coef_, base.coef_)
+    assert big.intercept_ == pytest.approx(base.intercept_ * c, rel=1e-12)
+    # one group of rows at 1e200 among ordinary ones: a finite fit
+    X2, y2 = X.copy(), y.copy()
+    X2[:5], y2[:5] = 1e200, -1e200
+    assert np.isfinite(Lasso(alpha=0.01).fit(X2, y2).coef_).all()
+
+
+def test_rows_per_user_takes_each_users_first_rows(noiseless):
+    """A user with more rows contributes its first rows_per_user: rows after them change nothing."""
+    D = noiseless
+    extra = np.flatnonzero(D.users == 7)[:15]
+    X = np.concatenate([D.X, 1e200 * np.ones((15, D.X.shape[1]))])  # appended after user 7's
+    y = np.concatenate([D.y, -1e200 * np.ones(15)])
+    users = np.concatenate([D.users, D.users[extra]])
+    for make in (lambda: U2R(epsilon=2.0, k=3, rows_per_user=40, sigma=0.05),
+                 lambda: TwoStageSLR(epsilon=2.0, k=3, rows_per_user=40, sigma=0.05)):
+        a = make().fit(D.X, D.y, users=D.users, rng=24)
+        b = make().fit(X, y, users=users, rng=24)
+        np.testing.assert_array_equal(a.coef_, b.coef_)
+        assert a.sanitized_["subsampled"] == 0 and b.sanitized_["subsampled"] == 1
+        assert b.sanitized_["nonfinite"] == 0  # the extreme rows were never read
+
+
+def test_users_with_fewer_rows_follow_the_documented_rule(noiseless):
+    """A user with fewer rows solves on them; in stage 2 one with < s + 2 rows sends the default."""
+    D = noiseless
+    keep = ~((D.users == 4) & (np.arange(D.users.shape[0]) % 40 >= 2))  # user 4 keeps 2 rows
+    X, y, users = D.X[keep], D.y[keep], D.users[keep]
+    defaults = 0
+    for seed in range(4):
+        est = U2R(epsilon=1e4, k=3, rows_per_user=40, sigma=0.05, rho=D.beta_min).fit(
+            X, y, users=users, rng=seed)
+        assert est.sanitized_["short"] == 1
+        np.testing.assert_array_equal(est.support_recovered_, D.support)
+        defaults += est.sanitized_["short_default"]  # 2 < s + 2 = 5 rows in stage 2
+    assert defaults > 0  # user 4 was in stage 2 in some seed (n_a + n_b = 2/3 of the users)
+
+
+def test_local_lasso_on_scaled_data_is_the_float64_answer():
+    """float32 overflowed on data scaled by 1e20: empty support; now such users run in float64."""
+    from fastldp.regression._base import group_users
+    from fastldp.regression.local import local_lasso, screened_local_lasso
+
+    D = make_sparse_regression(n=20, m=30, d=12, k=2, sigma=0.1, rng=25)
+    data = group_users(D.X, D.y, D.users, "test")
+    c = 1e20
+    alpha = 0.05 * c * c  # the same problem as alpha = 0.05 on the unscaled data
+    got = screened_local_lasso(data.X * c, data.y * c, data.counts, alpha, screen=None)
+    ref = local_lasso(data.X * c, data.y * c, data.counts, alpha, dtype=np.float64)
+    np.testing.assert_array_equal(got != 0, ref != 0)
+    np.testing.assert_allclose(got, ref, rtol=1e-9, atol=1e-12)
+    unscaled = screened_local_lasso(data.X, data.y, data.counts, 0.05, screen=None)
+    np.testing.assert_array_equal(got != 0, unscaled != 0)
+    assert (got != 0).any()
+
+
+def test_u2r_support_does_not_depend_on_the_scale(noiseless):
+    D = noiseless
+    c = 1e20
+    kw = dict(epsilon=1e4, k=3, rows_per_user=40, rho=D.beta_min)
+    a = U2R(sigma=0.05, **kw).fit(D.X, D.y, users=D.users, rng=26)
+    b = U2R(local_alpha=a.calibration_["local_alpha"] * c * c, sigma=0.05, **kw).fit(
+        D.X * c, D.y * c, users=D.users, rng=26)
+    np.testing.assert_array_equal(a.support_recovered_, D.support)
+    np.testing.assert_array_equal(b.support_recovered_, a.support_recovered_)
+
+
+def test_sum_aggregate_refuses_a_total_above_the_bound():
+    summer = ShuffledVectorSum(epsilon=1.0, norm_bound=1.0)
+    with pytest.raises(ValueError, match=r"'total'.*n_parties \* norm_bound = 50"):
+        summer.sum_aggregate([1e4, 0, 0], 50, rng=0)  # wrapped modulo q to -580 before
+    with pytest.raises(ValueError, match="'total'"):
+        summer.sum_aggregate([30.0, 40.0, 0.1], 50, rng=0)  # l2 norm 50.0001
+    res = summer.sum_aggregate([30.0, 40.0, 0.0], 50, rng=0)  # at the bound: released
+    assert np.all(np.abs(res.total - [30.0, 40.0, 0.0]) < 6 * res.noise_sd + 1)
+
+
+def test_shares_must_meet_half_the_delta():
+    """shares=2 gave delta = 1.000005; a count below shares_needed for delta/2 is refused."""
+    n, dim = 100, 3
+    needed = ShuffledVectorSum(epsilon=1.0, norm_bound=1.0).plan(n, dim)["shares"]
+    with pytest.raises(ValueError, match=rf"'shares'.*>= {needed} for {n} parties"):
+        ShuffledVectorSum(epsilon=1.0, norm_bound=1.0, shares=2).plan(n, dim)
+    with pytest.raises(ValueError, match="'shares'"):  # one below the edge
+        ShuffledVectorSum(epsilon=1.0, norm_bound=1.0, shares=needed - 1).plan(n, dim)
+    at_edge = ShuffledVectorSum(epsilon=1.0, delta=1e-5, norm_bound=1.0, shares=needed).plan(n, dim)
+    assert at_edge["delta_shares"] <= 0.5e-5 and at_edge["delta"] <= 1e-5
+    # without noise there is no claim to keep: any count is taken, its delta reported
+    assert ShuffledVectorSum(epsilon=None, norm_bound=1.0, shares=2).plan(n, dim)["shares"] == 2
+
+
+def test_small_epsilon_is_served_or_refused_by_name():
+    """eps = 0.001 raised OverflowError (the Renyi orders stopped at 2048)."""
+    mu = skellam_variance(0.001, 5e-6, 10, 10)
+    assert math.isfinite(mu) and skellam_epsilon(mu, 10, 10, 5e-6) <= 0.001
+    assert skellam_epsilon(mu * 0.99, 10, 10, 5e-6) > 0.001  # the smallest variance
+    D = make_sparse_regression(n=60, m=10, d=6, k=2, sigma=0.1, rng=27)
+    u2r = U2R(epsilon=0.001, k=2, rows_per_user=10).fit(D.X, D.y, users=D.users, rng=0)
+    s = u2r.support_recovered_.shape[0]
+    for res, radius, parties in zip(u2r.summations_, u2r.radii_, u2r.groups_[1:]):
+        plan = ShuffledVectorSum(epsilon=0.001, norm_bound=radius).plan(parties, s)
+        assert plan["mu"] == res.mu
+        assert skellam_epsilon(res.mu, plan["l2"], plan["l1"], plan["delta_noise"]) <= 0.001
+    assert SampleSDP(epsilon=0.001).fit(D.X, D.y, rng=0).privacy_.epsilon == 0.001
+    # where nothing can serve: a ValueError naming the epsilon the caller passed
+    with pytest.raises(ValueError, match=r"'epsilon' parameter of skellam_variance must be a "
+                                         r"float >= \d"):
+        skellam_variance(1e-17, 1e-300, 10, 10)
+    for est, name in ((U2R(epsilon=1e-12, delta=1e-12, k=2, rows_per_user=10), "U2R"),
+                      (SampleSDP(epsilon=1e-12, delta=1e-12), "SampleSDP")):
+        with pytest.raises(ValueError, match=rf"'epsilon' parameter of {name} must be a float "
+                                             r">= \d") as info:
+            est.fit(D.X, D.y, users=D.users, rng=0)
+        # and the smallest budget it names is served
+        est.set_params(epsilon=info.value.smallest * 1.01).fit(D.X, D.y, users=D.users, rng=0)
+
+
+def test_infinite_budgets_and_bounds_are_refused_by_their_owner():
+    D = make_sparse_regression(n=60, m=10, d=6, k=2, sigma=0.1, rng=28)
+    inf = float("inf")
+    with pytest.raises(ValueError, match="'epsilon' parameter of U2R"):
+        U2R(epsilon=inf, k=2, rows_per_user=10).fit(D.X, D.y, users=D.users, rng=0)
+    with pytest.raises(ValueError, match="'epsilon' parameter of SampleSDP"):
+        SampleSDP(epsilon=inf).fit(D.X, D.y, rng=0)
+    with pytest.raises(ValueError, match="'epsilon' parameter of ShuffledBits"):
+        ShuffledBits(epsilon=inf, d=3)
+    with pytest.raises(ValueError, match="'epsilon' parameter of ShuffledVectorSum"):
+        ShuffledVectorSum(epsilon=inf, norm_bound=1.0)
+    with pytest.raises(ValueError, match="'norm_bound' parameter of ShuffledVectorSum"):
+        ShuffledVectorSum(epsilon=1.0, norm_bound=inf)
+    with pytest.raises(ValueError, match="'x_clip' parameter of SampleSDP"):
+        SampleSDP(epsilon=1.0, x_clip=1e100).fit(D.X, D.y, rng=0)  # a record bound of inf
+    # the local-model estimators serve eps = inf (no noise: the privacy_ says so)
+    est = TwoStageSLR(epsilon=inf, k=2, rows_per_user=10).fit(D.X, D.y, users=D.users, rng=0)
+    assert np.isfinite(est.coef_).all() and est.privacy_.epsilon == inf
+    assert np.isfinite(LDPIHT(epsilon=inf, k=2).fit(D.X, D.y, rng=0).coef_).all()

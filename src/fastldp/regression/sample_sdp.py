@@ -152,7 +152,10 @@ class SampleSDP(RegressionEstimator):
             raise ValueError(f"{o}: needs at least 3 rows (parties), got {N}.")
         gen = as_generator(rng, o)
         iu = np.triu_indices(d)
-        bound = math.sqrt(d * d * cx ** 4 + d * cx * cx * cy * cy)
+        try:
+            bound = math.sqrt(d * d * cx ** 4 + d * cx * cx * cy * cy)
+        except OverflowError:
+            bound = math.inf
         if not math.isfinite(bound):
             raise param_error("x_clip", o, f"small enough that a record's bound sqrt(d^2 x_clip^4 "
                               f"+ d x_clip^2 y_clip^2) is finite (d = {d}, y_clip = {cy:g})",

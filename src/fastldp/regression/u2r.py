@@ -44,7 +44,7 @@ import numpy as np
 from .._random import as_generator
 from .._validation import check_float, check_int, param_error
 from ._base import Privacy, RegressionEstimator, nonfinite_rows, soft_threshold
-from .shuffle import ShuffledBits, ShuffledVectorSum, owner_budget
+from .shuffle import BudgetError, ShuffledBits, ShuffledVectorSum
 
 __all__ = ["U2R", "clip_l2"]
 
@@ -188,7 +188,7 @@ class U2R(RegressionEstimator):
         tb = check_float(self.theta_bound, "theta_bound", o, low=0, high=math.inf)
         rho = (tb / math.sqrt(k) if self.rho is None
                else check_float(self.rho, "rho", o, low=0, high=math.inf))
-        alpha = (sigma * math.sqrt(2 * math.log(d) / m) if self.local_alpha is None
+        alpha = (None if self.local_alpha is None
                  else check_float(self.local_alpha, "local_alpha", o, low=0, high=math.inf))
         split = np.asarray(self.split, dtype=np.float64) if isinstance(
             self.split, (list, tuple, np.ndarray)) else None
@@ -204,7 +204,7 @@ class U2R(RegressionEstimator):
             shrink = check_float(self.shrinkage, "shrinkage", o, low=0, low_open=False,
                                  high=math.inf)
         if isinstance(self.screen, str) and self.screen == "auto":
-            screen = 2 * m
+            screen = "auto"
         elif self.screen is None:
             screen = d
         else:
@@ -241,8 +241,7 @@ class U2R(RegressionEstimator):
         d = pre.X.shape[1]
         p = self._validate(d)
         eps, delta, k, sigma, c = p["eps"], p["delta"], p["k"], p["sigma"], p["c"]
-        m = p["m"]
-        data = pre.grouped("U2R", rows_per_user=m)
+        data = pre.grouped("U2R", rows_per_user=p["m"])  # each user's first rows_per_user rows
         n = data.n  # public: the neighbours replace one user's dataset
         sizes = np.floor(p["split"] * n).astype(int)
         sizes[2] = n - sizes[0] - sizes[1]
@@ -250,10 +249,13 @@ class U2R(RegressionEstimator):
             raise ValueError(f"U2R: {n} users split {tuple(int(s) for s in sizes)} leave a group "
                              f"with fewer than 3 users; more users are needed.")
         # ---- the calibration, from public parameters only (never from the data)
-        alpha, screen = p["alpha"], p["screen"]
+        m = p["m"]  # rows_per_user: anything read from data.counts here would leak
+        alpha = sigma * math.sqrt(2 * math.log(d) / m) if p["alpha"] is None else p["alpha"]
+        screen = 2 * m if p["screen"] == "auto" else p["screen"]
         limit = min(p["ms"] or d, max(1, m - 2))
         bits = ShuffledBits(epsilon=eps, delta=delta, d=d)
-        gamma = self._served(lambda: bits.gamma(int(sizes[0])))
+        summer = dict(epsilon=eps, delta=delta, max_messages=self.max_messages)
+        gamma = self._check_budget(bits, sizes, limit, summer)
         tau = sizes[0] / (4 * k)
         self.calibration_ = {"rows_per_user": m, "local_alpha": alpha, "screen": screen,
                              "support_cap": limit, "groups": tuple(int(s) for s in sizes),
@@ -298,17 +300,14 @@ class U2R(RegressionEstimator):
         spread = sigma * math.sqrt(s / dof)
         ra = p["tb"] + c * spread
         la = self._local(pre, ga, S, m, data, np.zeros(s), sanitized)
-        summer = dict(epsilon=eps, delta=delta, max_messages=self.max_messages)
-        res_a = self._served(lambda: ShuffledVectorSum(norm_bound=ra, **summer).sum(
-            clip_l2(la, ra), gen))
+        res_a = ShuffledVectorSum(norm_bound=ra, **summer).sum(clip_l2(la, ra), gen)
         na, nb = ga.shape[0], gb.shape[0]
         theta_a = res_a.total / na
         sd_a = res_a.noise_sd / na
         # ---- stage 2b: refinement around the coarse estimate
         rb = c * (spread + math.sqrt(s) * sd_a + sigma * math.sqrt(s / (na * dof)))
         lb = self._local(pre, gb, S, m, data, theta_a, sanitized)
-        res_b = self._served(lambda: ShuffledVectorSum(norm_bound=rb, **summer).sum(
-            clip_l2(lb, rb, theta_a), gen))
+        res_b = ShuffledVectorSum(norm_bound=rb, **summer).sum(clip_l2(lb, rb, theta_a), gen)
         theta = theta_a + res_b.total / nb
         shrink = p["shrink"]
         if shrink is not False:
@@ -337,6 +336,30 @@ class U2R(RegressionEstimator):
         sanitized["short_default"] += int(short.sum())
         return L
 
-    def _served(self, step):
-        """Run a calibration ``step``; a budget it cannot serve is an error about U2R's 'epsilon'."""
-        return owner_budget("U2R", self.epsilon, step)
+    def _check_budget(self, bits, sizes, limit, summer) -> float:
+        """Check, before any data is read, that every stage can serve the budget; return gamma.
+
+        Stage 1's flip probability depends on ``n1``; a summation's noise and
+        modulus depend on its parties and dimension only (not on its radius:
+        the rounding scale is proportional to ``1 / norm_bound``), and grow
+        with the dimension, so the largest support, ``support_cap``, is the
+        worst case of stage 2. A budget that some stage cannot serve is a
+        ValueError about U2R's 'epsilon' naming the smallest budget that every
+        stage serves.
+        """
+        gamma, failures = None, []
+        steps = [lambda: bits.gamma(int(sizes[0]))]
+        steps += [lambda n=int(n): ShuffledVectorSum(norm_bound=1.0, **summer).plan(n, limit)
+                  for n in sizes[1:]]
+        for i, step in enumerate(steps):
+            try:
+                out = step()
+            except BudgetError as exc:
+                failures.append(exc)
+                continue
+            if i == 0:
+                gamma = out
+        if failures:
+            worst = max(failures, key=lambda exc: exc.smallest)
+            raise BudgetError("U2R", self.epsilon, worst.smallest, worst.reason)
+        return gamma
