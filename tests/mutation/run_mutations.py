@@ -124,6 +124,10 @@ MUTATIONS = (
              "return fwht(hits)[1:self.domain_size + 1] / np.tanh(self.epsilon / 2.0)",
              "return fwht(hits)[1:self.domain_size + 1] / np.tanh(self.epsilon / 2.04)",
              ORACLE_TESTS),
+    Mutation("calibration-from-data", "src/fastldp/regression/u2r.py",
+             'm = p["m"]  # rows_per_user: anything read from data.counts here would leak',
+             "m = int(np.median(data.counts))",
+             ("tests/test_regression_neighbours.py",)),
 )
 
 
