@@ -60,22 +60,22 @@ def test_file_decode_equals_memory(tmp_path):
 
 def test_malformed_rows_are_sanitized_and_counted_as_in_memory(tmp_path):
     mech, bits, eps, ids = _jprs_reports(500)
-    packets = bits.astype(np.float64)
-    packets[[3, 50, 77, 300, 499]] = [np.nan, 0.0, 7.5, -np.inf, 0.25]
-    # a float report column, and a null report (read as NaN)
+    packets = bits.astype(np.int64)
+    packets[[3, 50, 77, 300]] = [0, 7, -3, 2**40]
+    # an integer report column with a null report (read as NaN)
     table = pa.table({"identity": pa.array(ids), "epsilon": pa.array(eps),
-                      "report": pa.array(np.where(np.arange(500) == 10, 0.0, packets),
-                                         mask=np.arange(500) == 10)})
+                      "report": pa.array(packets, mask=np.arange(500) == 10)})
     meta = {"format": "fastldp-reports", "version": 1, "mechanism": "JPRS",
-            "params": mech.stream_params(), "report_shape": [], "report_dtype": "float64"}
+            "params": mech.stream_params(), "report_shape": [], "report_dtype": "int64"}
     table = table.replace_schema_metadata({METADATA_KEY: json.dumps(meta).encode()})
     pq.write_table(table, tmp_path / "bad.parquet", row_group_size=128)
-    packets[10] = np.nan
+    in_file = packets.astype(np.float64)
+    in_file[10] = np.nan
     from_file = decode_files(mech, tmp_path / "bad.parquet")
-    in_memory = mech.estimate(packets, eps, identities=ids)
+    in_memory = mech.estimate(in_file, eps, identities=ids)
     _same(from_file, in_memory)
-    assert from_file.sanitization.by_reason["nan"] == 2
-    assert from_file.sanitization.n_sanitized == 6
+    assert from_file.sanitization.by_reason["nan"] == 1
+    assert from_file.sanitization.n_sanitized == 5
 
 
 def test_mismatch_and_schema_refusals(tmp_path):
@@ -138,9 +138,14 @@ def test_killed_decode_resumes_from_its_checkpoint(tmp_path):
     _same(resumed, mech.estimate(bits, eps, identities=ids))
     assert not ck.exists()
     # a checkpoint of other files is refused, not silently reused
-    ck.write_text(json.dumps({"format": "fastldp-checkpoint", "files": ["x"], "position": [0, 1],
-                              "partial": ""}))
+    ck.write_text(json.dumps({"format": "fastldp-checkpoint", "version": 2,
+                              "files": [{"path": "x"}], "position": [0, 1], "partial": ""}))
     with pytest.raises(ValueError, match="another decode"):
+        decode_files(mech, path, checkpoint=ck)
+    # a checkpoint of the format that named files by path only is refused, not trusted
+    ck.write_text(json.dumps({"format": "fastldp-checkpoint", "version": 1,
+                              "files": [str(path)], "position": [0, 1], "partial": ""}))
+    with pytest.raises(ValueError, match="version 1"):
         decode_files(mech, path, checkpoint=ck)
 
 
@@ -195,8 +200,8 @@ def test_oracle_file_with_malformed_rows_equals_memory(tmp_path):
     rng = np.random.default_rng(8)
     x = rng.integers(0, 40, 900)
     eps = rng.uniform(0.5, 3.0, 900)
-    rep = oracle.privatize(x, epsilons=eps, rng=2).astype(np.float64)
-    rep[[1, 20, 300]] = [np.nan, 2.5, 10**9]
+    rep = oracle.privatize(x, epsilons=eps, rng=2)
+    rep[[1, 20, 300]] = [-1, 10**9, 2**40]
     path = write_reports(tmp_path / "olh.parquet", oracle, rep, eps, row_group_size=250)
     from_file = decode_files(oracle, path)
     in_memory = oracle.estimate(rep, epsilons=eps)
@@ -220,3 +225,245 @@ def test_vector_mechanism_file_equals_memory(tmp_path):
     want = rpc.estimate(rep)
     np.testing.assert_array_equal(got.mean, want.mean)
     np.testing.assert_array_equal(got.raw, want.raw)
+
+
+# ---------------------------------------------------------------- a file given twice
+def test_a_file_given_twice_is_refused_naming_both_arguments(tmp_path, monkeypatch, capsys):
+    import shutil
+
+    mech, bits, eps, ids = _jprs_reports(300)
+    write_reports(tmp_path / "a.parquet", mech, bits, eps, ids)
+    (tmp_path / "other").mkdir()
+    os.symlink(tmp_path / "a.parquet", tmp_path / "other" / "link.parquet")
+    os.link(tmp_path / "a.parquet", tmp_path / "other" / "hard.parquet")
+    monkeypatch.chdir(tmp_path)
+    for sources in (["a.parquet", "a.parquet"], ["a.parquet", "*.parquet"], [".", "a.parquet"],
+                    [str(tmp_path / "a.parquet"), "./a.parquet"],
+                    ["a.parquet", "other/link.parquet"], ["other/hard.parquet", "a.parquet"]):
+        with pytest.raises(ValueError, match="given twice") as info:
+            decode_files(mech, sources)
+        assert (f"argument 1 ({sources[0]!r})" in str(info.value)
+                and f"argument 2 ({sources[1]!r})" in str(info.value))
+    # a copy holds the same reports: the same file id
+    (tmp_path / "copies").mkdir()
+    shutil.copy(tmp_path / "a.parquet", tmp_path / "copies" / "b.parquet")
+    with pytest.raises(ValueError, match="same reports") as info:
+        decode_files(mech, ["a.parquet", "copies"])
+    assert ReportFile("a.parquet").file_id in str(info.value)
+    assert main(["decode", "a.parquet", "*.parquet", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("fastldp: error: ") and "'*.parquet'" in err and err.count("\n") == 1
+    # distinct files still decode together
+    write_reports(tmp_path / "c.parquet", mech, bits, eps, ids + np.uint64(2**60))
+    assert decode_files(mech, ["a.parquet", "c.parquet"]).budget.n == 600
+
+
+def test_the_writer_records_a_file_id_and_the_row_count(tmp_path):
+    from fastldp.reports import ROWS_KEY
+
+    mech, bits, eps, ids = _jprs_reports(700)
+    a = ReportFile(write_reports(tmp_path / "a.parquet", mech, bits, eps, ids, row_group_size=300))
+    b = ReportFile(write_reports(tmp_path / "b.parquet", mech, bits, eps, ids))
+    assert len(a.file_id) == 32 and int(a.file_id, 16) >= 0 and a.file_id != b.file_id
+    footer = json.loads(pq.ParquetFile(a.path).metadata.metadata[ROWS_KEY])
+    assert footer == {"file_id": a.file_id, "rows": 700}
+    # a footer that disagrees with the file is refused
+    meta = pq.read_schema(a.path).metadata
+    with pq.ParquetWriter(tmp_path / "odd.parquet", pq.read_schema(a.path)) as w:
+        w.write_table(pq.read_table(a.path))
+        w.add_key_value_metadata({ROWS_KEY: json.dumps({"file_id": a.file_id, "rows": 9})})
+    with pytest.raises(ValueError, match="altered"):
+        ReportFile(tmp_path / "odd.parquet")
+    # version 1 files written before the file id are still read (without the new checks)
+    old = json.loads(meta[METADATA_KEY])
+    del old["file_id"]
+    table = pq.read_table(a.path).replace_schema_metadata({METADATA_KEY: json.dumps(old)})
+    pq.write_table(table, tmp_path / "old1.parquet")
+    pq.write_table(table, tmp_path / "old2.parquet")
+    assert ReportFile(tmp_path / "old1.parquet").file_id is None
+    _same(decode_files(mech, tmp_path / "old1.parquet"), mech.estimate(bits, eps, identities=ids))
+    decode_files(mech, [tmp_path / "old1.parquet", tmp_path / "old2.parquet"])
+
+
+# ---------------------------------------------------------------- checkpoints
+class _Stop(Exception):
+    pass
+
+
+def test_a_checkpoint_of_a_changed_file_is_refused(tmp_path):
+    import shutil
+
+    mech, bits, eps, ids = _jprs_reports(4000, seed=5)
+    path = tmp_path / "r.parquet"
+    write_reports(path, mech, bits, eps, ids, row_group_size=500)
+    shutil.copy(path, tmp_path / "original.parquet")
+    ck = tmp_path / "ck.json"
+
+    def stop(done, total):
+        if done >= 1500:
+            raise _Stop
+
+    with pytest.raises(_Stop):
+        decode_files(mech, path, checkpoint=ck, progress=stop)
+    saved = ck.read_text()
+    assert json.loads(saved)["position"] == [0, 3]
+    regenerated = [
+        # the same reports written again: another file id (the bytes may be the same size)
+        lambda: write_reports(path, mech, bits, eps, ids, row_group_size=500),
+        # a shorter file (this raised IndexError)
+        lambda: write_reports(path, mech, bits[:1000], eps[:1000], ids[:1000],
+                              row_group_size=500),
+        # rewritten outside fastldp, keeping its metadata (and file id)
+        lambda: pq.write_table(pq.read_table(tmp_path / "original.parquet"), path,
+                               row_group_size=700),
+    ]
+    for regenerate in regenerated:
+        regenerate()
+        ck.write_text(saved)
+        with pytest.raises(ValueError, match="changed since") as info:
+            decode_files(mech, path, checkpoint=ck)
+        assert str(path) in str(info.value)
+    shutil.copy(tmp_path / "original.parquet", path)
+    _same(decode_files(mech, path, checkpoint=ck), mech.estimate(bits, eps, identities=ids))
+    assert not ck.exists()
+
+
+# ---------------------------------------------------------------- fixed budgets
+def _sparse(n, d, m, rng, binary=False):
+    import scipy.sparse as sp
+
+    idx = np.stack([rng.choice(d, m, replace=False) for _ in range(n)])
+    values = np.ones(n * m) if binary else rng.uniform(-1, 1, n * m)
+    return sp.csr_matrix((values, idx.ravel(), np.arange(0, n * m + 1, m)), shape=(n, d))
+
+
+def _fixed_budget_case(name, n=600):
+    """A mechanism built with a fixed epsilon and its reports."""
+    rng = np.random.default_rng(11)
+    o = fastldp.oracles
+    oracles = {"GRR": o.GRR, "OLH": o.OLH, "OUE": o.OUE, "SUE": o.SUE,
+               "HadamardResponse": o.HadamardResponse}
+    if name in oracles or name == "FLH":
+        extra = {"n_hashes": 16} if name == "FLH" else {}
+        cls = o.FLH if name == "FLH" else oracles[name]
+        mech = cls(domain_size=30, epsilon=1.5, codebook_seed=4, **extra)
+        return mech, mech.privatize(rng.integers(0, 30, n), rng=1)
+    v = fastldp.vectors
+    mech = {"RPC": lambda: v.RPC(d=30, m=4, epsilon=1.5, values="rounded", codebook_seed=3),
+            "PCKVUE": lambda: v.PCKVUE(d=30, m=4, epsilon=1.5),
+            "PCKVGRR": lambda: v.PCKVGRR(d=30, m=4, epsilon=1.5),
+            "Succinct": lambda: v.Succinct(d=30, m=4, epsilon=1.5, R=2.0, codebook_seed=1),
+            "Collision": lambda: v.Collision(d=30, m=4, epsilon=1.5, codebook_seed=1)}[name]()
+    x = _sparse(n, 30, 4, rng, binary=name == "Collision")
+    return mech, np.asarray(mech.privatize(x, rng=1))
+
+
+FIXED = ["GRR", "OLH", "FLH", "HadamardResponse", "OUE", "SUE", "RPC", "PCKVUE", "PCKVGRR",
+         "Succinct", "Collision"]
+
+
+@pytest.mark.parametrize("name", FIXED)
+def test_a_fixed_budget_mechanism_refuses_another_budget_in_the_file(tmp_path, name):
+    mech, rep = _fixed_budget_case(name)
+    assert mechanisms.mechanism_spec(mech)["mechanism"] in mechanisms.STREAMING
+    path = write_reports(tmp_path / "r.parquet", mech, rep, row_group_size=200)
+    t = pq.read_table(path)  # the epsilon column rewritten to 7 in row 250 (group 1, row 50)
+    eps = np.full(t.num_rows, 1.5)
+    eps[250] = 7.0
+    pq.write_table(t.set_column(1, "epsilon", pa.array(eps)), tmp_path / "x.parquet",
+                   row_group_size=200)
+    with pytest.raises(ValueError) as info:
+        decode_files(mech, tmp_path / "x.parquet")
+    text = str(info.value)
+    assert all(part in text for part in (str(tmp_path / "x.parquet"), "row group 1", "7.0",
+                                         "row 50", "epsilon=1.5"))
+    with pytest.raises(ValueError, match="fixed epsilon=1.5"):
+        write_reports(tmp_path / "y.parquet", mech, rep, 7.0)
+
+
+@pytest.mark.parametrize("name", ["GRR", "OLH", "OUE", "SUE", "FLH", "HadamardResponse",
+                                  "RPC", "Collision"])
+def test_a_fixed_budget_file_decode_is_bit_identical_to_estimate(tmp_path, name):
+    mech, rep = _fixed_budget_case(name, n=1000)
+    if name in ("GRR", "OLH", "HadamardResponse"):  # malformed rows, sanitized the same way
+        rep = rep.copy()
+        rep[[3, 400, 999]] = [-1, 10**9, 2**40]
+    path = write_reports(tmp_path / "r.parquet", mech, rep, row_group_size=300)
+    got, want = decode_files(mech, path), mech.estimate(rep)
+    for field in ("counts", "variances", "mean", "raw"):
+        if hasattr(want, field):
+            a, b = getattr(got, field), getattr(want, field)
+            assert a.dtype == b.dtype and a.tobytes() == b.tobytes(), field
+    assert got.sanitization == want.sanitization
+
+
+def test_a_file_of_personal_budgets_decodes_as_estimate_with_them(tmp_path):
+    oracle = fastldp.oracles.OUE(domain_size=25, epsilon=None, codebook_seed=2)
+    rng = np.random.default_rng(3)
+    eps = rng.choice([0.5, 1.0, 2.0], 900)
+    rep = oracle.privatize(rng.integers(0, 25, 900), epsilons=eps, rng=4)
+    path = write_reports(tmp_path / "r.parquet", oracle, rep, eps, row_group_size=200)
+    got, want = decode_files(oracle, path), oracle.estimate(rep, epsilons=eps)
+    assert got.counts.tobytes() == want.counts.tobytes()
+    assert got.variances.tobytes() == want.variances.tobytes()
+
+
+# ---------------------------------------------------------------- report column types
+def _replace_reports(path, out, column):
+    t = pq.read_table(path)
+    pq.write_table(t.set_column(2, "report", column), out)
+    return out
+
+
+def test_a_report_column_of_the_wrong_type_is_refused_before_decoding(tmp_path, capsys):
+    mech, rep = _fixed_budget_case("OLH", n=400)
+    path = write_reports(tmp_path / "r.parquet", mech, rep)
+    cases = {"string": pa.array([str(v) for v in rep]), "double": pa.array(rep.astype(float)),
+             "bool": pa.array(rep > 0)}
+    for type_name, column in cases.items():
+        bad = _replace_reports(path, tmp_path / f"{type_name}.parquet", column)
+        with pytest.raises(ValueError) as info:
+            decode_files(mech, bad)
+        text = str(info.value)
+        assert str(bad) in text and f"type {type_name}" in text and "integer type" in text
+    assert main(["decode", str(tmp_path / "string.parquet"), "--quiet"]) == 2
+    captured = capsys.readouterr()
+    assert "type string" in captured.err and "largest counts" not in captured.out
+    with pytest.raises(ValueError, match="must be an integer array: OLH"):
+        write_reports(tmp_path / "f.parquet", mech, rep.astype(float))
+    # float reports are right for RPC; strings are not
+    rpc, rep = _fixed_budget_case("RPC", n=300)
+    path = write_reports(tmp_path / "rpc.parquet", rpc, rep)
+    decode_files(rpc, path)
+    bad = _replace_reports(path, tmp_path / "rpc-str.parquet", pa.array([str(v) for v in rep]))
+    with pytest.raises(ValueError, match="type string.*numeric type"):
+        decode_files(rpc, bad)
+
+
+def test_a_mostly_sanitized_decode_warns(tmp_path, capsys):
+    import warnings
+
+    from fastldp.reports import SanitizationWarning
+
+    mech, rep = _fixed_budget_case("GRR", n=1000)
+    junk = rep.copy()
+    junk[:600] = 10**6  # 60% out of range
+    path = write_reports(tmp_path / "junk.parquet", mech, junk, row_group_size=300)
+    with pytest.warns(SanitizationWarning, match="600 of 1,000 reports"):
+        got = decode_files(mech, path)
+    assert got.counts.tobytes() == mech.estimate(junk).counts.tobytes()
+    half = rep.copy()
+    half[:500] = 10**6  # exactly half: no warning
+    write_reports(tmp_path / "half.parquet", mech, half)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SanitizationWarning)
+        decode_files(mech, tmp_path / "half.parquet")
+        assert main(["decode", str(tmp_path / "half.parquet"), "--quiet"]) == 0
+    capsys.readouterr()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SanitizationWarning)  # the CLI says it in one line
+        assert main(["decode", str(path), "--quiet", "--out", str(tmp_path / "r.npz")]) == 1
+    captured = capsys.readouterr()
+    assert "largest counts" in captured.out and (tmp_path / "r.npz").exists()
+    assert captured.err.startswith("fastldp: warning: 600 of 1,000 reports (60%)")
+    assert captured.err.count("\n") == 1

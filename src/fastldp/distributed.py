@@ -22,7 +22,11 @@ installed there). The CLI does the same with ``fastldp decode REPORTS
 
 from __future__ import annotations
 
-from .reports import ReportFile, _table_arrays, mechanism_spec, open_reports
+import warnings
+
+from .reports import (ReportFile, SanitizationWarning, _check_frame_report_dtype, _table_arrays,
+                      check_report_type, chunk_epsilons, mechanism_spec, open_reports,
+                      sanitization_warning)
 from .streaming import Partial
 
 __all__ = ["estimate", "partials"]
@@ -40,12 +44,19 @@ def _dask():
 
 def _row_group_partial(mechanism, path: str, group: int) -> Partial:
     reports, eps, ids = ReportFile(path).row_group(group)
-    return mechanism.partial(reports, eps, ids)
+    return mechanism.partial(reports, chunk_epsilons(mechanism, eps, f"{path}, row group {group}"),
+                             ids)
 
 
-def _frame_partial(mechanism, frame) -> Partial:
-    reports, eps, ids = _table_arrays(frame, "a Dask DataFrame partition")
-    return mechanism.partial(reports, eps, ids)
+def _frame_partial(mechanism, frame, index: int) -> Partial:
+    import pyarrow as pa
+
+    where = f"partition {index} of the Dask DataFrame"
+    table = frame if isinstance(frame, pa.Table) else pa.Table.from_pandas(frame,
+                                                                           preserve_index=False)
+    check_report_type(mechanism, table.schema.field("report").type, where)
+    reports, eps, ids = _table_arrays(table, where)
+    return mechanism.partial(reports, chunk_epsilons(mechanism, eps, where), ids)
 
 
 def _merge(mechanism, a: Partial, b: Partial) -> Partial:
@@ -60,7 +71,10 @@ def partials(mechanism, source) -> list:
         if missing:
             raise ValueError(f"the Dask DataFrame needs columns identity, epsilon, report; "
                              f"missing {sorted(missing)}")
-        return [delayed(_frame_partial)(mechanism, part) for part in source.to_delayed()]
+        # a column of the wrong dtype is refused here, before any work is sent out
+        _check_frame_report_dtype(mechanism, source.dtypes["report"], "the Dask DataFrame")
+        return [delayed(_frame_partial)(mechanism, part, i)
+                for i, part in enumerate(source.to_delayed())]
     # a mismatch is refused here, before any work is sent out
     return [delayed(_row_group_partial)(mechanism, reader.path, g)
             for reader in open_reports(mechanism, source) for g in range(reader.num_row_groups)]
@@ -86,7 +100,14 @@ def estimate(mechanism, source, *, client=None, finalize: bool = True):
     Returns
     -------
     The mechanism's estimate object, bit-identical to ``mechanism.estimate``
-    on the same reports.
+    on the same reports (at the mechanism's fixed ``epsilon``, which every
+    budget of the source must equal, or at the source's personal budgets;
+    see :func:`fastldp.reports.chunk_epsilons`).
+
+    Warns
+    -----
+    fastldp.reports.SanitizationWarning
+        When more than half of the reports were malformed (sanitized).
     """
     dask, delayed = _dask()
     mechanism_spec(mechanism)  # a clear TypeError for a non-streaming estimator
@@ -100,4 +121,10 @@ def estimate(mechanism, source, *, client=None, finalize: bool = True):
         merged = client.compute(level[0]).result()
     else:
         (merged,) = dask.compute(level[0])
-    return mechanism.finalize(merged) if finalize else merged
+    if not finalize:
+        return merged
+    result = mechanism.finalize(merged)
+    message = sanitization_warning(result)
+    if message is not None:
+        warnings.warn(message, SanitizationWarning, stacklevel=2)
+    return result

@@ -24,6 +24,7 @@ import numpy as np
 
 from . import oracles, relations, vectors
 from ._random import as_generator
+from ._validation import param_error
 from .reports import ReportWriter, mechanism_spec
 
 __all__ = ["STREAMING", "PRESETS", "from_spec", "read_spec", "simulate", "mechanism_spec"]
@@ -130,6 +131,25 @@ def _values_chunk(mech, n, rng):
     return rng.choice(D, size=n, p=w / w.sum())
 
 
+def _simulation_budgets(epsilon):
+    """``epsilon`` of :func:`simulate` checked: a finite budget > 0, or ``(low, high)``, low < high."""
+    expected = "a finite float > 0, or a pair (low, high) of them with low < high"
+    try:
+        values = np.asarray(epsilon, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise param_error("epsilon", "simulate", expected, epsilon, TypeError) from None
+    if values.ndim > 1 or values.size not in (1, 2) or (values.ndim == 1 and values.size == 1):
+        raise param_error("epsilon", "simulate", expected, epsilon)
+    if not np.all(np.isfinite(values) & (values > 0)):  # NaN fails too
+        raise param_error("epsilon", "simulate", expected, epsilon)
+    if values.ndim == 0:
+        return float(values)
+    low, high = (float(v) for v in values)
+    if not low < high:
+        raise param_error("epsilon", "simulate", expected, epsilon)
+    return low, high
+
+
 def simulate(mechanism, n: int, out, *, epsilon=(0.5, 2.0), seed=0, chunk: int = 1 << 20,
              progress=None) -> Path:
     """Write a report file of ``n`` privatized reports from a synthetic population.
@@ -143,7 +163,8 @@ def simulate(mechanism, n: int, out, *, epsilon=(0.5, 2.0), seed=0, chunk: int =
         The Parquet file to write.
     epsilon : float or (low, high)
         A fixed budget, or personal budgets uniform in ``[low, high]``
-        (relations; oracles built with an ``epsilon`` use it).
+        (relations; oracles built with an ``epsilon`` use it). Budgets are
+        finite and > 0, and ``low < high``.
     seed : int
         Seeds the population and the clients' coins.
     chunk : int
@@ -153,6 +174,7 @@ def simulate(mechanism, n: int, out, *, epsilon=(0.5, 2.0), seed=0, chunk: int =
     """
     if not isinstance(n, (int, np.integer)) or n < 1:
         raise ValueError(f"The 'n' parameter of simulate must be an int >= 1. Got {n!r} instead.")
+    epsilon = _simulation_budgets(epsilon)
     rng = as_generator(seed, "simulate")
     is_relation = isinstance(mechanism, (relations.JPRS, relations.PaddedRelationSampling))
     is_oracle = isinstance(mechanism, oracles.FrequencyOracle)

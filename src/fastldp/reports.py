@@ -15,29 +15,46 @@ One row per report:
 column        Arrow type                      meaning
 ============  ==============================  ==========================================
 ``identity``  ``uint64``, no nulls            the public identity keying the codebook
-``epsilon``   ``float64``, no nulls           the identity's committed budget
-``report``    numeric, or a fixed-size list   the report as the mechanism's ``privatize``
-              of ``m`` numbers                returned it (one value, or a row of ``m``)
+``epsilon``   ``float64``, no nulls           the identity's committed budget; equal to
+                                              the mechanism's ``epsilon`` in every row
+                                              when the mechanism has a fixed one
+``report``    integer (float for RPC and      the report as the mechanism's ``privatize``
+              Succinct), or a fixed-size      returned it (one value, or a row of ``m``)
+              list of ``m`` of them
 ============  ==============================  ==========================================
 
-The Parquet key-value metadata ``fastldp.reports`` holds a JSON object::
+The Arrow schema's key-value metadata ``fastldp.reports`` holds a JSON object::
 
     {"format": "fastldp-reports", "version": 1,
      "mechanism": "JPRS", "params": {"shape": [64, 64], "k": 4, ...},
-     "report_shape": [], "report_dtype": "int8"}
+     "report_shape": [], "report_dtype": "int8",
+     "file_id": "3f2b...c9"}
+
+and the Parquet footer's key-value metadata ``fastldp.reports.rows``,
+written when the file is closed, holds ``{"file_id": ..., "rows": n}``.
 
 ``mechanism`` and ``params`` are the writing mechanism's class name and
 public parameters (``stream_params()``, codebook seed included); a reader
-refuses a file whose mechanism or parameters differ from its own. Reports
-are stored as given: a malformed value (a NaN, a null, an out-of-range
-symbol) is sanitized and counted by the decoder exactly as in memory. A
-null report reads as NaN. Nulls in ``identity`` or ``epsilon`` are refused:
-they are the public inputs the decoder cannot repair.
+refuses a file whose mechanism or parameters differ from its own.
+``file_id`` is a random identifier of the file (``uuid4`` hex: it names the
+file, it is not randomness of any protocol): a decode refuses two files
+with the same id, which hold the same reports. ``rows`` is checked against
+the footer's row count. Both keys are optional: version 1 files written
+before them are still read (without those checks).
+
+Reports are stored as given: a malformed value (a null, an out-of-range
+symbol) is sanitized and counted by the decoder exactly as in memory, and a
+null report reads as NaN. A ``report`` column of the wrong type (strings,
+or floats for a mechanism whose reports are integers) is refused before
+any decoding, and so are nulls in ``identity`` or ``epsilon``: they are the
+public inputs the decoder cannot repair. A decode in which most reports
+were sanitized ends with a :class:`SanitizationWarning`.
 
 Identities must be distinct across everything decoded together. The
 in-memory ``estimate`` checks that; a streaming decode checks it within
 each row group only, since checking it across groups would take memory
-that grows with the number of reports.
+that grows with the number of reports. A file given twice (the same path,
+link or file id) is refused.
 """
 
 from __future__ import annotations
@@ -46,6 +63,8 @@ import base64
 import glob
 import json
 import os
+import uuid
+import warnings
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
@@ -54,12 +73,29 @@ import numpy as np
 from .streaming import Partial
 
 __all__ = ["write_reports", "ReportWriter", "ReportFile", "decode_files", "expand_sources",
-           "save_result", "open_reports", "FORMAT_VERSION", "METADATA_KEY"]
+           "save_result", "open_reports", "chunk_epsilons", "check_report_type",
+           "sanitization_warning", "SanitizationWarning", "FORMAT_VERSION", "METADATA_KEY",
+           "ROWS_KEY"]
 
 FORMAT_VERSION = 1
 METADATA_KEY = b"fastldp.reports"
+ROWS_KEY = b"fastldp.reports.rows"
 _FORMAT = "fastldp-reports"
 DEFAULT_ROW_GROUP = 1 << 20
+_CHECKPOINT_FORMAT = "fastldp-checkpoint"
+_CHECKPOINT_VERSION = 2  # version 1 named the files only by path
+
+# The report column each mechanism's ``privatize`` produces, looked up along the
+# class's MRO (so a subclass keeps its family's kind): integer symbols, bits or
+# rows for these; RPC and Succinct report floats. Any other streaming estimator
+# takes any numeric column.
+_INTEGER_REPORTS = frozenset({"FrequencyOracle", "JPRS", "PaddedRelationSampling", "PCKVUE",
+                              "PCKVGRR", "Collision", "PrivKVM"})
+_FLOAT_REPORTS = frozenset({"RPC", "Succinct"})
+
+
+class SanitizationWarning(UserWarning):
+    """Most reports of a decode were malformed and replaced by public random outputs."""
 
 
 def _pyarrow():
@@ -85,6 +121,105 @@ def _describe(spec: dict) -> str:
     return f"{spec['mechanism']}({params})"
 
 
+# ---------------------------------------------------------------------- budgets and types
+def _fixed_epsilon(mechanism):
+    """The budget a mechanism was built with (``None``: it takes personal budgets)."""
+    eps = getattr(mechanism, "epsilon", None)
+    if isinstance(eps, (bool, np.bool_)) or not isinstance(eps, (int, float, np.number)):
+        return None
+    return float(eps)
+
+
+def chunk_epsilons(mechanism, epsilons, where: str):
+    """The ``epsilons`` to pass to ``mechanism.partial`` for budgets read from storage.
+
+    A mechanism built with a fixed ``epsilon`` decodes every report at that
+    budget, so the stored budgets must all equal it (a ``ValueError`` names
+    ``where``, the value found and the mechanism's budget); it then gets
+    ``None``, its fixed-budget decode, which is what its in-memory
+    ``estimate(reports)`` computes. A mechanism with personal budgets gets
+    them unchanged.
+
+    Parameters
+    ----------
+    mechanism : estimator
+    epsilons : float64 array, shape (n,)
+        The stored budgets of one chunk.
+    where : str
+        Where the chunk came from, for the message (file and row group).
+    """
+    fixed = _fixed_epsilon(mechanism)
+    if fixed is None:
+        return epsilons
+    eps = np.asarray(epsilons, dtype=np.float64)
+    bad = ~(eps == fixed)  # NaN differs too
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"{where}: the epsilon column holds {float(eps[i])!r} (row {i} of the group), but "
+            f"{type(mechanism).__name__} was built with the fixed epsilon={fixed!r}; a mechanism "
+            "with a fixed budget decodes every report at that budget, so every row must hold "
+            "it (decode personal budgets with a mechanism built with epsilon=None)")
+    return None
+
+
+def _report_kind(mechanism) -> str | None:
+    names = {cls.__name__ for cls in type(mechanism).__mro__}
+    if names & _INTEGER_REPORTS:
+        return "integer"
+    if names & _FLOAT_REPORTS:
+        return "float"
+    return None
+
+
+def check_report_type(mechanism, report_type, where: str) -> None:
+    """Refuse a ``report`` column whose Arrow type cannot hold ``mechanism``'s reports.
+
+    Integers (or fixed-size lists of them) for the mechanisms whose reports
+    are integers, any numbers for the others: strings, booleans or floats
+    where integers are expected are a ``ValueError`` naming ``where``, the
+    column's type and the expected one, before any decoding.
+    """
+    pa, _ = _pyarrow()
+    values = report_type
+    if (pa.types.is_fixed_size_list(values) or pa.types.is_list(values)
+            or pa.types.is_large_list(values)):
+        values = values.value_type
+    kind = _report_kind(mechanism)
+    if pa.types.is_integer(values) or (pa.types.is_floating(values) and kind != "integer"):
+        return
+    expected = ("an integer type (int8 ... uint64), or a fixed-size list of integers"
+                if kind == "integer" else "a numeric type, or a fixed-size list of numbers")
+    raise ValueError(f"{where}: the 'report' column has type {report_type}, but reports of "
+                     f"{type(mechanism).__name__} need {expected}, as ReportWriter writes them")
+
+
+def _check_frame_report_dtype(mechanism, dtype, where: str) -> None:
+    """:func:`check_report_type` for a pandas / Dask column dtype (object columns pass)."""
+    kind = getattr(dtype, "kind", "O")
+    name = str(dtype)
+    if kind in "iu" or (kind == "f" and _report_kind(mechanism) != "integer"):
+        return
+    if kind == "O" and not name.startswith("str"):
+        return  # lists (vector reports): each partition's Arrow type is checked on its worker
+    expected = "integers" if _report_kind(mechanism) == "integer" else "numbers"
+    raise ValueError(f"{where}: the 'report' column has dtype {name}, but reports of "
+                     f"{type(mechanism).__name__} need {expected}")
+
+
+def sanitization_warning(result) -> str | None:
+    """The warning of a decode in which most reports (more than half) were sanitized."""
+    san = getattr(result, "sanitization", None)
+    received = getattr(san, "n_received", 0)
+    sanitized = getattr(san, "n_sanitized", 0)
+    if not received or 2 * sanitized <= received:
+        return None
+    reasons = {k: v for k, v in san.by_reason.items() if v}
+    return (f"{sanitized:,} of {received:,} reports ({sanitized / received:.0%}) were malformed "
+            f"and replaced by public random outputs {reasons}: the input probably does not hold "
+            "reports of this mechanism, and the estimate is mostly noise")
+
+
 # ---------------------------------------------------------------------- writing
 class ReportWriter:
     """Write reports to a Parquet file chunk by chunk (a context manager).
@@ -96,6 +231,15 @@ class ReportWriter:
         The mechanism whose ``privatize`` produced the reports.
     row_group_size : int
         Rows per Parquet row group: the unit a reader decodes at a time.
+
+    Attributes
+    ----------
+    file_id : str
+        A random identifier of the file (``uuid4().hex``), stored in its
+        metadata so that a decode can refuse the same reports twice. It
+        names the file; it is not randomness of the protocol.
+    rows : int
+        Rows written so far (stored in the footer when the file is closed).
 
     Examples
     --------
@@ -112,11 +256,13 @@ class ReportWriter:
     def __init__(self, path, mechanism, *, row_group_size: int = DEFAULT_ROW_GROUP):
         self.path = os.fspath(path)
         self.spec = mechanism_spec(mechanism)
-        self.default_epsilon = getattr(mechanism, "epsilon", None)
+        self.mechanism = mechanism
+        self.default_epsilon = _fixed_epsilon(mechanism)
         if not isinstance(row_group_size, (int, np.integer)) or row_group_size < 1:
             raise ValueError(f"The 'row_group_size' parameter of ReportWriter must be an int >= 1. "
                              f"Got {row_group_size!r} instead.")
         self.row_group_size = int(row_group_size)
+        self.file_id = uuid.uuid4().hex
         self._writer = None
         self._shape = None
         self.rows = 0
@@ -129,7 +275,9 @@ class ReportWriter:
         reports : numpy array, shape (n,) or (n, m)
             Numeric reports as ``privatize`` returned them.
         epsilons : float or array of shape (n,), optional
-            Budgets; default the mechanism's ``epsilon``.
+            Budgets; default the mechanism's ``epsilon``. A mechanism built
+            with a fixed ``epsilon`` takes only that value (a decode would
+            refuse any other).
         identities : array of int, shape (n,), optional
             Default: the next ``n`` integers after the rows already written.
         """
@@ -159,6 +307,16 @@ class ReportWriter:
             bad = int(np.flatnonzero(~(np.isfinite(eps) & (eps > 0)))[0])
             raise ValueError(f"The 'epsilons' parameter of ReportWriter.write must hold finite "
                              f"floats > 0. Got {eps[bad]!r} at index {bad} instead.")
+        if self.default_epsilon is not None and not np.all(eps == self.default_epsilon):
+            bad = int(np.flatnonzero(eps != self.default_epsilon)[0])
+            raise ValueError(f"The 'epsilons' parameter of ReportWriter.write must equal "
+                             f"{self.spec['mechanism']}'s fixed epsilon={self.default_epsilon!r} "
+                             f"(or be omitted). Got {float(eps[bad])!r} at index {bad} instead.")
+        if arr.dtype.kind == "f" and _report_kind(self.mechanism) == "integer":
+            raise ValueError(
+                f"The 'reports' parameter of ReportWriter.write must be an integer array: "
+                f"{self.spec['mechanism']} reports integers (a decoder refuses a file of "
+                f"floats for it). Got {arr.dtype} instead.")
         shape = list(arr.shape[1:])
         if arr.dtype.kind == "b":
             arr = arr.astype(np.int8)
@@ -167,7 +325,7 @@ class ReportWriter:
             value_type = pa.from_numpy_dtype(arr.dtype)
             report_type = value_type if not shape else pa.list_(value_type, shape[0])
             meta = dict(self.spec, format=_FORMAT, version=FORMAT_VERSION,
-                        report_shape=shape, report_dtype=str(arr.dtype))
+                        report_shape=shape, report_dtype=str(arr.dtype), file_id=self.file_id)
             self.schema = pa.schema(
                 [pa.field("identity", pa.uint64(), nullable=False),
                  pa.field("epsilon", pa.float64(), nullable=False),
@@ -188,8 +346,10 @@ class ReportWriter:
         self.rows += n
 
     def close(self) -> None:
-        """Finish the file (an empty writer leaves no file)."""
+        """Finish the file, its row count in the footer (an empty writer leaves no file)."""
         if self._writer is not None:
+            self._writer.add_key_value_metadata(
+                {ROWS_KEY: json.dumps({"file_id": self.file_id, "rows": self.rows})})
             self._writer.close()
             self._writer = None
 
@@ -226,6 +386,8 @@ class ReportFile:
     spec : dict
         ``{"mechanism": ..., "params": ...}`` of the writing mechanism.
     num_rows, num_row_groups : int
+    file_id : str or None
+        The writer's file identifier (``None`` in files written before it).
     """
 
     def __init__(self, path):
@@ -240,7 +402,7 @@ class ReportFile:
         if raw is None:
             raise ValueError(f"{self.path}: not a fastldp report file (no "
                              f"'{METADATA_KEY.decode()}' metadata)")
-        meta = json.loads(raw)
+        meta = _json_object(raw, f"{self.path}: the '{METADATA_KEY.decode()}' metadata")
         if meta.get("format") != _FORMAT or meta.get("version") != FORMAT_VERSION:
             raise ValueError(f"{self.path}: report format {meta.get('format')!r} version "
                              f"{meta.get('version')!r}; this fastldp reads {_FORMAT!r} version "
@@ -248,28 +410,67 @@ class ReportFile:
         names = schema.names
         if names[:3] != ["identity", "epsilon", "report"]:
             raise ValueError(f"{self.path}: columns {names}, expected identity, epsilon, report")
+        if "mechanism" not in meta or not isinstance(meta.get("params"), dict):
+            raise ValueError(f"{self.path}: the '{METADATA_KEY.decode()}' metadata names no "
+                             "mechanism and parameters")
         self.spec = {"mechanism": meta["mechanism"], "params": meta["params"]}
         self.report_shape = tuple(meta.get("report_shape", []))
+        self.report_type = schema.field("report").type
+        self.file_id = meta.get("file_id")
         self.num_rows = self._file.metadata.num_rows
         self.num_row_groups = self._file.num_row_groups
+        footer = (self._file.metadata.metadata or {}).get(ROWS_KEY)
+        if footer is not None:
+            closed = _json_object(footer, f"{self.path}: the '{ROWS_KEY.decode()}' metadata")
+            if closed.get("rows") != self.num_rows or closed.get("file_id") != self.file_id:
+                raise ValueError(
+                    f"{self.path}: the writer recorded {closed.get('rows')!r} rows of file "
+                    f"{closed.get('file_id')!r}, but the file holds {self.num_rows} rows of "
+                    f"file {self.file_id!r}; it was altered after it was written")
 
     def check(self, mechanism) -> None:
-        """Raise ``ValueError`` unless ``mechanism`` is the one that wrote the file."""
+        """Raise ``ValueError`` unless ``mechanism`` wrote the file and can read its reports.
+
+        The mechanism and every public parameter must agree with the file's,
+        and the ``report`` column must have a type that holds the mechanism's
+        reports (:func:`check_report_type`).
+        """
         mine = mechanism_spec(mechanism)
         if mine != self.spec:
             raise ValueError(
                 f"{self.path} holds reports of {_describe(self.spec)}; they cannot be decoded "
                 f"by {_describe(mine)} (every public parameter, the codebook seed included, "
                 "must agree)")
+        check_report_type(mechanism, self.report_type, self.path)
+
+    def identity(self) -> dict:
+        """What a checkpoint records of the file: path, file id, bytes, row groups, rows."""
+        return {"path": self.path, "file_id": self.file_id, "bytes": os.path.getsize(self.path),
+                "row_groups": self.num_row_groups, "rows": self.num_rows}
 
     def row_group(self, i: int):
         """``(reports, epsilons, identities)`` of row group ``i`` as NumPy arrays."""
-        table = self._file.read_row_group(i)
-        return _table_arrays(table, self.path, self.report_shape)
+        pa, _ = _pyarrow()
+        try:
+            table = self._file.read_row_group(i)
+        except (OSError, pa.ArrowException) as exc:
+            raise ValueError(f"{self.path}: row group {i} cannot be read, the file is damaged "
+                             f"({exc})") from exc
+        return _table_arrays(table, f"{self.path}, row group {i}", self.report_shape)
 
     def __iter__(self) -> Iterator[tuple]:
         for i in range(self.num_row_groups):
             yield self.row_group(i)
+
+
+def _json_object(raw: bytes, what: str) -> dict:
+    try:
+        value = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        value = None
+    if not isinstance(value, dict):
+        raise ValueError(f"{what} is not a JSON object")
+    return value
 
 
 def _table_arrays(table, where: str, report_shape=()):
@@ -302,25 +503,47 @@ def _table_arrays(table, where: str, report_shape=()):
     return reports, eps, ids.astype(np.uint64)
 
 
-def expand_sources(sources) -> list[str]:
-    """Expand a path, a glob, a directory or a list of them into sorted file paths."""
+def _expand(sources) -> list[tuple[str, str]]:
+    """``(path, the argument that named it)`` for every file of ``sources``, in order."""
     if isinstance(sources, (str, os.PathLike)):
         sources = [sources]
     out = []
-    for src in sources:
+    for number, src in enumerate(sources, 1):
         text = os.fspath(src)
+        origin = f"argument {number} ({text!r})"
         if os.path.isdir(text):
-            out.extend(sorted(str(p) for p in Path(text).glob("*.parquet")))
+            out.extend((str(p), origin) for p in sorted(Path(text).glob("*.parquet")))
         elif any(c in text for c in "*?["):
-            out.extend(sorted(glob.glob(text)))
+            out.extend((p, origin) for p in sorted(glob.glob(text)))
         else:
-            out.append(text)
+            out.append((text, origin))
     if not out:
         raise ValueError(f"no report files match {sources!r}")
-    missing = [p for p in out if not os.path.exists(p)]
+    missing = [p for p, _ in out if not os.path.exists(p)]
     if missing:
         raise FileNotFoundError(f"report file not found: {missing[0]}")
+    seen = {}
+    for path, origin in out:
+        st = os.stat(path)
+        # one key per file: a symbolic link, another spelling or a hard link meet here
+        for key in (os.path.realpath(path), (st.st_dev, st.st_ino)):
+            if key in seen:
+                first_path, first_origin = seen[key]
+                raise ValueError(
+                    f"the report file {first_path} is given twice: by {first_origin} and by "
+                    f"{origin} (as {path}); a decode reads each file once")
+            seen[key] = (path, origin)
     return out
+
+
+def expand_sources(sources) -> list[str]:
+    """Expand a path, a glob, a directory or a list of them into file paths.
+
+    Globs and directories expand to sorted paths. A file named twice (the
+    same path, a link to it, or two arguments that both match it) is a
+    ``ValueError`` naming both arguments.
+    """
+    return [path for path, _ in _expand(sources)]
 
 
 def save_result(result, path) -> Path:
@@ -346,20 +569,33 @@ def save_result(result, path) -> Path:
 
 
 def open_reports(mechanism, sources) -> list:
-    """Open every report file of ``sources`` and refuse any written by another mechanism.
+    """Open every report file of ``sources``; refuse repeats and other mechanisms' files.
 
-    Reads only the files' metadata, so a mismatch is refused before any
+    Reads only the files' metadata, so a file given twice (the same path or
+    the same file id: a copy), a file of another mechanism or parameters,
+    and a ``report`` column of the wrong type are refused before any
     decoding work.
     """
-    readers = [ReportFile(f) for f in expand_sources(sources)]
-    for reader in readers:
+    readers, seen = [], {}
+    for path, origin in _expand(sources):
+        reader = ReportFile(path)
+        if reader.file_id is not None:
+            if reader.file_id in seen:
+                first_path, first_origin = seen[reader.file_id]
+                raise ValueError(
+                    f"{first_path} (from {first_origin}) and {path} (from {origin}) hold the "
+                    f"same reports (file id {reader.file_id}): one is a copy of the other, and "
+                    "a decode reads each report once")
+            seen[reader.file_id] = (path, origin)
         reader.check(mechanism)
+        readers.append(reader)
     return readers
 
 
 # ---------------------------------------------------------------------- streaming decode
-def _write_checkpoint(path: str, files: Sequence[str], position: tuple, partial: Partial) -> None:
-    state = {"format": "fastldp-checkpoint", "version": 1, "files": list(files),
+def _write_checkpoint(path: str, files: Sequence[dict], position: tuple,
+                      partial: Partial) -> None:
+    state = {"format": _CHECKPOINT_FORMAT, "version": _CHECKPOINT_VERSION, "files": list(files),
              "position": list(position), "partial": base64.b64encode(partial.to_bytes()).decode()}
     tmp = f"{path}.tmp"
     with open(tmp, "w") as fh:
@@ -369,13 +605,47 @@ def _write_checkpoint(path: str, files: Sequence[str], position: tuple, partial:
     os.replace(tmp, path)  # atomic: a kill leaves the old checkpoint or the new one
 
 
-def _read_checkpoint(path: str, files: Sequence[str]):
-    with open(path) as fh:
-        state = json.load(fh)
-    if state.get("format") != "fastldp-checkpoint" or state.get("files") != list(files):
-        raise ValueError(f"checkpoint {path} belongs to another decode (other files); "
-                         "delete it or pass another --checkpoint path")
-    return tuple(state["position"]), Partial.from_bytes(base64.b64decode(state["partial"]))
+def _read_checkpoint(path: str, readers: Sequence["ReportFile"]):
+    """Position and partial of a checkpoint, refused unless it belongs to exactly these files."""
+    fix = "delete it or pass another --checkpoint path"
+    try:
+        with open(path) as fh:
+            state = json.load(fh)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ValueError(f"checkpoint {path} is not a fastldp checkpoint ({exc}); {fix}") from None
+    if not isinstance(state, dict) or state.get("format") != _CHECKPOINT_FORMAT:
+        raise ValueError(f"checkpoint {path} is not a fastldp checkpoint; {fix}")
+    if state.get("version") != _CHECKPOINT_VERSION:
+        raise ValueError(f"checkpoint {path} has version {state.get('version')!r}; this fastldp "
+                         f"resumes version {_CHECKPOINT_VERSION} only; {fix}")
+    recorded = state.get("files")
+    paths = [r.path for r in readers]
+    if not isinstance(recorded, list) or [f.get("path") if isinstance(f, dict) else f
+                                          for f in recorded] != paths:
+        raise ValueError(f"checkpoint {path} belongs to another decode (other files); {fix}")
+    for was, reader in zip(recorded, readers):
+        now = reader.identity()
+        changed = [f"{key} {was.get(key)!r} -> {now[key]!r}" for key in now
+                   if was.get(key) != now[key]]
+        if changed:
+            raise ValueError(
+                f"checkpoint {path} was written for another version of {reader.path} "
+                f"({', '.join(changed)}): the file changed since, and resuming would mix the "
+                f"counts of both; {fix}")
+    position = state.get("position")
+    valid = (isinstance(position, list) and len(position) == 2
+             and all(isinstance(v, int) for v in position)
+             and (0 <= position[0] < len(readers) and 0 <= position[1]
+                  < readers[position[0]].num_row_groups
+                  or position == [len(readers), 0]))
+    if not valid:
+        raise ValueError(f"checkpoint {path} holds the position {position!r}, which these files "
+                         f"do not have; {fix}")
+    try:
+        partial = Partial.from_bytes(base64.b64decode(state["partial"], validate=True))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"checkpoint {path}: its partial cannot be read ({exc}); {fix}") from None
+    return tuple(position), partial
 
 
 def decode_files(mechanism, sources, *, checkpoint=None, progress: Callable | None = None,
@@ -385,12 +655,21 @@ def decode_files(mechanism, sources, *, checkpoint=None, progress: Callable | No
     Parameters
     ----------
     mechanism : estimator
-        The server estimator (its parameters must match every file's).
+        The server estimator (its parameters must match every file's). One
+        built with a fixed ``epsilon`` refuses a file whose epsilon column
+        holds another value (:func:`chunk_epsilons`) and decodes at its own
+        budget, so the result is bit-identical to ``mechanism.estimate(reports,
+        identities=...)``; one with personal budgets decodes the column, like
+        ``mechanism.estimate(reports, epsilons, identities=...)``.
     sources : path, glob, directory or list of them
+        A file may appear once (the same path, link or file id twice is a
+        ``ValueError``).
     checkpoint : path, optional
-        After each row group the merged partial and the position are written
-        there atomically; a decode that was killed resumes from it and gives
-        the same result bit for bit. Removed after a successful decode.
+        After each row group the merged partial, the position and each
+        file's identity (file id, size, row groups, rows) are written there
+        atomically; a decode that was killed resumes from it and gives the
+        same result bit for bit. A checkpoint of other files, or of files
+        that changed since, is refused. Removed after a successful decode.
     progress : callable, optional
         Called as ``progress(rows_done, rows_total)`` after each row group.
     finalize : bool
@@ -399,13 +678,18 @@ def decode_files(mechanism, sources, *, checkpoint=None, progress: Callable | No
     Returns
     -------
     The mechanism's estimate object (or the partial).
+
+    Warns
+    -----
+    SanitizationWarning
+        When more than half of the reports were malformed (sanitized).
     """
     readers = open_reports(mechanism, sources)
-    files = [r.path for r in readers]
+    files = [r.identity() for r in readers]
     total = sum(r.num_rows for r in readers)
     start, state = (0, 0), None
     if checkpoint is not None and os.path.exists(checkpoint):
-        start, state = _read_checkpoint(os.fspath(checkpoint), files)
+        start, state = _read_checkpoint(os.fspath(checkpoint), readers)
     done = sum(r.num_rows for r in readers[:start[0]])
     if start[1]:
         done += sum(readers[start[0]]._file.metadata.row_group(g).num_rows
@@ -414,6 +698,7 @@ def decode_files(mechanism, sources, *, checkpoint=None, progress: Callable | No
         reader = readers[fi]
         for gi in range(start[1] if fi == start[0] else 0, reader.num_row_groups):
             reports, eps, ids = reader.row_group(gi)
+            eps = chunk_epsilons(mechanism, eps, f"{reader.path}, row group {gi}")
             part = mechanism.partial(reports, eps, ids)
             state = part if state is None else mechanism.merge(state, part)
             done += reports.shape[0]
@@ -423,10 +708,15 @@ def decode_files(mechanism, sources, *, checkpoint=None, progress: Callable | No
             if progress is not None:
                 progress(done, total)
     if state is None:
-        state = mechanism.partial(np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.uint64))
+        empty = np.zeros(0)
+        state = mechanism.partial(empty, chunk_epsilons(mechanism, empty, "no reports"),
+                                  np.zeros(0, dtype=np.uint64))
     if not finalize:
         return state
     result = mechanism.finalize(state)
     if checkpoint is not None and os.path.exists(checkpoint):
         os.remove(checkpoint)
+    message = sanitization_warning(result)
+    if message is not None:
+        warnings.warn(message, SanitizationWarning, stacklevel=2)
     return result
