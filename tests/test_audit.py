@@ -131,7 +131,11 @@ def test_lower_bounds_are_below_the_truth_and_tighten_with_n():
 
 
 # ----------------------------------------------------------------- every channel, every control
-@pytest.mark.parametrize("name", list(audit.channels()))
+#: audited in tests/test_audit_regression.py with fewer fits (each draw is a whole fit)
+END_TO_END = {"u2r-fit"}
+
+
+@pytest.mark.parametrize("name", [n for n in audit.channels() if n not in END_TO_END])
 def test_every_channel_passes(name):
     row = audit.audit_channel(audit.get_channel(name), n=40_000, rng=1, identities=SMALL_POOL
                               if audit.get_channel(name).keyed else None)
@@ -140,7 +144,8 @@ def test_every_channel_passes(name):
         assert row.empirical.lower_bound <= row.exact.epsilon_audited + 1e-12
 
 
-@pytest.mark.parametrize("name", list(audit.negative_controls()))
+@pytest.mark.parametrize("name", [n for n, c in audit.negative_controls().items()
+                                  if c.control_of not in END_TO_END])
 def test_every_negative_control_is_caught(name):
     ch = audit.negative_controls()[name]
     row = audit.audit_channel(ch, n=40_000, rng=2, identities=SMALL_POOL if ch.keyed else None)
@@ -156,7 +161,7 @@ def test_registry_covers_every_randomizer_family():
             "duchi", "rpc-duchi", "laplace", "piecewise", "rpc-laplace", "rpc-piecewise",
             "histogram-zcdp", "pckv-ue", "pckv-grr", "privkvm", "privkvm-rounds", "collision",
             "succinct-duchi", "succinct-laplace", "succinct-piecewise", "shuffled-sum",
-            "shuffled-bits"} <= names
+            "shuffled-bits", "ldp-iht-laplace", "2slr-krr", "2slr-laplace", "u2r-fit"} <= names
     from fastldp.oracles import FREQUENCY_ORACLES
     assert {n for n in FREQUENCY_ORACLES} <= names
 

@@ -14,7 +14,14 @@ to bite:
 * *noise faults* of the shuffle protocols - the summation's Skellam noise and
   the shuffled bits' flip probability calibrated at
   :data:`fastldp.audit.shuffle.SHUFFLE_CONTROL_FACTOR` times the claimed eps
-  while the claim stays eps.
+  while the claim stays eps, and the summation's variance divided by 4;
+* *protocol faults* of the shuffle protocols, which no order-free statistic
+  shows: a shuffler that returns its input unpermuted (summation and bits),
+  and shares left unmasked (every party sends ``m - 1`` zeros and its value);
+* faults of the regression baselines' local randomizers and of a whole U2R
+  fit (:mod:`fastldp.audit.regression`): the Laplace scale halved, k-ary
+  randomized response keeping its input with the probability of ``2 eps``,
+  U2R with its noise calibrated at a larger eps.
 
 Each control's ``expect_violation`` is True; :func:`fastldp.audit.audit_all`
 with ``controls=True`` reports whether it was caught.
@@ -118,7 +125,7 @@ def negative_controls(epsilon: float = 1.0) -> dict:
     # law faults: every exact and empirical channel built at LAW_FACTOR * eps
     # (a channel's own claim: PrivKVM's round-1 channel claims its share of eps)
     for ch in reg.values():
-        if ch.kind in ("zcdp", "shuffle"):
+        if ch.kind in ("zcdp", "shuffle", "fit"):
             continue
         out.append(replace(ch, name=f"control:{ch.name}@{LAW_FACTOR:g}eps",
                            description=f"{ch.name} built at {LAW_FACTOR:g} eps, claiming eps",
@@ -163,5 +170,36 @@ def negative_controls(epsilon: float = 1.0) -> dict:
                 name=f"control:shuffled-bits-flips@{k}eps", build=sh.undernoised_bits,
                 description=f"ShuffledBits with the flip probability of {k} eps, claiming eps",
                 expect_violation=True),
+        replace(reg["shuffled-sum"], control_of="shuffled-sum",
+                name="control:shuffled-sum-identity-shuffler",
+                build=sh.sum_with_identity_shuffler,
+                description="ShuffledVectorSum whose shuffler returns the messages in arrival "
+                            "order", expect_violation=True),
+        replace(reg["shuffled-bits"], control_of="shuffled-bits",
+                name="control:shuffled-bits-identity-shuffler",
+                build=sh.bits_with_identity_shuffler,
+                description="ShuffledBits whose shuffler returns the bits in arrival order",
+                expect_violation=True),
+        replace(reg["shuffled-sum"], control_of="shuffled-sum",
+                name="control:shuffled-sum-unmasked-shares", build=sh.sum_with_unmasked_shares,
+                description="ShuffledVectorSum whose parties send m - 1 zeros and their value",
+                expect_violation=True),
+        replace(reg["shuffled-sum"], control_of="shuffled-sum",
+                name="control:shuffled-sum-variance/4", build=sh.sum_with_quarter_variance,
+                description="ShuffledVectorSum drawing Skellam noise of variance mu / 4, "
+                            "claiming eps", expect_violation=True),
     ]
+    out += _regression_controls(reg)
     return {ch.name: ch for ch in out}
+
+
+def _regression_controls(reg) -> list:
+    """Controls of the regression channels (:mod:`fastldp.audit.regression`)."""
+    from . import regression as rg
+
+    out = []
+    for name, build, what in rg.CONTROLS:
+        if name in reg:
+            out.append(replace(reg[name], control_of=name, name=f"control:{name}-{what[0]}",
+                               build=build, description=what[1], expect_violation=True))
+    return out

@@ -48,7 +48,10 @@ __all__ = [
     "zcdp_lower_bound",
     "EmpiricalAudit",
     "threshold_test",
+    "threshold_test_samples",
     "event_test",
+    "detectable_loss",
+    "reach",
     "ALPHA",
 ]
 
@@ -173,22 +176,87 @@ def threshold_test(draw, claimed: float, *, n: int = 200_000, pilot: int = 20_00
         The ``delta`` of an ``(eps, delta)`` claim: the bound is
         ``ln((p_lo - delta) / q_hi)`` (not with ``zcdp``).
     """
-    if zcdp:
-        bound = zcdp_lower_bound
-    else:
-        def bound(a, n_a, b, n_b, alpha):
-            return epsilon_lower_bound(a, n_a, b, n_b, alpha, delta)
     seeds = np.random.SeedSequence(rng).spawn(4)
     gens = [np.random.default_rng(s) for s in seeds]
-    t, op, swap = _best_threshold(draw(0, pilot, gens[0]), draw(1, pilot, gens[1]), alpha, bound)
-    fresh = [draw(0, n, gens[2]), draw(1, n, gens[3])]
-    hits = [int((y > t).sum()) if op == ">" else int((y <= t).sum()) for y in fresh]
+    pilots = (draw(0, pilot, gens[0]), draw(1, pilot, gens[1]))
+    fresh = (draw(0, n, gens[2]), draw(1, n, gens[3]))
+    return threshold_test_samples(pilots, fresh, claimed, alpha=alpha, zcdp=zcdp, delta=delta)
+
+
+def _bound_function(zcdp: bool, delta: float):
+    if zcdp:
+        return zcdp_lower_bound
+
+    def bound(a, n_a, b, n_b, alpha):
+        return epsilon_lower_bound(a, n_a, b, n_b, alpha, delta)
+    return bound
+
+
+def threshold_test_samples(pilots, fresh, claimed: float, *, alpha: float = ALPHA,
+                           zcdp: bool = False, delta: float = 0.0,
+                           statistic: str = "Y") -> EmpiricalAudit:
+    """:func:`threshold_test` on samples already drawn.
+
+    ``pilots`` and ``fresh`` are pairs ``(under x, under x')`` of 1-d arrays
+    of one statistic; the event is chosen on ``pilots`` and counted on
+    ``fresh`` (which must be independent of ``pilots``). ``statistic`` names
+    the statistic in the event's description.
+    """
+    bound = _bound_function(zcdp, delta)
+    t, op, swap = _best_threshold(np.asarray(pilots[0]), np.asarray(pilots[1]), alpha, bound)
+    n = np.asarray(fresh[0]).shape[0]
+    hits = [int((y > t).sum()) if op == ">" else int((y <= t).sum())
+            for y in map(np.asarray, fresh)]
     a, b = (hits[1], hits[0]) if swap else (hits[0], hits[1])
     lb = bound(a, n, b, n, alpha)
     first, second = ("x'", "x") if swap else ("x", "x'")
-    event = f"Y {op} {t:.6g}, {first} vs {second}"
+    event = f"{statistic} {op} {t:.6g}, {first} vs {second}"
     return EmpiricalAudit(float(claimed), lb, lb <= claimed, event, (a, n, b, n), alpha,
                           float(delta))
+
+
+def detectable_loss(result: EmpiricalAudit, *, zcdp: bool = False) -> float:
+    """The smallest log-ratio on the tested event that this test would refute, in expectation.
+
+    Keeps the event's observed probability ``p = a / n`` under the first
+    input and asks how small its probability ``q = p e^-r`` under the second
+    must be for the counts ``(n p, n q)`` to give a lower bound above the
+    claim: the test's resolution on its event. ``inf`` when even ``q = 0``
+    would not refute the claim (the event is too rare for ``n`` draws).
+    """
+    a, n, _, n_b = result.counts
+    bound = _bound_function(zcdp, result.delta)
+    if a == 0 or not bound(a, n, 0, n_b, result.alpha) > result.claimed:
+        return inf
+    lo, hi = 0, a                    # bound(a, n, lo) > claim >= bound(a, n, hi)
+    if bound(a, n, hi, n_b, result.alpha) > result.claimed:
+        return 0.0
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if bound(a, n, mid, n_b, result.alpha) > result.claimed:
+            lo = mid
+        else:
+            hi = mid
+    # the largest count under x' that still refutes; its expected log-ratio (half a count at 0)
+    return log(a / max(lo, 0.5))
+
+
+def reach(result: EmpiricalAudit, *, zcdp: bool = False) -> float:
+    """The smallest fault the test detects, as a budget multiplier ``k`` (see below).
+
+    A fault "built at ``k eps``, claiming ``eps``" multiplies the privacy
+    loss of a tail event by about ``k`` (exactly, for Laplace-type tails;
+    for Gaussian-type noise the loss on a fixed tail event grows faster, so
+    this overstates the ``k`` needed). With the observed log-ratio
+    ``L = ln(a / b)`` on the tested event, the test refutes the claim, in
+    expectation, once ``k L`` exceeds :func:`detectable_loss`: the reach is
+    ``detectable_loss / L`` (``inf`` when ``L <= 0``: no signal to scale).
+    """
+    a, _, b, _ = result.counts
+    if a == 0 or a <= b:
+        return inf
+    observed = log(a / max(b, 0.5))
+    return detectable_loss(result, zcdp=zcdp) / observed
 
 
 def event_test(draw, claimed: float, *, n: int = 200_000, alpha: float = ALPHA, rng=0,

@@ -31,6 +31,9 @@ The formulas (``e = e^eps``):
 * RPC on the Duchi route: ``u = Clip(<x, S_i>, R)`` from :meth:`RPC.encode`
   for every ternary vector with at most ``m`` non-zeros, then Duchi at ``u / R``;
   outputs ``+-R C``.
+* k-ary randomized response over ``[d]`` (2-SLR's stage 1): keep the index
+  with probability ``e / (e + d - 1)``, report each other value with
+  ``1 / (e + d - 1)``.
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ from .exact import ExactLaw
 
 __all__ = [
     "grr_law", "olh_law", "hr_law", "unary_law", "padded_law", "jprs_law", "duchi_law",
-    "rpc_law", "relation_sets", "oracle_law",
+    "rpc_law", "relation_sets", "oracle_law", "kary_rr_law",
 ]
 
 
@@ -210,3 +213,19 @@ def rpc_law(mech, identities) -> ExactLaw:
     probs = np.stack([1.0 - plus, plus], axis=2)
     c = mech.R * mech.randomizer.C
     return ExactLaw(vectors, [-c, c], ids, probs)
+
+
+def kary_rr_law(d: int, eps: float) -> ExactLaw:
+    """k-ary randomized response over ``[d]``, from the formula (not from the sampler's code).
+
+    ``P(y = x) = e^eps / (e^eps + d - 1)`` and ``P(y) = 1 / (e^eps + d - 1)``
+    for each of the ``d - 1`` other values ``y``.
+    """
+    if d < 2:
+        raise ValueError(f"The 'd' parameter of kary_rr_law must be an int in [2, inf). "
+                         f"Got {d!r} instead.")
+    e = float(np.exp(eps))
+    probs = np.full((1, d, d), 1.0 / (e + d - 1))
+    probs[0, np.arange(d), np.arange(d)] = e / (e + d - 1)
+    return ExactLaw(list(range(d)), list(range(d)), np.zeros(1, dtype=np.uint64), probs,
+                    note="the formula of k-ary randomized response")

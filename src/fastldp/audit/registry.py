@@ -16,13 +16,34 @@ a claimed budget and a way to audit it:
   are the hardest (:func:`fastldp.audit.empirical.threshold_test`).
 * **zCDP** channels (the histograms of paper 003) are audited the same way
   with the binary Rényi bound.
+* **shuffle** channels (the shuffle protocols of paper 002) are audited on
+  the analyzer's view (:mod:`fastldp.audit.shuffle`): threshold tests of
+  several statistics of the view against the ``(eps, delta)`` claim, an
+  exact check of the order-free view's law and conformance tests of the
+  accounting's assumptions (:mod:`fastldp.audit.conformance`).
+* **fit** channels audit a whole fitted model end to end
+  (:mod:`fastldp.audit.regression`): statistics of the fitted model under
+  two datasets that differ in one user, against the model's ``privacy_``.
 
-A verdict is a pass when the exact audit holds and the empirical lower bound
-does not exceed the claim. Every audit is seeded and reproducible.
+A verdict is a pass when the exact audit holds, no lower bound exceeds the
+claim and every conformance test passes. Every audit is seeded and
+reproducible.
+
+Power
+-----
+A test that finds nothing may simply be too weak. Every row reports its
+*reach*: the smallest fault it detects, as the multiplier ``k`` of a
+mechanism built at ``k eps`` while claiming ``eps``. For an exact channel
+the law audit detects every ``k > 1``; for a threshold test the reach is
+estimated from the tested event (:func:`fastldp.audit.empirical.reach`); for
+the exact checks of the shuffle views it is computed from the plan. A row
+whose reach exceeds :data:`LOW_POWER` is marked "low power" in the table
+and in the command's summary.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field, replace
 from typing import Callable, Optional
@@ -30,14 +51,19 @@ from typing import Callable, Optional
 import numpy as np
 import scipy.sparse as sp
 
-from .empirical import EmpiricalAudit, event_test, threshold_test
+from .empirical import (ALPHA, EmpiricalAudit, event_test, reach, threshold_test,
+                        threshold_test_samples)
 from .exact import ExactAudit, ExactLaw, audit_law
 from . import laws
 
-__all__ = ["Channel", "AuditRow", "channels", "audit_channel", "audit_all", "get_channel"]
+__all__ = ["Channel", "AuditRow", "channels", "audit_channel", "audit_all", "get_channel",
+           "LOW_POWER", "low_power_note"]
 
 #: identities whose codebook rows an exact audit covers (keyed channels)
 POOL = 4096
+#: a row whose reach exceeds this budget multiplier is marked "low power" (the law
+#: faults of the negative controls are built at 1.5 eps)
+LOW_POWER = 1.5
 
 
 @dataclass(frozen=True)
@@ -56,7 +82,7 @@ class Channel:
     mechanism_epsilon : float or None
         The budget ``build`` is called with (default: ``epsilon``). Negative
         controls set it above the claim.
-    kind : {"exact", "empirical", "zcdp"}
+    kind : {"exact", "empirical", "zcdp", "shuffle", "fit"}
     law : callable ``(mech, eps, identities) -> ExactLaw``
         Exact channels only.
     sample : callable ``(mech, eps, inputs, identities, generator) -> reports``
@@ -65,15 +91,29 @@ class Channel:
     keyed : bool
         Whether the law depends on the identity (public per-identity
         randomness: OLH hashes, JPRS / RPC signs).
-    draw : callable ``(mech, eps, side, size, generator) -> float array``
-        Empirical channels: releases under the two chosen inputs (``side``
-        0 or 1).
-    claim : callable ``(mech) -> float``, optional
-        zCDP channels: the claimed ``rho`` read from the mechanism; shuffle
-        channels: the claimed ``(eps, delta)`` of the analyzer's view.
+    draw : callable ``(mech, eps, side, size, generator)``
+        Empirical channels: releases (a float array) under the two chosen
+        inputs (``side`` 0 or 1). Shuffle and fit channels: a
+        :class:`~fastldp.audit.shuffle.ViewSample` of the views.
+    claim : callable, optional
+        zCDP channels: ``(mech) -> rho`` read from the mechanism; shuffle and
+        fit channels: ``(mech) -> (eps, delta)`` of the analyzer's view or
+        the fitted model.
     draws : (int, int), optional
-        Empirical and shuffle channels whose draws are expensive: at most
-        this many draws per side for the test and for the pilot.
+        Empirical, shuffle and fit channels whose draws are expensive: at
+        most this many draws per side for the test and for the pilot.
+    statistics : tuple of str
+        Shuffle and fit channels: the statistics of the views that get a
+        threshold test (keys of ``ViewSample.stats``).
+    conformance : callable ``(mech, fresh, generator, rows) -> list of Check``, optional
+        Shuffle channels: the exact check and the conformance tests of the
+        fresh views (a pair of ``ViewSample``), undecided; the audit decides
+        them at the row's Bonferroni level.
+    known_reach : float
+        A fault size (budget multiplier) that the channel's registered
+        negative control shows the audit catches at its default draws (the
+        test suite checks it); used as the row's reach when its tests
+        estimate none smaller. ``nan`` when not declared.
     describe : callable ``(mech) -> str``, optional
         A note on the mechanism's public parameters, added to the row.
     expect_violation : bool
@@ -95,6 +135,9 @@ class Channel:
     draw: Optional[Callable] = None
     claim: Optional[Callable] = None
     draws: Optional[tuple] = None
+    statistics: tuple = ()
+    conformance: Optional[Callable] = None
+    known_reach: float = math.nan
     describe: Optional[Callable] = None
     expect_violation: bool = False
     control_of: Optional[str] = None
@@ -115,12 +158,20 @@ class AuditRow:
         The claimed ``eps`` (``rho`` for zCDP).
     exact : ExactAudit or None
     empirical : EmpiricalAudit or None
-        The sampler check of an exact channel, or the test of an empirical one.
+        The sampler check of an exact channel, or the test of an empirical
+        one; for shuffle and fit channels the test with the largest lower bound.
     holds : bool
         No violation found.
     expect_violation : bool
     seconds : float
     notes : list of str
+    tests : tuple of EmpiricalAudit
+        Shuffle and fit channels: the threshold test of every statistic.
+    checks : tuple of Check
+        Shuffle channels: the exact check and the conformance tests, decided.
+    reach : float
+        The smallest fault the row detects, as a budget multiplier (module
+        docstring); ``inf`` when no test can see one.
     """
 
     name: str
@@ -132,11 +183,19 @@ class AuditRow:
     expect_violation: bool
     seconds: float
     notes: list = field(default_factory=list)
+    tests: tuple = ()
+    checks: tuple = ()
+    reach: float = math.nan
 
     @property
     def as_expected(self) -> bool:
         """A real channel holds; a negative control is caught."""
         return self.holds != self.expect_violation
+
+    @property
+    def low_power(self) -> bool:
+        """A channel's row that cannot detect faults of :data:`LOW_POWER` times the claim."""
+        return not self.expect_violation and not self.reach <= LOW_POWER
 
 
 # ----------------------------------------------------------------- helpers
@@ -245,6 +304,7 @@ def audit_channel(ch: Channel, *, n: int = 100_000, rng=0, sampler: bool = True,
     mech = ch.build(ch.built_epsilon)
     notes = []
     exact = empirical = None
+    tests, checks = (), ()
     if ch.kind == "exact":
         ids = (np.arange(POOL if ch.keyed else 1, dtype=np.uint64) if identities is None
                else np.asarray(identities, dtype=np.uint64))
@@ -261,31 +321,85 @@ def audit_channel(ch: Channel, *, n: int = 100_000, rng=0, sampler: bool = True,
                          "the sampler computes itself")
         notes.append(f"{len(law.inputs)} inputs x {len(law.outputs)} outputs x "
                      f"{law.identities.shape[0]} identities; {law.note}")
+    elif ch.kind in ("shuffle", "fit"):
+        claimed, tests, checks, empirical, holds, draws, pilot = _view_audit(ch, mech, n, rng)
+        ch = replace(ch, epsilon=claimed)
+        if draws != n:
+            notes.append(f"{draws} draws per side (pilot {pilot}): each draw is a whole "
+                         f"protocol run")
+        for c in checks:
+            verdict = "pass" if c.passed else "FAIL"
+            notes.append(f"{c.name}: {verdict}"
+                         + (f" (p = {c.p_value:.2g})" if c.statistical else "")
+                         + (f"; {c.detail}" if c.detail else ""))
     else:
         zcdp = ch.kind == "zcdp"
-        delta = 0.0
-        if zcdp:
-            claimed = ch.claim(mech)
-        elif ch.kind == "shuffle":
-            claimed, delta = ch.claim(mech)
-        else:
-            claimed = ch.epsilon
+        claimed = ch.claim(mech) if zcdp else ch.epsilon
+
         def draw(side, size, gen):
             return ch.draw(mech, ch.built_epsilon, side, size, gen)
 
         draws, pilot = n, 20_000
         if ch.draws is not None:
             draws, pilot = min(n, ch.draws[0]), min(pilot, ch.draws[1])
-        empirical = threshold_test(draw, claimed, n=draws, pilot=pilot, rng=rng, zcdp=zcdp,
-                                   delta=delta)
+        empirical = threshold_test(draw, claimed, n=draws, pilot=pilot, rng=rng, zcdp=zcdp)
         holds = empirical.holds
         ch = replace(ch, epsilon=claimed)
         if draws != n:
             notes.append(f"{draws} draws per side (pilot {pilot}): each draw is a whole protocol run")
     if ch.describe is not None:
         notes.append(ch.describe(mech))
+    row_reach = _row_reach(ch, exact, empirical, tests, checks)
+    if not row_reach <= LOW_POWER and not ch.expect_violation:
+        notes.append(low_power_note(row_reach))
     return AuditRow(ch.name, ch.kind, ch.epsilon, exact, empirical, bool(holds),
-                    ch.expect_violation, time.perf_counter() - t0, notes)
+                    ch.expect_violation, time.perf_counter() - t0, notes, tuple(tests),
+                    tuple(checks), row_reach)
+
+
+def low_power_note(k: float) -> str:
+    """The warning of a row whose reach ``k`` exceeds :data:`LOW_POWER`."""
+    if math.isinf(k):
+        return "low power: its tests cannot detect a fault of any size at this n"
+    return f"low power: cannot detect faults smaller than about {k:.3g} times the claimed eps"
+
+
+def _row_reach(ch, exact, empirical, tests, checks) -> float:
+    """The smallest budget multiplier any test of the row detects (module docstring)."""
+    if exact is not None:
+        return 1.0                  # the law audit decides every claim exactly
+    zcdp = ch.kind == "zcdp"
+    found = [reach(t, zcdp=zcdp) for t in (tests or ([empirical] if empirical else []))]
+    found += [c.reach for c in checks if not math.isnan(c.reach)]
+    if not math.isnan(ch.known_reach):
+        found.append(ch.known_reach)
+    return min(found, default=math.inf)
+
+
+def _view_audit(ch, mech, n, rng):
+    """Threshold tests of several statistics of the views, and the conformance tests.
+
+    Returns ``(claimed eps, tests, checks, most refuting test, holds, draws, pilot)``.
+    Every statistical test of the row runs at ``ALPHA / (number of tests)``.
+    """
+    claimed, delta = ch.claim(mech)
+    draws, pilot = n, 20_000
+    if ch.draws is not None:
+        draws, pilot = min(n, ch.draws[0]), min(pilot, ch.draws[1])
+    gens = [np.random.default_rng(s) for s in np.random.SeedSequence(rng).spawn(5)]
+    eps = ch.built_epsilon
+    pilots = [ch.draw(mech, eps, side, pilot, gens[side]) for side in (0, 1)]
+    fresh = [ch.draw(mech, eps, side, draws, gens[2 + side]) for side in (0, 1)]
+    names = ch.statistics or tuple(fresh[0].stats)
+    checks = list(ch.conformance(mech, fresh, gens[4], draws)) if ch.conformance else []
+    alpha = ALPHA / (len(names) + sum(c.statistical for c in checks))
+    checks = [c.decided(alpha) for c in checks]
+    tests = [threshold_test_samples((pilots[0].stats[nm], pilots[1].stats[nm]),
+                                    (fresh[0].stats[nm], fresh[1].stats[nm]), claimed,
+                                    alpha=alpha, delta=delta, statistic=nm) for nm in names]
+    best = max(tests, key=lambda t: t.lower_bound)
+    holds = all(t.holds for t in tests) and all(c.passed for c in checks)
+    return claimed, tests, checks, best, holds, draws, pilot
 
 
 # ----------------------------------------------------------------- the channels
@@ -402,6 +516,9 @@ def channels(epsilon: float = 1.0) -> dict:
     out[0:0] = _oracle_channels(epsilon)
     out += _vector_channels(epsilon)
     out += _shuffle_channels(epsilon)
+    from .regression import regression_channels
+
+    out += regression_channels(epsilon)
     return {ch.name: ch for ch in out}
 
 
@@ -465,21 +582,33 @@ def get_channel(name: str, epsilon: float = 1.0) -> Channel:
 
 def audit_all(names=None, *, epsilon: float = 1.0, controls: bool = False, n: int = 100_000,
               rng=0) -> list:
-    """Audit the named channels (default: all), and the negative controls when asked."""
+    """Audit the named channels (default: all), and the negative controls when asked.
+
+    ``names`` may also name negative controls (``control:...``): with
+    ``controls`` they are audited as controls (a row is as expected when the
+    fault is caught); without, *as if honest* (a caught fault is a
+    violation), which is how a fault looks to someone who believed it.
+    With ``controls``, the controls of every named channel are added.
+    """
     from .controls import negative_controls
 
     registry = channels(epsilon)
+    faults = negative_controls(epsilon)
     if names:
-        unknown = [nm for nm in names if nm not in registry]
+        unknown = [nm for nm in names if nm not in registry and nm not in faults]
         if unknown:
             raise ValueError(f"Unknown mechanism(s) {', '.join(map(repr, unknown))}; the registry "
-                             f"has: {', '.join(registry)}.")
-        selected = [registry[nm] for nm in names]
+                             f"has: {', '.join(registry)} (and the negative controls, "
+                             f"'fastldp audit --list --controls').")
+        selected = [registry[nm] if nm in registry else
+                    faults[nm] if controls else replace(faults[nm], expect_violation=False)
+                    for nm in names]
     else:
         selected = list(registry.values())
     if controls:
         chosen = {ch.name for ch in selected}
-        selected += [c for c in negative_controls(epsilon).values() if c.control_of in chosen]
+        selected += [c for c in faults.values() if c.control_of in chosen
+                     and c.name not in chosen]
     return [audit_channel(ch, n=n, rng=rng) for ch in selected]
 
 
@@ -664,20 +793,29 @@ SUM_DRAWS = (20_000, 4_000)
 BITS_DRAWS = (10_000, 2_500)
 
 
+def _sum_describe(mech):
+    from . import shuffle as sh
+
+    return "plan: " + ", ".join(f"{k}={v:.4g}" for k, v in mech.plan(sh.SUM_PARTIES, 1).items()
+                                if k in ("mu", "shares", "modulus", "delta_noise",
+                                         "delta_shares"))
+
+
 def _shuffle_channels(epsilon):
     """The analyzer's views of the shuffle protocols of :mod:`fastldp.regression`."""
     from . import shuffle as sh
 
     return [
-        Channel("shuffled-sum", f"ShuffledVectorSum view (decoded sum of the shuffled shares), "
+        Channel("shuffled-sum", f"ShuffledVectorSum view (one stream of shuffled shares), "
                 f"n={sh.SUM_PARTIES}, one coordinate, party 0: +1 vs -1", epsilon,
-                sh.shuffled_sum, kind="shuffle", draw=sh.shuffled_sum_draw,
+                sh.shuffled_sum, kind="shuffle", draw=sh.shuffled_sum_views,
                 claim=sh.shuffled_sum_claim, draws=SUM_DRAWS,
-                describe=lambda mech: "plan: " + ", ".join(
-                    f"{k}={v:.4g}" for k, v in mech.plan(sh.SUM_PARTIES, 1).items()
-                    if k in ("mu", "shares", "delta_noise", "delta_shares"))),
-        Channel("shuffled-bits", f"ShuffledBits view (debiased counts c1 - c0), n={sh.BITS_PARTIES}, "
-                "d=2, party 0: index 0 vs 1", epsilon, sh.shuffled_bits, kind="shuffle",
-                draw=sh.shuffled_bits_draw, claim=sh.shuffled_bits_claim, draws=BITS_DRAWS,
+                statistics=("decoded sum", "first m messages"),
+                conformance=sh.shuffled_sum_conformance, describe=_sum_describe),
+        Channel("shuffled-bits", f"ShuffledBits view (two shuffled bit streams), "
+                f"n={sh.BITS_PARTIES}, d=2, party 0: index 0 vs 1", epsilon, sh.shuffled_bits,
+                kind="shuffle", draw=sh.shuffled_bits_views, claim=sh.shuffled_bits_claim,
+                draws=BITS_DRAWS, statistics=("c1 - c0", "bits at position 0"),
+                conformance=sh.shuffled_bits_conformance,
                 describe=lambda mech: f"gamma = {mech.gamma(sh.BITS_PARTIES):.6g}"),
     ]

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from math import isinf
+from math import isinf, isnan
 
-__all__ = ["format_table"]
+__all__ = ["format_table", "format_reach"]
 
 
 def _num(x) -> str:
@@ -15,13 +15,35 @@ def _num(x) -> str:
     return f"{x:.6f}"
 
 
+def format_reach(row) -> str:
+    """The ``detects`` cell: the smallest fault the row detects, as a budget multiplier.
+
+    ``any`` for an exact law audit (every fault of the law), ``x1.08`` for a
+    row whose tests detect a channel built at 1.08 eps, ``none`` when they
+    detect no fault size; ``LOW`` marks a low-power row; ``-`` for controls.
+    """
+    if row.expect_violation or isnan(row.reach):
+        return "-"
+    if row.exact is not None:
+        return "any"
+    cell = "none" if isinf(row.reach) else f"x{row.reach:.3g}"
+    return cell + (" LOW" if row.low_power else "")
+
+
 def format_table(rows) -> str:
-    """Mechanism, claim, exact epsilon, empirical lower bound, verdict (one line per row)."""
-    head = ("mechanism", "claim", "exact eps", "empirical lb", "verdict", "seconds")
+    """Mechanism, claim, exact epsilon, empirical lower bound, reach, verdict (one line per row).
+
+    Rows whose tests have too little power to catch a fault of
+    :data:`fastldp.audit.registry.LOW_POWER` times the claim are listed
+    under the table with the size of fault they can detect.
+    """
+    from .registry import low_power_note
+
+    head = ("mechanism", "claim", "exact eps", "empirical lb", "detects", "verdict", "seconds")
     lines = []
     for r in rows:
         claim = (f"rho={r.claimed:.4f}" if r.kind == "zcdp" else f"eps={r.claimed:g}")
-        if r.kind == "shuffle" and r.empirical is not None:
+        if r.kind in ("shuffle", "fit") and r.empirical is not None:
             claim += f",delta={r.empirical.delta:.1e}"
         exact = _num(r.exact.epsilon_audited) if r.exact else "-"
         lb = _num(r.empirical.lower_bound) if r.empirical else "-"
@@ -29,10 +51,18 @@ def format_table(rows) -> str:
             verdict = "caught" if not r.holds else "MISSED"
         else:
             verdict = "pass" if r.holds else "VIOLATION"
-        lines.append((r.name, claim, exact, lb, verdict, f"{r.seconds:.2f}"))
+        lines.append((r.name, claim, exact, lb, format_reach(r), verdict, f"{r.seconds:.2f}"))
     widths = [max(len(h), *(len(line[j]) for line in lines)) if lines else len(h)
               for j, h in enumerate(head)]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
     out = [fmt.format(*head), fmt.format(*("-" * w for w in widths))]
     out += [fmt.format(*line) for line in lines]
+    weak = [r for r in rows if r.low_power]
+    if weak:
+        out += ["", "low power:"] + [f"  {r.name}: {low_power_note(r.reach)}" for r in weak]
+    failed = [(r, c) for r in rows for c in r.checks if not c.passed]
+    if failed:
+        out += ["", "failed checks of the view:"]
+        out += [f"  {r.name}: {c.name}" + (f" (p = {c.p_value:.2g})" if c.statistical else "")
+                + (f"; {c.detail}" if c.detail else "") for r, c in failed]
     return "\n".join(out)

@@ -1,0 +1,309 @@
+"""Audits of the regression baselines' local randomizers and of a whole U2R fit.
+
+The regression family (:mod:`fastldp.regression`, paper 002) releases to an
+untrusted server through three local randomizers besides the shuffle
+protocols (:mod:`fastldp.audit.shuffle`), and its estimators claim a
+``privacy_`` for the whole fit. The channels here:
+
+* ``ldp-iht-laplace`` (empirical): LDP-IHT's per-record report, a gradient
+  clipped to the box ``[-c, c]^d`` plus i.i.d. Laplace noise of scale
+  :func:`~fastldp.regression.baselines.ldp_iht_laplace_scale` ``(c, d,
+  eps)``, drawn by :func:`~fastldp.regression.baselines.laplace_vector`.
+  The two records are the box's opposite corners ``+c 1`` and ``-c 1``
+  (the l1 diameter of the box, the worst case). The statistic is the
+  privacy loss itself, ``sum_j clip(y_j, -c, c)`` (up to the factor
+  ``2 / scale``), whose upper tail has likelihood ratio ``e^eps`` exactly:
+  the most powerful threshold test.
+* ``2slr-krr`` (exact): 2-SLR's stage-1 report, k-ary randomized response
+  over ``[d]`` (:func:`~fastldp.regression.baselines.kary_randomized_response`),
+  whose law :func:`fastldp.audit.laws.kary_rr_law` is written from the
+  formula; the sampler check runs the function on the exact witness.
+* ``2slr-laplace`` (empirical): 2-SLR's stage-2 report, a user's solution
+  clipped to ``[-R, R]^k`` plus Laplace noise of scale
+  :func:`~fastldp.regression.baselines.two_slr_laplace_scale` ``(R, k,
+  eps)``; the same corners and statistic as LDP-IHT.
+* ``u2r-fit`` (fit, end to end): a whole :class:`~fastldp.regression.U2R`
+  fit on a tiny instance (:data:`U2R_USERS` users of :data:`U2R_ROWS` rows,
+  ``d = U2R_D``, ``k = 2``). The two data sets differ in user 0 only: its
+  response is ``C x_0`` in ``D`` and ``C x_1`` in ``D'`` (its local Lasso
+  picks coordinate 0 or 1, its local least squares points along it, far
+  outside every clipping radius). The other users' data are the same
+  seeded draw in both. The statistics are those of the released model:
+  ``coef_[0] - coef_[1]`` and ``[0 in S] - [1 in S]`` (``S`` the recovered
+  support). The claim is the fitted ``privacy_`` ``(epsilon, delta)``. Each
+  draw is one :meth:`U2R.fit_precomputed` (bit for bit :meth:`U2R.fit`;
+  the local Lassos, which do not depend on the randomness, are computed
+  once per data set).
+
+What they prove and do not prove
+--------------------------------
+The Laplace channels' tests refute an ``eps`` claim when the release is
+noisier-looking than it should be on the hardest pair (e.g. a scale
+computed for a smaller box); they do not check the clipping of records
+other than the corners, nor the batch sums that the fits draw directly
+(a difference of Gamma variables, the same law). The k-ary law is exact.
+The U2R audit is end to end but weak: one user moves one of three groups,
+and each group's noise keeps its effect at about ``0.2`` standard
+deviations, so its lower bound stays far below the claim and it refutes
+only a fit whose noise is calibrated at several times the claimed budget
+(:data:`U2R_CONTROL_FACTOR`); the row says so ("low power").
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+
+from .shuffle import ViewSample
+
+__all__ = [
+    "LaplaceRelease", "KaryRR", "U2RFit", "laplace_corner_draw", "kary_sample",
+    "ldp_iht_laplace", "two_slr_krr", "two_slr_laplace", "u2r_fit", "u2r_fit_claim",
+    "u2r_fit_views", "regression_channels", "CONTROLS",
+    "IHT_D", "SLR_D", "SLR_K", "SLR_RADIUS", "U2R_USERS", "U2R_ROWS", "U2R_D",
+    "U2R_CONTROL_FACTOR", "U2R_DRAWS",
+]
+
+#: coordinates of the audited LDP-IHT gradient
+IHT_D = 2
+#: domain of the audited k-ary randomized response
+SLR_D = 5
+#: support size and clipping radius of the audited 2-SLR stage-2 report
+SLR_K, SLR_RADIUS = 2, 1.0
+#: the tiny U2R instance: users, rows per user, dimension
+U2R_USERS, U2R_ROWS, U2R_D = 36, 8, 2
+#: user 0's response is this multiple of one of its covariates
+U2R_SIGNAL = 1000.0
+#: the other users' responses are this noise only
+U2R_OTHERS_NOISE = 0.01
+#: the U2R control calibrates its noise at this multiple of the claimed eps
+U2R_CONTROL_FACTOR = 32.0
+#: (test, pilot) fits per side of the U2R audit
+U2R_DRAWS = (2_000, 500)
+_SEED = 20240617
+
+
+def _baselines():
+    from ..regression import baselines
+
+    return baselines
+
+
+# ---------------------------------------------------------------- Laplace releases
+class LaplaceRelease:
+    """One party's local Laplace report: a vector clipped to ``[-bound, bound]^dim`` plus noise.
+
+    The scale is the regression module's function named ``scale_function``
+    (:func:`~fastldp.regression.baselines.ldp_iht_laplace_scale` or
+    :func:`~fastldp.regression.baselines.two_slr_laplace_scale`), looked up
+    at call time, and the noise is drawn by
+    :func:`~fastldp.regression.baselines.laplace_vector`.
+    """
+
+    def __init__(self, *, bound: float, dim: int, epsilon: float, scale_function: str):
+        self.bound = float(bound)
+        self.dim = int(dim)
+        self.epsilon = float(epsilon)
+        self.scale_function = scale_function
+
+    @property
+    def scale(self) -> float:
+        return float(getattr(_baselines(), self.scale_function)(self.bound, self.dim,
+                                                                 self.epsilon))
+
+    def privatize(self, values, rng) -> np.ndarray:
+        v = np.clip(np.asarray(values, dtype=np.float64), -self.bound, self.bound)
+        return _baselines().laplace_vector(v, self.scale, rng)
+
+
+def laplace_corner_draw(mech, eps, side, size, gen) -> np.ndarray:
+    """The privacy-loss statistic ``sum_j clip(y_j, -c, c)`` of reports of ``+c 1`` (side 0) or ``-c 1``."""
+    corner = mech.bound if side == 0 else -mech.bound
+    y = mech.privatize(np.full((size, mech.dim), corner), gen)
+    return np.clip(y, -mech.bound, mech.bound).sum(axis=1)
+
+
+def ldp_iht_laplace(eps):
+    """LDP-IHT's report at its default ``grad_clip``, ``d = IHT_D``."""
+    from ..regression import LDPIHT
+
+    clip = LDPIHT(epsilon=eps, k=1).grad_clip
+    return LaplaceRelease(bound=clip, dim=IHT_D, epsilon=eps,
+                          scale_function="ldp_iht_laplace_scale")
+
+
+def two_slr_laplace(eps):
+    """2-SLR's stage-2 report, ``k = SLR_K``, ``R = SLR_RADIUS``."""
+    return LaplaceRelease(bound=SLR_RADIUS, dim=SLR_K, epsilon=eps,
+                          scale_function="two_slr_laplace_scale")
+
+
+def _half_scale(build):
+    def control(eps):
+        mech = build(eps)
+
+        class HalfScale(LaplaceRelease):
+            """The scale function's value halved (e.g. the box's l1 diameter counted once)."""
+
+            @property
+            def scale(self) -> float:
+                return LaplaceRelease.scale.fget(self) / 2
+
+        return HalfScale(**vars(mech))
+    return control
+
+
+def _laplace_describe(mech) -> str:
+    return (f"{mech.scale_function}({mech.bound:g}, {mech.dim}, eps) = {mech.scale:.6g}; "
+            f"corners +-{mech.bound:g} 1")
+
+
+# ---------------------------------------------------------------- k-ary randomized response
+class KaryRR:
+    """2-SLR's stage-1 randomizer over ``[d]``: :func:`~fastldp.regression.baselines.kary_randomized_response`."""
+
+    def __init__(self, *, d: int, epsilon: float):
+        self.d = int(d)
+        self.epsilon = float(epsilon)
+
+    def privatize(self, indices, rng) -> np.ndarray:
+        return _baselines().kary_randomized_response(indices, self.d, self.epsilon, rng)
+
+
+def two_slr_krr(eps):
+    return KaryRR(d=SLR_D, epsilon=eps)
+
+
+def _krr_law(mech, eps, ids):
+    from .laws import kary_rr_law
+
+    return kary_rr_law(mech.d, mech.epsilon)
+
+
+def kary_sample(mech, eps, xs, ids, gen):
+    return mech.privatize(np.asarray(xs, dtype=np.int64), gen)
+
+
+def _krr_at_double_eps(eps):
+    class DoubleKeep(KaryRR):
+        """Keeps its input with the probability of 2 eps; ``epsilon`` (and so the law) stays honest."""
+
+        def privatize(self, indices, rng):
+            return _baselines().kary_randomized_response(indices, self.d, 2 * self.epsilon, rng)
+
+    return DoubleKeep(d=SLR_D, epsilon=eps)
+
+
+# ---------------------------------------------------------------- a whole U2R fit
+class U2RFit:
+    """A U2R estimator and the audited pair of data sets (module docstring)."""
+
+    def __init__(self, estimator):
+        self.estimator = estimator
+        self._pre = {}
+
+    @staticmethod
+    def data(side: int):
+        """``(X, y, users)`` of ``D`` (side 0) or ``D'``; only user 0's responses differ."""
+        gen = np.random.default_rng(_SEED)
+        n, m, d = U2R_USERS, U2R_ROWS, U2R_D
+        X = gen.standard_normal((n * m, d))
+        # the others carry no signal, so the fitted model moves only with the noise and user 0
+        y = U2R_OTHERS_NOISE * gen.standard_normal(n * m)
+        y[:m] = U2R_SIGNAL * X[:m, side]          # user 0 points at coordinate 0 or 1
+        return X, y, np.repeat(np.arange(n), m)
+
+    def precomputed(self, side: int):
+        if side not in self._pre:
+            X, y, users = self.data(side)
+            self._pre[side] = self.estimator.precompute(X, y, users=users)
+        return self._pre[side]
+
+
+def u2r_fit(eps):
+    from ..regression import U2R
+
+    return U2RFit(U2R(epsilon=eps, delta=1e-5, k=2, rows_per_user=U2R_ROWS))
+
+
+def u2r_fit_claim(mech) -> tuple:
+    """The ``privacy_`` of a fit on ``D``: ``(epsilon, delta)``."""
+    est = mech.estimator.fit_precomputed(mech.precomputed(0), rng=0)
+    return float(est.privacy_.epsilon), float(est.privacy_.delta)
+
+
+def u2r_fit_views(mech, eps, side, size, gen) -> ViewSample:
+    """``size`` fits on ``D`` (side 0) or ``D'``: statistics of ``coef_`` and of the support."""
+    pre = mech.precomputed(side)
+    est = mech.estimator
+    coef = np.empty(size)
+    support = np.empty(size)
+    for t in range(size):
+        est.fit_precomputed(pre, rng=gen)
+        coef[t] = est.coef_[0] - est.coef_[1]
+        s = set(np.asarray(est.support_recovered_).tolist())
+        support[t] = float(0 in s) - float(1 in s)
+    return ViewSample({"coef_[0] - coef_[1]": coef, "[0 in S] - [1 in S]": support}, {}, size)
+
+
+def _overclaiming_u2r(eps):
+    """U2R whose noise is calibrated at ``U2R_CONTROL_FACTOR * eps`` while ``privacy_`` states eps."""
+    from ..regression import U2R
+
+    class Overclaiming(U2R):
+        def fit_precomputed(self, pre, *, rng=None):
+            claimed = self.epsilon
+            self.epsilon = U2R_CONTROL_FACTOR * claimed
+            try:
+                super().fit_precomputed(pre, rng=rng)
+            finally:
+                self.epsilon = claimed
+            self.privacy_ = replace(self.privacy_, epsilon=claimed)
+            return self
+
+    return U2RFit(Overclaiming(epsilon=eps, delta=1e-5, k=2, rows_per_user=U2R_ROWS))
+
+
+def _u2r_describe(mech) -> str:
+    est = mech.estimator.fit_precomputed(mech.precomputed(0), rng=0)
+    return (f"{U2R_USERS} users x {U2R_ROWS} rows, d={U2R_D}, k=2; groups {est.groups_}; "
+            f"user 0: y = {U2R_SIGNAL:g} x_0 vs {U2R_SIGNAL:g} x_1")
+
+
+# ---------------------------------------------------------------- registry entries
+def regression_channels(epsilon: float) -> list:
+    """The regression family's channels (see the module docstring)."""
+    from .registry import Channel
+
+    return [
+        Channel("ldp-iht-laplace", f"LDP-IHT record report: gradient in [-c, c]^{IHT_D} + "
+                "Laplace, corners +c 1 vs -c 1", epsilon, ldp_iht_laplace, kind="empirical",
+                draw=laplace_corner_draw, describe=_laplace_describe),
+        Channel("2slr-krr", f"2-SLR stage 1: k-ary randomized response over [d], d = {SLR_D}",
+                epsilon, two_slr_krr, law=_krr_law, sample=kary_sample),
+        Channel("2slr-laplace", f"2-SLR stage 2: solution in [-R, R]^{SLR_K} + Laplace, "
+                f"R = {SLR_RADIUS:g}, corners +R 1 vs -R 1", epsilon, two_slr_laplace,
+                kind="empirical", draw=laplace_corner_draw, describe=_laplace_describe),
+        Channel("u2r-fit", f"a whole U2R fit, {U2R_USERS} users x {U2R_ROWS} rows, d = {U2R_D}, "
+                "one user changed; claim: the fitted privacy_", epsilon, u2r_fit, kind="fit",
+                draw=u2r_fit_views, claim=u2r_fit_claim, draws=U2R_DRAWS,
+                statistics=("coef_[0] - coef_[1]", "[0 in S] - [1 in S]"),
+                known_reach=U2R_CONTROL_FACTOR, describe=_u2r_describe),
+    ]
+
+
+#: ``(channel, build, (name suffix, description))`` of each control
+CONTROLS = [
+    ("ldp-iht-laplace", _half_scale(ldp_iht_laplace),
+     ("half-scale", "LDP-IHT's report with half the Laplace scale")),
+    ("2slr-krr", _krr_at_double_eps,
+     ("sampler", "k-ary randomized response keeping its input with the probability of 2 eps "
+                 "(law honest)")),
+    ("2slr-laplace", _half_scale(two_slr_laplace),
+     ("half-scale", "2-SLR's stage-2 report with half the Laplace scale")),
+    ("u2r-fit", _overclaiming_u2r,
+     (f"noise@{U2R_CONTROL_FACTOR:g}eps", f"U2R with its noise calibrated at "
+      f"{U2R_CONTROL_FACTOR:g} eps, privacy_ stating eps")),
+]
