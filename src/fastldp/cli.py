@@ -115,11 +115,15 @@ def _data_export(args) -> int:
 
 
 def _audit(args) -> int:
-    from .audit import audit_all, channels, format_table
+    from .audit import audit_all, channels, format_table, negative_controls
 
     if args.list:
-        for name, ch in channels(args.eps).items():
-            print(f"{name:<16} {ch.kind:<9} {ch.description}")
+        listed = channels(args.eps)
+        if args.controls:
+            listed = {**listed, **negative_controls(args.eps)}
+        width = max(len(name) for name in listed)
+        for name, ch in listed.items():
+            print(f"{name:<{width}} {ch.kind:<9} {ch.description}")
         return 0
     t0 = time.perf_counter()
     rows = audit_all(args.mechanisms, epsilon=args.eps, controls=args.controls, n=args.n,
@@ -128,11 +132,18 @@ def _audit(args) -> int:
     bad = [r for r in rows if not r.as_expected]
     fewer = sorted({f"{r.empirical.counts[1]} for {r.name.split(':')[-1].split('@')[0]}"
                     for r in rows if r.empirical is not None and r.empirical.counts[1] != args.n})
+    weak = [r.name for r in rows if r.low_power]
     print(f"\n{len(rows)} audits in {time.perf_counter() - t0:.1f} s. exact eps: largest "
           "likelihood ratio, in rational arithmetic; empirical lb: 1 - 1e-6 Clopper-Pearson "
           f"lower bound from {args.n} draws per input"
           + (f" (whole protocol runs: {', '.join(fewer)})" if fewer else "")
-          + "; shuffle rows: ln((p_lo - delta) / q_hi) on the analyzer's view.")
+          + "; shuffle and fit rows: ln((p_lo - delta) / q_hi) on the analyzer's view or the "
+          "fitted model, the largest over their statistics, plus exact and conformance checks "
+          "of the view (Bonferroni over each row's tests). detects: the smallest fault the row "
+          "catches, as k for a channel built at k eps that claims eps ('any': the exact law).")
+    if weak:
+        print(f"low power ({len(weak)} rows, a pass says little about faults below their "
+              f"'detects'): {', '.join(weak)}")
     if bad:
         what = ", ".join(r.name + (" (control not caught)" if r.expect_violation else "")
                          for r in bad)
@@ -146,13 +157,18 @@ def _add_audit_command(sub) -> None:
         "audit", help="exact and empirical privacy audits of every local randomizer",
         description="Audit the claimed epsilon of each channel: exactly (largest likelihood "
                     "ratio, rational arithmetic) where the output space is finite, by "
-                    "distinguishing tests (Clopper-Pearson lower bounds) otherwise. Exits 1 "
+                    "distinguishing tests (Clopper-Pearson lower bounds) otherwise; the "
+                    "shuffle protocols on the analyzer's view (lower bounds, an exact check "
+                    "and conformance tests of the accounting's assumptions). Each row says "
+                    "the smallest fault it detects and warns when that is large. Exits 1 "
                     "on any violation.")
     au.add_argument("mechanisms", nargs="*", metavar="MECHANISM",
-                    help="channels to audit (default: all; see --list)")
+                    help="channels to audit (default: all; see --list); a negative control's "
+                         "name audits that fault as if it were honest (exit 1 when caught)")
     au.add_argument("--eps", type=float, default=1.0, help="claimed budget (default 1.0)")
     au.add_argument("--controls", action="store_true",
-                    help="also run the negative controls, which must be flagged")
+                    help="also run the negative controls of the channels audited, which must "
+                         "be flagged (exit 1 only if one is not); with --list, list them")
     au.add_argument("--n", type=_workers, default=100_000,
                     help="draws per input of each distinguishing test (default 100000)")
     au.add_argument("--seed", type=int, default=0, help="seed of the audit (default 0)")
