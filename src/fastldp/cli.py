@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 
@@ -258,31 +259,39 @@ def _progress_callback(total_hint: int, desc: str, enabled: bool):
 
 
 def _decode(args) -> int:
-    from . import mechanisms
-    from .reports import ReportFile, decode_files, expand_sources, open_reports, save_result
+    import warnings
 
-    files = expand_sources(args.reports)
+    from . import mechanisms
+    from .reports import (ReportFile, SanitizationWarning, decode_files, expand_sources,
+                          open_reports, sanitization_warning, save_result)
+
+    files = expand_sources(args.reports)  # a file named twice is refused by its arguments
     spec = (mechanisms.read_spec(args.mechanism) if args.mechanism
             else ReportFile(files[0]).spec)
     mech = mechanisms.from_spec(spec)
     if args.threads is not None:
         mech.n_threads = max(1, args.threads)
-    # refuse a mismatch before the progress bar and any work
-    total = sum(r.num_rows for r in open_reports(mech, files))
+    # refuse a mismatch, a copy or a report column of the wrong type before the progress
+    # bar and any work
+    total = sum(r.num_rows for r in open_reports(mech, args.reports))
     t0 = time.perf_counter()
-    if args.scheduler:
-        from . import distributed
-        try:
-            from dask.distributed import Client
-        except ImportError:
-            raise ImportError("--scheduler needs dask and distributed: "
-                              "pip install 'fastldp[distributed]'") from None
-        with Client(args.scheduler) as client:
-            result = distributed.estimate(mech, files, client=client)
-    else:
-        bar, update = _progress_callback(total, "decode", not args.quiet)
-        with bar:
-            result = decode_files(mech, files, checkpoint=args.checkpoint, progress=update)
+    with warnings.catch_warnings():
+        # a mostly sanitized decode is said below in one line and by the exit status
+        warnings.simplefilter("ignore", SanitizationWarning)
+        if args.scheduler:
+            from . import distributed
+            try:
+                from dask.distributed import Client
+            except ImportError:
+                raise ImportError("--scheduler needs dask and distributed: "
+                                  "pip install 'fastldp[distributed]'") from None
+            with Client(args.scheduler) as client:
+                result = distributed.estimate(mech, args.reports, client=client)
+        else:
+            bar, update = _progress_callback(total, "decode", not args.quiet)
+            with bar:
+                result = decode_files(mech, args.reports, checkpoint=args.checkpoint,
+                                      progress=update)
     seconds = time.perf_counter() - t0
     print(f"fastldp decode: {len(files)} file(s), {total:,} reports of "
           f"{spec['mechanism']} in {seconds:.2f} s ({total / max(seconds, 1e-9):,.0f} reports/s"
@@ -302,17 +311,37 @@ def _decode(args) -> int:
     if args.out:
         save_result(result, args.out)
         print(f"  result written to {args.out}")
+    message = sanitization_warning(result)
+    if message is not None:
+        print(f"fastldp: warning: {message}", file=sys.stderr)
+        return 1
     return 0
+
+
+def _simulation_budgets(values):
+    """``--epsilon`` of simulate: one finite budget > 0, or ``low high`` with low < high."""
+    if values is None:
+        return 0.5, 2.0
+    expected = "one finite budget > 0, or two (low high) with low < high"
+    shown = " ".join(str(v) for v in values)
+    if len(values) not in (1, 2):
+        raise ValueError(f"The '--epsilon' option of fastldp simulate must be {expected}. "
+                         f"Got {len(values)} values ({shown}) instead.")
+    for v in values:
+        if not (math.isfinite(v) and v > 0):  # NaN fails
+            raise ValueError(f"The '--epsilon' option of fastldp simulate must be {expected}. "
+                             f"Got {v} instead (budgets are finite and > 0).")
+    if len(values) == 2 and not values[0] < values[1]:
+        raise ValueError(f"The '--epsilon' option of fastldp simulate must be {expected}. "
+                         f"Got low {values[0]} >= high {values[1]} instead.")
+    return values[0] if len(values) == 1 else tuple(values)
 
 
 def _simulate(args) -> int:
     from . import mechanisms
 
     mech = mechanisms.from_spec(mechanisms.read_spec(args.mechanism))
-    if args.epsilon is not None and len(args.epsilon) not in (1, 2):
-        raise ValueError("--epsilon takes one budget or two (low high)")
-    eps = (0.5, 2.0) if args.epsilon is None else (
-        args.epsilon[0] if len(args.epsilon) == 1 else tuple(args.epsilon))
+    eps = _simulation_budgets(args.epsilon)
     bar, update = _progress_callback(args.n, "simulate", not args.quiet)
     t0 = time.perf_counter()
     with bar:
@@ -340,7 +369,13 @@ def _add_scale_commands(sub) -> None:
         "decode", help="decode report files (streaming, or on a Dask cluster)",
         description="Decode Parquet report files in bounded memory, a row group at a time, "
                     "or on a Dask cluster with --scheduler. The result is bit-identical to "
-                    "the in-memory estimate.")
+                    "the in-memory estimate: at the mechanism's fixed epsilon, which every "
+                    "row's epsilon must equal (a file with another budget is refused), or "
+                    "at the files' personal budgets for a mechanism built with "
+                    "epsilon=None. A file named twice (the same path, link or file id) is "
+                    "refused. Exit status: 0 on success; 1 when most reports (more than "
+                    "half) were malformed and sanitized, the estimate being printed and "
+                    "written all the same; 2 on an error.")
     dec.add_argument("reports", nargs="+", metavar="REPORTS",
                      help="report files, folders or globs")
     dec.add_argument("--mechanism", metavar="SPEC",
@@ -377,6 +412,8 @@ def _add_scale_commands(sub) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="fastldp", description=__doc__)
+    parser.add_argument("--debug", action="store_true",
+                        help="on an error, show its traceback instead of one line")
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="privatize a synthetic population with JPRS and score the estimate")
     demo.add_argument("--n", type=int, default=128_000, help="identities (default 128000)")
@@ -397,17 +434,37 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _expected_errors() -> tuple:
+    """The failures ``main`` reports in one line: bad input, unreadable files, pyarrow's errors."""
+    errors = (ValueError, TypeError, OSError, OverflowError, ImportError)
+    arrow = sys.modules.get("pyarrow")
+    if arrow is not None:  # imported by the command that read Parquet, never here
+        errors += (arrow.lib.ArrowException,)
+    return errors
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text or type(exc).__name__
+
+
 def main(argv=None) -> int:
+    """Run the command line; 2 and one ``fastldp: error:`` line on an expected failure.
+
+    ``fastldp --debug ...`` shows the traceback instead.
+    """
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (ValueError, TypeError, FileNotFoundError, ImportError) as exc:
-        print(f"fastldp: error: {exc}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
         print("\nfastldp: interrupted; finished rows are kept and a rerun resumes.",
               file=sys.stderr)
         return 130
+    except Exception as exc:
+        if args.debug or not isinstance(exc, _expected_errors()):
+            raise
+        print(f"fastldp: error: {_one_line(exc)}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover
