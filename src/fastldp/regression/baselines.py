@@ -212,7 +212,7 @@ class Lasso(RegressionEstimator):
         # on (X / c, y / c) with penalty alpha / c^2 has the same solution (the objective is
         # scaled by c^2), so huge data is solved at unit scale; c is a power of two, so the
         # scaling is exact, and data of ordinary size is not scaled at all.
-        big = max(float(np.abs(X).max()), float(np.abs(y).max()))
+        big = max(float(X.max()), -float(X.min()), float(y.max()), -float(y.min()))  # no copy
         c = 1.0
         if big > _LASSO_SCALE_LIMIT:
             c = math.ldexp(1.0, math.frexp(big)[1])

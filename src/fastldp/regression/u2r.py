@@ -1,9 +1,12 @@
 """U2R: the two-round user-level shuffled protocol of paper 002 (section 5, Appendix B.2-B.3).
 
-Each user holds ``m`` samples. The users are split, by a public random
+Each user holds ``m`` samples; ``m = rows_per_user`` is a public parameter
+(a user with more rows contributes its first ``m``), never read from the
+data. The users are split, by a public random
 permutation, into three disjoint groups; each group runs at the full budget
 ``(eps, delta)`` and the whole protocol is ``(eps, delta)``-DP at the user
-level by parallel composition (Appendix B, E.2).
+level by parallel composition (Appendix B, E.2). Neighbouring datasets
+replace one user's whole local dataset; the number of users ``n`` is public.
 
 Stage 1, support recovery (group 1, ``n1`` users)
     Every user fits a local Lasso on its ``m`` rows (penalty
