@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-pytest.importorskip("pyarrow")
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
 dd = pytest.importorskip("dask.dataframe")
 distributed_mod = pytest.importorskip("distributed")
 pd = pytest.importorskip("pandas")
@@ -28,8 +29,7 @@ def _reports(n=6000, seed=0):
     eps = rng.uniform(0.1, 4.0, n)
     ids = rng.choice(2**40, n, replace=False).astype(np.uint64)
     bits = mech.privatize(mechanisms._relations_chunk(mech, n, rng), eps, identities=ids, rng=1)
-    bits = bits.astype(np.float64)
-    bits[[5, 300, n - 1]] = [np.nan, 0.0, 2.0]  # sanitized the same everywhere
+    bits[[300, n - 1]] = [0, 2]  # sanitized the same everywhere
     return mech, bits, eps, ids
 
 
@@ -55,9 +55,15 @@ def test_files_on_two_workers_equal_memory_and_local_stream(client, tmp_path):
 
 def test_dask_dataframe_source(client):
     mech, bits, eps, ids = _reports(3000, seed=2)
-    frame = pd.DataFrame({"identity": ids, "epsilon": eps, "report": bits})
+    # a nullable integer column with a missing report (read as NaN)
+    column = pd.array(bits, dtype="Int8")
+    column[5] = pd.NA
+    frame = pd.DataFrame({"identity": ids, "epsilon": eps, "report": column})
     ddf = dd.from_pandas(frame, npartitions=7)
-    _same(distributed.estimate(mech, ddf, client=client), mech.estimate(bits, eps, identities=ids))
+    in_memory = bits.astype(np.float64)
+    in_memory[5] = np.nan
+    _same(distributed.estimate(mech, ddf, client=client),
+          mech.estimate(in_memory, eps, identities=ids))
 
 
 def test_dask_refuses_mismatch_before_work(client, tmp_path):
@@ -97,3 +103,37 @@ def test_cli_decode_on_the_scheduler(client, tmp_path, capsys):
     mech = mechanisms.from_spec("jprs-4096")
     local = decode_files(mech, out)
     np.testing.assert_array_equal(np.load(tmp_path / "r.npz")["sketch"], local.sketch)
+
+
+def test_dask_refuses_what_the_local_decode_refuses(client, tmp_path):
+    oracle = fastldp.oracles.OLH(domain_size=30, epsilon=1.5, codebook_seed=3)
+    rep = oracle.privatize(np.random.default_rng(5).integers(0, 30, 1200), rng=6)
+    path = write_reports(tmp_path / "olh.parquet", oracle, rep, row_group_size=300)
+    # a fixed budget: bit-identical to estimate(reports)
+    got, want = distributed.estimate(oracle, path, client=client), oracle.estimate(rep)
+    assert got.counts.tobytes() == want.counts.tobytes()
+    assert got.variances.tobytes() == want.variances.tobytes()
+    # another budget in the file is refused, naming the file and the row group
+    table = pq.read_table(path)
+    eps = np.full(1200, 1.5)
+    eps[700] = 0.5
+    pq.write_table(table.set_column(1, "epsilon", pa.array(eps)), tmp_path / "eps.parquet",
+                   row_group_size=300)
+    with pytest.raises(ValueError, match="row group 2.*0.5.*epsilon=1.5"):
+        distributed.estimate(oracle, tmp_path / "eps.parquet", client=client)
+    with pytest.raises(ValueError, match="given twice"):
+        distributed.estimate(oracle, [path, str(tmp_path / "*.parquet")], client=client)
+    # a float report column for an integer mechanism, before any work
+    mech, bits, eps, ids = _reports(600)
+    floats = dd.from_pandas(pd.DataFrame({"identity": ids, "epsilon": eps,
+                                          "report": bits.astype(np.float64)}), npartitions=2)
+    with pytest.raises(ValueError, match="dtype float64.*integers"):
+        distributed.partials(mech, floats)
+    from fastldp.reports import SanitizationWarning
+
+    junk = rep.copy()
+    junk[:700] = 10**6
+    (tmp_path / "junk").mkdir()
+    write_reports(tmp_path / "junk" / "j.parquet", oracle, junk)
+    with pytest.warns(SanitizationWarning, match="700 of 1,200"):
+        distributed.estimate(oracle, tmp_path / "junk", client=client)
