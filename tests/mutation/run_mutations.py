@@ -128,6 +128,19 @@ MUTATIONS = (
              'm = p["m"]  # rows_per_user: anything read from data.counts here would leak',
              "m = int(np.median(data.counts))",
              ("tests/test_regression_neighbours.py",)),
+    Mutation("shuffle-identity", "src/fastldp/regression/shuffle.py",
+             "return gen.permuted(arr, axis=-1)",
+             "return arr.copy()",
+             ("tests/test_audit_shuffle.py",)),
+    Mutation("shares-unmasked", "src/fastldp/regression/shuffle.py",
+             'shares[..., :-1] = gen.integers(0, p["modulus"], size=(n, dim, m - 1), '
+             'dtype=np.uint64)',
+             "shares[..., :-1] = 0",
+             ("tests/test_audit_shuffle.py",)),
+    Mutation("skellam-variance-quarter", "src/fastldp/regression/shuffle.py",
+             "mu = skellam_variance(self.epsilon, delta_noise, l2, l1)",
+             "mu = skellam_variance(self.epsilon, delta_noise, l2, l1) / 4",
+             ("tests/test_audit_shuffle.py",)),
 )
 
 
