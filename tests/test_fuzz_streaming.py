@@ -5,9 +5,14 @@ The contract is the one of ``tests/test_fuzz_api.py``: a clear ``ValueError``
 A chunk's partial must merge with the others into the one-shot estimate.
 """
 
+import functools
+import json
+import os
+import tempfile
+
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from conftest import fuzz
@@ -87,3 +92,65 @@ def test_specs_are_refused_clearly(text):
         mechanisms.from_spec(text)
     except CLEAR:
         pass
+
+
+json_values = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-2**40, 2**40), st.floats(allow_nan=False),
+              st.text(max_size=6)),
+    lambda children: st.one_of(st.lists(children, max_size=3),
+                               st.dictionaries(st.text(max_size=5), children, max_size=3)),
+    max_leaves=6)
+
+
+@functools.lru_cache(maxsize=None)
+def _checkpointed_decode():
+    """A report file of 3 row groups and the checkpoint a decode stopped after one left."""
+    pytest.importorskip("pyarrow")
+    from fastldp.reports import decode_files, write_reports
+
+    folder = tempfile.mkdtemp(prefix="fastldp-fuzz-")
+    oracle = oracles.GRR(domain_size=5, epsilon=1.0, codebook_seed=2)
+    reports = oracle.privatize(np.arange(300) % 5, rng=0)
+    path = os.path.join(folder, "r.parquet")
+    write_reports(path, oracle, reports, row_group_size=100)
+    ck = os.path.join(folder, "ck.json")
+
+    def stop(done, total):
+        if done >= 100:
+            raise KeyboardInterrupt
+
+    try:
+        decode_files(oracle, path, checkpoint=ck, progress=stop)
+    except KeyboardInterrupt:
+        pass
+    with open(ck) as fh:
+        return oracle, reports, path, json.load(fh)
+
+
+@fuzz(40)
+@given(key=st.sampled_from(["format", "version", "files", "position", "partial", "extra"]),
+       value=json_values, inner=st.booleans())
+def test_a_hostile_checkpoint_is_refused_clearly(key, value, inner):
+    # any field of a real checkpoint replaced (or, inside files and position, one entry):
+    # a clear ValueError, or the untouched decode; never IndexError, KeyError or TypeError
+    from fastldp.reports import decode_files
+
+    oracle, reports, path, state = _checkpointed_decode()
+    state = json.loads(json.dumps(state))
+    # another real position is a legitimate checkpoint (of another decode state)
+    assume(not (key == "position" and (value in (0, 2) if inner else value in ([0, 0], [0, 2],
+                                                                             [1, 0]))))
+    if inner and key == "files":
+        state["files"][0][str(value)[:8] if isinstance(value, str) else "bytes"] = value
+    elif inner and key == "position":
+        state["position"][1] = value
+    else:
+        state[key] = value
+    ck = os.path.join(os.path.dirname(path), "hostile.json")
+    with open(ck, "w") as fh:
+        json.dump(state, fh)
+    try:
+        got = decode_files(oracle, path, checkpoint=ck)
+    except ValueError:
+        return
+    assert got.counts.tobytes() == oracle.estimate(reports).counts.tobytes()
