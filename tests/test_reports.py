@@ -467,3 +467,16 @@ def test_a_mostly_sanitized_decode_warns(tmp_path, capsys):
     assert "largest counts" in captured.out and (tmp_path / "r.npz").exists()
     assert captured.err.startswith("fastldp: warning: 600 of 1,000 reports (60%)")
     assert captured.err.count("\n") == 1
+
+
+def test_every_streaming_mechanism_has_a_report_column_type():
+    # the decoder's table of report types covers every mechanism by name and agrees
+    # with what privatize returns
+    from fastldp.reports import _report_kind
+
+    for name, cls in mechanisms.STREAMING.items():
+        assert _report_kind(cls.__new__(cls)) in ("integer", "float"), name
+    for name in FIXED:
+        mech, rep = _fixed_budget_case(name, n=50)
+        assert (rep.dtype.kind in "iu") == (_report_kind(mech) == "integer"), name
+    assert _report_kind(_jprs()) == "integer"

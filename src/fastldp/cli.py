@@ -371,8 +371,9 @@ def _add_scale_commands(sub) -> None:
                     "or on a Dask cluster with --scheduler. The result is bit-identical to "
                     "the in-memory estimate: at the mechanism's fixed epsilon, which every "
                     "row's epsilon must equal (a file with another budget is refused), or "
-                    "at the files' personal budgets for a mechanism built with "
-                    "epsilon=None. A file named twice (the same path, link or file id) is "
+                    "at the files' personal budgets for a mechanism without a fixed one "
+                    "(JPRS, P-RS, an oracle built with epsilon=None). A file named twice "
+                    "(the same path, link or file id) is "
                     "refused. Exit status: 0 on success; 1 when most reports (more than "
                     "half) were malformed and sanitized, the estimate being printed and "
                     "written all the same; 2 on an error.")
