@@ -72,7 +72,7 @@ whatever the number of reports. Every partial keeps two groups of sums:
   weights once per distinct weight, or on integer limbs of the weights, so
   that each of its sums is an exact integer (:func:`add_weighted_hits`).
 
-Both count the reports by sanitization outcome (integer counts). When no
+Every partial also counts its reports by sanitization outcome. When no
 report has another budget, ``finalize`` applies the closed form of the
 equal-budget estimator to the hit counts (``(hits - n q) / (p - q)`` and
 the like): so ``estimate(reports)``, ``estimate(reports, epsilons=epsilon)``
