@@ -10,7 +10,7 @@ from fastldp.regression import (LDPIHT, U2R, Lasso, SampleSDP, ShuffledBits, Shu
                                 TwoStageSLR, bounds, make_sparse_regression)
 from fastldp.regression.baselines import lasso_gram
 from fastldp.regression.sample_sdp import solve_soft_thresholded
-from fastldp.regression.shuffle import (flip_probability, shares_needed, shuffle,
+from fastldp.regression.shuffle import (_ALPHAS, flip_probability, shares_needed, shuffle,
                                         shuffled_bits_delta, skellam_epsilon, skellam_rdp,
                                         skellam_variance)
 
@@ -591,6 +591,24 @@ def test_small_epsilon_is_served_or_refused_by_name():
             est.fit(D.X, D.y, users=D.users, rng=0)
         # and the smallest budget it names is served
         est.set_params(epsilon=info.value.smallest * 1.01).fit(D.X, D.y, users=D.users, rng=0)
+
+
+@pytest.mark.parametrize("eps,delta", [(0.001, 5e-6), (0.0005, 1e-5), (0.001, 1e-8)])
+def test_small_epsilon_calibration_meets_delta_by_direct_hockey_stick(eps, delta):
+    """Budgets that no variance served with the Renyi orders stopping at 2048 (OverflowError):
+    the extended orders' calibration meets delta, checked against the exact divergence."""
+    old = _ALPHAS[_ALPHAS <= 2048]  # the old orders: their floor (mu -> inf) is above eps
+    assert np.min(np.log((old - 1) / old) - (math.log(delta) + np.log(old)) / (old - 1)) > eps
+    from scipy.special import ive
+
+    mu = skellam_variance(eps, delta, 1, 1)
+    z = np.arange(-int(14 * math.sqrt(mu)) - 10, int(14 * math.sqrt(mu)) + 10)
+    # Sk(mu) has pmf e^-mu I_|z|(mu) = ive(|z|, mu) (scipy's skellam.pmf is the same, 300x slower)
+    p, q = ive(np.abs(z), mu), ive(np.abs(z - 1), mu)
+    assert p.sum() == pytest.approx(1.0, abs=1e-12)
+    direct = np.clip(p - math.exp(eps) * q, 0, None).sum()
+    assert direct <= delta
+    assert direct >= 0.2 * delta  # and not a wasteful calibration
 
 
 def test_infinite_budgets_and_bounds_are_refused_by_their_owner():

@@ -122,8 +122,8 @@ __all__ = [
 # Renyi orders: a fine grid up to 2048 (where the optimum lies for the usual budgets), then a
 # geometric one up to 2^60, which a small eps needs (the optimal order grows like
 # log(1/delta) / eps; with the orders stopping at 2048, eps below about log(1/delta) / 2048
-# could not be reached by any variance). The extra orders never change the minimum where the
-# fine grid already holds it, so the calibration of the usual budgets is unchanged.
+# could not be reached by any variance). Where the minimum lies on the fine grid, as for the
+# usual budgets, the extra orders do not change it (nor the calibration).
 _ALPHAS = np.concatenate([np.arange(2, 64), np.arange(64, 257, 4), np.arange(264, 2049, 16),
                           np.unique(np.round(np.geomspace(2304, 2.0 ** 60, 160)))]).astype(
     np.float64)
