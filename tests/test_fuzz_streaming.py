@@ -5,10 +5,8 @@ The contract is the one of ``tests/test_fuzz_api.py``: a clear ``ValueError``
 A chunk's partial must merge with the others into the one-shot estimate.
 """
 
-import functools
 import json
 import os
-import tempfile
 
 import numpy as np
 import pytest
@@ -102,40 +100,40 @@ json_values = st.recursive(
     max_leaves=6)
 
 
-@functools.lru_cache(maxsize=None)
-def _checkpointed_decode():
+@pytest.fixture(scope="module")
+def checkpointed_decode(tmp_path_factory):
     """A report file of 3 row groups and the checkpoint a decode stopped after one left."""
     pytest.importorskip("pyarrow")
     from fastldp.reports import decode_files, write_reports
 
-    folder = tempfile.mkdtemp(prefix="fastldp-fuzz-")
+    folder = tmp_path_factory.mktemp("checkpoint")
     oracle = oracles.GRR(domain_size=5, epsilon=1.0, codebook_seed=2)
     reports = oracle.privatize(np.arange(300) % 5, rng=0)
-    path = os.path.join(folder, "r.parquet")
+    path = str(folder / "r.parquet")
     write_reports(path, oracle, reports, row_group_size=100)
-    ck = os.path.join(folder, "ck.json")
+    ck = folder / "ck.json"
+
+    class Stop(Exception):
+        pass
 
     def stop(done, total):
         if done >= 100:
-            raise KeyboardInterrupt
+            raise Stop
 
-    try:
+    with pytest.raises(Stop):
         decode_files(oracle, path, checkpoint=ck, progress=stop)
-    except KeyboardInterrupt:
-        pass
-    with open(ck) as fh:
-        return oracle, reports, path, json.load(fh)
+    return oracle, reports, path, json.loads(ck.read_text())
 
 
 @fuzz(40)
 @given(key=st.sampled_from(["format", "version", "files", "position", "partial", "extra"]),
        value=json_values, inner=st.booleans())
-def test_a_hostile_checkpoint_is_refused_clearly(key, value, inner):
+def test_a_hostile_checkpoint_is_refused_clearly(checkpointed_decode, key, value, inner):
     # any field of a real checkpoint replaced (or, inside files and position, one entry):
     # a clear ValueError, or the untouched decode; never IndexError, KeyError or TypeError
     from fastldp.reports import decode_files
 
-    oracle, reports, path, state = _checkpointed_decode()
+    oracle, reports, path, state = checkpointed_decode
     state = json.loads(json.dumps(state))
     # another real position is a legitimate checkpoint (of another decode state)
     assume(not (key == "position" and (value in (0, 2) if inner else value in ([0, 0], [0, 2],
