@@ -70,6 +70,8 @@ class SampleSDP(RegressionEstimator):
     ``N`` is public (it sets the summation's modulus and shares). The
     calibration reads only public parameters and ``N``; every record enters
     the release only through its clipped statistic, of l2 norm at most ``B``.
+    The default ``alpha`` and ``floor`` read the released (noisy) Gram
+    matrix, which is post-processing of the release, not calibration.
 
     Parameters
     ----------

@@ -329,11 +329,15 @@ class U2R(RegressionEstimator):
         """The users' local least squares on ``S``, the public ``default`` where it cannot be used.
 
         A user with fewer than ``s + 2`` rows (too few for the local step)
-        and a user whose solution is not finite send ``default``.
+        and a user whose solution (or its offset from ``default``, the
+        clipping centre) is not finite send ``default``.
         """
         L = pre.local_least_squares(users, S, "U2R", rows_per_user=m)
         short = data.counts[users] < S.shape[0] + 2
-        bad = nonfinite_rows(L) & ~short
+        # the default is also the clipping centre: a solution finite itself but not its offset
+        # from the centre (near the float64 limit) cannot be clipped either
+        with np.errstate(over="ignore", invalid="ignore"):
+            bad = nonfinite_rows(L - default) & ~short
         L[short | bad] = default
         sanitized["nonfinite"] += int(bad.sum())
         sanitized["short_default"] += int(short.sum())
