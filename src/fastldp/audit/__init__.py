@@ -5,12 +5,20 @@
 - :mod:`.laws` - the exact output law of each finite channel on a tiny domain;
 - :mod:`.vector_laws` - the same for the sparse-vector baselines (PCKV-UE / -GRR,
   PrivKVM, Collision, Succinct over Duchi) over key-value sets;
-- :mod:`.shuffle` - empirical ``(eps, delta)`` audits of the analyzer's view
-  of the shuffle protocols of :mod:`fastldp.regression`;
+- :mod:`.shuffle` - audits of the analyzer's view of the shuffle protocols of
+  :mod:`fastldp.regression`: ``(eps, delta)`` lower bounds on statistics of
+  the shuffled messages, an exact check of the order-free view and
+  conformance tests of the accounting's assumptions;
+- :mod:`.conformance` - those tests (noise law, uniform shares, uniform
+  shuffler) with p-values, decided at a Bonferroni level;
+- :mod:`.regression` - the regression baselines' local randomizers (LDP-IHT's
+  and 2-SLR's Laplace reports, 2-SLR's k-ary randomized response) and a whole
+  U2R fit, end to end;
 - :mod:`.empirical` - distinguishing tests with Clopper-Pearson intervals:
   lower bounds on ``eps`` (and on zCDP's ``rho``);
 - :mod:`.registry` - every local randomizer with its claimed budget and its
-  audit; :func:`audit_all` runs them (``fastldp audit`` on the command line);
+  audit; :func:`audit_all` runs them (``fastldp audit`` on the command line),
+  and every row says the smallest fault it detects (its *reach*);
 - :mod:`.controls` - deliberately under-noised copies the audit must flag.
 
 This room sits on top of the families (like the CLI): it imports them, and
@@ -46,11 +54,14 @@ from .empirical import (
     zcdp_lower_bound,
 )
 from .exact import ExactAudit, ExactLaw, audit_law
-from .registry import AuditRow, Channel, audit_all, audit_channel, channels, get_channel
+from .conformance import Check
+from .registry import (LOW_POWER, AuditRow, Channel, audit_all, audit_channel, channels,
+                       get_channel)
 from .report import format_table
 
 __all__ = [
-    "AuditRow", "Channel", "EmpiricalAudit", "ExactAudit", "ExactLaw", "audit_all",
+    "AuditRow", "Channel", "Check", "EmpiricalAudit", "ExactAudit", "ExactLaw", "LOW_POWER",
+    "audit_all",
     "audit_channel", "audit_law", "channels", "clopper_pearson", "epsilon_lower_bound",
     "event_test", "format_table", "get_channel", "negative_controls", "threshold_test",
     "zcdp_lower_bound",
