@@ -52,6 +52,7 @@ __all__ = [
     "event_test",
     "detectable_loss",
     "reach",
+    "REACH_ALPHA",
     "ALPHA",
 ]
 
@@ -241,21 +242,28 @@ def detectable_loss(result: EmpiricalAudit, *, zcdp: bool = False) -> float:
     return log(a / max(lo, 0.5))
 
 
+#: confidence of the estimate of an event's log-ratio that :func:`reach` scales
+REACH_ALPHA = 0.05
+
+
 def reach(result: EmpiricalAudit, *, zcdp: bool = False) -> float:
     """The smallest fault the test detects, as a budget multiplier ``k`` (see below).
 
     A fault "built at ``k eps``, claiming ``eps``" multiplies the privacy
     loss of a tail event by about ``k`` (exactly, for Laplace-type tails;
     for Gaussian-type noise the loss on a fixed tail event grows faster, so
-    this overstates the ``k`` needed). With the observed log-ratio
-    ``L = ln(a / b)`` on the tested event, the test refutes the claim, in
-    expectation, once ``k L`` exceeds :func:`detectable_loss`: the reach is
-    ``detectable_loss / L`` (``inf`` when ``L <= 0``: no signal to scale).
+    this overstates the ``k`` needed). With ``L`` a lower confidence bound
+    (at ``1 - REACH_ALPHA``) on the log-ratio of the tested event, the test
+    refutes the claim, in expectation, once ``k L`` exceeds
+    :func:`detectable_loss`: the reach is ``detectable_loss / L``. Taking
+    the lower bound rather than the observed ratio keeps the estimate from
+    overstating the power when the honest event carries little signal;
+    ``inf`` when ``L = 0`` (no signal to scale).
     """
-    a, _, b, _ = result.counts
-    if a == 0 or a <= b:
+    a, n, b, n_b = result.counts
+    observed = epsilon_lower_bound(a, n, b, n_b, REACH_ALPHA)
+    if not observed > 0:
         return inf
-    observed = log(a / max(b, 0.5))
     return detectable_loss(result, zcdp=zcdp) / observed
 
 
