@@ -87,6 +87,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 
@@ -94,6 +95,7 @@ from .._kernels._hash import SANITIZE_STREAM, hash_blocks
 from .._random import as_generator, resolve_codebook_seed, resolve_identities, resolve_n_threads
 from .._sanitize import SanitizationReport, sanitization_counts, sanitization_report
 from .._validation import check_float, check_int, check_positive_array, param_error
+from ..results import PrivacyStatement, Result
 from ..streaming import ExactSum, Partial, check_partial
 
 __all__ = ["FrequencyOracle", "FrequencyEstimate", "EPSILON_MAX", "MAX_DOMAIN_SIZE"]
@@ -105,26 +107,50 @@ REASONS = ("non_numeric", "non_integer", "out_of_range")
 _CAST_LIMIT = 2.0**62  # floats at or above this are out of range for every oracle
 
 
-@dataclass(frozen=True)
-class FrequencyEstimate:
-    """What :meth:`FrequencyOracle.estimate` returns.
+@dataclass(frozen=True, repr=False)
+class FrequencyEstimate(Result):
+    """What :meth:`FrequencyOracle.estimate` returns (a :class:`~fastldp.results.Result`).
 
     Attributes
     ----------
     counts : float64 array, shape (D,)
-        Unbiased estimates of how many identities hold each symbol.
+        Unbiased estimates of how many identities hold each symbol; also
+        ``.estimate`` (the same array).
     variances : float64 array, shape (D,)
-        Plug-in variance of each count (module docstring).
+        Plug-in variance of each count (module docstring); ``.std`` is its
+        square root.
     sanitization : SanitizationReport
         How many reports were legal and why the others were replaced.
     n : int
         Number of reports.
+    privacy : PrivacyStatement
+        Local DP per report at the oracle's ``epsilon``, or the summary of
+        the personal budgets.
+    categories : tuple or None
+        The labels of the symbols when the oracle was built with
+        ``categories=``.
+
+    Examples
+    --------
+    >>> from fastldp import GRR
+    >>> grr = GRR(domain_size=3, epsilon=2.0, codebook_seed=0, categories=["a", "b", "c"])
+    >>> est = grr.estimate(grr.privatize(["a", "b", "b", "c"], rng=0))
+    >>> est.estimate is est.counts
+    True
+    >>> est.categories
+    ('a', 'b', 'c')
+    >>> list(est.to_frame().columns)
+    ['category', 'estimate', 'std', 'frequency']
     """
+
+    _estimate_field = "counts"
 
     counts: np.ndarray
     variances: np.ndarray
     sanitization: SanitizationReport
     n: int
+    privacy: PrivacyStatement = PrivacyStatement.local()
+    categories: Optional[tuple] = None
 
     @property
     def frequencies(self) -> np.ndarray:
@@ -135,6 +161,9 @@ class FrequencyEstimate:
     def std(self) -> np.ndarray:
         """Standard deviation of each count, ``sqrt(variances)``."""
         return np.sqrt(self.variances)
+
+    def _frame_columns(self) -> dict:
+        return {"frequency": self.frequencies}
 
 
 def fair_choice_among_max(scores: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -441,6 +470,7 @@ class FrequencyOracle:
             epsilon = check_float(epsilon, "epsilon", owner, low=0.0, high=EPSILON_MAX,
                                   high_open=False)
         self.epsilon = epsilon
+        self.categories = None
         self._setup()
         if epsilon is not None:
             self.check_budgets(np.array([epsilon]), "epsilon", owner)
@@ -774,7 +804,11 @@ class FrequencyOracle:
                 base = float(sums["var"].value()[0])
                 extra = float(sums["held_minus_var"].value()[0]) / n
                 variances = base + np.clip(counts, 0.0, n) * extra
-        return FrequencyEstimate(counts, variances, report, n)
+        if partial.counts["personal"] == 0:
+            privacy = PrivacyStatement.local(epsilon=self.epsilon)
+        else:  # a partial keeps exact sums, not the budgets: only that they differed
+            privacy = PrivacyStatement("local DP", "report", personal=True)
+        return FrequencyEstimate(counts, variances, report, n, privacy, self.categories)
 
     def _folded_sums(self, partial: Partial) -> dict:
         """The personal sums of every report, those at the oracle's budget folded in exactly.
