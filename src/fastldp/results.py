@@ -267,7 +267,7 @@ class Result:
         """
         try:
             import pandas as pd
-        except ImportError:  # pragma: no cover - pandas is in the test extra
+        except ImportError:
             raise ImportError(
                 f"{type(self).__name__}.to_frame needs pandas, an optional dependency: "
                 "pip install pandas") from None
