@@ -77,9 +77,9 @@ def main(argv=None):
         return np.linalg.norm(coef - D.theta) / np.linalg.norm(D.theta)
 
     # warm-up: imports, the flip-probability cache is cleared by a new eps anyway
-    U2R(epsilon=args.eps, k=args.k, sigma=0.25).fit(D.X[:3000 * args.m], D.y[:3000 * args.m],
-                                                    users=D.users[:3000 * args.m], rng=0)
-    for name, make in (("U2R", lambda: U2R(epsilon=args.eps, k=args.k, sigma=0.25,
+    U2R(epsilon=args.eps, k=args.k, rows_per_user=args.m, sigma=0.25).fit(
+        D.X[:3000 * args.m], D.y[:3000 * args.m], users=D.users[:3000 * args.m], rng=0)
+    for name, make in (("U2R", lambda: U2R(epsilon=args.eps, k=args.k, rows_per_user=args.m, sigma=0.25,
                                             rho=D.beta_min)),
                        ("Sample-SDP", lambda: SampleSDP(epsilon=args.eps, sigma=0.25))):
         cpu = []
@@ -90,8 +90,9 @@ def main(argv=None):
 
     # (c) an eps sweep's later cells: the eps-independent work (local Lassos and least
     # squares, clipped totals) is reused from a Precomputed filled by the first fit
-    pre = U2R(epsilon=args.eps, k=args.k).precompute(D.X, D.y, users=D.users)
-    for name, make in (("U2R", lambda e: U2R(epsilon=e, k=args.k, sigma=0.25, rho=D.beta_min)),
+    pre = U2R(epsilon=args.eps, k=args.k, rows_per_user=args.m).precompute(D.X, D.y, users=D.users)
+    for name, make in (("U2R", lambda e: U2R(epsilon=e, k=args.k, rows_per_user=args.m,
+                                             sigma=0.25, rho=D.beta_min)),
                        ("Sample-SDP", lambda e: SampleSDP(epsilon=e, sigma=0.25))):
         t0 = time.perf_counter()
         make(args.eps).fit_precomputed(pre, rng=1)
