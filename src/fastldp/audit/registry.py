@@ -111,9 +111,10 @@ class Channel:
         them at the row's Bonferroni level.
     known_reach : float
         A fault size (budget multiplier) that the channel's registered
-        negative control shows the audit catches at its default draws (the
-        test suite checks it); used as the row's reach when its tests
-        estimate none smaller. ``nan`` when not declared.
+        negative control shows the audit catches at its default draws
+        (``draws[0]``; the test suite checks it); the row's reach when its
+        tests estimate none smaller and it ran at least those draws. ``nan``
+        when not declared.
     describe : callable ``(mech) -> str``, optional
         A note on the mechanism's public parameters, added to the row.
     expect_violation : bool
@@ -371,7 +372,9 @@ def _row_reach(ch, exact, empirical, tests, checks) -> float:
     zcdp = ch.kind == "zcdp"
     found = [reach(t, zcdp=zcdp) for t in (tests or ([empirical] if empirical else []))]
     found += [c.reach for c in checks if not math.isnan(c.reach)]
-    if not math.isnan(ch.known_reach):
+    # the control showed the known reach at the channel's default draws, not at fewer
+    drawn = [t.counts[1] for t in tests]
+    if not math.isnan(ch.known_reach) and drawn and ch.draws and min(drawn) >= ch.draws[0]:
         found.append(ch.known_reach)
     return min(found, default=math.inf)
 
