@@ -25,6 +25,7 @@ ESTIMATORS = {
                    "ShuffledBits", "Privacy"],
     "histograms": ["ShiftedLogGaussian", "EqualNoiseGaussian", "DataIndependentRelease",
                    "PrivacyReport"],
+    "results": ["Result", "PrivacyStatement"],  # the base every result derives from
 }
 SHARED = ["audit", "reports", "streaming", "distributed", "mechanisms", "experiments", "budgets",
           "corruption", "metrics"]

@@ -21,6 +21,7 @@ Families
 
 Shared modules
 --------------
+- :mod:`fastldp.results` - the result base every family's results derive from
 - :mod:`fastldp.audit` - exact and empirical privacy audits of every channel
 - :mod:`fastldp.reports` - privatized reports in Parquet files, streamed decode
 - :mod:`fastldp.streaming` - exact mergeable partial / merge / finalize state
@@ -46,7 +47,7 @@ __version__ = "0.1.0"
 #: the families and shared modules, loaded on first attribute access
 _SUBMODULES = (
     "oracles", "relations", "vectors", "regression", "histograms",
-    "audit", "reports", "streaming", "distributed", "mechanisms", "experiments",
+    "results", "audit", "reports", "streaming", "distributed", "mechanisms", "experiments",
     "budgets", "corruption", "metrics",
 )
 
@@ -63,6 +64,7 @@ _EXPORTS = {
                      "ShuffledVectorSum", "ShuffledBits", "Privacy"), "regression"),
     **dict.fromkeys(("ShiftedLogGaussian", "EqualNoiseGaussian", "DataIndependentRelease",
                      "PrivacyReport"), "histograms"),
+    **dict.fromkeys(("Result", "PrivacyStatement"), "results"),
 }
 
 __all__ = [*_EXPORTS, *_SUBMODULES, "show_config", "__version__"]
@@ -70,7 +72,7 @@ __all__ = [*_EXPORTS, *_SUBMODULES, "show_config", "__version__"]
 if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ imports on demand
     from . import (
         audit, budgets, corruption, distributed, experiments, histograms, mechanisms,
-        metrics, oracles, regression, relations, reports, streaming, vectors,
+        metrics, oracles, regression, relations, reports, results, streaming, vectors,
     )
     from .histograms import (
         DataIndependentRelease, EqualNoiseGaussian, PrivacyReport, ShiftedLogGaussian,
@@ -83,6 +85,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ imports on 
         LDPIHT, U2R, Lasso, Privacy, SampleSDP, ShuffledBits, ShuffledVectorSum, TwoStageSLR,
     )
     from .relations import JPRS, Decoded, JPRSEstimate, PaddedRelationSampling
+    from .results import PrivacyStatement, Result
     from .vectors import (
         PCKVGRR, PCKVUE, RPC, Collision, PrivKVM, RPCEstimate, SparseMeanEstimate, Succinct,
     )
