@@ -65,7 +65,7 @@ def test_optimized_attack_is_legal_and_beats_random(make):
     assert att.objective >= rnd.objective
     assert np.all(att.per_identity >= rnd.per_identity - 1e-12)  # best response per identity
     # the objective is what the reports add to mass(F) - mass(S) of the linear estimate
-    honest = mech.privatize(pop.relations, eps, rng=4)
+    honest = mech.privatize(pop.relations, epsilons=eps, rng=4)
     clean_all, _ = mech.sanitize(honest, eps, ids, "test")
     attacked, _ = mech.sanitize(apply_attack(honest, att), eps, ids, "test")
     v_att = mech.linear_estimate(attacked, eps, ids)
@@ -95,7 +95,7 @@ def test_targeted_attack_raises_the_target():
     eps = np.ones(n)
     pop = rate_diagnostic_population(shape=(8, 8), s=6, k=3, n=n, rng=1)
     target = int(np.flatnonzero(pop.target.ravel() == 0)[0])
-    honest = mech.privatize(pop.relations, eps, rng=4)
+    honest = mech.privatize(pop.relations, epsilons=eps, rng=4)
     att = targeted_attack(mech, eps, choose_corrupted(eps, 0.2), target=target, rng=5)
     assert att.objective > 0
     before = mech.decode(honest, eps, decoders=("none",))["none"].matrix.ravel()[target]

@@ -76,7 +76,7 @@ def test_one_call_equals_separate_calls(make):
     mech = make()
     pop = rate_diagnostic_population(shape=(8, 8), s=6, k=3, n=4000, rng=1)
     eps = np.random.default_rng(2).uniform(0.5, 1.5, 4000)
-    rep = mech.privatize(pop.relations, eps, rng=3)
+    rep = mech.privatize(pop.relations, epsilons=eps, rng=3)
     together = mech.decode(rep, eps, decoders=("global", "medoid", "pooled"), n_groups=5)
     for name in ("global", "medoid", "pooled"):
         alone = mech.decode(rep, eps, decoders=(name,), n_groups=5)[name]
@@ -86,8 +86,8 @@ def test_one_call_equals_separate_calls(make):
 def test_jprs_global_decoder_matches_estimate():
     mech = JPRS(shape=(8, 8), k=3, s=6, codebook_seed=5)
     pop = rate_diagnostic_population(shape=(8, 8), s=6, k=3, n=3000, rng=1)
-    rep = mech.privatize(pop.relations, 1.0, rng=3)
-    np.testing.assert_array_equal(mech.decode(rep, 1.0)["global"].matrix, mech.estimate(rep, 1.0).matrix)
+    rep = mech.privatize(pop.relations, epsilons=1.0, rng=3)
+    np.testing.assert_array_equal(mech.decode(rep, 1.0)["global"].matrix, mech.estimate(rep, epsilons=1.0).matrix)
 
 
 def test_bad_decoder_and_group_count():

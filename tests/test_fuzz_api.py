@@ -178,7 +178,7 @@ def test_relation_privatize_rejects_bad_sets_and_budgets(name, sets, eps):
     if (isinstance(sets, list) and sets and all(isinstance(s, list) for s in sets)
             and all(isinstance(t, tuple) for s in sets for t in s)):
         rel = [np.array(s, dtype=np.int64).reshape(-1, 2) for s in sets]
-    out = call(lambda: mech.privatize(rel, eps, rng=0))
+    out = call(lambda: mech.privatize(rel, epsilons=eps, rng=0))
     if out is not None:
         # accepted: every pair was in the table and every set within the cap
         assert not isinstance(rel, list) or all(isinstance(s, np.ndarray) for s in rel)
@@ -186,7 +186,7 @@ def test_relation_privatize_rejects_bad_sets_and_budgets(name, sets, eps):
             s = np.asarray(s)
             assert s.shape[0] <= mech.k
             assert ((s[:, 0] >= 0) & (s[:, 0] < 3) & (s[:, 1] >= 0) & (s[:, 1] < 4)).all()
-        est = call(lambda: mech.estimate(out, eps))     # zero reports may be refused
+        est = call(lambda: mech.estimate(out, epsilons=eps))     # zero reports may be refused
         assert est is not None or len(rel) == 0
 
 
@@ -199,7 +199,7 @@ def test_relation_privatize_range_checks_sparse_columns(name, cols):
     # scipy's constructor does not range-check indices; the mechanism must
     csr = sp.csr_matrix((np.ones(n), np.array(cols, dtype=np.int64),
                          np.arange(n + 1, dtype=np.int64)), shape=(n, 12))
-    out = call(lambda: mech.privatize(csr, 1.0, rng=0))
+    out = call(lambda: mech.privatize(csr, epsilons=1.0, rng=0))
     assert (out is None) == any(not 0 <= c < 12 for c in cols)
 
 
@@ -208,7 +208,7 @@ def test_relation_privatize_range_checks_sparse_columns(name, cols):
 @given(reports=st.lists(scalars, min_size=1, max_size=8))
 def test_relation_estimate_sanitizes_hostile_reports(name, reports):
     mech = RELATIONS[name]()
-    est = call(lambda: mech.estimate(reports, 1.0))
+    est = call(lambda: mech.estimate(reports, epsilons=1.0))
     assert est is not None, "report contents never raise"
     assert est.sanitization.n_received == len(reports)
     if name == "jprs":

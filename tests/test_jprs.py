@@ -68,7 +68,7 @@ def test_privatize_samples_the_stated_channel():
     eps = rng.uniform(0.2, 2.0, n)
     mech = JPRS(shape=shape, k=k, s=8, codebook_seed=5)
     p_plus = mech.output_probabilities(sets, eps)
-    bits = mech.privatize(sets, eps, rng=1)
+    bits = mech.privatize(sets, epsilons=eps, rng=1)
     assert set(np.unique(bits)) <= {-1, 1}
     assert abs(bits.mean() - (2 * p_plus - 1).mean()) < 5 / math.sqrt(n)
     # per set-size class too (ties happen at even sizes)
@@ -80,10 +80,10 @@ def test_privatize_samples_the_stated_channel():
 def test_privatize_is_reproducible_and_consumes_only_the_given_rng():
     pop = rate_diagnostic_population(shape=(8, 8), s=10, k=3, n=500, rng=1)
     mech = JPRS(shape=(8, 8), k=3, s=10, codebook_seed=2)
-    a = mech.privatize(pop.relations, 1.0, rng=np.random.SeedSequence(9))
-    b = mech.privatize(pop.relations, 1.0, rng=np.random.SeedSequence(9))
+    a = mech.privatize(pop.relations, epsilons=1.0, rng=np.random.SeedSequence(9))
+    b = mech.privatize(pop.relations, epsilons=1.0, rng=np.random.SeedSequence(9))
     np.testing.assert_array_equal(a, b)
-    c = mech.privatize(pop.relations, 1.0, rng=np.random.SeedSequence(10))
+    c = mech.privatize(pop.relations, epsilons=1.0, rng=np.random.SeedSequence(10))
     assert not np.array_equal(a, c)
 
 
@@ -99,8 +99,8 @@ def test_sketch_is_unbiased_with_variance_at_most_2k_over_D():
     total = np.zeros(64)
     for t in range(trials):
         mech = JPRS(shape=shape, k=k, s=6, codebook_seed=1000 + t)
-        bits = mech.privatize(pop.relations, eps, rng=rng)
-        total += mech.estimate(bits, eps).sketch.ravel()
+        bits = mech.privatize(pop.relations, epsilons=eps, rng=rng)
+        total += mech.estimate(bits, epsilons=eps).sketch.ravel()
     mean = total / trials
     sd = math.sqrt(2 * k / (D * trials))
     z = norm.isf(1e-4 / (2 * 64))  # Bonferroni over 64 coordinates, family level 1e-4
@@ -112,14 +112,14 @@ def test_csr_and_pair_list_inputs_agree():
     lists = [np.stack(np.divmod(pop.relations[i].indices, 5), axis=1) for i in range(50)]
     mech = JPRS(shape=(6, 5), k=3, s=7, codebook_seed=4)
     np.testing.assert_array_equal(
-        mech.privatize(pop.relations, 0.5, rng=8), mech.privatize(lists, 0.5, rng=8)
+        mech.privatize(pop.relations, epsilons=0.5, rng=8), mech.privatize(lists, epsilons=0.5, rng=8)
     )
 
 
 def test_estimate_lies_in_the_feasible_set():
     pop = rate_diagnostic_population(shape=(16, 16), s=20, k=4, n=3000, rng=5)
     mech = JPRS(shape=(16, 16), k=4, s=20, codebook_seed=6)
-    res = mech.estimate(mech.privatize(pop.relations, 1.0, rng=0), 1.0)
+    res = mech.estimate(mech.privatize(pop.relations, epsilons=1.0, rng=0), epsilons=1.0)
     m = res.matrix
     assert m.shape == (16, 16) and np.all(m >= 0) and np.all(m <= 1)
     assert np.count_nonzero(m) <= 20 and m.sum() <= 4 + 1e-9
@@ -131,9 +131,9 @@ def test_estimate_lies_in_the_feasible_set():
 def test_estimate_is_bit_identical_across_thread_counts():
     pop = rate_diagnostic_population(shape=(32, 32), s=30, k=4, n=9000, rng=2)
     eps = np.random.default_rng(0).uniform(0.5, 1.5, 9000)
-    bits = JPRS(shape=(32, 32), k=4, s=30, codebook_seed=1).privatize(pop.relations, eps, rng=0)
+    bits = JPRS(shape=(32, 32), k=4, s=30, codebook_seed=1).privatize(pop.relations, epsilons=eps, rng=0)
     results = [
-        JPRS(shape=(32, 32), k=4, s=30, codebook_seed=1, n_threads=t).estimate(bits, eps)
+        JPRS(shape=(32, 32), k=4, s=30, codebook_seed=1, n_threads=t).estimate(bits, epsilons=eps)
         for t in (1, 2, 4)
     ]
     for r in results[1:]:
@@ -145,7 +145,7 @@ def test_estimate_is_bit_identical_across_thread_counts():
 def test_malformed_packets_are_sanitized_and_counted():
     mech = JPRS(shape=(4, 4), k=2, s=3, codebook_seed=12)
     packets = [1, -1, 0, float("nan"), float("inf"), -float("inf"), 0.3, -7, "x", None, 1.0, -1]
-    res = mech.estimate(np.array(packets, dtype=object), 1.0)
+    res = mech.estimate(np.array(packets, dtype=object), epsilons=1.0)
     rep = res.sanitization
     assert rep.n_received == 12 and rep.n_valid == 4 and rep.n_sanitized == 8
     assert rep.by_reason == {"out_of_alphabet": 2, "infinite": 2, "zero": 1, "nan": 1, "non_numeric": 2}
@@ -169,12 +169,12 @@ def test_sanitization_is_deterministic_and_signs_are_kept():
 def test_valid_int8_packets_pass_unchanged():
     mech = JPRS(shape=(4, 4), k=2, s=3, codebook_seed=12)
     bits = np.array([1, -1, 1], dtype=np.int8)
-    assert mech.estimate(bits, [0.5, 1.0, 2.0]).sanitization.n_sanitized == 0
+    assert mech.estimate(bits, epsilons=[0.5, 1.0, 2.0]).sanitization.n_sanitized == 0
 
 
 def test_boolean_packets_are_flagged_as_wrong_dtype():
     mech = JPRS(shape=(4, 4), k=2, s=3, codebook_seed=12)
-    rep = mech.estimate(np.array([True, False, True]), 1.0).sanitization
+    rep = mech.estimate(np.array([True, False, True]), epsilons=1.0).sanitization
     assert rep.wrong_dtype and rep.n_valid == 2 and rep.by_reason["zero"] == 1
 
 
@@ -206,60 +206,60 @@ def mech():
 @pytest.mark.parametrize("eps", [-1.0, 0.0, float("nan"), float("inf"), [1.0, float("nan")]])
 def test_bad_budgets(mech, eps):
     sets = [np.array([[0, 0]]), np.array([[1, 1]])]
-    with pytest.raises(ValueError, match=r"'epsilons' parameter of JPRS must contain only finite floats in \(0, inf\)"):
-        mech.privatize(sets, eps, rng=0)
+    with pytest.raises(ValueError, match=r"'epsilons' parameter of JPRS\.privatize must contain only finite floats in \(0, inf\)"):
+        mech.privatize(sets, epsilons=eps, rng=0)
 
 
 def test_budget_length_mismatch(mech):
     with pytest.raises(ValueError, match="'epsilons'.*length 2"):
-        mech.privatize([np.array([[0, 0]]), np.array([[1, 1]])], [1.0, 1.0, 1.0], rng=0)
+        mech.privatize([np.array([[0, 0]]), np.array([[1, 1]])], epsilons=[1.0, 1.0, 1.0], rng=0)
 
 
 def test_over_cap_set_raises_with_identity(mech):
     with pytest.raises(ValueError, match=r"at most k = 2 pairs per identity\. Got 3 pairs for identity 1"):
-        mech.privatize([np.array([[0, 0]]), np.array([[0, 1], [1, 1], [2, 2]])], 1.0, rng=0)
+        mech.privatize([np.array([[0, 0]]), np.array([[0, 1], [1, 1], [2, 2]])], epsilons=1.0, rng=0)
 
 
 def test_out_of_range_pair_raises(mech):
     with pytest.raises(ValueError, match=r"row in \[0, 3\) and col in \[0, 4\)\. Got \(3, 0\) for identity 0"):
-        mech.privatize([np.array([[3, 0]])], 1.0, rng=0)
+        mech.privatize([np.array([[3, 0]])], epsilons=1.0, rng=0)
 
 
 def test_duplicate_pair_raises(mech):
     with pytest.raises(ValueError, match=r"Got \(1, 2\) twice for identity 0"):
-        mech.privatize([np.array([[1, 2], [1, 2]])], 1.0, rng=0)
+        mech.privatize([np.array([[1, 2], [1, 2]])], epsilons=1.0, rng=0)
 
 
 def test_sparse_with_non_binary_value_raises(mech):
     with pytest.raises(ValueError, match="only 0/1 values"):
-        mech.privatize(sp.csr_matrix(np.array([[0, 2] + [0] * 10])), 1.0, rng=0)
+        mech.privatize(sp.csr_matrix(np.array([[0, 2] + [0] * 10])), epsilons=1.0, rng=0)
 
 
 def test_sparse_with_wrong_width_raises(mech):
     with pytest.raises(ValueError, match="must have 12 columns"):
-        mech.privatize(sp.csr_matrix((2, 11)), 1.0, rng=0)
+        mech.privatize(sp.csr_matrix((2, 11)), epsilons=1.0, rng=0)
 
 
 def test_relations_of_wrong_type_raise(mech):
     with pytest.raises(TypeError, match="'relations' parameter of JPRS"):
-        mech.privatize(np.zeros((2, 12)), 1.0, rng=0)
+        mech.privatize(np.zeros((2, 12)), epsilons=1.0, rng=0)
 
 
 def test_bad_rng_raises(mech):
     with pytest.raises(TypeError, match="'rng' parameter of JPRS.privatize"):
-        mech.privatize([np.array([[0, 0]])], 1.0, rng="seed")
+        mech.privatize([np.array([[0, 0]])], epsilons=1.0, rng="seed")
 
 
 def test_report_count_mismatch_raises(mech):
     with pytest.raises(ValueError, match="'epsilons'.*length 3"):
-        mech.estimate(np.array([1, -1, 1], dtype=np.int8), [1.0, 1.0])
+        mech.estimate(np.array([1, -1, 1], dtype=np.int8), epsilons=[1.0, 1.0])
     with pytest.raises(ValueError, match="'reports' parameter of JPRS.estimate must be a non-empty 1-d"):
-        mech.estimate(np.ones((2, 2)), 1.0)
+        mech.estimate(np.ones((2, 2)), epsilons=1.0)
 
 
 def test_repeated_identities_raise(mech):
     with pytest.raises(ValueError, match="'identities'.*repeated"):
-        mech.estimate(np.array([1, -1], dtype=np.int8), 1.0, identities=[3, 3])
+        mech.estimate(np.array([1, -1], dtype=np.int8), epsilons=1.0, identities=[3, 3])
 
 
 def test_minhash_cap_policy_keeps_k_public_pairs_and_warns():
@@ -297,6 +297,6 @@ def test_clean_loss_in_line_with_table_5():
         pop = rate_diagnostic_population(shape=(64, 64), s=128, k=8, n=128_000, rng=ss[0])
         mech = JPRS(shape=(64, 64), k=8, s=128,
                     codebook_seed=int(ss[1].generate_state(1, np.uint64)[0]))
-        bits = mech.privatize(pop.relations, 0.75, rng=ss[2])
-        losses.append(squared_frobenius_loss(mech.estimate(bits, 0.75).matrix, pop.target))
+        bits = mech.privatize(pop.relations, epsilons=0.75, rng=ss[2])
+        losses.append(squared_frobenius_loss(mech.estimate(bits, epsilons=0.75).matrix, pop.target))
     assert abs(np.mean(losses) - 0.461) < 0.09, losses

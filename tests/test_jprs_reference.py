@@ -68,7 +68,7 @@ def test_sketch_matches_the_naive_estimator(budgets, n, d1, d2, k):
     bits = rng.choice(np.array([-1, 1], dtype=np.int8), n)
     ids = rng.choice(2**40, n, replace=False).astype(np.uint64)
     mech = fastldp.JPRS(shape=(d1, d2), k=k, s=5, codebook_seed=2024, n_threads=2)
-    got = mech.estimate(bits, eps, identities=ids).sketch.ravel()
+    got = mech.estimate(bits, epsilons=eps, identities=ids).sketch.ravel()
     scale = np.sqrt(k) / (kappa_k(k) * np.sum(np.tanh(eps / 2) ** 2)) * np.tanh(eps / 2).sum()
     # against the documented fixed point (gamma_i to 32 significant bits): the
     # package's sum is exact and rounded once, the naive one rounds n times
@@ -93,7 +93,7 @@ def test_privatize_draws_exactly_the_naive_channel():
     relations = [np.column_stack(np.divmod(s.astype(np.int64), d2)) for s in sets]
     eps = rng.uniform(0.2, 3.0, n)
     mech = fastldp.JPRS(shape=(d1, d2), k=k, s=3, codebook_seed=99)
-    bits = mech.privatize(relations, eps, rng=np.random.default_rng(123))
+    bits = mech.privatize(relations, epsilons=eps, rng=np.random.default_rng(123))
     u = np.random.default_rng(123).random(n)
     p_plus = np.array([naive_jprs_p_plus(99, i, s, e, k, d1 * d2)
                        for i, (s, e) in enumerate(zip(sets, eps))])

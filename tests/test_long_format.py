@@ -81,11 +81,11 @@ def test_long_privatizes_like_the_sequence_and_csr_forms(name, big_ids):
     values, sets, long = _population(seed=3, big_ids=big_ids)
     mech = MECHANISMS[name]()
     eps = np.random.default_rng(9).uniform(0.5, 2.0, values.shape[0])
-    got = mech.privatize(long, eps, rng=5)
+    got = mech.privatize(long, epsilons=eps, rng=5)
     assert got.shape == (values.shape[0],)
     # the distinct identities, ascending, are the clients and key the codebook
-    np.testing.assert_array_equal(got, mech.privatize(_sequence(sets), eps, identities=values, rng=5))
-    np.testing.assert_array_equal(got, mech.privatize(_csr(sets), eps, identities=values, rng=5))
+    np.testing.assert_array_equal(got, mech.privatize(_sequence(sets), epsilons=eps, identities=values, rng=5))
+    np.testing.assert_array_equal(got, mech.privatize(_csr(sets), epsilons=eps, identities=values, rng=5))
     if name == "jprs":  # keyed by the identity values, not by the default 0 .. n-1
         assert not np.array_equal(mech.set_scores(long)[0], mech.set_scores(_sequence(sets))[0])
 
@@ -116,8 +116,8 @@ def test_caller_identities_define_population_and_order(name):
     assert (got.sizes[np.isin(population, extra)] == 0).all()
     eps = rng.uniform(0.5, 2.0, population.shape[0])
     np.testing.assert_array_equal(
-        mech.privatize(long, eps, identities=population, rng=8),
-        mech.privatize(_sequence(ordered), eps, identities=population, rng=8),
+        mech.privatize(long, epsilons=eps, identities=population, rng=8),
+        mech.privatize(_sequence(ordered), epsilons=eps, identities=population, rng=8),
     )
 
 
@@ -134,19 +134,19 @@ def test_a_relation_sets_object_carries_its_identities():
     values, sets, long = _population(seed=7)
     mech = MECHANISMS["jprs"]()
     built = mech.relation_sets(long)
-    np.testing.assert_array_equal(mech.privatize(built, 1.0, rng=2), mech.privatize(long, 1.0, rng=2))
-    np.testing.assert_array_equal(mech.privatize(built, 1.0, identities=values, rng=2),
-                                  mech.privatize(long, 1.0, rng=2))
+    np.testing.assert_array_equal(mech.privatize(built, epsilons=1.0, rng=2), mech.privatize(long, epsilons=1.0, rng=2))
+    np.testing.assert_array_equal(mech.privatize(built, epsilons=1.0, identities=values, rng=2),
+                                  mech.privatize(long, epsilons=1.0, rng=2))
     with pytest.raises(ValueError, match="'identities' parameter of JPRS"):
-        mech.privatize(built, 1.0, identities=values + 1, rng=2)
+        mech.privatize(built, epsilons=1.0, identities=values + 1, rng=2)
 
 
 def test_reports_decode_with_the_long_identities():
     values, sets, long = _population(seed=8, n=200)
     mech = MECHANISMS["jprs"]()
-    bits = mech.privatize(long, 1.0, rng=3)
+    bits = mech.privatize(long, epsilons=1.0, rng=3)
     ids = mech.relation_sets(long).identities
-    est = mech.estimate(bits, 1.0, identities=ids)
+    est = mech.estimate(bits, epsilons=1.0, identities=ids)
     assert est.matrix.shape == SHAPE
 
 
@@ -217,8 +217,8 @@ def test_tables_and_parquet_give_the_same_sets(tmp_path, big_ids):
         got = mech.relation_sets(form)
         _same_sets(got, want)
         np.testing.assert_array_equal(got.identities, want.identities, err_msg=name)
-        np.testing.assert_array_equal(mech.privatize(form, 1.0, rng=4),
-                                      mech.privatize(long, 1.0, rng=4), err_msg=name)
+        np.testing.assert_array_equal(mech.privatize(form, epsilons=1.0, rng=4),
+                                      mech.privatize(long, epsilons=1.0, rng=4), err_msg=name)
 
 
 def test_padded_sampling_reads_parquet(tmp_path):
@@ -228,8 +228,8 @@ def test_padded_sampling_reads_parquet(tmp_path):
     path = tmp_path / "r.parquet"
     pq.write_table(pa.table(dict(zip(("identity", "row", "col"), long))), path)
     mech = MECHANISMS["p-rs-olh"]()
-    np.testing.assert_array_equal(mech.privatize(path, 1.0, rng=1),
-                                  mech.privatize(_sequence(sets), 1.0, identities=values, rng=1))
+    np.testing.assert_array_equal(mech.privatize(path, epsilons=1.0, rng=1),
+                                  mech.privatize(_sequence(sets), epsilons=1.0, identities=values, rng=1))
 
 
 def test_non_native_byte_order_and_small_dtypes():
@@ -263,7 +263,7 @@ def test_empty_inputs():
     sets = mech.relation_sets(empty, identities=[5, 2, 9])
     assert sets.indptr.tolist() == [0, 0, 0, 0]
     assert sets.identities.tolist() == [5, 2, 9]
-    assert mech.privatize(empty, 1.0, identities=[5, 2, 9], rng=0).shape == (3,)
+    assert mech.privatize(empty, epsilons=1.0, identities=[5, 2, 9], rng=0).shape == (3,)
     # a tuple of exactly three 1-d arrays is the long format, even when empty
     assert is_long_format(([], [], []))
     assert not is_long_format([np.empty(0), np.empty(0), np.empty(0)])
@@ -316,7 +316,7 @@ def test_as_relation_sets_takes_the_long_format_directly():
 def test_bad_columns_are_named(ident, row, col, exc, match):
     mech = MECHANISMS["jprs"]()
     with pytest.raises(exc, match="The 'relations' parameter of JPRS must"):
-        mech.privatize((np.asarray(ident), np.asarray(row), np.asarray(col)), 1.0, rng=0)
+        mech.privatize((np.asarray(ident), np.asarray(row), np.asarray(col)), epsilons=1.0, rng=0)
     with pytest.raises(exc, match=match):
         mech.relation_sets((np.asarray(ident), np.asarray(row), np.asarray(col)))
 
@@ -357,7 +357,7 @@ def test_identities_missing_from_the_population_are_named():
     long = (np.array([5, 8, 5, 3]), np.array([0, 1, 2, 0]), np.array([0, 0, 0, 1]))
     with pytest.raises(ValueError, match=r"'relations' parameter of JPRS .* listed in 'identities'\. "
                                          r"Got identity 8 at line 1 \(2 distinct"):
-        mech.privatize(long, 1.0, identities=[5, 1, 2], rng=0)
+        mech.privatize(long, epsilons=1.0, identities=[5, 1, 2], rng=0)
     # the caller's identities follow resolve_identities' rules
     with pytest.raises(ValueError, match=r"'identities' parameter .* 'repeated identities'"):
         mech.relation_sets(long, identities=[5, 8, 3, 5])
@@ -367,14 +367,14 @@ def test_identities_missing_from_the_population_are_named():
         mech.relation_sets(long, identities=[5.0, 8.0, 3.0])
     # epsilons follow the population
     with pytest.raises(ValueError, match=r"'epsilons' parameter .* length 4"):
-        mech.privatize(long, [1.0, 1.0, 1.0], identities=[5, 8, 3, 4], rng=0)
+        mech.privatize(long, epsilons=[1.0, 1.0, 1.0], identities=[5, 8, 3, 4], rng=0)
 
 
 def test_bad_paths(tmp_path):
     mech = MECHANISMS["jprs"]()
     with pytest.raises(ValueError, match=r"'relations' parameter of JPRS .* existing Parquet file.* "
                                          r"not a file"):
-        mech.privatize(str(tmp_path / "nope.parquet"), 1.0, rng=0)
+        mech.privatize(str(tmp_path / "nope.parquet"), epsilons=1.0, rng=0)
     with pytest.raises(ValueError, match="not a file"):
         mech.relation_sets(tmp_path)  # a directory
     pytest.importorskip("pyarrow")

@@ -35,7 +35,7 @@ def test_global_linear_estimate_is_unbiased(oracle):
     total = np.zeros(20)
     for t in range(trials):
         mech = PaddedRelationSampling(shape=SHAPE, k=K, s=6, oracle=oracle, codebook_seed=100 + t)
-        reports = mech.privatize(pop.relations, eps, rng=rng)
+        reports = mech.privatize(pop.relations, epsilons=eps, rng=rng)
         clean, _ = mech.sanitize(reports, eps, ids, "test")
         total += mech.linear_estimate(clean, eps, ids)
     lam = mech.oracle.weights(eps)
@@ -69,8 +69,8 @@ def test_reports_are_legal_and_reproducible():
     for oracle in ("grr", "olh", "hr"):
         mech = PaddedRelationSampling(shape=SHAPE, k=K, s=6, oracle=oracle, codebook_seed=9)
         eps = np.linspace(0.2, 3, 500)
-        a = mech.privatize(pop.relations, eps, rng=np.random.SeedSequence(4))
-        b = mech.privatize(pop.relations, eps, rng=np.random.SeedSequence(4))
+        a = mech.privatize(pop.relations, epsilons=eps, rng=np.random.SeedSequence(4))
+        b = mech.privatize(pop.relations, epsilons=eps, rng=np.random.SeedSequence(4))
         np.testing.assert_array_equal(a, b)
         sizes = mech.oracle.output_sizes(eps)
         assert np.all((a >= 0) & (a < sizes))
@@ -79,7 +79,7 @@ def test_reports_are_legal_and_reproducible():
 def test_estimate_is_feasible_and_counts_malformed_reports():
     mech = PaddedRelationSampling(shape=SHAPE, k=K, s=4, oracle="hr", codebook_seed=2)
     reports = np.array([1, 2, 3, -4, 99, 0.5, np.nan, 7], dtype=object)
-    res = mech.estimate(reports, 1.0)
+    res = mech.estimate(reports, epsilons=1.0)
     assert res.sanitization.n_sanitized == 4
     m = res.matrix
     assert np.all(m >= 0) and np.all(m <= 1) and m.sum() <= K + 1e-9 and np.count_nonzero(m) <= 4
@@ -90,9 +90,9 @@ def test_bad_parameters():
         PaddedRelationSampling(shape=SHAPE, k=K, s=4, oracle="rappor")
     mech = PaddedRelationSampling(shape=SHAPE, k=K, s=4, oracle="olh", codebook_seed=2)
     with pytest.raises(ValueError, match="'epsilons' parameter of PaddedRelationSampling"):
-        mech.privatize([np.array([[0, 0]])], float("nan"), rng=0)
+        mech.privatize([np.array([[0, 0]])], epsilons=float("nan"), rng=0)
     with pytest.raises(ValueError, match="at most k = 3 pairs"):
-        mech.privatize([np.array([[0, 0], [0, 1], [0, 2], [0, 3]])], 1.0, rng=0)
+        mech.privatize([np.array([[0, 0], [0, 1], [0, 2], [0, 3]])], epsilons=1.0, rng=0)
     assert "oracle='olh'" in repr(mech)
 
 

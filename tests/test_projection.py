@@ -119,8 +119,8 @@ def test_support_rule_reaches_jprs_and_the_decoders():
     raw = fastldp.JPRS(shape=(8, 8), k=2, s=8, codebook_seed=1)
     clipped = fastldp.JPRS(shape=(8, 8), k=2, s=8, codebook_seed=1, support_rule="clipped")
     assert "support_rule='clipped'" in repr(clipped) and "support_rule" not in repr(raw)
-    bits = raw.privatize(pop.relations, 4.0, rng=2)
-    a, b = raw.estimate(bits, 4.0), clipped.estimate(bits, 4.0)
+    bits = raw.privatize(pop.relations, epsilons=4.0, rng=2)
+    a, b = raw.estimate(bits, epsilons=4.0), clipped.estimate(bits, epsilons=4.0)
     np.testing.assert_array_equal(a.sketch, b.sketch)
     from fastldp.relations.projection import project
 
@@ -156,8 +156,8 @@ def test_padded_sampling_takes_the_support_rule():
     raw = PaddedRelationSampling(shape=(8, 8), k=2, s=8, oracle="hr", codebook_seed=1)
     clipped = PaddedRelationSampling(shape=(8, 8), k=2, s=8, oracle="hr", codebook_seed=1,
                                      support_rule="clipped")
-    reports = raw.privatize(pop.relations, 2.0, rng=3)
+    reports = raw.privatize(pop.relations, epsilons=2.0, rng=3)
     np.testing.assert_array_equal(
-        clipped.estimate(reports, 2.0).matrix,
+        clipped.estimate(reports, epsilons=2.0).matrix,
         raw.decode(reports, 2.0, support_rule="clipped")["global"].matrix)
     assert "support_rule='clipped'" in repr(clipped)

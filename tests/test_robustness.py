@@ -28,7 +28,7 @@ def _bad_csr(col, width):
 ])
 def test_sparse_relations_out_of_range_columns_raise(make, col):
     with pytest.raises(ValueError, match=rf"column indices in \[0, 16\)\. Got column index {col}"):
-        make().privatize(_bad_csr(col, 16), 1.0, rng=0)
+        make().privatize(_bad_csr(col, 16), epsilons=1.0, rng=0)
 
 
 @pytest.mark.parametrize("col", [6, 7, 100, -1])
@@ -44,7 +44,7 @@ def test_malformed_indptr_raises():
     m.indices = np.array([1, 2])
     m.data = np.ones(2)
     with pytest.raises(ValueError, match="well-formed sparse matrix"):
-        fastldp.JPRS(shape=(4, 4), k=2, s=2, codebook_seed=1).privatize(m, 1.0, rng=0)
+        fastldp.JPRS(shape=(4, 4), k=2, s=2, codebook_seed=1).privatize(m, epsilons=1.0, rng=0)
 
 
 def test_pair_encoding_cannot_wrap():
@@ -58,16 +58,16 @@ def test_pair_encoding_cannot_wrap():
 def test_budgets_that_underflow_the_denominator_are_refused_up_front(eps):
     mech = fastldp.JPRS(shape=(4, 4), k=2, s=2, codebook_seed=1)
     relations = [np.array([[0, 1]])] * 3
-    with pytest.raises(ValueError, match=r"'epsilons' parameter of JPRS must contain only floats in \[1e-150"):
-        mech.privatize(relations, eps, rng=0)
+    with pytest.raises(ValueError, match=r"'epsilons' parameter of JPRS\.privatize must contain only floats in \[1e-150"):
+        mech.privatize(relations, epsilons=eps, rng=0)
     with pytest.raises(ValueError, match=r"\[1e-150, inf\)"):
-        mech.estimate(np.ones(3, np.int8), eps)
+        mech.estimate(np.ones(3, np.int8), epsilons=eps)
 
 
 def test_smallest_budget_gives_a_finite_estimate():
     mech = fastldp.JPRS(shape=(4, 4), k=2, s=2, codebook_seed=1)
-    bits = mech.privatize([np.array([[0, 1]])] * 3, 1e-150, rng=0)
-    assert np.all(np.isfinite(mech.estimate(bits, 1e-150).sketch))
+    bits = mech.privatize([np.array([[0, 1]])] * 3, epsilons=1e-150, rng=0)
+    assert np.all(np.isfinite(mech.estimate(bits, epsilons=1e-150).sketch))
 
 
 def test_thread_counts_are_clamped_to_the_cores():
@@ -102,7 +102,7 @@ def test_a_spec_of_unknown_family_is_refused(tmp_path, capsys):
 def test_padded_sampling_server_refuses_budgets_its_oracle_cannot_serve(oracle, eps):
     mech = PaddedRelationSampling(shape=(4, 4), k=2, s=2, codebook_seed=1, oracle=oracle)
     with pytest.raises(ValueError, match="'epsilons' parameter of PaddedRelationSampling"):
-        mech.estimate(np.zeros(3, np.int64), eps)
+        mech.estimate(np.zeros(3, np.int64), epsilons=eps)
     with pytest.raises(ValueError, match="'epsilons' parameter of PaddedRelationSampling"):
         mech.decode(np.zeros(3, np.int64), eps, decoders=("global", "medoid"), n_groups=2)
 

@@ -191,7 +191,7 @@ def simulate(mechanism, n: int, out, *, epsilon=(0.5, 2.0), seed=0, chunk: int =
                 low, high = epsilon
                 eps = rng.uniform(low, high, m)
             if is_relation:
-                reports = mechanism.privatize(_relations_chunk(mechanism, m, rng), eps,
+                reports = mechanism.privatize(_relations_chunk(mechanism, m, rng), epsilons=eps,
                                               identities=ids, rng=rng)
             else:
                 if mechanism.epsilon is not None:

@@ -48,7 +48,7 @@ def _undernoised_jprs(eps):
         """Samples at 1.5 eps; output_probabilities still tells the truth about eps."""
 
         def privatize(self, relations, epsilons, **kwargs):
-            return super().privatize(relations, LAW_FACTOR * np.asarray(epsilons), **kwargs)
+            return super().privatize(relations, epsilons=LAW_FACTOR * np.asarray(epsilons), **kwargs)
 
     return UnderNoisedJPRS(shape=(2, 3), k=2, s=1, codebook_seed=20240611, n_threads=1)
 
@@ -72,7 +72,7 @@ def _undernoised_prs(eps):
         """Reports the sampled item through the oracle at 1.5 eps."""
 
         def privatize(self, relations, epsilons, **kwargs):
-            return super().privatize(relations, LAW_FACTOR * np.asarray(epsilons), **kwargs)
+            return super().privatize(relations, epsilons=LAW_FACTOR * np.asarray(epsilons), **kwargs)
 
     return UnderNoisedPRS(shape=(2, 2), k=2, s=1, oracle="grr", codebook_seed=20240612, n_threads=1)
 

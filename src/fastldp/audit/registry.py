@@ -417,7 +417,7 @@ def _jprs_law(mech, eps, ids):
 
 
 def _jprs_sample(mech, eps, xs, ids, gen):
-    return mech.privatize(_csr(xs, mech.p, mech.shape[1]), eps, identities=ids, rng=gen)
+    return mech.privatize(_csr(xs, mech.p, mech.shape[1]), epsilons=eps, identities=ids, rng=gen)
 
 
 def _prs(oracle):
@@ -430,7 +430,7 @@ def _prs(oracle):
 
 
 def _prs_sample(mech, eps, xs, ids, gen):
-    return mech.privatize(_csr(xs, mech.p, mech.shape[1]), eps, identities=ids, rng=gen)
+    return mech.privatize(_csr(xs, mech.p, mech.shape[1]), epsilons=eps, identities=ids, rng=gen)
 
 
 def _duchi(eps):

@@ -12,13 +12,22 @@ combination is one call.
 
 from __future__ import annotations
 
+import functools
+import warnings
+from math import inf
+from typing import Any, Callable, Optional, TypeVar
+
 import numpy as np
 
 from .._random import resolve_codebook_seed, resolve_identities, resolve_n_threads
-from .._validation import check_choice, check_int, check_positive_array, param_error
+from .._validation import check_choice, check_float, check_int, check_positive_array, param_error
+from ..results import PrivacyStatement
 from .relation_sets import CAP_POLICIES, RelationSets, as_relation_sets, is_long_format
 
-__all__ = ["RelationMechanism", "MAX_PAIRS", "MIN_EPSILON"]
+__all__ = ["RelationMechanism", "MAX_PAIRS", "MIN_EPSILON", "resolve_alias", "keyword_epsilons",
+           "privacy_of_budgets", "privacy_of_extremes"]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 #: Pairs are encoded as ``row * d2 + col`` in int64: ``d1 * d2`` must stay below this.
 MAX_PAIRS = 2**62
@@ -28,16 +37,84 @@ MAX_PAIRS = 2**62
 MIN_EPSILON = 1e-150
 
 
+def resolve_alias(owner: str, name: str, value, alias: str, alias_value):
+    """The value of a parameter that has a paper name and a contract name.
+
+    ``name`` is the paper's letter (``k``, ``s``, ``m``) and ``alias`` the
+    name every family shares (``items_per_user``, ``sparsity``; the API
+    contract's names table). Either may be given, not both; neither is a
+    ``TypeError``, as for any missing required argument.
+    """
+    if value is not None and alias_value is not None:
+        raise ValueError(
+            f"The {alias!r} parameter of {owner} is another name for {name!r}: pass one of "
+            f"them. Got {name}={value!r} and {alias}={alias_value!r} instead.")
+    if value is None and alias_value is None:
+        raise TypeError(f"{owner}() missing the required keyword argument {alias!r} "
+                        f"(or its paper name {name!r})")
+    return value if value is not None else alias_value
+
+
+def keyword_epsilons(method: _F) -> _F:
+    """Let ``method(data, epsilons)`` keep working for one release, with a DeprecationWarning.
+
+    Before the API contract, the relation mechanisms took their budgets as
+    a required second positional argument; the contract makes ``epsilons``
+    keyword-only and optional. The wrapper moves one extra positional
+    argument to ``epsilons=`` and warns; the signature that
+    :func:`inspect.signature` and the documentation show is the method's own.
+    """
+    name = method.__name__
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        if len(args) > 1:
+            owner = f"{type(self).__name__}.{name}"
+            if len(args) > 2 or "epsilons" in kwargs:
+                raise TypeError(f"{owner}() takes one positional argument, the data, and "
+                                "keyword arguments (epsilons=, identities=, ...)")
+            warnings.warn(
+                f"Passing the budgets positionally to {owner}(data, epsilons) is deprecated "
+                f"and will stop working in the next release: call {owner}(data, "
+                "epsilons=...) instead, or build the mechanism with epsilon=... and omit them.",
+                DeprecationWarning, stacklevel=2)
+            kwargs["epsilons"] = args[1]
+            args = args[:1]
+        return method(self, *args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def privacy_of_budgets(eps: np.ndarray) -> PrivacyStatement:
+    """What a relation decode guarantees: each identity's whole set at its own budget."""
+    return PrivacyStatement.local(epsilons=eps, unit="user")
+
+
+def privacy_of_extremes(eps_min: Optional[float], eps_max: Optional[float]) -> PrivacyStatement:
+    """The statement a decode from partials can make: they keep the extremes, not the budgets."""
+    if eps_min is not None and eps_min == eps_max:
+        return PrivacyStatement.local(epsilon=eps_min, unit="user")
+    return PrivacyStatement("local DP", "user", epsilon=None, personal=eps_min is not None)
+
+
 class RelationMechanism:
-    """Base class: validated ``shape``, ``k``, ``s``, codebook seed, threads."""
+    """Base class: validated ``shape``, ``k``, ``s``, ``epsilon``, codebook seed, threads.
+
+    ``k`` and ``s`` are the paper's letters; ``items_per_user`` and
+    ``sparsity`` are the same parameters under the names every family
+    shares (pass one name of each).
+    """
 
     #: short name used in results tables
     family = "mechanism"
     #: which ``s`` coordinates the final projection keeps (see :mod:`.projection`)
     support_rule = "raw"
 
-    def __init__(self, *, shape, k, s, codebook_seed=None, cap_policy="raise", n_threads=None):
+    def __init__(self, *, shape, k=None, s=None, items_per_user=None, sparsity=None,
+                 epsilon=None, codebook_seed=None, cap_policy="raise", n_threads=None):
         owner = type(self).__name__
+        k = resolve_alias(owner, "k", k, "items_per_user", items_per_user)
+        s = resolve_alias(owner, "s", s, "sparsity", sparsity)
         if not (isinstance(shape, (tuple, list)) and len(shape) == 2):
             raise param_error("shape", owner, "a pair (d1, d2) of ints >= 1", shape, TypeError)
         d1 = check_int(shape[0], "shape[0]", owner, low=1)
@@ -50,23 +127,47 @@ class RelationMechanism:
         self.p = d1 * d2
         self.k = check_int(k, "k", owner, low=1)
         self.s = check_int(s, "s", owner, low=1, high=self.p)
+        # the budget used where a call passes no epsilons (None: every call must)
+        self.epsilon: Optional[float] = (
+            None if epsilon is None
+            else check_float(epsilon, "epsilon", owner, low=MIN_EPSILON, low_open=False, high=inf))
         self.codebook_seed = resolve_codebook_seed(codebook_seed, owner)
         self.cap_policy = check_choice(cap_policy, "cap_policy", owner, CAP_POLICIES)
         self.n_threads = resolve_n_threads(n_threads, owner)
+
+    @property
+    def items_per_user(self) -> int:
+        """The public cap ``k`` on the pairs one identity holds (the contract's name)."""
+        return self.k
+
+    @property
+    def sparsity(self) -> int:
+        """``s``, the number of nonzeros the estimate keeps (the contract's name)."""
+        return self.s
 
     def _repr_extra(self) -> str:
         return ""
 
     def __repr__(self) -> str:
         rule = "" if self.support_rule == "raw" else f", support_rule={self.support_rule!r}"
+        eps = "" if self.epsilon is None else f", epsilon={self.epsilon!r}"
         return (
-            f"{type(self).__name__}(shape={self.shape}, k={self.k}, s={self.s}{self._repr_extra()}"
-            f"{rule}, codebook_seed={self.codebook_seed}, cap_policy={self.cap_policy!r})"
+            f"{type(self).__name__}(shape={self.shape}, k={self.k}, s={self.s}{eps}"
+            f"{self._repr_extra()}{rule}, codebook_seed={self.codebook_seed}, "
+            f"cap_policy={self.cap_policy!r})"
         )
 
     # ------------------------------------------------------------ helpers
-    def _budgets(self, epsilons, n: int) -> np.ndarray:
-        owner = type(self).__name__
+    def _budgets(self, epsilons, n: int, owner: Optional[str] = None) -> np.ndarray:
+        """The ``n`` budgets of a call: ``epsilons``, else the constructor's ``epsilon``."""
+        owner = owner or type(self).__name__
+        if epsilons is None:
+            if self.epsilon is None:
+                raise param_error(
+                    "epsilons", owner,
+                    "a float or an array of floats in (0, inf) (this mechanism was built "
+                    "without epsilon=, so every call must pass its budgets)", None)
+            epsilons = self.epsilon
         eps = check_positive_array(epsilons, "epsilons", owner, size=n)
         if eps.size and eps.min() < MIN_EPSILON:
             i = int(np.argmin(eps))
@@ -142,12 +243,13 @@ class RelationMechanism:
             )
         return shape[0]
 
-    def decode(self, reports, epsilons, *, decoders=("global",), n_groups=8, identities=None,
-               support_rule=None):
+    def decode(self, reports, epsilons=None, *, decoders=("global",), n_groups=8,
+               identities=None, support_rule=None):
         """Run one or several decoders on one set of reports.
 
-        See :func:`fastldp.relations.decoders.decode`; ``support_rule``
-        (default: the mechanism's) picks the projection's support.
+        See :func:`fastldp.relations.decoders.decode`; ``epsilons`` defaults
+        to the constructor's ``epsilon``, and ``support_rule`` (default: the
+        mechanism's) picks the projection's support.
         """
         from .decoders import decode
 

@@ -16,10 +16,12 @@ its projection onto ``M_{s,k}``.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from math import sqrt
+from typing import Optional
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .calibration import add_gamma_squares, c_k_table, gamma_sq_sum, kappa_k
 from .._kernels._hash import set_sign_sums
@@ -28,10 +30,11 @@ from .._kernels._hash import pair_signs
 from .._sanitize import REASONS as SANITIZE_REASONS
 from .._sanitize import (SanitizationReport, sanitization_counts, sanitization_report,
                          sanitize_bits)
+from ..results import PrivacyStatement, Result
 from ..streaming import ExactSum, Partial, check_partial, fixed_point_of
 from ..streaming import chunk_length as _chunk_length
 from .._kernels._sketch import fixed_sketch
-from .base import RelationMechanism
+from .base import RelationMechanism, keyword_epsilons, privacy_of_budgets, privacy_of_extremes
 from .projection import check_support_rule, project
 
 __all__ = ["JPRS", "JPRSEstimate", "BudgetSummary"]
@@ -61,6 +64,7 @@ class BudgetSummary:
 
     @classmethod
     def from_epsilons(cls, eps: np.ndarray) -> "BudgetSummary":
+        """The summary of the budgets ``eps`` (a non-empty float64 array)."""
         return cls(
             n=int(eps.shape[0]),
             eps_min=float(eps.min()),
@@ -70,14 +74,14 @@ class BudgetSummary:
         )
 
 
-@dataclass(frozen=True)
-class JPRSEstimate:
-    """Result of :meth:`JPRS.estimate`.
+@dataclass(frozen=True, repr=False)
+class JPRSEstimate(Result):
+    """Result of :meth:`JPRS.estimate`, on the shared result base (:class:`fastldp.results.Result`).
 
     Attributes
     ----------
     matrix : float64 array, shape (d1, d2)
-        The estimate ``P_{s,k}(V)`` in ``M_{s,k}``.
+        The estimate ``P_{s,k}(V)`` in ``M_{s,k}``; also :attr:`estimate`.
     sketch : float64 array, shape (d1, d2)
         The raw global sketch ``V`` of Eq. (8) (unbiased, not projected).
     support : tuple of two intp arrays
@@ -87,9 +91,33 @@ class JPRSEstimate:
         What happened to malformed packets.
     n_threads : int
         Threads the sketch used (the result does not depend on it).
+    privacy : fastldp.results.PrivacyStatement
+        Local DP per user (an identity's whole relation set) at the budgets
+        of the decode: one ``epsilon``, or the min / median / max of personal
+        budgets (a decode from partials knows their extremes only).
     seconds : dict
         Wall-clock seconds of the ``sketch`` and ``projection`` steps.
+    n : int
+        The number of reports (committed identities), ``budget.n``.
+    variances, std : None
+        The projection onto ``M_{s,k}`` is not linear, so the estimate has no
+        plug-in variance; each coordinate of the unprojected :attr:`sketch`
+        has variance at most ``2k / D`` (``D = budget.gamma_sq_sum``,
+        Theorem 3).
+
+    Examples
+    --------
+    >>> import numpy as np, fastldp
+    >>> mech = fastldp.JPRS(shape=(3, 3), k=1, s=2, epsilon=2.0, codebook_seed=1)
+    >>> sets = [np.array([[0, 0]])] * 200 + [np.array([[1, 2]])] * 100
+    >>> est = mech.estimate(mech.privatize(sets, rng=0))
+    >>> est.estimate is est.matrix, est.n, est.std is None
+    (True, 300, True)
+    >>> str(est.privacy)
+    'epsilon=2 (local DP, per user)'
     """
+
+    _estimate_field = "matrix"
 
     matrix: np.ndarray
     sketch: np.ndarray
@@ -97,7 +125,16 @@ class JPRSEstimate:
     budget: BudgetSummary
     sanitization: SanitizationReport
     n_threads: int
+    privacy: PrivacyStatement
     seconds: dict = field(default_factory=dict)
+
+    @property
+    def n(self) -> int:
+        """The number of reports the estimate was decoded from."""
+        return self.budget.n
+
+    def _frame_columns(self) -> dict:
+        return {"sketch": self.sketch}
 
 
 class JPRS(RelationMechanism):
@@ -128,6 +165,13 @@ class JPRS(RelationMechanism):
         projection onto ``M_{s,k}``; ``"clipped"`` ranks by ``clip(v, 0, 1)``
         with ties toward the smaller index, section 6's literal wording. See
         :mod:`fastldp.relations.projection` for the proof and the difference.
+    epsilon : float in [1e-150, inf) or None
+        The budget of every identity where a call passes no ``epsilons``
+        (default ``None``: every :meth:`privatize` and :meth:`estimate` call
+        then passes its personal budgets).
+    items_per_user, sparsity : int, optional
+        The names every family shares for ``k`` and ``s`` (pass one of each
+        pair).
 
     Notes
     -----
@@ -148,27 +192,33 @@ class JPRS(RelationMechanism):
     >>> import numpy as np, fastldp
     >>> mech = fastldp.JPRS(shape=(4, 4), k=2, s=3, codebook_seed=7)
     >>> sets = [np.array([[0, 1], [2, 3]]), np.array([[1, 1]])]
-    >>> bits = mech.privatize(sets, 1.0, rng=0)
+    >>> bits = mech.privatize(sets, epsilons=[1.0, 2.0], rng=0)
     >>> bits.dtype, bits.shape
     (dtype('int8'), (2,))
+    >>> est = mech.estimate(bits, epsilons=[1.0, 2.0])
+    >>> est.estimate.shape, est.n
+    ((4, 4), 2)
     """
 
     family = "JPRS"
 
-    def __init__(self, *, shape, k, s, codebook_seed=None, cap_policy="raise", n_threads=None,
+    def __init__(self, *, shape, k=None, s=None, items_per_user=None, sparsity=None,
+                 epsilon=None, codebook_seed=None, cap_policy="raise", n_threads=None,
                  support_rule="raw"):
-        super().__init__(shape=shape, k=k, s=s, codebook_seed=codebook_seed,
+        super().__init__(shape=shape, k=k, s=s, items_per_user=items_per_user,
+                         sparsity=sparsity, epsilon=epsilon, codebook_seed=codebook_seed,
                          cap_policy=cap_policy, n_threads=n_threads)
         self.support_rule = check_support_rule(support_rule, type(self).__name__)
         self.kappa = kappa_k(self.k)
         self._calibration = c_k_table(self.k)
 
-    def payload_bits(self, epsilons) -> np.ndarray:
+    def payload_bits(self, epsilons: ArrayLike) -> np.ndarray:
         """One bit per identity."""
         return np.ones(np.atleast_1d(np.asarray(epsilons)).shape[0], dtype=np.int64)
 
     # ------------------------------------------------------------------ client
-    def set_scores(self, relations, *, identities=None) -> tuple[np.ndarray, np.ndarray]:
+    def set_scores(self, relations, *,
+                   identities: Optional[ArrayLike] = None) -> tuple[np.ndarray, np.ndarray]:
         """Return each identity's sign sum ``sum_{E_i} R_i(e)`` and set size.
 
         The client work of Algorithm 1, step 1: ``O(k)`` per identity.
@@ -178,18 +228,22 @@ class JPRS(RelationMechanism):
         sums = set_sign_sums(self.codebook_seed, ids, sets.indptr, sets.pairs, self.n_threads)
         return sums, sets.sizes
 
-    def output_probabilities(self, relations, epsilons, *, identities=None) -> np.ndarray:
+    def output_probabilities(self, relations, epsilons: Optional[ArrayLike] = None, *,
+                             identities: Optional[ArrayLike] = None) -> np.ndarray:
         """Return the exact ``P(Y_i = +1 | E_i, codebook)`` of every identity.
 
         The fair coin of ``sgn0`` is averaged out: a zero sign sum gives 1/2.
-        This is the channel that :meth:`privatize` samples.
+        This is the channel that :meth:`privatize` samples. ``epsilons``
+        defaults to the constructor's ``epsilon``.
         """
         sums, sizes = self.set_scores(relations, identities=identities)
         eps = self._budgets(epsilons, sums.shape[0])
         theta = self._calibration[sizes] * np.sign(sums)
         return 0.5 * (1.0 + np.tanh(eps / 2.0) * theta)
 
-    def privatize(self, relations, epsilons, *, identities=None, rng=None) -> np.ndarray:
+    @keyword_epsilons
+    def privatize(self, relations, *, epsilons: Optional[ArrayLike] = None,
+                  identities: Optional[ArrayLike] = None, rng=None) -> np.ndarray:
         """Release one bit per identity (Algorithm 1).
 
         Parameters
@@ -201,8 +255,10 @@ class JPRS(RelationMechanism):
             Table or dict of arrays with those columns, or the path of a
             Parquet file with them; its clients are the distinct identities
             in ascending order, keyed by those values (``n`` of them).
-        epsilons : float or array_like of float, shape (n,)
-            Personal budgets ``eps_i`` in ``(0, inf)``.
+        epsilons : float or array_like of float, shape (n,), optional
+            Personal budgets ``eps_i`` in ``[1e-150, inf)``; default: the
+            constructor's ``epsilon`` (a ``ValueError`` when it has none).
+            Passing them positionally is deprecated.
         identities : array_like of int, optional
             Distinct public identities keying the codebook (default ``0..n-1``,
             or the long format's distinct identities). With the long format,
@@ -219,7 +275,7 @@ class JPRS(RelationMechanism):
         gen = as_generator(rng, "JPRS.privatize")
         sums, sizes = self.set_scores(relations, identities=identities)
         n = sums.shape[0]
-        eps = self._budgets(epsilons, n)
+        eps = self._budgets(epsilons, n, "JPRS.privatize")
         direction = np.sign(sums).astype(np.float64)
         ties = (sums == 0) & (sizes > 0)
         if ties.any():
@@ -237,20 +293,25 @@ class JPRS(RelationMechanism):
         """Return ``w_i = sqrt(k) gamma_i Ybar_i / (kappa_k D)`` of Eq. (8)."""
         return self.sketch_scale(eps) * np.tanh(eps / 2.0) * bits.astype(np.float64)
 
-    def estimate(self, reports, epsilons, *, identities=None) -> JPRSEstimate:
+    @keyword_epsilons
+    def estimate(self, reports, *, epsilons: Optional[ArrayLike] = None,
+                 identities: Optional[ArrayLike] = None) -> JPRSEstimate:
         """Decode the population relation matrix (Algorithm 2).
 
-        Exactly ``finalize(partial(reports, epsilons, identities))``: see
-        :meth:`partial` for the fixed-point sums that make a split decode
-        bit-identical to this one.
+        Exactly ``finalize(partial(reports, epsilons, identities))`` (the
+        same bits; only :attr:`JPRSEstimate.privacy` knows more here, the
+        median of personal budgets): see :meth:`partial` for the
+        fixed-point sums that make a split decode bit-identical to this one.
 
         Parameters
         ----------
         reports : array_like, shape (n,)
             Received packets, one per committed identity. Malformed packets
             are sanitized (see :mod:`fastldp._sanitize`) and counted.
-        epsilons : float or array_like of float, shape (n,)
+        epsilons : float or array_like of float, shape (n,), optional
             Committed budgets; the denominator ``D`` includes every identity.
+            Default: the constructor's ``epsilon``. Passing them positionally
+            is deprecated.
         identities : array_like of int, optional
             The identities the clients used (default ``0..n-1``).
 
@@ -258,11 +319,13 @@ class JPRS(RelationMechanism):
         -------
         JPRSEstimate
         """
-        self._report_count(reports, "JPRS.estimate")
+        owner = "JPRS.estimate"
+        n = self._report_count(reports, owner)
+        eps = self._budgets(epsilons, n, owner)
         t0 = time.perf_counter()
-        state = self._partial(reports, epsilons, identities, "JPRS.estimate")
+        state = self._partial(reports, eps, identities, owner)
         t1 = time.perf_counter()
-        result = self.finalize(state)
+        result = replace(self.finalize(state), privacy=privacy_of_budgets(eps))
         result.seconds["sketch"] = t1 - t0 + result.seconds.pop("scale")
         return result
 
@@ -272,7 +335,8 @@ class JPRS(RelationMechanism):
         return {"shape": list(self.shape), "k": self.k, "s": self.s,
                 "codebook_seed": self.codebook_seed, "support_rule": self.support_rule}
 
-    def partial(self, reports, epsilons, identities=None) -> Partial:
+    def partial(self, reports, epsilons: Optional[ArrayLike] = None,
+                identities: Optional[ArrayLike] = None) -> Partial:
         """The exact, mergeable state of Algorithm 2 over a chunk of reports.
 
         Parameters
@@ -280,8 +344,9 @@ class JPRS(RelationMechanism):
         reports : array_like, shape (n,)
             The chunk's packets (``n`` may be 0); sanitized and counted as in
             :meth:`estimate`.
-        epsilons : float or array_like of float, shape (n,)
-            The chunk's committed budgets.
+        epsilons : float or array_like of float, shape (n,), optional
+            The chunk's committed budgets (default: the constructor's
+            ``epsilon``).
         identities : array_like of int, optional
             The chunk's identities. The default ``0 .. n-1`` is right only
             for a first chunk: pass them for every other chunk.
@@ -316,7 +381,7 @@ class JPRS(RelationMechanism):
 
     def _partial(self, reports, epsilons, identities, owner) -> Partial:
         n = _chunk_length(reports, owner)
-        eps = self._budgets(epsilons, n) if n else np.zeros(0)
+        eps = self._budgets(epsilons, n, owner) if n else np.zeros(0)
         ids = None if identities is None else resolve_identities(identities, n, owner)
         if n:
             bits, report = sanitize_bits(reports, n, self.codebook_seed, ids, owner)
@@ -410,6 +475,7 @@ class JPRS(RelationMechanism):
             budget=budget,
             sanitization=sanitization_report(partial.counts, partial.flags),
             n_threads=self.n_threads,
+            privacy=privacy_of_extremes(budget.eps_min, budget.eps_max),
             seconds={"scale": t1 - t0, "projection": t2 - t1},
         )
 

@@ -21,7 +21,11 @@ decode.
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Optional
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._random import as_generator, resolve_identities
 from .._validation import check_choice
@@ -29,7 +33,7 @@ from ..oracles._base import partial_report, report_counts, scalar_sum
 from ..oracles.frequency import ORACLES
 from ..streaming import Partial, check_partial
 from ..streaming import chunk_length as _chunk_length
-from .base import RelationMechanism
+from .base import RelationMechanism, keyword_epsilons, privacy_of_budgets, privacy_of_extremes
 from .decoders import Decoded
 from .projection import check_support_rule, project
 
@@ -49,6 +53,13 @@ class PaddedRelationSampling(RelationMechanism):
     oracle : {"grr", "olh", "hr"}
         Generalized randomized response, optimized local hashing
         (``g_i = round(e^eps_i) + 1``) or Hadamard response.
+    epsilon : float or None
+        The budget of every identity where a call passes no ``epsilons``
+        (default ``None``: every call passes its personal budgets); within
+        the oracle's limits.
+    items_per_user, sparsity : int, optional
+        The names every family shares for ``k`` and ``s`` (pass one of each
+        pair).
     codebook_seed, cap_policy, n_threads, support_rule
         As for :class:`fastldp.JPRS`.
 
@@ -60,30 +71,48 @@ class PaddedRelationSampling(RelationMechanism):
     .. [3] J. Acharya, Z. Sun, H. Zhang, "Hadamard response: estimating
        distributions privately, efficiently, and with little communication",
        AISTATS 2019.
+
+    Examples
+    --------
+    >>> import numpy as np, fastldp
+    >>> mech = fastldp.PaddedRelationSampling(shape=(3, 3), items_per_user=1, sparsity=2,
+    ...                                       oracle="grr", epsilon=3.0, codebook_seed=1)
+    >>> sets = [np.array([[0, 0]])] * 300 + [np.array([[2, 1]])] * 100
+    >>> reports = mech.privatize(sets, rng=0)
+    >>> est = mech.estimate(reports)
+    >>> est.estimate.shape, est.n, str(est.privacy)
+    ((3, 3), 400, 'epsilon=3 (local DP, per user)')
     """
 
-    def __init__(self, *, shape, k, s, oracle="hr", codebook_seed=None, cap_policy="raise",
+    def __init__(self, *, shape, k=None, s=None, items_per_user=None, sparsity=None,
+                 oracle="hr", epsilon=None, codebook_seed=None, cap_policy="raise",
                  n_threads=None, support_rule="raw"):
-        super().__init__(shape=shape, k=k, s=s, codebook_seed=codebook_seed,
+        super().__init__(shape=shape, k=k, s=s, items_per_user=items_per_user,
+                         sparsity=sparsity, epsilon=epsilon, codebook_seed=codebook_seed,
                          cap_policy=cap_policy, n_threads=n_threads)
-        self.support_rule = check_support_rule(support_rule, type(self).__name__)
-        self.oracle_name = check_choice(oracle, "oracle", type(self).__name__, tuple(ORACLES))
+        owner = type(self).__name__
+        self.support_rule = check_support_rule(support_rule, owner)
+        self.oracle_name = check_choice(oracle, "oracle", owner, tuple(ORACLES))
         self.domain_size = self.p + self.k
-        # personal budgets only: the oracle has no default epsilon
+        # the oracle has no budget of its own: P-RS resolves every call's budgets
         self.oracle = ORACLES[self.oracle_name](domain_size=self.domain_size, epsilon=None,
                                                 codebook_seed=self.codebook_seed,
                                                 n_threads=self.n_threads)
+        if self.epsilon is not None:
+            self.oracle.check_budgets(np.array([self.epsilon]), "epsilon", owner)
         self.family = "P-RS-" + self.oracle_name.upper()
 
     def _repr_extra(self) -> str:
         return f", oracle={self.oracle_name!r}"
 
-    def payload_bits(self, epsilons) -> np.ndarray:
+    def payload_bits(self, epsilons: ArrayLike) -> np.ndarray:
+        """The oracle's report size, ``ceil(log2(outputs))`` bits per identity."""
         eps = np.atleast_1d(np.asarray(epsilons, dtype=np.float64))
         return np.ceil(np.log2(self.oracle.output_sizes(eps))).astype(np.int64)
 
     # ------------------------------------------------------------ client
-    def sample_items(self, relations, *, identities=None, rng=None) -> np.ndarray:
+    def sample_items(self, relations, *, identities: Optional[ArrayLike] = None,
+                     rng=None) -> np.ndarray:
         """Each identity's padded-and-sampled item in ``[0, p + k)``."""
         gen = as_generator(rng, f"{type(self).__name__}.sample_items")
         sets = self.relation_sets(relations, identities=identities)
@@ -95,14 +124,17 @@ class PaddedRelationSampling(RelationMechanism):
         pairs = sets.pairs[safe] if sets.pairs.shape[0] else np.zeros(sets.n, dtype=np.int64)
         return np.where(held, pairs, self.p + slot).astype(np.int64)
 
-    def _budgets(self, epsilons, n: int) -> np.ndarray:
+    def _budgets(self, epsilons, n: int, owner: Optional[str] = None) -> np.ndarray:
         # the oracle's limits too (eps <= 700, p - q > 0 in double precision), on the
         # client and on every server path (estimate, decode, attacks)
-        eps = super()._budgets(epsilons, n)
-        self.oracle.check_budgets(eps, "epsilons", type(self).__name__)
+        owner = owner or type(self).__name__
+        eps = super()._budgets(epsilons, n, owner)
+        self.oracle.check_budgets(eps, "epsilons", owner)
         return eps
 
-    def privatize(self, relations, epsilons, *, identities=None, rng=None) -> np.ndarray:
+    @keyword_epsilons
+    def privatize(self, relations, *, epsilons: Optional[ArrayLike] = None,
+                  identities: Optional[ArrayLike] = None, rng=None) -> np.ndarray:
         """Sample one padded item per identity and report it through the oracle.
 
         Parameters
@@ -114,8 +146,10 @@ class PaddedRelationSampling(RelationMechanism):
             Table or dict of arrays with those columns, or the path of a
             Parquet file with them; its clients are the distinct identities
             in ascending order, keyed by those values (``n`` of them).
-        epsilons : float or array_like of float, shape (n,)
-            Personal budgets within the oracle's limits.
+        epsilons : float or array_like of float, shape (n,), optional
+            Personal budgets within the oracle's limits; default: the
+            constructor's ``epsilon``. Passing them positionally is
+            deprecated.
         identities : array_like of int, optional
             Distinct public identities keying the codebook (default ``0..n-1``,
             or the long format's distinct identities). With the long format,
@@ -129,9 +163,10 @@ class PaddedRelationSampling(RelationMechanism):
         numpy.ndarray of int64
             One oracle output per identity.
         """
-        gen = as_generator(rng, f"{type(self).__name__}.privatize")
+        owner = f"{type(self).__name__}.privatize"
+        gen = as_generator(rng, owner)
         sets = self.relation_sets(relations, identities=identities)
-        eps = self._budgets(epsilons, sets.n)
+        eps = self._budgets(epsilons, sets.n, owner)
         ids = self._client_identities(sets, identities)
         items = self.sample_items(sets, rng=gen)
         return self.oracle.perturb(items, eps, ids, gen)
@@ -157,19 +192,24 @@ class PaddedRelationSampling(RelationMechanism):
             clean, eps, identities = clean[members], eps[members], identities[members]
         return self._linear_value(self._linear_sums(clean, eps, identities))
 
-    def estimate(self, reports, epsilons, *, identities=None):
+    @keyword_epsilons
+    def estimate(self, reports, *, epsilons: Optional[ArrayLike] = None,
+                 identities: Optional[ArrayLike] = None) -> Decoded:
         """Global decoder: sanitize, weighted inversion, ``P_{s,k}`` projection.
 
-        Exactly ``finalize(partial(reports, epsilons, identities))``, and
-        the same result as ``decode(..., decoders=("global",))["global"]``.
+        Exactly ``finalize(partial(reports, epsilons, identities))`` (the
+        same bits; only :attr:`Decoded.privacy` knows more here, the median
+        of personal budgets), and the same result as ``decode(...,
+        decoders=("global",))["global"]``.
 
         Parameters
         ----------
         reports : array_like, shape (n,)
             One oracle output per committed identity (``n >= 1``); malformed
             reports are sanitized and counted.
-        epsilons : float or array_like of float, shape (n,)
-            Committed budgets.
+        epsilons : float or array_like of float, shape (n,), optional
+            Committed budgets; default: the constructor's ``epsilon``.
+            Passing them positionally is deprecated.
         identities : array_like of int, optional
             The identities the clients used (default ``0..n-1``).
 
@@ -178,8 +218,10 @@ class PaddedRelationSampling(RelationMechanism):
         fastldp.relations.decoders.Decoded
         """
         owner = f"{type(self).__name__}.estimate"
-        self._report_count(reports, owner)
-        return self.finalize(self._partial(reports, epsilons, identities, owner))
+        n = self._report_count(reports, owner)
+        eps = self._budgets(epsilons, n, owner)
+        result = self.finalize(self._partial(reports, eps, identities, owner))
+        return replace(result, privacy=privacy_of_budgets(eps))
 
     # ------------------------------------------------------------ streaming
     def stream_params(self) -> dict:
@@ -193,7 +235,8 @@ class PaddedRelationSampling(RelationMechanism):
         return {"shape": list(self.shape), "k": self.k, "s": self.s, "oracle": self.oracle_name,
                 "codebook_seed": self.codebook_seed, "support_rule": self.support_rule}
 
-    def partial(self, reports, epsilons, identities=None) -> Partial:
+    def partial(self, reports, epsilons: Optional[ArrayLike] = None,
+                identities: Optional[ArrayLike] = None) -> Partial:
         """The exact, mergeable state of :meth:`estimate` over a chunk of reports.
 
         Parameters
@@ -201,8 +244,9 @@ class PaddedRelationSampling(RelationMechanism):
         reports : array_like, shape (n,)
             The chunk's oracle outputs (``n`` may be 0); sanitized and
             counted as in :meth:`estimate`.
-        epsilons : float or array_like of float, shape (n,)
-            The chunk's committed budgets.
+        epsilons : float or array_like of float, shape (n,), optional
+            The chunk's committed budgets (default: the constructor's
+            ``epsilon``).
         identities : array_like of int, optional
             The chunk's identities. The default ``0 .. n-1`` is right only
             for a first chunk: pass them for every other chunk.
@@ -218,19 +262,23 @@ class PaddedRelationSampling(RelationMechanism):
             for HR) and its constant (``"offset"``), both from
             :meth:`fastldp.oracles.FrequencyOracle.weighted_sums`, and
             ``sum_i lambda_i`` (``"lam_sum"``); the integer counts of
-            reports by sanitization outcome and the ``"wrong_dtype"`` flag.
-            ``O(p + k)`` memory whatever ``n``.
+            reports by sanitization outcome, the ``"wrong_dtype"`` flag and
+            the smallest and largest budget (``"eps"``, for the result's
+            :attr:`~Decoded.privacy`). ``O(p + k)`` memory whatever ``n``.
         """
         return self._partial(reports, epsilons, identities, f"{type(self).__name__}.partial")
 
     def _partial(self, reports, epsilons, identities, owner) -> Partial:
         n = _chunk_length(reports, owner)
-        eps = self._budgets(epsilons, n)
+        eps = self._budgets(epsilons, n, owner)
         ids = resolve_identities(identities, n, owner)
         clean, report = self.sanitize(reports, eps, ids, owner)
         return Partial(self.family, self.stream_params(),
                        sums=self._linear_sums(clean, eps, ids),
-                       counts=report_counts(report), flags={"wrong_dtype": report.wrong_dtype})
+                       counts=report_counts(report),
+                       minima={"eps": float(eps.min()) if n else None},
+                       maxima={"eps": float(eps.max()) if n else None},
+                       flags={"wrong_dtype": report.wrong_dtype})
 
     def merge(self, a: Partial, b: Partial) -> Partial:
         """Merge the partials of two chunks (exact, order-free; neither input changes).
@@ -270,8 +318,9 @@ class PaddedRelationSampling(RelationMechanism):
             raise ValueError(f"{owner}: the partial holds no reports; a decode needs at least one")
         v = self._linear_value(partial.sums)
         m, _ = project(v, self.s, float(self.k), self.support_rule)
+        privacy = privacy_of_extremes(partial.minima.get("eps"), partial.maxima.get("eps"))
         return Decoded(m.reshape(self.shape), v.reshape(self.shape), "global", 1, -1,
-                       partial_report(partial))
+                       partial_report(partial), n=int(partial.counts["n"]), privacy=privacy)
 
     # ------------------------------------------------------------ attacks
     def _scale(self, eps, corrupted):

@@ -271,7 +271,8 @@ def mechanism_family(make):
 
     def privatize(ctx: Context) -> Privatized:
         mech = make(ctx)
-        reports = mech.privatize(ctx.population.relations, ctx.epsilons, rng=ctx.rng("clients"))
+        reports = mech.privatize(ctx.population.relations, epsilons=ctx.epsilons,
+                                 rng=ctx.rng("clients"))
         reports, objective = attack_reports(ctx, mech, reports)
         bits = float(np.mean(mech.payload_bits(ctx.epsilons)))
         return Privatized(mech, reports, ctx.epsilons, objective, payload_bits=bits)
