@@ -12,7 +12,7 @@ from fastldp.experiments.progress import progress_bar
 
 SPEC = """
 name = "cli"
-methods = ["JPRS-Global", "JPRS-NoProjection", "P-RS-Later"]
+methods = ["JPRS-Global", "JPRS-NoProjection", "JPRS-Later"]
 seeds = 2
 [fixed]
 shape = [8, 8]
@@ -25,12 +25,38 @@ alpha = [0.0, 0.1]
 """
 
 
-def test_run_then_report(tmp_path, capsys):
+@pytest.fixture
+def later_decoder():
+    from fastldp.experiments.relations import methods as registry
+
+    def later(ctx, priv):
+        raise RuntimeError("JPRS-Later is not written yet")
+
+    registry.register_decoder("JPRS", "Later", later)
+    yield
+    del registry.DECODERS["JPRS"]["Later"]
+
+
+def test_a_misspelt_method_stops_the_run_at_once(tmp_path, capsys):
+    spec = tmp_path / "cli.toml"
+    spec.write_text(textwrap.dedent(SPEC).replace('"JPRS-Global"', '"JPRS-Globl"'))
+    out = tmp_path / "out"
+    assert cli.main(["run", str(spec), "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("fastldp: error: Spec 'cli' cannot run") and err.count("\n") == 1
+    assert "unknown method 'JPRS-Globl' (did you mean 'JPRS-Global'?)" in err
+    assert "unknown method 'JPRS-Later'" in err  # every problem, not the first
+    assert not out.exists()
+
+
+def test_run_then_report(tmp_path, capsys, later_decoder):
     spec = tmp_path / "cli.toml"
     spec.write_text(textwrap.dedent(SPEC))
     out = tmp_path / "out"
-    # P-RS-Later is not a method: its 12 rows fail, so the run exits 1 and says why first
-    assert cli.main(["run", str(spec), "--out", str(out), "--no-progress"]) == 1
+    # JPRS-Later fails when it runs: its 12 rows fail, so the run exits 1 and says why first
+    # (one worker: the decoder is registered in this process only)
+    assert cli.main(["run", str(spec), "--out", str(out), "--no-progress",
+                     "--workers", "1"]) == 1
     captured = capsys.readouterr()
     said = captured.out
     assert "36 rows written" in said and "12 of 12 cells run" in said and "12 failed" in said
@@ -40,14 +66,14 @@ def test_run_then_report(tmp_path, capsys):
     assert (out / "manifest.json").is_file()
 
     # resumed: nothing left to run, but the table still holds the failed rows
-    assert cli.main(["run", str(spec), "--out", str(out), "--no-progress"]) == 1
+    assert cli.main(["run", str(spec), "--out", str(out), "--quiet", "--workers", "1"]) == 1
     said = capsys.readouterr().out
     assert "0 rows written" in said and "holds 12 failed rows" in said
 
     assert cli.main(["report", str(out / "results.csv"), "--no-figures",
                      "--slope-min-n", "200"]) == 0
     text = capsys.readouterr().out
-    assert "Unknown method 'P-RS-Later'" in text
+    assert "JPRS-Later is not written yet" in text
     assert "Paired attack increments" in text and "Log-log fits" in text
     assert "Projection ablation" in text and "Theorem-regime audit" in text
     assert (out / "report" / "summary.csv").is_file()

@@ -163,32 +163,75 @@ def boom_decoder():
 
 
 def test_failures_are_rows_and_the_grid_goes_on(tmp_path, boom_decoder):
+    # failures no check can foresee: a decoder that raises, a population whose
+    # parameters only its generator refuses (s = 8 > 2 x 2 cells)
     spec = tiny_spec(
-        methods=["JPRS-Global", "JPRS-Boom", "P-RS-Nothing"],
+        methods=["JPRS-Global", "JPRS-Boom"],
         seeds=1,
-        grid=[{"n": [300], "population": [{"kind": "rate"}, {"kind": "no-such-kind"}]}],
+        grid=[{"n": [300], "shape": [[8, 8], [2, 2]]}],
     )
     summary = run(spec, tmp_path, progress=False)
-    rows = {(r["population"], r["method"]): r for r in read_results(summary.table)}
-    assert len(rows) == 6 and summary.failures == 5
-    ok = rows[("rate", "JPRS-Global")]
+    rows = {(r["d1"], r["method"]): r for r in read_results(summary.table)}
+    assert len(rows) == 4 and summary.failures == 3
+    ok = rows[(8, "JPRS-Global")]
     assert ok["failure"] == "" and ok["E_s"] >= 0
-    boom = rows[("rate", "JPRS-Boom")]["failure"]
+    boom = rows[(8, "JPRS-Boom")]["failure"]
     assert "RuntimeError: decoder exploded | on two lines" in boom
-    assert math.isnan(rows[("rate", "JPRS-Boom")]["E_s"])
-    assert "Unknown method 'P-RS-Nothing'" in rows[("rate", "P-RS-Nothing")]["failure"]
-    assert "JPRS-Global" in rows[("rate", "P-RS-Nothing")]["failure"]  # says what is known
-    bad = rows[("no-such-kind", "JPRS-Global")]["failure"]
-    assert bad.startswith("set-up: ") and "no-such-kind" in bad
+    assert math.isnan(rows[(8, "JPRS-Boom")]["E_s"])
+    bad = [rows[(2, m)]["failure"] for m in ("JPRS-Global", "JPRS-Boom")]
+    assert len(bad) == 2 and all(b.startswith("set-up: ") and "'s' parameter" in b for b in bad)
+
+
+def test_a_grid_that_cannot_run_stops_before_any_work(tmp_path):
+    # each of these used to fail its rows one cell at a time; now all are named at once
+    spec = tiny_spec(
+        methods=["JPRS-Globl", "JPRS-Global", "P-RS-Nothing"],
+        seeds=1,
+        fixed={"shape": [8, 8], "s": 8, "k": 2, "budget": "H9", "eps0": 1.0,
+               "attack": "optimised"},
+        grid=[{"n": [300], "alpha": [0.1],
+               "population": [{"kind": "rate"}, {"kind": "no-such-kind"}, {"kind": "zpf"},
+                              {"kind": "gowalla"},
+                              {"kind": "movielens", "path": str(tmp_path / "ml-missing")}]}],
+    )
+    out = tmp_path / "out"
+    with pytest.raises(ValueError) as info:
+        run(spec, out, progress=False)
+    said = str(info.value)
+    assert said.startswith("Spec 'tiny' cannot run, so nothing was run (8 problems)")
+    for part in ("unknown method 'JPRS-Globl' (did you mean 'JPRS-Global'?)",
+                 "unknown method 'P-RS-Nothing'",
+                 "unknown population kind 'no-such-kind' (the population kinds are rate,",
+                 "unknown population kind 'zpf' (did you mean 'zipf'?)",
+                 "the 'gowalla' population needs a 'path'",
+                 f"movielens data {str(tmp_path / 'ml-missing')!r}: not found",
+                 "unknown budget profile 'H9'",
+                 "unknown attack 'optimised' (did you mean 'optimized'?)"):
+        assert part in said, part
+    assert "JPRS-Global'" not in said.replace("'JPRS-Global'?", "")  # a known name is no problem
+    assert not out.exists()  # no table, no manifest
+
+
+def test_an_unknown_attack_on_clean_cells_only_is_no_problem(tmp_path):
+    # clean cells (alpha = 0) never read the attack or the corruption policy
+    spec = tiny_spec(methods=["JPRS-Global"], seeds=1,
+                     fixed={"shape": [8, 8], "s": 8, "k": 2, "eps0": 1.0,
+                            "attack": "optimised", "corruption": "smallest"},
+                     grid=[{"n": [300], "alpha": [0.0]}])
+    assert run(spec, tmp_path, progress=False).failures == 0
 
 
 
 def test_retry_failures(tmp_path):
+    def not_yet(ctx, priv):  # a decoder whose cause is fixed between the runs
+        raise RuntimeError("not yet")
+
     spec = tiny_spec(methods=["JPRS-Global", "JPRS-Later"], seeds=1, grid=[{"n": [300]}])
-    first = run(spec, tmp_path, progress=False)
-    assert first.failures == 1
-    registry.register_decoder("JPRS", "Later", lambda ctx, priv: np.zeros(ctx.shape))
+    registry.register_decoder("JPRS", "Later", not_yet)
     try:
+        first = run(spec, tmp_path, progress=False)
+        assert first.failures == 1
+        registry.register_decoder("JPRS", "Later", lambda ctx, priv: np.zeros(ctx.shape))
         skipped = run(spec, tmp_path, progress=False)
         assert skipped.rows_written == 0  # failed rows count as done ...
         again = run(spec, tmp_path, progress=False, retry_failures=True)  # ... unless retried
@@ -274,7 +317,8 @@ def test_adapters_register_any_mechanism_in_one_line(tmp_path, scratch_registry)
     eps = budget_profile("H1", 400, 1.0, np.random.default_rng(stream("budgets")))
     mech = JPRS(shape=(8, 8), k=2, s=8,
                 codebook_seed=int(stream("codebook").generate_state(1, dtype=np.uint64)[0]))
-    bits = mech.privatize(pop.relations, eps, rng=np.random.default_rng(stream("clients", "JPRS")))
+    bits = mech.privatize(pop.relations, epsilons=eps,
+                          rng=np.random.default_rng(stream("clients", "JPRS")))
     assert cell.config["alpha"] == 0.1 and rows["JPRS-Global"]["n_corrupted"] == 40
     from fastldp.relations import apply_attack, false_support, optimized_attack
     from fastldp.corruption import choose_corrupted

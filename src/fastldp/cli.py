@@ -24,15 +24,15 @@ def _demo(args) -> int:
     codebook = int(seeds[1].generate_state(1, dtype=np.uint64)[0])
     mech = JPRS(shape=(args.d1, args.d2), k=args.k, s=args.s, codebook_seed=codebook,
                 n_threads=args.threads)
-    bits = mech.privatize(pop.relations, args.eps, rng=seeds[2])
+    bits = mech.privatize(pop.relations, epsilons=args.epsilon, rng=seeds[2])
     t2 = time.perf_counter()
-    result = mech.estimate(bits, args.eps)
+    result = mech.estimate(bits, epsilons=args.epsilon)
     t3 = time.perf_counter()
     loss = squared_frobenius_loss(result.matrix, pop.target)
     scores = support_scores(result.matrix, pop.target, args.s)
     print(f"fastldp demo: {mech!r}")
     print(f"  population  n={args.n}, d1 x d2 = {args.d1} x {args.d2}, s={args.s}, k={args.k}, "
-          f"eps={args.eps} (Eq. 12, seed {args.seed})")
+          f"epsilon={args.epsilon} (Eq. 12, seed {args.seed})")
     print(f"  squared Frobenius loss E_s : {loss:.4f}")
     print(f"  precision / recall / F1 @s : {scores.precision:.3f} / {scores.recall:.3f} / {scores.f1:.3f}")
     print(f"  sanitized packets          : {result.sanitization.n_sanitized}")
@@ -62,6 +62,26 @@ def _workers(text: str) -> int:
     return value
 
 
+class _DeprecatedAlias(argparse.Action):
+    """An old option name: does what ``new`` does and says so on stderr (removed next release)."""
+
+    def __init__(self, option_strings, dest, *, new: str, **kwargs):
+        self.new = new
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        # a DeprecationWarning would be hidden by Python's default filters outside __main__
+        print(f"fastldp: warning: {option_string} is deprecated and will be removed in the "
+              f"next release; use {self.new}.", file=sys.stderr)
+        setattr(namespace, self.dest, values)
+
+
+def _add_quiet(parser) -> None:
+    """``--quiet`` (alias ``--no-progress``): one flag on every command that shows progress."""
+    parser.add_argument("--quiet", "--no-progress", dest="quiet", action="store_true",
+                        help="no progress bar (--no-progress is the same flag)")
+
+
 def _failed(what: str, failed: int, where) -> int:
     """Exit status of a run: non-zero, with the reason first, when any row failed."""
     if failed:
@@ -76,7 +96,7 @@ def _run(args) -> int:
     from .experiments import run
 
     summary = run(args.spec, args.out, workers=args.workers, quick=args.quick,
-                  progress=not args.no_progress, data_dir=args.data,
+                  progress=not args.quiet, data_dir=args.data,
                   retry_failures=args.retry_failures, parquet=args.parquet)
     print(summary)
     return _failed("rows", summary.failed, summary.table)
@@ -100,8 +120,8 @@ def _reproduce(args) -> int:
     from .experiments import reproduce
 
     report = reproduce(args.experiment, quick=args.quick, out=args.out, workers=args.workers,
-                       data_dir=args.data, progress=not args.no_progress,
-                       figures=not args.no_figures, trials=args.trials,
+                       data_dir=args.data, progress=not args.quiet,
+                       figures=not args.no_figures, repetitions=args.repetitions,
                        retry_failures=args.retry_failures)
     return _failed("rows", getattr(report, "failed", 0), args.out or "the results table")
 
@@ -196,7 +216,7 @@ def _add_experiment_commands(sub) -> None:
     run.add_argument("--retry-failures", action="store_true",
                      help="drop failed rows from the table and run them again")
     run.add_argument("--parquet", action="store_true", help="also write results.parquet (pyarrow)")
-    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _add_quiet(run)
     run.set_defaults(func=_run)
 
     rep = sub.add_parser("report", help="statistics, tables and figures from a results table")
@@ -230,11 +250,13 @@ def _add_experiment_commands(sub) -> None:
                     help="folder with the real-data files (default $FASTLDP_DATA)")
     rp.add_argument("--retry-failures", action="store_true",
                     help="run the failed rows of an earlier run again")
-    rp.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _add_quiet(rp)
     rp.add_argument("--no-figures", action="store_true", help="skip the figures")
-    rp.add_argument("--trials", type=_workers, default=None,
-                    help="repetitions instead of the spec's (the experiments with trials: "
-                         + ", ".join(n for n, e in known.items() if e.takes_trials) + ")")
+    rp.add_argument("--repetitions", type=_workers, default=None, metavar="N",
+                    help="repetitions instead of the spec's (the experiments that take them: "
+                         + ", ".join(n for n, e in known.items() if e.takes_repetitions) + ")")
+    rp.add_argument("--trials", type=_workers, dest="repetitions", action=_DeprecatedAlias,
+                    new="--repetitions", help=argparse.SUPPRESS)
     rp.set_defaults(func=_reproduce)
 
     data = sub.add_parser("data", help="populations: export the frozen benchmark")
@@ -390,7 +412,7 @@ def _add_scale_commands(sub) -> None:
                      help="local streaming: save progress here after each row group and "
                           "resume from it after a kill")
     dec.add_argument("--threads", type=int, default=None, help="sketch threads (default: all)")
-    dec.add_argument("--quiet", action="store_true", help="no progress bar")
+    _add_quiet(dec)
     dec.set_defaults(func=_decode)
 
     sim = sub.add_parser(
@@ -407,12 +429,15 @@ def _add_scale_commands(sub) -> None:
     sim.add_argument("--seed", type=int, default=0, help="seed (default 0)")
     sim.add_argument("--row-group", type=_count, default=1 << 20,
                      help="reports per row group (default 1048576)")
-    sim.add_argument("--quiet", action="store_true", help="no progress bar")
+    _add_quiet(sim)
     sim.set_defaults(func=_simulate)
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+
     parser = argparse.ArgumentParser(prog="fastldp", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"fastldp {__version__}")
     parser.add_argument("--debug", action="store_true",
                         help="on an error, show its traceback instead of one line")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -423,7 +448,10 @@ def build_parser() -> argparse.ArgumentParser:
                       help="columns of the relation table (default 64)")
     demo.add_argument("--s", type=int, default=128, help="support size (default 128)")
     demo.add_argument("--k", type=int, default=8, help="relations per identity (default 8)")
-    demo.add_argument("--eps", type=float, default=0.75, help="homogeneous budget (default 0.75)")
+    demo.add_argument("--epsilon", type=float, default=0.75,
+                      help="homogeneous budget (default 0.75)")
+    demo.add_argument("--eps", type=float, dest="epsilon", action=_DeprecatedAlias,
+                      new="--epsilon", help=argparse.SUPPRESS)
     demo.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
     demo.add_argument("--threads", type=int, default=None, help="threads (default: all)")
     demo.set_defaults(func=_demo)

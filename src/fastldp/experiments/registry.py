@@ -50,16 +50,20 @@ class Experiment:
     description : str
         One line for ``fastldp reproduce --help``: what it reproduces.
     run : callable
-        ``run(*, quick, out, workers, data_dir, progress, figures, file, trials)``
-        runs and reports the experiment and returns an object with a ``text``
-        attribute (the report) and a ``failed`` attribute (rows that failed;
-        the CLI exits non-zero when it is positive).
+        ``run(*, quick, out, workers, data_dir, progress, figures, file)``, plus
+        ``repetitions`` when it takes them (a function that still names the
+        keyword ``trials`` gets the count under that name), runs and reports
+        the experiment and returns an object with a ``text`` attribute (the
+        report) and a ``failed`` attribute (rows that failed; the CLI exits
+        non-zero when it is positive).
     needs_data : bool
         Whether it reads user-supplied data files (``--data``).
     spec : str or None
         The shipped TOML spec, if the experiment is spec-driven.
+    takes_repetitions : bool
+        Whether ``repetitions`` (``--repetitions``) replaces the spec's count.
     takes_trials : bool
-        Whether ``trials`` (``--trials``) replaces the spec's repetitions.
+        Deprecated name of ``takes_repetitions`` (either sets it).
     """
 
     name: str
@@ -68,7 +72,13 @@ class Experiment:
     run: Callable[..., object]
     needs_data: bool = False
     spec: Optional[str] = None
+    takes_repetitions: bool = False
     takes_trials: bool = False
+
+    def __post_init__(self):
+        if self.takes_trials or self.takes_repetitions:  # one flag, whichever name set it
+            object.__setattr__(self, "takes_repetitions", True)
+            object.__setattr__(self, "takes_trials", True)
 
 
 @dataclass(frozen=True)

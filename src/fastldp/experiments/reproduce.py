@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from .registry import Experiment, experiments, get_experiment
+from .spec import UNSET, repetitions_alias
 
 __all__ = ["reproduce", "experiments", "spec_path", "check_data_dir"]
 
@@ -55,7 +56,8 @@ def _accepts(function, name: str) -> bool:
 
 def reproduce(experiment: str, *, quick: bool = False, out=None, workers: int = 1,
               data_dir=None, progress: bool = True, figures: bool = True, file=None,
-              trials: int | None = None, retry_failures: bool = False):
+              repetitions: int | None = None, retry_failures: bool = False,
+              trials=UNSET):
     """Run a shipped experiment, then report it; print the summary and the report.
 
     Parameters
@@ -76,26 +78,36 @@ def reproduce(experiment: str, *, quick: bool = False, out=None, workers: int = 
         Progress bar; figures (need matplotlib).
     file : file-like, optional
         Where the text goes (default stdout).
-    trials : int, optional
-        Replace the spec's repetitions, for experiments that take it.
+    repetitions : int, optional
+        Replace the spec's number of repetitions (its ``seeds``), for the
+        experiments that take it (``Experiment.takes_repetitions``).
     retry_failures : bool
         Drop the failed rows of an earlier run first, so they run again
         (experiments with a results table).
+    trials : int, optional
+        Deprecated name of ``repetitions`` (``DeprecationWarning``).
 
     Returns
     -------
     Report-like
         With ``text``, ``files``, ``figures`` and ``failed`` (rows that failed).
     """
+    repetitions = repetitions_alias(repetitions, trials, "reproduce")
     exp = get_experiment(experiment)
-    if trials is not None and not exp.takes_trials:
-        raise ValueError(f"The 'trials' parameter of reproduce does not apply to {experiment!r}. "
-                         f"Got trials={trials!r} instead.")
+    if repetitions is not None and not exp.takes_repetitions:
+        takes = ", ".join(n for n, e in experiments().items() if e.takes_repetitions)
+        raise ValueError(f"The 'repetitions' parameter of reproduce does not apply to "
+                         f"{experiment!r} (it applies to {takes}). Got repetitions="
+                         f"{repetitions!r} instead.")
     data_dir = check_data_dir(exp, data_dir)
     file = file or sys.stdout
     extra = {"retry_failures": retry_failures} if _accepts(exp.run, "retry_failures") else {}
+    if repetitions is not None:
+        # a family function written before the rename still calls the count 'trials'
+        name = "repetitions" if _accepts(exp.run, "repetitions") else "trials"
+        extra[name] = repetitions
     report = exp.run(quick=quick, out=out, workers=workers, data_dir=data_dir,
-                     progress=progress, figures=figures, file=file, trials=trials, **extra)
+                     progress=progress, figures=figures, file=file, **extra)
     files = list(getattr(report, "files", []) or [])
     shown = [p for p in getattr(report, "figures", []) or [] if Path(p).suffix == ".png"]
     if files:

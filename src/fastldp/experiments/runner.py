@@ -4,7 +4,9 @@ Every family's runner (``fastldp.experiments.<family>.runner``) turns a spec
 into cells and a cell into rows; this module does the rest, the same way for
 all of them:
 
-- :func:`run_grid` skips rows already in the results table (resume), drops
+- :func:`run_grid` first checks what it can (:mod:`.preflight`: method names,
+  data paths, the family's own checks) and refuses to start a run that
+  cannot succeed; it skips rows already in the results table (resume), drops
   failed rows first when asked, writes the manifest, shows the progress bar
   and feeds the pool;
 - :func:`run_tasks` runs tasks in a bounded pool of spawned processes (at
@@ -28,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .preflight import preflight
 from .progress import progress_bar
 from .spec import Spec
 
@@ -114,7 +117,8 @@ def _run_batch(task, batch, n_threads, data_dir) -> tuple[list, int]:
 
 
 def run_grid(spec: Spec, out: Path, table, cells, task, *, workers: int, threads, data_dir,
-             progress: bool, retry_failures: bool, group=None) -> RunSummary:
+             progress: bool, retry_failures: bool, group=None, methods=None,
+             check=None) -> RunSummary:
     """Run the rows of ``cells`` missing from ``table`` and append them.
 
     ``task(cell, methods, n_threads, data_dir) -> rows`` computes one cell's
@@ -126,7 +130,15 @@ def run_grid(spec: Spec, out: Path, table, cells, task, *, workers: int, threads
     worker, in grid order: a family whose cells share expensive work (the
     same data at several budgets, say) then does it once per key and worker.
     Rows never depend on it; only the time does.
+
+    Before anything is written, :func:`~fastldp.experiments.preflight.preflight`
+    checks the spec's methods against ``methods`` (every name the family
+    knows; ``None`` skips it), every data path of the cells, the output
+    folder, and the family's hook ``check(spec, cells, data_dir) -> list of
+    str``; it raises one ``ValueError`` listing every problem.
     """
+    preflight(spec, cells, data_dir=data_dir, methods=methods, check=check, out=out,
+              table=table)
     t0 = time.perf_counter()
     if retry_failures and table.path.exists():
         table.drop_failures()

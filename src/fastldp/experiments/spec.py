@@ -9,7 +9,7 @@ method on every seed::
     family = "relations"             # relations (default), vectors, regression, ...
     name = "theorem-audit"
     methods = ["JPRS-Global", "NonPrivate-TopS"]
-    seeds = 5                        # seeds 0..4, or an explicit list [0, 3]
+    seeds = 5                        # 5 repetitions, seeds 0..4, or an explicit list [0, 3]
 
     [fixed]                          # one value each, shared by every grid
     eps0 = 0.75
@@ -22,6 +22,9 @@ method on every seed::
     seeds = 2
 
     [report]                         # the family's report settings, optional
+
+``repetitions`` is accepted as another name of ``seeds`` (one of the two
+per table): each repetition runs on its own seed.
 
 This module holds what every family shares: :class:`Spec` and
 :class:`Cell`, reading TOML, the top-level keys, ``[quick]``, ``[fixed]``
@@ -44,14 +47,15 @@ from pathlib import Path
 __all__ = ["Spec", "Cell", "row_key", "read_spec_file", "spec_family", "spec_from_dict",
            "config_id", "expand_configs", "DEFAULT_FAMILY", "make_normalize", "Invalid",
            "population_table", "int_at_least", "real_in", "one_of", "boolean",
-           "shipped_spec_path"]
+           "shipped_spec_path", "repetitions_alias", "UNSET"]
 
 #: The family of a spec without a ``family`` key (the first family of the package).
 DEFAULT_FAMILY = "relations"
 
-_TOP_KEYS = {"family", "name", "description", "methods", "seeds", "fixed", "grid", "quick",
-             "report", "threads"}
-_QUICK_KEYS = {"description", "methods", "seeds", "fixed", "grid", "threads", "report"}
+_TOP_KEYS = {"family", "name", "description", "methods", "seeds", "repetitions", "fixed", "grid",
+             "quick", "report", "threads"}
+_QUICK_KEYS = {"description", "methods", "seeds", "repetitions", "fixed", "grid", "threads",
+               "report"}
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,7 @@ class Spec:
     methods : tuple of str
         Method names of the spec's family.
     seeds : tuple of int
+        One seed per repetition.
     fixed : dict
         Defaults overridden by ``[fixed]``.
     grids : tuple of dict
@@ -174,8 +179,39 @@ def spec_family(data_or_path) -> str:
     return family
 
 
+#: The default of a deprecated ``trials`` parameter: "not given" (None is a value).
+UNSET = object()
+
+
+def repetitions_alias(repetitions, trials, owner: str):
+    """``repetitions``, or the deprecated ``trials`` given instead (with a DeprecationWarning).
+
+    ``trials`` is :data:`UNSET` when the caller did not pass it.
+    """
+    if trials is UNSET:
+        return repetitions
+    import warnings
+
+    warnings.warn(f"The 'trials' parameter of {owner} is deprecated and will be removed in the "
+                  f"next release; use 'repetitions'.", DeprecationWarning, stacklevel=3)
+    if repetitions is not None:
+        raise TypeError(f"{owner} got both 'repetitions' and its deprecated name 'trials'; "
+                        f"pass 'repetitions' only.")
+    return trials
+
+
+def _seeds_key(table: dict, where: str) -> None:
+    """Read ``repetitions`` as ``seeds`` in ``table`` (in place); both at once is an error."""
+    if "repetitions" in table:
+        if "seeds" in table:
+            raise _error(where, "gives both 'seeds' and 'repetitions' (one name for the same "
+                                "count); keep one")
+        table["seeds"] = table.pop("repetitions")
+
+
 def spec_from_dict(data: dict, *, normalize, report_keys=(), quick: bool = False,
-                   trials: int | None = None, source: str = "<dict>") -> Spec:
+                   repetitions: int | None = None, source: str = "<dict>",
+                   trials=UNSET) -> Spec:
     """Build a :class:`Spec` from parsed TOML tables.
 
     Parameters
@@ -189,22 +225,27 @@ def spec_from_dict(data: dict, *, normalize, report_keys=(), quick: bool = False
         The keys the family's ``[report]`` table may hold.
     quick : bool
         Apply the ``[quick]`` table.
-    trials : int, optional
-        Replace ``seeds`` by ``range(trials)``.
+    repetitions : int, optional
+        Replace ``seeds`` by ``range(repetitions)``.
     source : str
         Where the spec came from, for error messages.
+    trials : int, optional
+        Deprecated name of ``repetitions`` (``DeprecationWarning``).
     """
+    repetitions = repetitions_alias(repetitions, trials, "spec_from_dict")
     unknown = set(data) - _TOP_KEYS
     if unknown:
         raise _error(source, f"unknown top-level keys {sorted(unknown)}; "
                      f"the keys are {sorted(_TOP_KEYS)}")
     data = dict(data)
+    _seeds_key(data, source)
     if quick:
         _apply_quick(data, source, _QUICK_KEYS)
-    if trials is not None:
-        if not (isinstance(trials, int) and not isinstance(trials, bool) and trials >= 1):
-            raise _error(source, f"'trials' must be an int >= 1, got {trials!r}")
-        data["seeds"] = trials
+    if repetitions is not None:
+        if not (isinstance(repetitions, int) and not isinstance(repetitions, bool)
+                and repetitions >= 1):
+            raise _error(source, f"'repetitions' must be an int >= 1, got {repetitions!r}")
+        data["seeds"] = repetitions
     family = data.get("family", DEFAULT_FAMILY)
     if not (isinstance(family, str) and family):
         raise _error(source, f"'family' must be a family name, got {family!r}")
@@ -273,6 +314,8 @@ def _apply_quick(data: dict, source: str, quick_keys) -> None:
     if bad:
         raise _error(source, f"unknown keys {sorted(bad)} in [quick]; "
                      f"the keys are {sorted(quick_keys)}")
+    overrides = dict(overrides)
+    _seeds_key(overrides, f"{source} [quick]")
     for key, value in overrides.items():
         if key in ("fixed", "report"):
             data[key] = {**data.get(key, {}), **value}

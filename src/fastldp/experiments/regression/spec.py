@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import math
 
+from ..preflight import suggest
 from ..spec import (
     Cell, Spec, _error, expand_configs, int_at_least, make_normalize, population_table,
     read_spec_file, real_in, spec_family, spec_from_dict,
@@ -71,23 +72,32 @@ def is_regression_spec(path) -> bool:
     return spec_family(path) == "regression"
 
 
-def load_spec(path, *, quick: bool = False, trials: int | None = None) -> Spec:
-    """Read a regression spec; ``quick`` applies ``[quick]``, ``trials`` replaces ``seeds``."""
+def load_spec(path, *, quick: bool = False, repetitions: int | None = None,
+              trials: int | None = None) -> Spec:
+    """Read a regression spec; ``quick`` applies ``[quick]``, ``repetitions`` replaces ``seeds``.
+
+    ``trials`` is the older name of ``repetitions`` (the regression
+    ``reproduce`` still passes it).
+    """
     data = read_spec_file(path)
-    return spec_from_dict_regression(data, quick=quick, trials=trials, source=str(path))
+    return spec_from_dict_regression(data, quick=quick, source=str(path),
+                                     repetitions=trials if repetitions is None else repetitions)
 
 
-def spec_from_dict_regression(data: dict, *, quick=False, trials=None, source="<dict>") -> Spec:
+def spec_from_dict_regression(data: dict, *, quick=False, repetitions=None, source="<dict>",
+                              trials=None) -> Spec:
     """Build a :class:`~fastldp.experiments.spec.Spec` with section C's parameters."""
     data = dict(data)
     data.setdefault("family", "regression")
     if data["family"] != "regression":
         raise _error(source, f"'family' must be \"regression\", got {data['family']!r}")
     spec = spec_from_dict(data, normalize=normalize, report_keys=_REPORT_KEYS, quick=quick,
-                          trials=trials, source=source)
+                          repetitions=trials if repetitions is None else repetitions,
+                          source=source)
     unknown = [m for m in spec.methods if m not in METHODS]
     if unknown:
-        raise _error(source, f"unknown methods {unknown}; the methods are {list(METHODS)}")
+        hints = "".join(suggest(m, METHODS) for m in unknown)
+        raise _error(source, f"unknown methods {unknown}{hints}; the methods are {list(METHODS)}")
     return spec
 
 

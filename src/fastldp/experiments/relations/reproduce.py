@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 from ..report import Report
-from ..spec import shipped_spec_path
+from ..spec import UNSET, repetitions_alias, shipped_spec_path
 from .report import build_report
 from .runner import run
 from .spec import load_spec
@@ -54,19 +54,22 @@ def spec_path(experiment: str) -> Path:
 
 def reproduce(experiment: str, *, quick: bool = False, out=None, workers: int = 1,
               data_dir=None, progress: bool = True, figures: bool = True, file=None,
-              trials: int | None = None, retry_failures: bool = False) -> Report:
+              repetitions: int | None = None, retry_failures: bool = False,
+              trials=UNSET) -> Report:
     """Run a shipped relation spec, then report it; print the run summary and the report.
 
     Results go to ``OUT/results.csv`` (default ``results/<experiment>[-quick]``)
     and the report to ``OUT/report/``. A second call resumes: finished rows
     are kept; with ``retry_failures`` the failed rows of an earlier run are
     dropped and run again. ``data_dir`` is where relative data
-    paths of the real-data spec are read from. ``trials`` is not taken
-    (the relation specs fix their seeds).
+    paths of the real-data spec are read from. ``repetitions`` is not taken
+    (the relation specs fix their seeds; ``trials`` is its deprecated name).
     """
-    if trials is not None:
-        raise ValueError(f"The 'trials' parameter of reproduce does not apply to {experiment!r} "
-                         f"(its spec fixes the seeds). Got trials={trials!r} instead.")
+    repetitions = repetitions_alias(repetitions, trials, "reproduce")
+    if repetitions is not None:
+        raise ValueError(f"The 'repetitions' parameter of reproduce does not apply to "
+                         f"{experiment!r} (its spec fixes the seeds). Got repetitions="
+                         f"{repetitions!r} instead.")
     file = file or sys.stdout
     spec = load_spec(spec_path(experiment), quick=quick)
     out = Path(out) if out is not None else Path("results") / (

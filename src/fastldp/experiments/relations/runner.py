@@ -33,9 +33,11 @@ from pathlib import Path
 
 import numpy as np
 
+from ..preflight import unknown_names
 from ..runner import RunSummary, _message, _resolve_paths, run_grid, seed_streams
 from ..table import write_parquet
-from .methods import Context, UnknownMethodError, resolve_method, run_family
+from .methods import (ATTACKS, FAMILIES, Context, UnknownMethodError, known_methods,
+                      resolve_method, run_family)
 from .spec import REAL_KINDS, Cell, Spec, expand_grid, load_spec
 from .table import COLUMNS, RelationResultsTable
 
@@ -258,6 +260,39 @@ def _task(cell: Cell, methods: tuple, n_threads: int, data_dir) -> list[dict]:
     return run_cell(cell, methods=methods, n_threads=n_threads, data_dir=data_dir)
 
 
+def method_names() -> list[str]:
+    """Every method name a relation spec may use: ``FAMILY-DECODER`` and bare family names."""
+    return known_methods() + [f for f in FAMILIES if f not in known_methods()]
+
+
+def check(spec: Spec, cells, data_dir) -> list[str]:
+    """What keeps a relation spec from running, found without building anything.
+
+    Population kinds, the path a real population needs, budget profiles,
+    attacks and corruption policies: each would otherwise fail every row
+    that uses it. (Method names and data paths are the harness's checks.)
+    """
+    from ...budgets import BUDGET_PROFILES
+    from ...relations.build import POPULATION_KINDS
+
+    configs = [cell.config for cell in cells]
+    kinds = {c["population"]["kind"] for c in configs}
+    problems = unknown_names(sorted(kinds), POPULATION_KINDS, "population kind")
+    for kind in sorted(kinds & REAL_KINDS):
+        if any(c["population"]["kind"] == kind and "path" not in c["population"]
+               for c in configs):
+            problems.append(f"the {kind!r} population needs a 'path' (its data file or "
+                            f"folder; nothing is downloaded)")
+    problems += unknown_names(sorted({c["budget"] for c in configs}), BUDGET_PROFILES,
+                              "budget profile")
+    attacked = [c for c in configs if c["alpha"] > 0]  # clean cells read neither
+    problems += unknown_names(sorted({c["attack"] for c in attacked}), ATTACKS, "attack")
+    problems += unknown_names(sorted({c["corruption"] for c in attacked
+                                      if isinstance(c["corruption"], str)}),
+                              ("largest", "random"), "corruption policy")
+    return problems
+
+
 def run(spec, out=None, *, workers: int = 1, quick: bool = False, progress: bool = True,
         data_dir=None, retry_failures: bool = False, parquet: bool = False,
         threads: int | None = None) -> RunSummary:
@@ -296,7 +331,7 @@ def run(spec, out=None, *, workers: int = 1, quick: bool = False, progress: bool
     table = RelationResultsTable(out / "results.csv")
     summary = run_grid(spec, out, table, expand_grid(spec), _task, workers=workers,
                        threads=threads, data_dir=data_dir, progress=progress,
-                       retry_failures=retry_failures)
+                       retry_failures=retry_failures, methods=method_names(), check=check)
     if parquet:
         write_parquet(table.path, COLUMNS)
     return summary

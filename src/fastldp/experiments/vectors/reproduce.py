@@ -10,7 +10,7 @@ rpc-real       sections 8.2-8.3, Figures 6 and 9             rpc_real.toml
 ============== ============================================= ====================
 
 Each spec has a ``[quick]`` variant (``--quick``): the same grid, or a
-reduced one, with few trials.
+reduced one, with few repetitions.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 from ..report import Report
-from ..spec import shipped_spec_path
+from ..spec import UNSET, repetitions_alias, shipped_spec_path
 from .report import build_report
 from .runner import run
 from .spec import load_spec
@@ -51,23 +51,25 @@ def spec_path(experiment: str) -> Path:
 
 
 def reproduce(experiment: str, *, quick: bool = False, out=None, workers: int = 1,
-              trials: int | None = None, data_dir=None, progress: bool = True,
-              figures: bool = True, file=None, retry_failures: bool = False) -> Report:
+              repetitions: int | None = None, data_dir=None, progress: bool = True,
+              figures: bool = True, file=None, retry_failures: bool = False,
+              trials=UNSET) -> Report:
     """Run a shipped rpc-* spec, then report it; print the run summary and the report.
 
     Results go to ``OUT/results.csv`` (default ``results/<experiment>[-quick]``)
     and the report to ``OUT/report/``. A second call resumes; with
     ``retry_failures`` the rows that failed (e.g. a real-data file that was
     missing) are run again.
-    ``trials`` replaces the spec's trial count. ``data_dir`` is where
-    relative data paths are read from.
+    ``repetitions`` replaces the spec's count (``trials`` is its deprecated
+    name). ``data_dir`` is where relative data paths are read from.
     """
+    repetitions = repetitions_alias(repetitions, trials, "reproduce")
     file = file or sys.stdout
-    spec = load_spec(spec_path(experiment), quick=quick, trials=trials)
+    spec = load_spec(spec_path(experiment), quick=quick, repetitions=repetitions)
     out = Path(out) if out is not None else Path("results") / (
         spec.name + ("-quick" if quick else ""))
     print(f"fastldp reproduce {experiment}{' --quick' if quick else ''}: {spec.description} "
-          f"({len(spec.seeds)} trials)", file=file)
+          f"({len(spec.seeds)} repetitions)", file=file)
     summary = run(spec, out, workers=workers, progress=progress, data_dir=data_dir,
                   retry_failures=retry_failures)
     print(summary, file=file)

@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from ..runner import RunSummary, _message, _resolve_paths, run_grid, seed_streams
-from ..spec import Cell, Spec
+from ..spec import UNSET, Cell, Spec, repetitions_alias
 from .attack import targeted_attack, untargeted_attack
 from .methods import METHODS, Population, UnknownMethodError, build_method
 from .spec import REAL_KINDS, expand_grid, load_spec
@@ -225,23 +225,46 @@ def _task(cell: Cell, methods: tuple, n_threads: int, data_dir) -> list[dict]:
     return run_cell(cell, methods=methods, n_threads=n_threads, data_dir=data_dir)
 
 
+def check(spec: Spec, cells, data_dir) -> list[str]:
+    """What keeps a sparse-vector spec from running, found without loading any data.
+
+    A real population without a ``path``, and a targeted set larger than
+    the dimension, would fail every row that uses them. (Method names and
+    data paths are the harness's checks.)
+    """
+    problems = []
+    configs = [cell.config for cell in cells]
+    for kind in sorted({c["population"]["kind"] for c in configs
+                        if c["population"]["kind"] in REAL_KINDS
+                        and "path" not in c["population"]}):
+        problems.append(f"the {kind!r} population needs a 'path' (its data file or folder; "
+                        f"nothing is downloaded)")
+    for target, d in sorted({(c["target"], c["d"]) for c in configs
+                             if c["attack"] == "targeted" and c["d"] is not None
+                             and c["target"] > c["d"]}):
+        problems.append(f"the targeted set (target = {target}) exceeds d = {d}")
+    return problems
+
+
 # ---------------------------------------------------------------- a whole spec
-def run(spec, out=None, *, workers: int = 1, quick: bool = False, trials: int | None = None,
-        progress: bool = True, data_dir=None, retry_failures: bool = False,
-        threads: int | None = None) -> RunSummary:
+def run(spec, out=None, *, workers: int = 1, quick: bool = False,
+        repetitions: int | None = None, progress: bool = True, data_dir=None,
+        retry_failures: bool = False, threads: int | None = None, trials=UNSET) -> RunSummary:
     """Run every missing row of a sparse-vector spec into ``OUT/results.csv``.
 
-    Parameters are those of :func:`fastldp.experiments.run`; ``trials``
-    replaces the spec's ``seeds`` by ``range(trials)`` (only when ``spec``
-    is a path). Rows already in the table are kept and skipped, so a larger
-    ``trials`` later adds only the new trials.
+    Parameters are those of :func:`fastldp.experiments.run`; ``repetitions``
+    replaces the spec's ``seeds`` by ``range(repetitions)`` (only when
+    ``spec`` is a path; ``trials`` is its deprecated name). Rows already in
+    the table are kept and skipped, so more ``repetitions`` later adds only
+    the new ones.
     """
+    repetitions = repetitions_alias(repetitions, trials, "run")
     if not isinstance(spec, Spec):
-        spec = load_spec(spec, quick=quick, trials=trials)
+        spec = load_spec(spec, quick=quick, repetitions=repetitions)
     if not (isinstance(workers, int) and workers >= 1):
         raise ValueError(f"The 'workers' parameter of run must be an int >= 1. Got {workers!r} instead.")
     out = Path(out) if out is not None else Path("results") / spec.name
     return run_grid(spec, out, SparseResultsTable(out / "results.csv"), expand_grid(spec), _task,
                     workers=workers, threads=threads, data_dir=data_dir, progress=progress,
-                    retry_failures=retry_failures)
+                    retry_failures=retry_failures, methods=list(METHODS), check=check)
 

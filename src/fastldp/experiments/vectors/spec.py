@@ -2,8 +2,8 @@
 
 The file format is that of :mod:`fastldp.experiments.spec` (``family =
 "vectors"``, ``name``, ``methods``, ``seeds``, ``[fixed]``, ``[[grid]]``, ``[quick]``, ``[report]``),
-with the parameters of section 8 instead of paper 000's. ``seeds`` is the
-number of trials (paper: 500). Example::
+with the parameters of section 8 instead of paper 000's. ``seeds`` (or
+``repetitions``) is the number of repetitions (paper: 500 trials). Example::
 
     family = "vectors"
     name = "rpc-frequency"
@@ -50,8 +50,8 @@ from __future__ import annotations
 import math
 
 from ..spec import (
-    Cell, Spec, _error, boolean, expand_configs, int_at_least, make_normalize, one_of,
-    population_table, read_spec_file, real_in,
+    UNSET, Cell, Spec, _error, boolean, expand_configs, int_at_least, make_normalize, one_of,
+    population_table, read_spec_file, real_in, repetitions_alias,
 )
 from ..spec import spec_from_dict as _generic_spec_from_dict
 
@@ -83,27 +83,32 @@ ATTACKS = ("untargeted", "targeted")
 _REPORT_KEYS = {"figure_methods", "reference"}
 
 
-def load_spec(path, *, quick: bool = False, trials: int | None = None) -> Spec:
+def load_spec(path, *, quick: bool = False, repetitions: int | None = None,
+              trials=UNSET) -> Spec:
     """Read a sparse-vector spec; with ``quick`` apply its ``[quick]`` table.
 
-    ``trials`` replaces ``seeds`` by ``range(trials)``.
+    ``repetitions`` replaces ``seeds`` by ``range(repetitions)`` (``trials``
+    is its deprecated name).
     """
+    repetitions = repetitions_alias(repetitions, trials, "load_spec")
     data = read_spec_file(path)
-    return spec_from_dict(data, quick=quick, trials=trials, source=str(path))
+    return spec_from_dict(data, quick=quick, repetitions=repetitions, source=str(path))
 
 
-def spec_from_dict(data: dict, *, quick: bool = False, trials: int | None = None,
-                   source: str = "<dict>") -> Spec:
+def spec_from_dict(data: dict, *, quick: bool = False, repetitions: int | None = None,
+                   source: str = "<dict>", trials=UNSET) -> Spec:
     """Build a :class:`~fastldp.experiments.spec.Spec` with section 8 parameters.
 
-    The spec must say ``family = "vectors"``.
+    The spec must say ``family = "vectors"``; ``trials`` is the deprecated
+    name of ``repetitions``.
     """
+    repetitions = repetitions_alias(repetitions, trials, "spec_from_dict")
     family = data.get("family")
     if family != FAMILY:
         raise _error(source, f"'family' must be {FAMILY!r} for a sparse-vector spec, "
                      f"got {family!r}")
     return _generic_spec_from_dict(data, normalize=normalize, report_keys=_REPORT_KEYS,
-                                   quick=quick, trials=trials, source=source)
+                                   quick=quick, repetitions=repetitions, source=source)
 
 
 #: Return a value in the canonical form of its parameter or raise.
@@ -133,7 +138,7 @@ def canonical(config: dict) -> dict:
 
 
 def expand_grid(spec: Spec) -> list[Cell]:
-    """The spec's cells: each distinct configuration of its grids, times its trials.
+    """The spec's cells: each distinct configuration of its grids, times its repetitions.
 
     Configurations repeated across grids (such as the clean ``q_frac = 0``
     cell of several attack grids) appear once, in first-seen order.
