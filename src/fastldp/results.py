@@ -176,7 +176,8 @@ class PrivacyStatement:
         """The budget in a few words (what the result's repr shows)."""
         if self.rho is not None:
             text = f"rho={_num(self.rho)}"
-        elif self.personal and self.epsilon_min is not None:
+        elif (self.personal and self.epsilon_min is not None and self.epsilon_max is not None
+              and self.epsilon_median is not None):
             text = (f"epsilon in [{_num(self.epsilon_min)}, {_num(self.epsilon_max)}], "
                     f"median {_num(self.epsilon_median)}")
         elif self.personal:

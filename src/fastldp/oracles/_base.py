@@ -85,11 +85,14 @@ terms, whatever the chunks and whichever budgets each chunk holds.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Callable, Optional, TypeVar, Union
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._kernels._hash import SANITIZE_STREAM, hash_blocks
 from .._random import as_generator, resolve_codebook_seed, resolve_identities, resolve_n_threads
@@ -97,8 +100,12 @@ from .._sanitize import SanitizationReport, sanitization_counts, sanitization_re
 from .._validation import check_float, check_int, check_positive_array, param_error
 from ..results import PrivacyStatement, Result
 from ..streaming import ExactSum, Partial, check_partial
+from ._categories import Categories, resolve_categories, shown_labels
 
-__all__ = ["FrequencyOracle", "FrequencyEstimate", "EPSILON_MAX", "MAX_DOMAIN_SIZE"]
+__all__ = ["FrequencyOracle", "FrequencyEstimate", "EPSILON_MAX", "MAX_DOMAIN_SIZE", "RngLike"]
+
+#: what every ``rng`` parameter accepts
+RngLike = Union[None, int, np.random.SeedSequence, np.random.Generator]
 
 EPSILON_MAX = 700.0  # e^eps overflows double precision just above 709.78
 MAX_DOMAIN_SIZE = 2**31 - 1  # estimates are D-vectors; HR's code has K <= 2^31 columns
@@ -156,11 +163,6 @@ class FrequencyEstimate(Result):
     def frequencies(self) -> np.ndarray:
         """``counts / n`` (zeros when there are no reports)."""
         return self.counts / self.n if self.n else np.zeros_like(self.counts)
-
-    @property
-    def std(self) -> np.ndarray:
-        """Standard deviation of each count, ``sqrt(variances)``."""
-        return np.sqrt(self.variances)
 
     def _frame_columns(self) -> dict:
         return {"frequency": self.frequencies}
@@ -422,17 +424,47 @@ def report_counts(report: SanitizationReport) -> dict:
 
 _SUMS = frozenset({"hits", "support", "offset", "var", "held_minus_var"})
 
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+def budgets_by_keyword(method: _Method) -> _Method:
+    """Refuse a positional budget (``privatize(values, 1.0)``) with a TypeError that says the fix.
+
+    The budgets are keyword-only (the API contract): a second positional
+    argument never worked, so it is refused, not deprecated, with a message
+    that says to pass ``epsilons=``. ``inspect.signature`` and type checkers
+    see the wrapped method's own signature.
+    """
+
+    @functools.wraps(method)
+    def call(self, *args, **kwargs):
+        if len(args) > 1:
+            shown = repr(args[1]) if np.ndim(args[1]) == 0 else "<one budget per report>"
+            raise TypeError(
+                f"{type(self).__name__}.{method.__name__} takes the budgets by keyword only: "
+                f"pass epsilons={shown} (a float for every report, or an array with one budget "
+                f"per report). Got {len(args) - 1} extra positional argument(s) instead.")
+        return method(self, *args, **kwargs)
+
+    return call  # type: ignore[return-value]
+
 
 class FrequencyOracle:
     """Base class: keyword-only construction, validated ``privatize`` / ``estimate``.
 
     Parameters
     ----------
-    domain_size : int in [2, 2**31 - 1]
-        ``D``: the symbols are ``0 .. D-1``.
+    domain_size : int in [2, 2**31 - 1], optional
+        ``D``: the symbols are ``0 .. D-1``. Defaults to ``len(categories)``;
+        required without ``categories``.
     epsilon : float in (0, 700] or None
         Budget of every identity unless ``epsilons`` is given per call;
         ``None`` means every call must pass ``epsilons``.
+    categories : list of str or int, or a pandas Categorical, optional
+        Labels of the symbols (symbol ``v`` is ``categories[v]``): then
+        :meth:`privatize` takes the labels themselves and the results are
+        labelled. A pandas ``Categorical`` (or category ``Series``) gives its
+        categories, in their order.
     codebook_seed : int or None
         Public seed of the hashes and of the sanitization coins; ``None``
         draws one from OS entropy.
@@ -443,7 +475,9 @@ class FrequencyOracle:
     -----
     The server also decodes in chunks: ``partial`` per chunk, ``merge``,
     ``finalize`` (bit-identical to ``estimate``; module docstring,
-    "Streaming").
+    "Streaming"). The budgets of :meth:`privatize` and :meth:`estimate` are
+    keyword-only: ``privatize(values, 1.0)`` is a ``TypeError`` that says to
+    pass ``epsilons=1.0``.
 
     Examples
     --------
@@ -460,8 +494,26 @@ class FrequencyOracle:
     name = "oracle"
     uses_identities = False  # True when the identities key a public hash (OLH)
 
-    def __init__(self, *, domain_size, epsilon, codebook_seed=None, n_threads=None):
+    def __init__(self, *, domain_size: Optional[int] = None, epsilon: Optional[float],
+                 categories: Any = None, codebook_seed: Optional[int] = None,
+                 n_threads: Optional[int] = None) -> None:
         owner = type(self).__name__
+        labels = None if categories is None else resolve_categories(categories, owner)
+        if labels is not None:
+            if not 2 <= len(labels) <= MAX_DOMAIN_SIZE:
+                raise param_error("categories", owner,
+                                  f"between 2 and {MAX_DOMAIN_SIZE} distinct labels",
+                                  _Text(f"{len(labels)} label(s)"))
+            if domain_size is None:
+                domain_size = len(labels)
+            elif not (isinstance(domain_size, (int, np.integer)) and domain_size == len(labels)):
+                raise param_error("domain_size", owner,
+                                  f"len(categories) = {len(labels)} (or left out) when categories "
+                                  "are given", domain_size)
+        elif domain_size is None:
+            raise param_error("domain_size", owner,
+                              f"an int in [2, {MAX_DOMAIN_SIZE}] (or categories= to count them)",
+                              None, TypeError)
         self.domain_size = check_int(domain_size, "domain_size", owner, low=2,
                                      high=MAX_DOMAIN_SIZE)
         self.codebook_seed = resolve_codebook_seed(codebook_seed, owner)
@@ -470,7 +522,9 @@ class FrequencyOracle:
             epsilon = check_float(epsilon, "epsilon", owner, low=0.0, high=EPSILON_MAX,
                                   high_open=False)
         self.epsilon = epsilon
-        self.categories = None
+        #: the labels of the symbols (a tuple), or None
+        self.categories: Optional[tuple] = labels
+        self._labels = None if labels is None else Categories(labels)
         self._setup()
         if epsilon is not None:
             self.check_budgets(np.array([epsilon]), "epsilon", owner)
@@ -482,12 +536,22 @@ class FrequencyOracle:
         return ""
 
     def __repr__(self) -> str:
+        labels = "" if self.categories is None else f", categories={shown_labels(self.categories)}"
         return (f"{type(self).__name__}(domain_size={self.domain_size}, epsilon={self.epsilon!r}"
-                f"{self._repr_extra()}, codebook_seed={self.codebook_seed})")
+                f"{self._repr_extra()}{labels}, codebook_seed={self.codebook_seed})")
 
     # ------------------------------------------------------------ per-report law
     def output_sizes(self, eps: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
         """Number of legal outputs per identity (integer-output oracles)."""
+        raise NotImplementedError
+
+    def perturb(self, values: np.ndarray, eps: np.ndarray, identities: Optional[np.ndarray],
+                rng: np.random.Generator) -> np.ndarray:  # pragma: no cover - abstract
+        """Array layer of :meth:`privatize`: reports of validated symbols at budgets ``eps``.
+
+        ``eps`` has one budget per value, or one for all (length 1);
+        ``identities`` is ``None`` for the oracles that do not hash them.
+        """
         raise NotImplementedError
 
     def variances(self, eps: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
@@ -531,7 +595,7 @@ class FrequencyOracle:
         self.check_budgets(eps, "epsilons", owner)
         return eps
 
-    def check_values(self, values, owner: str) -> np.ndarray:
+    def check_values(self, values: ArrayLike, owner: str) -> np.ndarray:
         """Return ``values`` as int64 in ``[0, D)`` or raise, naming the first bad entry."""
         D = self.domain_size
         expected = f"a 1-d array of integers in [0, {D})"
@@ -576,15 +640,46 @@ class FrequencyOracle:
                               reports, TypeError) from None
 
     # ------------------------------------------------------------ public API
-    def privatize(self, values, *, epsilons=None, identities=None, rng=None):
+    def encode(self, labels: ArrayLike) -> np.ndarray:
+        """The symbols (int64) of labels, for an oracle built with ``categories=``.
+
+        Parameters
+        ----------
+        labels : array_like, shape (n,)
+            Labels among :attr:`categories`: a list, a numpy string or
+            integer array, a pandas ``Series`` or ``Categorical``.
+
+        Returns
+        -------
+        numpy.ndarray of int64, shape (n,)
+            ``categories.index(label)`` for every label.
+
+        Raises
+        ------
+        ValueError
+            Naming the first label that is not a category (and its index).
+        """
+        owner = f"{type(self).__name__}.encode"
+        if self._labels is None:
+            raise ValueError(f"{owner} needs labels: build {type(self).__name__} with "
+                             "categories=[...] (its symbols are the integers 0 .. D-1 "
+                             "otherwise)")
+        return self._labels.encode(labels, "labels", owner)
+
+    @budgets_by_keyword
+    def privatize(self, values: ArrayLike, *, epsilons: Optional[ArrayLike] = None,
+                  identities: Optional[ArrayLike] = None, rng: RngLike = None) -> np.ndarray:
         """Privatize one symbol per identity.
 
         Parameters
         ----------
-        values : array_like of int, shape (n,)
-            Symbols in ``[0, domain_size)``; anything else raises.
+        values : array_like, shape (n,)
+            Symbols in ``[0, domain_size)``, or labels among
+            :attr:`categories` when the oracle has categories (a list, a
+            numpy array, a pandas ``Series`` or ``Categorical``); anything
+            else raises.
         epsilons : float or array_like, shape (n,), optional
-            Personal budgets; default ``epsilon`` for everyone.
+            Personal budgets; default ``epsilon`` for everyone. Keyword-only.
         identities : array_like of int, optional
             Distinct identities (key the public hashes); default ``0 .. n-1``.
         rng : None, int, SeedSequence or Generator
@@ -596,7 +691,10 @@ class FrequencyOracle:
             The reports (the oracle's docstring gives their shape).
         """
         owner = f"{type(self).__name__}.privatize"
-        x = self.check_values(values, owner)
+        if self._labels is not None:
+            x = self._labels.encode(values, "values", owner)
+        else:
+            x = self.check_values(values, owner)
         n = x.shape[0]
         # one shared budget is passed as a length-1 array: the array layer
         # broadcasts it (and computes p, q once instead of n times)
@@ -610,12 +708,16 @@ class FrequencyOracle:
             return None
         return resolve_identities(identities, n, owner)
 
-    def estimate(self, reports, *, epsilons=None, identities=None) -> FrequencyEstimate:
+    @budgets_by_keyword
+    def estimate(self, reports: ArrayLike, *, epsilons: Optional[ArrayLike] = None,
+                 identities: Optional[ArrayLike] = None) -> FrequencyEstimate:
         """Count estimates of every symbol, their variances and the sanitization counts.
 
-        Exactly ``finalize(partial(reports, epsilons, identities))``: see
-        :meth:`partial` for the exact sums that make a decode split into
-        chunks bit-identical to this one.
+        The numbers are exactly those of ``finalize(partial(reports,
+        epsilons, identities))``: see :meth:`partial` for the exact sums
+        that make a decode split into chunks bit-identical to this one.
+        With personal budgets, ``.privacy`` also summarizes them (min,
+        median, max), which a partial does not keep.
 
         Parameters
         ----------
@@ -623,10 +725,19 @@ class FrequencyOracle:
             One report per identity; malformed reports are sanitized and
             counted, never dropped.
         epsilons, identities
-            As given to :meth:`privatize`.
+            As given to :meth:`privatize` (keyword-only).
+
+        Returns
+        -------
+        FrequencyEstimate
         """
-        return self.finalize(self._partial(reports, epsilons, identities,
-                                           f"{type(self).__name__}.estimate"))
+        owner = f"{type(self).__name__}.estimate"
+        est = self.finalize(self._partial(reports, epsilons, identities, owner))
+        if epsilons is not None:  # validated by _partial
+            eps = np.broadcast_to(np.asarray(epsilons, dtype=np.float64), (est.n,))
+            est = dataclasses.replace(
+                est, privacy=PrivacyStatement.local(epsilon=self.epsilon, epsilons=eps))
+        return est
 
     # ------------------------------------------------------------ streaming
     def _stream_extra(self) -> dict:
@@ -637,20 +748,24 @@ class FrequencyOracle:
         """The public parameters a partial is bound to (JSON values).
 
         ``type(self)(**oracle.stream_params())`` builds an equivalent server:
-        ``domain_size``, ``epsilon`` (``None`` allowed), ``codebook_seed`` and
-        any oracle-specific public parameter (FLH's ``n_hashes``); not
-        ``n_threads``, which never changes a result.
+        ``domain_size``, ``epsilon`` (``None`` allowed), ``codebook_seed``,
+        any oracle-specific public parameter (FLH's ``n_hashes``) and, for
+        an oracle with labels, ``categories`` (a list); not ``n_threads``,
+        which never changes a result.
 
         Returns
         -------
         dict
         """
-        params = {"domain_size": self.domain_size, "epsilon": self.epsilon,
-                  "codebook_seed": self.codebook_seed}
+        params: dict[str, Any] = {"domain_size": self.domain_size, "epsilon": self.epsilon,
+                                  "codebook_seed": self.codebook_seed}
         params.update(self._stream_extra())
+        if self.categories is not None:
+            params["categories"] = list(self.categories)
         return params
 
-    def partial(self, reports, epsilons=None, identities=None) -> Partial:
+    def partial(self, reports: ArrayLike, epsilons: Optional[ArrayLike] = None,
+                identities: Optional[ArrayLike] = None) -> Partial:
         """The exact, mergeable state of :meth:`estimate` over a chunk of reports.
 
         Parameters
@@ -859,7 +974,8 @@ class FrequencyOracle:
         """
         raise NotImplementedError  # pragma: no cover - abstract
 
-    def weighted_sums(self, clean, eps, identities, lam) -> tuple[ExactSum, ExactSum]:
+    def weighted_sums(self, clean: np.ndarray, eps: np.ndarray, identities: Optional[np.ndarray],
+                      lam: np.ndarray) -> tuple[ExactSum, ExactSum]:
         """Exact sums behind ``aggregate(clean, eps, identities, lam)`` (array layer).
 
         Parameters
@@ -886,7 +1002,8 @@ class FrequencyOracle:
         """Counts ``sum_i lambda_i c_i(v)`` from :meth:`weighted_sums` (rounded once)."""
         return add_broadcast(support, offset).value()
 
-    def aggregate(self, clean, eps, identities, lam) -> np.ndarray:
+    def aggregate(self, clean: np.ndarray, eps: np.ndarray, identities: Optional[np.ndarray],
+                  lam: np.ndarray) -> np.ndarray:
         """``sum_i lam_i c_i(v)`` for every symbol ``v`` (array layer, validated inputs).
 
         Computed from exact sums (:meth:`weighted_sums`), so it does not
@@ -927,7 +1044,8 @@ class FrequencyOracle:
         return base + np.clip(counts, 0.0, n) * extra
 
     # ------------------------------------------------------------ integer reports
-    def sanitize(self, reports, eps: np.ndarray, identities: np.ndarray, owner: str):
+    def sanitize(self, reports: ArrayLike, eps: np.ndarray, identities: np.ndarray,
+                 owner: str) -> tuple[np.ndarray, SanitizationReport]:
         """Replace illegal integer reports by a public uniform legal output; count them."""
         n = eps.shape[0]
         arr = as_report_array(reports)

@@ -47,7 +47,10 @@ References
 
 from __future__ import annotations
 
+from typing import Any, Optional
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._kernels._flh import flh_support
 from .._sanitize import SanitizationReport
@@ -70,11 +73,15 @@ class FLH(MatrixReports, FrequencyOracle):
 
     Parameters
     ----------
-    domain_size : int >= 2
+    domain_size : int >= 2, optional
+        Defaults to ``len(categories)``.
     epsilon : float in (0, 700]
         Sets ``g = min(round(e^epsilon) + 1, 4096)`` and the default budget.
     n_hashes : int >= 1
         ``h``, the size of the public pool (default 1024).
+    categories : list of labels or a pandas Categorical, optional
+        Labels of the symbols: :meth:`privatize` then takes the labels and
+        the results are labelled (:class:`~fastldp.oracles.FrequencyOracle`).
     codebook_seed : int or None
         Seed of the pool.
     n_threads : int or None
@@ -84,19 +91,31 @@ class FLH(MatrixReports, FrequencyOracle):
     Reports are int64 arrays of shape ``(n, 2)``: ``(j, y)`` with the pool
     index ``j in [0, h)`` and the bucket ``y in [0, g)``. See the module
     docstring for the server and the bias of a fixed pool.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> flh = FLH(domain_size=100, epsilon=2.0, n_hashes=256, codebook_seed=3)
+    >>> reports = flh.privatize(np.arange(5000) % 100, rng=0)
+    >>> reports.shape
+    (5000, 2)
+    >>> est = flh.estimate(reports)
+    >>> est.n, est.counts.shape
+    (5000, (100,))
     """
 
     name = "flh"
 
-    def __init__(self, *, domain_size, epsilon, n_hashes=1024, codebook_seed=None,
-                 n_threads=None):
+    def __init__(self, *, domain_size: Optional[int] = None, epsilon: float,
+                 n_hashes: int = 1024, categories: Any = None,
+                 codebook_seed: Optional[int] = None, n_threads: Optional[int] = None) -> None:
         owner = type(self).__name__
         if epsilon is None:
             raise param_error("epsilon", owner, "a float in (0, 700.0] (it fixes g)", epsilon,
                               TypeError)
         self.n_hashes = check_int(n_hashes, "n_hashes", owner, low=1, high=MAX_CELLS // 2)
-        super().__init__(domain_size=domain_size, epsilon=epsilon, codebook_seed=codebook_seed,
-                         n_threads=n_threads)
+        super().__init__(domain_size=domain_size, epsilon=epsilon, categories=categories,
+                         codebook_seed=codebook_seed, n_threads=n_threads)
 
     def _setup(self):
         self.g = min(int(olh_buckets_for(np.array([self.epsilon]))[0]), MAX_BUCKETS)
@@ -111,12 +130,12 @@ class FLH(MatrixReports, FrequencyOracle):
     def _p(self, eps):
         return bucket_keep_probability(eps, self.g)
 
-    def variances(self, eps):
+    def variances(self, eps: np.ndarray) -> np.ndarray:
         p = self._p(eps)
         g = self.g
         return (1.0 / g) * (1 - 1.0 / g) / (p - 1.0 / g) ** 2
 
-    def held_variances(self, eps):
+    def held_variances(self, eps: np.ndarray) -> np.ndarray:
         p = self._p(eps)
         return p * (1 - p) / (p - 1.0 / self.g) ** 2
 
@@ -135,10 +154,11 @@ class FLH(MatrixReports, FrequencyOracle):
         law[np.arange(self.domain_size)[:, None], np.arange(h)[None, :], H.T] = p / h
         return law.reshape(self.domain_size, h * g)
 
-    def perturb(self, values, eps, identities, rng):
+    def perturb(self, values: np.ndarray, eps: np.ndarray, identities: Optional[np.ndarray],
+                rng: np.random.Generator) -> np.ndarray:
         """Array layer of :meth:`privatize`: ``(n, 2)`` int64 reports ``(j, y)``."""
         n = values.shape[0]
-        j = rng.integers(0, self.n_hashes, n).astype(np.uint64)
+        j = np.asarray(rng.integers(0, self.n_hashes, n)).astype(np.uint64)
         g = np.full(n, self.g, dtype=np.int64)
         y = hashed_grr(self.codebook_seed, j, values, g, self._p(eps), rng)
         return np.stack([j.astype(np.int64), y], axis=1)
@@ -153,7 +173,8 @@ class FLH(MatrixReports, FrequencyOracle):
     def _stat_size(self):
         return self.n_hashes * self.g
 
-    def weighted_sums(self, clean, eps, identities, lam):
+    def weighted_sums(self, clean: np.ndarray, eps: np.ndarray, identities: Optional[np.ndarray],
+                      lam: np.ndarray) -> tuple[ExactSum, ExactSum]:
         """Exact table ``T[j, y] = sum_{i: (j_i, y_i) = (j, y)} a_i`` and ``-sum_i a_i / g``.
 
         ``a_i = lam_i / (p_i - 1/g)``. The table (``h g`` cells) and the
@@ -170,7 +191,7 @@ class FLH(MatrixReports, FrequencyOracle):
         a = np.ascontiguousarray(lam / (self._p(eps) - 1.0 / self.g), dtype=np.float64)
         return a, -(a / self.g)
 
-    def weighted_counts(self, support, offset):
+    def weighted_counts(self, support: ExactSum, offset: ExactSum) -> np.ndarray:
         """``sum_j T[j, H_j(v)]`` of the rounded table, plus the offset."""
         table = support.value().reshape(self.n_hashes, self.g)
         return (flh_support(self.codebook_seed, table, self.domain_size, self.n_threads)
@@ -200,7 +221,8 @@ class FLH(MatrixReports, FrequencyOracle):
         return ValueError(f"The 'reports' parameter of {owner} must be a ({rows}, 2) array of "
                           f"(pool index, bucket). Got shape {shape} instead.")
 
-    def sanitize(self, reports, eps, identities, owner):
+    def sanitize(self, reports: ArrayLike, eps: np.ndarray, identities: np.ndarray,
+                 owner: str) -> tuple[np.ndarray, SanitizationReport]:
         """Replace illegal ``(j, y)`` by a public uniform legal pair; count them by reason."""
         n = eps.shape[0]
         arr = as_report_array(reports)

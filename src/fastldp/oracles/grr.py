@@ -14,6 +14,8 @@ References
 
 from __future__ import annotations
 
+from typing import Optional
+
 import numpy as np
 
 from ..streaming import ExactSum
@@ -27,8 +29,12 @@ class GRR(FrequencyOracle):
 
     Parameters
     ----------
-    domain_size : int >= 2
+    domain_size : int >= 2, optional
+        Defaults to ``len(categories)``.
     epsilon : float in (0, 700] or None
+    categories : list of labels or a pandas Categorical, optional
+        Labels of the symbols: :meth:`privatize` then takes the labels and
+        the results are labelled (:class:`~fastldp.oracles.FrequencyOracle`).
     codebook_seed : int or None
         Only keys the sanitization coins (GRR has no public hash).
     n_threads : int or None
@@ -43,6 +49,13 @@ class GRR(FrequencyOracle):
     >>> est = grr.estimate(grr.privatize([0, 1, 1, 5], rng=0))
     >>> est.counts.shape
     (6,)
+
+    With labels:
+
+    >>> grr = GRR(epsilon=1.0, categories=["cat", "dog"], codebook_seed=0)
+    >>> est = grr.estimate(grr.privatize(["dog", "dog", "cat"], rng=0))
+    >>> est.categories, est.n
+    (('cat', 'dog'), 3)
     """
 
     name = "grr"
@@ -52,14 +65,14 @@ class GRR(FrequencyOracle):
         denom = e + self.domain_size - 1
         return e / denom, 1.0 / denom
 
-    def output_sizes(self, eps):
+    def output_sizes(self, eps: np.ndarray) -> np.ndarray:
         return np.full(eps.shape[0], self.domain_size, dtype=np.int64)
 
-    def variances(self, eps):
+    def variances(self, eps: np.ndarray) -> np.ndarray:
         p, q = self._pq(eps)
         return q * (1 - q) / (p - q) ** 2
 
-    def held_variances(self, eps):
+    def held_variances(self, eps: np.ndarray) -> np.ndarray:
         p, q = self._pq(eps)
         return p * (1 - p) / (p - q) ** 2
 
@@ -70,7 +83,8 @@ class GRR(FrequencyOracle):
         np.fill_diagonal(law, p[0])
         return law
 
-    def perturb(self, values, eps, identities, rng):
+    def perturb(self, values: np.ndarray, eps: np.ndarray, identities: Optional[np.ndarray],
+                rng: np.random.Generator) -> np.ndarray:
         """Array layer of :meth:`privatize` (validated ``values`` and budgets)."""
         p, _ = self._pq(eps)
         keep = rng.random(values.shape[0]) < p
@@ -81,7 +95,8 @@ class GRR(FrequencyOracle):
         return out
 
     # ------------------------------------------------------------ server statistic
-    def weighted_sums(self, clean, eps, identities, lam):
+    def weighted_sums(self, clean: np.ndarray, eps: np.ndarray, identities: Optional[np.ndarray],
+                      lam: np.ndarray) -> tuple[ExactSum, ExactSum]:
         """Exact ``sum_{i: y_i = v} a_i`` per symbol and ``-sum_i a_i q_i``.
 
         ``a_i = lam_i / (p_i - q_i)``.
@@ -125,13 +140,16 @@ class GRR(FrequencyOracle):
         np.add.at(w_full, np.asarray(items), item_weights)
         return w_full
 
-    def response_scores(self, eps, identities, items, item_weights, reports):
+    def response_scores(self, eps: np.ndarray, identities: np.ndarray, items: np.ndarray,
+                        item_weights: np.ndarray, reports: np.ndarray) -> np.ndarray:
         """``sum_v w_v c_i(v; y_i)`` for the given reports ``y_i``."""
         p, q = self._pq(eps)
         total = float(np.sum(item_weights))
         return (self._item_vector(items, item_weights)[reports] - q * total) / (p - q)
 
-    def best_response(self, eps, identities, items, item_weights, rng):
+    def best_response(self, eps: np.ndarray, identities: np.ndarray, items: np.ndarray,
+                      item_weights: np.ndarray,
+                      rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """Outputs maximizing ``sum_v w_v c_i(v; y)`` (a fair pick among maximizers)."""
         p, q = self._pq(eps)
         total = float(np.sum(item_weights))
@@ -140,5 +158,6 @@ class GRR(FrequencyOracle):
         outputs = top[rng.integers(0, top.shape[0], eps.shape[0])].astype(np.int64)
         return outputs, (w_full[outputs] - q * total) / (p - q)
 
-    def random_outputs(self, eps, identities, rng):
-        return rng.integers(0, self.domain_size, eps.shape[0]).astype(np.int64)
+    def random_outputs(self, eps: np.ndarray, identities: Optional[np.ndarray],
+                       rng: np.random.Generator) -> np.ndarray:
+        return np.asarray(rng.integers(0, self.domain_size, eps.shape[0]), dtype=np.int64)

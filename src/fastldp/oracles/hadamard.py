@@ -20,6 +20,8 @@ References
 
 from __future__ import annotations
 
+from typing import Optional
+
 import numpy as np
 
 from .._kernels._hadamard import fwht, hadamard_entries
@@ -34,8 +36,12 @@ class HadamardResponse(FrequencyOracle):
 
     Parameters
     ----------
-    domain_size : int >= 2
+    domain_size : int >= 2, optional
+        Defaults to ``len(categories)``.
     epsilon : float in (0, 700] or None
+    categories : list of labels or a pandas Categorical, optional
+        Labels of the symbols: :meth:`privatize` then takes the labels and
+        the results are labelled (:class:`~fastldp.oracles.FrequencyOracle`).
     codebook_seed : int or None
         Only keys the sanitization coins (the code is public and fixed).
     n_threads : int or None
@@ -43,24 +49,35 @@ class HadamardResponse(FrequencyOracle):
     Notes
     -----
     Reports are int64 columns in ``[0, K)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> hr = HadamardResponse(domain_size=6, epsilon=1.0, codebook_seed=0)
+    >>> hr.K
+    8
+    >>> est = hr.estimate(hr.privatize(np.zeros(1000, dtype=int), rng=2))
+    >>> bool(abs(est.counts[0] - 1000) < 5 * est.std[0])
+    True
     """
 
     name = "hr"
 
     @property
-    def K(self) -> int:
+    def K(self) -> int:  # noqa: N802 - the paper's symbol
+        """The code length: the smallest power of two above ``domain_size``."""
         k = 1
         while k <= self.domain_size:
             k *= 2
         return k
 
-    def output_sizes(self, eps):
+    def output_sizes(self, eps: np.ndarray) -> np.ndarray:
         return np.full(eps.shape[0], self.K, dtype=np.int64)
 
-    def variances(self, eps):
+    def variances(self, eps: np.ndarray) -> np.ndarray:
         return 1.0 / np.tanh(eps / 2.0) ** 2
 
-    def held_variances(self, eps):
+    def held_variances(self, eps: np.ndarray) -> np.ndarray:
         return 1.0 / np.tanh(eps / 2.0) ** 2 - 1.0
 
     def channel(self, eps: float, identity: int = 0) -> np.ndarray:
@@ -72,7 +89,8 @@ class HadamardResponse(FrequencyOracle):
         e = np.exp(eps)
         return np.where(signs > 0, 2 * e / (K * (e + 1)), 2 / (K * (e + 1)))
 
-    def perturb(self, values, eps, identities, rng):
+    def perturb(self, values: np.ndarray, eps: np.ndarray, identities: Optional[np.ndarray],
+                rng: np.random.Generator) -> np.ndarray:
         """Array layer of :meth:`privatize` (validated ``values`` and budgets)."""
         K = self.K
         n = values.shape[0]
@@ -91,7 +109,8 @@ class HadamardResponse(FrequencyOracle):
     def _stat_size(self):
         return self.K
 
-    def weighted_sums(self, clean, eps, identities, lam):
+    def weighted_sums(self, clean: np.ndarray, eps: np.ndarray, identities: Optional[np.ndarray],
+                      lam: np.ndarray) -> tuple[ExactSum, ExactSum]:
         """Exact ``h(y) = sum_{i: y_i = y} lam_i / gamma_i`` per column ``y`` (offset zero).
 
         ``h`` is an :class:`~fastldp.streaming.ExactSum` over the ``K``
@@ -108,7 +127,7 @@ class HadamardResponse(FrequencyOracle):
         a = np.ascontiguousarray(lam / np.tanh(eps / 2.0), dtype=np.float64)
         return a, np.zeros_like(a)
 
-    def weighted_counts(self, support, offset):
+    def weighted_counts(self, support: ExactSum, offset: ExactSum) -> np.ndarray:
         """``fwht(h)[1 : D + 1]`` of the rounded column sums (the offset is zero)."""
         return fwht(support.value())[1:self.domain_size + 1]
 
@@ -124,14 +143,18 @@ class HadamardResponse(FrequencyOracle):
         np.add.at(c, np.asarray(items) + 1, item_weights)
         return fwht(c)  # score of output y: sum_v w_v H[v+1, y]
 
-    def response_scores(self, eps, identities, items, item_weights, reports):
+    def response_scores(self, eps: np.ndarray, identities: np.ndarray, items: np.ndarray,
+                        item_weights: np.ndarray, reports: np.ndarray) -> np.ndarray:
         return self._column_scores(items, item_weights)[reports] / np.tanh(eps / 2.0)
 
-    def best_response(self, eps, identities, items, item_weights, rng):
+    def best_response(self, eps: np.ndarray, identities: np.ndarray, items: np.ndarray,
+                      item_weights: np.ndarray,
+                      rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         scores = self._column_scores(items, item_weights)
         top = np.flatnonzero(scores == scores.max())
         outputs = top[rng.integers(0, top.shape[0], eps.shape[0])]
         return outputs.astype(np.int64), scores[outputs] / np.tanh(eps / 2.0)
 
-    def random_outputs(self, eps, identities, rng):
-        return rng.integers(0, self.K, eps.shape[0]).astype(np.int64)
+    def random_outputs(self, eps: np.ndarray, identities: Optional[np.ndarray],
+                       rng: np.random.Generator) -> np.ndarray:
+        return np.asarray(rng.integers(0, self.K, eps.shape[0]), dtype=np.int64)

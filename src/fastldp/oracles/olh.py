@@ -34,7 +34,10 @@ References
 
 from __future__ import annotations
 
+from typing import Optional, cast
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._kernels._olh import olh_bucket_search, olh_buckets, olh_support
 from ..streaming import ExactSum
@@ -106,8 +109,12 @@ class OLH(FrequencyOracle):
 
     Parameters
     ----------
-    domain_size : int >= 2
+    domain_size : int >= 2, optional
+        Defaults to ``len(categories)``.
     epsilon : float in (0, 700] or None
+    categories : list of labels or a pandas Categorical, optional
+        Labels of the symbols: :meth:`privatize` then takes the labels and
+        the results are labelled (:class:`~fastldp.oracles.FrequencyOracle`).
     codebook_seed : int or None
         Seed of the per-identity hashes ``H_i``.
     n_threads : int or None
@@ -116,31 +123,42 @@ class OLH(FrequencyOracle):
     -----
     Reports are int64 buckets in ``[0, g_i)``. The identities key the hashes,
     so the server must be given the same identities as the clients.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> olh = OLH(epsilon=2.0, categories=["red", "green", "blue"], codebook_seed=7)
+    >>> colours = np.repeat(["red", "green", "blue"], [6000, 3000, 1000])
+    >>> est = olh.estimate(olh.privatize(colours, rng=1))
+    >>> est.counts.shape, est.categories
+    ((3,), ('red', 'green', 'blue'))
+    >>> bool(np.all(np.abs(est.counts - [6000, 3000, 1000]) < 5 * est.std))
+    True
     """
 
     name = "olh"
     uses_identities = True
 
-    def buckets(self, eps):
+    def buckets(self, eps: np.ndarray) -> np.ndarray:
         return olh_buckets_for(eps)
 
     def _p(self, eps, g):
         return bucket_keep_probability(eps, g)
 
-    def output_sizes(self, eps):
+    def output_sizes(self, eps: np.ndarray) -> np.ndarray:
         return self.buckets(eps)
 
-    def variances(self, eps):
+    def variances(self, eps: np.ndarray) -> np.ndarray:
         g = self.buckets(eps)
         p = self._p(eps, g)
         return (1.0 / g) * (1 - 1.0 / g) / (p - 1.0 / g) ** 2
 
-    def held_variances(self, eps):
+    def held_variances(self, eps: np.ndarray) -> np.ndarray:
         g = self.buckets(eps)
         p = self._p(eps, g)
         return p * (1 - p) / (p - 1.0 / g) ** 2
 
-    def hash(self, identities, items, g) -> np.ndarray:
+    def hash(self, identities: ArrayLike, items: ArrayLike, g: ArrayLike) -> np.ndarray:
         """``H_{identities[j]}(items[j])`` onto ``g[j]`` buckets (paired arrays)."""
         return olh_hash(self.codebook_seed, identities, items, g)
 
@@ -154,18 +172,22 @@ class OLH(FrequencyOracle):
         law[np.arange(self.domain_size), hashed] = p
         return law
 
-    def perturb(self, values, eps, identities, rng):
+    def perturb(self, values: np.ndarray, eps: np.ndarray, identities: Optional[np.ndarray],
+                rng: np.random.Generator) -> np.ndarray:
         """Array layer of :meth:`privatize` (validated ``values`` and budgets)."""
         g = self.buckets(eps)
-        return hashed_grr(self.codebook_seed, identities, values, g, self._p(eps, g), rng)
+        ids = cast(np.ndarray, identities)  # OLH always resolves them: they key the hashes
+        return hashed_grr(self.codebook_seed, ids, values, g, self._p(eps, g), rng)
 
-    def support(self, reports, identities, g, weights) -> np.ndarray:
+    def support(self, reports: np.ndarray, identities: np.ndarray, g: ArrayLike,
+                weights: ArrayLike) -> np.ndarray:
         """``sum_i weights[i] [H_i(v) = reports[i]]`` for every symbol ``v``."""
         return olh_hits(self.codebook_seed, identities, reports, g, weights, self.domain_size,
                         self.n_threads)
 
     # ------------------------------------------------------------ server statistic
-    def weighted_sums(self, clean, eps, identities, lam):
+    def weighted_sums(self, clean: np.ndarray, eps: np.ndarray, identities: Optional[np.ndarray],
+                      lam: np.ndarray) -> tuple[ExactSum, ExactSum]:
         """Exact ``sum_i a_i [H_i(v) = y_i]`` per symbol and ``-sum_i a_i / g_i``.
 
         ``a_i = lam_i / (p_i - 1/g_i)``. The support kernel sums floats, so
@@ -206,7 +228,8 @@ class OLH(FrequencyOracle):
         return (hits - n / g) / (p - 1.0 / g)
 
     # ------------------------------------------------------------ attacks (paper 000)
-    def response_scores(self, eps, identities, items, item_weights, reports):
+    def response_scores(self, eps: np.ndarray, identities: np.ndarray, items: np.ndarray,
+                        item_weights: np.ndarray, reports: np.ndarray) -> np.ndarray:
         g = self.buckets(eps)
         p = self._p(eps, g)
         total = float(np.sum(item_weights))
@@ -217,7 +240,9 @@ class OLH(FrequencyOracle):
         mass = np.where(hit == reports[:, None], item_weights[None, :], 0.0).sum(axis=1)
         return (mass - total / g) / (p - 1.0 / g)
 
-    def best_response(self, eps, identities, items, item_weights, rng):
+    def best_response(self, eps: np.ndarray, identities: np.ndarray, items: np.ndarray,
+                      item_weights: np.ndarray,
+                      rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """Exhaustive scan of every legal bucket (bucket-search kernel), fair ties."""
         g = self.buckets(eps)
         p = self._p(eps, g)
@@ -241,6 +266,7 @@ class OLH(FrequencyOracle):
         total = float(np.sum(item_weights))
         return best, (best_mass - total / g) / (p - 1.0 / g)
 
-    def random_outputs(self, eps, identities, rng):
+    def random_outputs(self, eps: np.ndarray, identities: Optional[np.ndarray],
+                       rng: np.random.Generator) -> np.ndarray:
         g = self.buckets(eps)
         return np.minimum((rng.random(eps.shape[0]) * g).astype(np.int64), g - 1)

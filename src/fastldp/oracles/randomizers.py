@@ -45,10 +45,12 @@ References
 from __future__ import annotations
 
 from math import exp, expm1, inf
+from typing import Optional, Union
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from .._random import as_generator
+from .._random import as_generator, resolve_identities
 from .._validation import check_choice, check_float, param_error
 
 __all__ = [
@@ -60,6 +62,10 @@ __all__ = [
     "make_randomizer",
     "min_variance_randomizer",
 ]
+
+
+#: what every ``rng`` parameter accepts
+RngLike = Union[None, int, np.random.SeedSequence, np.random.Generator]
 
 
 def _check_unit_interval(u, owner: str) -> np.ndarray:
@@ -74,13 +80,32 @@ def _check_unit_interval(u, owner: str) -> np.ndarray:
 class Randomizer:
     """Base class: an unbiased ``epsilon``-LDP randomizer on ``[-1, 1]``.
 
-    Subclasses define :meth:`privatize`, :meth:`variance`, :meth:`density`,
+    Subclasses define :meth:`_draw`, :meth:`variance`, :meth:`density`,
     :meth:`is_legal` and the properties :attr:`c_eps` and :attr:`V_eps`.
 
     Parameters
     ----------
     epsilon : float in [1e-150, inf)
-        (``[1e-150, 700]`` for Piecewise and Duchi, whose constants use ``e^eps``).
+        (``[1e-150, 700]`` for Piecewise and Duchi, whose constants use
+        ``e^eps``). Keyword-only.
+
+    Notes
+    -----
+    A randomizer has one budget: :meth:`privatize` takes the contract's
+    ``epsilons`` and ``identities`` keywords, accepts ``epsilons`` only when
+    it is ``None`` or equal to :attr:`epsilon` (build one randomizer per
+    budget otherwise) and validates ``identities`` without using them
+    (there is no public hash). The server's estimate of a mean of
+    privatized values is their plain mean (each report is unbiased).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastldp.oracles import Duchi
+    >>> q = Duchi(epsilon=1.0)
+    >>> y = q.privatize(np.zeros(4), rng=0)
+    >>> bool(np.all(np.abs(y) == q.c_eps))
+    True
     """
 
     name = "randomizer"
@@ -92,7 +117,7 @@ class Randomizer:
     #: constants leave the normal range of binary64, and outputs would be infinite
     min_epsilon = 1e-150
 
-    def __init__(self, *, epsilon):
+    def __init__(self, *, epsilon: float) -> None:
         self.epsilon = check_float(epsilon, "epsilon", type(self).__name__, low=self.min_epsilon,
                                    high=self.max_epsilon, low_open=False,
                                    high_open=self.max_epsilon == inf)
@@ -100,7 +125,7 @@ class Randomizer:
     def __repr__(self) -> str:
         return f"{type(self).__name__}(epsilon={self.epsilon!r})"
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         return type(self) is type(other) and self.epsilon == other.epsilon
 
     def __hash__(self) -> int:
@@ -123,19 +148,63 @@ class Randomizer:
         return (-self.c_eps, self.c_eps)
 
     # -------------------------------------------------------------- behaviour
-    def privatize(self, u, *, rng=None) -> np.ndarray:
-        """Return ``Y ~ Q(u)`` element-wise (float64, same shape as ``u``)."""
+    def privatize(self, u: ArrayLike, *, epsilons: Optional[ArrayLike] = None,
+                  identities: Optional[ArrayLike] = None, rng: RngLike = None) -> np.ndarray:
+        """Return ``Y ~ Q(u)`` element-wise (float64, same shape as ``u``).
+
+        Parameters
+        ----------
+        u : array_like of float in [-1, 1]
+            The values, any shape.
+        epsilons : float or array_like, optional
+            ``None`` or the randomizer's own :attr:`epsilon` (a scalar, or
+            one per value); a randomizer has a single budget, so any other
+            value is a ``ValueError``.
+        identities : array_like of int, optional
+            Distinct identities, one per value of a 1-d ``u``; validated and
+            unused (no public hash keys the output).
+        rng : None, int, SeedSequence or Generator
+            Private randomness.
+
+        Returns
+        -------
+        numpy.ndarray of float64, the shape of ``u``
+        """
+        owner = f"{type(self).__name__}.privatize"
+        x = _check_unit_interval(u, owner)
+        self._check_budgets(epsilons, x.shape, owner)
+        if identities is not None:
+            resolve_identities(identities, x.shape[0] if x.ndim else 1, owner)
+        return self._draw(x, as_generator(rng, owner))
+
+    def _check_budgets(self, epsilons, shape: tuple, owner: str) -> None:
+        if epsilons is None:
+            return
+        try:
+            eps = np.asarray(epsilons, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise param_error("epsilons", owner, f"None or the randomizer's epsilon "
+                              f"({self.epsilon!r})", epsilons, TypeError) from None
+        if not (eps.ndim == 0 or eps.shape == shape) or not np.all(eps == self.epsilon):
+            raise param_error(
+                "epsilons", owner,
+                f"None or the randomizer's epsilon ({self.epsilon!r}), as a scalar or one per "
+                f"value (a randomizer has one budget: build {type(self).__name__}(epsilon=...) "
+                "per budget)", epsilons)
+
+    def _draw(self, u: np.ndarray, gen: np.random.Generator) -> np.ndarray:
+        """``Y ~ Q(u)`` for validated ``u`` (subclasses)."""
         raise NotImplementedError
 
-    def variance(self, u) -> np.ndarray:
+    def variance(self, u: ArrayLike) -> np.ndarray:
         """Exact ``Var[Y | u]`` element-wise."""
         raise NotImplementedError
 
-    def density(self, y, u) -> np.ndarray:
+    def density(self, y: ArrayLike, u: ArrayLike) -> np.ndarray:
         """Conditional density (or pmf when :attr:`discrete`) of ``y`` given ``u``."""
         raise NotImplementedError
 
-    def is_legal(self, y) -> np.ndarray:
+    def is_legal(self, y: ArrayLike) -> np.ndarray:
         """Boolean mask: which values lie in the output space."""
         raise NotImplementedError
 
@@ -163,6 +232,16 @@ class Laplace(Randomizer):
     and the density ratio between any two inputs is at most ``e^epsilon``,
     attained for ``u = +-1`` and ``y`` outside ``(-1, 1)``.
     ``c_eps = inf`` and ``V_eps = 2 (2 / epsilon)^2 = 8 / epsilon^2`` (Eq. (57)).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> q = Laplace(epsilon=2.0)
+    >>> q.V_eps
+    2.0
+    >>> y = q.privatize(np.full(200_000, 0.5), rng=0)
+    >>> bool(abs(y.mean() - 0.5) < 5 * np.sqrt(q.V_eps / y.size))
+    True
     """
 
     name = "laplace"
@@ -179,21 +258,19 @@ class Laplace(Randomizer):
     def V_eps(self) -> float:  # noqa: N802
         return 8.0 / self.epsilon**2
 
-    def privatize(self, u, *, rng=None) -> np.ndarray:
-        u = _check_unit_interval(u, "Laplace.privatize")
-        gen = as_generator(rng, "Laplace.privatize")
+    def _draw(self, u: np.ndarray, gen: np.random.Generator) -> np.ndarray:
         return u + gen.laplace(0.0, self.scale, size=u.shape)
 
-    def variance(self, u) -> np.ndarray:
+    def variance(self, u: ArrayLike) -> np.ndarray:
         u = _check_unit_interval(u, "Laplace.variance")
         return np.full(u.shape, self.V_eps)
 
-    def density(self, y, u) -> np.ndarray:
+    def density(self, y: ArrayLike, u: ArrayLike) -> np.ndarray:
         y = np.asarray(y, dtype=np.float64)
         u = _check_unit_interval(u, "Laplace.density")
         return np.exp(-np.abs(y - u) / self.scale) / (2.0 * self.scale)
 
-    def is_legal(self, y) -> np.ndarray:
+    def is_legal(self, y: ArrayLike) -> np.ndarray:
         return np.isfinite(np.asarray(y, dtype=np.float64))
 
 
@@ -211,7 +288,15 @@ class Piecewise(Randomizer):
 
     Parameters
     ----------
-    epsilon : float in (0, inf)
+    epsilon : float in (0, 700]
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> q = Piecewise(epsilon=1.0)
+    >>> y = q.privatize(np.linspace(-1, 1, 5), rng=0)
+    >>> bool(np.all(np.abs(y) <= q.b))
+    True
     """
 
     name = "piecewise"
@@ -238,15 +323,13 @@ class Piecewise(Randomizer):
         e2 = exp(self.epsilon / 2.0)
         return 4.0 * e2 / (3.0 * expm1(self.epsilon / 2.0) ** 2)
 
-    def band(self, u):
+    def band(self, u: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         """``(l(u), r(u))``, the high-density band of Eq. (6)."""
         b = self.b
         left = 0.5 * (b + 1.0) * np.asarray(u, dtype=np.float64) - 0.5 * (b - 1.0)
         return left, left + (b - 1.0)
 
-    def privatize(self, u, *, rng=None) -> np.ndarray:
-        u = _check_unit_interval(u, "Piecewise.privatize")
-        gen = as_generator(rng, "Piecewise.privatize")
+    def _draw(self, u: np.ndarray, gen: np.random.Generator) -> np.ndarray:
         b = self.b
         e2 = exp(self.epsilon / 2.0)
         left, right = self.band(u)
@@ -259,12 +342,12 @@ class Piecewise(Randomizer):
         y_out = np.where(s < low_len, -b + s, right + (s - low_len))
         return np.where(inside, y_in, y_out)
 
-    def variance(self, u) -> np.ndarray:
+    def variance(self, u: ArrayLike) -> np.ndarray:
         u = _check_unit_interval(u, "Piecewise.variance")
         h = expm1(self.epsilon / 2.0)
         return u * u / h + (h + 4.0) / (3.0 * h * h)
 
-    def density(self, y, u) -> np.ndarray:
+    def density(self, y: ArrayLike, u: ArrayLike) -> np.ndarray:
         y = np.asarray(y, dtype=np.float64)
         u = _check_unit_interval(u, "Piecewise.density")
         left, right = self.band(u)
@@ -273,7 +356,7 @@ class Piecewise(Randomizer):
         legal = np.abs(y) <= self.b
         return np.where(legal, np.where(inside, p, p * exp(-self.epsilon)), 0.0)
 
-    def is_legal(self, y) -> np.ndarray:
+    def is_legal(self, y: ArrayLike) -> np.ndarray:
         y = np.asarray(y, dtype=np.float64)
         return np.abs(y) <= self.b
 
@@ -289,7 +372,15 @@ class Duchi(Randomizer):
 
     Parameters
     ----------
-    epsilon : float in (0, inf)
+    epsilon : float in (0, 700]
+
+    Examples
+    --------
+    >>> q = Duchi(epsilon=1.0)
+    >>> round(q.C, 4)
+    2.164
+    >>> float(q.prob_plus(1.0)) == 0.5 * (1 + 1 / q.C)
+    True
     """
 
     name = "duchi"
@@ -308,27 +399,25 @@ class Duchi(Randomizer):
     def V_eps(self) -> float:  # noqa: N802
         return self.C**2
 
-    def prob_plus(self, u) -> np.ndarray:
+    def prob_plus(self, u: ArrayLike) -> np.ndarray:
         """``P(Y = +C | u)``."""
         u = _check_unit_interval(u, "Duchi.prob_plus")
         return 0.5 * (1.0 + u / self.C)
 
-    def privatize(self, u, *, rng=None) -> np.ndarray:
-        u = _check_unit_interval(u, "Duchi.privatize")
-        gen = as_generator(rng, "Duchi.privatize")
+    def _draw(self, u: np.ndarray, gen: np.random.Generator) -> np.ndarray:
         plus = gen.random(u.shape) < 0.5 * (1.0 + u / self.C)
         return np.where(plus, self.C, -self.C)
 
-    def variance(self, u) -> np.ndarray:
+    def variance(self, u: ArrayLike) -> np.ndarray:
         u = _check_unit_interval(u, "Duchi.variance")
         return self.C**2 - u * u
 
-    def density(self, y, u) -> np.ndarray:
+    def density(self, y: ArrayLike, u: ArrayLike) -> np.ndarray:
         y = np.asarray(y, dtype=np.float64)
         pp = self.prob_plus(u)
         return np.where(y == self.C, pp, np.where(y == -self.C, 1.0 - pp, 0.0))
 
-    def is_legal(self, y) -> np.ndarray:
+    def is_legal(self, y: ArrayLike) -> np.ndarray:
         y = np.asarray(y, dtype=np.float64)
         return (y == self.C) | (y == -self.C)
 
@@ -336,7 +425,7 @@ class Duchi(Randomizer):
 RANDOMIZERS = {"laplace": Laplace, "piecewise": Piecewise, "duchi": Duchi}
 
 
-def min_variance_randomizer(epsilon, *, bounded: bool = True) -> Randomizer:
+def min_variance_randomizer(epsilon: float, *, bounded: bool = True) -> Randomizer:
     """Return the randomizer with the smallest ``V_eps`` at ``epsilon``.
 
     Paper 001, section 8.1, picks per ``epsilon`` the randomizer with the
@@ -351,7 +440,7 @@ def min_variance_randomizer(epsilon, *, bounded: bool = True) -> Randomizer:
     return min(cands, key=lambda r: r.V_eps)
 
 
-def make_randomizer(spec, epsilon, owner: str) -> Randomizer:
+def make_randomizer(spec: Union[str, Randomizer], epsilon: float, owner: str) -> Randomizer:
     """Resolve ``spec`` (a name, ``"auto"`` or a :class:`Randomizer`) at ``epsilon``.
 
     A :class:`Randomizer` instance must have the same ``epsilon``.

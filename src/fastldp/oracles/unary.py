@@ -43,7 +43,10 @@ References
 
 from __future__ import annotations
 
+from typing import Optional
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._kernels._hash import SANITIZE_STREAM, hash_blocks
 from .._kernels._unary import ue_counts, ue_perturb, ue_weighted_counts
@@ -65,7 +68,21 @@ def _thresholds(q: np.ndarray) -> np.ndarray:
 
 
 class UnaryEncoding(MatrixReports, FrequencyOracle):
-    """Unary encoding with bit-packed reports; :class:`OUE` and :class:`SUE` fix ``(p, q)``."""
+    """Unary encoding with bit-packed reports; :class:`OUE` and :class:`SUE` fix ``(p, q)``.
+
+    Parameters are those of :class:`~fastldp.oracles.FrequencyOracle`; the
+    subclass gives ``(p, q)`` as a function of the budget.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> oue = OUE(domain_size=10, epsilon=1.0, codebook_seed=0)
+    >>> isinstance(oue, UnaryEncoding), oue.n_bytes
+    (True, 2)
+    >>> bits = np.unpackbits(oue.privatize([3], rng=0), axis=-1, bitorder="little")[0, :10]
+    >>> bits.shape
+    (10,)
+    """
 
     name = "ue"
 
@@ -77,11 +94,11 @@ class UnaryEncoding(MatrixReports, FrequencyOracle):
         """Bytes per report, ``ceil(D / 8)``."""
         return (self.domain_size + 7) // 8
 
-    def variances(self, eps):
+    def variances(self, eps: np.ndarray) -> np.ndarray:
         p, q = self._pq(eps)
         return q * (1 - q) / (p - q) ** 2
 
-    def held_variances(self, eps):
+    def held_variances(self, eps: np.ndarray) -> np.ndarray:
         p, q = self._pq(eps)
         return p * (1 - p) / (p - q) ** 2
 
@@ -104,13 +121,14 @@ class UnaryEncoding(MatrixReports, FrequencyOracle):
             law[x] = prob.prod(axis=0)
         return law
 
-    def pack_outputs(self, columns) -> np.ndarray:
+    def pack_outputs(self, columns: np.ndarray) -> np.ndarray:
         """The packed reports of channel columns ``y`` (bit ``v`` of ``y`` is symbol ``v``)."""
         y = np.asarray(columns, dtype=np.int64)
         bits = ((y[:, None] >> np.arange(self.domain_size)[None, :]) & 1).astype(np.uint8)
         return np.packbits(bits, axis=1, bitorder="little")
 
-    def perturb(self, values, eps, identities, rng):
+    def perturb(self, values: np.ndarray, eps: np.ndarray, identities: Optional[np.ndarray],
+                rng: np.random.Generator) -> np.ndarray:
         """Array layer of :meth:`privatize`: packed ``(n, ceil(D / 8))`` uint8 reports."""
         p, q = self._pq(eps)
         n = values.shape[0]
@@ -121,7 +139,8 @@ class UnaryEncoding(MatrixReports, FrequencyOracle):
                           self.domain_size, self.n_threads)
 
     # ------------------------------------------------------------ server statistic
-    def weighted_sums(self, clean, eps, identities, lam):
+    def weighted_sums(self, clean: np.ndarray, eps: np.ndarray, identities: Optional[np.ndarray],
+                      lam: np.ndarray) -> tuple[ExactSum, ExactSum]:
         """Exact ``sum_i a_i b_i(v)`` per symbol and ``-sum_i a_i q_i``.
 
         ``a_i = lam_i / (p_i - q_i)``.
@@ -190,7 +209,8 @@ class UnaryEncoding(MatrixReports, FrequencyOracle):
         rows[:, -1] &= np.uint8(~self._padding_mask() & 0xFF)
         return rows
 
-    def sanitize(self, reports, eps, identities, owner):
+    def sanitize(self, reports: ArrayLike, eps: np.ndarray, identities: np.ndarray,
+                 owner: str) -> tuple[np.ndarray, SanitizationReport]:
         """Replace illegal report rows by public random legal rows; count them by reason."""
         n = eps.shape[0]
         arr = as_report_array(reports)
@@ -228,8 +248,11 @@ class OUE(UnaryEncoding):
 
     Parameters
     ----------
-    domain_size : int >= 2
+    domain_size : int >= 2, optional
+        Defaults to ``len(categories)``.
     epsilon : float in (0, 700] or None
+    categories : list of labels or a pandas Categorical, optional
+        Labels of the symbols (:class:`~fastldp.oracles.FrequencyOracle`).
     codebook_seed : int or None
         Only keys the sanitization coins.
     n_threads : int or None
@@ -238,6 +261,17 @@ class OUE(UnaryEncoding):
     Notes
     -----
     Reports are ``(n, ceil(D / 8))`` uint8 rows (module docstring).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> oue = OUE(domain_size=20, epsilon=1.0, codebook_seed=0)
+    >>> reports = oue.privatize(np.arange(4000) % 20, rng=0)
+    >>> reports.shape, reports.dtype
+    ((4000, 3), dtype('uint8'))
+    >>> est = oue.estimate(reports)
+    >>> bool(np.all(np.abs(est.counts - 200) < 5 * est.std))
+    True
     """
 
     name = "oue"
@@ -252,8 +286,16 @@ class SUE(UnaryEncoding):
 
     Parameters
     ----------
-    domain_size, epsilon, codebook_seed, n_threads
+    domain_size, epsilon, categories, codebook_seed, n_threads
         As :class:`OUE`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> sue = SUE(epsilon=2.0, categories=["yes", "no"], codebook_seed=0)
+    >>> est = sue.estimate(sue.privatize(["yes"] * 300 + ["no"] * 700, rng=5))
+    >>> est.to_frame()["category"].tolist()
+    ['yes', 'no']
     """
 
     name = "sue"
