@@ -87,7 +87,7 @@ def test_repr_shows_kind_shape_n_budget_and_the_first_entries():
     assert "Vector(shape (10000,), n=1000, epsilon=1 (local DP, per report)" in text
     assert "c0=-3" in text and "c1=" in text and text.endswith("...)")
     text = repr(Matrix(np.arange(6.0).reshape(2, 3), 5, PrivacyStatement.zcdp(rho=0.25)))
-    assert text == "Matrix(shape (2, 3), n=5, rho=0.25 (zCDP, per group): [0, 0]=0, [0, 1]=1, " \
+    assert text == "Matrix(shape (2, 3), n=5, rho=0.25 (zCDP, per person): [0, 0]=0, [0, 1]=1, " \
                    "[0, 2]=2, [1, 0]=3, ...)"
 
 
@@ -134,5 +134,5 @@ def test_privacy_statement_summarizes_personal_budgets():
     assert str(mixed) == "epsilon in [0.25, 4], median 1 (local DP, per report)"
     assert PrivacyStatement.local(epsilon=1.0, delta=1e-6).budget() == "epsilon=1, delta=1e-06"
     z = PrivacyStatement.zcdp(rho=0.125)
-    assert (z.model, z.unit, z.rho, z.epsilon, z.delta) == ("zCDP", "group", 0.125, None, None)
+    assert (z.model, z.unit, z.rho, z.epsilon, z.delta) == ("zCDP", "person", 0.125, None, None)
     assert PrivacyStatement("local DP", "report", personal=True).budget() == "personal epsilons"

@@ -132,7 +132,7 @@ class PrivacyStatement:
     >>> import numpy as np
     >>> PrivacyStatement.local(epsilons=np.array([0.5, 1.0, 2.0])).budget()
     'epsilon in [0.5, 2], median 1'
-    >>> PrivacyStatement.zcdp(rho=0.125, unit="group").budget()
+    >>> PrivacyStatement.zcdp(rho=0.125).budget()
     'rho=0.125'
     """
 
@@ -168,7 +168,7 @@ class PrivacyStatement:
         return cls(model, unit, epsilon=None if epsilon is None else float(epsilon), delta=delta)
 
     @classmethod
-    def zcdp(cls, *, rho: float, unit: str = "group") -> "PrivacyStatement":
+    def zcdp(cls, *, rho: float, unit: str = "person") -> "PrivacyStatement":
         """The statement of a central release with zCDP budget ``rho`` per ``unit``."""
         return cls("zCDP", unit, epsilon=None, delta=None, rho=float(rho))
 

@@ -18,7 +18,10 @@ members of larger groups get a smaller zCDP budget ``v(n)``:
   :func:`leading_coefficient_ratio`, :func:`mechanism_leading_constant`,
   :class:`DataIndependentRelease` - the bounds of the paper and the ``r = 1``
   mechanism;
-- :class:`EqualNoiseGaussian` - the equal-absolute-noise baseline.
+- :class:`EqualNoiseGaussian` - the equal-absolute-noise baseline;
+- :class:`HistogramRelease` - what ``release_result`` returns: the noisy
+  counts on the shared result base (:mod:`fastldp.results`), with the zCDP
+  budget in ``.privacy``.
 
 Example
 -------
@@ -26,6 +29,9 @@ Example
 >>> mech = ShiftedLogGaussian(r=0.1)
 >>> noisy = mech.release([0, 4, 120, 50_000], rng=1)
 >>> report = mech.privacy_report([0, 4, 120, 50_000])
+>>> out = mech.release_result([0, 4, 120, 50_000], rng=1)
+>>> bool((out.estimate == noisy).all())
+True
 """
 
 from .baseline import EqualNoiseGaussian
@@ -48,6 +54,7 @@ from .mechanism import (
     sigma_for_error,
 )
 from .privacy import PrivacyReport, zcdp_epsilon
+from .result import HistogramRelease
 from .renyi import (
     ProportionalFailure,
     gaussian_zcdp,
@@ -63,6 +70,7 @@ __all__ = [
     "DRIFTS",
     "DataIndependentRelease",
     "EqualNoiseGaussian",
+    "HistogramRelease",
     "PrivacyReport",
     "ProportionalFailure",
     "ShiftedLogGaussian",

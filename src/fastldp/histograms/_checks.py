@@ -2,11 +2,56 @@
 
 from __future__ import annotations
 
+import functools
+import warnings
+from typing import Any, Callable, TypeVar, Union
+
 import numpy as np
 
 from .._validation import param_error
 
-__all__ = ["check_counts", "check_nonnegative", "scalar_or_array"]
+__all__ = ["check_counts", "check_nonnegative", "scalar_or_array", "RngLike",
+           "positional_deprecated"]
+
+#: what every ``rng`` parameter accepts
+RngLike = Union[None, int, np.random.SeedSequence, np.random.Generator]
+
+_Init = TypeVar("_Init", bound=Callable[..., Any])
+
+
+def positional_deprecated(*names: str) -> Callable[[_Init], _Init]:
+    """Let a now keyword-only ``__init__`` take its old positional parameters, with a warning.
+
+    ``names`` are the parameters that used to be positional, in order. A
+    positional call still works for one release and emits a
+    ``DeprecationWarning`` naming the keyword to use; more positional
+    arguments than ``names`` are a ``TypeError``. ``inspect.signature`` and
+    type checkers see the keyword-only signature of the wrapped ``__init__``.
+    """
+
+    def wrap(init: _Init) -> _Init:
+        @functools.wraps(init)
+        def call(self, *args, **kwargs):
+            if args:
+                owner = type(self).__name__
+                if len(args) > len(names):
+                    raise TypeError(f"{owner}() takes its parameters by keyword only. "
+                                    f"Got {len(args)} positional arguments instead.")
+                for name, value in zip(names, args):
+                    if name in kwargs:
+                        raise TypeError(f"{owner}() got {name!r} both by position and by "
+                                        "keyword")
+                    kwargs[name] = value
+                shown = ", ".join(f"{name}={value!r}" for name, value in zip(names, args))
+                warnings.warn(
+                    f"Passing {', '.join(map(repr, names[:len(args)]))} positionally to {owner} "
+                    f"is deprecated and will stop working in the next release: call "
+                    f"{owner}({shown}) instead.", DeprecationWarning, stacklevel=2)
+            init(self, **kwargs)
+
+        return call  # type: ignore[return-value]
+
+    return wrap
 
 
 def _first_bad(bad: np.ndarray) -> tuple:

@@ -27,13 +27,20 @@ Two calibrations to the same worst group as a
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special
 
 from .._random import as_generator
 from .._validation import check_float
-from ._checks import check_counts, check_nonnegative, scalar_or_array
+from ..results import PrivacyStatement
+from ._checks import RngLike, check_counts, check_nonnegative, scalar_or_array
+from .result import HistogramRelease
+
+if TYPE_CHECKING:
+    from .mechanism import ShiftedLogGaussian
 
 __all__ = ["EqualNoiseGaussian"]
 
@@ -54,9 +61,17 @@ class EqualNoiseGaussian:
     ----------
     scale : float
     label : str
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> base = EqualNoiseGaussian.matching_utility(0.1)
+    >>> noisy = base.release([0, 4, 120, 50_000], rng=1)
+    >>> bool((noisy >= 0).all()), base.rho(5) == 1 / (2 * base.scale**2)
+    (True, True)
     """
 
-    def __init__(self, *, scale: float, label: str = "equal-noise Gaussian"):
+    def __init__(self, *, scale: float, label: str = "equal-noise Gaussian") -> None:
         self.scale = check_float(scale, "scale", _OWNER, low=0)
         self.label = str(label)
 
@@ -64,7 +79,7 @@ class EqualNoiseGaussian:
         return f"EqualNoiseGaussian(scale={self.scale:.6g})"
 
     @classmethod
-    def matching_privacy(cls, mechanism) -> "EqualNoiseGaussian":
+    def matching_privacy(cls, mechanism: "ShiftedLogGaussian") -> "EqualNoiseGaussian":
         """The same zCDP budget as ``mechanism``'s worst-off group, ``max_n v(n) = v(0)``."""
         rho0 = float(mechanism.rho(0))
         return cls(scale=1 / math.sqrt(2 * rho0), label="equal noise, same worst-group budget")
@@ -82,18 +97,29 @@ class EqualNoiseGaussian:
         return cls(scale=r * (1 - margin) * math.sqrt(math.pi / 2),
                    label="equal noise, same utility requirement")
 
-    def release(self, counts, *, rng=None):
+    def release(self, counts: ArrayLike, *, rng: RngLike = None) -> np.ndarray:
         """``max(0, x + s Z)`` for each count, the shape of ``counts``."""
-        x = check_counts(counts, "counts", f"{_OWNER}.release")
-        gen = as_generator(rng, f"{_OWNER}.release")
+        return self._release(counts, rng, f"{_OWNER}.release")
+
+    def _release(self, counts, rng, owner: str) -> np.ndarray:
+        x = check_counts(counts, "counts", owner)
+        gen = as_generator(rng, owner)
         return np.maximum(x + self.scale * gen.standard_normal(x.shape), 0.0)
 
-    def rho(self, n):
+    def release_result(self, counts: ArrayLike, *, rng: RngLike = None) -> HistogramRelease:
+        """:meth:`release` (the same numbers for the same ``rng``) as a
+        :class:`~fastldp.histograms.HistogramRelease`, zCDP per person at
+        ``rho = 1 / (2 s^2)``."""
+        noisy = self._release(counts, rng, f"{_OWNER}.release_result")
+        return HistogramRelease(noisy, int(noisy.size),
+                                PrivacyStatement.zcdp(rho=1 / (2 * self.scale ** 2)), repr(self))
+
+    def rho(self, n: ArrayLike) -> float | np.ndarray:
         """``1 / (2 s^2)`` for every count ``n`` (vectorized)."""
         n = check_counts(n, "n", f"{_OWNER}.rho")
         return scalar_or_array(np.full(n.shape, 1 / (2 * self.scale ** 2)))
 
-    def expected_error(self, x):
+    def expected_error(self, x: ArrayLike) -> float | np.ndarray:
         """``E|x_hat - x| = s (sqrt(2/pi) - phi(x/s)) + x Phi(-x/s)`` (vectorized)."""
         xs = check_nonnegative(x, "x", f"{_OWNER}.expected_error")
         s = self.scale

@@ -26,11 +26,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special
 
 from .._random import as_generator
 from .._validation import check_choice, check_float
-from ._checks import check_counts, check_nonnegative, scalar_or_array
+from ..results import PrivacyStatement
+from ._checks import RngLike, check_counts, check_nonnegative, positional_deprecated, scalar_or_array
+from .result import HistogramRelease
 
 __all__ = [
     "two_count_lower_bound",
@@ -135,33 +138,52 @@ class DataIndependentRelease:
     ----------
     value : float, default 0.5
         The constant released, in ``(0, 1)`` (any such value meets ``r = 1``).
+        Keyword-only; ``DataIndependentRelease(0.3)`` still works for one
+        release, with a ``DeprecationWarning``.
+
+    Examples
+    --------
+    >>> mech = DataIndependentRelease(value=0.5)
+    >>> mech.release([0, 7, 10**6]).tolist()
+    [0.5, 0.5, 0.5]
+    >>> out = mech.release_result([0, 7, 10**6])
+    >>> out.privacy.rho, bool(mech.meets(1.0, [0, 7, 10**6]).all())
+    (0.0, True)
     """
 
     r = 1.0
 
-    def __init__(self, value: float = 0.5):
+    @positional_deprecated("value")
+    def __init__(self, *, value: float = 0.5) -> None:
         self.value = check_float(value, "value", "DataIndependentRelease", low=0, high=1)
 
     def __repr__(self) -> str:
         return f"DataIndependentRelease(value={self.value!r})"
 
-    def release(self, counts, *, rng=None):
+    def release(self, counts: ArrayLike, *, rng: RngLike = None) -> np.ndarray:
         """``value`` for every count (``rng`` is accepted and unused)."""
         x = check_counts(counts, "counts", "DataIndependentRelease.release")
         as_generator(rng, "DataIndependentRelease.release")
         return np.full(x.shape, self.value)
 
-    def rho(self, n):
+    def release_result(self, counts: ArrayLike, *, rng: RngLike = None) -> HistogramRelease:
+        """:meth:`release` as a :class:`~fastldp.histograms.HistogramRelease` (``rho = 0``)."""
+        x = check_counts(counts, "counts", "DataIndependentRelease.release_result")
+        as_generator(rng, "DataIndependentRelease.release_result")
+        return HistogramRelease(np.full(x.shape, self.value), int(x.size),
+                                PrivacyStatement.zcdp(rho=0.0), repr(self))
+
+    def rho(self, n: ArrayLike) -> float | np.ndarray:
         """``v(n) = 0``: the output does not depend on the data."""
         n = check_counts(n, "n", "DataIndependentRelease.rho")
         return scalar_or_array(np.zeros_like(n))
 
-    def expected_error(self, x):
+    def expected_error(self, x: ArrayLike) -> float | np.ndarray:
         """``|value - x|`` (the release is deterministic)."""
         xs = check_nonnegative(x, "x", "DataIndependentRelease.expected_error")
         return scalar_or_array(np.abs(self.value - xs))
 
-    def meets(self, r: float, x) -> np.ndarray:
+    def meets(self, r: float, x: ArrayLike) -> np.ndarray:
         """Whether ``|value - x| < r max(x, 1)`` at each ``x``."""
         r = check_float(r, "r", "DataIndependentRelease.meets", low=0, high=1, high_open=False)
         xs = check_nonnegative(x, "x", "DataIndependentRelease.meets")

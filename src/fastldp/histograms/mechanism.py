@@ -107,13 +107,20 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import integrate, special
 
 from .._random import as_generator
 from .._validation import check_choice, check_float
-from ._checks import check_counts, check_nonnegative, scalar_or_array
+from ..results import PrivacyStatement
+from ._checks import RngLike, check_counts, check_nonnegative, scalar_or_array
+from .result import HistogramRelease
+
+if TYPE_CHECKING:
+    from .privacy import PrivacyReport
 
 __all__ = [
     "DRIFTS",
@@ -228,6 +235,12 @@ def _error_quadrature(x: float, c: float, sigma: float, mu: float) -> float:
 @dataclass(frozen=True)
 class Certificate:
     """The outcome of :func:`certify`.
+
+    Examples
+    --------
+    >>> cert = certify(0.1, 0.5, 0.2)
+    >>> cert.ok, cert.worst < 1
+    (True, True)
 
     Attributes
     ----------
@@ -374,6 +387,9 @@ class ShiftedLogGaussian:
     True
     >>> round(mech.rho(10**6) * 10**12 * 2 * mech.sigma**2, 4)
     1.0
+    >>> out = mech.release_result([0, 3, 250, 10_000], rng=7)
+    >>> bool((out.estimate == noisy).all()), out.privacy.rho == mech.rho(0)
+    (True, True)
     """
 
     def __init__(self, *, r: float, drift: str = "median", margin: float = 0.01):
@@ -400,7 +416,7 @@ class ShiftedLogGaussian:
         """``lim n^2 v(n) = 1 / (2 sigma^2)``."""
         return 1.0 / (2 * self.sigma * self.sigma)
 
-    def release(self, counts, *, rng=None):
+    def release(self, counts: ArrayLike, *, rng: RngLike = None) -> np.ndarray:
         """Release noisy counts.
 
         Parameters
@@ -416,12 +432,29 @@ class ShiftedLogGaussian:
         ndarray of float
             ``max(0, (x + c) exp(mu + sigma Z) - c)``, the shape of ``counts``.
         """
-        x = check_counts(counts, "counts", f"{_OWNER}.release")
-        gen = as_generator(rng, f"{_OWNER}.release")
+        return self._release(counts, rng, f"{_OWNER}.release")
+
+    def _release(self, counts, rng, owner: str) -> np.ndarray:
+        x = check_counts(counts, "counts", owner)
+        gen = as_generator(rng, owner)
         z = gen.standard_normal(x.shape)
         return np.maximum((x + self.c) * np.exp(self.mu + self.sigma * z) - self.c, 0.0)
 
-    def edge_rho(self, k):
+    def release_result(self, counts: ArrayLike, *, rng: RngLike = None) -> HistogramRelease:
+        """:meth:`release` as a :class:`~fastldp.histograms.HistogramRelease`.
+
+        The same numbers as ``release(counts, rng=rng)``, bit for bit, with
+        ``.n`` (the number of groups) and ``.privacy``: zCDP per person at
+        ``rho = v(0)``, the largest budget of any group (members of larger
+        groups get less: :meth:`rho`; :meth:`privacy_report` gives the
+        per-group budgets to the data holder, as they depend on the true
+        counts).
+        """
+        noisy = self._release(counts, rng, f"{_OWNER}.release_result")
+        return HistogramRelease(noisy, int(noisy.size),
+                                PrivacyStatement.zcdp(rho=float(self.rho(0))), repr(self))
+
+    def edge_rho(self, k: ArrayLike) -> float | np.ndarray:
         """zCDP of the edge between counts ``k`` and ``k + 1`` (both ways, every order).
 
         ``log((k + 1 + c) / (k + c))^2 / (2 sigma^2)`` for non-negative integers ``k``.
@@ -430,7 +463,7 @@ class ShiftedLogGaussian:
         out = np.log1p(1.0 / (k + self.c)) ** 2 / (2 * self.sigma * self.sigma)
         return scalar_or_array(out)
 
-    def released_renyi(self, k, order):
+    def released_renyi(self, k: float, order: ArrayLike) -> tuple:
         """Rényi divergences of the released (clipped) laws at counts ``k`` and ``k + 1``.
 
         Closed form (module docstring): the log-space Gaussians with the mass
@@ -467,7 +500,7 @@ class ShiftedLogGaussian:
 
         return div(lo, hi), div(hi, lo)
 
-    def rho(self, n):
+    def rho(self, n: ArrayLike) -> float | np.ndarray:
         """The count-dependent zCDP budget ``v(n)`` (vectorized).
 
         ``v(n) = max(edge(n-1), edge(n)) = log(1 + 1/(max(n - 1, 0) + c))^2 /
@@ -491,7 +524,7 @@ class ShiftedLogGaussian:
         out = np.log1p(1.0 / (k + self.c)) ** 2 / (2 * self.sigma * self.sigma)
         return scalar_or_array(out)
 
-    def expected_error(self, x, *, method: str = "quadrature"):
+    def expected_error(self, x: ArrayLike, *, method: str = "quadrature") -> float | np.ndarray:
         """``E|x_hat - x|`` for true values ``x >= 0`` (vectorized).
 
         Parameters
@@ -520,13 +553,13 @@ class ShiftedLogGaussian:
             out = np.asarray(flat, dtype=np.float64).reshape(xs.shape)
         return scalar_or_array(out)
 
-    def zero_probability(self, x):
+    def zero_probability(self, x: ArrayLike) -> float | np.ndarray:
         """``P(x_hat = 0) = Phi((log(c / (x + c)) - mu) / sigma)`` (vectorized)."""
         xs = check_nonnegative(x, "x", f"{_OWNER}.zero_probability")
         out = special.ndtr((np.log(self.c / (xs + self.c)) - self.mu) / self.sigma)
         return scalar_or_array(out)
 
-    def cdf(self, y, x):
+    def cdf(self, y: ArrayLike, x: ArrayLike) -> float | np.ndarray:
         """``P(x_hat <= y)`` for a true count ``x`` (the law of the release).
 
         ``0`` for ``y < 0`` and ``Phi((log((y + c)/(x + c)) - mu) / sigma)`` for
@@ -539,7 +572,7 @@ class ShiftedLogGaussian:
         out = np.where(y < 0, 0.0, special.ndtr(z))
         return scalar_or_array(np.asarray(out, dtype=np.float64))
 
-    def privacy_report(self, counts, *, delta: float = 1e-6):
+    def privacy_report(self, counts: ArrayLike, *, delta: float = 1e-6) -> "PrivacyReport":
         """Per-group privacy and utility of a histogram released with this mechanism.
 
         Parameters

@@ -8,6 +8,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import check_float
 from ._checks import scalar_or_array
@@ -15,7 +16,7 @@ from ._checks import scalar_or_array
 __all__ = ["zcdp_epsilon", "PrivacyReport"]
 
 
-def zcdp_epsilon(rho, delta: float):
+def zcdp_epsilon(rho: ArrayLike, delta: float) -> float | np.ndarray:
     """``epsilon = rho + 2 sqrt(rho log(1/delta))``: rho-zCDP implies (epsilon, delta)-DP.
 
     Bun and Steinke (2016), Proposition 1.3. ``rho = 0`` gives 0 and
@@ -59,6 +60,15 @@ class PrivacyReport:
         ``E|x_hat - x|`` per group.
     error_bound : ndarray
         The target ``r max(x, 1)``.
+
+    Examples
+    --------
+    >>> from fastldp.histograms import ShiftedLogGaussian
+    >>> report = ShiftedLogGaussian(r=0.1).privacy_report([0, 10, 1000])
+    >>> bool(report.meets_utility.all()), bool(report.rho[0] > report.rho[2])
+    (True, True)
+    >>> report.to_csv().splitlines()[0]
+    'group,count,rho,rho_asymptotic,epsilon,delta,expected_error,error_bound,meets_utility'
     """
 
     mechanism: str
@@ -71,8 +81,9 @@ class PrivacyReport:
     error_bound: np.ndarray
 
     @classmethod
-    def build(cls, *, mechanism, counts, rho, expected_error, error_bound, delta,
-              leading_constant=math.nan) -> "PrivacyReport":
+    def build(cls, *, mechanism: str, counts: ArrayLike, rho: ArrayLike,
+              expected_error: ArrayLike, error_bound: ArrayLike, delta: float,
+              leading_constant: float = math.nan) -> "PrivacyReport":
         """Assemble a report; ``leading_constant`` is ``lim n^2 v(n)`` if known."""
         counts = np.asarray(counts, dtype=np.float64).ravel()
         rho = np.asarray(rho, dtype=np.float64).ravel()

@@ -56,6 +56,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import check_float, check_int, param_error
 from ._checks import scalar_or_array
@@ -235,6 +236,15 @@ class ProportionalFailure:
     forward_finite : bool
         Whether ``D_alpha(N(n, .) || N(n+1, .))`` is finite at every order
         (always true: the narrower law never diverges against the wider one).
+
+    Examples
+    --------
+    >>> fail = proportional_gaussian_failure(3, 0.1)
+    >>> round(fail.critical_order, 4)  # (n + 1)^2 / (2n + 1) = 16 / 7
+    2.2857
+    >>> fwd, back = fail.divergences([2.0, 3.0])
+    >>> bool(np.isfinite(fwd).all()), bool(np.isinf(back[1]))
+    (True, True)
     """
 
     n: int
@@ -243,7 +253,7 @@ class ProportionalFailure:
     infinite_direction: str = "D_alpha(N(n+1, r^2 (n+1)^2) || N(n, r^2 n^2))"
     forward_finite: bool = True
 
-    def divergences(self, orders):
+    def divergences(self, orders: ArrayLike) -> tuple:
         """``(D_alpha(N(n)||N(n+1)), D_alpha(N(n+1)||N(n)))`` at ``orders``."""
         n, r = self.n, self.r
         fwd = renyi_gaussian(n, r * n, n + 1, r * (n + 1), orders)
