@@ -14,9 +14,9 @@ and the shape check of report arrays.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import time
+from dataclasses import dataclass, field
+from typing import Optional
 
 import numpy as np
 import scipy.sparse as sp
@@ -26,6 +26,7 @@ from .._kernels._sketch import FIXED_MAX_N, fixed_sketch
 from .._random import as_generator
 from .._validation import check_csr_structure, param_error
 from .._sanitize import SanitizationReport, sanitization_counts, sanitization_report
+from ..results import PrivacyStatement, Result
 from ..streaming import ExactSum, Partial, check_partial
 
 __all__ = [
@@ -39,6 +40,9 @@ __all__ = [
     "report_array",
     "add_sign_sketch",
     "StreamingServer",
+    "plug_in_variances",
+    "exact_squares",
+    "items_alias",
 ]
 
 
@@ -107,30 +111,113 @@ class SparseVectors:
         return SparseVectors(indptr, self.indices[take], self.values[take], self.d)
 
 
-@dataclass(frozen=True)
-class SparseMeanEstimate:
-    """What a sparse-vector baseline's ``estimate`` returns.
+@dataclass(frozen=True, repr=False)
+class SparseMeanEstimate(Result):
+    """What a sparse-vector baseline's ``estimate`` returns, on the shared result base.
 
     Attributes
     ----------
     mean : float64 array, shape (d,)
         The estimate of ``mu``, clipped to the feasible range when the
-        mechanism was built with ``clip_estimate`` (paper 001, section 8.1).
+        mechanism was built with ``clip_estimate`` (paper 001, section 8.1);
+        also :attr:`estimate`.
     raw : float64 array, shape (d,)
         The estimator as published, before that clipping.
     sanitization : SanitizationReport
         Counts of malformed report entries.
+    n : int
+        The number of reports (users).
+    privacy : fastldp.results.PrivacyStatement
+        ``epsilon``-LDP per user (a user's whole vector).
+    variances : float64 array, shape (d,), or None
+        The plug-in variance of each entry of :attr:`raw`, from the reports
+        (see the mechanism's ``estimate``); ``None`` where the estimator
+        is not linear in the reports (PrivKVM). Clipping is 1-Lipschitz, so
+        it is also an upper bound on the variance of a clipped :attr:`mean`.
     details : dict
         Method-specific by-products (e.g. PCKV's key frequencies).
     seconds : dict
         Wall-clock seconds of the aggregation steps.
+
+    Examples
+    --------
+    >>> import numpy as np, fastldp
+    >>> mech = fastldp.PCKVUE(d=4, m=1, epsilon=2.0)
+    >>> x = np.zeros((500, 4)); x[:, 0] = 1.0
+    >>> est = mech.estimate(mech.privatize(x, rng=0))
+    >>> est.estimate is est.mean, est.n, est.std.shape
+    (True, 500, (4,))
     """
+
+    _estimate_field = "mean"
 
     mean: np.ndarray
     raw: np.ndarray
     sanitization: SanitizationReport
+    n: int = 0
+    privacy: Optional[PrivacyStatement] = None
+    variances: Optional[np.ndarray] = None
     details: dict = field(default_factory=dict)
     seconds: dict = field(default_factory=dict)
+
+
+def items_alias(owner: str, m, items_per_user):
+    """``m`` under its paper name or under ``items_per_user``, the name every family shares.
+
+    One of the two must be given (a ``TypeError`` otherwise, as for any
+    missing argument), not both (a ``ValueError``).
+    """
+    if m is not None and items_per_user is not None:
+        raise ValueError(
+            f"The 'items_per_user' parameter of {owner} is another name for 'm': pass one of "
+            f"them. Got m={m!r} and items_per_user={items_per_user!r} instead.")
+    if m is None and items_per_user is None:
+        raise TypeError(f"{owner}() missing the required keyword argument 'items_per_user' "
+                        "(or its paper name 'm')")
+    return m if m is not None else items_per_user
+
+
+def plug_in_variances(square_sums, raw: np.ndarray, n: int) -> np.ndarray:
+    """The plug-in variance of a mean of independent per-user terms, from the terms' squares.
+
+    A linear sparse-vector estimator is ``mu_hat_j = (1/n) sum_i T_ij`` with
+    ``T_ij`` independent across users and ``E[T_ij] = x_i(j)``, so
+    ``Var(mu_hat_j) = (sum_i E[T_ij^2] - sum_i x_i(j)^2) / n^2``. The reports
+    give ``sum_i T_ij^2`` (``square_sums``, unbiased for the first sum); the
+    second, ``n s_j`` with ``s_j = (1/n) sum_i x_i(j)^2``, is not identified
+    by the reports and is taken as ``n min(|mu_hat_j|, 1)``. That is exact in
+    expectation for frequency (``{0, 1}``) data, where ``x^2 = x``, and for
+    coordinates whose values share one sign and lie in ``{-1, 0, 1}``
+    (the default of :meth:`fastldp.vectors.RPC.variance`); with mixed signs
+    ``s_j >= |mu_j|`` and the plug-in is conservative; for general values in
+    ``[-1, 1]`` it errs by ``(|mu_j| - s_j) / n``, at most ``1 / (4n)``. The
+    result is clipped at 0.
+
+    Parameters
+    ----------
+    square_sums : float or float64 array, shape (d,)
+        ``sum_i T_ij^2`` (a scalar when it is the same for every ``j``).
+    raw : float64 array, shape (d,)
+        The unclipped estimate ``mu_hat``.
+    n : int
+        The number of users.
+    """
+    s = np.minimum(np.abs(raw), 1.0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        var = (np.asarray(square_sums, dtype=np.float64) / n - s) / n
+    return np.maximum(np.broadcast_to(var, raw.shape), 0.0)
+
+
+def exact_squares(values: np.ndarray) -> np.ndarray:
+    """``values ** 2`` with overflow capped at the largest double (never raises).
+
+    Each square is rounded once, so their exact sum does not depend on how
+    the reports are split; a report large enough to overflow (a hostile
+    Laplace report) keeps the sum finite but enormous.
+    """
+    with np.errstate(over="ignore"):
+        sq = np.square(np.asarray(values, dtype=np.float64))
+    return np.minimum(sq, np.finfo(np.float64).max)
 
 
 def _from_csr(csr: sp.csr_matrix, d: int, owner: str) -> SparseVectors:
@@ -495,23 +582,41 @@ class StreamingServer:
     def _mechanism(self) -> str:
         return type(self).__name__
 
-    def _fixed_budget(self, epsilons, n: int, owner: str) -> None:
-        """Accept ``epsilons`` only as ``None`` or this server's fixed budget."""
+    def _privacy(self) -> PrivacyStatement:
+        """``epsilon``-LDP for each user's whole report."""
+        return PrivacyStatement.local(epsilon=self.epsilon, unit="user")
+
+    def _fixed_budget(self, epsilons, n: Optional[int], owner: str) -> None:
+        """Accept ``epsilons`` only as ``None`` or this server's fixed budget.
+
+        The contract's ``epsilons`` keyword is accepted everywhere, so that
+        code written for the personal-budget families runs unchanged; these
+        mechanisms have one budget, set by the constructor, and say so for
+        any other value. ``n`` None skips the length check (a client call
+        that has not read its data yet).
+        """
         if epsilons is None:
             return
         try:
             arr = np.asarray(epsilons, dtype=np.float64)
         except (TypeError, ValueError):
             arr = None
-        ok = (arr is not None and arr.ndim <= 1 and (arr.ndim == 0 or arr.shape[0] == n)
+        ok = (arr is not None and arr.ndim <= 1
+              and (arr.ndim == 0 or n is None or arr.shape[0] == n)
               and bool(np.all(arr == self.epsilon)))
         if not ok:
-            got = (f"an array of shape {arr.shape}" if arr is not None and arr.ndim
-                   else repr(epsilons))
+            if arr is not None and arr.ndim and arr.size and arr.dtype.kind == "f":
+                bad = np.flatnonzero(~(arr.ravel() == self.epsilon))
+                got = (f"{float(arr.ravel()[bad[0]])!r} at index {int(bad[0])}" if bad.size
+                       else f"an array of shape {arr.shape}")
+            else:
+                got = (f"an array of shape {arr.shape}" if arr is not None and arr.ndim
+                       else repr(epsilons))
             raise ValueError(
-                f"The 'epsilons' parameter of {owner} must be None or this mechanism's fixed "
-                f"budget epsilon={self.epsilon!r} (a scalar, or one value per report: "
-                f"{self._mechanism} takes its budget from the constructor). Got {got} instead.")
+                f"The 'epsilons' parameter of {owner} must be None or this mechanism's "
+                f"epsilon={self.epsilon!r} (a scalar, or one value per report): "
+                f"{self._mechanism} does not support personal budgets, its budget is set by "
+                f"the constructor. Got {got} instead.")
 
     def _new_partial(self, users: int, report, sums: dict) -> Partial:
         """A partial of ``users`` reports with their sanitization ``report`` and ``sums``."""

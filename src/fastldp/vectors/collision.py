@@ -20,6 +20,21 @@ Signed values (section 3.3): symbols are ``j`` for ``x(j) = +1`` and
 General values in ``[-1, 1]`` are first rounded to ``+-1`` by Eq. (35), as
 Wang et al. do, so they pass through the same channel.
 
+Plug-in variance
+----------------
+User ``i`` adds ``T_ij = scale (A_ij - 1/t)`` to the estimate of symbol
+``j``, ``A_ij = 1(Y_i = H_i(j))``, ``scale = 1 / (e^eps / Omega - 1/t)``,
+with ``E[T_ij] = x_i(j)``. In frequency mode ``T_ij^2 = scale^2 (A_ij (1 -
+2/t) + 1/t^2)`` is a function of the hit counts, so ``sum_i T_ij^2`` is
+read from the reports exactly. In signed mode ``T_ij = scale (A_ij -
+A_i(d+j))`` and ``T_ij^2 = scale^2 (A_ij + A_i(d+j) - 2 A_ij A_i(d+j))``;
+the hit counts give the first two terms, and the last is replaced by its
+expectation, ``P(Y_i = H_i(j) = H_i(d + j))``, which is ``e^eps / (Omega t)``
+for a user with an entry at ``j`` (one of its two symbols is held, the
+other hashes uniformly) and ``1 / t^2`` otherwise, the fraction of users
+with an entry at ``j`` being estimated by the two symbols' frequencies.
+Both then go through :func:`~fastldp.vectors.base.plug_in_variances`.
+
 Hashing
 -------
 ``H_i`` is the OLH hash of the counter-based hash keyed by
@@ -60,8 +75,10 @@ from __future__ import annotations
 
 import time
 from math import exp, inf
+from typing import Optional
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._random import as_generator, resolve_codebook_seed, resolve_identities, resolve_n_threads
 from .._validation import check_choice, check_float, check_int
@@ -71,6 +88,8 @@ from .base import (
     SparseVectors,
     StreamingServer,
     as_sparse_vectors,
+    items_alias,
+    plug_in_variances,
     round_to_signs,
     sanitize_symbols,
 )
@@ -100,17 +119,33 @@ class Collision(StreamingServer):
         Public seed of the hashes ``H_i``.
     n_threads : int or None
 
+    items_per_user : int, optional
+        The name every family shares for ``m`` (pass one of the two).
+
     Notes
     -----
     The channel is ``epsilon``-LDP: every output probability lies in
     ``[1 / Omega, e^eps / Omega]`` because ``c_i <= m``.
+
+    Examples
+    --------
+    >>> import numpy as np, fastldp
+    >>> mech = fastldp.Collision(d=8, m=2, epsilon=2.0, codebook_seed=5)
+    >>> x = np.zeros((2000, 8)); x[:, 0] = 1.0; x[:1000, 3] = 1.0
+    >>> reports = mech.privatize(x, rng=0)
+    >>> est = mech.estimate(reports)
+    >>> est.estimate.shape, est.n
+    ((8,), 2000)
+    >>> bool(abs(est.estimate[3] - 0.5) < 4 * est.std[3])
+    True
     """
 
-    def __init__(self, *, d, m, epsilon, values="frequency", t=None, clip_estimate=None,
-                 codebook_seed=None, n_threads=None):
+    def __init__(self, *, d, m=None, epsilon, items_per_user=None, values="frequency", t=None,
+                 clip_estimate=None, codebook_seed=None, n_threads=None):
         owner = type(self).__name__
         self.d = check_int(d, "d", owner, low=1)
-        self.m = check_int(m, "m", owner, low=1, high=self.d)
+        self.m = check_int(items_alias(owner, m, items_per_user), "m", owner, low=1,
+                           high=self.d)
         self.epsilon = check_float(epsilon, "epsilon", owner, low=0.0, high=inf)
         self.values = check_choice(values, "values", owner, ("frequency", "signed"))
         if t is None:
@@ -126,6 +161,11 @@ class Collision(StreamingServer):
         return (f"Collision(d={self.d}, m={self.m}, epsilon={self.epsilon!r}, "
                 f"values={self.values!r}, t={self.t}, clip_estimate={self.clip_estimate!r}, "
                 f"codebook_seed={self.codebook_seed})")
+
+    @property
+    def items_per_user(self) -> int:
+        """``m``, the most items one user holds (the contract's name)."""
+        return self.m
 
     @property
     def p_hit(self) -> float:
@@ -204,11 +244,29 @@ class Collision(StreamingServer):
         out[rows[keep], cols[keep]] = self.p_hit
         return out
 
-    def privatize(self, x, *, identities=None, rng=None) -> np.ndarray:
-        """Release one symbol ``Y_i in [t]`` per user (int64), Eq. (13)."""
-        gen = as_generator(rng, "Collision.privatize")
+    def privatize(self, x, *, epsilons: Optional[ArrayLike] = None,
+                  identities: Optional[ArrayLike] = None, rng=None) -> np.ndarray:
+        """Release one symbol ``Y_i in [t]`` per user (int64), Eq. (13).
+
+        Parameters
+        ----------
+        x : SparseVectors, scipy.sparse matrix or array, shape (n, d)
+            ``{0, 1}`` values (``values="frequency"``) or values in
+            ``[-1, 1]`` (``"signed"``); at most ``m`` items per user.
+        epsilons : None or float, optional
+            ``None`` or the constructor's ``epsilon`` (a scalar or one per
+            user); anything else is a ``ValueError`` (no personal budgets).
+        identities : array_like of int, optional
+            Distinct public identities keying ``H_i`` (default ``0..n-1``).
+        rng : None, int, SeedSequence or Generator
+            The clients' private randomness.
+        """
+        owner = "Collision.privatize"
+        self._fixed_budget(epsilons, None, owner)
+        gen = as_generator(rng, owner)
         mat, counts = self.hashed_sets(x, identities=identities, rng=gen)
         n = mat.shape[0]
+        self._fixed_budget(epsilons, n, owner)
         in_set = gen.random(n) < counts * self.p_hit
         r = gen.random(n)
         pick = np.minimum((r * counts).astype(np.int64), np.maximum(counts - 1, 0))
@@ -219,7 +277,8 @@ class Collision(StreamingServer):
             v += mat[:, k] <= v
         return np.where(in_set, hit, v).astype(np.int64)
 
-    def is_legal(self, reports) -> np.ndarray:
+    def is_legal(self, reports: ArrayLike) -> np.ndarray:
+        """Per report: an integer symbol in ``[0, t)``."""
         y = np.asarray(reports)
         if y.dtype.kind not in "iu":
             yf = y.astype(np.float64)
@@ -229,7 +288,8 @@ class Collision(StreamingServer):
     # ------------------------------------------------------------------ server
     _REASONS = ("out_of_range", "not_integer", "nan", "infinite", "non_numeric")
 
-    def symbol_counts(self, reports, *, identities=None):
+    def symbol_counts(self, reports, *,
+                      identities: Optional[ArrayLike] = None) -> tuple[np.ndarray, object]:
         """``sum_i 1(Y_i = H_i(s))`` for every symbol ``s``, with the sanitization report."""
         n = len(reports)
         if n < 1:
@@ -238,17 +298,34 @@ class Collision(StreamingServer):
         state = self._partial(reports, None, identities, "Collision.estimate")
         return state.sums["hits"].value(), self._report_of(state)
 
-    def estimate(self, reports, *, identities=None) -> SparseMeanEstimate:
+    def estimate(self, reports, *, epsilons: Optional[ArrayLike] = None,
+                 identities: Optional[ArrayLike] = None) -> SparseMeanEstimate:
         """Eq. (14) per symbol; signed mode returns ``mu_e(+) - mu_e(-)``.
 
         Exactly ``finalize(partial(reports, identities=identities))``.
+
+        Parameters
+        ----------
+        reports : array_like, shape (n,)
+            One symbol per user; malformed symbols are sanitized and counted.
+        epsilons : None or float, optional
+            ``None`` or the constructor's ``epsilon`` (a scalar or one per
+            report); anything else is a ``ValueError`` (no personal budgets).
+        identities : array_like of int, optional
+            The identities the clients used (default ``0..n-1``).
+
+        Returns
+        -------
+        SparseMeanEstimate
+            With the plug-in ``variances`` of the module docstring;
+            ``details["symbol_frequencies"]`` holds Eq. (14) per symbol.
         """
         t0 = time.perf_counter()
         n = len(reports)
         if n < 1:
             raise ValueError("The 'reports' parameter of Collision.estimate must be non-empty. "
                              "Got 0 reports instead.")
-        state = self._partial(reports, None, identities, "Collision.estimate")
+        state = self._partial(reports, epsilons, identities, "Collision.estimate")
         result = self._finalize(state, "Collision.estimate")
         result.seconds["aggregate"] = time.perf_counter() - t0
         return result
@@ -269,7 +346,8 @@ class Collision(StreamingServer):
     def _sum_sizes(self) -> dict:
         return {"hits": self.n_symbols}
 
-    def partial(self, reports, epsilons=None, identities=None) -> Partial:
+    def partial(self, reports, epsilons: Optional[ArrayLike] = None,
+                identities: Optional[ArrayLike] = None) -> Partial:
         """The exact, mergeable state of the Collision server over a chunk of reports.
 
         Parameters
@@ -319,4 +397,16 @@ class Collision(StreamingServer):
         raw = per_symbol if self.values == "frequency" else per_symbol[: self.d] - per_symbol[self.d:]
         mean = raw if self.clip_estimate is None else np.clip(raw, *self.clip_estimate)
         return SparseMeanEstimate(mean=mean, raw=raw, sanitization=self._report_of(state),
+                                  n=int(n), privacy=self._privacy(),
+                                  variances=self._variances(counts, per_symbol, raw, n),
                                   details={"symbol_frequencies": per_symbol})
+
+    def _variances(self, counts, per_symbol, raw, n: int) -> np.ndarray:
+        """The plug-in variance of ``raw`` from the hit counts (module docstring)."""
+        t, scale2 = float(self.t), self.scale**2
+        if self.values == "frequency":
+            return plug_in_variances(scale2 * (counts * (1.0 - 2.0 / t) + n / t**2), raw, n)
+        held = np.clip(per_symbol[: self.d] + per_symbol[self.d:], 0.0, 1.0)
+        both = n * (held * self.p_hit / t + (1.0 - held) / t**2)
+        return plug_in_variances(scale2 * (counts[: self.d] + counts[self.d:] - 2.0 * both),
+                                 raw, n)

@@ -42,6 +42,11 @@ Server (paper 001 Eq. (70)), for a real key ``j < d``:
 
     mu_hat(j) = l / (n a (2p - 1)) * sum_i y_i(j)
 
+Its plug-in variance (:attr:`SparseMeanEstimate.variances`) comes from the
+same counts: ``y_i(j)^2`` is 1 exactly when report ``i`` sets key ``j``, so
+``sum_i (scale y_i(j))^2 = scale^2 N_j`` with ``scale = l / (a (2p - 1))``
+(:func:`~fastldp.vectors.base.plug_in_variances`).
+
 with ``y_i(j)`` the GRR report's value when its key is ``j`` (else 0). It is
 unbiased for the sample mean ``(1/n) sum_i x_i(j)`` when every user has at
 most ``l`` items. :attr:`SparseMeanEstimate.details` also holds PCKV's key
@@ -88,8 +93,10 @@ from __future__ import annotations
 
 import time
 from math import exp, inf, log, log1p
+from typing import Optional
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._random import as_generator
 from .._validation import check_float, check_int, param_error
@@ -101,6 +108,8 @@ from .base import (
     StreamingServer,
     _as_float,
     as_sparse_vectors,
+    items_alias,
+    plug_in_variances,
     report_array,
     round_to_signs,
     sanitize_ternary,
@@ -123,10 +132,12 @@ class _PCKV(StreamingServer):
     a: float  # probability of keeping the sampled key (set by the variant)
     b: float  # probability of reporting each other key
 
-    def __init__(self, *, d, m, epsilon, epsilon_split=None, clip_estimate=None):
+    def __init__(self, *, d, m=None, epsilon, items_per_user=None, epsilon_split=None,
+                 clip_estimate=None):
         owner = type(self).__name__
         self.d = check_int(d, "d", owner, low=1)
-        self.m = check_int(m, "m", owner, low=1, high=self.d)
+        self.m = check_int(items_alias(owner, m, items_per_user), "m", owner, low=1,
+                           high=self.d)
         self.epsilon = check_float(epsilon, "epsilon", owner, low=0.0, high=inf)
         if epsilon_split is None:
             eps1, eps2 = log((exp(self.epsilon) + 1.0) / 2.0), self.epsilon
@@ -169,6 +180,11 @@ class _PCKV(StreamingServer):
                 f"clip_estimate={self.clip_estimate!r})")
 
     @property
+    def items_per_user(self) -> int:
+        """``m``, the most items one user holds (the contract's name)."""
+        return self.m
+
+    @property
     def scale(self) -> float:
         """``l / (a (2p - 1))``: one report's weight in Eq. (70), times ``n``."""
         return self.ell / (self.a * (2.0 * self.p - 1.0))
@@ -176,7 +192,7 @@ class _PCKV(StreamingServer):
     def vectors(self, x) -> SparseVectors:
         return as_sparse_vectors(x, d=self.d, owner=type(self).__name__, m=self.m)
 
-    def sample(self, x, *, rng=None):
+    def sample(self, x, *, rng=None) -> tuple[np.ndarray, np.ndarray]:
         """Padding-and-Sampling and discretization: ``(keys, signs)`` per user.
 
         Keys ``>= d`` are dummies; signs are ``+-1`` (int8).
@@ -201,7 +217,10 @@ class _PCKV(StreamingServer):
         raw = (self.scale / n) * sums[: self.d]
         freq = self.ell * (key_counts[: self.d] / n - self.b) / (self.a - self.b)
         mean = raw if self.clip_estimate is None else np.clip(raw, *self.clip_estimate)
-        return SparseMeanEstimate(mean=mean, raw=raw, sanitization=report,
+        # y_i(j)^2 = 1 exactly when report i sets key j: sum_i T_ij^2 = scale^2 N_j
+        variances = plug_in_variances(self.scale**2 * key_counts[: self.d], raw, n)
+        return SparseMeanEstimate(mean=mean, raw=raw, sanitization=report, n=int(n),
+                                  privacy=self._privacy(), variances=variances,
                                   details={"frequency": freq}, seconds=seconds)
 
     # ------------------------------------------------------------ streaming
@@ -218,7 +237,8 @@ class _PCKV(StreamingServer):
     def _sum_sizes(self) -> dict:
         return {"sums": self.d, "key_counts": self.d}
 
-    def partial(self, reports, epsilons=None, identities=None) -> Partial:
+    def partial(self, reports, epsilons: Optional[ArrayLike] = None,
+                identities: Optional[ArrayLike] = None) -> Partial:
         """The exact, mergeable state of Eq. (70) over a chunk of reports.
 
         Parameters
@@ -259,11 +279,31 @@ class _PCKV(StreamingServer):
         return self._finish(state.sums["sums"].value(), state.sums["key_counts"].value(),
                             state.counts["users"], self._report_of(state), {})
 
-    def estimate(self, reports, *, identities=None) -> SparseMeanEstimate:
-        """Eq. (70) and PCKV's key frequencies; exactly ``finalize(partial(reports))``."""
+    def estimate(self, reports, *, epsilons: Optional[ArrayLike] = None,
+                 identities: Optional[ArrayLike] = None) -> SparseMeanEstimate:
+        """Eq. (70), its plug-in variances and PCKV's key frequencies.
+
+        Exactly ``finalize(partial(reports))``.
+
+        Parameters
+        ----------
+        reports : array_like
+            The reports in this variant's format (see the class); malformed
+            entries are sanitized and counted, never raised on.
+        epsilons : None or float, optional
+            ``None`` or the constructor's ``epsilon`` (a scalar or one per
+            report); anything else is a ``ValueError`` (no personal budgets).
+        identities : ignored
+            PCKV uses no public randomness.
+
+        Returns
+        -------
+        SparseMeanEstimate
+            ``details["frequency"]`` holds the key frequencies ``f_hat``.
+        """
         owner = f"{type(self).__name__}.estimate"
         t0 = time.perf_counter()
-        state = self._partial(reports, None, owner, allow_empty=False)
+        state = self._partial(reports, epsilons, owner, allow_empty=False)
         result = self._finalize(state, owner)
         result.seconds["aggregate"] = time.perf_counter() - t0
         return result
@@ -288,20 +328,41 @@ class PCKVUE(_PCKV):
     Reports are int8 arrays of shape ``(n, d + m)`` with entries in
     ``{-1, 0, 1}``; every such array is a legal output. See the module
     docstring for the estimator and the choices made.
+
+    Examples
+    --------
+    >>> import numpy as np, fastldp
+    >>> mech = fastldp.PCKVUE(d=5, m=2, epsilon=2.0)
+    >>> x = np.zeros((1000, 5)); x[:, 0] = 1.0; x[:500, 1] = -0.5
+    >>> reports = mech.privatize(x, rng=0)
+    >>> reports.shape, reports.dtype
+    ((1000, 7), dtype('int8'))
+    >>> est = mech.estimate(reports)
+    >>> bool(abs(est.estimate[0] - 1.0) < 4 * est.std[0])
+    True
     """
 
     variant = "ue"
 
-    def __init__(self, *, d, m, epsilon, epsilon_split=None, clip_estimate=None):
-        super().__init__(d=d, m=m, epsilon=epsilon, epsilon_split=epsilon_split,
-                         clip_estimate=clip_estimate)
+    def __init__(self, *, d, m=None, epsilon, items_per_user=None, epsilon_split=None,
+                 clip_estimate=None):
+        super().__init__(d=d, m=m, epsilon=epsilon, items_per_user=items_per_user,
+                         epsilon_split=epsilon_split, clip_estimate=clip_estimate)
         self.key_oracle = self._key_oracle(OUE)  # a = 1/2, b = 1 / (e^eps1 + 1)
 
-    def privatize(self, x, *, identities=None, rng=None) -> np.ndarray:
-        """Return the ``(n, d + m)`` int8 reports in ``{-1, 0, 1}``."""
-        gen = as_generator(rng, "PCKVUE.privatize")
+    def privatize(self, x, *, epsilons: Optional[ArrayLike] = None,
+                  identities: Optional[ArrayLike] = None, rng=None) -> np.ndarray:
+        """Return the ``(n, d + m)`` int8 reports in ``{-1, 0, 1}``.
+
+        ``epsilons`` is ``None`` or the constructor's ``epsilon`` (no
+        personal budgets); ``identities`` is ignored (no public randomness).
+        """
+        owner = "PCKVUE.privatize"
+        self._fixed_budget(epsilons, None, owner)
+        gen = as_generator(rng, owner)
         keys, signs = self.sample(x, rng=gen)
         n = keys.shape[0]
+        self._fixed_budget(epsilons, n, owner)
         r = gen.random((n, self.d_padded))
         y = np.where(r < self.b, np.where(r < 0.5 * self.b, 1, -1), 0).astype(np.int8)
         r0 = gen.random(n)
@@ -309,7 +370,7 @@ class PCKVUE(_PCKV):
             r0 < self.a * self.p, signs, np.where(r0 < self.a, -signs, 0)).astype(np.int8)
         return y
 
-    def is_legal(self, reports) -> np.ndarray:
+    def is_legal(self, reports: ArrayLike) -> np.ndarray:
         """Per user: all entries in ``{-1, 0, 1}`` and the right length."""
         y = np.asarray(reports)
         if y.ndim != 2 or y.shape[1] != self.d_padded:
@@ -350,21 +411,42 @@ class PCKVGRR(_PCKV):
     -----
     Reports are int64 arrays of shape ``(n, 2)``: ``(key, value)`` with
     ``key in [0, d + m)`` and ``value in {-1, +1}``.
+
+    Examples
+    --------
+    >>> import numpy as np, fastldp
+    >>> mech = fastldp.PCKVGRR(d=5, m=2, epsilon=2.0)
+    >>> x = np.zeros((1000, 5)); x[:, 0] = 1.0
+    >>> reports = mech.privatize(x, rng=0)
+    >>> reports.shape
+    (1000, 2)
+    >>> est = mech.estimate(reports)
+    >>> est.n, bool(abs(est.estimate[0] - 1.0) < 4 * est.std[0])
+    (1000, True)
     """
 
     variant = "grr"
 
-    def __init__(self, *, d, m, epsilon, epsilon_split=None, clip_estimate=None):
-        super().__init__(d=d, m=m, epsilon=epsilon, epsilon_split=epsilon_split,
-                         clip_estimate=clip_estimate)
+    def __init__(self, *, d, m=None, epsilon, items_per_user=None, epsilon_split=None,
+                 clip_estimate=None):
+        super().__init__(d=d, m=m, epsilon=epsilon, items_per_user=items_per_user,
+                         epsilon_split=epsilon_split, clip_estimate=clip_estimate)
         # a = e^eps1 / (e^eps1 + d + l - 1), b = 1 / (e^eps1 + d + l - 1)
         self.key_oracle = self._key_oracle(GRR)
 
-    def privatize(self, x, *, identities=None, rng=None) -> np.ndarray:
-        """Return the ``(n, 2)`` int64 reports ``(key, value)``."""
-        gen = as_generator(rng, "PCKVGRR.privatize")
+    def privatize(self, x, *, epsilons: Optional[ArrayLike] = None,
+                  identities: Optional[ArrayLike] = None, rng=None) -> np.ndarray:
+        """Return the ``(n, 2)`` int64 reports ``(key, value)``.
+
+        ``epsilons`` is ``None`` or the constructor's ``epsilon`` (no
+        personal budgets); ``identities`` is ignored (no public randomness).
+        """
+        owner = "PCKVGRR.privatize"
+        self._fixed_budget(epsilons, None, owner)
+        gen = as_generator(rng, owner)
         keys, signs = self.sample(x, rng=gen)
         n = keys.shape[0]
+        self._fixed_budget(epsilons, n, owner)
         # GRR over the d + l keys at eps1; a replaced key is never k
         out_key = self.key_oracle.perturb(keys, np.full(n, self.eps1), None, gen)
         keep = out_key == keys
@@ -373,7 +455,8 @@ class PCKVGRR(_PCKV):
         out_val = np.where(keep, np.where(flip, -signs, signs), fair)
         return np.stack([out_key, out_val], axis=1).astype(np.int64)
 
-    def is_legal(self, reports) -> np.ndarray:
+    def is_legal(self, reports: ArrayLike) -> np.ndarray:
+        """Per user: a key in ``[0, d + m)`` and a value in ``{-1, +1}``."""
         y = np.asarray(reports)
         if y.ndim != 2 or y.shape[1] != 2:
             return np.zeros(y.shape[0] if y.ndim else 0, dtype=bool)

@@ -66,13 +66,16 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from math import exp, inf
+from typing import Optional
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._random import as_generator
 from .._validation import check_float, check_int, param_error
 from .._sanitize import SanitizationReport
-from .base import SparseMeanEstimate, SparseVectors, StreamingServer, _as_float, as_sparse_vectors
+from .base import (SparseMeanEstimate, SparseVectors, StreamingServer, _as_float,
+                   as_sparse_vectors, items_alias)
 from .rpc import resolve_clip_range
 from ..streaming import ExactSum, Partial
 
@@ -145,12 +148,34 @@ class PrivKVM(StreamingServer):
     n_rounds : int
         ``c >= 1``, the number of value rounds (default 3).
     clip_estimate : None, "frequency", "mean" or (low, high)
+    items_per_user : int, optional
+        The name every family shares for ``m`` (pass one of the two).
+
+    Notes
+    -----
+    The estimate ``f_hat * m_hat_c`` is a product of clipped ratios, not a
+    linear function of the reports, so its result has no plug-in variance
+    (``variances`` and ``std`` are ``None``).
+
+    Examples
+    --------
+    >>> import numpy as np, fastldp
+    >>> mech = fastldp.PrivKVM(d=4, m=1, epsilon=4.0)
+    >>> x = np.zeros((2000, 4)); x[:, 0] = 0.5
+    >>> reports = mech.privatize(x, rng=0)
+    >>> reports.values.shape
+    (2000, 3)
+    >>> est = mech.estimate(reports)
+    >>> est.estimate.shape, est.n, est.std is None
+    ((4,), 2000, True)
     """
 
-    def __init__(self, *, d, m, epsilon, n_rounds=3, clip_estimate=None):
+    def __init__(self, *, d, m=None, epsilon, items_per_user=None, n_rounds=3,
+                 clip_estimate=None):
         owner = type(self).__name__
         self.d = check_int(d, "d", owner, low=1)
-        self.m = check_int(m, "m", owner, low=1, high=self.d)
+        self.m = check_int(items_alias(owner, m, items_per_user), "m", owner, low=1,
+                           high=self.d)
         self.epsilon = check_float(epsilon, "epsilon", owner, low=0.0, high=inf)
         self.n_rounds = check_int(n_rounds, "n_rounds", owner, low=1)
         self.eps_key = self.epsilon / 2.0
@@ -162,6 +187,11 @@ class PrivKVM(StreamingServer):
     def __repr__(self) -> str:
         return (f"PrivKVM(d={self.d}, m={self.m}, epsilon={self.epsilon!r}, "
                 f"n_rounds={self.n_rounds}, clip_estimate={self.clip_estimate!r})")
+
+    @property
+    def items_per_user(self) -> int:
+        """``m``, the most items one user holds (the contract's name)."""
+        return self.m
 
     # ------------------------------------------------------------------ client
     def vectors(self, x) -> SparseVectors:
@@ -182,12 +212,17 @@ class PrivKVM(StreamingServer):
         keep = gen.random(source.shape) < self.p2
         return np.where(active, np.where(keep, disc, -disc), 0).astype(np.int8)
 
-    def privatize(self, x, *, identities=None, rng=None, forged=None) -> PrivKVMReports:
+    def privatize(self, x, *, epsilons: Optional[ArrayLike] = None,
+                  identities: Optional[ArrayLike] = None, rng=None,
+                  forged=None) -> PrivKVMReports:
         """Run the ``c``-round interaction and return every message.
 
         Parameters
         ----------
         x : SparseVectors, scipy.sparse matrix or array, shape (n, d)
+        epsilons : None or float, optional
+            ``None`` or the constructor's ``epsilon`` (a scalar or one per
+            user); anything else is a ``ValueError`` (no personal budgets).
         identities : ignored
             Accepted for a uniform interface (PrivKVM uses no public hashes).
         rng : None, int, SeedSequence or Generator
@@ -199,9 +234,12 @@ class PrivKVM(StreamingServer):
         -------
         PrivKVMReports
         """
+        owner = "PrivKVM.privatize"
+        self._fixed_budget(epsilons, None, owner)
         vecs = self.vectors(x)
-        gen = as_generator(rng, "PrivKVM.privatize")
+        gen = as_generator(rng, owner)
         n = vecs.n
+        self._fixed_budget(epsilons, n, owner)
         keys = gen.integers(0, self.d, size=n).astype(np.int64)
         held, value = self._lookup(vecs, keys)
         bits = np.where(gen.random(n) < self.p1, held, ~held).astype(np.int8)
@@ -305,14 +343,32 @@ class PrivKVM(StreamingServer):
         valid = int((good & ~bad_bit & ~bad_val.any(axis=1)).sum())
         return key_ok, bit, vs, SanitizationReport(n, valid, by)
 
-    def estimate(self, reports, *, identities=None) -> SparseMeanEstimate:
+    def estimate(self, reports, *, epsilons: Optional[ArrayLike] = None,
+                 identities: Optional[ArrayLike] = None) -> SparseMeanEstimate:
         """``mu_hat = f_hat * m_hat_c`` from all rounds' messages.
 
         Exactly ``finalize(partial(reports))`` (see :meth:`partial`).
+
+        Parameters
+        ----------
+        reports : PrivKVMReports or (keys, key_bits, values) triple
+            Malformed entries are sanitized and counted (:meth:`sanitize`).
+        epsilons : None or float, optional
+            ``None`` or the constructor's ``epsilon`` (a scalar or one per
+            user); anything else is a ``ValueError`` (no personal budgets).
+        identities : ignored
+            PrivKVM uses no public randomness.
+
+        Returns
+        -------
+        SparseMeanEstimate
+            ``variances`` is ``None`` (the estimator is not linear);
+            ``details`` holds ``"frequency"``, ``"value_mean"`` and
+            ``"round_means"``.
         """
         owner = "PrivKVM.estimate"
         t0 = time.perf_counter()
-        state = self._partial(reports, None, owner, allow_empty=False)
+        state = self._partial(reports, epsilons, owner, allow_empty=False)
         result = self._finalize(state, owner)
         result.seconds["aggregate"] = time.perf_counter() - t0
         return result
@@ -328,7 +384,8 @@ class PrivKVM(StreamingServer):
         return {"key_users": self.d, "key_ones": self.d, "plus": self.d * self.n_rounds,
                 "minus": self.d * self.n_rounds}
 
-    def partial(self, reports, epsilons=None, identities=None) -> Partial:
+    def partial(self, reports, epsilons: Optional[ArrayLike] = None,
+                identities: Optional[ArrayLike] = None) -> Partial:
         """The exact, mergeable state of the PrivKVM server over a chunk of users.
 
         Parameters
@@ -384,5 +441,6 @@ class PrivKVM(StreamingServer):
         raw = freq * rounds[-1]
         mean = raw if self.clip_estimate is None else np.clip(raw, *self.clip_estimate)
         return SparseMeanEstimate(mean=mean, raw=raw, sanitization=self._report_of(state),
+                                  n=int(state.counts["users"]), privacy=self._privacy(),
                                   details={"frequency": freq, "value_mean": rounds[-1],
                                            "round_means": np.array(rounds)})

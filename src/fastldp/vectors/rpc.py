@@ -91,15 +91,19 @@ import time
 from dataclasses import dataclass, field
 from fractions import Fraction
 from math import comb, exp, inf, isqrt, lgamma, log, sqrt
+from typing import Optional
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._kernels._hash import pair_signs, set_sign_sums
 from .._random import as_generator, resolve_codebook_seed, resolve_identities, resolve_n_threads
 from .._validation import check_choice, check_float, check_int, param_error
 from .._sanitize import SanitizationReport
+from ..results import PrivacyStatement, Result
 from .base import (ScaledReportSpace, SparseVectors, StreamingServer, add_sign_sketch,
-                   as_sparse_vectors, round_to_signs, sanitize_real)
+                   as_sparse_vectors, exact_squares, items_alias, plug_in_variances,
+                   round_to_signs, sanitize_real)
 from ..streaming import ExactSum, Partial, chunk_length
 from ..oracles.randomizers import Randomizer, make_randomizer
 
@@ -264,15 +268,16 @@ def resolve_clip_range(clip, owner: str):
     return (low, high)
 
 
-@dataclass(frozen=True)
-class RPCEstimate:
-    """Result of :meth:`RPC.estimate`.
+@dataclass(frozen=True, repr=False)
+class RPCEstimate(Result):
+    """Result of :meth:`RPC.estimate`, on the shared result base (:class:`fastldp.results.Result`).
 
     Attributes
     ----------
     mean : float64 array, shape (d,)
         The estimate, clipped to the feasible range when the mechanism was
-        built with ``clip_estimate`` (section 8.1), otherwise equal to ``raw``.
+        built with ``clip_estimate`` (section 8.1), otherwise equal to ``raw``;
+        also :attr:`estimate`.
     raw : float64 array, shape (d,)
         ``(alpha / n) sum_i Z_i S_i`` of Eq. (20): unbiased for the sample mean
         in a trusted environment (Lemma 2).
@@ -281,8 +286,37 @@ class RPCEstimate:
     sanitization : SanitizationReport
         Counts of malformed reports (see :func:`~fastldp.vectors.base.sanitize_real`).
     n_threads : int
+    n : int
+        The number of reports (users).
+    privacy : fastldp.results.PrivacyStatement
+        ``epsilon``-LDP per user (a user's whole vector).
+    variances : float64 array, shape (d,)
+        The plug-in variance of each entry of :attr:`raw`, computed from the
+        reports: ``(alpha^2 (1/n) sum_i Z_i^2 - min(|raw_j|, 1)) / n``, the
+        exact variance of :meth:`RPC.variance` with ``K = E[Z^2]`` estimated
+        by the reports' mean square and ``s_j`` by ``|raw_j|`` (see
+        :func:`~fastldp.vectors.base.plug_in_variances` for when that is
+        exact); clipped at 0. Clipping the estimate is 1-Lipschitz, so this
+        also bounds the variance of a clipped :attr:`mean`. On the direct
+        route and with ``pad=False`` the estimate is biased and this is the
+        variance about its own expectation.
+    std : float64 array, shape (d,)
+        ``sqrt(variances)``.
     seconds : dict
+
+    Examples
+    --------
+    >>> import numpy as np, fastldp
+    >>> mech = fastldp.RPC(d=500, m=2, epsilon=1.0, codebook_seed=3)
+    >>> x = np.zeros((2000, 500)); x[:, 0] = 1.0; x[:1000, 1] = 1.0
+    >>> est = mech.estimate(mech.privatize(x, rng=0))
+    >>> est.estimate is est.mean, est.n, est.std.shape
+    (True, 2000, (500,))
+    >>> len(repr(est)) <= 200
+    True
     """
+
+    _estimate_field = "mean"
 
     mean: np.ndarray
     raw: np.ndarray
@@ -290,6 +324,9 @@ class RPCEstimate:
     R: float
     sanitization: SanitizationReport
     n_threads: int
+    n: int
+    privacy: PrivacyStatement
+    variances: np.ndarray
     seconds: dict = field(default_factory=dict)
 
 
@@ -301,7 +338,8 @@ class RPC(ScaledReportSpace, StreamingServer):
     d : int
         Dimension, ``d >= 1``.
     m : int
-        Sparsity: every user holds at most ``m <= d`` items.
+        Sparsity: every user holds at most ``m <= d`` items. ``items_per_user``
+        is the same parameter under the name every family shares (pass one).
     epsilon : float in (0, inf)
         Privacy budget of the randomizer ``Q``.
     randomizer : {"duchi", "piecewise", "laplace", "auto"} or Randomizer
@@ -370,13 +408,17 @@ class RPC(ScaledReportSpace, StreamingServer):
     >>> y = mech.privatize(x, rng=0)
     >>> y.shape, bool(mech.is_legal(y).all())
     ((2,), True)
+    >>> est = mech.estimate(y)
+    >>> est.estimate.shape, est.n, est.std.shape
+    ((6,), 2, (6,))
     """
 
-    def __init__(self, *, d, m, epsilon, randomizer="duchi", R=None, values="ternary",
-                 beta=None, n_users=None, pad=True, clip_estimate=None, codebook_seed=None,
-                 n_threads=None):
+    def __init__(self, *, d, m=None, epsilon, items_per_user=None, randomizer="duchi", R=None,
+                 values="ternary", beta=None, n_users=None, pad=True, clip_estimate=None,
+                 codebook_seed=None, n_threads=None):
         owner = type(self).__name__
         self.d = check_int(d, "d", owner, low=1)
+        m = items_alias(owner, m, items_per_user)
         self.m = check_int(m, "m", owner, low=1, high=self.d)
         self.epsilon = check_float(epsilon, "epsilon", owner, low=0.0, high=inf)
         self.values = check_choice(values, "values", owner, VALUE_ROUTES)
@@ -430,8 +472,13 @@ class RPC(ScaledReportSpace, StreamingServer):
             f"codebook_seed={self.codebook_seed})"
         )
 
+    @property
+    def items_per_user(self) -> int:
+        """``m``, the most items one user holds (the contract's name)."""
+        return self.m
+
     # ------------------------------------------------------------ public facts
-    def is_legal(self, reports) -> np.ndarray:
+    def is_legal(self, reports: ArrayLike) -> np.ndarray:
         """Mask of reports inside the output space of ``R * Q``."""
         return self._report_mask(np.asarray(reports, dtype=np.float64))
 
@@ -440,8 +487,13 @@ class RPC(ScaledReportSpace, StreamingServer):
         n = check_int(n, "n", "RPC.variance_bound", low=1)
         return self.alpha**2 * (self.randomizer.V_eps * self.R**2 + self.m) / n
 
-    def variance(self, mu, n: int, *, second_moment=None) -> np.ndarray:
+    def variance(self, mu: ArrayLike, n: int, *,
+                 second_moment: Optional[ArrayLike] = None) -> np.ndarray:
         """Exact per-coordinate variance of the raw estimate ``mu_hat`` (Eq. (20)) from ``n`` users.
+
+        It needs the true mean ``mu``; the plug-in value from the reports
+        themselves is :attr:`RPCEstimate.variances` (what :meth:`estimate`
+        returns).
 
         Parameters
         ----------
@@ -492,7 +544,7 @@ class RPC(ScaledReportSpace, StreamingServer):
 
         * Duchi: ``Var_Q(t) = c^2 - t^2``, so ``R^2 Var_Q(u / R) + u^2 = R^2 c^2``
           for every ``u``: ``Var = (alpha^2 R^2 c^2 - s_j) / n``, which for
-          frequency data is the ``(alpha^2 R^2 c^2 - mu_j) / n`` of issue 8;
+          frequency data is ``(alpha^2 R^2 c^2 - mu_j) / n``;
         * Laplace: ``Var_Q = 8 / eps^2``: ``K = R^2 8 / eps^2 + E[u^2]``;
         * Piecewise: ``Var_Q(t) = t^2 / h + (h + 4) / (3 h^2)``:
           ``K = (1 + 1/h) E[u^2] + R^2 (h + 4) / (3 h^2)``.
@@ -524,7 +576,7 @@ class RPC(ScaledReportSpace, StreamingServer):
         K = report_second_moment(self.m, self.R, self.randomizer)
         return (self.alpha**2 * K - s) / n
 
-    def sign_vectors(self, identities, coords) -> np.ndarray:
+    def sign_vectors(self, identities: ArrayLike, coords: ArrayLike) -> np.ndarray:
         """The public signs ``S_i(e)`` as an int8 matrix ``(len(identities), len(coords))``."""
         ids = np.ascontiguousarray(identities, dtype=np.uint64)
         coords = np.ascontiguousarray(coords, dtype=np.int64)
@@ -561,7 +613,8 @@ class RPC(ScaledReportSpace, StreamingServer):
                                        np.ascontiguousarray(vecs.indices[keep]), self.n_threads)
         return out
 
-    def projections(self, x, *, identities=None, rng=None) -> np.ndarray:
+    def projections(self, x, *, identities: Optional[ArrayLike] = None,
+                    rng=None) -> np.ndarray:
         """Return ``<x_i', S_i>`` before clipping (``x_i'`` rounded and padded per route).
 
         ``rng`` is used only by the rounded route (Eq. (35)).
@@ -581,17 +634,22 @@ class RPC(ScaledReportSpace, StreamingServer):
             total = total + self._padding_sums(ids, self.m - nonzero.astype(np.int64))
         return total.astype(np.float64)
 
-    def encode(self, x, *, identities=None, rng=None) -> np.ndarray:
+    def encode(self, x, *, identities: Optional[ArrayLike] = None, rng=None) -> np.ndarray:
         """``u_i = Clip(<x_i, S_i>, R)`` (Algorithm 1, step 3)."""
         return np.clip(self.projections(x, identities=identities, rng=rng), -self.R, self.R)
 
-    def privatize(self, x, *, identities=None, rng=None) -> np.ndarray:
+    def privatize(self, x, *, epsilons: Optional[ArrayLike] = None,
+                  identities: Optional[ArrayLike] = None, rng=None) -> np.ndarray:
         """Release ``Y_i = R Q(u_i / R)`` for every user (Algorithm 1, steps 2-5).
 
         Parameters
         ----------
         x : SparseVectors, scipy.sparse matrix (n, d) or array (n, d)
             Values per route (``values=``); at most ``m`` items per user.
+        epsilons : None or float, optional
+            RPC has one budget, the constructor's ``epsilon``: ``None`` or
+            that value (a scalar or one per user); anything else is a
+            ``ValueError`` (no personal budgets).
         identities : array_like of int, optional
             Distinct public identities keying ``S_i`` (default ``0..n-1``); the
             server must use the same ones.
@@ -602,8 +660,11 @@ class RPC(ScaledReportSpace, StreamingServer):
         -------
         float64 array, shape (n,)
         """
-        gen = as_generator(rng, "RPC.privatize")
+        owner = "RPC.privatize"
+        self._fixed_budget(epsilons, None, owner)
+        gen = as_generator(rng, owner)
         u = self.encode(x, identities=identities, rng=gen)
+        self._fixed_budget(epsilons, u.shape[0], owner)
         return self.R * self.randomizer.privatize(u / self.R, rng=gen)
 
     # ------------------------------------------------------------------ server
@@ -614,24 +675,31 @@ class RPC(ScaledReportSpace, StreamingServer):
         lo, hi = self.output_bounds
         return sanitize_real(reports, (n,), lo, hi, owner, is_legal=self.is_legal)
 
-    def estimate(self, reports, *, identities=None) -> RPCEstimate:
+    def estimate(self, reports, *, epsilons: Optional[ArrayLike] = None,
+                 identities: Optional[ArrayLike] = None) -> RPCEstimate:
         """Aggregate ``mu_hat = (alpha / n) sum_i Z_i S_i`` (Eq. (20), Algorithm 1 step 14).
 
-        Exactly ``finalize(partial(reports, identities=identities))``: the sum
-        ``sum_i Z_i S_i`` is exact and rounded once, so a decode split into
-        chunks (:meth:`partial`, :meth:`merge`) gives the same bits.
+        Exactly ``finalize(partial(reports, identities=identities))``: the sums
+        ``sum_i Z_i S_i`` and ``sum_i Z_i^2`` are exact and rounded once, so a
+        decode split into chunks (:meth:`partial`, :meth:`merge`) gives the
+        same bits.
 
         Parameters
         ----------
         reports : array_like, shape (n,)
             One received number per user; malformed reports are sanitized and
             counted, never raised on.
+        epsilons : None or float, optional
+            ``None`` or the constructor's ``epsilon`` (a scalar or one per
+            report); anything else is a ``ValueError`` (no personal budgets).
         identities : array_like of int, optional
             The identities the clients used (default ``0..n-1``).
 
         Returns
         -------
         RPCEstimate
+            With the plug-in :attr:`~RPCEstimate.variances` of every
+            coordinate, computed from the reports.
         """
         owner = "RPC.estimate"
         try:
@@ -644,7 +712,7 @@ class RPC(ScaledReportSpace, StreamingServer):
         if n < 1:
             raise ValueError("The 'reports' parameter of RPC.estimate must be non-empty. Got 0 reports instead.")
         t0 = time.perf_counter()
-        state = self._partial(reports, None, identities, owner)
+        state = self._partial(reports, epsilons, identities, owner)
         t1 = time.perf_counter()
         result = self._finalize(state, owner)
         result.seconds["sketch"] = t1 - t0 + result.seconds.pop("scale")
@@ -669,9 +737,10 @@ class RPC(ScaledReportSpace, StreamingServer):
                 "codebook_seed": self.codebook_seed}
 
     def _sum_sizes(self) -> dict:
-        return {"sketch": self.d}
+        return {"sketch": self.d, "squares": 1}
 
-    def partial(self, reports, epsilons=None, identities=None) -> Partial:
+    def partial(self, reports, epsilons: Optional[ArrayLike] = None,
+                identities: Optional[ArrayLike] = None) -> Partial:
         """The exact, mergeable state of the RPC server over a chunk of reports.
 
         Parameters
@@ -693,9 +762,11 @@ class RPC(ScaledReportSpace, StreamingServer):
             Holds ``sum_i Z_i S_i(j)`` for ``j < d`` as an
             :class:`~fastldp.streaming.ExactSum` (``"sketch"``, built by
             :func:`~fastldp.vectors.base.add_sign_sketch` from the exact
-            binary digits of the sanitized ``Z_i``), and as integer counts the
-            number of reports (``"users"``) and the sanitization outcomes.
-            ``O(d)`` memory whatever ``n``.
+            binary digits of the sanitized ``Z_i``), the exact sum of the
+            squares ``Z_i^2`` (each rounded once; ``"squares"``, for the
+            plug-in variance), and as integer counts the number of reports
+            (``"users"``) and the sanitization outcomes. ``O(d)`` memory
+            whatever ``n``.
         """
         return self._partial(reports, epsilons, identities, "RPC.partial")
 
@@ -703,12 +774,13 @@ class RPC(ScaledReportSpace, StreamingServer):
         n = chunk_length(reports, owner)
         self._fixed_budget(epsilons, n, owner)
         ids = resolve_identities(identities, n, owner)
-        sketch = ExactSum(self.d)
+        sketch, squares = ExactSum(self.d), ExactSum(1)
         report = None
         if n:
             z, report = self.sanitize(reports, n, owner)
             add_sign_sketch(sketch, self.codebook_seed, ids, z, self.n_threads)
-        return self._new_partial(n, report, {"sketch": sketch})
+            squares.add_terms(exact_squares(z))
+        return self._new_partial(n, report, {"sketch": sketch, "squares": squares})
 
     def finalize(self, partial: Partial) -> RPCEstimate:
         """Turn a (merged) partial into the :class:`RPCEstimate` of all its reports.
@@ -727,7 +799,10 @@ class RPC(ScaledReportSpace, StreamingServer):
         n = state.counts["users"]
         raw = (self.alpha / n) * state.sums["sketch"].value()
         mean = raw if self.clip_estimate is None else np.clip(raw, *self.clip_estimate)
+        # T_ij = alpha Z_i S_i(j) and S_i(j)^2 = 1: sum_i T_ij^2 = alpha^2 sum_i Z_i^2
+        variances = plug_in_variances(self.alpha**2 * state.sums["squares"].value()[0], raw, n)
         t1 = time.perf_counter()
         return RPCEstimate(mean=mean, raw=raw, alpha=self.alpha, R=self.R,
                            sanitization=self._report_of(state), n_threads=self.n_threads,
+                           n=n, privacy=self._privacy(), variances=variances,
                            seconds={"scale": t1 - t0})

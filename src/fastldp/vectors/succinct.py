@@ -7,7 +7,9 @@ and releases, for every bucket ``k`` (paper 001, section 3.3),
 
 The server estimates ``mu_hat(j) = (1/n) sum_i S_i(j) Y_{i, h_i(j)}``. The
 clipping makes the estimate biased towards 0 (no correction: the
-bias-variance trade-off of section 4.3 is set by ``R``).
+bias-variance trade-off of section 4.3 is set by ``R``). Its plug-in
+variance about its own expectation comes from ``sum_i Y_{i, h_i(j)}^2``
+(:func:`~fastldp.vectors.base.plug_in_variances`).
 
 Hashing: ``S_i`` is the pair sign of the counter-based hash (stream 0) and
 ``h_i`` the OLH bucket (stream 1, multiply-shift onto ``b`` buckets,
@@ -46,8 +48,10 @@ from __future__ import annotations
 
 import time
 from math import inf, log, sqrt
+from typing import Optional
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._kernels._hash import pair_signs
 from .._random import as_generator, resolve_codebook_seed, resolve_identities, resolve_n_threads
@@ -59,6 +63,9 @@ from .base import (
     StreamingServer,
     add_sign_sketch,
     as_sparse_vectors,
+    exact_squares,
+    items_alias,
+    plug_in_variances,
     sanitize_real,
 )
 from ..streaming import ExactSum, Partial
@@ -93,17 +100,33 @@ class Succinct(ScaledReportSpace, StreamingServer):
     codebook_seed : int or None
     n_threads : int or None
 
+    items_per_user : int, optional
+        The name every family shares for ``m`` (pass one of the two).
+
     Notes
     -----
     Reports are float64 arrays of shape ``(n, b)``; the output space of each
     entry is ``R`` times that of ``Q``.
+
+    Examples
+    --------
+    >>> import numpy as np, fastldp
+    >>> mech = fastldp.Succinct(d=6, m=2, epsilon=2.0, R=1.0, codebook_seed=4)
+    >>> x = np.zeros((3000, 6)); x[:, 0] = 1.0
+    >>> reports = mech.privatize(x, rng=0)
+    >>> reports.shape
+    (3000, 1)
+    >>> est = mech.estimate(reports)
+    >>> est.estimate.shape, est.n, est.std.shape
+    ((6,), 3000, (6,))
     """
 
-    def __init__(self, *, d, m, epsilon, b=1, R=None, n_users=None, randomizer="duchi",
-                 clip_estimate=None, codebook_seed=None, n_threads=None):
+    def __init__(self, *, d, m=None, epsilon, items_per_user=None, b=1, R=None, n_users=None,
+                 randomizer="duchi", clip_estimate=None, codebook_seed=None, n_threads=None):
         owner = type(self).__name__
         self.d = check_int(d, "d", owner, low=1)
-        self.m = check_int(m, "m", owner, low=1, high=self.d)
+        self.m = check_int(items_alias(owner, m, items_per_user), "m", owner, low=1,
+                           high=self.d)
         self.epsilon = check_float(epsilon, "epsilon", owner, low=0.0, high=inf)
         self.b = check_int(b, "b", owner, low=1)
         self.n_users = None if n_users is None else check_int(n_users, "n_users", owner, low=2)
@@ -124,18 +147,23 @@ class Succinct(ScaledReportSpace, StreamingServer):
                 f"R={self.R!r}, randomizer={self.randomizer.name!r}, "
                 f"clip_estimate={self.clip_estimate!r}, codebook_seed={self.codebook_seed})")
 
-    def is_legal(self, reports) -> np.ndarray:
+    @property
+    def items_per_user(self) -> int:
+        """``m``, the most items one user holds (the contract's name)."""
+        return self.m
+
+    def is_legal(self, reports: ArrayLike) -> np.ndarray:
         """Per user: every bucket value in the output space of ``R * Q``."""
         y = np.asarray(reports, dtype=np.float64)
         return self._report_mask(y).reshape(y.shape[0], -1).all(axis=1)
 
     # ----------------------------------------------------------- public hashes
-    def signs(self, identities, coords) -> np.ndarray:
+    def signs(self, identities: ArrayLike, coords: ArrayLike) -> np.ndarray:
         """``S_i(j)`` for paired arrays of identities and coordinates (int8)."""
         return pair_signs(self.codebook_seed, np.ascontiguousarray(identities, dtype=np.uint64),
                           np.ascontiguousarray(coords, dtype=np.int64))
 
-    def buckets(self, identities, coords) -> np.ndarray:
+    def buckets(self, identities: ArrayLike, coords: ArrayLike) -> np.ndarray:
         """``h_i(j)`` for paired arrays (int64 in ``[0, b)``)."""
         coords = np.ascontiguousarray(coords, dtype=np.int64)
         if self.b == 1:
@@ -146,7 +174,7 @@ class Succinct(ScaledReportSpace, StreamingServer):
     def vectors(self, x) -> SparseVectors:
         return as_sparse_vectors(x, d=self.d, owner=type(self).__name__, m=self.m)
 
-    def bucket_sums(self, x, *, identities=None) -> np.ndarray:
+    def bucket_sums(self, x, *, identities: Optional[ArrayLike] = None) -> np.ndarray:
         """``B_ik`` before clipping, shape ``(n, b)``."""
         vecs = self.vectors(x)
         ids = resolve_identities(identities, vecs.n, type(self).__name__)
@@ -157,10 +185,28 @@ class Succinct(ScaledReportSpace, StreamingServer):
         np.add.at(out, vecs.rows * self.b + h, s * vecs.values)
         return out.reshape(vecs.n, self.b)
 
-    def privatize(self, x, *, identities=None, rng=None) -> np.ndarray:
-        """Release ``Y_ik = R Q(Clip(B_ik, R) / R)``, shape ``(n, b)`` float64."""
-        gen = as_generator(rng, "Succinct.privatize")
+    def privatize(self, x, *, epsilons: Optional[ArrayLike] = None,
+                  identities: Optional[ArrayLike] = None, rng=None) -> np.ndarray:
+        """Release ``Y_ik = R Q(Clip(B_ik, R) / R)``, shape ``(n, b)`` float64.
+
+        Parameters
+        ----------
+        x : SparseVectors, scipy.sparse matrix or array, shape (n, d)
+            At most ``m`` items per user, values in ``[-1, 1]``.
+        epsilons : None or float, optional
+            ``None`` or the constructor's ``epsilon`` (a scalar or one per
+            user); anything else is a ``ValueError`` (no personal budgets).
+        identities : array_like of int, optional
+            Distinct public identities keying ``S_i`` and ``h_i`` (default
+            ``0..n-1``); the server must use the same ones.
+        rng : None, int, SeedSequence or Generator
+            The clients' private randomness.
+        """
+        owner = "Succinct.privatize"
+        self._fixed_budget(epsilons, None, owner)
+        gen = as_generator(rng, owner)
         u = np.clip(self.bucket_sums(x, identities=identities), -self.R, self.R)
+        self._fixed_budget(epsilons, u.shape[0], owner)
         return self.R * self.randomizer.privatize(u / self.R, rng=gen)
 
     def channel_density(self, reports, u) -> np.ndarray:
@@ -199,16 +245,31 @@ class Succinct(ScaledReportSpace, StreamingServer):
                 f"array. Got shape {arr.shape} instead.")
         return arr
 
-    def estimate(self, reports, *, identities=None) -> SparseMeanEstimate:
+    def estimate(self, reports, *, epsilons: Optional[ArrayLike] = None,
+                 identities: Optional[ArrayLike] = None) -> SparseMeanEstimate:
         """``mu_hat(j) = (1/n) sum_i S_i(j) Y_{i, h_i(j)}``; malformed entries are sanitized.
 
         Exactly ``finalize(partial(reports, identities=identities))`` (see
         :meth:`partial`).
+
+        Parameters
+        ----------
+        reports : array_like, shape (n, b) (or (n,) when ``b = 1``)
+        epsilons : None or float, optional
+            ``None`` or the constructor's ``epsilon`` (a scalar or one per
+            report); anything else is a ``ValueError`` (no personal budgets).
+        identities : array_like of int, optional
+            The identities the clients used (default ``0..n-1``).
+
+        Returns
+        -------
+        SparseMeanEstimate
+            With the plug-in ``variances`` from ``sum_i Y_{i, h_i(j)}^2``.
         """
         owner = "Succinct.estimate"
         self._report_matrix(reports, owner, allow_empty=False)
         t0 = time.perf_counter()
-        state = self._partial(reports, None, identities, owner)
+        state = self._partial(reports, epsilons, identities, owner)
         t1 = time.perf_counter()
         result = self._finalize(state, owner)
         result.seconds["aggregate"] = t1 - t0 + result.seconds.pop("scale")
@@ -230,9 +291,10 @@ class Succinct(ScaledReportSpace, StreamingServer):
                 "codebook_seed": self.codebook_seed}
 
     def _sum_sizes(self) -> dict:
-        return {"sketch": self.d}
+        return {"sketch": self.d, "squares": 1 if self.b == 1 else self.d}
 
-    def partial(self, reports, epsilons=None, identities=None) -> Partial:
+    def partial(self, reports, epsilons: Optional[ArrayLike] = None,
+                identities: Optional[ArrayLike] = None) -> Partial:
         """The exact, mergeable state of the Succinct server over a chunk of reports.
 
         Parameters
@@ -255,9 +317,12 @@ class Succinct(ScaledReportSpace, StreamingServer):
             :class:`~fastldp.streaming.ExactSum` (``"sketch"``: with ``b = 1``
             built by :func:`~fastldp.vectors.base.add_sign_sketch`, with
             ``b > 1`` by ``ExactSum.add`` of the ``n d`` exact terms
-            ``S_i(j) Y_{i, h_i(j)}``, ``4096`` users at a time), and as integer
-            counts the number of reports (``"users"``) and the sanitization
-            outcomes of the ``n b`` entries. ``O(d)`` memory whatever ``n``.
+            ``S_i(j) Y_{i, h_i(j)}``, ``4096`` users at a time), the exact sum
+            of the squares ``Y_{i, h_i(j)}^2`` (``"squares"``: one position
+            when ``b = 1``, ``d`` otherwise; each square rounded once), and as
+            integer counts the number of reports (``"users"``) and the
+            sanitization outcomes of the ``n b`` entries. ``O(d)`` memory
+            whatever ``n``.
         """
         return self._partial(reports, epsilons, identities, "Succinct.partial")
 
@@ -267,6 +332,7 @@ class Succinct(ScaledReportSpace, StreamingServer):
         self._fixed_budget(epsilons, n, owner)
         ids = resolve_identities(identities, n, owner)
         sketch = ExactSum(self.d)
+        squares = ExactSum(self._sum_sizes()["squares"])
         report = None
         if n:
             lo, hi = self.output_bounds
@@ -277,6 +343,7 @@ class Succinct(ScaledReportSpace, StreamingServer):
             y, report = sanitize_real(arr, arr.shape, lo, hi, owner, is_legal=legal)
             if self.b == 1:
                 add_sign_sketch(sketch, self.codebook_seed, ids, y[:, 0], self.n_threads)
+                squares.add_terms(exact_squares(y[:, 0]))
             else:
                 coords = np.arange(self.d, dtype=np.int64)
                 positions = np.tile(coords, min(n, _CHUNK))
@@ -288,7 +355,8 @@ class Succinct(ScaledReportSpace, StreamingServer):
                     h = self.buckets(rep, cc).reshape(stop - start, self.d)
                     vals = np.take_along_axis(y[start:stop], h, axis=1)
                     sketch.add((s * vals).ravel(), cc)
-        return self._new_partial(n, report, {"sketch": sketch})
+                    squares.add(exact_squares(vals).ravel(), cc)
+        return self._new_partial(n, report, {"sketch": sketch, "squares": squares})
 
     def finalize(self, partial: Partial) -> SparseMeanEstimate:
         """Turn a (merged) partial into the estimate of all its reports.
@@ -304,7 +372,12 @@ class Succinct(ScaledReportSpace, StreamingServer):
     def _finalize(self, partial: Partial, owner: str) -> SparseMeanEstimate:
         state = self._open(partial, owner)
         t0 = time.perf_counter()
-        raw = state.sums["sketch"].value() / state.counts["users"]
+        n = state.counts["users"]
+        raw = state.sums["sketch"].value() / n
         mean = raw if self.clip_estimate is None else np.clip(raw, *self.clip_estimate)
+        squares = state.sums["squares"].value()
+        # T_ij = S_i(j) Y_{i, h_i(j)}: sum_i T_ij^2 = sum_i Y_{i, h_i(j)}^2
+        variances = plug_in_variances(squares[0] if self.b == 1 else squares, raw, n)
         return SparseMeanEstimate(mean=mean, raw=raw, sanitization=self._report_of(state),
+                                  n=int(n), privacy=self._privacy(), variances=variances,
                                   seconds={"scale": time.perf_counter() - t0})
