@@ -54,7 +54,7 @@ from .mechanism import (
     sigma_for_error,
 )
 from .privacy import PrivacyReport, zcdp_epsilon
-from .result import HistogramRelease
+from .privacy import HistogramRelease
 from .renyi import (
     ProportionalFailure,
     gaussian_zcdp,

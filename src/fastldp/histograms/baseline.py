@@ -37,7 +37,7 @@ from .._random import as_generator
 from .._validation import check_float
 from ..results import PrivacyStatement
 from ._checks import RngLike, check_counts, check_nonnegative, scalar_or_array
-from .result import HistogramRelease
+from .privacy import HistogramRelease
 
 if TYPE_CHECKING:
     from .mechanism import ShiftedLogGaussian

@@ -33,7 +33,7 @@ from .._random import as_generator
 from .._validation import check_choice, check_float
 from ..results import PrivacyStatement
 from ._checks import RngLike, check_counts, check_nonnegative, positional_deprecated, scalar_or_array
-from .result import HistogramRelease
+from .privacy import HistogramRelease
 
 __all__ = [
     "two_count_lower_bound",

@@ -107,7 +107,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -117,10 +116,7 @@ from .._random import as_generator
 from .._validation import check_choice, check_float
 from ..results import PrivacyStatement
 from ._checks import RngLike, check_counts, check_nonnegative, scalar_or_array
-from .result import HistogramRelease
-
-if TYPE_CHECKING:
-    from .privacy import PrivacyReport
+from .privacy import HistogramRelease, PrivacyReport
 
 __all__ = [
     "DRIFTS",
@@ -572,7 +568,7 @@ class ShiftedLogGaussian:
         out = np.where(y < 0, 0.0, special.ndtr(z))
         return scalar_or_array(np.asarray(out, dtype=np.float64))
 
-    def privacy_report(self, counts: ArrayLike, *, delta: float = 1e-6) -> "PrivacyReport":
+    def privacy_report(self, counts: ArrayLike, *, delta: float = 1e-6) -> PrivacyReport:
         """Per-group privacy and utility of a histogram released with this mechanism.
 
         Parameters
@@ -587,8 +583,6 @@ class ShiftedLogGaussian:
         -------
         PrivacyReport
         """
-        from .privacy import PrivacyReport
-
         x = check_counts(counts, "counts", f"{_OWNER}.privacy_report")
         delta = check_float(delta, "delta", f"{_OWNER}.privacy_report", low=0, high=1)
         rho = np.atleast_1d(np.asarray(self.rho(x), dtype=np.float64))
