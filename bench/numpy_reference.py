@@ -169,8 +169,8 @@ def check_against_kernel(n: int = 3000, shape=(16, 40), k: int = 8, s: int = 32,
     mech = fastldp.JPRS(shape=shape, k=k, s=s, codebook_seed=seed)
     pop = fastldp.relations.rate_diagnostic_population(shape=shape, s=s, k=k, n=n, rng=1)
     eps = np.full(n, 0.75)
-    bits = mech.privatize(pop.relations, eps, rng=2)
-    est = mech.estimate(bits, eps)
+    bits = mech.privatize(pop.relations, epsilons=eps, rng=2)
+    est = mech.estimate(bits, epsilons=eps)
     w_kernel = mech.sketch_weights(bits, eps)
     w_ref = numpy_sketch_weights(bits, eps, k, mech.kappa)
     np.testing.assert_allclose(w_ref, w_kernel, rtol=1e-12, atol=0)
@@ -190,8 +190,8 @@ def check_against_kernel(n: int = 3000, shape=(16, 40), k: int = 8, s: int = 32,
     # personalized budgets: unequal |w_i| (the kernel's float path), no
     # lattice ties, so the whole NumPy decoder must reproduce the estimate
     eps_p = rng.uniform(0.5, 1.0, n)
-    bits_p = mech.privatize(pop.relations, eps_p, rng=3)
-    est_p = mech.estimate(bits_p, eps_p)
+    bits_p = mech.privatize(pop.relations, epsilons=eps_p, rng=3)
+    est_p = mech.estimate(bits_p, epsilons=eps_p)
     m_p, v_p = numpy_estimate(bits_p, eps_p, shape=shape, k=k, s=s, codebook_seed=seed,
                               kappa=mech.kappa)
     w_p = numpy_sketch_weights(bits_p, eps_p, k, mech.kappa)

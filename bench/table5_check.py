@@ -49,7 +49,7 @@ def run_seed(seed: int, n_groups: int, rules=("raw",)):
     rows = {}
     for family, mech in mechs.items():
         t0 = time.perf_counter()
-        reports = mech.privatize(pop.relations, eps, rng=ss[3])
+        reports = mech.privatize(pop.relations, epsilons=eps, rng=ss[3])
         attack = optimized_attack(mech, eps, bad, true_support=S, false_support=F, rng=ss[4])
         glob = "JPRS-Global" if family == "JPRS" else family
         for label, rep in (("clean", reports), ("attacked", apply_attack(reports, attack))):

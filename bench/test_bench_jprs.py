@@ -50,7 +50,7 @@ def mech():
 @pytest.fixture(scope="module")
 def reports(mech, population):
     eps = np.full(N, EPS)
-    return mech.privatize(population.relations, eps, rng=0), eps
+    return mech.privatize(population.relations, epsilons=eps, rng=0), eps
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +99,7 @@ def test_project_sparse_capped(benchmark):
 @pytest.mark.benchmark(group="JPRS")
 def test_estimate(benchmark, mech, reports):
     bits, eps = reports
-    est = _rounds(lambda: mech.estimate(bits, eps), benchmark)
+    est = _rounds(lambda: mech.estimate(bits, epsilons=eps), benchmark)
     assert est.matrix.shape == SHAPE
     assert np.count_nonzero(est.matrix) <= S
 
@@ -108,7 +108,7 @@ def test_estimate(benchmark, mech, reports):
 def test_privatize(benchmark, mech, population):
     relations = population.relations[:N_PRIVATIZE]
     eps = np.full(N_PRIVATIZE, EPS)
-    bits = _rounds(lambda: mech.privatize(relations, eps, rng=0), benchmark)
+    bits = _rounds(lambda: mech.privatize(relations, epsilons=eps, rng=0), benchmark)
     assert bits.shape == (N_PRIVATIZE,) and bits.dtype == np.int8
     assert set(np.unique(bits).tolist()) <= {-1, 1}
 
