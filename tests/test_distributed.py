@@ -28,7 +28,8 @@ def _reports(n=6000, seed=0):
     rng = np.random.default_rng(seed)
     eps = rng.uniform(0.1, 4.0, n)
     ids = rng.choice(2**40, n, replace=False).astype(np.uint64)
-    bits = mech.privatize(mechanisms._relations_chunk(mech, n, rng), eps, identities=ids, rng=1)
+    bits = mech.privatize(mechanisms._relations_chunk(mech, n, rng), epsilons=eps, identities=ids,
+                          rng=1)
     bits[[300, n - 1]] = [0, 2]  # sanitized the same everywhere
     return mech, bits, eps, ids
 
@@ -45,7 +46,7 @@ def test_files_on_two_workers_equal_memory_and_local_stream(client, tmp_path):
                   row_group_size=600)
     write_reports(tmp_path / "b.parquet", mech, bits[2500:], eps[2500:], ids[2500:],
                   row_group_size=900)
-    in_memory = mech.estimate(bits, eps, identities=ids)
+    in_memory = mech.estimate(bits, epsilons=eps, identities=ids)
     on_dask = distributed.estimate(mech, str(tmp_path / "*.parquet"), client=client)
     _same(on_dask, in_memory)
     _same(decode_files(mech, tmp_path), in_memory)
@@ -63,7 +64,7 @@ def test_dask_dataframe_source(client):
     in_memory = bits.astype(np.float64)
     in_memory[5] = np.nan
     _same(distributed.estimate(mech, ddf, client=client),
-          mech.estimate(in_memory, eps, identities=ids))
+          mech.estimate(in_memory, epsilons=eps, identities=ids))
 
 
 def test_dask_refuses_mismatch_before_work(client, tmp_path):
@@ -137,3 +138,52 @@ def test_dask_refuses_what_the_local_decode_refuses(client, tmp_path):
     write_reports(tmp_path / "junk" / "j.parquet", oracle, junk)
     with pytest.warns(SanitizationWarning, match="700 of 1,200"):
         distributed.estimate(oracle, tmp_path / "junk", client=client)
+
+
+def _closed_port() -> int:
+    """A local port that nothing listens on (bound, then released)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_an_unreachable_scheduler_fails_in_seconds_in_one_line(tmp_path, capsys):
+    import time
+
+    from fastldp.cli import main
+
+    out = tmp_path / "sim.parquet"
+    assert main(["simulate", "--n", "1000", "--mechanism", "olh-4096", "--out", str(out),
+                 "--quiet"]) == 0
+    capsys.readouterr()
+    address = f"tcp://127.0.0.1:{_closed_port()}"
+    t0 = time.perf_counter()
+    assert main(["decode", str(out), "--scheduler", address, "--quiet"]) == 2
+    # Client alone retried for 30 s and printed a 62-line traceback
+    assert time.perf_counter() - t0 < 10
+    err = capsys.readouterr().err
+    assert err.startswith(f"fastldp: error: The Dask scheduler at {address} cannot be reached")
+    assert err.count("\n") == 1 and "nothing listens on port" in err
+    with pytest.raises(ConnectionError):  # --debug: the exception itself
+        main(["--debug", "decode", str(out), "--scheduler", address, "--quiet"])
+
+
+def test_check_scheduler_parses_the_address():
+    import socket
+
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+        assert distributed.check_scheduler(f"tcp://127.0.0.1:{port}") == ("127.0.0.1", port)
+        assert distributed.check_scheduler(f"127.0.0.1:{port}", timeout=1) == ("127.0.0.1", port)
+    assert distributed.check_scheduler("inproc://10.0.0.1/1/2") == ("", 0)  # left to Dask
+    for bad in ("tcp://", "tcp://host:notaport", "tcp://host:70000", "tcp://host:1/path"):
+        with pytest.raises(ValueError, match="address like tcp://host:8786"):
+            distributed.check_scheduler(bad)
+    with pytest.raises(ConnectionError, match="does not resolve"):
+        distributed.check_scheduler("tcp://no-such-host.invalid:1", timeout=2)
+    with pytest.raises(ValueError, match="'timeout' parameter of check_scheduler"):
+        distributed.check_scheduler("tcp://127.0.0.1:1", timeout=float("nan"))

@@ -33,7 +33,7 @@ def _jprs_reports(n=3000, seed=0):
     sets = mechanisms._relations_chunk(mech, n, rng)
     eps = rng.uniform(0.2, 3.0, n)
     ids = rng.choice(2**50, n, replace=False).astype(np.uint64)
-    bits = mech.privatize(sets, eps, identities=ids, rng=seed)
+    bits = mech.privatize(sets, epsilons=eps, identities=ids, rng=seed)
     return mech, bits, eps, ids
 
 
@@ -49,11 +49,11 @@ def test_file_decode_equals_memory(tmp_path):
     f = ReportFile(path)
     assert f.num_rows == 3000 and f.num_row_groups == 5
     assert f.spec == {"mechanism": "JPRS", "params": mech.stream_params()}
-    _same(decode_files(mech, path), mech.estimate(bits, eps, identities=ids))
+    _same(decode_files(mech, path), mech.estimate(bits, epsilons=eps, identities=ids))
     # two files, a glob, a folder: the same result
     write_reports(tmp_path / "a.parquet", mech, bits[:1234], eps[:1234], ids[:1234])
     write_reports(tmp_path / "b.parquet", mech, bits[1234:], eps[1234:], ids[1234:])
-    whole = mech.estimate(bits, eps, identities=ids)
+    whole = mech.estimate(bits, epsilons=eps, identities=ids)
     _same(decode_files(mech, [tmp_path / "b.parquet", tmp_path / "a.parquet"]), whole)
     _same(decode_files(mech, str(tmp_path / "[ab].parquet")), whole)
 
@@ -72,7 +72,7 @@ def test_malformed_rows_are_sanitized_and_counted_as_in_memory(tmp_path):
     in_file = packets.astype(np.float64)
     in_file[10] = np.nan
     from_file = decode_files(mech, tmp_path / "bad.parquet")
-    in_memory = mech.estimate(in_file, eps, identities=ids)
+    in_memory = mech.estimate(in_file, epsilons=eps, identities=ids)
     _same(from_file, in_memory)
     assert from_file.sanitization.by_reason["nan"] == 1
     assert from_file.sanitization.n_sanitized == 5
@@ -135,7 +135,7 @@ def test_killed_decode_resumes_from_its_checkpoint(tmp_path):
     seen = []
     resumed = decode_files(mech, path, checkpoint=ck, progress=lambda d, t: seen.append(d))
     assert seen[0] == 2000  # it did not start over
-    _same(resumed, mech.estimate(bits, eps, identities=ids))
+    _same(resumed, mech.estimate(bits, epsilons=eps, identities=ids))
     assert not ck.exists()
     # a checkpoint of other files is refused, not silently reused
     ck.write_text(json.dumps({"format": "fastldp-checkpoint", "version": 2,
@@ -188,7 +188,7 @@ def test_cli_simulate_and_decode(tmp_path, capsys):
     res = np.load(tmp_path / "res.npz")
     mech = mechanisms.from_spec("jprs-4096")
     r, e, i = (np.concatenate(c) for c in zip(*f))
-    np.testing.assert_array_equal(res["matrix"], mech.estimate(r, e, identities=i).matrix)
+    np.testing.assert_array_equal(res["matrix"], mech.estimate(r, epsilons=e, identities=i).matrix)
     # a mismatching --mechanism is refused with exit status 2
     assert main(["decode", str(out), "--quiet", "--mechanism", "olh-4096"]) == 2
     assert "cannot be decoded" in capsys.readouterr().err
@@ -281,7 +281,8 @@ def test_the_writer_records_a_file_id_and_the_row_count(tmp_path):
     pq.write_table(table, tmp_path / "old1.parquet")
     pq.write_table(table, tmp_path / "old2.parquet")
     assert ReportFile(tmp_path / "old1.parquet").file_id is None
-    _same(decode_files(mech, tmp_path / "old1.parquet"), mech.estimate(bits, eps, identities=ids))
+    _same(decode_files(mech, tmp_path / "old1.parquet"),
+          mech.estimate(bits, epsilons=eps, identities=ids))
     decode_files(mech, [tmp_path / "old1.parquet", tmp_path / "old2.parquet"])
 
 
@@ -324,7 +325,8 @@ def test_a_checkpoint_of_a_changed_file_is_refused(tmp_path):
             decode_files(mech, path, checkpoint=ck)
         assert str(path) in str(info.value)
     shutil.copy(tmp_path / "original.parquet", path)
-    _same(decode_files(mech, path, checkpoint=ck), mech.estimate(bits, eps, identities=ids))
+    _same(decode_files(mech, path, checkpoint=ck),
+          mech.estimate(bits, epsilons=eps, identities=ids))
     assert not ck.exists()
 
 
@@ -480,3 +482,177 @@ def test_every_streaming_mechanism_has_a_report_column_type():
         mech, rep = _fixed_budget_case(name, n=50)
         assert (rep.dtype.kind in "iu") == (_report_kind(mech) == "integer"), name
     assert _report_kind(_jprs()) == "integer"
+
+
+# ---------------------------------------------------------------- what decode prints, result files
+def test_decode_says_the_sanitized_reports_in_words(tmp_path, capsys):
+    mech, rep = _fixed_budget_case("GRR", n=1000)
+    clean = write_reports(tmp_path / "clean.parquet", mech, rep)
+    assert main(["decode", str(clean), "--quiet"]) == 0
+    line = [s for s in capsys.readouterr().out.splitlines() if "sanitized" in s]
+    assert line == ["  sanitized reports: none of 1,000"]  # was "0 of 1000 {}"
+    bad = rep.copy()
+    bad[[3, 30, 300, 301, 302, 600, 999]] = 10**6  # seven reports outside the alphabet
+    dirty = write_reports(tmp_path / "dirty.parquet", mech, bad)
+    assert main(["decode", str(dirty), "--quiet"]) == 0
+    line = [s for s in capsys.readouterr().out.splitlines() if "sanitized" in s]
+    assert line == ["  sanitized reports: 7 of 1,000 (out_of_range 7)"]
+
+
+def _round_trip(result, path):
+    import dataclasses
+
+    from fastldp.reports import load_result, save_result
+
+    loaded = load_result(save_result(result, path))
+    for f in dataclasses.fields(result):
+        value = getattr(result, f.name)
+        got = getattr(loaded, f.name)
+        if isinstance(value, np.ndarray):
+            assert got.dtype == value.dtype and got.tobytes() == value.tobytes(), f.name
+        elif isinstance(value, tuple) and value and isinstance(value[0], np.ndarray):
+            assert len(got) == len(value), f.name
+            for a, b in zip(got, value):
+                np.testing.assert_array_equal(a, b)
+        elif dataclasses.is_dataclass(value):
+            assert got == json.loads(json.dumps(dataclasses.asdict(value), default=str)), f.name
+        elif isinstance(value, (int, float, str, dict)) and value is not None:
+            assert got == value, f.name
+    assert loaded.kind.endswith(type(result).__qualname__)
+    return loaded
+
+
+def test_load_result_reads_back_an_oracle_result(tmp_path):
+    oracle = fastldp.oracles.OLH(domain_size=40, epsilon=1.0, codebook_seed=5)
+    rep = oracle.privatize(np.random.default_rng(3).integers(0, 40, 2000), rng=4)
+    rep[:5] = 10**6  # the sanitization summary survives too
+    result = oracle.estimate(rep)
+    loaded = _round_trip(result, tmp_path / "olh.npz")
+    assert loaded.estimate_name == "counts" and loaded.estimate is loaded.arrays["counts"]
+    np.testing.assert_array_equal(loaded.estimate, result.counts)
+    np.testing.assert_array_equal(loaded.std, result.std)
+    assert loaded.n == 2000 and loaded.sanitization["n_received"] == 2000
+    assert loaded.sanitization["by_reason"]["out_of_range"] == 5
+    assert set(loaded.arrays) == {"counts", "variances"}
+    assert "counts(40,)" in repr(loaded) and "n=2000" in repr(loaded)
+    with pytest.raises(AttributeError, match="no field 'matrix'"):
+        loaded.matrix
+
+
+def test_load_result_reads_back_a_jprs_result_from_the_cli(tmp_path):
+    from fastldp.reports import load_result
+
+    mech, bits, eps, ids = _jprs_reports(n=1500)
+    path = write_reports(tmp_path / "r.parquet", mech, bits, eps, ids, row_group_size=500)
+    result = decode_files(mech, path)
+    loaded = _round_trip(result, tmp_path / "jprs.npz")
+    assert loaded.estimate_name == "matrix" and loaded.variances is None and loaded.std is None
+    assert isinstance(loaded.support, tuple) and len(loaded.support) == len(result.support)
+    # what `fastldp decode --out` writes is the same file
+    assert main(["decode", str(path), "--quiet", "--out", str(tmp_path / "cli.npz")]) == 0
+    cli = load_result(tmp_path / "cli.npz")
+    assert cli.matrix.tobytes() == result.matrix.tobytes()
+    assert cli.budget == loaded.budget and cli.sanitization == loaded.sanitization
+
+
+def test_load_result_reads_back_an_rpc_result(tmp_path):
+    import scipy.sparse as sp
+
+    rpc = fastldp.RPC(d=30, m=4, epsilon=1.0, values="rounded", codebook_seed=3)
+    rng = np.random.default_rng(1)
+    idx = np.stack([rng.choice(30, 4, replace=False) for _ in range(500)])
+    x = sp.csr_matrix((rng.uniform(-1, 1, 2000), idx.ravel(), np.arange(0, 2001, 4)),
+                      shape=(500, 30))
+    result = rpc.estimate(rpc.privatize(x, rng=4))
+    loaded = _round_trip(result, tmp_path / "rpc.npz")
+    assert loaded.estimate_name == "mean"
+    np.testing.assert_array_equal(loaded.estimate, result.mean)
+    np.testing.assert_array_equal(loaded.raw, result.raw)
+    assert loaded.alpha == result.alpha and loaded.R == result.R
+
+
+def test_load_result_reads_a_file_without_the_fastldp_entry_and_refuses_others(tmp_path):
+    from fastldp.reports import load_result
+
+    # a file of the first layout (arrays and summary only): the main array is guessed
+    summary = np.frombuffer(json.dumps({"n": 3}).encode(), dtype=np.uint8)
+    np.savez(tmp_path / "old.npz", counts=np.arange(3.0), variances=np.ones(3), summary=summary)
+    old = load_result(tmp_path / "old.npz")
+    assert old.estimate_name == "counts" and old.n == 3 and old.kind == ""
+    np.savez(tmp_path / "plain.npz", counts=np.arange(3.0))
+    with pytest.raises(ValueError, match="not a fastldp result file.*'summary'"):
+        load_result(tmp_path / "plain.npz")
+    np.savez(tmp_path / "text.npz", summary=np.frombuffer(b"[1, 2]", dtype=np.uint8))
+    with pytest.raises(ValueError, match="not a JSON object"):
+        load_result(tmp_path / "text.npz")
+    (tmp_path / "junk.npz").write_bytes(b"not a zip")
+    with pytest.raises(ValueError, match="not a fastldp result file"):
+        load_result(tmp_path / "junk.npz")
+    with pytest.raises(FileNotFoundError):
+        load_result(tmp_path / "missing.npz")
+
+
+class _FakeTqdm:
+    """Stands in for tqdm.tqdm: records what the bar was told."""
+
+    made: list = []
+
+    def __init__(self, total, desc, unit, file, dynamic_ncols):
+        self.total, self.desc, self.unit, self.n, self.closed = total, desc, unit, 0, False
+        _FakeTqdm.made.append(self)
+
+    def update(self, n=1):
+        self.n += n
+
+    def close(self):
+        self.closed = True
+
+
+@pytest.mark.parametrize("tqdm_installed", [False, True])
+def test_decode_files_progress_true_draws_a_bar(tmp_path, capsys, monkeypatch, tqdm_installed):
+    import sys
+    import types
+
+    fake = types.SimpleNamespace(tqdm=_FakeTqdm) if tqdm_installed else None
+    monkeypatch.setitem(sys.modules, "tqdm", fake)  # None: tqdm missing, the built-in bar
+    _FakeTqdm.made.clear()
+    mech, rep = _fixed_budget_case("GRR", n=1000)
+    path = write_reports(tmp_path / "r.parquet", mech, rep, row_group_size=250)
+    got = decode_files(mech, path, progress=True)  # was a TypeError
+    assert got.counts.tobytes() == mech.estimate(rep).counts.tobytes()
+    err = capsys.readouterr().err
+    if tqdm_installed:
+        (bar,) = _FakeTqdm.made
+        assert (bar.total, bar.desc, bar.unit, bar.n, bar.closed) == (1000, "decode", "report",
+                                                                      1000, True)
+    else:
+        assert err.startswith("decode:") and "1000/1000 reports" in err.splitlines()[-1]
+    for off in (False, None):
+        decode_files(mech, path, progress=off)
+        assert capsys.readouterr().err == ""
+    seen = []
+    decode_files(mech, path, progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(250, 1000), (500, 1000), (750, 1000), (1000, 1000)]
+    with pytest.raises(TypeError, match="'progress' parameter of decode_files.*Got 'yes'"):
+        decode_files(mech, path, progress="yes")
+
+
+def test_a_resumed_decode_bar_starts_at_its_checkpoint(tmp_path, capsys, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "tqdm", None)
+    mech, rep = _fixed_budget_case("GRR", n=1000)
+    path = write_reports(tmp_path / "r.parquet", mech, rep, row_group_size=250)
+    ck = tmp_path / "ck.json"
+
+    def kill_after_two(done, total):
+        if done == 500:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        decode_files(mech, path, checkpoint=ck, progress=kill_after_two)
+    decode_files(mech, path, checkpoint=ck, progress=True)
+    lines = capsys.readouterr().err.splitlines()
+    # the bar jumps to the two row groups the checkpoint holds, then counts the rest
+    assert "500/1000" in lines[1] and "50%" in lines[1] and "1000/1000" in lines[-1]
+    assert not any("250/1000" in line or "750/1000" in line for line in lines[:2])

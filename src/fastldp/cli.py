@@ -280,6 +280,18 @@ def _progress_callback(total_hint: int, desc: str, enabled: bool):
     return bar, update
 
 
+#: Seconds ``decode --scheduler`` waits for the scheduler to answer.
+_SCHEDULER_TIMEOUT = 5.0
+
+
+def _sanitized_line(san) -> str:
+    """``none of 1,000,000`` or ``12 of 1,000,000 (out_of_range 10, non_numeric 2)``."""
+    if not san.n_sanitized:
+        return f"none of {san.n_received:,}"
+    reasons = ", ".join(f"{reason} {count:,}" for reason, count in san.by_reason.items() if count)
+    return f"{san.n_sanitized:,} of {san.n_received:,}" + (f" ({reasons})" if reasons else "")
+
+
 def _decode(args) -> int:
     import warnings
 
@@ -307,20 +319,19 @@ def _decode(args) -> int:
             except ImportError:
                 raise ImportError("--scheduler needs dask and distributed: "
                                   "pip install 'fastldp[distributed]'") from None
-            with Client(args.scheduler) as client:
+            # fail in seconds, in one line: Client retries an unreachable address for 30 s
+            distributed.check_scheduler(args.scheduler, timeout=_SCHEDULER_TIMEOUT)
+            with Client(args.scheduler, timeout=f"{_SCHEDULER_TIMEOUT:g}s") as client:
                 result = distributed.estimate(mech, args.reports, client=client)
-        else:
-            bar, update = _progress_callback(total, "decode", not args.quiet)
-            with bar:
-                result = decode_files(mech, args.reports, checkpoint=args.checkpoint,
-                                      progress=update)
+        else:  # the bar of decode_files(progress=True), which also counts a resumed start
+            result = decode_files(mech, args.reports, checkpoint=args.checkpoint,
+                                  progress=not args.quiet)
     seconds = time.perf_counter() - t0
     print(f"fastldp decode: {len(files)} file(s), {total:,} reports of "
           f"{spec['mechanism']} in {seconds:.2f} s ({total / max(seconds, 1e-9):,.0f} reports/s"
           f"{', scheduler ' + args.scheduler if args.scheduler else ', local stream'})")
     san = result.sanitization
-    print(f"  sanitized reports: {san.n_sanitized} of {san.n_received} "
-          + str({k: v for k, v in san.by_reason.items() if v}))
+    print(f"  sanitized reports: {_sanitized_line(san)}")
     if getattr(result, "matrix", None) is not None and np.ndim(result.matrix) == 2:
         flat = result.matrix.ravel()
         top = np.argsort(-flat, kind="stable")[:5]
@@ -405,9 +416,11 @@ def _add_scale_commands(sub) -> None:
                      help="the decoder: a preset, a JSON/TOML spec file or inline JSON "
                           "(default: the mechanism recorded in the files; a mismatch is refused)")
     dec.add_argument("--scheduler", metavar="ADDRESS",
-                     help="a Dask scheduler address (tcp://host:8786); default: stream locally")
+                     help="a Dask scheduler address (tcp://host:8786), checked to answer within "
+                          "5 s before any work; default: stream locally")
     dec.add_argument("--out", type=Path, metavar="RESULT",
-                     help="write the result arrays to this .npz file")
+                     help="write the result to this .npz file (fastldp.reports.load_result "
+                          "reads it back)")
     dec.add_argument("--checkpoint", type=Path, metavar="FILE",
                      help="local streaming: save progress here after each row group and "
                           "resume from it after a kill")

@@ -17,19 +17,93 @@ Pointing it at a real cluster::
 
 (remote paths need the workers to read them: fsspec and its S3/GCS package
 installed there). The CLI does the same with ``fastldp decode REPORTS
---scheduler tcp://scheduler:8786``.
+--scheduler tcp://scheduler:8786``; it first checks that the scheduler
+answers (:func:`check_scheduler`), so a wrong address fails in seconds with
+one line.
 """
 
 from __future__ import annotations
 
+import socket
 import warnings
+from urllib.parse import urlsplit
 
 from .reports import (ReportFile, SanitizationWarning, _check_frame_report_dtype, _table_arrays,
                       check_report_type, chunk_epsilons, mechanism_spec, open_reports,
                       sanitization_warning)
 from .streaming import Partial
 
-__all__ = ["estimate", "partials"]
+__all__ = ["estimate", "partials", "check_scheduler", "DEFAULT_PORT"]
+
+#: The port of a Dask scheduler address that names none (Dask's default).
+DEFAULT_PORT = 8786
+
+# the schemes whose address is host:port over TCP; others (inproc, ucx) are left to Dask
+_TCP_SCHEMES = ("tcp", "tls", "ws", "wss")
+
+
+def check_scheduler(address: str, *, timeout: float = 5.0) -> tuple[str, int]:
+    """Check that a TCP connection to a Dask scheduler opens within ``timeout`` seconds.
+
+    Dask's ``Client`` retries an unreachable address for 30 seconds and then
+    fails with a long traceback; this check fails at once with one line.
+
+    Parameters
+    ----------
+    address : str
+        ``tcp://host:port`` (also ``tls://``, ``ws://``, ``wss://``, or
+        ``host:port`` for ``tcp``); a missing port is :data:`DEFAULT_PORT`.
+        Other schemes (``inproc://``, ``ucx://``) are not checked.
+    timeout : float
+        Seconds to wait for the connection, in ``(0, inf)``.
+
+    Returns
+    -------
+    (host, port)
+        What was connected to (``("", 0)`` for a scheme that is not checked).
+
+    Raises
+    ------
+    ValueError
+        When ``address`` is not a scheduler address (no host, a bad port).
+    ConnectionError
+        When the host does not resolve, refuses the connection or does not
+        answer within ``timeout``; the message names the address.
+    """
+    from ._validation import check_float
+
+    timeout = check_float(timeout, "timeout", "check_scheduler", low=0.0, high=float("inf"))
+    text = str(address).strip()
+    scheme = text.split("://", 1)[0].lower() if "://" in text else "tcp"
+    if scheme not in _TCP_SCHEMES:
+        return "", 0
+    rest = text.split("://", 1)[1] if "://" in text else text
+    try:
+        parts = urlsplit(f"tcp://{rest}")
+        host, port, path = parts.hostname, parts.port, parts.path
+    except ValueError:  # an unclosed IPv6 bracket, a port outside [0, 65535]
+        host = None
+    if not host or path not in ("", "/"):
+        raise ValueError(f"The scheduler address must be an address like tcp://host:8786. "
+                         f"Got {address!r} instead.")
+    port = DEFAULT_PORT if port is None else port
+    why = None
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            pass
+    except socket.gaierror:
+        why = f"the host {host!r} does not resolve"
+    except ConnectionRefusedError:
+        why = f"nothing listens on port {port} of {host}"
+    except (socket.timeout, TimeoutError):
+        why = f"no answer within {timeout:g} s"
+    except OSError as exc:
+        why = exc.strerror or str(exc) or type(exc).__name__
+    if why is not None:
+        raise ConnectionError(f"The Dask scheduler at {address} cannot be reached: {why}. "
+                              f"Check the address (tcp://host:port) and that the scheduler "
+                              f"is running.")
+    return host, port
 
 
 def _dask():

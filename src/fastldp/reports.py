@@ -73,7 +73,7 @@ import numpy as np
 from .streaming import Partial
 
 __all__ = ["write_reports", "ReportWriter", "ReportFile", "decode_files", "expand_sources",
-           "save_result", "open_reports", "chunk_epsilons", "check_report_type",
+           "save_result", "load_result", "LoadedResult", "open_reports", "chunk_epsilons", "check_report_type",
            "sanitization_warning", "SanitizationWarning", "FORMAT_VERSION", "METADATA_KEY",
            "ROWS_KEY"]
 
@@ -546,26 +546,241 @@ def expand_sources(sources) -> list[str]:
     return [path for path, _ in _expand(sources)]
 
 
+RESULT_FORMAT = "fastldp-result"
+RESULT_VERSION = 1
+
+
+def _json_bytes(obj) -> np.ndarray:
+    return np.frombuffer(json.dumps(obj, default=str).encode(), dtype=np.uint8)
+
+
+def _estimate_name(result, fields) -> str | None:
+    """The field that holds the result's main array (``.estimate``), if it can be told."""
+    name = getattr(type(result), "_estimate_field", "")  # the shared result base names it
+    if name in fields:
+        return name
+    try:
+        main = result.estimate
+    except Exception:  # an older result class without the shared base
+        return None
+    return next((f for f in fields if getattr(result, f) is main), None)
+
+
 def save_result(result, path) -> Path:
-    """Write an estimate's arrays to an ``.npz`` file (summaries as a JSON ``summary``)."""
+    """Write an estimate (any family's result dataclass) to an ``.npz`` file.
+
+    Parameters
+    ----------
+    result : dataclass
+        What an ``estimate`` / ``finalize`` returned.
+    path : path
+        The file to write (NumPy adds no suffix: name it ``.npz``).
+
+    Returns
+    -------
+    Path
+        ``path``.
+
+    Notes
+    -----
+    The file is a plain NumPy ``.npz`` archive (no pickles), version 1:
+
+    ==================  =====================================================
+    entry               content
+    ==================  =====================================================
+    ``<field>``         each array field of the result under its own name
+                        (``counts``, ``variances``, ``matrix``, ``sketch``,
+                        ``mean``, ``raw``, ...)
+    ``<field>_<i>``     the ``i``-th array of a field that is a tuple of
+                        arrays (JPRS's ``support_0``, ``support_1``)
+    ``summary``         ``uint8``: the UTF-8 bytes of a JSON object holding
+                        every other field (``n``, ``alpha``, ``seconds``, ...;
+                        ``sanitization``, ``privacy``, ``budget`` as objects;
+                        values JSON cannot hold as their ``str``)
+    ``fastldp``         ``uint8``: the UTF-8 bytes of a JSON object
+                        ``{"format": "fastldp-result", "version": 1,
+                        "class": "<module>.<class>", "estimate": "<field>",
+                        "tuples": {"<field>": <count>}}``: who wrote the
+                        file, which array is ``.estimate``, and how many
+                        arrays each tuple field has
+    ==================  =====================================================
+
+    :func:`load_result` reads it back; with NumPy alone::
+
+        with np.load(path) as f:
+            counts = f["counts"]
+            summary = json.loads(f["summary"].tobytes())
+    """
     import dataclasses
 
-    arrays, summary = {}, {}
+    if not dataclasses.is_dataclass(result) or isinstance(result, type):
+        raise TypeError(f"save_result writes the result of an estimate (a dataclass); "
+                        f"got {type(result).__name__}.")
+    arrays, summary, tuples, fields = {}, {}, {}, []
     for f in dataclasses.fields(result):
         value = getattr(result, f.name)
         if isinstance(value, np.ndarray):
             arrays[f.name] = value
-        elif isinstance(value, tuple) and all(isinstance(v, np.ndarray) for v in value):
+            fields.append(f.name)
+        elif isinstance(value, tuple) and value and all(isinstance(v, np.ndarray) for v in value):
             for i, v in enumerate(value):
                 arrays[f"{f.name}_{i}"] = v
+            tuples[f.name] = len(value)
         elif dataclasses.is_dataclass(value):
             summary[f.name] = dataclasses.asdict(value)
         else:
             summary[f.name] = value
-    arrays["summary"] = np.frombuffer(json.dumps(summary, default=str).encode(), dtype=np.uint8)
+    meta = {"format": RESULT_FORMAT, "version": RESULT_VERSION,
+            "class": f"{type(result).__module__}.{type(result).__qualname__}",
+            "estimate": _estimate_name(result, fields), "tuples": tuples}
+    arrays["summary"] = _json_bytes(summary)
+    arrays["fastldp"] = _json_bytes(meta)
     with open(path, "wb") as fh:
         np.savez(fh, **arrays)
     return Path(path)
+
+
+class LoadedResult:
+    """A result read back by :func:`load_result`.
+
+    Attributes
+    ----------
+    arrays : dict of str to ndarray
+        Every array of the file, by its ``.npz`` name (a tuple field's
+        arrays as ``<field>_<i>``).
+    summary : dict
+        The other fields (``n``, ``sanitization``, ``privacy``, ...), as
+        JSON read them (objects are dicts).
+    kind : str
+        The class that wrote the file (``"fastldp.oracles._base.FrequencyEstimate"``),
+        or ``""`` for a file written before the ``fastldp`` entry existed.
+    estimate_name : str or None
+        Which array is the main one (``.estimate``).
+    path : Path
+
+    Any array or summary field is also an attribute: ``loaded.counts``,
+    ``loaded.n``, ``loaded.sanitization["n_received"]``; a tuple field is a
+    tuple again (``loaded.support``). ``.estimate`` is the main array,
+    ``.variances`` and ``.std`` are ``None`` where the result had no
+    variances.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> from fastldp import GRR
+    >>> from fastldp.reports import load_result, save_result
+    >>> grr = GRR(domain_size=3, epsilon=2.0, codebook_seed=0)
+    >>> est = grr.estimate(grr.privatize([0, 1, 1, 2], rng=0))
+    >>> path = os.path.join(tempfile.mkdtemp(), "result.npz")
+    >>> loaded = load_result(save_result(est, path))
+    >>> bool((loaded.estimate == est.counts).all()), loaded.n
+    (True, 4)
+    """
+
+    def __init__(self, arrays: dict, summary: dict, *, kind: str = "",
+                 estimate_name: str | None = None, tuples: dict | None = None, path=None):
+        self.arrays = arrays
+        self.summary = summary
+        self.kind = kind
+        self.estimate_name = estimate_name
+        self._tuples = dict(tuples or {})
+        self.path = None if path is None else Path(path)
+
+    @property
+    def estimate(self) -> np.ndarray | None:
+        """The main array (``counts``, ``matrix``, ``mean``...), or None if none is known."""
+        return None if self.estimate_name is None else self.arrays[self.estimate_name]
+
+    @property
+    def variances(self) -> np.ndarray | None:
+        """The ``variances`` array, or ``None`` where the result had none."""
+        return self.arrays.get("variances")
+
+    @property
+    def std(self) -> np.ndarray | None:
+        """``sqrt(variances)``, or ``None``."""
+        v = self.variances
+        return None if v is None else np.sqrt(v)
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if name in self.arrays:
+            return self.arrays[name]
+        if name in self._tuples:
+            return tuple(self.arrays[f"{name}_{i}"] for i in range(self._tuples[name]))
+        if name in self.summary:
+            return self.summary[name]
+        raise AttributeError(f"the result in {self.path} has no field {name!r}; it has "
+                             f"{', '.join([*self.arrays, *self.summary])}")
+
+    def __dir__(self):
+        return sorted({*super().__dir__(), *self.arrays, *self._tuples, *self.summary})
+
+    def __repr__(self) -> str:
+        kind = self.kind.rsplit(".", 1)[-1] or "result"
+        main = self.estimate
+        shape = "" if main is None else f" {self.estimate_name}{tuple(main.shape)}"
+        n = f", n={self.summary['n']}" if "n" in self.summary else ""
+        return f"LoadedResult({kind}{shape}{n}, from {str(self.path)!r})"
+
+
+# the main array of a result file written before the ``fastldp`` entry named it
+_MAIN_ARRAYS = ("estimate", "counts", "matrix", "mean")
+
+
+def load_result(path) -> LoadedResult:
+    """Read a result written by :func:`save_result` (or ``fastldp decode --out``).
+
+    Parameters
+    ----------
+    path : path
+        The ``.npz`` file (layout in :func:`save_result`). Nothing is
+        unpickled.
+
+    Returns
+    -------
+    LoadedResult
+        ``.arrays``, ``.summary``, ``.estimate`` and attribute access to
+        every field.
+
+    Raises
+    ------
+    ValueError
+        When the file is not a result file of fastldp (no JSON ``summary``).
+    """
+    path = Path(path)
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            entries = {name: npz[name] for name in npz.files}
+    except (ValueError, OSError) as exc:
+        if isinstance(exc, FileNotFoundError):
+            raise
+        raise ValueError(f"{str(path)!r} is not a fastldp result file (.npz): {exc}") from None
+
+    def decoded(name: str, required: bool):
+        raw = entries.pop(name, None)
+        if raw is None:
+            if required:
+                raise ValueError(f"{str(path)!r} is not a fastldp result file: it has no "
+                                 f"'{name}' entry")
+            return {}
+        if raw.dtype != np.uint8 or raw.ndim != 1:
+            raise ValueError(f"{str(path)!r}: its '{name}' entry is not JSON bytes (uint8)")
+        return _json_object(raw.tobytes(), f"{str(path)!r}: its '{name}' entry")
+
+    summary = decoded("summary", True)
+    meta = decoded("fastldp", False)
+    if meta and (meta.get("format") != RESULT_FORMAT or meta.get("version") != RESULT_VERSION):
+        raise ValueError(f"{str(path)!r} is a result file of format {meta.get('format')!r} "
+                         f"version {meta.get('version')!r}; this fastldp reads "
+                         f"{RESULT_FORMAT!r} version {RESULT_VERSION}")
+    name = meta.get("estimate")
+    if name not in entries:
+        name = next((n for n in _MAIN_ARRAYS if n in entries), None)
+    tuples = meta.get("tuples") or {}
+    return LoadedResult(entries, summary, kind=str(meta.get("class", "")), estimate_name=name,
+                        tuples={k: int(v) for k, v in tuples.items()}, path=path)
 
 
 def open_reports(mechanism, sources) -> list:
@@ -648,8 +863,33 @@ def _read_checkpoint(path: str, readers: Sequence["ReportFile"]):
     return tuple(position), partial
 
 
-def decode_files(mechanism, sources, *, checkpoint=None, progress: Callable | None = None,
-                 finalize: bool = True):
+def _progress_callback(progress, done: int, total: int):
+    """``(callback or None, bar or None)`` from ``decode_files``'s ``progress``."""
+    if progress is None or progress is False or progress is np.False_:
+        return None, None
+    if progress is True or progress is np.True_:
+        from .experiments.progress import progress_bar  # tqdm when installed, else built in
+
+        bar = progress_bar(total, "decode", unit="report")
+        bar.update(done)  # a resumed decode starts where its checkpoint left off
+        seen = [done]
+
+        def update(rows_done: int, rows_total: int) -> None:
+            bar.update(rows_done - seen[0])
+            seen[0] = rows_done
+
+        return update, bar
+    if callable(progress):
+        return progress, None
+    from ._validation import param_error
+
+    raise param_error("progress", "decode_files",
+                      "True (a progress bar on stderr), False, None or a callable "
+                      "progress(rows_done, rows_total)", progress, TypeError)
+
+
+def decode_files(mechanism, sources, *, checkpoint=None,
+                 progress: bool | Callable | None = None, finalize: bool = True):
     """Decode report files in bounded memory, one row group at a time.
 
     Parameters
@@ -670,8 +910,11 @@ def decode_files(mechanism, sources, *, checkpoint=None, progress: Callable | No
         atomically; a decode that was killed resumes from it and gives the
         same result bit for bit. A checkpoint of other files, or of files
         that changed since, is refused. Removed after a successful decode.
-    progress : callable, optional
-        Called as ``progress(rows_done, rows_total)`` after each row group.
+    progress : bool or callable, optional
+        ``True`` shows a progress bar on stderr (tqdm when it is installed,
+        else a small built-in bar); ``False`` or ``None`` shows none; a
+        callable is called as ``progress(rows_done, rows_total)`` after each
+        row group.
     finalize : bool
         ``False`` returns the merged :class:`~fastldp.streaming.Partial`.
 
@@ -694,19 +937,24 @@ def decode_files(mechanism, sources, *, checkpoint=None, progress: Callable | No
     if start[1]:
         done += sum(readers[start[0]]._file.metadata.row_group(g).num_rows
                     for g in range(start[1]))
-    for fi in range(start[0], len(readers)):
-        reader = readers[fi]
-        for gi in range(start[1] if fi == start[0] else 0, reader.num_row_groups):
-            reports, eps, ids = reader.row_group(gi)
-            eps = chunk_epsilons(mechanism, eps, f"{reader.path}, row group {gi}")
-            part = mechanism.partial(reports, eps, ids)
-            state = part if state is None else mechanism.merge(state, part)
-            done += reports.shape[0]
-            if checkpoint is not None:
-                nxt = (fi, gi + 1) if gi + 1 < reader.num_row_groups else (fi + 1, 0)
-                _write_checkpoint(os.fspath(checkpoint), files, nxt, state)
-            if progress is not None:
-                progress(done, total)
+    progress, bar = _progress_callback(progress, done, total)
+    try:
+        for fi in range(start[0], len(readers)):
+            reader = readers[fi]
+            for gi in range(start[1] if fi == start[0] else 0, reader.num_row_groups):
+                reports, eps, ids = reader.row_group(gi)
+                eps = chunk_epsilons(mechanism, eps, f"{reader.path}, row group {gi}")
+                part = mechanism.partial(reports, eps, ids)
+                state = part if state is None else mechanism.merge(state, part)
+                done += reports.shape[0]
+                if checkpoint is not None:
+                    nxt = (fi, gi + 1) if gi + 1 < reader.num_row_groups else (fi + 1, 0)
+                    _write_checkpoint(os.fspath(checkpoint), files, nxt, state)
+                if progress is not None:
+                    progress(done, total)
+    finally:
+        if bar is not None:
+            bar.close()
     if state is None:
         empty = np.zeros(0)
         state = mechanism.partial(empty, chunk_epsilons(mechanism, empty, "no reports"),
