@@ -246,6 +246,14 @@ def skellam_variance(epsilon: float, delta: float, l2: float, l1: float) -> floa
     delta = check_float(delta, "delta", owner, low=0, high=1)
     l2 = check_float(l2, "l2", owner, low=0, high=math.inf)
     l1 = check_float(l1, "l1", owner, low=0, high=math.inf)
+    return _skellam_variance(epsilon, delta, l2, l1)
+
+
+@functools.lru_cache(maxsize=1024)
+def _skellam_variance(epsilon: float, delta: float, l2: float, l1: float) -> float:
+    # a pure function of four public floats, asked again by every plan of a fit
+    # (and of an eps sweep): the bisection is most of a small U2R fit's time
+    owner = "skellam_variance"
     lo = hi = l2 ** 2
     while skellam_epsilon(hi, l2, l1, delta) > epsilon:
         if hi > _MU_MAX / 4:
