@@ -89,7 +89,7 @@ def test_summary_and_attack_increments():
     rows = paired_table()
     summary = {(r["alpha"], r["method"]): r for r in summarize(rows)}
     a0 = summary[(0.0, "A")]
-    assert a0["seeds"] == 4 and a0["failed"] == 0
+    assert a0["repetitions"] == 4 and a0["failed"] == 0
     assert a0["E_s_mean"] == 2.5 and a0["E_s_sd"] == pytest.approx(math.sqrt(5 / 3))
     assert summary[(0.1, "A")]["failed"] == 1
     inc = {r["method"]: r for r in attack_increments(rows)}
@@ -163,7 +163,7 @@ def test_regime_table():
                 eps_min=1.0, eps_max=1.0, regime_notes="")
             for m in ("A", "B") for s in (0, 1)]
     (audit,) = regime_table(rows)
-    assert audit["seeds"] == 2 and audit["theorem1"] == "some"
+    assert audit["repetitions"] == 2 and audit["theorem1"] == "some"
     assert audit["theorem4"] == "yes" and audit["corollary2"] == "no"
     assert audit["I_eff"] == 10.5
 

@@ -132,7 +132,7 @@ def _privacy(rows, out):
 
 
 def _heatmap(tables, out):
-    summary = [r for r in tables["summary"] if r["seeds"] > 0]
+    summary = [r for r in tables["summary"] if r["repetitions"] > 0]
     ops = _group(summary, lambda r: (r["n"], r["budget"], r["eps0"], r["alpha"], r["s"]))
     ops = {k: g for k, g in ops.items() if len({r["population_params"] for r in g}) >= 2}
     if not ops:
@@ -164,7 +164,7 @@ def _heatmap(tables, out):
 
 
 def _real(tables, out):
-    summary = [r for r in tables["summary"] if r["population"] in _REAL and r["seeds"] > 0]
+    summary = [r for r in tables["summary"] if r["population"] in _REAL and r["repetitions"] > 0]
     if not summary:
         return []
     ops = _group(summary, lambda r: (r["budget"], r["eps0"], r["alpha"]))

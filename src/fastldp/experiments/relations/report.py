@@ -92,7 +92,7 @@ def summarize(rows, metrics=_METRICS) -> list[dict]:
     for (config, method), group in _group(rows, lambda r: (r["config"], r["method"])).items():
         good = _ok(group)
         entry = {"config": config, **_named(_fields(group[0])), "method": method,
-                 "seeds": len(good), "failed": len(group) - len(good)}
+                 "repetitions": len(good), "failed": len(group) - len(good)}
         for m in metrics:
             entry[f"{m}_mean"], entry[f"{m}_sd"] = _mean_sd([r[m] for r in good])
         out.append(entry)
@@ -254,7 +254,7 @@ def ablation_ratios(rows, ablated: str = "JPRS-NoProjection", full: str = "JPRS-
         with np.errstate(divide="ignore", invalid="ignore"):
             per_seed = ra / rf
         out.append({"config": config, **_named(_fields(group[0])), "ablated": ablated,
-                    "full": full, "seeds": len(seeds), "ablated_mean": float(ra.mean()),
+                    "full": full, "repetitions": len(seeds), "ablated_mean": float(ra.mean()),
                     "full_mean": float(rf.mean()), "ratio": float(ra.mean() / rf.mean()),
                     "seed_ratio_mean": float(per_seed.mean()),
                     "seed_ratio_min": float(per_seed.min()),
@@ -277,7 +277,7 @@ def regime_table(rows) -> list[dict]:
             vals = [bool(r[col]) for r in by_seed]
             return "yes" if all(vals) else ("no" if not any(vals) else "some")
 
-        entry = {"config": config, **_named(_fields(group[0])), "seeds": len(by_seed),
+        entry = {"config": config, **_named(_fields(group[0])), "repetitions": len(by_seed),
                  "eps_min": min(r["eps_min"] for r in by_seed),
                  "eps_max": max(r["eps_max"] for r in by_seed),
                  "theorem1": verdict("theorem1"), "theorem4": verdict("theorem4"),
@@ -391,7 +391,7 @@ def _text(rows, tables, *, headline: dict, slope_min_n) -> str:
     parts.append(f"{len(rows)} rows, {len(good)} succeeded, {len(rows) - len(good)} failed; "
                  f"{len({r['config'] for r in rows})} configurations, "
                  f"{len({r['method'] for r in rows})} methods, "
-                 f"{len({r['seed'] for r in rows})} seeds.")
+                 f"{len({r['seed'] for r in rows})} repetitions.")
     if tables["failures"]:
         parts.append(format_table(tables["failures"], ["method", "rows", "failure"],
                                   title="Failures"))
@@ -408,21 +408,22 @@ def _text(rows, tables, *, headline: dict, slope_min_n) -> str:
                  lambda r: f"{_fmt(r['delta'])} [{_fmt(r['delta_lo'])}, {_fmt(r['delta_hi'])}]",
                  _pm("f1_clean_mean", "f1_clean_sd"), "runtime_mean", "pairs"],
                 ["Method", "Clean E_s", "Attacked E_s", "Paired Δadv (95% CI)", "F1@s (clean)",
-                 "Time (s)", "seeds"],
+                 "Time (s)", "repetitions"],
                 title=f"Paired attack increments, alpha = {_fmt(alpha)}"
                       + (f" ({label})" if label != "all" else ""),
             ))
 
-    summary = [r for r in tables["summary"] if r["seeds"] > 0]
+    summary = [r for r in tables["summary"] if r["repetitions"] > 0]
     if summary:
         fields = _varying(summary)
         parts.append(format_table(
             summary,
             [lambda r: _label(r, fields), "method", _pm("E_s_mean", "E_s_sd"),
              _pm("loss_full_mean", "loss_full_sd"), _pm("f1_mean", "f1_sd"), "runtime_s_mean",
-             "seeds", "failed"],
-            ["configuration", "method", "E_s", "full loss", "F1@s", "time (s)", "seeds", "failed"],
-            title="Means ± sd over seeds",
+             "repetitions", "failed"],
+            ["configuration", "method", "E_s", "full loss", "F1@s", "time (s)", "repetitions",
+             "failed"],
+            title="Means ± sd over repetitions",
         ))
 
     if tables["slopes"]:
@@ -452,8 +453,8 @@ def _text(rows, tables, *, headline: dict, slope_min_n) -> str:
         fields = _varying(abl)
         ratios = [r["ratio"] for r in abl]
         parts.append(format_table(
-            abl, [lambda r: _label(r, fields), "ablated_mean", "full_mean", "ratio", "seeds"],
-            ["configuration", abl[0]["ablated"], abl[0]["full"], "ratio", "seeds"],
+            abl, [lambda r: _label(r, fields), "ablated_mean", "full_mean", "ratio", "repetitions"],
+            ["configuration", abl[0]["ablated"], abl[0]["full"], "ratio", "repetitions"],
             title=f"Projection ablation: loss inflation {min(ratios):.1f}x to {max(ratios):.1f}x",
         ))
 

@@ -2,8 +2,8 @@
 
 Drawn from the summary table with the panels and file conventions of
 :mod:`fastldp.experiments.figures` (PNG and PDF; nothing without
-matplotlib). Each point is the mean MAE over trials with its 95% interval
-(``1.96 sd / sqrt(trials)``). Synthetic populations get one figure each with
+matplotlib). Each point is the mean MAE over repetitions with its 95% interval
+(``1.96 sd / sqrt(repetitions)``). Synthetic populations get one figure each with
 a panel per ``m``; real datasets share one figure with a panel per dataset.
 Colours follow the paper where it names them: RPC green, Collision orange,
 PCKV-UE black.
@@ -54,14 +54,14 @@ def _panel_title(e) -> str:
 
 def _curves(ax, entries, x_field, methods):
     for method in methods:
-        pts = sorted((e for e in entries if e["method"] == method and e["trials"]),
+        pts = sorted((e for e in entries if e["method"] == method and e["repetitions"]),
                      key=lambda e: e[x_field])
         if not pts:
             continue
         x = np.array([e[x_field] for e in pts], dtype=float)
         y = np.array([e["mae_mean"] for e in pts])
-        ci = np.array([1.96 * e["mae_sd"] / math.sqrt(e["trials"])
-                       if e["trials"] > 1 and e["mae_sd"] == e["mae_sd"] else 0.0 for e in pts])
+        ci = np.array([1.96 * e["mae_sd"] / math.sqrt(e["repetitions"])
+                       if e["repetitions"] > 1 and e["mae_sd"] == e["mae_sd"] else 0.0 for e in pts])
         ax.errorbar(x, y, yerr=ci, capsize=2, ms=4, label=method, **_STYLE.get(method, {}))
 
 

@@ -2,16 +2,16 @@
 
 Every statistic skips failed rows (counted in ``failures``). Trials are paired
 across methods (same users) and, within a method, across the clean and
-attacked cells of a trial (same honest reports), so differences use the
+attacked cells of a repetition (same honest reports), so differences use the
 paired t interval of :func:`fastldp.experiments.report.paired_interval`.
 
 Tables (one CSV each):
 
 ============== ================================================================
-summary        mean and sd over trials of MAE (final and raw), time, per
+summary        mean and sd over repetitions of MAE (final and raw), time, per
                configuration and method
-differences    method minus the reference (RPC) MAE, paired over trials
-increments     attacked minus clean MAE of the same trial (``mae - mae_clean``)
+differences    method minus the reference (RPC) MAE, paired over repetitions
+increments     attacked minus clean MAE of the same repetition (``mae - mae_clean``)
 failures       failed rows per method and message
 ============== ================================================================
 
@@ -74,13 +74,13 @@ def _sort_key(r):
 
 
 def summarize(rows) -> list[dict]:
-    """Mean and sd over trials per (configuration, method)."""
+    """Mean and sd over repetitions per (configuration, method)."""
     out = []
     for (config, method), group in _group(rows, lambda r: (r["config"], r["method"])).items():
         good = _ok(group)
         first = good[0] if good else group[0]
         entry = {"config": config, **{f: first[f] for f in CONFIG_FIELDS},
-                 "label": population_label(first), "method": method, "trials": len(good),
+                 "label": population_label(first), "method": method, "repetitions": len(good),
                  "failed": len(group) - len(good)}
         for f in ("n", "d", "m"):  # real data: realized by the file
             entry[f] = first.get(f)
@@ -94,7 +94,7 @@ def summarize(rows) -> list[dict]:
 
 
 def differences(rows, reference: str = "RPC", level: float = 0.95) -> list[dict]:
-    """MAE of each method minus the reference's, paired over trials, per configuration."""
+    """MAE of each method minus the reference's, paired over repetitions, per configuration."""
     good = _ok(rows)
     ref = {(r["config"], r["seed"]): r["mae"] for r in good if r["method"] == reference}
     out = []
@@ -113,7 +113,7 @@ def differences(rows, reference: str = "RPC", level: float = 0.95) -> list[dict]
 
 
 def increments(rows, level: float = 0.95) -> list[dict]:
-    """Attacked minus clean MAE of the same trial and method, per attacked configuration."""
+    """Attacked minus clean MAE of the same repetition and method, per attacked configuration."""
     out = []
     attacked = [r for r in _ok(rows) if r["q_frac"] > 0]
     for (config, method), group in _group(attacked, lambda r: (r["config"], r["method"])).items():
@@ -140,7 +140,7 @@ def failure_summary(rows) -> list[dict]:
 
 # ---------------------------------------------------------------- pivots
 def _pm(entry) -> str:
-    if entry is None or not entry["trials"]:
+    if entry is None or not entry["repetitions"]:
         return "-"
     return f"{_fmt(entry['mae_mean'])} ± {_fmt(entry['mae_sd'])}"
 
@@ -159,9 +159,9 @@ def pivot(summary) -> list[dict]:
 
     Clean sweeps: one block per (population, m) with a row per eps. Attacks:
     one block per (population, m, eps, model, attack), a row per ``q / n``,
-    the first the clean ``q = 0`` of the same trials.
+    the first the clean ``q = 0`` of the same repetitions.
     """
-    summary = [e for e in summary if e["trials"] or e["failed"]]
+    summary = [e for e in summary if e["repetitions"] or e["failed"]]
     methods = list(dict.fromkeys(e["method"] for e in summary))
     blocks = []
     data_key = lambda e: (e["population_params"], e["m"], e["clip"])  # noqa: E731
@@ -224,7 +224,7 @@ def _diff_blocks(diffs) -> list[dict]:
                 for x in xs]
         e0 = group[0]
         what = "no attack" if e0["model"] == "none" else f"{e0['model']} {e0['attack']}"
-        out.append({"title": f"MAE minus {e0['reference']}'s, paired over trials (95% CI): "
+        out.append({"title": f"MAE minus {e0['reference']}'s, paired over repetitions (95% CI): "
                              f"{_setting(e0)}, {what}",
                     "header": [axis.replace("q_frac", "q/n")] + methods, "rows": rows})
     return out
@@ -260,7 +260,7 @@ def build_report(results, out=None, *, reference: str = "RPC", figures: bool = T
     head = (f"{len(rows)} rows, {len(good)} succeeded, {len(rows) - len(good)} failed; "
             f"{len({r['config'] for r in rows})} configurations, "
             f"{len({r['method'] for r in rows})} methods, "
-            f"{len({r['seed'] for r in rows})} trials.")
+            f"{len({r['seed'] for r in rows})} repetitions.")
     blocks = pivot(tables["summary"])
     dblocks = _diff_blocks(tables["differences"])
     parts, md = [head], [head]
