@@ -104,6 +104,12 @@ def failure_summary(rows) -> list[dict]:
     return [{"method": m, "rows": c, "failure": f} for (m, f), c in sorted(out.items())]
 
 
+def _repetitions(rows) -> str:
+    """``"1 repetition"`` or ``"5 repetitions"``: the distinct seeds of ``rows``."""
+    k = len({r["seed"] for r in rows})
+    return f"{k} repetition{'' if k == 1 else 's'}"
+
+
 def _fmt(value, digits: int = 3) -> str:
     if value is None:
         return ""

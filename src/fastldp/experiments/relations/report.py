@@ -33,6 +33,7 @@ from ..report import (
     _group,
     _mean_sd,
     _ok,
+    _repetitions,
     _short,
     failure_summary,
     format_table,
@@ -391,7 +392,7 @@ def _text(rows, tables, *, headline: dict, slope_min_n) -> str:
     parts.append(f"{len(rows)} rows, {len(good)} succeeded, {len(rows) - len(good)} failed; "
                  f"{len({r['config'] for r in rows})} configurations, "
                  f"{len({r['method'] for r in rows})} methods, "
-                 f"{len({r['seed'] for r in rows})} repetitions.")
+                 f"{_repetitions(rows)}.")
     if tables["failures"]:
         parts.append(format_table(tables["failures"], ["method", "rows", "failure"],
                                   title="Failures"))

@@ -32,6 +32,7 @@ from ..report import (
     _group,
     _mean_sd,
     _ok,
+    _repetitions,
     format_table,
     paired_interval,
     write_report_files,
@@ -260,7 +261,7 @@ def build_report(results, out=None, *, reference: str = "RPC", figures: bool = T
     head = (f"{len(rows)} rows, {len(good)} succeeded, {len(rows) - len(good)} failed; "
             f"{len({r['config'] for r in rows})} configurations, "
             f"{len({r['method'] for r in rows})} methods, "
-            f"{len({r['seed'] for r in rows})} repetitions.")
+            f"{_repetitions(rows)}.")
     blocks = pivot(tables["summary"])
     dblocks = _diff_blocks(tables["differences"])
     parts, md = [head], [head]

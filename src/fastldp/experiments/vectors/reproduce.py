@@ -69,7 +69,7 @@ def reproduce(experiment: str, *, quick: bool = False, out=None, workers: int = 
     out = Path(out) if out is not None else Path("results") / (
         spec.name + ("-quick" if quick else ""))
     print(f"fastldp reproduce {experiment}{' --quick' if quick else ''}: {spec.description} "
-          f"({len(spec.seeds)} repetitions)", file=file)
+          f"({len(spec.seeds)} repetition{'' if len(spec.seeds) == 1 else 's'})", file=file)
     summary = run(spec, out, workers=workers, progress=progress, data_dir=data_dir,
                   retry_failures=retry_failures)
     print(summary, file=file)
