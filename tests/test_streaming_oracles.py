@@ -455,12 +455,12 @@ def prs_case(oracle, budgets, malformed, n=N):
     eps = {"equal": 1.0, "continuous": rng.uniform(0.3, 3.0, n),
            "levels": rng.choice([0.5, 1.0, 2.5], n)}[budgets]
     ids = _ids(n, 22)
-    y = mech.privatize(sets, eps, identities=ids, rng=rng)
+    y = mech.privatize(sets, epsilons=eps, identities=ids, rng=rng)
     if malformed == "object":
         y = y.astype(object)
         rows = rng.choice(n, size=6, replace=False)
         y[rows] = ["x", None, 2.5, np.nan, -1, 10**9]
-    want = mech.estimate(y, eps, identities=ids)
+    want = mech.estimate(y, epsilons=eps, identities=ids)
     return mech, y, eps, ids, want
 
 
