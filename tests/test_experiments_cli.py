@@ -138,3 +138,52 @@ def test_parquet_copy_has_the_csv_rows(tmp_path):
     table = pq.read_table(write_parquet(tmp_path / "r.csv", COLUMNS))
     assert table.num_rows == 2
     assert table.column("key").to_pylist() == ["a/b/0", "a/c/0"]
+
+
+@pytest.mark.parametrize("experiment, kinds", [
+    ("rpc-real", ["commerce", "clothing", "amazon", "movielens"]),
+    ("real-data", ["movielens", "foursquare", "gowalla"]),
+])
+def test_reproduce_without_its_data_stops_at_once_listing_every_file(tmp_path, capsys,
+                                                                    experiment, kinds):
+    # rpc-real used to run 6,000 cells, write 36,000 failure rows and three empty figures
+    data = tmp_path / "emptydata"
+    data.mkdir()
+    out = tmp_path / "out"
+    assert cli.main(["reproduce", experiment, "--data", str(data), "--out", str(out),
+                     "--quiet", "--workers", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("fastldp: error: Spec ") and err.count("\n") == 1
+    assert f"({len(kinds)} problems)" in err
+    for kind in kinds:
+        assert f"{kind} data '{data}" in err, kind
+    assert not out.exists()
+    # a folder that exists but holds nothing is named as such
+    (data / "womens-clothing-reviews").mkdir()
+    assert cli.main(["reproduce", "rpc-real", "--data", str(data), "--out", str(out),
+                     "--quiet", "--quick"]) == 2
+    assert "womens-clothing-reviews': an empty folder" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_a_misspelt_vector_method_stops_the_run_at_once(tmp_path, capsys):
+    spec = tmp_path / "v.toml"
+    spec.write_text(textwrap.dedent("""
+        family = "vectors"
+        name = "v"
+        methods = ["RPC", "PCKV-EU", "Colision"]
+        seeds = 1
+        [fixed]
+        n = 100
+        d = 8
+        m = 2
+        attack = "targeted"
+        q_frac = 0.1
+        target = 20
+    """))
+    assert cli.main(["run", str(spec), "--out", str(tmp_path / "out"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown method 'PCKV-EU' (did you mean 'PCKV-UE'?)" in err
+    assert "unknown method 'Colision' (did you mean 'Collision'?)" in err
+    assert "the targeted set (target = 20) exceeds d = 8" in err
+    assert not (tmp_path / "out").exists()
