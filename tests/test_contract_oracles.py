@@ -325,3 +325,17 @@ def test_data_independent_release_positional_value_is_deprecated():
         histograms.DataIndependentRelease(0.3, value=0.4)
     with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match="'value' parameter"):
         histograms.DataIndependentRelease(2.0)
+
+
+def test_a_labelled_report_file_decodes_to_a_labelled_result(tmp_path):
+    pytest.importorskip("pyarrow")
+    from fastldp.mechanisms import from_spec, mechanism_spec
+    from fastldp.reports import decode_files, write_reports
+
+    client = make(oracles.OLH, categories=LABELS)
+    y = client.privatize(["date", "apple"] * 50, rng=6)
+    path = write_reports(tmp_path / "r.parquet", client, y, row_group_size=30)
+    server = from_spec(mechanism_spec(client))  # what `fastldp decode` rebuilds from the file
+    got = decode_files(server, path)
+    assert got.categories == tuple(LABELS)
+    assert got.counts.tobytes() == client.estimate(y).counts.tobytes()
