@@ -74,12 +74,23 @@ def test_a_result_stays_frozen():
     lambda: Matrix(np.arange(10_000.0).reshape(100, 100) * 1e-7 + 1 / 3, 10**12,
                    PrivacyStatement.zcdp(rho=0.125)),
     lambda: Matrix(np.zeros((0, 4)), 0, PrivacyStatement.local()),
+    # whatever a family puts in its statement, the line is cut at the width
+    lambda: Matrix(np.ones((3,) * 6), 10**30, PrivacyStatement("a long model name " * 20, "user",
+                                                                epsilon=1.0, delta=1e-9)),
 ])
 def test_repr_is_one_short_line_whatever_the_size(make):
     text = repr(make())
     assert len(text) <= REPR_WIDTH, text
     assert "\n" not in text
     assert text.startswith(("Vector(", "Matrix(")) and text.endswith(")")
+
+
+def test_a_repr_too_long_is_cut_and_long_labels_are_shortened():
+    m = Matrix(np.ones(4), 3, PrivacyStatement("model " * 60, "report", epsilon=1.0))
+    text = repr(m)
+    assert len(text) == REPR_WIDTH and text.endswith("...)")
+    text = repr(_vector(3, categories=("x" * 300, "y", "z")))
+    assert "x" * 15 + "~=" in text and "x" * 16 not in text
 
 
 def test_repr_shows_kind_shape_n_budget_and_the_first_entries():
