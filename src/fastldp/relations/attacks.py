@@ -56,6 +56,16 @@ class AttackResult:
         mass of the global linear estimate.
     per_identity : float64 array
         Each corrupted report's share of ``objective``.
+
+    Examples
+    --------
+    >>> import numpy as np, fastldp
+    >>> from fastldp.relations import random_attack
+    >>> mech = fastldp.JPRS(shape=(4, 4), k=1, s=2, codebook_seed=3)
+    >>> eps = np.ones(100)
+    >>> att = random_attack(mech, eps, np.arange(10), rng=0)
+    >>> att.corrupted.shape, att.outputs.shape
+    ((10,), (10,))
     """
 
     corrupted: np.ndarray

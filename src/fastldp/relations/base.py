@@ -15,17 +15,27 @@ from __future__ import annotations
 import functools
 import warnings
 from math import inf
-from typing import Any, Callable, Optional, TypeVar
+from typing import Any, Callable, Optional, Sequence, TypeVar, Union
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._random import resolve_codebook_seed, resolve_identities, resolve_n_threads
 from .._validation import check_choice, check_float, check_int, check_positive_array, param_error
 from ..results import PrivacyStatement
+from .._sanitize import SanitizationReport
 from .relation_sets import CAP_POLICIES, RelationSets, as_relation_sets, is_long_format
 
 __all__ = ["RelationMechanism", "MAX_PAIRS", "MIN_EPSILON", "resolve_alias", "keyword_epsilons",
-           "privacy_of_budgets", "privacy_of_extremes"]
+           "privacy_of_budgets", "privacy_of_extremes", "RelationsLike", "RngLike"]
+
+#: What ``relations`` may be: a scipy.sparse matrix ``(n, d1*d2)``, a sequence
+#: of ``(m_i, 2)`` pair arrays, a long-format table (a tuple of three arrays, a
+#: pandas DataFrame, a pyarrow Table, a dict of arrays, a Parquet path) or
+#: :class:`~fastldp.relations.RelationSets` (see :meth:`RelationMechanism.relation_sets`).
+RelationsLike = Any
+#: What ``rng`` may be: ``None`` (OS entropy), an int, a SeedSequence or a Generator.
+RngLike = Union[None, int, np.random.SeedSequence, np.random.Generator]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -102,7 +112,16 @@ class RelationMechanism:
 
     ``k`` and ``s`` are the paper's letters; ``items_per_user`` and
     ``sparsity`` are the same parameters under the names every family
-    shares (pass one name of each).
+    shares (pass one name of each). ``epsilon`` is the budget of every
+    identity where a call passes no ``epsilons`` (``None``: every call must).
+
+    Examples
+    --------
+    >>> import fastldp
+    >>> from fastldp.relations import RelationMechanism
+    >>> mech = fastldp.JPRS(shape=(4, 5), items_per_user=3, sparsity=6)
+    >>> isinstance(mech, RelationMechanism), mech.k, mech.s, mech.p
+    (True, 3, 6, 20)
     """
 
     #: short name used in results tables
@@ -110,8 +129,11 @@ class RelationMechanism:
     #: which ``s`` coordinates the final projection keeps (see :mod:`.projection`)
     support_rule = "raw"
 
-    def __init__(self, *, shape, k=None, s=None, items_per_user=None, sparsity=None,
-                 epsilon=None, codebook_seed=None, cap_policy="raise", n_threads=None):
+    def __init__(self, *, shape: Sequence[int], k: Optional[int] = None,
+                 s: Optional[int] = None, items_per_user: Optional[int] = None,
+                 sparsity: Optional[int] = None, epsilon: Optional[float] = None,
+                 codebook_seed: Optional[int] = None, cap_policy: str = "raise",
+                 n_threads: Optional[int] = None) -> None:
         owner = type(self).__name__
         k = resolve_alias(owner, "k", k, "items_per_user", items_per_user)
         s = resolve_alias(owner, "s", s, "sparsity", sparsity)
@@ -178,7 +200,8 @@ class RelationMechanism:
             )
         return eps
 
-    def relation_sets(self, relations, *, identities=None) -> RelationSets:
+    def relation_sets(self, relations: RelationsLike, *,
+                      identities: Optional[ArrayLike] = None) -> RelationSets:
         """Validate ``relations`` and return them in CSR form (see :class:`RelationSets`).
 
         ``relations`` is a sparse matrix ``(n, d1*d2)``, a sequence of ``n``
@@ -243,8 +266,10 @@ class RelationMechanism:
             )
         return shape[0]
 
-    def decode(self, reports, epsilons=None, *, decoders=("global",), n_groups=8,
-               identities=None, support_rule=None):
+    def decode(self, reports: ArrayLike, epsilons: Optional[ArrayLike] = None, *,
+               decoders: Union[str, tuple, list] = ("global",), n_groups: int = 8,
+               identities: Optional[ArrayLike] = None,
+               support_rule: Optional[str] = None) -> dict:
         """Run one or several decoders on one set of reports.
 
         See :func:`fastldp.relations.decoders.decode`; ``epsilons`` defaults
@@ -257,26 +282,33 @@ class RelationMechanism:
                       identities=identities, support_rule=support_rule)
 
     # ------------------------------------------------------------ interface
-    def payload_bits(self, epsilons) -> np.ndarray:  # pragma: no cover - abstract
+    def payload_bits(self, epsilons: ArrayLike) -> np.ndarray:  # pragma: no cover - abstract
         """Private payload of each identity's report, in bits."""
         raise NotImplementedError
 
-    def sanitize(self, reports, eps, identities, owner):  # pragma: no cover - abstract
+    def sanitize(self, reports: ArrayLike, eps: np.ndarray, identities: np.ndarray,
+                 owner: str) -> tuple[np.ndarray, SanitizationReport]:  # pragma: no cover - abstract
         """Project received reports to legal outputs; return them and a report."""
         raise NotImplementedError
 
-    def linear_estimate(self, clean, eps, identities, members=None):  # pragma: no cover
+    def linear_estimate(self, clean: np.ndarray, eps: np.ndarray, identities: np.ndarray,
+                        members: Optional[np.ndarray] = None) -> np.ndarray:  # pragma: no cover
         """Unbiased estimate (length p) from the sanitized reports of ``members``."""
         raise NotImplementedError
 
-    def best_response(self, eps, corrupted, identities, items, item_weights, rng):  # pragma: no cover
+    def best_response(self, eps: np.ndarray, corrupted: np.ndarray, identities: np.ndarray,
+                      items: ArrayLike, item_weights: ArrayLike,
+                      rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover
         """Legal outputs of the corrupted identities maximizing the linear objective."""
         raise NotImplementedError
 
-    def random_response(self, eps, corrupted, identities, rng):  # pragma: no cover
+    def random_response(self, eps: np.ndarray, corrupted: np.ndarray, identities: np.ndarray,
+                        rng: np.random.Generator) -> np.ndarray:  # pragma: no cover
         """Uniformly random legal outputs of the corrupted identities."""
         raise NotImplementedError
 
-    def response_objective(self, eps, corrupted, identities, outputs, items, item_weights):  # pragma: no cover
+    def response_objective(self, eps: np.ndarray, corrupted: np.ndarray, identities: np.ndarray,
+                           outputs: ArrayLike, items: ArrayLike,
+                           item_weights: ArrayLike) -> np.ndarray:  # pragma: no cover
         """Each corrupted output's contribution to ``sum_x w_x V(x)`` (global estimate)."""
         raise NotImplementedError

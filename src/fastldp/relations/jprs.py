@@ -18,7 +18,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 from math import sqrt
-from typing import Optional
+from typing import Optional, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -34,7 +34,8 @@ from ..results import PrivacyStatement, Result
 from ..streaming import ExactSum, Partial, check_partial, fixed_point_of
 from ..streaming import chunk_length as _chunk_length
 from .._kernels._sketch import fixed_sketch
-from .base import RelationMechanism, keyword_epsilons, privacy_of_budgets, privacy_of_extremes
+from .base import (RelationMechanism, RelationsLike, RngLike, keyword_epsilons,
+                   privacy_of_budgets, privacy_of_extremes)
 from .projection import check_support_rule, project
 
 __all__ = ["JPRS", "JPRSEstimate", "BudgetSummary"]
@@ -54,6 +55,14 @@ class BudgetSummary:
         Realized budget statistics.
     gamma_sq_sum : float
         ``D = sum_i tanh(eps_i / 2)^2``, the public denominator of Eq. (8).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastldp.relations import BudgetSummary
+    >>> b = BudgetSummary.from_epsilons(np.array([1.0, 2.0, 3.0]))
+    >>> b.n, b.eps_min, b.eps_mean, b.eps_max
+    (3, 1.0, 2.0, 3.0)
     """
 
     n: int
@@ -202,9 +211,11 @@ class JPRS(RelationMechanism):
 
     family = "JPRS"
 
-    def __init__(self, *, shape, k=None, s=None, items_per_user=None, sparsity=None,
-                 epsilon=None, codebook_seed=None, cap_policy="raise", n_threads=None,
-                 support_rule="raw"):
+    def __init__(self, *, shape: Sequence[int], k: Optional[int] = None,
+                 s: Optional[int] = None, items_per_user: Optional[int] = None,
+                 sparsity: Optional[int] = None, epsilon: Optional[float] = None,
+                 codebook_seed: Optional[int] = None, cap_policy: str = "raise",
+                 n_threads: Optional[int] = None, support_rule: str = "raw") -> None:
         super().__init__(shape=shape, k=k, s=s, items_per_user=items_per_user,
                          sparsity=sparsity, epsilon=epsilon, codebook_seed=codebook_seed,
                          cap_policy=cap_policy, n_threads=n_threads)
@@ -217,7 +228,7 @@ class JPRS(RelationMechanism):
         return np.ones(np.atleast_1d(np.asarray(epsilons)).shape[0], dtype=np.int64)
 
     # ------------------------------------------------------------------ client
-    def set_scores(self, relations, *,
+    def set_scores(self, relations: RelationsLike, *,
                    identities: Optional[ArrayLike] = None) -> tuple[np.ndarray, np.ndarray]:
         """Return each identity's sign sum ``sum_{E_i} R_i(e)`` and set size.
 
@@ -228,7 +239,7 @@ class JPRS(RelationMechanism):
         sums = set_sign_sums(self.codebook_seed, ids, sets.indptr, sets.pairs, self.n_threads)
         return sums, sets.sizes
 
-    def output_probabilities(self, relations, epsilons: Optional[ArrayLike] = None, *,
+    def output_probabilities(self, relations: RelationsLike, epsilons: Optional[ArrayLike] = None, *,
                              identities: Optional[ArrayLike] = None) -> np.ndarray:
         """Return the exact ``P(Y_i = +1 | E_i, codebook)`` of every identity.
 
@@ -242,8 +253,8 @@ class JPRS(RelationMechanism):
         return 0.5 * (1.0 + np.tanh(eps / 2.0) * theta)
 
     @keyword_epsilons
-    def privatize(self, relations, *, epsilons: Optional[ArrayLike] = None,
-                  identities: Optional[ArrayLike] = None, rng=None) -> np.ndarray:
+    def privatize(self, relations: RelationsLike, *, epsilons: Optional[ArrayLike] = None,
+                  identities: Optional[ArrayLike] = None, rng: RngLike = None) -> np.ndarray:
         """Release one bit per identity (Algorithm 1).
 
         Parameters
@@ -294,7 +305,7 @@ class JPRS(RelationMechanism):
         return self.sketch_scale(eps) * np.tanh(eps / 2.0) * bits.astype(np.float64)
 
     @keyword_epsilons
-    def estimate(self, reports, *, epsilons: Optional[ArrayLike] = None,
+    def estimate(self, reports: ArrayLike, *, epsilons: Optional[ArrayLike] = None,
                  identities: Optional[ArrayLike] = None) -> JPRSEstimate:
         """Decode the population relation matrix (Algorithm 2).
 
@@ -335,7 +346,7 @@ class JPRS(RelationMechanism):
         return {"shape": list(self.shape), "k": self.k, "s": self.s,
                 "codebook_seed": self.codebook_seed, "support_rule": self.support_rule}
 
-    def partial(self, reports, epsilons: Optional[ArrayLike] = None,
+    def partial(self, reports: ArrayLike, epsilons: Optional[ArrayLike] = None,
                 identities: Optional[ArrayLike] = None) -> Partial:
         """The exact, mergeable state of Algorithm 2 over a chunk of reports.
 
@@ -480,10 +491,12 @@ class JPRS(RelationMechanism):
         )
 
     # ------------------------------------------------ linear interface (decoders, attacks)
-    def sanitize(self, reports, eps, identities, owner):
+    def sanitize(self, reports: ArrayLike, eps: np.ndarray, identities: np.ndarray,
+                 owner: str) -> tuple[np.ndarray, SanitizationReport]:
         return sanitize_bits(reports, eps.shape[0], self.codebook_seed, identities, owner)
 
-    def linear_estimate(self, clean, eps, identities, members=None):
+    def linear_estimate(self, clean: np.ndarray, eps: np.ndarray, identities: np.ndarray,
+                        members: Optional[np.ndarray] = None) -> np.ndarray:
         """The sketch of Eq. (8) over ``members`` (Theorem 3's ``M~_J``), length p.
 
         The same exact fixed-point sums as :meth:`estimate`, so the global
@@ -506,16 +519,21 @@ class JPRS(RelationMechanism):
     def _weights_of(self, eps, corrupted):
         return self.sketch_scale(eps) * np.tanh(eps[corrupted] / 2.0)
 
-    def best_response(self, eps, corrupted, identities, items, item_weights, rng):
+    def best_response(self, eps: np.ndarray, corrupted: np.ndarray, identities: np.ndarray,
+                      items: ArrayLike, item_weights: ArrayLike,
+                      rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """The bit ``sign(sum_x w_x R_i(x))`` per corrupted identity, fair ties."""
         score = self._item_scores(identities[corrupted], items, item_weights)
         coin = np.where(rng.random(score.shape[0]) < 0.5, 1, -1)
         bits = np.where(score > 0, 1, np.where(score < 0, -1, coin)).astype(np.int8)
         return bits, self._weights_of(eps, corrupted) * np.abs(score)
 
-    def random_response(self, eps, corrupted, identities, rng):
+    def random_response(self, eps: np.ndarray, corrupted: np.ndarray, identities: np.ndarray,
+                        rng: np.random.Generator) -> np.ndarray:
         return np.where(rng.random(corrupted.shape[0]) < 0.5, 1, -1).astype(np.int8)
 
-    def response_objective(self, eps, corrupted, identities, outputs, items, item_weights):
+    def response_objective(self, eps: np.ndarray, corrupted: np.ndarray, identities: np.ndarray,
+                           outputs: ArrayLike, items: ArrayLike,
+                           item_weights: ArrayLike) -> np.ndarray:
         score = self._item_scores(identities[corrupted], items, item_weights)
         return self._weights_of(eps, corrupted) * np.asarray(outputs, dtype=np.float64) * score

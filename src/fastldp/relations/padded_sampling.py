@@ -22,18 +22,20 @@ decode.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Optional
+from typing import Optional, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from .._random import as_generator, resolve_identities
+from .._sanitize import SanitizationReport
 from .._validation import check_choice
 from ..oracles._base import partial_report, report_counts, scalar_sum
 from ..oracles.frequency import ORACLES
 from ..streaming import Partial, check_partial
 from ..streaming import chunk_length as _chunk_length
-from .base import RelationMechanism, keyword_epsilons, privacy_of_budgets, privacy_of_extremes
+from .base import (RelationMechanism, RelationsLike, RngLike, keyword_epsilons,
+                   privacy_of_budgets, privacy_of_extremes)
 from .decoders import Decoded
 from .projection import check_support_rule, project
 
@@ -84,9 +86,12 @@ class PaddedRelationSampling(RelationMechanism):
     ((3, 3), 400, 'epsilon=3 (local DP, per user)')
     """
 
-    def __init__(self, *, shape, k=None, s=None, items_per_user=None, sparsity=None,
-                 oracle="hr", epsilon=None, codebook_seed=None, cap_policy="raise",
-                 n_threads=None, support_rule="raw"):
+    def __init__(self, *, shape: Sequence[int], k: Optional[int] = None,
+                 s: Optional[int] = None, items_per_user: Optional[int] = None,
+                 sparsity: Optional[int] = None, oracle: str = "hr",
+                 epsilon: Optional[float] = None, codebook_seed: Optional[int] = None,
+                 cap_policy: str = "raise", n_threads: Optional[int] = None,
+                 support_rule: str = "raw") -> None:
         super().__init__(shape=shape, k=k, s=s, items_per_user=items_per_user,
                          sparsity=sparsity, epsilon=epsilon, codebook_seed=codebook_seed,
                          cap_policy=cap_policy, n_threads=n_threads)
@@ -111,8 +116,8 @@ class PaddedRelationSampling(RelationMechanism):
         return np.ceil(np.log2(self.oracle.output_sizes(eps))).astype(np.int64)
 
     # ------------------------------------------------------------ client
-    def sample_items(self, relations, *, identities: Optional[ArrayLike] = None,
-                     rng=None) -> np.ndarray:
+    def sample_items(self, relations: RelationsLike, *,
+                     identities: Optional[ArrayLike] = None, rng: RngLike = None) -> np.ndarray:
         """Each identity's padded-and-sampled item in ``[0, p + k)``."""
         gen = as_generator(rng, f"{type(self).__name__}.sample_items")
         sets = self.relation_sets(relations, identities=identities)
@@ -133,8 +138,8 @@ class PaddedRelationSampling(RelationMechanism):
         return eps
 
     @keyword_epsilons
-    def privatize(self, relations, *, epsilons: Optional[ArrayLike] = None,
-                  identities: Optional[ArrayLike] = None, rng=None) -> np.ndarray:
+    def privatize(self, relations: RelationsLike, *, epsilons: Optional[ArrayLike] = None,
+                  identities: Optional[ArrayLike] = None, rng: RngLike = None) -> np.ndarray:
         """Sample one padded item per identity and report it through the oracle.
 
         Parameters
@@ -172,7 +177,8 @@ class PaddedRelationSampling(RelationMechanism):
         return self.oracle.perturb(items, eps, ids, gen)
 
     # ------------------------------------------------------------ server
-    def sanitize(self, reports, eps, identities, owner):
+    def sanitize(self, reports: ArrayLike, eps: np.ndarray, identities: np.ndarray,
+                 owner: str) -> tuple[np.ndarray, SanitizationReport]:
         return self.oracle.sanitize(reports, eps, identities, owner)
 
     def _linear_sums(self, clean, eps, identities) -> dict:
@@ -186,14 +192,15 @@ class PaddedRelationSampling(RelationMechanism):
         raw = self.oracle.weighted_counts(sums["support"], sums["offset"])
         return (self.k / float(sums["lam_sum"].value()[0])) * raw[: self.p]
 
-    def linear_estimate(self, clean, eps, identities, members=None):
+    def linear_estimate(self, clean: np.ndarray, eps: np.ndarray, identities: np.ndarray,
+                        members: Optional[np.ndarray] = None) -> np.ndarray:
         """The weighted, unbiased linear estimate over ``members`` (length p), from exact sums."""
         if members is not None:
             clean, eps, identities = clean[members], eps[members], identities[members]
         return self._linear_value(self._linear_sums(clean, eps, identities))
 
     @keyword_epsilons
-    def estimate(self, reports, *, epsilons: Optional[ArrayLike] = None,
+    def estimate(self, reports: ArrayLike, *, epsilons: Optional[ArrayLike] = None,
                  identities: Optional[ArrayLike] = None) -> Decoded:
         """Global decoder: sanitize, weighted inversion, ``P_{s,k}`` projection.
 
@@ -235,7 +242,7 @@ class PaddedRelationSampling(RelationMechanism):
         return {"shape": list(self.shape), "k": self.k, "s": self.s, "oracle": self.oracle_name,
                 "codebook_seed": self.codebook_seed, "support_rule": self.support_rule}
 
-    def partial(self, reports, epsilons: Optional[ArrayLike] = None,
+    def partial(self, reports: ArrayLike, epsilons: Optional[ArrayLike] = None,
                 identities: Optional[ArrayLike] = None) -> Partial:
         """The exact, mergeable state of :meth:`estimate` over a chunk of reports.
 
@@ -327,16 +334,21 @@ class PaddedRelationSampling(RelationMechanism):
         lam = self.oracle.weights(eps)
         return self.k * lam[corrupted] / float(lam.sum())
 
-    def best_response(self, eps, corrupted, identities, items, item_weights, rng):
+    def best_response(self, eps: np.ndarray, corrupted: np.ndarray, identities: np.ndarray,
+                      items: ArrayLike, item_weights: ArrayLike,
+                      rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         outputs, scores = self.oracle.best_response(
             eps[corrupted], identities[corrupted], np.asarray(items, dtype=np.int64),
             np.asarray(item_weights, dtype=np.float64), rng)
         return outputs, self._scale(eps, corrupted) * scores
 
-    def random_response(self, eps, corrupted, identities, rng):
+    def random_response(self, eps: np.ndarray, corrupted: np.ndarray, identities: np.ndarray,
+                        rng: np.random.Generator) -> np.ndarray:
         return self.oracle.random_outputs(eps[corrupted], identities[corrupted], rng)
 
-    def response_objective(self, eps, corrupted, identities, outputs, items, item_weights):
+    def response_objective(self, eps: np.ndarray, corrupted: np.ndarray, identities: np.ndarray,
+                           outputs: ArrayLike, items: ArrayLike,
+                           item_weights: ArrayLike) -> np.ndarray:
         scores = self.oracle.response_scores(
             eps[corrupted], identities[corrupted], np.asarray(items, dtype=np.int64),
             np.asarray(item_weights, dtype=np.float64), np.asarray(outputs, dtype=np.int64))

@@ -59,6 +59,13 @@ class Population:
         largest entries, ties toward the smaller index).
     metadata : dict
         Provenance: seed, statistics, preprocessing counts (JSON-serializable).
+
+    Examples
+    --------
+    >>> from fastldp.relations import rate_diagnostic_population
+    >>> pop = rate_diagnostic_population(shape=(8, 8), s=4, k=2, n=100, rng=0)
+    >>> pop.n, pop.relations.shape, pop.target.shape
+    (100, (100, 64), (8, 8))
     """
 
     relations: sp.csr_matrix

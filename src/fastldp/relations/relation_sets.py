@@ -76,6 +76,14 @@ class RelationSets:
         caller's ``identities``); ``None`` for the sparse and sequence forms,
         whose identities are the caller's or ``0 .. n-1``. The mechanisms'
         client methods use them when called without ``identities``.
+
+    Examples
+    --------
+    >>> import numpy as np, fastldp
+    >>> mech = fastldp.JPRS(shape=(2, 3), k=2, s=1)
+    >>> sets = mech.relation_sets([np.array([[0, 1], [1, 2]]), np.array([[1, 0]])])
+    >>> sets.n, sets.sizes.tolist(), sets.pairs.tolist()
+    (2, [2, 1], [1, 5, 3])
     """
 
     indptr: np.ndarray

@@ -119,6 +119,16 @@ class SparseAttackResult:
         ``"targeted"`` or ``"untargeted"``.
     gains : float64 array or None
         Strong model: every user's gain ``G_i`` for the final weights.
+
+    Examples
+    --------
+    >>> import numpy as np, fastldp
+    >>> from fastldp.vectors import frequency_vectors, sparse_targeted_attack
+    >>> mech = fastldp.RPC(d=10, m=2, epsilon=1.0, codebook_seed=1)
+    >>> reports = mech.privatize(frequency_vectors(n=500, d=10, m=2, rng=0), rng=1)
+    >>> att = sparse_targeted_attack(mech, reports, target=[3], q=50, rng=2)
+    >>> att.kind, att.model, att.corrupted.shape, bool(att.objective > 0)
+    ('targeted', 'additive', (50,), True)
     """
 
     reports: object

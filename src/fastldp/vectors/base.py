@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from .._kernels._hash import SANITIZE_STREAM, hash_words
 from .._kernels._sketch import FIXED_MAX_N, fixed_sketch
@@ -43,7 +44,18 @@ __all__ = [
     "plug_in_variances",
     "exact_squares",
     "items_alias",
+    "VectorsLike",
+    "RngLike",
+    "ClipLike",
 ]
+
+#: What ``x`` may be: :class:`SparseVectors`, a scipy.sparse matrix ``(n, d)``
+#: (stored zeros are items with value 0) or a dense ``(n, d)`` array.
+VectorsLike = Any
+#: What ``rng`` may be: ``None`` (OS entropy), an int, a SeedSequence or a Generator.
+RngLike = Union[None, int, np.random.SeedSequence, np.random.Generator]
+#: What ``clip_estimate`` may be: ``None``, ``"frequency"``, ``"mean"`` or ``(low, high)``.
+ClipLike = Union[None, str, Sequence[float]]
 
 
 @dataclass(frozen=True)
@@ -59,6 +71,14 @@ class SparseVectors:
         Their values, all in ``[-1, 1]``; a stored 0 is an item with value 0.
     d : int
         Dimension.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastldp.vectors import as_sparse_vectors
+    >>> x = as_sparse_vectors(np.array([[1.0, 0, -0.5], [0, 0, 1.0]]), d=3, owner="example")
+    >>> x.n, x.sizes.tolist(), x.mean().tolist()
+    (2, [2, 1], [0.5, 0.0, 0.25])
     """
 
     indptr: np.ndarray
@@ -101,7 +121,7 @@ class SparseVectors:
         out[self.rows, self.indices] = self.values
         return out
 
-    def subset(self, users) -> "SparseVectors":
+    def subset(self, users: ArrayLike) -> "SparseVectors":
         """The vectors of ``users`` (an index array), in that order."""
         users = np.asarray(users, dtype=np.int64)
         starts, stops = self.indptr[users], self.indptr[users + 1]
@@ -656,7 +676,7 @@ class StreamingServer:
         check_partial(b, self._mechanism, params, owner)
         return a.merge(b)
 
-    def finalize(self, partial: Partial):
+    def finalize(self, partial: Partial) -> Any:
         """Turn a (merged) partial into the estimate of all its reports.
 
         The same result object as ``estimate`` (whose docstring gives the

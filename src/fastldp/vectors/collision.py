@@ -75,7 +75,7 @@ from __future__ import annotations
 
 import time
 from math import exp, inf
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -84,9 +84,12 @@ from .._random import as_generator, resolve_codebook_seed, resolve_identities, r
 from .._validation import check_choice, check_float, check_int
 from ..oracles.olh import olh_hash, olh_hits
 from .base import (
+    ClipLike,
+    RngLike,
     SparseMeanEstimate,
     SparseVectors,
     StreamingServer,
+    VectorsLike,
     as_sparse_vectors,
     items_alias,
     plug_in_variances,
@@ -140,8 +143,10 @@ class Collision(StreamingServer):
     True
     """
 
-    def __init__(self, *, d, m=None, epsilon, items_per_user=None, values="frequency", t=None,
-                 clip_estimate=None, codebook_seed=None, n_threads=None):
+    def __init__(self, *, d: int, m: Optional[int] = None, epsilon: float,
+                 items_per_user: Optional[int] = None, values: str = "frequency",
+                 t: Optional[int] = None, clip_estimate: ClipLike = None,
+                 codebook_seed: Optional[int] = None, n_threads: Optional[int] = None) -> None:
         owner = type(self).__name__
         self.d = check_int(d, "d", owner, low=1)
         self.m = check_int(items_alias(owner, m, items_per_user), "m", owner, low=1,
@@ -178,10 +183,10 @@ class Collision(StreamingServer):
         return 1.0 / (self.p_hit - 1.0 / self.t)
 
     # ------------------------------------------------------------------ client
-    def vectors(self, x) -> SparseVectors:
+    def vectors(self, x: VectorsLike) -> SparseVectors:
         return as_sparse_vectors(x, d=self.d, owner=type(self).__name__, m=self.m)
 
-    def symbols(self, x, *, rng=None):
+    def symbols(self, x: VectorsLike, *, rng: RngLike = None) -> tuple[np.ndarray, np.ndarray]:
         """The symbols each user holds: CSR ``(indptr, symbols)``.
 
         Signed mode rounds values to signs (Eq. (35)) with ``rng``.
@@ -209,7 +214,8 @@ class Collision(StreamingServer):
         """``H_{ids[rows[k]]}(symbols[k])`` for every k (int64 in ``[0, t)``)."""
         return olh_hash(self.codebook_seed, ids[rows], symbols, self.t)
 
-    def hashed_sets(self, x, *, identities=None, rng=None):
+    def hashed_sets(self, x: VectorsLike, *, identities: Optional[ArrayLike] = None,
+                    rng: RngLike = None) -> tuple[np.ndarray, np.ndarray]:
         """Sorted distinct buckets ``H_i(x_i)`` per user as an ``(n, m)`` matrix
         padded with ``t``, and their counts ``c_i``."""
         indptr, sym = self.symbols(x, rng=rng)
@@ -228,7 +234,8 @@ class Collision(StreamingServer):
         counts = (mat < self.t).sum(axis=1)
         return mat, counts
 
-    def channel(self, x, *, identities=None) -> np.ndarray:
+    def channel(self, x: VectorsLike, *,
+                identities: Optional[ArrayLike] = None) -> np.ndarray:
         """Exact ``P(Y_i = k | x_i)`` as an ``(n, t)`` matrix (Eq. (13)).
 
         Needs values that involve no rounding (``{0, 1}`` or ``{-1, 1}``).
@@ -244,8 +251,8 @@ class Collision(StreamingServer):
         out[rows[keep], cols[keep]] = self.p_hit
         return out
 
-    def privatize(self, x, *, epsilons: Optional[ArrayLike] = None,
-                  identities: Optional[ArrayLike] = None, rng=None) -> np.ndarray:
+    def privatize(self, x: VectorsLike, *, epsilons: Optional[ArrayLike] = None,
+                  identities: Optional[ArrayLike] = None, rng: RngLike = None) -> np.ndarray:
         """Release one symbol ``Y_i in [t]`` per user (int64), Eq. (13).
 
         Parameters
@@ -288,7 +295,7 @@ class Collision(StreamingServer):
     # ------------------------------------------------------------------ server
     _REASONS = ("out_of_range", "not_integer", "nan", "infinite", "non_numeric")
 
-    def symbol_counts(self, reports, *,
+    def symbol_counts(self, reports: Any, *,
                       identities: Optional[ArrayLike] = None) -> tuple[np.ndarray, object]:
         """``sum_i 1(Y_i = H_i(s))`` for every symbol ``s``, with the sanitization report."""
         n = len(reports)
@@ -298,7 +305,7 @@ class Collision(StreamingServer):
         state = self._partial(reports, None, identities, "Collision.estimate")
         return state.sums["hits"].value(), self._report_of(state)
 
-    def estimate(self, reports, *, epsilons: Optional[ArrayLike] = None,
+    def estimate(self, reports: Any, *, epsilons: Optional[ArrayLike] = None,
                  identities: Optional[ArrayLike] = None) -> SparseMeanEstimate:
         """Eq. (14) per symbol; signed mode returns ``mu_e(+) - mu_e(-)``.
 
@@ -346,7 +353,7 @@ class Collision(StreamingServer):
     def _sum_sizes(self) -> dict:
         return {"hits": self.n_symbols}
 
-    def partial(self, reports, epsilons: Optional[ArrayLike] = None,
+    def partial(self, reports: Any, epsilons: Optional[ArrayLike] = None,
                 identities: Optional[ArrayLike] = None) -> Partial:
         """The exact, mergeable state of the Collision server over a chunk of reports.
 

@@ -82,6 +82,16 @@ class SparseVectorDataset:
         Users whose items were subsampled to ``max_items``.
     n_skipped : int
         Records skipped (missing fields, malformed lines, repeated items).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastldp.vectors import SparseVectorDataset, frequency_vectors
+    >>> x = frequency_vectors(n=3, d=5, m=2, rng=0)
+    >>> data = SparseVectorDataset(x, item_ids=np.arange(5), user_ids=np.array([7, 8, 9]),
+    ...                            name="toy")
+    >>> data.n, data.d, data.name
+    (3, 5, 'toy')
     """
 
     vectors: SparseVectors

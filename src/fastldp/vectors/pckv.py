@@ -93,7 +93,7 @@ from __future__ import annotations
 
 import time
 from math import exp, inf, log, log1p
-from typing import Optional
+from typing import Any, Optional, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -103,9 +103,12 @@ from .._validation import check_float, check_int, param_error
 from .._sanitize import SanitizationReport
 from ..oracles import GRR, OUE
 from .base import (
+    ClipLike,
+    RngLike,
     SparseMeanEstimate,
     SparseVectors,
     StreamingServer,
+    VectorsLike,
     _as_float,
     as_sparse_vectors,
     items_alias,
@@ -132,8 +135,10 @@ class _PCKV(StreamingServer):
     a: float  # probability of keeping the sampled key (set by the variant)
     b: float  # probability of reporting each other key
 
-    def __init__(self, *, d, m=None, epsilon, items_per_user=None, epsilon_split=None,
-                 clip_estimate=None):
+    def __init__(self, *, d: int, m: Optional[int] = None, epsilon: float,
+                 items_per_user: Optional[int] = None,
+                 epsilon_split: Optional[Sequence[float]] = None,
+                 clip_estimate: ClipLike = None) -> None:
         owner = type(self).__name__
         self.d = check_int(d, "d", owner, low=1)
         self.m = check_int(items_alias(owner, m, items_per_user), "m", owner, low=1,
@@ -189,10 +194,10 @@ class _PCKV(StreamingServer):
         """``l / (a (2p - 1))``: one report's weight in Eq. (70), times ``n``."""
         return self.ell / (self.a * (2.0 * self.p - 1.0))
 
-    def vectors(self, x) -> SparseVectors:
+    def vectors(self, x: VectorsLike) -> SparseVectors:
         return as_sparse_vectors(x, d=self.d, owner=type(self).__name__, m=self.m)
 
-    def sample(self, x, *, rng=None) -> tuple[np.ndarray, np.ndarray]:
+    def sample(self, x: VectorsLike, *, rng: RngLike = None) -> tuple[np.ndarray, np.ndarray]:
         """Padding-and-Sampling and discretization: ``(keys, signs)`` per user.
 
         Keys ``>= d`` are dummies; signs are ``+-1`` (int8).
@@ -237,7 +242,7 @@ class _PCKV(StreamingServer):
     def _sum_sizes(self) -> dict:
         return {"sums": self.d, "key_counts": self.d}
 
-    def partial(self, reports, epsilons: Optional[ArrayLike] = None,
+    def partial(self, reports: Any, epsilons: Optional[ArrayLike] = None,
                 identities: Optional[ArrayLike] = None) -> Partial:
         """The exact, mergeable state of Eq. (70) over a chunk of reports.
 
@@ -279,7 +284,7 @@ class _PCKV(StreamingServer):
         return self._finish(state.sums["sums"].value(), state.sums["key_counts"].value(),
                             state.counts["users"], self._report_of(state), {})
 
-    def estimate(self, reports, *, epsilons: Optional[ArrayLike] = None,
+    def estimate(self, reports: Any, *, epsilons: Optional[ArrayLike] = None,
                  identities: Optional[ArrayLike] = None) -> SparseMeanEstimate:
         """Eq. (70), its plug-in variances and PCKV's key frequencies.
 
@@ -344,14 +349,16 @@ class PCKVUE(_PCKV):
 
     variant = "ue"
 
-    def __init__(self, *, d, m=None, epsilon, items_per_user=None, epsilon_split=None,
-                 clip_estimate=None):
+    def __init__(self, *, d: int, m: Optional[int] = None, epsilon: float,
+                 items_per_user: Optional[int] = None,
+                 epsilon_split: Optional[Sequence[float]] = None,
+                 clip_estimate: ClipLike = None) -> None:
         super().__init__(d=d, m=m, epsilon=epsilon, items_per_user=items_per_user,
                          epsilon_split=epsilon_split, clip_estimate=clip_estimate)
         self.key_oracle = self._key_oracle(OUE)  # a = 1/2, b = 1 / (e^eps1 + 1)
 
-    def privatize(self, x, *, epsilons: Optional[ArrayLike] = None,
-                  identities: Optional[ArrayLike] = None, rng=None) -> np.ndarray:
+    def privatize(self, x: VectorsLike, *, epsilons: Optional[ArrayLike] = None,
+                  identities: Optional[ArrayLike] = None, rng: RngLike = None) -> np.ndarray:
         """Return the ``(n, d + m)`` int8 reports in ``{-1, 0, 1}``.
 
         ``epsilons`` is ``None`` or the constructor's ``epsilon`` (no
@@ -427,15 +434,17 @@ class PCKVGRR(_PCKV):
 
     variant = "grr"
 
-    def __init__(self, *, d, m=None, epsilon, items_per_user=None, epsilon_split=None,
-                 clip_estimate=None):
+    def __init__(self, *, d: int, m: Optional[int] = None, epsilon: float,
+                 items_per_user: Optional[int] = None,
+                 epsilon_split: Optional[Sequence[float]] = None,
+                 clip_estimate: ClipLike = None) -> None:
         super().__init__(d=d, m=m, epsilon=epsilon, items_per_user=items_per_user,
                          epsilon_split=epsilon_split, clip_estimate=clip_estimate)
         # a = e^eps1 / (e^eps1 + d + l - 1), b = 1 / (e^eps1 + d + l - 1)
         self.key_oracle = self._key_oracle(GRR)
 
-    def privatize(self, x, *, epsilons: Optional[ArrayLike] = None,
-                  identities: Optional[ArrayLike] = None, rng=None) -> np.ndarray:
+    def privatize(self, x: VectorsLike, *, epsilons: Optional[ArrayLike] = None,
+                  identities: Optional[ArrayLike] = None, rng: RngLike = None) -> np.ndarray:
         """Return the ``(n, 2)`` int64 reports ``(key, value)``.
 
         ``epsilons`` is ``None`` or the constructor's ``epsilon`` (no
@@ -464,7 +473,8 @@ class PCKVGRR(_PCKV):
 
     _REASONS = ("out_of_alphabet", "infinite", "nan", "non_numeric", "bad_key")
 
-    def sanitize(self, reports, owner: str = "PCKVGRR.estimate", *, allow_empty: bool = False):
+    def sanitize(self, reports: ArrayLike, owner: str = "PCKVGRR.estimate", *,
+                 allow_empty: bool = False) -> tuple:
         """Project ``(key, value)`` reports: a key that is not an integer in
         ``[0, d + m)`` voids the report (no key, value 0, counted ``bad_key``);
         values go to ``{-1, 0, +1}`` by sign (NaN and non-numbers to 0)."""

@@ -66,7 +66,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from math import exp, inf
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -74,8 +74,8 @@ from numpy.typing import ArrayLike
 from .._random import as_generator
 from .._validation import check_float, check_int, param_error
 from .._sanitize import SanitizationReport
-from .base import (SparseMeanEstimate, SparseVectors, StreamingServer, _as_float,
-                   as_sparse_vectors, items_alias)
+from .base import (ClipLike, RngLike, SparseMeanEstimate, SparseVectors, StreamingServer, VectorsLike,
+                   _as_float, as_sparse_vectors, items_alias)
 from .rpc import resolve_clip_range
 from ..streaming import ExactSum, Partial
 
@@ -94,6 +94,14 @@ class PrivKVMReports:
         Reported "holds the key" bits in ``{0, 1}``.
     values : int8 array, shape (n, c)
         Round ``r``'s value bit in ``{-1, +1}``, or 0 when the key bit is 0.
+
+    Examples
+    --------
+    >>> import numpy as np, fastldp
+    >>> mech = fastldp.PrivKVM(d=3, m=1, epsilon=2.0, n_rounds=2)
+    >>> reports = mech.privatize(np.eye(3)[[0, 1, 2, 0]], rng=0)
+    >>> len(reports), reports.values.shape, len(reports[1:3])
+    (4, (4, 2), 2)
     """
 
     keys: np.ndarray
@@ -123,11 +131,12 @@ class PrivKVMReports:
                 users = users.astype(np.int64)
         return PrivKVMReports(self.keys[users], self.key_bits[users], self.values[users])
 
-    def take(self, users) -> "PrivKVMReports":
+    def take(self, users: ArrayLike) -> "PrivKVMReports":
+        """The reports of ``users`` (an index array), in that order."""
         users = np.asarray(users, dtype=np.int64)
         return PrivKVMReports(self.keys[users], self.key_bits[users], self.values[users])
 
-    def replace(self, users, forged: "PrivKVMReports") -> "PrivKVMReports":
+    def replace(self, users: ArrayLike, forged: "PrivKVMReports") -> "PrivKVMReports":
         """A copy with the reports of ``users`` replaced by ``forged``."""
         users = np.asarray(users, dtype=np.int64)
         keys, bits, vals = self.keys.copy(), self.key_bits.copy(), self.values.copy()
@@ -170,8 +179,9 @@ class PrivKVM(StreamingServer):
     ((4,), 2000, True)
     """
 
-    def __init__(self, *, d, m=None, epsilon, items_per_user=None, n_rounds=3,
-                 clip_estimate=None):
+    def __init__(self, *, d: int, m: Optional[int] = None, epsilon: float,
+                 items_per_user: Optional[int] = None, n_rounds: int = 3,
+                 clip_estimate: ClipLike = None) -> None:
         owner = type(self).__name__
         self.d = check_int(d, "d", owner, low=1)
         self.m = check_int(items_alias(owner, m, items_per_user), "m", owner, low=1,
@@ -194,7 +204,7 @@ class PrivKVM(StreamingServer):
         return self.m
 
     # ------------------------------------------------------------------ client
-    def vectors(self, x) -> SparseVectors:
+    def vectors(self, x: VectorsLike) -> SparseVectors:
         return as_sparse_vectors(x, d=self.d, owner=type(self).__name__, m=self.m)
 
     def _lookup(self, vecs: SparseVectors, keys: np.ndarray):
@@ -212,9 +222,9 @@ class PrivKVM(StreamingServer):
         keep = gen.random(source.shape) < self.p2
         return np.where(active, np.where(keep, disc, -disc), 0).astype(np.int8)
 
-    def privatize(self, x, *, epsilons: Optional[ArrayLike] = None,
-                  identities: Optional[ArrayLike] = None, rng=None,
-                  forged=None) -> PrivKVMReports:
+    def privatize(self, x: VectorsLike, *, epsilons: Optional[ArrayLike] = None,
+                  identities: Optional[ArrayLike] = None, rng: RngLike = None,
+                  forged: Optional[tuple] = None) -> PrivKVMReports:
         """Run the ``c``-round interaction and return every message.
 
         Parameters
@@ -270,7 +280,8 @@ class PrivKVM(StreamingServer):
     # ------------------------------------------------------------------ server
     _REASONS = ("bad_key", "bad_bit", "bad_value")
 
-    def round_mean(self, keys, key_bits, values_round) -> np.ndarray:
+    def round_mean(self, keys: ArrayLike, key_bits: ArrayLike,
+                   values_round: ArrayLike) -> np.ndarray:
         """PrivKV's calibrated mean per key from one round's value bits."""
         vals = np.where(np.asarray(key_bits) == 1, values_round, 0)
         n1 = np.bincount(keys, weights=(vals == 1), minlength=self.d)
@@ -287,7 +298,7 @@ class PrivKVM(StreamingServer):
             mean = np.where(total > 0, (n1s - n2s) / total, 0.0)
         return mean
 
-    def frequency(self, keys, key_bits) -> np.ndarray:
+    def frequency(self, keys: ArrayLike, key_bits: ArrayLike) -> np.ndarray:
         """PrivKV's key-frequency estimate ``(N1_j / N_j - (1 - p1)) / (2 p1 - 1)``."""
         nj = np.bincount(keys, minlength=self.d).astype(np.float64)
         n1 = np.bincount(keys, weights=(np.asarray(key_bits) == 1), minlength=self.d)
@@ -298,7 +309,8 @@ class PrivKVM(StreamingServer):
             f = np.where(nj > 0, (n1 / nj - (1.0 - self.p1)) / (2.0 * self.p1 - 1.0), 0.0)
         return f
 
-    def sanitize(self, reports, owner: str = "PrivKVM.estimate", *, allow_empty: bool = False):
+    def sanitize(self, reports: Any, owner: str = "PrivKVM.estimate", *,
+                 allow_empty: bool = False) -> tuple:
         """Project a :class:`PrivKVMReports` (or a ``(keys, bits, values)`` triple).
 
         A key that is not an integer in ``[0, d)`` voids the user's report (it
@@ -343,7 +355,7 @@ class PrivKVM(StreamingServer):
         valid = int((good & ~bad_bit & ~bad_val.any(axis=1)).sum())
         return key_ok, bit, vs, SanitizationReport(n, valid, by)
 
-    def estimate(self, reports, *, epsilons: Optional[ArrayLike] = None,
+    def estimate(self, reports: Any, *, epsilons: Optional[ArrayLike] = None,
                  identities: Optional[ArrayLike] = None) -> SparseMeanEstimate:
         """``mu_hat = f_hat * m_hat_c`` from all rounds' messages.
 
@@ -384,7 +396,7 @@ class PrivKVM(StreamingServer):
         return {"key_users": self.d, "key_ones": self.d, "plus": self.d * self.n_rounds,
                 "minus": self.d * self.n_rounds}
 
-    def partial(self, reports, epsilons: Optional[ArrayLike] = None,
+    def partial(self, reports: Any, epsilons: Optional[ArrayLike] = None,
                 identities: Optional[ArrayLike] = None) -> Partial:
         """The exact, mergeable state of the PrivKVM server over a chunk of users.
 

@@ -91,7 +91,7 @@ import time
 from dataclasses import dataclass, field
 from fractions import Fraction
 from math import comb, exp, inf, isqrt, lgamma, log, sqrt
-from typing import Optional
+from typing import Any, Optional, Union
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -101,8 +101,8 @@ from .._random import as_generator, resolve_codebook_seed, resolve_identities, r
 from .._validation import check_choice, check_float, check_int, param_error
 from .._sanitize import SanitizationReport
 from ..results import PrivacyStatement, Result
-from .base import (ScaledReportSpace, SparseVectors, StreamingServer, add_sign_sketch,
-                   as_sparse_vectors, exact_squares, items_alias, plug_in_variances,
+from .base import (ClipLike, RngLike, ScaledReportSpace, SparseVectors, StreamingServer, VectorsLike,
+                   add_sign_sketch, as_sparse_vectors, exact_squares, items_alias, plug_in_variances,
                    round_to_signs, sanitize_real)
 from ..streaming import ExactSum, Partial, chunk_length
 from ..oracles.randomizers import Randomizer, make_randomizer
@@ -413,9 +413,13 @@ class RPC(ScaledReportSpace, StreamingServer):
     ((6,), 2, (6,))
     """
 
-    def __init__(self, *, d, m=None, epsilon, items_per_user=None, randomizer="duchi", R=None,
-                 values="ternary", beta=None, n_users=None, pad=True, clip_estimate=None,
-                 codebook_seed=None, n_threads=None):
+    def __init__(self, *, d: int, m: Optional[int] = None, epsilon: float,
+                 items_per_user: Optional[int] = None,
+                 randomizer: Union[str, Randomizer] = "duchi",
+                 R: Union[None, float, str] = None, values: str = "ternary",
+                 beta: Optional[float] = None, n_users: Optional[int] = None, pad: bool = True,
+                 clip_estimate: ClipLike = None, codebook_seed: Optional[int] = None,
+                 n_threads: Optional[int] = None) -> None:
         owner = type(self).__name__
         self.d = check_int(d, "d", owner, low=1)
         m = items_alias(owner, m, items_per_user)
@@ -585,7 +589,7 @@ class RPC(ScaledReportSpace, StreamingServer):
         return pair_signs(self.codebook_seed, rows, cols).reshape(ids.shape[0], coords.shape[0])
 
     # ------------------------------------------------------------------ client
-    def vectors(self, x) -> SparseVectors:
+    def vectors(self, x: VectorsLike) -> SparseVectors:
         """Validate ``x`` for this mechanism and return it as :class:`SparseVectors`."""
         return as_sparse_vectors(x, d=self.d, owner=type(self).__name__, m=self.m,
                                  ternary=self.values == "ternary")
@@ -613,8 +617,8 @@ class RPC(ScaledReportSpace, StreamingServer):
                                        np.ascontiguousarray(vecs.indices[keep]), self.n_threads)
         return out
 
-    def projections(self, x, *, identities: Optional[ArrayLike] = None,
-                    rng=None) -> np.ndarray:
+    def projections(self, x: VectorsLike, *, identities: Optional[ArrayLike] = None,
+                    rng: RngLike = None) -> np.ndarray:
         """Return ``<x_i', S_i>`` before clipping (``x_i'`` rounded and padded per route).
 
         ``rng`` is used only by the rounded route (Eq. (35)).
@@ -634,12 +638,13 @@ class RPC(ScaledReportSpace, StreamingServer):
             total = total + self._padding_sums(ids, self.m - nonzero.astype(np.int64))
         return total.astype(np.float64)
 
-    def encode(self, x, *, identities: Optional[ArrayLike] = None, rng=None) -> np.ndarray:
+    def encode(self, x: VectorsLike, *, identities: Optional[ArrayLike] = None,
+               rng: RngLike = None) -> np.ndarray:
         """``u_i = Clip(<x_i, S_i>, R)`` (Algorithm 1, step 3)."""
         return np.clip(self.projections(x, identities=identities, rng=rng), -self.R, self.R)
 
-    def privatize(self, x, *, epsilons: Optional[ArrayLike] = None,
-                  identities: Optional[ArrayLike] = None, rng=None) -> np.ndarray:
+    def privatize(self, x: VectorsLike, *, epsilons: Optional[ArrayLike] = None,
+                  identities: Optional[ArrayLike] = None, rng: RngLike = None) -> np.ndarray:
         """Release ``Y_i = R Q(u_i / R)`` for every user (Algorithm 1, steps 2-5).
 
         Parameters
@@ -670,12 +675,13 @@ class RPC(ScaledReportSpace, StreamingServer):
     # ------------------------------------------------------------------ server
     _REASONS = ("off_alphabet", "out_of_range", "infinite", "nan", "non_numeric")
 
-    def sanitize(self, reports, n: int, owner: str = "RPC.estimate"):
+    def sanitize(self, reports: ArrayLike, n: int,
+                 owner: str = "RPC.estimate") -> tuple[np.ndarray, SanitizationReport]:
         """Project received reports onto the hull of the output space (counted)."""
         lo, hi = self.output_bounds
         return sanitize_real(reports, (n,), lo, hi, owner, is_legal=self.is_legal)
 
-    def estimate(self, reports, *, epsilons: Optional[ArrayLike] = None,
+    def estimate(self, reports: Any, *, epsilons: Optional[ArrayLike] = None,
                  identities: Optional[ArrayLike] = None) -> RPCEstimate:
         """Aggregate ``mu_hat = (alpha / n) sum_i Z_i S_i`` (Eq. (20), Algorithm 1 step 14).
 
@@ -739,7 +745,7 @@ class RPC(ScaledReportSpace, StreamingServer):
     def _sum_sizes(self) -> dict:
         return {"sketch": self.d, "squares": 1}
 
-    def partial(self, reports, epsilons: Optional[ArrayLike] = None,
+    def partial(self, reports: Any, epsilons: Optional[ArrayLike] = None,
                 identities: Optional[ArrayLike] = None) -> Partial:
         """The exact, mergeable state of the RPC server over a chunk of reports.
 

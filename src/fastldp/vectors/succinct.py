@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import time
 from math import inf, log, sqrt
-from typing import Optional
+from typing import Any, Optional, Union
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -57,10 +57,13 @@ from .._kernels._hash import pair_signs
 from .._random import as_generator, resolve_codebook_seed, resolve_identities, resolve_n_threads
 from .._validation import check_float, check_int
 from .base import (
+    ClipLike,
+    RngLike,
     ScaledReportSpace,
     SparseMeanEstimate,
     SparseVectors,
     StreamingServer,
+    VectorsLike,
     add_sign_sketch,
     as_sparse_vectors,
     exact_squares,
@@ -121,8 +124,11 @@ class Succinct(ScaledReportSpace, StreamingServer):
     ((6,), 3000, (6,))
     """
 
-    def __init__(self, *, d, m=None, epsilon, items_per_user=None, b=1, R=None, n_users=None,
-                 randomizer="duchi", clip_estimate=None, codebook_seed=None, n_threads=None):
+    def __init__(self, *, d: int, m: Optional[int] = None, epsilon: float,
+                 items_per_user: Optional[int] = None, b: int = 1, R: Optional[float] = None,
+                 n_users: Optional[int] = None, randomizer: Union[str, Randomizer] = "duchi",
+                 clip_estimate: ClipLike = None, codebook_seed: Optional[int] = None,
+                 n_threads: Optional[int] = None) -> None:
         owner = type(self).__name__
         self.d = check_int(d, "d", owner, low=1)
         self.m = check_int(items_alias(owner, m, items_per_user), "m", owner, low=1,
@@ -171,10 +177,10 @@ class Succinct(ScaledReportSpace, StreamingServer):
         return olh_hash(self.codebook_seed, identities, coords, self.b)
 
     # ------------------------------------------------------------------ client
-    def vectors(self, x) -> SparseVectors:
+    def vectors(self, x: VectorsLike) -> SparseVectors:
         return as_sparse_vectors(x, d=self.d, owner=type(self).__name__, m=self.m)
 
-    def bucket_sums(self, x, *, identities: Optional[ArrayLike] = None) -> np.ndarray:
+    def bucket_sums(self, x: VectorsLike, *, identities: Optional[ArrayLike] = None) -> np.ndarray:
         """``B_ik`` before clipping, shape ``(n, b)``."""
         vecs = self.vectors(x)
         ids = resolve_identities(identities, vecs.n, type(self).__name__)
@@ -185,8 +191,8 @@ class Succinct(ScaledReportSpace, StreamingServer):
         np.add.at(out, vecs.rows * self.b + h, s * vecs.values)
         return out.reshape(vecs.n, self.b)
 
-    def privatize(self, x, *, epsilons: Optional[ArrayLike] = None,
-                  identities: Optional[ArrayLike] = None, rng=None) -> np.ndarray:
+    def privatize(self, x: VectorsLike, *, epsilons: Optional[ArrayLike] = None,
+                  identities: Optional[ArrayLike] = None, rng: RngLike = None) -> np.ndarray:
         """Release ``Y_ik = R Q(Clip(B_ik, R) / R)``, shape ``(n, b)`` float64.
 
         Parameters
@@ -209,7 +215,7 @@ class Succinct(ScaledReportSpace, StreamingServer):
         self._fixed_budget(epsilons, u.shape[0], owner)
         return self.R * self.randomizer.privatize(u / self.R, rng=gen)
 
-    def channel_density(self, reports, u) -> np.ndarray:
+    def channel_density(self, reports: ArrayLike, u: ArrayLike) -> np.ndarray:
         """Joint density of reports ``(n, b)`` given normalized bucket inputs
         ``u = Clip(B, R) / R`` (product over buckets; a probability for Duchi)."""
         u = np.asarray(u, dtype=np.float64)
@@ -219,7 +225,8 @@ class Succinct(ScaledReportSpace, StreamingServer):
             dens = dens / self.R
         return dens.prod(axis=-1)
 
-    def density(self, reports, x, *, identities=None) -> np.ndarray:
+    def density(self, reports: ArrayLike, x: VectorsLike, *,
+                identities: Optional[ArrayLike] = None) -> np.ndarray:
         """Joint density of each user's report given ``x_i`` (see :meth:`channel_density`)."""
         u = np.clip(self.bucket_sums(x, identities=identities), -self.R, self.R) / self.R
         return self.channel_density(reports, u)
@@ -245,7 +252,7 @@ class Succinct(ScaledReportSpace, StreamingServer):
                 f"array. Got shape {arr.shape} instead.")
         return arr
 
-    def estimate(self, reports, *, epsilons: Optional[ArrayLike] = None,
+    def estimate(self, reports: Any, *, epsilons: Optional[ArrayLike] = None,
                  identities: Optional[ArrayLike] = None) -> SparseMeanEstimate:
         """``mu_hat(j) = (1/n) sum_i S_i(j) Y_{i, h_i(j)}``; malformed entries are sanitized.
 
@@ -293,7 +300,7 @@ class Succinct(ScaledReportSpace, StreamingServer):
     def _sum_sizes(self) -> dict:
         return {"sketch": self.d, "squares": 1 if self.b == 1 else self.d}
 
-    def partial(self, reports, epsilons: Optional[ArrayLike] = None,
+    def partial(self, reports: Any, epsilons: Optional[ArrayLike] = None,
                 identities: Optional[ArrayLike] = None) -> Partial:
         """The exact, mergeable state of the Succinct server over a chunk of reports.
 
