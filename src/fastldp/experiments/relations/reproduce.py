@@ -74,8 +74,9 @@ def reproduce(experiment: str, *, quick: bool = False, out=None, workers: int = 
     spec = load_spec(spec_path(experiment), quick=quick)
     out = Path(out) if out is not None else Path("results") / (
         spec.name + ("-quick" if quick else ""))
-    print(f"fastldp reproduce {experiment}{' --quick' if quick else ''}: {spec.description}",
-          file=file)
+    k = len(spec.seeds)
+    print(f"fastldp reproduce {experiment}{' --quick' if quick else ''}: {spec.description} "
+          f"({k} repetition{'' if k == 1 else 's'})", file=file)
     summary = run(spec, out, workers=workers, progress=progress, data_dir=data_dir,
                   retry_failures=retry_failures)
     print(summary, file=file)
