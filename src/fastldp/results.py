@@ -12,7 +12,7 @@ attribute              meaning
                        computed from the reports (never from the true data);
                        ``None`` where the family defines no variance
 ``.std``               ``sqrt(variances)``; ``None`` where ``.variances`` is
-``.n``                 the number of reports (records, for a central release)
+``.n``                 the number of reports (groups, for a central release)
 ``.sanitization``      a :class:`~fastldp._sanitize.SanitizationReport`, or
                        ``None`` where nothing is received from users
 ``.privacy``           a :class:`PrivacyStatement`: what was guaranteed
