@@ -42,6 +42,13 @@ def run(spec, out=None, *, workers: int = 1, quick: bool = False, progress: bool
     -------
     RunSummary
         With ``failed``, the number of failed rows written.
+
+    Raises
+    ------
+    ValueError
+        Before any work, listing every problem that would make rows fail
+        (unknown methods, unreadable data paths, the family's own checks:
+        :mod:`fastldp.experiments.preflight`).
     """
     if isinstance(spec, Spec):
         family = get_spec_family(spec.family)

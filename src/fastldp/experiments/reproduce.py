@@ -91,6 +91,13 @@ def reproduce(experiment: str, *, quick: bool = False, out=None, workers: int = 
     -------
     Report-like
         With ``text``, ``files``, ``figures`` and ``failed`` (rows that failed).
+
+    Raises
+    ------
+    ValueError
+        Before any work, when the experiment cannot succeed: a missing data
+        folder, and for spec-driven experiments every unknown method and
+        unreadable data file at once (:mod:`fastldp.experiments.preflight`).
     """
     repetitions = repetitions_alias(repetitions, trials, "reproduce")
     exp = get_experiment(experiment)
