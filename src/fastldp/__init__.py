@@ -63,32 +63,43 @@ _EXPORTS = {
     **dict.fromkeys(("U2R", "SampleSDP", "TwoStageSLR", "LDPIHT", "Lasso",
                      "ShuffledVectorSum", "ShuffledBits", "Privacy"), "regression"),
     **dict.fromkeys(("ShiftedLogGaussian", "EqualNoiseGaussian", "DataIndependentRelease",
-                     "PrivacyReport"), "histograms"),
+                     "PrivacyReport", "HistogramRelease"), "histograms"),
     **dict.fromkeys(("Result", "PrivacyStatement"), "results"),
 }
 
 __all__ = [*_EXPORTS, *_SUBMODULES, "show_config", "__version__"]
 
 if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ imports on demand
-    from . import (
-        audit, budgets, corruption, distributed, experiments, histograms, mechanisms,
-        metrics, oracles, regression, relations, reports, results, streaming, vectors,
-    )
-    from .histograms import (
-        DataIndependentRelease, EqualNoiseGaussian, PrivacyReport, ShiftedLogGaussian,
-    )
-    from .oracles import (
-        FLH, GRR, OLH, OUE, SUE, Duchi, FrequencyEstimate, HadamardResponse, Laplace,
-        Piecewise,
-    )
-    from .regression import (
-        LDPIHT, U2R, Lasso, Privacy, SampleSDP, ShuffledBits, ShuffledVectorSum, TwoStageSLR,
-    )
-    from .relations import JPRS, Decoded, JPRSEstimate, PaddedRelationSampling
-    from .results import PrivacyStatement, Result
-    from .vectors import (
-        PCKVGRR, PCKVUE, RPC, Collision, PrivKVM, RPCEstimate, SparseMeanEstimate, Succinct,
-    )
+    # "X as X" marks an explicit re-export, so ``mypy --strict`` on user code accepts
+    # ``fastldp.OLH`` (the run-time __all__ is built from _EXPORTS, which mypy cannot read)
+    from . import audit as audit, budgets as budgets, corruption as corruption
+    from . import distributed as distributed, experiments as experiments
+    from . import histograms as histograms, mechanisms as mechanisms, metrics as metrics
+    from . import oracles as oracles, regression as regression, relations as relations
+    from . import reports as reports, results as results, streaming as streaming
+    from . import vectors as vectors
+    from .histograms import DataIndependentRelease as DataIndependentRelease
+    from .histograms import EqualNoiseGaussian as EqualNoiseGaussian
+    from .histograms import HistogramRelease as HistogramRelease
+    from .histograms import PrivacyReport as PrivacyReport
+    from .histograms import ShiftedLogGaussian as ShiftedLogGaussian
+    from .oracles import FLH as FLH, GRR as GRR, OLH as OLH, OUE as OUE, SUE as SUE
+    from .oracles import Duchi as Duchi, Laplace as Laplace, Piecewise as Piecewise
+    from .oracles import FrequencyEstimate as FrequencyEstimate
+    from .oracles import HadamardResponse as HadamardResponse
+    from .regression import LDPIHT as LDPIHT, U2R as U2R, Lasso as Lasso
+    from .regression import Privacy as Privacy, SampleSDP as SampleSDP
+    from .regression import ShuffledBits as ShuffledBits
+    from .regression import ShuffledVectorSum as ShuffledVectorSum
+    from .regression import TwoStageSLR as TwoStageSLR
+    from .relations import JPRS as JPRS, Decoded as Decoded, JPRSEstimate as JPRSEstimate
+    from .relations import PaddedRelationSampling as PaddedRelationSampling
+    from .results import PrivacyStatement as PrivacyStatement, Result as Result
+    from .vectors import PCKVGRR as PCKVGRR, PCKVUE as PCKVUE, RPC as RPC
+    from .vectors import Collision as Collision, PrivKVM as PrivKVM
+    from .vectors import RPCEstimate as RPCEstimate
+    from .vectors import SparseMeanEstimate as SparseMeanEstimate
+    from .vectors import Succinct as Succinct
 
 
 def __getattr__(name: str) -> Any:
