@@ -193,15 +193,19 @@ def test_resume_skips_finished_rows_and_repairs_a_torn_tail(tiny_run, tmp_path):
     assert run(spec, tmp_path, progress=False).rows_written == 0
 
 
-def test_failures_are_rows_and_are_retried(tmp_path):
+def test_a_run_that_cannot_succeed_stops_before_any_cell(tmp_path):
+    # an unknown method and a missing data folder are both named at once, and nothing is
+    # written (the run used to write a failure row per cell and exit 1 at the end)
     spec = spec_from_dict_sparse({
         "name": "rpc-fail", "methods": ["RPC", "Nope"], "seeds": 1,
         "grid": [{"population": {"kind": "commerce", "path": str(tmp_path / "missing")}}]})
-    summary = run(spec, tmp_path / "out", progress=False)
-    rows = read_sparse_results(tmp_path / "out" / "results.csv")
-    assert summary.failures == 2
-    assert "set-up: FileNotFoundError" in rows[0]["failure"]
-    assert SparseResultsTable(tmp_path / "out" / "results.csv").drop_failures() == 2
+    with pytest.raises(ValueError) as info:
+        run(spec, tmp_path / "out", progress=False)
+    message = str(info.value)
+    assert "unknown method 'Nope'" in message
+    assert "commerce data" in message and "not found" in message
+    assert not (tmp_path / "out" / "results.csv").exists()
+    # a single cell still turns a failure into a row (the runner's retry path)
     cell = expand_grid(spec_from_dict_sparse({**TINY, "methods": ["Nope"], "seeds": 1}))[0]
     assert "Unknown method 'Nope'" in run_cell(cell)[0]["failure"]
 
@@ -286,8 +290,9 @@ def test_cli_run_report_and_reproduce_hooks(tmp_path, capsys):
     assert "MAE, no attack: frequency, m=2" in capsys.readouterr().out
     assert cli.main(["run", str(spec), "--out", str(out), "--parquet"]) == 2
     assert "--parquet is not available" in capsys.readouterr().err
-    assert cli.main(["reproduce", "theorem-audit", "--trials", "3"]) == 2
-    assert "'trials' parameter of reproduce does not apply to 'theorem-audit'" in capsys.readouterr().err
+    assert cli.main(["reproduce", "theorem-audit", "--repetitions", "3"]) == 2
+    assert ("'repetitions' parameter of reproduce does not apply to 'theorem-audit'"
+            in capsys.readouterr().err)
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["spec"] == "rpc-cli" and manifest["seeds"] == [0, 1]
 
