@@ -300,3 +300,162 @@ def test_clean_loss_in_line_with_table_5():
         bits = mech.privatize(pop.relations, epsilons=0.75, rng=ss[2])
         losses.append(squared_frobenius_loss(mech.estimate(bits, epsilons=0.75).matrix, pop.target))
     assert abs(np.mean(losses) - 0.461) < 0.09, losses
+
+
+# ------------------------------------------------- the API contract: budgets, names, results
+def _prs(**kwargs):
+    return fastldp.PaddedRelationSampling(oracle="grr", **kwargs)
+
+
+RELATION_MAKERS = {"JPRS": JPRS, "P-RS": _prs}
+_SETS = [np.array([[0, 1], [2, 3]]), np.array([[1, 1]]), np.array([[3, 0]])] * 40
+
+
+@pytest.mark.parametrize("make", RELATION_MAKERS.values(), ids=RELATION_MAKERS)
+def test_positional_budgets_still_work_with_a_deprecation_warning(make):
+    mech = make(shape=(4, 4), k=2, s=3, codebook_seed=9)
+    eps = np.linspace(0.5, 2.0, len(_SETS))
+    want = mech.privatize(_SETS, epsilons=eps, rng=4)
+    with pytest.warns(DeprecationWarning, match=r"privatize\(data, epsilons=\.\.\.\)") as rec:
+        got = mech.privatize(_SETS, eps, rng=4)
+    assert rec[0].filename == __file__  # points at the caller's line, not at fastldp
+    np.testing.assert_array_equal(got, want)
+    with pytest.warns(DeprecationWarning, match=r"estimate\(data, epsilons=\.\.\.\)"):
+        old = mech.estimate(want, eps)
+    np.testing.assert_array_equal(old.matrix, mech.estimate(want, epsilons=eps).matrix)
+
+
+@pytest.mark.parametrize("make", RELATION_MAKERS.values(), ids=RELATION_MAKERS)
+def test_budgets_given_twice_or_extra_positionals_are_type_errors(make):
+    mech = make(shape=(4, 4), k=2, s=3, codebook_seed=9)
+    with pytest.raises(TypeError, match="one positional argument"):
+        mech.privatize(_SETS, 1.0, epsilons=1.0)
+    with pytest.raises(TypeError, match="one positional argument"):
+        mech.estimate(np.ones(3, np.int64), 1.0, None)
+
+
+@pytest.mark.parametrize("make", RELATION_MAKERS.values(), ids=RELATION_MAKERS)
+def test_the_constructor_epsilon_is_the_default_budget(make):
+    fixed = make(shape=(4, 4), k=2, s=3, epsilon=1.5, codebook_seed=9)
+    personal = make(shape=(4, 4), k=2, s=3, codebook_seed=9)
+    bits = fixed.privatize(_SETS, rng=3)
+    np.testing.assert_array_equal(bits, personal.privatize(_SETS, epsilons=1.5, rng=3))
+    a, b = fixed.estimate(bits), personal.estimate(bits, epsilons=1.5)
+    np.testing.assert_array_equal(a.matrix, b.matrix)
+    assert a.privacy == b.privacy and a.privacy.epsilon == 1.5 and not a.privacy.personal
+    # a call's own budgets win over the default
+    np.testing.assert_array_equal(fixed.estimate(bits, epsilons=0.5).matrix,
+                                  personal.estimate(bits, epsilons=0.5).matrix)
+    np.testing.assert_array_equal(fixed.decode(bits)["global"].matrix, a.matrix)
+    assert fixed.finalize(fixed.partial(bits)).privacy == a.privacy
+    assert "epsilon=1.5" in repr(fixed) and "epsilon" not in repr(personal)
+
+
+@pytest.mark.parametrize("make", RELATION_MAKERS.values(), ids=RELATION_MAKERS)
+def test_no_budget_anywhere_is_a_value_error_naming_epsilons(make):
+    mech = make(shape=(4, 4), k=2, s=3, codebook_seed=9)
+    name = type(mech).__name__
+    for call in (lambda: mech.privatize(_SETS, rng=0),
+                 lambda: mech.estimate(np.ones(3, np.int64)),
+                 lambda: mech.decode(np.ones(3, np.int64)),
+                 lambda: mech.partial(np.ones(3, np.int64))):
+        with pytest.raises(ValueError, match=rf"'epsilons' parameter of {name}\.\w+ .*"
+                                             r"without epsilon=.*Got None instead"):
+            call()
+
+
+@pytest.mark.parametrize("make", RELATION_MAKERS.values(), ids=RELATION_MAKERS)
+@pytest.mark.parametrize("bad", [0.0, -1.0, float("nan"), float("inf"), 1e-200])
+def test_a_bad_constructor_epsilon_names_epsilon(make, bad):
+    name = "JPRS" if make is JPRS else "PaddedRelationSampling"
+    with pytest.raises(ValueError, match=rf"The 'epsilon' parameter of {name} must be a float "
+                                         r"in \[1e-150, inf\)"):
+        make(shape=(4, 4), k=2, s=3, epsilon=bad)
+    with pytest.raises(TypeError, match="'epsilon' parameter"):
+        make(shape=(4, 4), k=2, s=3, epsilon="1.0")
+
+
+def test_prs_constructor_epsilon_is_held_to_the_oracle_limits():
+    with pytest.raises(ValueError, match="'epsilon' parameter of PaddedRelationSampling"):
+        _prs(shape=(4, 4), k=2, s=3, epsilon=800.0)  # e^eps overflows: GRR's limit is 700
+
+
+@pytest.mark.parametrize("make", RELATION_MAKERS.values(), ids=RELATION_MAKERS)
+def test_items_per_user_and_sparsity_are_aliases_of_k_and_s(make):
+    a = make(shape=(4, 4), k=2, s=3, codebook_seed=9)
+    b = make(shape=(4, 4), items_per_user=2, sparsity=3, codebook_seed=9)
+    assert repr(a) == repr(b) and (b.k, b.s) == (2, 3)
+    assert (b.items_per_user, b.sparsity) == (2, 3)
+    assert b.stream_params() == a.stream_params()
+    with pytest.raises(ValueError, match=r"'items_per_user' parameter of \w+ is another name "
+                                         r"for 'k'.*Got k=2 and items_per_user=3"):
+        make(shape=(4, 4), k=2, items_per_user=3, s=3)
+    with pytest.raises(ValueError, match=r"'sparsity' parameter .* for 's'"):
+        make(shape=(4, 4), k=2, s=3, sparsity=3)
+    with pytest.raises(TypeError, match="'items_per_user' \\(or its paper name 'k'\\)"):
+        make(shape=(4, 4), s=3)
+    with pytest.raises(TypeError, match="'sparsity' \\(or its paper name 's'\\)"):
+        make(shape=(4, 4), items_per_user=2)
+    with pytest.raises(ValueError, match=r"'k' parameter of \w+ must be an int in \[1, inf\)"):
+        make(shape=(4, 4), items_per_user=0, s=3)  # the alias is validated as k
+
+
+@pytest.mark.parametrize("make", RELATION_MAKERS.values(), ids=RELATION_MAKERS)
+def test_the_result_is_on_the_shared_base(make):
+    from fastldp.results import REPR_WIDTH, Result
+
+    mech = make(shape=(300, 300), k=2, s=5000, codebook_seed=9)
+    eps = np.random.default_rng(0).uniform(0.5, 2.0, len(_SETS))
+    bits = mech.privatize(_SETS, epsilons=eps, rng=1)
+    est = mech.estimate(bits, epsilons=eps)
+    assert isinstance(est, Result)
+    assert est.estimate is est.matrix and est.estimate.shape == (300, 300)
+    assert est.n == len(_SETS) and est.sanitization.n_received == len(_SETS)
+    assert est.variances is None and est.std is None
+    p = est.privacy
+    assert (p.model, p.unit, p.personal) == ("local DP", "user", True)
+    assert (p.epsilon_min, p.epsilon_median, p.epsilon_max) == (eps.min(), np.median(eps), eps.max())
+    text = repr(est)  # 90,000 entries: one short line
+    assert len(text) <= REPR_WIDTH and "\n" not in text and f"n={len(_SETS)}" in text
+    # a decode from partials keeps the budget extremes, not the median
+    merged = mech.finalize(mech.merge(mech.partial(bits[:50], eps[:50]),
+                                      mech.partial(bits[50:], eps[50:], np.arange(50, 120))))
+    np.testing.assert_array_equal(merged.matrix, est.matrix)
+    assert merged.n == est.n and merged.privacy.personal and merged.privacy.epsilon is None
+    decoded = mech.decode(bits, epsilons=eps, decoders=("global", "pooled"), n_groups=4)
+    for out in decoded.values():
+        assert isinstance(out, Result) and out.n == est.n and out.privacy == est.privacy
+        assert len(repr(out)) <= REPR_WIDTH
+
+
+def test_the_result_to_frame_is_long_format_with_the_sketch():
+    pytest.importorskip("pandas")
+    mech = JPRS(shape=(4, 5), k=2, s=3, epsilon=1.0, codebook_seed=9)
+    est = mech.estimate(mech.privatize(_SETS, rng=1))
+    frame = est.to_frame()
+    assert list(frame.columns) == ["row", "col", "estimate", "sketch"]
+    assert len(frame) == 20
+    np.testing.assert_array_equal(frame["estimate"].to_numpy().reshape(4, 5), est.matrix)
+    np.testing.assert_array_equal(frame["sketch"].to_numpy().reshape(4, 5), est.sketch)
+    np.testing.assert_array_equal(frame["row"].to_numpy(), np.repeat(np.arange(4), 5))
+
+
+def test_the_package_never_calls_its_own_deprecated_form(tmp_path):
+    """The relation call sites inside fastldp pass epsilons= by keyword (no self-warning)."""
+    import warnings
+
+    from fastldp import mechanisms
+    from fastldp.audit import controls, registry
+
+    sets = [np.array([[0, 1]]), np.zeros((0, 2), np.int64), np.array([[1, 0], [1, 1]])]
+    ids = np.arange(len(sets), dtype=np.uint64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        found = {**registry.channels(1.0), **controls.negative_controls(1.0)}
+        used = [ch for name, ch in found.items() if "jprs" in name or "p-rs" in name]
+        assert len(used) >= 4
+        for ch in used:
+            eps = ch.mechanism_epsilon or ch.epsilon
+            ch.sample(ch.build(eps), eps, sets, ids, np.random.default_rng(0))
+        mechanisms.simulate(JPRS(shape=(4, 4), k=2, s=2, codebook_seed=1), 50,
+                            tmp_path / "r.parquet", epsilon=1.0, seed=0)

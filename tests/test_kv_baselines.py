@@ -9,6 +9,7 @@ import pytest
 from fastldp.vectors import (
     PCKVGRR,
     PCKVUE,
+    RPC,
     Collision,
     PrivKVM,
     PrivKVMReports,
@@ -410,3 +411,143 @@ def test_inconsistent_sparse_vectors_are_rejected():
         bad = SparseVectors(np.array(indptr), np.array(indices), np.ones(3), 4)
         with pytest.raises(ValueError, match="'x' parameter of t must be a valid CSR SparseVectors"):
             as_sparse_vectors(bad, d=4, owner="t")
+
+
+# ------------------------------------------------- the API contract: budgets, names, results
+VECTOR_MAKERS = {
+    "RPC": lambda **k: RPC(codebook_seed=3, **k), "PCKVUE": PCKVUE, "PCKVGRR": PCKVGRR,
+    "PrivKVM": PrivKVM, "Succinct": lambda **k: Succinct(R=2, codebook_seed=3, **k),
+    "Collision": lambda **k: Collision(codebook_seed=3, **k),
+}
+
+
+def _same_reports(a, b):
+    if isinstance(a, PrivKVMReports):
+        return all(np.array_equal(getattr(a, f), getattr(b, f)) for f in ("keys", "key_bits", "values"))
+    return np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("make", VECTOR_MAKERS.values(), ids=VECTOR_MAKERS)
+def test_epsilons_is_accepted_as_none_or_the_fixed_budget(make):
+    x = _population(120, 6, 2, np.random.default_rng(1))
+    mech = make(d=6, m=2, epsilon=1.25)
+    reports = mech.privatize(x, rng=5)
+    for same in (None, 1.25, np.full(120, 1.25)):
+        assert _same_reports(mech.privatize(x, epsilons=same, rng=5), reports)
+        got = mech.estimate(reports, epsilons=same)
+        np.testing.assert_array_equal(got.raw, mech.estimate(reports).raw)
+
+
+@pytest.mark.parametrize("make", VECTOR_MAKERS.values(), ids=VECTOR_MAKERS)
+@pytest.mark.parametrize("other", [2.0, [1.25, 2.0], float("nan"), "1.25"])
+def test_any_other_epsilons_is_a_value_error_saying_no_personal_budgets(make, other):
+    x = _population(2, 6, 2, np.random.default_rng(1))
+    mech = make(d=6, m=2, epsilon=1.25)
+    name = type(mech).__name__
+    reports = mech.privatize(x, rng=5)
+    for method, call in (("privatize", lambda: mech.privatize(x, epsilons=other, rng=5)),
+                         ("estimate", lambda: mech.estimate(reports, epsilons=other))):
+        with pytest.raises(ValueError, match=rf"The 'epsilons' parameter of {name}\.{method} must "
+                                             rf"be None or this mechanism's epsilon=1\.25 .*"
+                                             rf"{name} does not support personal budgets"):
+            call()
+
+
+@pytest.mark.parametrize("make", VECTOR_MAKERS.values(), ids=VECTOR_MAKERS)
+def test_items_per_user_is_an_alias_of_m(make):
+    a, b = make(d=6, m=2, epsilon=1.0), make(d=6, items_per_user=2, epsilon=1.0)
+    assert repr(a) == repr(b) and b.m == 2 and b.items_per_user == 2
+    assert a.stream_params() == b.stream_params()
+    with pytest.raises(ValueError, match=r"'items_per_user' parameter of \w+ is another name for "
+                                         r"'m'.*Got m=2 and items_per_user=3"):
+        make(d=6, m=2, items_per_user=3, epsilon=1.0)
+    with pytest.raises(TypeError, match=r"'items_per_user' \(or its paper name 'm'\)"):
+        make(d=6, epsilon=1.0)
+    with pytest.raises(ValueError, match=r"'m' parameter of \w+ must be an int in \[1, 6\]"):
+        make(d=6, items_per_user=7, epsilon=1.0)
+
+
+@pytest.mark.parametrize("make", VECTOR_MAKERS.values(), ids=VECTOR_MAKERS)
+def test_the_result_is_on_the_shared_base(make):
+    from fastldp.results import REPR_WIDTH, Result
+
+    d = 500  # issue 18: the repr of a 500-coordinate estimate printed every value
+    x = _population(400, d, 3, np.random.default_rng(2))
+    mech = make(d=d, m=3, epsilon=2.0)
+    est = mech.estimate(mech.privatize(x, rng=6))
+    assert isinstance(est, Result)
+    assert est.estimate is est.mean and est.estimate.shape == (d,)
+    assert est.n == 400
+    assert est.privacy.epsilon == 2.0 and (est.privacy.model, est.privacy.unit) == ("local DP", "user")
+    assert est.sanitization is not None
+    text = repr(est)
+    assert len(text) <= REPR_WIDTH and "\n" not in text and "n=400" in text
+    if isinstance(mech, PrivKVM):  # f_hat * m_hat: not linear in the reports
+        assert est.variances is None and est.std is None
+    else:
+        assert est.variances.shape == (d,) and np.all(est.variances >= 0)
+        np.testing.assert_array_equal(est.std, np.sqrt(est.variances))
+    pd = pytest.importorskip("pandas")
+    frame = est.to_frame()
+    assert isinstance(frame, pd.DataFrame) and len(frame) == d
+    assert list(frame.columns) == (["index", "estimate"] if est.std is None
+                                   else ["index", "estimate", "std"])
+
+
+# ------------------------------------------------- plug-in variances of the baselines
+def _one_signed_users(n, d, m, rng, signed):
+    """``m`` distinct keys per user, key ``j`` with weight ``1 / (j + 1)``; value 1, or
+    ``(-1)^j`` when ``signed`` (every coordinate's values share a sign: ``s_j = |mu_j|``)."""
+    logits = -np.log(np.arange(1.0, d + 1.0))
+    keys = np.argsort(-(logits + rng.gumbel(size=(n, d))), axis=1)[:, :m]
+    x = np.zeros((n, d))
+    x[np.arange(n)[:, None], keys] = np.where(keys % 2 == 0, 1.0, -1.0) if signed else 1.0
+    return x
+
+
+PLUG_IN = {
+    # R >= m: nothing is clipped, so Succinct is unbiased and its plug-in is exact
+    "PCKVUE": (lambda: PCKVUE(d=16, m=2, epsilon=1.0), True),
+    "PCKVGRR": (lambda: PCKVGRR(d=16, m=2, epsilon=2.0), True),
+    "Succinct-b1": (lambda: Succinct(d=16, m=2, epsilon=1.0, R=2, codebook_seed=4), True),
+    "Succinct-b3": (lambda: Succinct(d=16, m=2, epsilon=3.0, b=3, R=2, randomizer="piecewise",
+                                     codebook_seed=4), True),
+    "Collision-frequency": (lambda: Collision(d=16, m=2, epsilon=1.0, codebook_seed=4), False),
+    "Collision-signed": (lambda: Collision(d=16, m=2, epsilon=1.0, values="signed",
+                                           codebook_seed=4), True),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", PLUG_IN)
+def test_plug_in_variances_match_the_empirical_variance(name):
+    """q_t = mean_j (mu_hat_tj - mu_j)^2 / v_j has mean 1 when the plug-in v is right.
+
+    Every estimator here is unbiased on these data, so the squared errors use
+    the true mean; the trials are independent (fresh identities and coins),
+    so the mean of q has the standard error sd(q) / sqrt(T) measured from the
+    trials. The plug-in's own noise enters through v_j, the mean over trials of
+    the per-decode plug-in, whose error is at most 4 of its standard errors
+    plus the bias bound sd_j / n of |mu_hat_j| against |mu_j| (a slack of a
+    few per cent that the assertion adds).
+    """
+    make, signed = PLUG_IN[name]
+    mech = make()
+    n, trials = 2000, 300
+    x = _one_signed_users(n, mech.d, mech.m, np.random.default_rng(len(name)), signed)
+    mu = x.mean(axis=0)
+    raws, plugs = [], []
+    for t in range(trials):
+        ids = np.arange(t * n, (t + 1) * n, dtype=np.uint64)
+        est = mech.estimate(mech.privatize(x, identities=ids, rng=np.random.SeedSequence([7, t])),
+                            identities=ids)
+        raws.append(est.raw)
+        plugs.append(est.variances)
+    raw, plug = np.array(raws), np.array(plugs)
+    v = plug.mean(axis=0)
+    q = ((raw - mu) ** 2 / v).mean(axis=1)
+    se = q.std(ddof=1) / math.sqrt(trials)
+    slack = np.max((4 * plug.std(axis=0, ddof=1) / math.sqrt(trials) + np.sqrt(v) / n) / v)
+    assert abs(q.mean() - 1.0) < 4 * se + slack, (q.mean(), se, slack)
+    for wrong in (1.2, 0.8):  # the test resolves a 20% error either way
+        assert abs((q / wrong).mean() - 1.0) > 4 * se + slack

@@ -248,7 +248,7 @@ class RelationMechanism:
     def _server_inputs(self, reports, epsilons, identities, owner):
         """Return (n, eps, identities) after checking the report count."""
         n = self._report_count(reports, owner)
-        eps = self._budgets(epsilons, n)
+        eps = self._budgets(epsilons, n, owner)
         ids = resolve_identities(identities, n, owner)
         return n, eps, ids
 

@@ -618,7 +618,9 @@ class StreamingServer:
         if epsilons is None:
             return
         try:
-            arr = np.asarray(epsilons, dtype=np.float64)
+            # a string is not a budget, even one that numpy would parse as the right number
+            arr = (None if isinstance(epsilons, (str, bytes))
+                   else np.asarray(epsilons, dtype=np.float64))
         except (TypeError, ValueError):
             arr = None
         ok = (arr is not None and arr.ndim <= 1
