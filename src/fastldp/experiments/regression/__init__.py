@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 
 from ..registry import Experiment, SpecFamily, register_experiment, register_spec_family
-from ..spec import shipped_spec_path
+from ..spec import UNSET, repetitions_alias, shipped_spec_path
 from .report import RegressionReport, build_report
 from .runner import (COLUMNS, RegressionResultsTable, is_regression_table,
                      read_regression_results, run, run_cell)
@@ -56,23 +56,25 @@ def spec_path(experiment: str) -> Path:
 
 def reproduce(experiment: str, *, quick: bool = False, out=None, workers: int = 1,
               data_dir=None, progress: bool = True, figures: bool = True, file=None,
-              trials=None) -> RegressionReport:
+              repetitions=None, trials=UNSET) -> RegressionReport:
     """Run a shipped regression spec, then report it (printed to ``file``).
 
     Results go to ``OUT/results.csv`` (default ``results/<experiment>[-quick]``)
     and the report to ``OUT/report/``. A second call resumes; failed rows run
-    again. ``trials`` replaces the spec's repetitions. The Kelmarsh
+    again. ``repetitions`` replaces the spec's repetitions (``trials`` is its
+    deprecated name). The Kelmarsh
     experiment raises FileNotFoundError before running anything when
     ``data_dir`` (default ``$FASTLDP_DATA``) holds no SCADA files.
     """
     file = file or sys.stdout
-    spec = load_spec(spec_path(experiment), quick=quick, trials=trials)
+    repetitions = repetitions_alias(repetitions, trials, "reproduce")
+    spec = load_spec(spec_path(experiment), quick=quick, repetitions=repetitions)
     if data_dir is None:
         data_dir = os.environ.get("FASTLDP_DATA")
     out = Path(out) if out is not None else Path("results") / (
         spec.name + ("-quick" if quick else ""))
     print(f"fastldp reproduce {experiment}{' --quick' if quick else ''}: {spec.description} "
-          f"({len(spec.seeds)} repetitions)", file=file)
+          f"({len(spec.seeds)} repetition{'' if len(spec.seeds) == 1 else 's'})", file=file)
     summary = run(spec, out, workers=workers, progress=progress, data_dir=data_dir,
                   retry_failures=True)
     print(summary, file=file)
@@ -102,6 +104,6 @@ for _name, (_file, _needs) in EXPERIMENTS.items():
     register_experiment(Experiment(
         name=_name, family="regression", description=_spec.description,
         run=functools.partial(reproduce, _name), needs_data=_needs, spec=str(SPECS_DIR / _file),
-        takes_trials=True))
+        takes_repetitions=True))
 register_spec_family(SpecFamily(name="regression", run=_run_spec, report=_report,
                                 owns_table=is_regression_table, default_reference="Lasso"))

@@ -156,9 +156,10 @@ def build_report(results, out=None, *, axis=None, paper=None, figures: bool = Tr
     failed = sum(1 for r in rows if r["failure"])
     axis = _axis(summary, axis)
     kelmarsh = any(e["population"] == "kelmarsh" for e in summary)
+    reps = len({r['seed'] for r in rows})
     head = (f"{len(rows)} rows, {len(rows) - failed} succeeded, {failed} failed; "
             f"{len({r['config'] for r in rows})} configurations, "
-            f"{len({r['seed'] for r in rows})} repetitions; axis {axis}.")
+            f"{reps} repetition{'' if reps == 1 else 's'}; axis {axis}.")
     blocks = []
     if kelmarsh:
         for eps in sorted({e["eps"] for e in summary}):

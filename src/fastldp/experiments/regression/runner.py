@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from ..runner import RunSummary, _message, run_grid
-from ..spec import Cell, Spec
+from ..spec import UNSET, Cell, Spec, repetitions_alias
 from ..table import ResultsTable, read_results
 from .spec import METHODS, expand_grid, load_spec
 
@@ -296,18 +296,18 @@ def check_data(spec: Spec, data_dir) -> None:
                                         f"in {str(path)!r}.")
 
 
-def run(spec, out=None, *, workers: int = 1, quick: bool = False, repetitions=None, trials=None,
+def run(spec, out=None, *, workers: int = 1, quick: bool = False, repetitions=None, trials=UNSET,
         progress: bool = True, data_dir=None, retry_failures: bool = False,
         threads=None, parquet: bool = False) -> RunSummary:
     """Run every missing row of a regression spec into ``OUT/results.csv``.
 
     Parameters are those of :func:`fastldp.experiments.runner.run`; ``repetitions``
-    (older name ``trials``) replaces the spec's ``seeds`` by ``range(repetitions)``
+    (deprecated name ``trials``) replaces the spec's ``seeds`` by ``range(repetitions)``
     (only when ``spec`` is a path).
     """
+    repetitions = repetitions_alias(repetitions, trials, "run")
     if not isinstance(spec, Spec):
-        spec = load_spec(spec, quick=quick,
-                         repetitions=trials if repetitions is None else repetitions)
+        spec = load_spec(spec, quick=quick, repetitions=repetitions)
     if not (isinstance(workers, int) and workers >= 1):
         raise ValueError(f"The 'workers' parameter of run must be an int >= 1. Got {workers!r} "
                          f"instead.")

@@ -31,8 +31,8 @@ import math
 
 from ..preflight import suggest
 from ..spec import (
-    Cell, Spec, _error, expand_configs, int_at_least, make_normalize, population_table,
-    read_spec_file, real_in, spec_family, spec_from_dict,
+    UNSET, Cell, Spec, _error, expand_configs, int_at_least, make_normalize, population_table,
+    read_spec_file, real_in, repetitions_alias, spec_family, spec_from_dict,
 )
 
 __all__ = ["DEFAULTS", "METHODS", "KINDS", "load_spec", "spec_from_dict_regression",
@@ -73,27 +73,30 @@ def is_regression_spec(path) -> bool:
 
 
 def load_spec(path, *, quick: bool = False, repetitions: int | None = None,
-              trials: int | None = None) -> Spec:
+              trials=UNSET) -> Spec:
     """Read a regression spec; ``quick`` applies ``[quick]``, ``repetitions`` replaces ``seeds``.
 
-    ``trials`` is the older name of ``repetitions`` (the regression
-    ``reproduce`` still passes it).
+    ``trials`` is the deprecated name of ``repetitions``.
     """
+    repetitions = repetitions_alias(repetitions, trials, "load_spec")
     data = read_spec_file(path)
     return spec_from_dict_regression(data, quick=quick, source=str(path),
-                                     repetitions=trials if repetitions is None else repetitions)
+                                     repetitions=repetitions)
 
 
 def spec_from_dict_regression(data: dict, *, quick=False, repetitions=None, source="<dict>",
-                              trials=None) -> Spec:
-    """Build a :class:`~fastldp.experiments.spec.Spec` with section C's parameters."""
+                              trials=UNSET) -> Spec:
+    """Build a :class:`~fastldp.experiments.spec.Spec` with section C's parameters.
+
+    ``trials`` is the deprecated name of ``repetitions``.
+    """
+    repetitions = repetitions_alias(repetitions, trials, "spec_from_dict_regression")
     data = dict(data)
     data.setdefault("family", "regression")
     if data["family"] != "regression":
         raise _error(source, f"'family' must be \"regression\", got {data['family']!r}")
     spec = spec_from_dict(data, normalize=normalize, report_keys=_REPORT_KEYS, quick=quick,
-                          repetitions=trials if repetitions is None else repetitions,
-                          source=source)
+                          repetitions=repetitions, source=source)
     unknown = [m for m in spec.methods if m not in METHODS]
     if unknown:
         hints = "".join(suggest(m, METHODS) for m in unknown)

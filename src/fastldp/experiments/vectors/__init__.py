@@ -35,7 +35,7 @@ for _name, (_spec, _description, _needs_data) in EXPERIMENTS.items():
     register_experiment(Experiment(
         name=_name, family="vectors", description=_description,
         run=partial(reproduce, _name), needs_data=_needs_data, spec=str(SPECS_DIR / _spec),
-        takes_trials=True))
+        takes_repetitions=True))
 
 
 def _run_spec(path, out=None, *, workers=1, quick=False, progress=True, data_dir=None,
