@@ -422,6 +422,8 @@ def test_the_result_is_on_the_shared_base(make):
                                       mech.partial(bits[50:], eps[50:], np.arange(50, 120))))
     np.testing.assert_array_equal(merged.matrix, est.matrix)
     assert merged.n == est.n and merged.privacy.personal and merged.privacy.epsilon is None
+    assert (merged.privacy.epsilon_min, merged.privacy.epsilon_max) == (eps.min(), eps.max())
+    assert merged.privacy.epsilon_median is None and len(repr(merged)) <= REPR_WIDTH
     decoded = mech.decode(bits, epsilons=eps, decoders=("global", "pooled"), n_groups=4)
     for out in decoded.values():
         assert isinstance(out, Result) and out.n == est.n and out.privacy == est.privacy

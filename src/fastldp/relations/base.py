@@ -101,10 +101,15 @@ def privacy_of_budgets(eps: np.ndarray) -> PrivacyStatement:
 
 
 def privacy_of_extremes(eps_min: Optional[float], eps_max: Optional[float]) -> PrivacyStatement:
-    """The statement a decode from partials can make: they keep the extremes, not the budgets."""
+    """The statement a decode from partials can make: they keep the extremes, not the budgets.
+
+    Personal budgets give their min and max (no median: a partial holds
+    exact sums, not the budgets).
+    """
     if eps_min is not None and eps_min == eps_max:
         return PrivacyStatement.local(epsilon=eps_min, unit="user")
-    return PrivacyStatement("local DP", "user", epsilon=None, personal=eps_min is not None)
+    return PrivacyStatement("local DP", "user", epsilon=None, epsilon_min=eps_min,
+                            epsilon_max=eps_max, personal=eps_min is not None)
 
 
 class RelationMechanism:
