@@ -117,7 +117,17 @@ def test_reproduce_reports_failed_rows_and_retries_them(tmp_path, capsys):
     out = tmp_path / "out"
     args = ["reproduce", "real-data", "--quick", "--out", str(out), "--no-progress",
             "--no-figures", "--workers", "1"]
-    assert cli.main(args + ["--data", str(empty)]) == 1  # every file missing: rows fail
+    # every data set missing: the run stops before any row, naming all three, exit 2
+    assert cli.main(args + ["--data", str(empty)]) == 2
+    said = capsys.readouterr().err
+    assert "3 problems" in said and all(name in said for name in
+                                        ("movielens", "foursquare", "gowalla"))
+    assert not (out / "results.csv").exists()
+    # folders that exist but hold the wrong files get past the check: their rows fail
+    for name in ("movielens-latest-small", "foursquare-tsmc2014", "gowalla"):
+        (empty / name).mkdir()
+        (empty / name / "README.txt").write_text("not the data")
+    assert cli.main(args + ["--data", str(empty)]) == 1
     assert "rows failed" in capsys.readouterr().err
     # the right data without --retry-failures: nothing runs, the failures remain, exit 1
     assert cli.main(args + ["--data", str(SHARED)]) == 1
