@@ -630,3 +630,83 @@ def test_infinite_budgets_and_bounds_are_refused_by_their_owner():
     est = TwoStageSLR(epsilon=inf, k=2, rows_per_user=10).fit(D.X, D.y, users=D.users, rng=0)
     assert np.isfinite(est.coef_).all() and est.privacy_.epsilon == inf
     assert np.isfinite(LDPIHT(epsilon=inf, k=2).fit(D.X, D.y, rng=0).coef_).all()
+
+
+# ---------------------------------------------------------------- the result contract
+def test_privacy_reads_like_a_results_privacy():
+    """``privacy_`` prints as one line and converts to the shared PrivacyStatement; its fields
+    (unit, model, epsilon, delta, rows_per_user, note), which the audit reads, are unchanged."""
+    from fastldp.results import PrivacyStatement
+
+    D = make_sparse_regression(n=300, m=20, d=16, k=2, sigma=0.1, rng=40)
+    inf = float("inf")
+    cases = [
+        (U2R(epsilon=4.0, k=2, rows_per_user=20, sigma=0.1), "shuffle DP", "user", 4.0),
+        (SampleSDP(epsilon=2.0), "shuffle DP", "sample", 2.0),
+        (TwoStageSLR(epsilon=3.0, k=2, rows_per_user=20), "local DP", "user", 3.0),
+        (TwoStageSLR(epsilon=inf, k=2, rows_per_user=20), "local DP", "user", inf),
+        (LDPIHT(epsilon=5.0, k=2), "local DP", "sample", 5.0),
+        (Lasso(alpha=0.01), "not private", "none", inf),
+    ]
+    for est, model, unit, eps in cases:
+        p = est.fit(D.X, D.y, users=D.users, rng=41).privacy_
+        statement = p.statement()
+        assert isinstance(statement, PrivacyStatement)
+        assert (statement.model, statement.unit, statement.epsilon) == (model, unit, eps)
+        assert statement.delta == p.delta and not statement.personal and statement.rho is None
+        text = str(p)
+        assert "\n" not in text and p.budget() in text
+        # as a result's privacy prints: "<budget> (<model>, per <unit>)", or "not private"
+        assert text == (f"not private ({p.budget()})" if p.model == "none" else str(statement))
+        assert len(repr(p)) <= 200 and repr(p).startswith("Privacy(unit=")
+        assert p.note == "" or p.note[:20] in repr(p)
+    assert str(cases[0][0].privacy_) == "epsilon=4, delta=1e-05 (shuffle DP, per user)"
+    assert str(cases[3][0].privacy_) == "epsilon=inf (local DP, per user)"
+    assert str(cases[-1][0].privacy_) == "not private (epsilon=inf)"
+
+
+def test_summation_result_is_a_short_result():
+    """SummationResult is on the shared result base: .estimate is .total, .n the parties,
+    .privacy the view's (epsilon, delta), and a one-line repr of at most 200 characters
+    however many coordinates (the dataclass repr printed whole arrays)."""
+    from fastldp.results import REPR_WIDTH, Result
+
+    v = np.full((40, 500), 0.001)
+    for epsilon in (1.0, None):
+        res = ShuffledVectorSum(epsilon=epsilon, norm_bound=1.0).sum(v, rng=42)
+        assert isinstance(res, Result)
+        assert res.estimate is res.total and res.n == 40
+        assert res.messages == res.n * 500 * res.shares
+        assert res.std is None and res.sanitization is None
+        assert res.privacy.delta == res.delta
+        text = repr(res)
+        assert len(text) <= REPR_WIDTH and "\n" not in text and "n=40" in text
+    assert res.privacy.model == "not private" and res.privacy.epsilon == float("inf")
+    noisy = ShuffledVectorSum(epsilon=1.0, norm_bound=1.0).sum(v, rng=42)
+    assert noisy.privacy.model == "shuffle DP" and noisy.privacy.epsilon == 1.0
+    # the aggregate path too, and a U2R fit's summations
+    agg = ShuffledVectorSum(epsilon=1.0, norm_bound=1.0, max_messages=1).sum(v, rng=43)
+    assert not agg.simulated and agg.n == 40 and len(repr(agg)) <= REPR_WIDTH
+
+
+def test_data_objects_have_short_reprs():
+    D = make_sparse_regression(n=50, m=4, d=300, k=3, n_test=10, rng=44)
+    assert repr(D) == ("RegressionData(n=50 users, m=4 rows each, d=300, k=3, sigma=0.25, "
+                       "n_test=10)")
+    from fastldp.regression import KelmarshData
+
+    z = np.zeros((1000, 30))
+    K = KelmarshData(z, z[:, 0], z[:100], z[:100, 0], z[:50], z[:50, 0],
+                     tuple(f"c{i}" for i in range(30)), 41.0, ("a.csv", "b.csv"))
+    assert repr(K) == ("KelmarshData(train=1000, test=100, public=50 rows, 30 predictors, "
+                       "y_offset=41, files=2)")
+
+
+def test_fit_returns_the_estimator_itself():
+    # scikit-learn's convention, which the type hints state (fit -> the estimator's class)
+    D = make_sparse_regression(n=300, m=20, d=16, k=2, sigma=0.1, rng=45)
+    for est in (U2R(epsilon=4.0, k=2, rows_per_user=20), SampleSDP(epsilon=2.0),
+                TwoStageSLR(epsilon=3.0, k=2, rows_per_user=20), LDPIHT(epsilon=5.0, k=2),
+                Lasso(alpha=0.01)):
+        assert est.fit(D.X, D.y, users=D.users, rng=46) is est
+        assert est.set_params() is est

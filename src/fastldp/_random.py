@@ -9,15 +9,20 @@ from __future__ import annotations
 
 import numbers
 import os
+from typing import Union
 
 import numpy as np
 
 from ._kernels._openmp import max_threads
 from ._validation import param_error
 
-__all__ = ["as_generator", "resolve_codebook_seed", "resolve_n_threads", "resolve_identities"]
+__all__ = ["as_generator", "resolve_codebook_seed", "resolve_n_threads", "resolve_identities",
+           "RngLike"]
 
 UINT64_MAX = 2**64 - 1
+
+#: What every ``rng`` parameter accepts (see :func:`as_generator`).
+RngLike = Union[None, int, np.random.SeedSequence, np.random.Generator]
 
 
 def as_generator(rng, owner: str = "privatize") -> np.random.Generator:

@@ -73,6 +73,7 @@ Toy(shape (2,), n=10, epsilon=1 (local DP, per report): [0]=0.5, [1]=1.5)
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -93,7 +94,7 @@ _OPTIONAL = frozenset({"variances", "sanitization", "categories"})
 def _num(x: float) -> str:
     """A short, readable number: 4 significant digits, no trailing noise."""
     x = float(x)
-    if x == int(x) and abs(x) < 1e15:
+    if math.isfinite(x) and x == int(x) and abs(x) < 1e15:  # inf and nan print as themselves
         return str(int(x))
     return f"{x:.4g}"
 

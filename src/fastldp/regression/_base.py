@@ -12,13 +12,28 @@ from __future__ import annotations
 import inspect
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Optional, TypeVar
 
 import numpy as np
+from numpy.typing import ArrayLike
 
+from .._random import RngLike
 from .._validation import param_error
+from ..results import PrivacyStatement
+
+if TYPE_CHECKING:  # the cache of precomputed statistics imports this module
+    from .local import Precomputed
 
 __all__ = ["Privacy", "RegressionEstimator", "check_Xy", "group_users", "UserData",
            "soft_threshold", "first_rows", "nonfinite_rows"]
+
+#: ``fit`` returns the estimator itself, typed as its own class (``U2R(...).fit(...)`` is a U2R)
+EstimatorT = TypeVar("EstimatorT", bound="RegressionEstimator")
+
+#: the words a :class:`~fastldp.results.PrivacyStatement` uses for each model
+_MODELS = {"shuffle": "shuffle DP", "local": "local DP", "none": "not private"}
+#: the longest note :meth:`Privacy.__repr__` shows whole (the repr stays one short line)
+_REPR_NOTE = 40
 
 
 @dataclass(frozen=True)
@@ -39,23 +54,66 @@ class Privacy:
         ``rows_per_user``); ``None`` otherwise.
     note : str
         The unit and the neighbour relation in words, e.g. "user-level: ...".
+
+    Notes
+    -----
+    ``str(privacy)`` is one line, as a result's ``.privacy`` prints, and
+    :meth:`statement` gives the :class:`~fastldp.results.PrivacyStatement`
+    that the other families' results carry, so a fitted model's guarantee
+    reads like any result's.
+
+    Examples
+    --------
+    >>> from fastldp.regression import Privacy
+    >>> p = Privacy("user", "shuffle", 1.0, 1e-5, rows_per_user=20,
+    ...             note="user-level: a user's whole local dataset")
+    >>> print(p)
+    epsilon=1, delta=1e-05 (shuffle DP, per user)
+    >>> p.statement().model, p.statement().epsilon
+    ('shuffle DP', 1.0)
+    >>> print(Privacy("none", "none", float("inf"), 0.0))
+    not private (epsilon=inf)
     """
 
     unit: str
     model: str
     epsilon: float
     delta: float
-    rows_per_user: int | None = None
+    rows_per_user: Optional[int] = None
     note: str = ""
 
+    def statement(self) -> PrivacyStatement:
+        """The guarantee as a :class:`~fastldp.results.PrivacyStatement` (what ``.privacy`` is).
 
-def soft_threshold(values, level):
+        ``model`` in the statement's words (``"shuffle DP"``, ``"local DP"``,
+        ``"not private"``), the same ``unit``, ``epsilon`` and ``delta``.
+        """
+        return PrivacyStatement(_MODELS.get(self.model, self.model), self.unit,
+                                epsilon=float(self.epsilon), delta=float(self.delta))
+
+    def budget(self) -> str:
+        """The budget in a few words, as :meth:`PrivacyStatement.budget` writes it."""
+        return self.statement().budget()
+
+    def __str__(self) -> str:
+        if self.model == "none":  # "per none" would read oddly: the model guarantees nothing
+            return f"not private ({self.budget()})"
+        return str(self.statement())
+
+    def __repr__(self) -> str:
+        note = self.note if len(self.note) <= _REPR_NOTE else self.note[:_REPR_NOTE - 3] + "..."
+        rows = "" if self.rows_per_user is None else f", rows_per_user={self.rows_per_user}"
+        return (f"Privacy(unit={self.unit!r}, model={self.model!r}, epsilon={self.epsilon!r}, "
+                f"delta={self.delta!r}{rows}, note={note!r})")
+
+
+def soft_threshold(values: ArrayLike, level: Any) -> np.ndarray:
     """``sign(v) * max(|v| - level, 0)``, the proximal map of ``level * ||.||_1``."""
     v = np.asarray(values, dtype=np.float64)
     return np.sign(v) * np.maximum(np.abs(v) - level, 0.0)
 
 
-def check_Xy(X, y, owner: str):
+def check_Xy(X: ArrayLike, y: ArrayLike, owner: str) -> tuple[np.ndarray, np.ndarray]:
     """Return ``(X, y)`` as float64 arrays of shapes ``(N, d)`` and ``(N,)`` or raise."""
     X = np.asarray(X)
     y = np.asarray(y)
@@ -102,7 +160,8 @@ class UserData:
         return int(self.counts.shape[0])
 
 
-def group_users(X, y, users, owner: str, *, min_rows: int = 1) -> UserData:
+def group_users(X: np.ndarray, y: np.ndarray, users: Optional[ArrayLike], owner: str, *,
+                min_rows: int = 1) -> UserData:
     """Group the rows of ``X`` and ``y`` by ``users`` (each row's user id).
 
     Rows already sorted by user with equal counts are reshaped without a copy.
@@ -167,7 +226,7 @@ def first_rows(data: UserData, rows_per_user: int) -> UserData:
     return UserData(X, y, data.counts, data.ids)
 
 
-def nonfinite_rows(values) -> np.ndarray:
+def nonfinite_rows(values: ArrayLike) -> np.ndarray:
     """Mask of the rows of a 2-d array with a NaN or an infinite entry."""
     v = np.asarray(values)
     return ~np.isfinite(v).all(axis=1)
@@ -180,9 +239,45 @@ def _too_few(owner, ids, counts, min_rows):
 
 
 class RegressionEstimator:
-    """Base of the estimators: parameters, prediction, R^2 score."""
+    """Base of the estimators: parameters, prediction, R^2 score.
 
-    def __init_subclass__(cls, **kwargs):
+    A subclass takes keyword-only constructor parameters (stored as given:
+    ``get_params`` reads them back) and defines :meth:`fit`, which sets the
+    fitted attributes below through ``_set_fitted`` and returns ``self``.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (d,)
+    intercept_ : float
+    support_ : ndarray of int
+        The indices of the nonzero coefficients.
+    privacy_ : Privacy
+        The guarantee of the fit (``str(privacy_)`` is one line;
+        ``privacy_.statement()`` the shared :class:`~fastldp.results.PrivacyStatement`).
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastldp.regression import Lasso
+    >>> model = Lasso(alpha=0.01)
+    >>> model.get_params()["alpha"]
+    0.01
+    >>> model.set_params(alpha=0.05)
+    Lasso(alpha=0.05, sigma=1.0, fit_intercept=True, max_iter=1000, tol=1e-10)
+    >>> X = np.random.default_rng(0).normal(size=(200, 3))
+    >>> y = X @ np.array([1.0, 0.0, -2.0])
+    >>> round(model.fit(X, y).score(X, y), 3)
+    0.999
+    """
+
+    coef_: np.ndarray
+    intercept_: float
+    support_: np.ndarray
+    privacy_: Privacy
+    n_features_in_: int
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
 
     @classmethod
@@ -191,11 +286,11 @@ class RegressionEstimator:
         return [p.name for p in sig.parameters.values()
                 if p.name != "self" and p.kind == p.KEYWORD_ONLY]
 
-    def get_params(self, deep: bool = True) -> dict:
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
         """The constructor parameters, by name (scikit-learn convention)."""
         return {name: getattr(self, name) for name in self._param_names()}
 
-    def set_params(self, **params):
+    def set_params(self: EstimatorT, **params: Any) -> EstimatorT:
         """Set constructor parameters; unknown names raise ValueError. Returns ``self``."""
         valid = self._param_names()
         for name, value in params.items():
@@ -209,11 +304,16 @@ class RegressionEstimator:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"{type(self).__name__}({args})"
 
-    def _check_fitted(self):
+    def fit(self: EstimatorT, X: ArrayLike, y: ArrayLike, *, users: Optional[ArrayLike] = None,
+            rng: RngLike = None) -> EstimatorT:
+        """Fit on rows ``X``, ``y`` (each estimator documents its own); returns ``self``."""
+        raise NotImplementedError(f"{type(self).__name__} does not define fit")
+
+    def _check_fitted(self) -> None:
         if not hasattr(self, "coef_"):
             raise AttributeError(f"This {type(self).__name__} is not fitted yet; call fit first.")
 
-    def predict(self, X) -> np.ndarray:
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """Predictions ``X @ coef_ + intercept_``."""
         self._check_fitted()
         X = np.asarray(X, dtype=np.float64)
@@ -223,14 +323,15 @@ class RegressionEstimator:
                               f"array of shape {X.shape}")
         return X @ self.coef_ + self.intercept_
 
-    def score(self, X, y) -> float:
+    def score(self, X: ArrayLike, y: ArrayLike) -> float:
         """The coefficient of determination R^2 of ``predict(X)`` against ``y``."""
         y = np.asarray(y, dtype=np.float64)
         resid = y - self.predict(X)
         total = float(np.sum((y - y.mean()) ** 2))
         return 1.0 - float(resid @ resid) / total if total > 0 else math.nan
 
-    def precompute(self, X, y, *, users=None):
+    def precompute(self, X: ArrayLike, y: ArrayLike, *,
+                   users: Optional[ArrayLike] = None) -> Precomputed:
         """The eps-independent statistics of ``X``, ``y`` for :meth:`fit_precomputed`.
 
         Returns a :class:`~fastldp.regression.local.Precomputed`, filled
@@ -241,11 +342,13 @@ class RegressionEstimator:
 
         return Precomputed(X, y, users, owner=type(self).__name__)
 
-    def fit_precomputed(self, pre, *, rng=None):
+    def fit_precomputed(self: EstimatorT, pre: Precomputed, *,
+                        rng: RngLike = None) -> EstimatorT:
         """Fit on the data of ``pre`` (see :meth:`precompute`); the same result as :meth:`fit`."""
         return self.fit(pre.X, pre.y, users=pre.users, rng=rng)
 
-    def _set_fitted(self, coef, intercept, privacy: Privacy):
+    def _set_fitted(self: EstimatorT, coef: ArrayLike, intercept: float,
+                    privacy: Privacy) -> EstimatorT:
         self.coef_ = np.asarray(coef, dtype=np.float64)
         self.intercept_ = float(intercept)
         self.support_ = np.flatnonzero(self.coef_)

@@ -9,20 +9,31 @@ each docstring.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Any, Optional, TypeVar, Union
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from .._random import as_generator
+from .._random import RngLike, as_generator
 from .._validation import check_float, check_int, param_error
 from ._base import Privacy, RegressionEstimator, check_Xy, nonfinite_rows
+
+if TYPE_CHECKING:
+    from .local import Precomputed
 
 __all__ = ["Lasso", "lasso_gram", "LDPIHT", "TwoStageSLR", "hard_threshold",
            "kary_randomized_response", "laplace_vector", "ldp_iht_laplace_scale",
            "two_slr_laplace_scale"]
 
+# fit returns the estimator itself, typed as its own class
+_Lasso = TypeVar("_Lasso", bound="Lasso")
+_LDPIHT = TypeVar("_LDPIHT", bound="LDPIHT")
+_TwoStageSLR = TypeVar("_TwoStageSLR", bound="TwoStageSLR")
+
 
 # ---------------------------------------------------------------- local randomizers
-def kary_randomized_response(indices, d: int, epsilon: float, rng=None) -> np.ndarray:
+def kary_randomized_response(indices: ArrayLike, d: int, epsilon: float,
+                             rng: RngLike = None) -> np.ndarray:
     """k-ary randomized response over ``[0, d)``, one report per index (pure eps-LDP).
 
     Each index is kept with probability ``p = e^eps / (e^eps + d - 1)``;
@@ -76,7 +87,7 @@ def kary_keep_probability(d: int, epsilon: float) -> tuple[float, float]:
     return p, (1.0 - p) / (d - 1)
 
 
-def laplace_vector(values, scale: float, rng=None) -> np.ndarray:
+def laplace_vector(values: ArrayLike, scale: float, rng: RngLike = None) -> np.ndarray:
     """The local Laplace release: ``values`` plus i.i.d. Laplace(``scale``) noise per entry.
 
     The local randomizer of :class:`LDPIHT` (a record's clipped gradient,
@@ -137,8 +148,8 @@ def two_slr_laplace_scale(radius: float, k: int, epsilon: float) -> float:
     return 2.0 * radius * k / eps
 
 
-def lasso_gram(G, b, alpha: float, *, max_iter: int = 1000, tol: float = 1e-10,
-               start=None) -> np.ndarray:
+def lasso_gram(G: ArrayLike, b: ArrayLike, alpha: float, *, max_iter: int = 1000,
+               tol: float = 1e-10, start: Optional[ArrayLike] = None) -> np.ndarray:
     """Cyclic coordinate descent for ``argmin 1/2 t^T G t - b^T t + alpha ||t||_1``.
 
     With ``G = X^T X / N`` and ``b = X^T y / N`` this is the Lasso
@@ -190,16 +201,32 @@ class Lasso(RegressionEstimator):
     fit_intercept : bool
     max_iter : int
     tol : float
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastldp.regression import Lasso
+    >>> X = np.random.default_rng(0).normal(size=(500, 5))
+    >>> y = X @ np.array([0.0, 2.0, 0.0, 0.0, -1.0]) + 3.0
+    >>> model = Lasso(alpha=0.01).fit(X, y)
+    >>> model.support_, model.coef_[model.support_].round(1), round(model.intercept_, 1)
+    (array([1, 4]), array([ 2., -1.]), 3.0)
+    >>> print(model.privacy_)
+    not private (epsilon=inf)
     """
 
-    def __init__(self, *, alpha=None, sigma=1.0, fit_intercept=True, max_iter=1000, tol=1e-10):
+    alpha_: float
+
+    def __init__(self, *, alpha: Optional[float] = None, sigma: float = 1.0,
+                 fit_intercept: bool = True, max_iter: int = 1000, tol: float = 1e-10) -> None:
         self.alpha = alpha
         self.sigma = sigma
         self.fit_intercept = fit_intercept
         self.max_iter = max_iter
         self.tol = tol
 
-    def fit(self, X, y, *, users=None, rng=None):
+    def fit(self: _Lasso, X: ArrayLike, y: ArrayLike, *, users: Optional[ArrayLike] = None,
+            rng: RngLike = None) -> _Lasso:
         """Fit on all rows (``users`` and ``rng`` are accepted and ignored)."""
         o = "Lasso"
         X, y = check_Xy(X, y, o)
@@ -232,12 +259,12 @@ class Lasso(RegressionEstimator):
         self.alpha_ = alpha
         return self._set_fitted(coef, intercept, Privacy("none", "none", math.inf, 0.0))
 
-    def sigma_default(self, N, d) -> float:
+    def sigma_default(self, N: int, d: int) -> float:
         sigma = check_float(self.sigma, "sigma", "Lasso", low=0, low_open=False)
         return sigma * math.sqrt(2 * math.log(max(d, 2)) / N)
 
 
-def hard_threshold(theta, k: int) -> np.ndarray:
+def hard_threshold(theta: ArrayLike, k: int) -> np.ndarray:
     """Keep the ``k`` entries of largest magnitude, zero the rest."""
     theta = np.asarray(theta, dtype=np.float64)
     out = np.zeros_like(theta)
@@ -297,10 +324,24 @@ class LDPIHT(RegressionEstimator):
         ``laplace_scale`` and ``batches``: public only.
     sanitized_ : dict
         ``"nonfinite"``: records whose gradient was not finite (replaced by zero).
+
+    Examples
+    --------
+    >>> from fastldp.regression import LDPIHT, make_sparse_regression
+    >>> data = make_sparse_regression(n=2000, m=5, d=8, k=2, sigma=0.1, rng=0)
+    >>> model = LDPIHT(epsilon=8.0, k=2, iterations=5, step=0.5).fit(data.X, data.y, rng=0)
+    >>> model.support_, data.support
+    (array([5, 7]), array([5, 7]))
+    >>> print(model.privacy_)
+    epsilon=8 (local DP, per sample)
     """
 
-    def __init__(self, *, epsilon, k, iterations=10, step=1.0, x_clip=3.0, y_clip=3.0,
-                 grad_clip=2.0, theta_bound=1.0):
+    calibration_: dict[str, Any]
+    sanitized_: dict[str, int]
+
+    def __init__(self, *, epsilon: float, k: int, iterations: int = 10, step: float = 1.0,
+                 x_clip: float = 3.0, y_clip: float = 3.0, grad_clip: float = 2.0,
+                 theta_bound: float = 1.0) -> None:
         self.epsilon = epsilon
         self.k = k
         self.iterations = iterations
@@ -310,7 +351,8 @@ class LDPIHT(RegressionEstimator):
         self.grad_clip = grad_clip
         self.theta_bound = theta_bound
 
-    def fit(self, X, y, *, users=None, rng=None):
+    def fit(self: _LDPIHT, X: ArrayLike, y: ArrayLike, *, users: Optional[ArrayLike] = None,
+            rng: RngLike = None) -> _LDPIHT:
         """Fit on the rows (``users`` is accepted and ignored: sample-level)."""
         o = "LDPIHT"
         X, y = check_Xy(X, y, o)
@@ -418,10 +460,28 @@ class TwoStageSLR(RegressionEstimator):
     sanitized_ : dict
         As in :class:`~fastldp.regression.U2R` (stage 1's default: a uniform
         index; stage 2's: the zero vector).
+
+    Examples
+    --------
+    >>> from fastldp.regression import TwoStageSLR, make_sparse_regression
+    >>> data = make_sparse_regression(n=600, m=20, d=16, k=2, sigma=0.1, rng=0)
+    >>> model = TwoStageSLR(epsilon=4.0, k=2, rows_per_user=20, sigma=0.1)
+    >>> model = model.fit(data.X, data.y, users=data.users, rng=0)
+    >>> model.support_, data.support
+    (array([10, 12]), array([10, 12]))
+    >>> print(model.privacy_)
+    epsilon=4 (local DP, per user)
     """
 
-    def __init__(self, *, epsilon, k, rows_per_user, sigma=1.0, theta_bound=1.0, rho=None,
-                 local_alpha=None, split=0.5, screen="auto"):
+    calibration_: dict[str, Any]
+    support_recovered_: np.ndarray
+    counts_: np.ndarray
+    sanitized_: dict[str, int]
+
+    def __init__(self, *, epsilon: float, k: int, rows_per_user: int, sigma: float = 1.0,
+                 theta_bound: float = 1.0, rho: Optional[float] = None,
+                 local_alpha: Optional[float] = None, split: float = 0.5,
+                 screen: Union[str, int, None] = "auto") -> None:
         self.epsilon = epsilon
         self.k = k
         self.rows_per_user = rows_per_user
@@ -432,11 +492,13 @@ class TwoStageSLR(RegressionEstimator):
         self.split = split
         self.screen = screen
 
-    def fit(self, X, y, *, users=None, rng=None):
+    def fit(self: _TwoStageSLR, X: ArrayLike, y: ArrayLike, *,
+            users: Optional[ArrayLike] = None, rng: RngLike = None) -> _TwoStageSLR:
         """Fit on rows grouped by ``users`` (required)."""
         return self.fit_precomputed(self.precompute(X, y, users=users), rng=rng)
 
-    def fit_precomputed(self, pre, *, rng=None):
+    def fit_precomputed(self: _TwoStageSLR, pre: Precomputed, *,
+                        rng: RngLike = None) -> _TwoStageSLR:
         """:meth:`fit` with the local solutions of ``pre`` (see :meth:`U2R.fit_precomputed`)."""
         o = "TwoStageSLR"
         d = pre.X.shape[1]

@@ -19,6 +19,7 @@ theorem                          rate
 from __future__ import annotations
 
 import math
+from typing import Optional
 
 from .._validation import check_float, check_int
 
@@ -26,7 +27,7 @@ __all__ = ["noninteractive_lower_bound", "noninteractive_upper_bound", "u2r_uppe
            "user_level_lower_bound"]
 
 
-def _common(owner, n, epsilon, k, c):
+def _common(owner: str, n: int, epsilon: float, k: int, c: float) -> tuple[int, float, int, float]:
     n = check_int(n, "n", owner, low=1)
     epsilon = check_float(epsilon, "epsilon", owner, low=0)
     k = check_int(k, "k", owner, low=1)
@@ -34,14 +35,15 @@ def _common(owner, n, epsilon, k, c):
     return n, epsilon, k, c
 
 
-def noninteractive_lower_bound(*, n, d, k, epsilon, c=1.0) -> float:
+def noninteractive_lower_bound(*, n: int, d: int, k: int, epsilon: float, c: float = 1.0) -> float:
     """Theorem 1: any non-interactive (eps, delta)-SDP protocol errs ``Omega(sqrt(d k) / (n eps))``."""
     n, epsilon, k, c = _common("noninteractive_lower_bound", n, epsilon, k, c)
     d = check_int(d, "d", "noninteractive_lower_bound", low=k)
     return c * math.sqrt(d * k) / (n * epsilon)
 
 
-def noninteractive_upper_bound(*, n, d, k, epsilon, delta=1e-5, c=1.0, logs=False) -> float:
+def noninteractive_upper_bound(*, n: int, d: int, k: int, epsilon: float, delta: float = 1e-5,
+                               c: float = 1.0, logs: bool = False) -> float:
     """Theorem 2 (Sample-SDP): ``O~(sqrt(k / n) + d sqrt(k) / (n eps))``.
 
     With ``logs=True`` the statistical term carries ``sqrt(log d)`` and the
@@ -58,7 +60,8 @@ def noninteractive_upper_bound(*, n, d, k, epsilon, delta=1e-5, c=1.0, logs=Fals
     return c * (stat + priv)
 
 
-def u2r_upper_bound(*, n, m, k, epsilon, delta=1e-5, d=None, c=1.0, logs=False) -> float:
+def u2r_upper_bound(*, n: int, m: int, k: int, epsilon: float, delta: float = 1e-5,
+                    d: Optional[int] = None, c: float = 1.0, logs: bool = False) -> float:
     """Theorem 3 (U2R): ``O~(sqrt(k / (n m)) + k / (n sqrt(m) eps))``, no polynomial ``d``.
 
     With ``logs=True`` the privacy term carries ``sqrt(log(1/delta) log n)``.
@@ -73,7 +76,8 @@ def u2r_upper_bound(*, n, m, k, epsilon, delta=1e-5, d=None, c=1.0, logs=False) 
     return c * (stat + priv)
 
 
-def user_level_lower_bound(*, n, m, d, k, epsilon, c=1.0) -> float:
+def user_level_lower_bound(*, n: int, m: int, d: int, k: int, epsilon: float,
+                           c: float = 1.0) -> float:
     """Theorem 4: any user-level (eps, delta)-DP estimator errs
     ``Omega(sqrt(k log(d/k) / (n m)) + k log(d/k) / (n sqrt(m) eps))``."""
     n, epsilon, k, c = _common("user_level_lower_bound", n, epsilon, k, c)

@@ -13,19 +13,21 @@ from __future__ import annotations
 import csv
 import math
 import re
+import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Union
 
 import numpy as np
 
-from .._random import as_generator
+from .._random import RngLike, as_generator
 from .._validation import check_float, check_int
 
 __all__ = ["RegressionData", "make_sparse_regression", "KelmarshData", "load_kelmarsh",
            "KELMARSH_TARGET"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class RegressionData:
     """One synthetic draw.
 
@@ -43,6 +45,15 @@ class RegressionData:
     sigma : float
     beta_min : float
         ``min_{j in S} |theta_j|``.
+
+    Examples
+    --------
+    >>> from fastldp.regression import make_sparse_regression
+    >>> data = make_sparse_regression(n=20, m=5, d=10, k=2, n_test=8, rng=0)
+    >>> data.X.shape, data.support.shape, data.X_test.shape
+    ((100, 10), (2,), (8, 10))
+    >>> data
+    RegressionData(n=20 users, m=5 rows each, d=10, k=2, sigma=0.25, n_test=8)
     """
 
     X: np.ndarray
@@ -56,11 +67,19 @@ class RegressionData:
 
     @property
     def support(self) -> np.ndarray:
+        """The indices of the nonzero entries of ``theta``."""
         return np.flatnonzero(self.theta)
 
+    def __repr__(self) -> str:  # the shapes, not the arrays
+        n = int(np.unique(self.users).shape[0])
+        m = self.X.shape[0] // max(n, 1)
+        return (f"RegressionData(n={n} users, m={m} rows each, d={self.X.shape[1]}, "
+                f"k={self.support.shape[0]}, sigma={self.sigma:g}, n_test={self.X_test.shape[0]})")
 
-def make_sparse_regression(*, n=15_000, m=50, d=256, k=8, sigma=0.25, theta_norm=1.0,
-                           n_test=4000, rng=None) -> RegressionData:
+
+def make_sparse_regression(*, n: int = 15_000, m: int = 50, d: int = 256, k: int = 8,
+                           sigma: float = 0.25, theta_norm: float = 1.0, n_test: int = 4000,
+                           rng: RngLike = None) -> RegressionData:
     """Draw the synthetic data of paper 002, section C.1.
 
     ``x ~ N(0, I_d)``, ``y = x^T theta + sigma e`` with ``e ~ N(0, 1)``;
@@ -105,7 +124,7 @@ KELMARSH_TARGET = "Nacelle temperature (°C)"
 _DATE = "Date and time"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class KelmarshData:
     """The prepared Kelmarsh regression (section C.1).
 
@@ -113,6 +132,17 @@ class KelmarshData:
     (missing predictors imputed by the public median); ``y_*`` are centered
     by the public median of the response, ``y_offset``. ``columns`` names
     the predictors.
+
+    Examples
+    --------
+    The data are not shipped (:func:`load_kelmarsh` reads them); the
+    object holds arrays and its repr gives their sizes:
+
+    >>> import numpy as np
+    >>> from fastldp.regression import KelmarshData
+    >>> z = np.zeros((4, 2))
+    >>> KelmarshData(z, z[:, 0], z[:2], z[:2, 0], z[:1], z[:1, 0], ("a", "b"), 40.5, ("t.csv",))
+    KelmarshData(train=4, test=2, public=1 rows, 2 predictors, y_offset=40.5, files=1)
     """
 
     X_train: np.ndarray
@@ -124,6 +154,11 @@ class KelmarshData:
     columns: tuple
     y_offset: float
     files: tuple
+
+    def __repr__(self) -> str:  # the sizes, not the arrays
+        return (f"KelmarshData(train={self.X_train.shape[0]}, test={self.X_test.shape[0]}, "
+                f"public={self.X_public.shape[0]} rows, {len(self.columns)} predictors, "
+                f"y_offset={self.y_offset:g}, files={len(self.files)})")
 
 
 def _read_scada(path: Path):
@@ -149,8 +184,10 @@ def _number(text: str) -> float:
         return math.nan
 
 
-def load_kelmarsh(path, *, pattern="Turbine_Data_Kelmarsh_*.csv", public_fraction=0.1,
-                  test_fraction=0.125, max_missing=0.5, seed=0) -> KelmarshData:
+def load_kelmarsh(path: Union[str, os.PathLike[str]], *,
+                  pattern: str = "Turbine_Data_Kelmarsh_*.csv", public_fraction: float = 0.1,
+                  test_fraction: float = 0.125, max_missing: float = 0.5,
+                  seed: int = 0) -> KelmarshData:
     """Read the Kelmarsh SCADA CSV files under ``path`` and prepare the regression.
 
     Parameters
@@ -199,19 +236,20 @@ def load_kelmarsh(path, *, pattern="Turbine_Data_Kelmarsh_*.csv", public_fractio
                 continue
             dates.append(r[di][:10])
             data.append([_number(v) for i, v in enumerate(r) if i != di])
+    assert header is not None  # files is not empty: the first file's header was read
     names = [c for c in header if c != _DATE]
     A = np.asarray(data, dtype=np.float64).reshape(len(data), len(names))
     ti = names.index(KELMARSH_TARGET)
     y = A[:, ti]
     keep_rows = np.isfinite(y)
     A, y = A[keep_rows], y[keep_rows]
-    dates = np.asarray(dates)[keep_rows]
+    day = np.asarray(dates)[keep_rows]
     predictors = [i for i, c in enumerate(names) if i != ti and not re.search(
         r"nacelle temperature", c, re.I)]
     A = A[:, predictors]
     cols = [names[i] for i in predictors]
 
-    unique = np.unique(dates)
+    unique = np.unique(day)
     perm = np.random.default_rng(seed).permutation(unique.shape[0])
     n_pub = max(1, int(round(public_fraction * unique.shape[0])))
     n_test = max(1, int(round(test_fraction * unique.shape[0])))
@@ -219,14 +257,15 @@ def load_kelmarsh(path, *, pattern="Turbine_Data_Kelmarsh_*.csv", public_fractio
     split[perm[:n_pub]] = 0
     split[perm[n_pub:n_pub + n_test]] = 2
     split[perm[n_pub + n_test:]] = 1
-    which = split[np.searchsorted(unique, dates)]
+    which = split[np.searchsorted(unique, day)]
     pub = which == 0
     if not pub.any() or not (which == 1).any() or not (which == 2).any():
         raise ValueError(f"{owner}: the files span too few dates ({unique.shape[0]}) for "
                          f"public, training and test splits.")
     P = A[pub]
     missing = np.mean(~np.isfinite(P), axis=0)
-    med = np.nanmedian(np.where(np.isfinite(P), P, np.nan), axis=0) if P.size else None
+    # P has rows (pub.any()); with no predictor columns the median is an empty array
+    med = np.nanmedian(np.where(np.isfinite(P), P, np.nan), axis=0)
     ok = (missing <= max_missing) & np.isfinite(med)
     P = np.where(np.isfinite(P), P, med)
     scale = P.std(axis=0)

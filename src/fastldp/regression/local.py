@@ -8,17 +8,20 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Optional
 
 import numpy as np
+from numpy.typing import ArrayLike, DTypeLike
 
-from ._base import check_Xy, first_rows, group_users, soft_threshold
+from ._base import UserData, check_Xy, first_rows, group_users, soft_threshold
 
 __all__ = ["local_lasso", "local_least_squares", "screened_local_lasso", "Precomputed",
            "clipped_sums"]
 
 
-def local_lasso(X, y, counts, alpha: float, *, max_iter: int = 300, tol: float = 1e-4,
-                threshold=None, patience: int = 8, dtype=np.float32, warm_iter: int = 20,
+def local_lasso(X: ArrayLike, y: ArrayLike, counts: ArrayLike, alpha: float, *,
+                max_iter: int = 300, tol: float = 1e-4, threshold: Any = None,
+                patience: int = 8, dtype: DTypeLike = np.float32, warm_iter: int = 20,
                 active_rounds: int = 6, max_active: int = 32) -> np.ndarray:
     """Each user's Lasso ``argmin (1/(2 m_u)) ||y_u - X_u b||^2 + alpha ||b||_1``.
 
@@ -192,7 +195,7 @@ def _xt(X, r):
     return np.matmul(r[:, None, :], X)[:, 0, :]
 
 
-def local_least_squares(X, y, ridge: float = 1e-8) -> np.ndarray:
+def local_least_squares(X: ArrayLike, y: ArrayLike, ridge: float = 1e-8) -> np.ndarray:
     """Each user's least squares ``(X_u^T X_u + ridge m I)^{-1} X_u^T y_u`` (``X`` of shape (n, m, s)).
 
     Never raises for a user's data: a user whose system overflows or is
@@ -222,9 +225,10 @@ def local_least_squares(X, y, ridge: float = 1e-8) -> np.ndarray:
             return out
 
 
-def screened_local_lasso(X, y, counts, alpha: float, *, users=None, screen=None,
-                         threshold=None, chunk: int = 128, max_iter: int = 200,
-                         n_threads=None) -> np.ndarray:
+def screened_local_lasso(X: np.ndarray, y: np.ndarray, counts: np.ndarray, alpha: float, *,
+                         users: Optional[ArrayLike] = None, screen: Optional[int] = None,
+                         threshold: Any = None, chunk: int = 128, max_iter: int = 200,
+                         n_threads: Optional[int] = None) -> np.ndarray:
     """:func:`local_lasso` after sure independence screening, in cache-sized chunks of users.
 
     Each user keeps its ``screen`` columns of largest ``|X_u^T y_u|`` (sure
@@ -316,7 +320,8 @@ def _fits_float32(X, y, p: int) -> np.ndarray:
     return ok | (big == 0.0)
 
 
-def clipped_sums(X, y, x_clip: float, y_clip: float, rows: int = 8192):
+def clipped_sums(X: np.ndarray, y: np.ndarray, x_clip: float, y_clip: float,
+                 rows: int = 8192) -> tuple[np.ndarray, np.ndarray]:
     """``(Xc^T Xc, Xc^T yc)`` with ``Xc = clip(X, +-x_clip)``, ``yc = clip(y, +-y_clip)``.
 
     Accumulated over blocks of ``rows`` rows (no clipped copy of ``X``).
@@ -342,11 +347,7 @@ class Precomputed:
     ``eps``; much of a fit does not depend on ``eps``: the users' local Lassos
     and local least-squares solutions (U2R, 2-SLR), the clipped sufficient
     statistics ``sum x x^T``, ``sum x y`` (Sample-SDP). :class:`Precomputed` holds them, computed lazily the first time a
-    fit asks and reused after::
-
-        pre = U2R(epsilon=1, k=8).precompute(X, y, users=users)
-        for eps in (0.5, 1, 2, 4):
-            U2R(epsilon=eps, k=8).fit_precomputed(pre, rng=seed)
+    fit asks and reused after (see the example).
 
     Every cached quantity is per user (or a sum over all rows) and is computed
     by the same code as in a cold :meth:`fit`, whose result does not depend on
@@ -362,12 +363,28 @@ class Precomputed:
         Each row's user id (needed by the user-level methods).
     owner : str
         Name used in error messages.
+
+    Examples
+    --------
+    One data set, an eps sweep: the local solutions are computed once.
+
+    >>> from fastldp.regression import U2R, make_sparse_regression
+    >>> data = make_sparse_regression(n=300, m=20, d=16, k=2, sigma=0.1, rng=0)
+    >>> model = U2R(epsilon=4.0, k=2, rows_per_user=20, sigma=0.1)
+    >>> pre = model.precompute(data.X, data.y, users=data.users)
+    >>> [model.set_params(epsilon=eps).fit_precomputed(pre, rng=0).support_.tolist()
+    ...  for eps in (4.0, 8.0)]
+    [[10, 12], [10, 12]]
+    >>> cold = U2R(epsilon=8.0, k=2, rows_per_user=20, sigma=0.1)
+    >>> bool((cold.fit(data.X, data.y, users=data.users, rng=0).coef_ == model.coef_).all())
+    True
     """
 
-    def __init__(self, X, y, users=None, owner: str = "Precomputed"):
+    def __init__(self, X: ArrayLike, y: ArrayLike, users: Optional[ArrayLike] = None,
+                 owner: str = "Precomputed") -> None:
         self.X, self.y = check_Xy(X, y, owner)
         self.users = users
-        self._grouped = None
+        self._grouped: Optional[UserData] = None
         self._first: dict = {}
         self._lasso: dict = {}
         self._ls: dict = {}
@@ -375,10 +392,11 @@ class Precomputed:
         self._clipped: dict = {}
 
     @property
-    def shape(self):
+    def shape(self) -> tuple[int, ...]:
         return self.X.shape
 
-    def grouped(self, owner: str, min_rows: int = 1, rows_per_user=None):
+    def grouped(self, owner: str, min_rows: int = 1,
+                rows_per_user: Optional[int] = None) -> UserData:
         """The rows grouped by user (:class:`~fastldp.regression._base.UserData`), cached.
 
         With ``rows_per_user``, each user's first ``rows_per_user`` rows
@@ -395,8 +413,9 @@ class Precomputed:
             self._first[rows_per_user] = first_rows(data, rows_per_user)
         return self._first[rows_per_user]
 
-    def local_lasso(self, users, alpha: float, screen, owner: str = "Precomputed",
-                    rows_per_user=None) -> np.ndarray:
+    def local_lasso(self, users: ArrayLike, alpha: float, screen: Optional[int],
+                    owner: str = "Precomputed",
+                    rows_per_user: Optional[int] = None) -> np.ndarray:
         """The screened local Lasso of ``users`` (rows of the grouped data), (len(users), d).
 
         With ``rows_per_user``, on each user's first ``rows_per_user`` rows.
@@ -416,8 +435,9 @@ class Precomputed:
             done[missing] = True
         return B[users]
 
-    def local_least_squares(self, users, support, owner: str = "Precomputed",
-                            rows_per_user=None) -> np.ndarray:
+    def local_least_squares(self, users: ArrayLike, support: ArrayLike,
+                            owner: str = "Precomputed",
+                            rows_per_user: Optional[int] = None) -> np.ndarray:
         """Each of ``users``' least squares on the columns ``support``, (len(users), s).
 
         With ``rows_per_user``, on each user's first ``rows_per_user`` rows.
@@ -437,14 +457,15 @@ class Precomputed:
             done[missing] = True
         return L[users]
 
-    def clipped_sums(self, x_clip: float, y_clip: float):
+    def clipped_sums(self, x_clip: float, y_clip: float) -> tuple[np.ndarray, np.ndarray]:
         """``(Xc^T Xc, Xc^T yc)`` of the clipped rows (``Xc = clip(X, +-x_clip)``), cached."""
         key = (float(x_clip), float(y_clip))
         if key not in self._sums:
             self._sums[key] = clipped_sums(self.X, self.y, x_clip, y_clip)
         return self._sums[key]
 
-    def clipped(self, x_clip: float, y_clip: float, keep: bool = True):
+    def clipped(self, x_clip: float, y_clip: float,
+                keep: bool = True) -> tuple[np.ndarray, np.ndarray]:
         """``(clip(X, +-x_clip), clip(y, +-y_clip))``; cached when ``keep``."""
         key = (float(x_clip), float(y_clip))
         if key in self._clipped:

@@ -31,18 +31,26 @@ release in distribution, same accounting); ``shuffle_simulated_`` says which.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Any, Optional, TypeVar
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from .._random import as_generator
+from .._random import RngLike, as_generator
 from .._validation import check_float, check_int, param_error
 from ._base import Privacy, RegressionEstimator, nonfinite_rows, soft_threshold
-from .shuffle import ShuffledVectorSum, owner_budget
+from .shuffle import ShuffledVectorSum, SummationResult, owner_budget
+
+if TYPE_CHECKING:
+    from .local import Precomputed
 
 __all__ = ["SampleSDP", "solve_soft_thresholded"]
 
+_SampleSDP = TypeVar("_SampleSDP", bound="SampleSDP")  # fit returns the estimator itself
 
-def solve_soft_thresholded(G, b, lam: float, floor: float = 0.0):
+
+def solve_soft_thresholded(G: ArrayLike, b: ArrayLike, lam: float,
+                           floor: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """The closed form of ``argmin 1/2 ||theta - G^{-1} b||^2 + lam ||theta||_1``.
 
     ``G`` is symmetrized and its eigenvalues lifted to at least ``floor``
@@ -104,10 +112,30 @@ class SampleSDP(RegressionEstimator):
         The normal-equation solution before thresholding.
     summation_ : SummationResult
     shuffle_simulated_ : bool
+
+    Examples
+    --------
+    >>> from fastldp.regression import SampleSDP, make_sparse_regression
+    >>> data = make_sparse_regression(n=2000, m=5, d=4, k=1, sigma=0.1, rng=0)
+    >>> model = SampleSDP(epsilon=1.0).fit(data.X, data.y, rng=0)
+    >>> model.support_, data.support
+    (array([3]), array([3]))
+    >>> print(model.privacy_)
+    epsilon=1, delta=... (shuffle DP, per sample)
     """
 
-    def __init__(self, *, epsilon, delta=1e-5, x_clip=3.0, y_clip=3.0, sigma=1.0,
-                 theta_bound=1.0, alpha=None, floor=None, max_messages=50_000_000):
+    calibration_: dict[str, Any]
+    sanitized_: dict[str, int]
+    coef_ls_: np.ndarray
+    summation_: SummationResult
+    shuffle_simulated_: bool
+    alpha_: float
+    floor_: float
+
+    def __init__(self, *, epsilon: float, delta: float = 1e-5, x_clip: float = 3.0,
+                 y_clip: float = 3.0, sigma: float = 1.0, theta_bound: float = 1.0,
+                 alpha: Optional[float] = None, floor: Optional[float] = None,
+                 max_messages: int = 50_000_000) -> None:
         self.epsilon = epsilon
         self.delta = delta
         self.x_clip = x_clip
@@ -118,7 +146,8 @@ class SampleSDP(RegressionEstimator):
         self.floor = floor
         self.max_messages = max_messages
 
-    def fit(self, X, y, *, users=None, rng=None):
+    def fit(self: _SampleSDP, X: ArrayLike, y: ArrayLike, *, users: Optional[ArrayLike] = None,
+            rng: RngLike = None) -> _SampleSDP:
         """Fit on the rows ``X``, ``y`` (``users`` is accepted and ignored: sample-level).
 
         Returns
@@ -127,7 +156,8 @@ class SampleSDP(RegressionEstimator):
         """
         return self.fit_precomputed(self.precompute(X, y, users=users), rng=rng)
 
-    def fit_precomputed(self, pre, *, rng=None):
+    def fit_precomputed(self: _SampleSDP, pre: Precomputed, *,
+                        rng: RngLike = None) -> _SampleSDP:
         """:meth:`fit` on a :class:`~fastldp.regression.local.Precomputed`.
 
         On the aggregate path the clipped totals ``Xc^T Xc``, ``Xc^T yc``

@@ -94,10 +94,13 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
+from typing import Any, Callable, Optional, TypeVar, Union
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from .._random import as_generator
+from .._random import RngLike, as_generator
+from ..results import PrivacyStatement, Result
 from ..streaming import ExactSum, Partial, check_partial
 from .._validation import check_float, check_int, param_error
 
@@ -134,6 +137,8 @@ _MU_MAX = 1e150
 _MU_SAMPLER_MAX = 1.8e19
 _LOG2E = math.log2(math.e)
 
+_T = TypeVar("_T")
+
 
 class BudgetError(ValueError):
     """A privacy budget that the calibration cannot serve.
@@ -142,14 +147,23 @@ class BudgetError(ValueError):
     other parameters unchanged (``math.inf`` when none can) and ``reason``
     says why in a few words; estimators catch it and name their own
     ``epsilon`` parameter (:func:`owner_budget`).
+
+    Examples
+    --------
+    >>> from fastldp.regression.shuffle import BudgetError, skellam_variance
+    >>> try:
+    ...     skellam_variance(1e-17, 1e-300, 10, 10)
+    ... except BudgetError as exc:
+    ...     print(f"{exc.smallest:.2g}", isinstance(exc, ValueError))
+    5.6e-16 True
     """
 
-    def __init__(self, owner: str, epsilon, smallest: float, reason: str):
+    def __init__(self, owner: str, epsilon: Any, smallest: float, reason: str) -> None:
         self.owner, self.epsilon, self.smallest, self.reason = owner, epsilon, smallest, reason
         super().__init__(budget_message(owner, epsilon, smallest, reason))
 
 
-def budget_message(owner: str, epsilon, smallest: float, reason: str) -> str:
+def budget_message(owner: str, epsilon: Any, smallest: float, reason: str) -> str:
     """The message of a :class:`BudgetError` (the house format of a parameter error)."""
     if math.isfinite(smallest):
         expected = f"a float >= {smallest:.4g} ({reason})"
@@ -158,7 +172,7 @@ def budget_message(owner: str, epsilon, smallest: float, reason: str) -> str:
     return str(param_error("epsilon", owner, expected, epsilon))
 
 
-def owner_budget(owner: str, epsilon, step):
+def owner_budget(owner: str, epsilon: Any, step: Callable[[], _T]) -> _T:
     """Run ``step()``; a :class:`BudgetError` becomes a ValueError about ``owner``'s 'epsilon'.
 
     The estimators calibrate through these building blocks; their users
@@ -171,7 +185,7 @@ def owner_budget(owner: str, epsilon, step):
 
 
 # ---------------------------------------------------------------- shuffler
-def shuffle(messages, rng=None) -> np.ndarray:
+def shuffle(messages: ArrayLike, rng: RngLike = None) -> np.ndarray:
     """Permute messages uniformly at random, one independent shuffler per row.
 
     Parameters
@@ -194,7 +208,8 @@ def shuffle(messages, rng=None) -> np.ndarray:
 
 
 # ---------------------------------------------------------------- accounting
-def skellam_rdp(alpha, mu: float, l2: float, l1: float):
+def skellam_rdp(alpha: ArrayLike, mu: float, l2: float,
+                l1: float) -> Union[float, np.ndarray]:
     """Renyi-DP of the Skellam mechanism (Agarwal, Kairouz and Liu 2021, Theorem 3.5).
 
     Parameters
@@ -217,7 +232,7 @@ def skellam_rdp(alpha, mu: float, l2: float, l1: float):
     return out if out.ndim else float(out)
 
 
-def rdp_to_epsilon(rdp, alphas, delta: float) -> float:
+def rdp_to_epsilon(rdp: ArrayLike, alphas: ArrayLike, delta: float) -> float:
     """Convert an RDP curve to (eps, delta)-DP (Canonne, Kamath and Steinke 2020, Prop. 12).
 
     ``eps = min_alpha rdp(alpha) + log((alpha-1)/alpha) - (log delta + log alpha)/(alpha-1)``.
@@ -290,7 +305,7 @@ def share_security(n_parties: int, modulus_bits: float, shares: int) -> float:
     return ((shares - 1) * (math.log2(n_parties) - _LOG2E) - modulus_bits) / 2.0
 
 
-def stochastic_round(values, rng) -> np.ndarray:
+def stochastic_round(values: ArrayLike, rng: np.random.Generator) -> np.ndarray:
     """Unbiased randomized rounding to int64: ``floor(v) + Bernoulli(v - floor(v))``."""
     v = np.asarray(values, dtype=np.float64)
     low = np.floor(v)
@@ -304,9 +319,16 @@ def _skellam(mu: float, size, rng) -> np.ndarray:
 
 
 # ---------------------------------------------------------------- summation
-@dataclass(frozen=True)
-class SummationResult:
+@dataclass(frozen=True, repr=False)
+class SummationResult(Result):
     """What :class:`ShuffledVectorSum` released and how.
+
+    A result on the shared base (:class:`fastldp.results.Result`):
+    ``.estimate`` is ``total``, ``.n`` the number of parties, ``.privacy``
+    the ``(epsilon, delta)`` of the analyzer's view (shuffle DP, per
+    party), and the repr is one short line whatever the dimension.
+    ``.variances`` is ``None``: ``noise_sd`` is the noise's part, and the
+    rounding adds a data-dependent variance below ``n / (4 scale^2)``.
 
     Attributes
     ----------
@@ -326,7 +348,20 @@ class SummationResult:
         Messages the parties sent (``n * D * shares``).
     simulated : bool
         True when the shares were drawn and shuffled, False on the aggregate path.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastldp.regression import ShuffledVectorSum
+    >>> v = np.full((50, 3), 0.1)
+    >>> res = ShuffledVectorSum(epsilon=1.0, norm_bound=1.0).sum(v, rng=0)
+    >>> res.n, res.estimate.shape, res.simulated
+    (50, (3,), True)
+    >>> len(repr(res)) <= 200
+    True
     """
+
+    _estimate_field = "total"
 
     total: np.ndarray
     integer_total: np.ndarray
@@ -341,6 +376,21 @@ class SummationResult:
     delta_shares: float
     messages: int
     simulated: bool
+
+    @property
+    def n(self) -> int:
+        """The number of parties (``messages = n * dim * shares``)."""
+        return int(self.messages) // max(1, int(self.total.shape[0]) * int(self.shares))
+
+    @property
+    def privacy(self) -> PrivacyStatement:
+        """The guarantee of the analyzer's view: ``(epsilon, delta)``, shuffle DP, per party.
+
+        A summation without noise (``epsilon=None``, ``epsilon = inf`` here) is not private.
+        """
+        eps = float(self.epsilon)
+        return PrivacyStatement("shuffle DP" if math.isfinite(eps) else "not private", "party",
+                                epsilon=eps, delta=float(self.delta))
 
 
 class ShuffledVectorSum:
@@ -372,12 +422,33 @@ class ShuffledVectorSum:
         is only reported.
     max_messages : int
         Above this many messages :meth:`sum` uses the aggregate path.
+
+    Examples
+    --------
+    Without noise (``epsilon=None``) the release is the sum of the rounded
+    vectors (here at 10 units per real unit), read through the shuffled shares:
+
+    >>> import numpy as np
+    >>> from fastldp.regression import ShuffledVectorSum
+    >>> v = np.array([[0.6, 0.0], [0.0, 0.6], [0.3, 0.3], [0.2, -0.2]])
+    >>> ShuffledVectorSum(epsilon=None, norm_bound=1.0, scale=10.0).sum(v, rng=0).total
+    array([1.1, 0.7])
+
+    With a budget, each party adds its share of Skellam noise:
+
+    >>> summer = ShuffledVectorSum(epsilon=1.0, norm_bound=1.0)
+    >>> res = summer.sum(np.full((100, 2), 0.5), rng=0)
+    >>> res.n, res.estimate.shape, round(res.noise_sd, 1)
+    (100, (2,), 8.5)
+    >>> print(res.privacy)
+    epsilon=1, delta=... (shuffle DP, per party)
     """
 
     _owner = "ShuffledVectorSum"
 
-    def __init__(self, *, epsilon, delta=1e-5, norm_bound, sensitivity=None, scale=None,
-                 shares=None, max_messages=50_000_000):
+    def __init__(self, *, epsilon: Optional[float], delta: float = 1e-5, norm_bound: float,
+                 sensitivity: Optional[float] = None, scale: Optional[float] = None,
+                 shares: Optional[int] = None, max_messages: int = 50_000_000) -> None:
         o = self._owner
         # the accounting needs a finite budget and finite bounds (inf would give no noise)
         self.epsilon = (None if epsilon is None
@@ -392,7 +463,7 @@ class ShuffledVectorSum:
         self.max_messages = check_int(max_messages, "max_messages", o, low=1)
 
     # -- public parameters of one release
-    def plan(self, n_parties: int, dim: int) -> dict:
+    def plan(self, n_parties: int, dim: int) -> dict[str, Any]:
         """The public parameters for ``n_parties`` parties and ``dim`` coordinates."""
         o = self._owner
         n_parties = check_int(n_parties, "n_parties", o, low=3)
@@ -440,7 +511,7 @@ class ShuffledVectorSum:
                 "delta_noise": delta_noise, "delta_shares": delta_shares,
                 "delta": delta_noise + delta_shares}
 
-    def _check(self, vectors):
+    def _check(self, vectors: ArrayLike) -> np.ndarray:
         v = np.asarray(vectors, dtype=np.float64)
         if v.ndim != 2:
             raise param_error("vectors", self._owner, "a 2-d array (parties x coordinates)",
@@ -453,7 +524,8 @@ class ShuffledVectorSum:
                              f"> norm_bound = {self.norm_bound:.6g}; clip before summing.")
         return v
 
-    def _result(self, p, integer_total, n, dim, simulated) -> SummationResult:
+    def _result(self, p: dict[str, Any], integer_total: np.ndarray, n: int, dim: int,
+                simulated: bool) -> SummationResult:
         scale = p["scale"]
         return SummationResult(
             total=integer_total / scale, integer_total=integer_total,
@@ -462,7 +534,8 @@ class ShuffledVectorSum:
             delta_noise=p["delta_noise"], delta_shares=p["delta_shares"],
             messages=n * dim * p["shares"], simulated=simulated)
 
-    def encode(self, vectors, rng, plan=None):
+    def encode(self, vectors: ArrayLike, rng: RngLike,
+               plan: Optional[dict[str, Any]] = None) -> tuple[np.ndarray, dict[str, Any]]:
         """The local randomizers: each party's shares, ``(n, D, shares)`` uint64 modulo ``q``."""
         gen = as_generator(rng, self._owner)
         v = self._check(vectors)
@@ -479,7 +552,7 @@ class ShuffledVectorSum:
         return shares, p
 
     @staticmethod
-    def analyze(streams, modulus: int) -> np.ndarray:
+    def analyze(streams: np.ndarray, modulus: int) -> np.ndarray:
         """The analyzer: add each coordinate's shuffled messages modulo ``q``, centered."""
         q = np.uint64(modulus)
         total = streams.sum(axis=-1, dtype=np.uint64) & (q - np.uint64(1))
@@ -487,7 +560,7 @@ class ShuffledVectorSum:
         out[total >= q // np.uint64(2)] -= np.int64(modulus)
         return out
 
-    def sum(self, vectors, rng=None) -> SummationResult:
+    def sum(self, vectors: ArrayLike, rng: RngLike = None) -> SummationResult:
         """Privately sum the rows of ``vectors`` (one party each) through shufflers.
 
         Draws the shares (:meth:`encode`), routes the messages of coordinate
@@ -505,7 +578,8 @@ class ShuffledVectorSum:
         streams = shuffle(shares.transpose(1, 0, 2).reshape(dim, n * p["shares"]), gen)
         return self.analyzer(n, dim).estimate(streams)
 
-    def sum_aggregate(self, total, n_parties: int, rng=None) -> SummationResult:
+    def sum_aggregate(self, total: ArrayLike, n_parties: int,
+                      rng: RngLike = None) -> SummationResult:
         """The same release from the parties' real total (see "Simulation" in the module doc).
 
         ``total`` must be a possible total: l2 norm at most ``n_parties *
@@ -538,7 +612,7 @@ class ShuffledVectorSum:
         return ShuffledSumAnalyzer(self, n_parties, dim)
 
 
-def _message_array(messages, rows: int, owner: str):
+def _message_array(messages: ArrayLike, rows: int, owner: str) -> np.ndarray:
     """``messages`` as a 2-d integer array with ``rows`` streams, or a clear error."""
     arr = np.asarray(messages)
     if arr.ndim != 2 or arr.shape[0] != rows:
@@ -571,24 +645,40 @@ class ShuffledSumAnalyzer:
     summation : ShuffledVectorSum
     n_parties, dim : int
         The public size of the release (they fix the modulus and the shares).
+
+    Examples
+    --------
+    The shuffled messages, one row per coordinate, decoded in two chunks:
+
+    >>> import numpy as np
+    >>> from fastldp.regression import ShuffledVectorSum
+    >>> summer = ShuffledVectorSum(epsilon=1.0, norm_bound=1.0)
+    >>> shares, plan = summer.encode(np.full((100, 2), 0.5), rng=1)
+    >>> messages = shares.transpose(1, 0, 2).reshape(2, -1)  # (coordinates, messages)
+    >>> analyzer = summer.analyzer(100, 2)
+    >>> state = analyzer.merge(analyzer.partial(messages[:, :500]),
+    ...                        analyzer.partial(messages[:, 500:]))
+    >>> bool((analyzer.finalize(state).total == analyzer.estimate(messages).total).all())
+    True
     """
 
     _owner = "ShuffledSumAnalyzer"
 
-    def __init__(self, summation: ShuffledVectorSum, n_parties: int, dim: int):
+    def __init__(self, summation: ShuffledVectorSum, n_parties: int, dim: int) -> None:
         self.summation = summation
         self.n_parties = check_int(n_parties, "n_parties", self._owner, low=3)
         self.dim = check_int(dim, "dim", self._owner, low=1)
         self.plan = summation.plan(self.n_parties, self.dim)
 
-    def stream_params(self) -> dict:
+    def stream_params(self) -> dict[str, Any]:
         """Public parameters the partials are bound to."""
         s = self.summation
         return {"epsilon": s.epsilon, "delta": s.delta, "norm_bound": s.norm_bound,
                 "sensitivity": s.sensitivity, "scale": self.plan["scale"],
                 "shares": self.plan["shares"], "n_parties": self.n_parties, "dim": self.dim}
 
-    def partial(self, messages, epsilons=None, identities=None) -> Partial:
+    def partial(self, messages: ArrayLike, epsilons: Any = None,
+                identities: Any = None) -> Partial:
         """The state after a chunk of messages, shape ``(dim, m)`` (one row per shuffler)."""
         owner = f"{self._owner}.partial"
         arr = _message_array(messages, self.dim, owner)
@@ -623,7 +713,7 @@ class ShuffledSumAnalyzer:
         total = ShuffledVectorSum.analyze(residue[:, None], self.plan["modulus"])
         return self.summation._result(self.plan, total, self.n_parties, self.dim, True)
 
-    def estimate(self, messages) -> SummationResult:
+    def estimate(self, messages: ArrayLike) -> SummationResult:
         """Finalize one chunk holding every message."""
         return self.finalize(self.partial(messages))
 
@@ -748,11 +838,21 @@ class ShuffledBits:
     :meth:`gamma` raises :class:`BudgetError` (a ValueError naming
     ``epsilon`` and the smallest budget that can be served) when too few
     parties cannot hide one bit at this budget.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastldp.regression import ShuffledBits
+    >>> bits = ShuffledBits(epsilon=4.0, d=4)
+    >>> indices = np.repeat(np.arange(4), [400, 100, 100, 0])  # 600 parties
+    >>> counts, gamma = bits.counts(indices, rng=0)
+    >>> counts.round(-1), round(gamma, 3)
+    (array([400., 100., 100.,   0.]), 0.023)
     """
 
     _owner = "ShuffledBits"
 
-    def __init__(self, *, epsilon, delta=1e-5, d):
+    def __init__(self, *, epsilon: float, delta: float = 1e-5, d: int) -> None:
         # the blanket accounting needs a finite budget (eps = inf would send the bits unflipped)
         self.epsilon = check_float(epsilon, "epsilon", self._owner, low=0, high=math.inf)
         self.delta = check_float(delta, "delta", self._owner, low=0, high=1)
@@ -767,7 +867,8 @@ class ShuffledBits:
                               f"{n_parties} parties at delta = {self.delta:g} cannot hide one "
                               f"bit in each stream at a smaller budget") from None
 
-    def counts(self, indices, rng=None, gamma=None) -> tuple[np.ndarray, float]:
+    def counts(self, indices: ArrayLike, rng: RngLike = None,
+               gamma: Optional[float] = None) -> tuple[np.ndarray, float]:
         """Return ``(debiased counts of length d, gamma)`` for the parties' ``indices``."""
         gen = as_generator(rng, self._owner)
         idx = np.asarray(indices)
@@ -784,7 +885,7 @@ class ShuffledBits:
         streams = shuffle(bits ^ flips, gen)
         return self.analyzer(n, gamma=g).estimate(streams), g
 
-    def analyzer(self, n_parties: int, gamma=None) -> "ShuffledBitsAnalyzer":
+    def analyzer(self, n_parties: int, gamma: Optional[float] = None) -> "ShuffledBitsAnalyzer":
         """The analyzer of ``n_parties`` parties' streams as a streaming decode."""
         return ShuffledBitsAnalyzer(self, n_parties, gamma)
 
@@ -797,21 +898,35 @@ class ShuffledBitsAnalyzer:
     ``(c_j - gamma n) / (1 - 2 gamma)``, and refuses a state that does not
     hold exactly ``n_parties`` bits per stream. A bit other than 0 or 1 is
     read as its truth value (nonzero is one) and counted as ``out_of_range``.
+
+    Examples
+    --------
+    Three streams of four parties' bits, flip probability 0.1, in two chunks:
+
+    >>> import numpy as np
+    >>> from fastldp.regression import ShuffledBits
+    >>> analyzer = ShuffledBits(epsilon=4.0, d=3).analyzer(4, gamma=0.1)
+    >>> streams = np.array([[1, 1, 0, 1], [0, 0, 1, 0], [0, 0, 0, 0]])
+    >>> state = analyzer.merge(analyzer.partial(streams[:, :2]), analyzer.partial(streams[:, 2:]))
+    >>> analyzer.finalize(state).round(2)
+    array([ 3.25,  0.75, -0.5 ])
     """
 
     _owner = "ShuffledBitsAnalyzer"
 
-    def __init__(self, bits: ShuffledBits, n_parties: int, gamma=None):
+    def __init__(self, bits: ShuffledBits, n_parties: int, gamma: Optional[float] = None) -> None:
         self.bits = bits
         self.n_parties = check_int(n_parties, "n_parties", self._owner, low=1)
         self.gamma = bits.gamma(self.n_parties) if gamma is None else check_float(
             gamma, "gamma", self._owner, low=0, high=0.5)
 
-    def stream_params(self) -> dict:
+    def stream_params(self) -> dict[str, Any]:
+        """Public parameters the partials are bound to."""
         return {"epsilon": self.bits.epsilon, "delta": self.bits.delta, "d": self.bits.d,
                 "n_parties": self.n_parties, "gamma": self.gamma}
 
-    def partial(self, streams, epsilons=None, identities=None) -> Partial:
+    def partial(self, streams: ArrayLike, epsilons: Any = None,
+                identities: Any = None) -> Partial:
         """The state after a chunk of every stream's bits, shape ``(d, m)``."""
         arr = _message_array(streams, self.bits.d, f"{self._owner}.partial")
         outside = int(((arr != 0) & (arr != 1)).sum())
@@ -835,5 +950,6 @@ class ShuffledBitsAnalyzer:
         g, n = self.gamma, self.n_parties
         return (c - g * n) / (1 - 2 * g)
 
-    def estimate(self, streams) -> np.ndarray:
+    def estimate(self, streams: ArrayLike) -> np.ndarray:
+        """Finalize one chunk holding every stream's bits: the debiased counts."""
         return self.finalize(self.partial(streams))

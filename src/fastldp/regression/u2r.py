@@ -41,18 +41,25 @@ suggests (see ``docs/regression.md``).
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar, Union
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from .._random import as_generator
+from .._random import RngLike, as_generator
 from .._validation import check_float, check_int, param_error
 from ._base import Privacy, RegressionEstimator, nonfinite_rows, soft_threshold
-from .shuffle import BudgetError, ShuffledBits, ShuffledVectorSum
+from .shuffle import BudgetError, ShuffledBits, ShuffledVectorSum, SummationResult
+
+if TYPE_CHECKING:
+    from .local import Precomputed
 
 __all__ = ["U2R", "clip_l2"]
 
+_U2R = TypeVar("_U2R", bound="U2R")  # fit returns the estimator, typed as its own class
 
-def clip_l2(vectors, radius: float, center=None) -> np.ndarray:
+
+def clip_l2(vectors: ArrayLike, radius: float, center: Optional[ArrayLike] = None) -> np.ndarray:
     """Project each row onto the l2 ball of ``radius`` around ``center``; return the offsets.
 
     The norms are computed after dividing each row by its largest entry, so
@@ -61,7 +68,7 @@ def clip_l2(vectors, radius: float, center=None) -> np.ndarray:
     """
     v = np.asarray(vectors, dtype=np.float64)
     if center is not None:
-        v = v - center
+        v = v - np.asarray(center, dtype=np.float64)
     big = np.abs(v).max(axis=1, initial=0.0)
     unit = np.where(big > 0, big, 1.0)
     w = v / unit[:, None]
@@ -161,11 +168,39 @@ class U2R(RegressionEstimator):
         ``rows_per_user`` rows; ``"short"``, users with fewer rows;
         ``"short_default"``, users of stage 2 with fewer than ``s + 2`` rows,
         which sent the public default.
+
+    Examples
+    --------
+    >>> from fastldp.regression import U2R, make_sparse_regression
+    >>> data = make_sparse_regression(n=300, m=20, d=16, k=2, sigma=0.1, rng=0)
+    >>> model = U2R(epsilon=4.0, k=2, rows_per_user=20, sigma=0.1)
+    >>> model = model.fit(data.X, data.y, users=data.users, rng=0)
+    >>> model.support_, data.support
+    (array([10, 12]), array([10, 12]))
+    >>> model.coef_[model.support_].round(1)
+    array([-0.7, -0.7])
+    >>> print(model.privacy_)
+    epsilon=4, delta=1e-05 (shuffle DP, per user)
     """
 
-    def __init__(self, *, epsilon, delta=1e-5, k, rows_per_user, sigma=1.0, theta_bound=1.0,
-                 rho=None, local_alpha=None, split=(1 / 3, 1 / 6, 1 / 2), clip_multiplier=3.0,
-                 max_support=None, shrinkage=False, screen="auto", max_messages=50_000_000):
+    calibration_: dict[str, Any]
+    support_recovered_: np.ndarray
+    counts_: np.ndarray
+    gamma_: float
+    threshold_: float
+    coef_coarse_: np.ndarray
+    radii_: tuple[float, float]
+    summations_: tuple[SummationResult, ...]
+    groups_: tuple[int, ...]
+    sanitized_: dict[str, int]
+
+    def __init__(self, *, epsilon: float, delta: float = 1e-5, k: int, rows_per_user: int,
+                 sigma: float = 1.0, theta_bound: float = 1.0, rho: Optional[float] = None,
+                 local_alpha: Optional[float] = None,
+                 split: Union[tuple[float, float, float], ArrayLike] = (1 / 3, 1 / 6, 1 / 2),
+                 clip_multiplier: float = 3.0, max_support: Optional[int] = None,
+                 shrinkage: Union[bool, float] = False, screen: Union[str, int, None] = "auto",
+                 max_messages: int = 50_000_000) -> None:
         self.epsilon = epsilon
         self.delta = delta
         self.k = k
@@ -181,7 +216,7 @@ class U2R(RegressionEstimator):
         self.screen = screen
         self.max_messages = max_messages
 
-    def _validate(self, d):
+    def _validate(self, d: int) -> dict[str, Any]:
         o = "U2R"
         eps = check_float(self.epsilon, "epsilon", o, low=0, high=math.inf)
         delta = check_float(self.delta, "delta", o, low=0, high=1)
@@ -201,11 +236,13 @@ class U2R(RegressionEstimator):
         c = check_float(self.clip_multiplier, "clip_multiplier", o, low=0, high=math.inf)
         ms = None if self.max_support is None else check_int(self.max_support, "max_support", o,
                                                                low=1)
+        shrink: Union[bool, float]
         if isinstance(self.shrinkage, (bool, np.bool_)):
             shrink = bool(self.shrinkage)
         else:
             shrink = check_float(self.shrinkage, "shrinkage", o, low=0, low_open=False,
                                  high=math.inf)
+        screen: Union[str, int]
         if isinstance(self.screen, str) and self.screen == "auto":
             screen = "auto"
         elif self.screen is None:
@@ -215,7 +252,8 @@ class U2R(RegressionEstimator):
         return dict(eps=eps, delta=delta, k=k, m=m, sigma=sigma, tb=tb, rho=rho, alpha=alpha,
                     split=split / split.sum(), c=c, ms=ms, shrink=shrink, screen=screen)
 
-    def fit(self, X, y, *, users=None, rng=None):
+    def fit(self: _U2R, X: ArrayLike, y: ArrayLike, *, users: Optional[ArrayLike] = None,
+            rng: RngLike = None) -> _U2R:
         """Fit on rows ``X``, ``y`` whose users are ``users`` (required).
 
         Parameters
@@ -234,7 +272,8 @@ class U2R(RegressionEstimator):
         """
         return self.fit_precomputed(self.precompute(X, y, users=users), rng=rng)
 
-    def fit_precomputed(self, pre, *, rng=None):
+    def fit_precomputed(self: _U2R, pre: Precomputed, *,
+                        rng: RngLike = None) -> _U2R:
         """:meth:`fit` on a :class:`~fastldp.regression.local.Precomputed` (see there).
 
         The local Lassos and local least squares it needs are taken from
@@ -354,10 +393,14 @@ class U2R(RegressionEstimator):
         ValueError about U2R's 'epsilon' naming the smallest budget that every
         stage serves.
         """
-        gamma, failures = None, []
-        steps = [lambda: bits.gamma(int(sizes[0]))]
-        steps += [lambda n=int(n): ShuffledVectorSum(norm_bound=1.0, **summer).plan(n, limit)
-                  for n in sizes[1:]]
+        gamma: Optional[float] = None
+        failures: list[BudgetError] = []
+        steps: list[Callable[[], Any]] = [lambda: bits.gamma(int(sizes[0]))]
+
+        def plan(n: int) -> Callable[[], Any]:
+            return lambda: ShuffledVectorSum(norm_bound=1.0, **summer).plan(n, limit)
+
+        steps += [plan(int(n)) for n in sizes[1:]]
         for i, step in enumerate(steps):
             try:
                 out = step()
@@ -369,4 +412,5 @@ class U2R(RegressionEstimator):
         if failures:
             worst = max(failures, key=lambda exc: exc.smallest)
             raise BudgetError("U2R", self.epsilon, worst.smallest, worst.reason)
+        assert gamma is not None  # step 0 succeeded: no failure was raised above
         return gamma
