@@ -229,7 +229,8 @@ class Result:
         field = type(self)._estimate_field
         if not field:  # pragma: no cover - a result class without its field is a bug
             raise TypeError(f"{type(self).__name__} does not name its estimate field")
-        return getattr(self, field)
+        main: np.ndarray = getattr(self, field)
+        return main
 
     @property
     def std(self) -> Optional[np.ndarray]:
@@ -237,10 +238,11 @@ class Result:
         variances = self.variances
         if variances is None:
             return None
-        return np.sqrt(variances)
+        std: np.ndarray = np.sqrt(variances)
+        return std
 
     # ------------------------------------------------------------ hooks
-    def _frame_columns(self) -> dict:
+    def _frame_columns(self) -> dict[str, Any]:
         """Extra columns of :meth:`to_frame`, each an array of the estimate's shape."""
         return {}
 
@@ -249,7 +251,7 @@ class Result:
         return type(self).__name__
 
     # ------------------------------------------------------------ to_frame
-    def to_frame(self):
+    def to_frame(self) -> Any:
         """The estimate as a pandas DataFrame, one row per entry.
 
         Columns: the position (``category`` when the result is labelled,
@@ -261,6 +263,7 @@ class Result:
         Returns
         -------
         pandas.DataFrame
+            (typed ``Any``: pandas is an optional dependency)
 
         Raises
         ------
@@ -274,7 +277,7 @@ class Result:
                 f"{type(self).__name__}.to_frame needs pandas, an optional dependency: "
                 "pip install pandas") from None
         est = np.asarray(self.estimate)
-        columns: dict = {}
+        columns: dict[str, Any] = {}
         categories = self.categories
         if est.ndim == 0:
             pass
@@ -295,7 +298,7 @@ class Result:
         return pd.DataFrame(columns)
 
     # ------------------------------------------------------------ repr
-    def _entry_texts(self, est: np.ndarray) -> list:
+    def _entry_texts(self, est: np.ndarray) -> list[str]:
         categories = self.categories
         flat = est.ravel()
         k = min(flat.shape[0], _REPR_ENTRIES)

@@ -34,9 +34,10 @@ from __future__ import annotations
 import io
 import json
 import math
-from typing import Any
+from typing import Any, Iterable, Optional
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._kernels import _exact
 
@@ -46,6 +47,7 @@ __all__ = ["ExactSum", "Partial", "PARTIAL_FORMAT_VERSION", "merge_all", "check_
 PARTIAL_FORMAT_VERSION = 1
 _MAGIC = "fastldp-partial"
 _COUNT_LIMIT = 1 << 36  # |count| times a 27-bit half mantissa stays below 2**63
+_REPR_WIDTH = 200  # the most characters a repr takes (one line), as for the results
 
 
 class ExactSum:
@@ -75,14 +77,14 @@ class ExactSum:
 
     __slots__ = ("size", "k_lo", "digits", "_pending")
 
-    def __init__(self, size: int):
+    def __init__(self, size: int) -> None:
         self.size = int(size)
         self.k_lo = 0
         self.digits = np.zeros((0, self.size), dtype=np.int64)
         self._pending = 0  # additions per digit since the last normalize (an upper bound)
 
     @classmethod
-    def from_digits(cls, size: int, k_lo: int, digits) -> "ExactSum":
+    def from_digits(cls, size: int, k_lo: int, digits: ArrayLike) -> "ExactSum":
         """The sum whose digit rows ``k_lo ..`` are ``digits`` (shape ``(W, size)``)."""
         out = cls(size)
         out.k_lo = int(k_lo)
@@ -119,7 +121,7 @@ class ExactSum:
         self._pending = 0
 
     # ------------------------------------------------------------ additions
-    def add(self, values, index=None) -> None:
+    def add(self, values: ArrayLike, index: Optional[ArrayLike] = None) -> None:
         """Add ``values[t]`` at position ``index[t]`` (default: position ``t``).
 
         Parameters
@@ -154,7 +156,7 @@ class ExactSum:
             _exact.add_values(self.digits, self.k_lo, None if idx is None else idx[start:stop],
                               v[start:stop])
 
-    def add_terms(self, values) -> None:
+    def add_terms(self, values: ArrayLike) -> None:
         """Add every one of ``values`` to position 0 (a scalar sum; ``size`` must be 1).
 
         One pass over the bits of the doubles (:func:`fastldp._kernels._exact.sum_terms`).
@@ -180,7 +182,7 @@ class ExactSum:
             raise ValueError(f"ExactSum.add_repeated: count must be in [0, 2**36), got {count}")
         self.add_multiples(np.array([int(count)], dtype=np.int64), value)
 
-    def add_multiples(self, counts, value: float) -> None:
+    def add_multiples(self, counts: ArrayLike, value: float) -> None:
         """Add ``counts[j] * value`` at every position ``j`` exactly (int64 ``counts``).
 
         ``value``'s 53-bit mantissa is split in two halves whose products
@@ -204,7 +206,7 @@ class ExactSum:
         if lo:
             self.add_integers(c * (sign * lo), e - 53)
 
-    def add_integers(self, values, shift: int = 0) -> None:
+    def add_integers(self, values: ArrayLike, shift: int = 0) -> None:
         """Add ``values[j] * 2**shift`` at every position ``j`` (int64 values)."""
         v = np.ascontiguousarray(values, dtype=np.int64).ravel()
         if v.shape[0] != self.size:
@@ -298,7 +300,7 @@ class ExactSum:
         _exact.normalize(out)
         return out
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         if not isinstance(other, ExactSum) or other.size != self.size:
             return NotImplemented
         windows = [(s.k_lo, s.k_lo + s.digits.shape[0]) for s in (self, other) if s.digits.shape[0]]
@@ -308,16 +310,16 @@ class ExactSum:
         hi = max(w[1] for w in windows) + 1  # a spare row for the sign
         return bool(np.array_equal(self._aligned(lo, hi - lo), other._aligned(lo, hi - lo)))
 
-    __hash__ = None  # mutable
+    __hash__ = None  # type: ignore[assignment]  # mutable: not hashable
 
     def __repr__(self) -> str:
         return f"ExactSum(size={self.size}, rows={self.digits.shape[0]})"
 
-    def __getstate__(self):
+    def __getstate__(self) -> dict[str, Any]:
         k, d = self.canonical()
         return {"size": self.size, "k_lo": k, "digits": d}
 
-    def __setstate__(self, state):
+    def __setstate__(self, state: dict[str, Any]) -> None:
         other = ExactSum.from_digits(state["size"], state["k_lo"], state["digits"])
         self.size, self.k_lo, self.digits, self._pending = other.size, other.k_lo, other.digits, 0
 
@@ -351,12 +353,33 @@ class Partial:
     minima, maxima : dict of str to float or None
     flags : dict of str to bool
         Or-merged flags (e.g. "some chunk arrived with the wrong dtype").
+
+    Examples
+    --------
+    Two chunks of reports, decoded apart and merged, give the one-shot
+    estimate bit for bit; a partial survives a round trip through bytes:
+
+    >>> from fastldp import GRR
+    >>> from fastldp.streaming import Partial
+    >>> grr = GRR(domain_size=3, epsilon=2.0, codebook_seed=0)
+    >>> reports = grr.privatize([0, 1, 1, 2, 2, 2], rng=0)
+    >>> merged = grr.merge(grr.partial(reports[:4]), grr.partial(reports[4:]))
+    >>> merged.counts["n"]
+    6
+    >>> bool((grr.finalize(merged).counts == grr.estimate(reports).counts).all())
+    True
+    >>> Partial.from_bytes(merged.to_bytes()) == merged
+    True
     """
 
     __slots__ = ("mechanism", "params", "sums", "counts", "minima", "maxima", "flags")
 
-    def __init__(self, mechanism: str, params: dict, *, sums=None, counts=None, minima=None,
-                 maxima=None, flags=None):
+    def __init__(self, mechanism: str, params: dict[str, Any], *,
+                 sums: Optional[dict[str, ExactSum]] = None,
+                 counts: Optional[dict[str, int]] = None,
+                 minima: Optional[dict[str, Optional[float]]] = None,
+                 maxima: Optional[dict[str, Optional[float]]] = None,
+                 flags: Optional[dict[str, bool]] = None) -> None:
         self.mechanism = str(mechanism)
         self.params = dict(params)
         self.sums = dict(sums or {})
@@ -396,7 +419,7 @@ class Partial:
     __add__ = merge
 
     # ------------------------------------------------------------ equality, bytes
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         if not isinstance(other, Partial):
             return NotImplemented
         return (self.mechanism == other.mechanism and self.params == other.params
@@ -405,23 +428,26 @@ class Partial:
                 and self.sums.keys() == other.sums.keys()
                 and all(self.sums[k] == other.sums[k] for k in self.sums))
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]  # mutable: not hashable
 
     def __repr__(self) -> str:
         n = self.counts.get("n")
-        return (f"Partial({self.mechanism}, n={n}, sums={sorted(self.sums)}, "
+        text = (f"Partial({self.mechanism}, n={n}, sums={sorted(self.sums)}, "
                 f"counts={sorted(self.counts)})")
+        if len(text) > _REPR_WIDTH:  # one short line, however many sums and counts
+            text = text[:_REPR_WIDTH - 4] + "...)"
+        return text
 
-    def __getstate__(self):
+    def __getstate__(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__slots__}
 
-    def __setstate__(self, state):
+    def __setstate__(self, state: dict[str, Any]) -> None:
         for name in self.__slots__:
             setattr(self, name, state[name])
 
     def to_bytes(self) -> bytes:
         """Serialize to a self-describing ``.npz`` byte string (no pickled objects)."""
-        header = {
+        header: dict[str, Any] = {
             "format": _MAGIC, "version": PARTIAL_FORMAT_VERSION,
             "mechanism": self.mechanism, "params": self.params,
             "counts": {k: str(v) for k, v in self.counts.items()},  # ints may exceed 64 bits
@@ -430,7 +456,7 @@ class Partial:
             "flags": self.flags,
             "sums": {},
         }
-        arrays = {}
+        arrays: dict[str, Any] = {}  # Any: savez's own keywords (allow_pickle) are not arrays
         for i, (name, s) in enumerate(sorted(self.sums.items())):
             k_lo, digits = s.canonical()
             header["sums"][name] = {"size": s.size, "k_lo": k_lo, "array": f"s{i}"}
@@ -496,7 +522,7 @@ def check_partial(partial: Any, mechanism: str, params: dict, owner: str) -> Par
     return partial
 
 
-def chunk_length(reports, owner: str) -> int:
+def chunk_length(reports: Any, owner: str) -> int:
     """Number of reports in a chunk (``0`` allowed), or a clear error for a non-array."""
     try:
         shape = np.shape(reports)
@@ -508,7 +534,7 @@ def chunk_length(reports, owner: str) -> int:
     return shape[0]
 
 
-def merge_all(partials) -> Partial:
+def merge_all(partials: Iterable[Partial]) -> Partial:
     """Merge an iterable of partials pairwise as a balanced tree (any order gives the same)."""
     items = list(partials)
     if not items:
