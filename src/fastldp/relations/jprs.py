@@ -104,10 +104,10 @@ class JPRSEstimate(Result):
         Local DP per user (an identity's whole relation set) at the budgets
         of the decode: one ``epsilon``, or the min / median / max of personal
         budgets (a decode from partials knows their extremes only).
-    seconds : dict
-        Wall-clock seconds of the ``sketch`` and ``projection`` steps.
     n : int
         The number of reports (committed identities), ``budget.n``.
+    seconds : dict
+        Wall-clock seconds of the ``sketch`` and ``projection`` steps.
     variances, std : None
         The projection onto ``M_{s,k}`` is not linear, so the estimate has no
         plug-in variance; each coordinate of the unprojected :attr:`sketch`
@@ -134,13 +134,9 @@ class JPRSEstimate(Result):
     budget: BudgetSummary
     sanitization: SanitizationReport
     n_threads: int
+    n: int
     privacy: PrivacyStatement
     seconds: dict = field(default_factory=dict)
-
-    @property
-    def n(self) -> int:
-        """The number of reports the estimate was decoded from."""
-        return self.budget.n
 
     def _frame_columns(self) -> dict:
         return {"sketch": self.sketch}
@@ -486,6 +482,7 @@ class JPRS(RelationMechanism):
             budget=budget,
             sanitization=sanitization_report(partial.counts, partial.flags),
             n_threads=self.n_threads,
+            n=n,
             privacy=privacy_of_extremes(budget.eps_min, budget.eps_max),
             seconds={"scale": t1 - t0, "projection": t2 - t1},
         )
