@@ -24,6 +24,24 @@
 This room sits on top of the families (like the CLI): it imports them, and
 no family imports it.
 
+Examples
+--------
+Audit two oracles and their negative controls (under-noised copies, which
+the audit must catch); ``fastldp audit grr oue --controls`` prints the same
+table:
+
+>>> from fastldp.audit import audit_all, channels, format_table
+>>> "grr" in channels() and "u2r-fit" in channels()
+True
+>>> rows = audit_all(["grr", "oue"], n=2_000, controls=True)
+>>> [(row.name, row.holds, row.as_expected) for row in rows]  # doctest: +NORMALIZE_WHITESPACE
+[('grr', True, True), ('oue', True, True), ('control:grr@1.5eps', False, True),
+ ('control:oue@1.5eps', False, True), ('control:grr-sampler', False, True)]
+>>> print(format_table(rows[:1]))  # doctest: +ELLIPSIS
+mechanism  claim  exact eps  empirical lb  detects  verdict  seconds
+---------  -----  ---------  ------------  -------  -------  -------
+grr        eps=1  1.000000   0.653288      any      pass     ...
+
 Floating-point side channels
 ----------------------------
 The continuous randomizers (:class:`~fastldp.oracles.Laplace`,

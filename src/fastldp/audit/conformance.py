@@ -21,14 +21,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import Optional
 
 import numpy as np
 from scipy import stats
 
+from .report import one_line
+
 __all__ = ["Check", "chi2_uniform", "binomial_test", "mean_test", "variance_test"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Check:
     """One conformance test or deterministic check of a row.
 
@@ -48,10 +51,20 @@ class Check:
         The smallest fault this check detects, as the budget multiplier ``k``
         of a mechanism built at ``k eps`` that claims ``eps`` (``nan`` when
         the check measures another kind of fault).
+
+    Examples
+    --------
+    >>> from fastldp.audit import Check
+    >>> from fastldp.audit.conformance import binomial_test
+    >>> check = Check("heads are fair", binomial_test(530, 1000, 0.5), True).decided(1e-3)
+    >>> check.passed, check.statistical
+    (True, True)
+    >>> check
+    Check('heads are fair', passed=True, p_value=0.062, alpha=0.001)
     """
 
     name: str
-    p_value: object
+    p_value: Optional[float]
     passed: bool
     alpha: float = 0.0
     detail: str = ""
@@ -59,12 +72,21 @@ class Check:
 
     @property
     def statistical(self) -> bool:
+        """Whether the check is a test with a p-value (not a deterministic check)."""
         return self.p_value is not None
+
+    def __repr__(self) -> str:
+        p = "" if self.p_value is None else f", p_value={self.p_value:.3g}"
+        alpha = f", alpha={self.alpha:g}" if self.alpha else ""
+        reach = "" if self.reach != self.reach else f", reach={self.reach:.3g}"  # NaN: none
+        detail = f", detail={self.detail!r}" if self.detail else ""
+        return one_line(f"Check({self.name!r}, passed={self.passed}{p}{alpha}{reach}{detail})")
 
     def decided(self, alpha: float) -> "Check":
         """The check decided at significance ``alpha`` (deterministic checks are unchanged)."""
         if not self.statistical:
             return self
+        assert self.p_value is not None  # statistical
         return replace(self, alpha=float(alpha), passed=bool(self.p_value > alpha))
 
 

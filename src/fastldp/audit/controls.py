@@ -33,7 +33,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from .registry import channels
+from .registry import Channel, channels
 
 __all__ = ["negative_controls", "LAW_FACTOR"]
 
@@ -118,7 +118,7 @@ def _half_sigma_histogram(eps):
     return bad
 
 
-def negative_controls(epsilon: float = 1.0) -> dict:
+def negative_controls(epsilon: float = 1.0) -> dict[str, Channel]:
     """Every control, by name (``control:<what>``); each must be flagged."""
     reg = channels(epsilon)
     out = []

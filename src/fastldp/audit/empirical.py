@@ -37,9 +37,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from math import inf, log
+from typing import Any, Callable
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import stats
+
+from .report import one_line
 
 __all__ = [
     "clopper_pearson",
@@ -61,7 +65,7 @@ ALPHA = 1e-6
 _ORDERS = np.concatenate([1.0 + np.geomspace(1e-3, 1.0, 40)[:-1], np.geomspace(2.0, 512.0, 60)])
 
 
-def clopper_pearson(successes: int, trials: int, alpha: float) -> tuple:
+def clopper_pearson(successes: int, trials: int, alpha: float) -> tuple[float, float]:
     """Two-sided ``1 - alpha`` Clopper-Pearson interval for a binomial proportion."""
     if trials < 1 or not 0 <= successes <= trials:
         raise ValueError(f"need 0 <= successes <= trials and trials >= 1; got {successes}, {trials}")
@@ -86,7 +90,7 @@ def epsilon_lower_bound(a: int, n_a: int, b: int, n_b: int, alpha: float = ALPHA
     return max(0.0, log((p_lo - delta) / q_hi))
 
 
-def binary_renyi(p: float, q: float, orders=_ORDERS) -> np.ndarray:
+def binary_renyi(p: float, q: float, orders: ArrayLike = _ORDERS) -> np.ndarray:
     """``D_a(Bern(p) || Bern(q))`` at each order ``a``."""
     a = np.asarray(orders, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -104,7 +108,7 @@ def zcdp_lower_bound(a: int, n_a: int, b: int, n_b: int, alpha: float = ALPHA) -
     return float(np.max(binary_renyi(p_lo, q_hi) / _ORDERS))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class EmpiricalAudit:
     """Result of a distinguishing test.
 
@@ -123,6 +127,21 @@ class EmpiricalAudit:
     alpha : float
     delta : float
         The ``delta`` of an ``(eps, delta)`` claim (0 for pure LDP).
+
+    Examples
+    --------
+    A coin that shows heads with probability 3/4 under one input and 1/4
+    under the other is ``ln 3``-LDP and no better:
+
+    >>> import numpy as np
+    >>> from fastldp.audit import event_test
+    >>> def heads(side, size, gen):
+    ...     return gen.random(size) < (0.75 if side == 0 else 0.25)
+    >>> audit = event_test(heads, np.log(3), n=20_000, rng=0, event="heads")
+    >>> audit.holds, round(audit.lower_bound, 1)
+    (True, 1.0)
+    >>> event_test(heads, 0.5, n=20_000, rng=0).holds
+    False
     """
 
     claimed: float
@@ -133,12 +152,19 @@ class EmpiricalAudit:
     alpha: float
     delta: float = 0.0
 
+    def __repr__(self) -> str:
+        delta = f", delta={self.delta:.3g}" if self.delta else ""
+        return one_line(f"EmpiricalAudit(claimed={self.claimed:g}, "
+                        f"lower_bound={self.lower_bound:.6g}, holds={self.holds}, "
+                        f"counts={self.counts}, alpha={self.alpha:g}{delta}, "
+                        f"event={self.event!r})")
+
 
 def _best_threshold(pilot_x: np.ndarray, pilot_y: np.ndarray, alpha: float, bound):
     """The event ``Y > t`` or ``Y < t`` with the best pilot lower bound (both orientations)."""
     grid = np.unique(np.quantile(np.concatenate([pilot_x, pilot_y]), np.linspace(0.005, 0.995, 61)))
     n1, n2 = pilot_x.shape[0], pilot_y.shape[0]
-    best = (-1.0, None, None, None)
+    best: tuple[float, Any, Any, Any] = (-1.0, None, None, None)
     sx, sy = np.sort(pilot_x), np.sort(pilot_y)
     for t in grid:
         above_x = n1 - np.searchsorted(sx, t, side="right")
@@ -154,9 +180,9 @@ def _best_threshold(pilot_x: np.ndarray, pilot_y: np.ndarray, alpha: float, boun
     return best[1:]
 
 
-def threshold_test(draw, claimed: float, *, n: int = 200_000, pilot: int = 20_000,
-                   alpha: float = ALPHA, zcdp: bool = False, rng=0,
-                   delta: float = 0.0) -> EmpiricalAudit:
+def threshold_test(draw: Callable[[int, int, np.random.Generator], np.ndarray], claimed: float,
+                   *, n: int = 200_000, pilot: int = 20_000, alpha: float = ALPHA,
+                   zcdp: bool = False, rng: Any = 0, delta: float = 0.0) -> EmpiricalAudit:
     """Distinguishing test of two scalar output laws through a threshold event.
 
     Parameters
@@ -212,7 +238,7 @@ def threshold_test_samples(pilots, fresh, claimed: float, *, alpha: float = ALPH
     lb = bound(a, n, b, n, alpha)
     first, second = ("x'", "x") if swap else ("x", "x'")
     event = f"{statistic} {op} {t:.6g}, {first} vs {second}"
-    return EmpiricalAudit(float(claimed), lb, lb <= claimed, event, (a, n, b, n), alpha,
+    return EmpiricalAudit(float(claimed), lb, bool(lb <= claimed), event, (a, n, b, n), alpha,
                           float(delta))
 
 
@@ -267,7 +293,8 @@ def reach(result: EmpiricalAudit, *, zcdp: bool = False) -> float:
     return detectable_loss(result, zcdp=zcdp) / observed
 
 
-def event_test(draw, claimed: float, *, n: int = 200_000, alpha: float = ALPHA, rng=0,
+def event_test(draw: Callable[[int, int, np.random.Generator], np.ndarray], claimed: float, *,
+               n: int = 200_000, alpha: float = ALPHA, rng: Any = 0,
                event: str = "the witness output") -> EmpiricalAudit:
     """Distinguishing test through a fixed event.
 
@@ -279,4 +306,4 @@ def event_test(draw, claimed: float, *, n: int = 200_000, alpha: float = ALPHA, 
     a = int(np.count_nonzero(draw(0, n, np.random.default_rng(seeds[0]))))
     b = int(np.count_nonzero(draw(1, n, np.random.default_rng(seeds[1]))))
     lb = epsilon_lower_bound(a, n, b, n, alpha)
-    return EmpiricalAudit(float(claimed), lb, lb <= claimed, event, (a, n, b, n), alpha)
+    return EmpiricalAudit(float(claimed), lb, bool(lb <= claimed), event, (a, n, b, n), alpha)

@@ -43,6 +43,8 @@ from math import inf
 
 import numpy as np
 
+from .report import one_line
+
 __all__ = ["ExactLaw", "ExactAudit", "audit_law", "RTOL", "ATOL"]
 
 RTOL = 1e-12
@@ -51,7 +53,7 @@ _DIGITS = 50
 _MARGIN = decimal.Decimal("1e-45")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ExactLaw:
     """The output law of a finite channel on a tiny domain.
 
@@ -67,6 +69,20 @@ class ExactLaw:
         ``P[i, x, y]``; each row ``P[i, x, :]`` sums to 1.
     note : str
         How the probabilities were computed.
+
+    Examples
+    --------
+    Randomized response on one bit at ``eps = ln 3`` (keep with probability 3/4):
+
+    >>> import numpy as np
+    >>> from fastldp.audit import ExactLaw, audit_law
+    >>> law = ExactLaw([0, 1], [0, 1], np.zeros(1, dtype=np.uint64),
+    ...                np.array([[[0.75, 0.25], [0.25, 0.75]]]))
+    >>> law
+    ExactLaw(2 inputs x 2 outputs x 1 identities, note='binary64 probabilities, converted exactly to rationals')
+    >>> audit = audit_law(law, np.log(3))
+    >>> audit.ratio, audit.holds, audit_law(law, 1.0).holds
+    (Fraction(3, 1), True, False)
     """
 
     inputs: list
@@ -75,8 +91,12 @@ class ExactLaw:
     probs: np.ndarray
     note: str = "binary64 probabilities, converted exactly to rationals"
 
+    def __repr__(self) -> str:  # the sizes, not the probabilities
+        return one_line(f"ExactLaw({len(self.inputs)} inputs x {len(self.outputs)} outputs x "
+                        f"{self.identities.shape[0]} identities, note={self.note!r})")
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, repr=False)
 class ExactAudit:
     """Result of :func:`audit_law`.
 
@@ -98,6 +118,15 @@ class ExactAudit:
         within ``1e-9`` is not a channel and the audit fails.
     tol : float
         The slack allowed on ``ln(ratio)`` (module docstring).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastldp.audit import ExactLaw, audit_law
+    >>> law = ExactLaw([0, 1], [0, 1], np.zeros(1, dtype=np.uint64),
+    ...                np.array([[[0.75, 0.25], [0.25, 0.75]]]))
+    >>> audit_law(law, 1.2)
+    ExactAudit(epsilon=1.2, epsilon_audited=1.098612, holds=True, witness=(0, 0, 1, 0), ...)
     """
 
     epsilon: float
@@ -107,6 +136,12 @@ class ExactAudit:
     witness: tuple
     max_row_error: float
     tol: float
+
+    def __repr__(self) -> str:  # the ratio's exact fraction can run to hundreds of digits
+        return one_line(f"ExactAudit(epsilon={self.epsilon:g}, "
+                        f"epsilon_audited={self.epsilon_audited:.7g}, holds={self.holds}, "
+                        f"witness={self.witness}, max_row_error={self.max_row_error:.3g}, "
+                        f"tol={self.tol:.3g})")
 
 
 def _ln(ratio: Fraction) -> decimal.Decimal:

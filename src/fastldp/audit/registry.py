@@ -46,14 +46,16 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field, replace
-from typing import Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from .empirical import (ALPHA, EmpiricalAudit, event_test, reach, threshold_test,
                         threshold_test_samples)
 from .exact import ExactAudit, ExactLaw, audit_law
+from .report import one_line
 from . import laws
 
 __all__ = ["Channel", "AuditRow", "channels", "audit_channel", "audit_all", "get_channel",
@@ -66,7 +68,7 @@ POOL = 4096
 LOW_POWER = 1.5
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Channel:
     """One local randomizer, as the audit sees it.
 
@@ -121,6 +123,16 @@ class Channel:
         True for negative controls.
     control_of : str or None
         The channel a negative control is a faulty copy of.
+
+    Examples
+    --------
+    >>> from fastldp.audit import audit_channel, get_channel
+    >>> grr = get_channel("grr", epsilon=1.0)
+    >>> grr
+    Channel('grr', kind='exact', epsilon=1, description='GRR, D = 5')
+    >>> row = audit_channel(grr, n=2_000)
+    >>> row.holds, row.exact.holds, round(row.exact.epsilon_audited, 6)
+    (True, True, 1.0)
     """
 
     name: str
@@ -145,10 +157,18 @@ class Channel:
 
     @property
     def built_epsilon(self) -> float:
+        """The budget ``build`` is called with (``mechanism_epsilon``, else the claim)."""
         return self.epsilon if self.mechanism_epsilon is None else self.mechanism_epsilon
 
+    def __repr__(self) -> str:  # the callables' reprs say nothing a reader needs
+        built = ("" if self.mechanism_epsilon is None
+                 else f", built at epsilon={self.mechanism_epsilon:g}")
+        control = "" if self.control_of is None else f", control_of={self.control_of!r}"
+        return one_line(f"Channel({self.name!r}, kind={self.kind!r}, epsilon={self.epsilon:g}"
+                        f"{built}{control}, description={self.description!r})")
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, repr=False)
 class AuditRow:
     """One line of the audit table.
 
@@ -173,6 +193,15 @@ class AuditRow:
     reach : float
         The smallest fault the row detects, as a budget multiplier (module
         docstring); ``inf`` when no test can see one.
+
+    Examples
+    --------
+    >>> from fastldp.audit import audit_channel, get_channel
+    >>> row = audit_channel(get_channel("oue", epsilon=2.0), n=2_000)
+    >>> row.as_expected, row.kind, row.claimed
+    (True, 'exact', 2.0)
+    >>> row
+    AuditRow('oue', kind='exact', claimed=2, pass, exact epsilon=2, lower bound=..., seconds=...)
     """
 
     name: str
@@ -197,6 +226,19 @@ class AuditRow:
     def low_power(self) -> bool:
         """A channel's row that cannot detect faults of :data:`LOW_POWER` times the claim."""
         return not self.expect_violation and not self.reach <= LOW_POWER
+
+    def __repr__(self) -> str:  # the verdict line; the audits themselves are attributes
+        if self.expect_violation:
+            verdict = "caught" if not self.holds else "MISSED"
+        else:
+            verdict = "pass" if self.holds else "VIOLATION"
+        exact = ("" if self.exact is None
+                 else f", exact epsilon={self.exact.epsilon_audited:.6g}")
+        lower = ("" if self.empirical is None
+                 else f", lower bound={self.empirical.lower_bound:.4g}")
+        low = ", low power" if self.low_power else ""
+        return one_line(f"AuditRow({self.name!r}, kind={self.kind!r}, claimed={self.claimed:g}, "
+                        f"{verdict}{exact}{lower}{low}, seconds={self.seconds:.2f})")
 
 
 # ----------------------------------------------------------------- helpers
@@ -282,8 +324,8 @@ def _sampler_check(ch: Channel, mech, law: ExactLaw, audit: ExactAudit, n: int, 
     return replace(result, claimed=ch.epsilon)
 
 
-def audit_channel(ch: Channel, *, n: int = 100_000, rng=0, sampler: bool = True,
-                  identities=None) -> AuditRow:
+def audit_channel(ch: Channel, *, n: int = 100_000, rng: int = 0, sampler: bool = True,
+                  identities: Optional[ArrayLike] = None) -> AuditRow:
     """Audit one channel (see the module docstring).
 
     Parameters
@@ -309,6 +351,7 @@ def audit_channel(ch: Channel, *, n: int = 100_000, rng=0, sampler: bool = True,
     if ch.kind == "exact":
         ids = (np.arange(POOL if ch.keyed else 1, dtype=np.uint64) if identities is None
                else np.asarray(identities, dtype=np.uint64))
+        assert ch.law is not None, f"exact channel {ch.name!r} has no law"
         law = ch.law(mech, ch.built_epsilon, ids)
         exact = audit_law(law, ch.epsilon)
         holds = exact.holds
@@ -335,7 +378,11 @@ def audit_channel(ch: Channel, *, n: int = 100_000, rng=0, sampler: bool = True,
                          + (f"; {c.detail}" if c.detail else ""))
     else:
         zcdp = ch.kind == "zcdp"
-        claimed = ch.claim(mech) if zcdp else ch.epsilon
+        if zcdp:
+            assert ch.claim is not None, f"zCDP channel {ch.name!r} has no claim"
+            claimed = ch.claim(mech)
+        else:
+            claimed = ch.epsilon
 
         def draw(side, size, gen):
             return ch.draw(mech, ch.built_epsilon, side, size, gen)
@@ -486,7 +533,7 @@ def _histogram_claim(mech):
     return float(mech.rho(HISTOGRAM_COUNT + 1))
 
 
-def channels(epsilon: float = 1.0) -> dict:
+def channels(epsilon: float = 1.0) -> dict[str, Channel]:
     """The registry: every local randomizer of the package, by name, at claimed ``epsilon``."""
     from ..oracles.randomizers import Laplace, Piecewise
 
@@ -577,14 +624,15 @@ def _oracle_channels(epsilon):
 
 
 def get_channel(name: str, epsilon: float = 1.0) -> Channel:
+    """The registry's channel ``name`` at claimed ``epsilon`` (ValueError listing the names)."""
     registry = channels(epsilon)
     if name not in registry:
         raise ValueError(f"Unknown mechanism {name!r}; the registry has: {', '.join(registry)}.")
     return registry[name]
 
 
-def audit_all(names=None, *, epsilon: float = 1.0, controls: bool = False, n: int = 100_000,
-              rng=0) -> list:
+def audit_all(names: Optional[Sequence[str]] = None, *, epsilon: float = 1.0,
+              controls: bool = False, n: int = 100_000, rng: int = 0) -> list[AuditRow]:
     """Audit the named channels (default: all), and the negative controls when asked.
 
     ``names`` may also name negative controls (``control:...``): with

@@ -53,9 +53,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
+from .._random import RngLike
 from .shuffle import ViewSample
 
 __all__ = [
@@ -100,9 +103,20 @@ class LaplaceRelease:
     :func:`~fastldp.regression.baselines.two_slr_laplace_scale`), looked up
     at call time, and the noise is drawn by
     :func:`~fastldp.regression.baselines.laplace_vector`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastldp.audit.regression import LaplaceRelease
+    >>> mech = LaplaceRelease(bound=1.0, dim=2, epsilon=1.0,
+    ...                       scale_function="ldp_iht_laplace_scale")
+    >>> mech.scale  # 2 bound dim / eps: the l1 diameter of the box over eps
+    4.0
+    >>> mech.privatize(np.zeros((3, 2)), 0).shape
+    (3, 2)
     """
 
-    def __init__(self, *, bound: float, dim: int, epsilon: float, scale_function: str):
+    def __init__(self, *, bound: float, dim: int, epsilon: float, scale_function: str) -> None:
         self.bound = float(bound)
         self.dim = int(dim)
         self.epsilon = float(epsilon)
@@ -110,10 +124,16 @@ class LaplaceRelease:
 
     @property
     def scale(self) -> float:
+        """The Laplace scale, from the regression module's ``scale_function``."""
         return float(getattr(_baselines(), self.scale_function)(self.bound, self.dim,
                                                                  self.epsilon))
 
-    def privatize(self, values, rng) -> np.ndarray:
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(bound={self.bound!r}, dim={self.dim!r}, "
+                f"epsilon={self.epsilon!r}, scale_function={self.scale_function!r})")
+
+    def privatize(self, values: ArrayLike, rng: RngLike) -> np.ndarray:
+        """Clip ``values`` to the box and add the Laplace noise."""
         v = np.clip(np.asarray(values, dtype=np.float64), -self.bound, self.bound)
         return _baselines().laplace_vector(v, self.scale, rng)
 
@@ -149,7 +169,7 @@ def _half_scale(build):
 
             @property
             def scale(self) -> float:
-                return LaplaceRelease.scale.fget(self) / 2
+                return super().scale / 2
 
         return HalfScale(**vars(mech))
     return control
@@ -162,13 +182,25 @@ def _laplace_describe(mech) -> str:
 
 # ---------------------------------------------------------------- k-ary randomized response
 class KaryRR:
-    """2-SLR's stage-1 randomizer over ``[d]``: :func:`~fastldp.regression.baselines.kary_randomized_response`."""
+    """2-SLR's stage-1 randomizer over ``[d]``: :func:`~fastldp.regression.baselines.kary_randomized_response`.
 
-    def __init__(self, *, d: int, epsilon: float):
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastldp.audit.regression import KaryRR
+    >>> KaryRR(d=4, epsilon=50.0).privatize(np.arange(4), 0)  # keeps with e^50 / (e^50 + 3)
+    array([0, 1, 2, 3])
+    """
+
+    def __init__(self, *, d: int, epsilon: float) -> None:
         self.d = int(d)
         self.epsilon = float(epsilon)
 
-    def privatize(self, indices, rng) -> np.ndarray:
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(d={self.d!r}, epsilon={self.epsilon!r})"
+
+    def privatize(self, indices: ArrayLike, rng: RngLike) -> np.ndarray:
+        """The k-ary randomized response of each index."""
         return _baselines().kary_randomized_response(indices, self.d, self.epsilon, rng)
 
 
@@ -198,11 +230,22 @@ def _krr_at_double_eps(eps):
 
 # ---------------------------------------------------------------- a whole U2R fit
 class U2RFit:
-    """A U2R estimator and the audited pair of data sets (module docstring)."""
+    """A U2R estimator and the audited pair of data sets (module docstring).
 
-    def __init__(self, estimator):
+    Examples
+    --------
+    >>> from fastldp.audit.regression import U2R_D, U2R_ROWS, U2R_USERS, U2RFit
+    >>> X0, y0, users = U2RFit.data(0)
+    >>> X1, y1, _ = U2RFit.data(1)
+    >>> X0.shape == (U2R_USERS * U2R_ROWS, U2R_D), bool((X0 == X1).all())
+    (True, True)
+    >>> int((y0 != y1).sum()) <= U2R_ROWS  # only user 0's responses differ
+    True
+    """
+
+    def __init__(self, estimator: Any) -> None:
         self.estimator = estimator
-        self._pre = {}
+        self._pre: dict[int, Any] = {}
 
     @staticmethod
     def data(side: int):

@@ -3,11 +3,23 @@
 from __future__ import annotations
 
 from math import isinf, isnan
+from typing import Any, Iterable
 
-__all__ = ["format_table", "format_reach"]
+__all__ = ["format_table", "format_reach", "one_line"]
+
+#: the most characters an audit object's repr takes (as for the results)
+REPR_WIDTH = 200
 
 
-def _num(x) -> str:
+def one_line(text: str) -> str:
+    """``text`` on one line of at most :data:`REPR_WIDTH` characters (cut with ``...)``)."""
+    text = " ".join(text.split())
+    if len(text) > REPR_WIDTH:
+        text = text[:REPR_WIDTH - 4] + "...)"
+    return text
+
+
+def _num(x: Any) -> str:
     if x is None:
         return "-"
     if isinf(x):
@@ -15,7 +27,7 @@ def _num(x) -> str:
     return f"{x:.6f}"
 
 
-def format_reach(row) -> str:
+def format_reach(row: Any) -> str:
     """The ``detects`` cell: the smallest fault the row detects, as a budget multiplier.
 
     ``any`` for an exact law audit (every fault of the law), ``x1.08`` for a
@@ -30,7 +42,7 @@ def format_reach(row) -> str:
     return cell + (" LOW" if row.low_power else "")
 
 
-def format_table(rows) -> str:
+def format_table(rows: Iterable[Any]) -> str:
     """Mechanism, claim, exact epsilon, empirical lower bound, reach, verdict (one line per row).
 
     Rows whose tests have too little power to catch a fault of
@@ -39,6 +51,7 @@ def format_table(rows) -> str:
     """
     from .registry import low_power_note
 
+    rows = list(rows)
     head = ("mechanism", "claim", "exact eps", "empirical lb", "detects", "verdict", "seconds")
     lines = []
     for r in rows:

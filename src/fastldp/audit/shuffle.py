@@ -104,10 +104,12 @@ import contextlib
 import copy
 import math
 from dataclasses import dataclass
+from typing import Iterable
 
 import numpy as np
 
 from .conformance import Check, binomial_test, chi2_uniform, mean_test, variance_test
+from .report import one_line
 
 __all__ = [
     "SUM_PARTIES", "BITS_PARTIES", "SHUFFLE_DELTA", "SHUFFLE_CONTROL_FACTOR", "VALUE_BINS",
@@ -182,7 +184,7 @@ def recorded_shuffles(mech):
         proto.shuffle = saved
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ViewSample:
     """Statistics of ``size`` analyzer views drawn under one dataset.
 
@@ -195,14 +197,30 @@ class ViewSample:
     tallies : dict
         Name -> integer array summed over the views (histograms, counts).
     size : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastldp.audit.shuffle import ViewSample
+    >>> part = ViewSample({"total": np.array([1.0, 2.0])}, {"hist": np.array([2, 0])}, 2)
+    >>> both = ViewSample.join([part, part])
+    >>> both
+    ViewSample(size=4, stats=['total'], tallies=['hist'])
+    >>> both.tallies["hist"]
+    array([4, 0])
     """
 
     stats: dict
     tallies: dict
     size: int
 
+    def __repr__(self) -> str:  # the statistics' names, not their arrays
+        return one_line(f"ViewSample(size={self.size}, stats={list(self.stats)}, "
+                        f"tallies={list(self.tallies)})")
+
     @staticmethod
-    def join(parts) -> "ViewSample":
+    def join(parts: Iterable["ViewSample"]) -> "ViewSample":
+        """One sample of all the views of ``parts`` (statistics concatenated, tallies added)."""
         parts = list(parts)
         stats = {k: np.concatenate([p.stats[k] for p in parts]) for k in parts[0].stats}
         tallies = {k: sum(p.tallies[k] for p in parts) for k in parts[0].tallies}

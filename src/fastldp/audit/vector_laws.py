@@ -139,7 +139,7 @@ def pckv_grr_law(d: int, ell: int, eps1: float, eps2: float, grid=VALUE_GRID, m=
     sets = kv_sets(d, ell if m is None else m, grid)
     outputs = [(k, v) for k in range(D) for v in (-1, 1)]
     # cond[k, s, (k', v')]
-    cond = np.full((D, 2, D, 2), b / 2.0)
+    cond: np.ndarray = np.full((D, 2, D, 2), b / 2.0)
     for k in range(D):
         for col, s in enumerate((-1, 1)):
             cond[k, col, k, col] = a * p
