@@ -656,3 +656,27 @@ def test_a_resumed_decode_bar_starts_at_its_checkpoint(tmp_path, capsys, monkeyp
     # the bar jumps to the two row groups the checkpoint holds, then counts the rest
     assert "500/1000" in lines[1] and "50%" in lines[1] and "1000/1000" in lines[-1]
     assert not any("250/1000" in line or "750/1000" in line for line in lines[:2])
+
+
+@pytest.mark.parametrize("categories", [["a", "b", "c", "d"], [10, 20, 30, 40],
+                                        ["x", 7, "y", 8]])
+def test_simulate_writes_reports_of_an_oracle_with_categories(tmp_path, categories):
+    """simulate passed integer symbols, which an oracle with categories refuses (it takes its
+    labels): the file now holds the labels' reports, and decodes to the Zipf(1.1) law."""
+    mech = fastldp.GRR(categories=categories, epsilon=2.0, codebook_seed=5)
+    n = 20_000
+    path = mechanisms.simulate(mech, n, tmp_path / "r.parquet", seed=1, chunk=7_000)
+    server = mechanisms.from_spec(ReportFile(path).spec)
+    est = decode_files(server, path)
+    assert est.categories == tuple(categories) and est.n == n
+    # the symbols are Zipf(1.1) over the four labels: each count is within 5 standard
+    # deviations of n p (the sampling variance n p (1 - p) plus the reports' plug-in variance)
+    w = 1.0 / np.arange(1, 5) ** 1.1
+    p = w / w.sum()
+    sd = np.sqrt(n * p * (1 - p) + est.variances)
+    assert np.all(np.abs(est.counts - n * p) < 5 * sd)
+    # the same seed writes the same reports; the labels are those of the integer oracle
+    plain = fastldp.GRR(domain_size=4, epsilon=2.0, codebook_seed=5)
+    twin = mechanisms.simulate(plain, n, tmp_path / "plain.parquet", seed=1, chunk=7_000)
+    assert np.array_equal(pq.read_table(path)["report"].to_numpy(),
+                          pq.read_table(twin)["report"].to_numpy())

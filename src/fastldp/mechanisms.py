@@ -12,6 +12,24 @@ of the scale-out benchmark (:data:`PRESETS`).
 
 This module sits above the families (like the CLI): it knows every
 streaming estimator by class name.
+
+Examples
+--------
+Rebuild a server from a spec, write a file of simulated reports for it, and
+decode the file with the server the file's own spec rebuilds:
+
+>>> import os, tempfile
+>>> from fastldp.mechanisms import from_spec, simulate
+>>> from fastldp.reports import ReportFile, decode_files
+>>> spec = {"mechanism": "GRR", "params": {"domain_size": 4, "epsilon": 2.0,
+...                                        "codebook_seed": 1}}
+>>> mech = from_spec(spec)
+>>> mech
+GRR(domain_size=4, epsilon=2.0, codebook_seed=1)
+>>> path = simulate(mech, 1_000, os.path.join(tempfile.mkdtemp(), "r.parquet"), seed=0)
+>>> est = decode_files(from_spec(ReportFile(path).spec), path)
+>>> est.n, est.estimate.shape
+(1000, (4,))
 """
 
 from __future__ import annotations
@@ -19,6 +37,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any, Callable, Optional, Union
 
 import numpy as np
 
@@ -30,7 +49,7 @@ from .reports import ReportWriter, mechanism_spec
 __all__ = ["STREAMING", "PRESETS", "from_spec", "read_spec", "simulate", "mechanism_spec"]
 
 
-def _streaming_classes() -> dict:
+def _streaming_classes() -> dict[str, type]:
     found = {"JPRS": relations.JPRS, "PaddedRelationSampling": relations.PaddedRelationSampling}
     for module in (oracles, vectors):
         for name in getattr(module, "__all__", ()):
@@ -51,7 +70,7 @@ PRESETS = {
 }
 
 
-def read_spec(text_or_path) -> dict:
+def read_spec(text_or_path: Union[str, os.PathLike[str]]) -> dict[str, Any]:
     """A spec from a preset name, a JSON/TOML file, or inline JSON."""
     text = os.fspath(text_or_path)
     if text in PRESETS:
@@ -62,7 +81,7 @@ def read_spec(text_or_path) -> dict:
             try:
                 import tomllib
             except ImportError:  # pragma: no cover - Python < 3.11
-                import tomli as tomllib
+                import tomli as tomllib  # type: ignore[no-redef]
             try:
                 spec = tomllib.loads(raw)
             except tomllib.TOMLDecodeError as exc:
@@ -88,7 +107,7 @@ def read_spec(text_or_path) -> dict:
     return spec
 
 
-def from_spec(spec) -> object:
+def from_spec(spec: Union[dict[str, Any], str, os.PathLike[str]]) -> Any:
     """Build the server a spec (dict, preset, file or JSON text) describes."""
     if not isinstance(spec, dict):
         spec = read_spec(spec)
@@ -125,13 +144,33 @@ def _relations_chunk(mech, n, rng):
 
 
 def _values_chunk(mech, n, rng):
-    """``n`` symbols from a Zipf(1.1) law over the domain."""
+    """``n`` values from a Zipf(1.1) law over the domain: symbols, or the oracle's labels.
+
+    An oracle built with ``categories=`` privatizes its labels (symbol ``v``
+    is ``categories[v]``), so the symbols are mapped to them.
+    """
     D = mech.domain_size
     w = 1.0 / np.arange(1, D + 1) ** 1.1
-    return rng.choice(D, size=n, p=w / w.sum())
+    symbols = rng.choice(D, size=n, p=w / w.sum())
+    labels = getattr(mech, "categories", None)
+    if labels is None:
+        return symbols
+    return _label_array(labels)[symbols]
 
 
-def _simulation_budgets(epsilon):
+def _label_array(labels) -> np.ndarray:
+    """The labels as one numpy array the oracle encodes fast: str, int64, or object if mixed."""
+    kinds = {type(label) for label in labels}
+    if kinds == {str}:
+        return np.array(labels, dtype=str)
+    if kinds == {int} and all(-2**63 <= v < 2**63 for v in labels):
+        return np.array(labels, dtype=np.int64)
+    out = np.empty(len(labels), dtype=object)  # mixed labels: no conversion between kinds
+    out[:] = list(labels)
+    return out
+
+
+def _simulation_budgets(epsilon: Any) -> Union[float, tuple[float, float]]:
     """``epsilon`` of :func:`simulate` checked: a finite budget > 0, or ``(low, high)``, low < high."""
     expected = "a finite float > 0, or a pair (low, high) of them with low < high"
     try:
@@ -150,8 +189,10 @@ def _simulation_budgets(epsilon):
     return low, high
 
 
-def simulate(mechanism, n: int, out, *, epsilon=(0.5, 2.0), seed=0, chunk: int = 1 << 20,
-             progress=None) -> Path:
+def simulate(mechanism: Any, n: int, out: Union[str, os.PathLike[str]], *,
+             epsilon: Union[float, tuple[float, float]] = (0.5, 2.0), seed: Any = 0,
+             chunk: int = 1 << 20,
+             progress: Optional[Callable[[int, int], None]] = None) -> Path:
     """Write a report file of ``n`` privatized reports from a synthetic population.
 
     Parameters
@@ -174,7 +215,7 @@ def simulate(mechanism, n: int, out, *, epsilon=(0.5, 2.0), seed=0, chunk: int =
     """
     if not isinstance(n, (int, np.integer)) or n < 1:
         raise ValueError(f"The 'n' parameter of simulate must be an int >= 1. Got {n!r} instead.")
-    epsilon = _simulation_budgets(epsilon)
+    budgets = _simulation_budgets(epsilon)
     rng = as_generator(seed, "simulate")
     is_relation = isinstance(mechanism, (relations.JPRS, relations.PaddedRelationSampling))
     is_oracle = isinstance(mechanism, oracles.FrequencyOracle)
@@ -185,11 +226,11 @@ def simulate(mechanism, n: int, out, *, epsilon=(0.5, 2.0), seed=0, chunk: int =
         for start in range(0, n, chunk):
             m = min(chunk, n - start)
             ids = np.arange(start, start + m, dtype=np.uint64)
-            if np.ndim(epsilon) == 0:
-                eps = np.full(m, float(epsilon))
-            else:
-                low, high = epsilon
+            if isinstance(budgets, tuple):
+                low, high = budgets
                 eps = rng.uniform(low, high, m)
+            else:
+                eps = np.full(m, budgets)
             if is_relation:
                 reports = mechanism.privatize(_relations_chunk(mechanism, m, rng), epsilons=eps,
                                               identities=ids, rng=rng)
