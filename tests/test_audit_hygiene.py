@@ -21,9 +21,9 @@ SETS = [np.array([[0, 1]]), np.array([[1, 2], [2, 3]])] * 32
 
 
 UNSEEDED = {
-    "jprs": lambda: JPRS(shape=(4, 4), k=2, s=2, codebook_seed=1).privatize(SETS, 1.0),
+    "jprs": lambda: JPRS(shape=(4, 4), k=2, s=2, codebook_seed=1).privatize(SETS, epsilons=1.0),
     "p-rs-hr": lambda: PaddedRelationSampling(shape=(4, 4), k=2, s=2, codebook_seed=1)
-    .privatize(SETS, 1.0),
+    .privatize(SETS, epsilons=1.0),
     "rpc": lambda: RPC(d=6, m=2, epsilon=1.0, codebook_seed=1).privatize(np.eye(6)[np.arange(64) % 6]),
     "grr": lambda: oracles.GRR(domain_size=8, epsilon=1.0).privatize(np.arange(64) % 8),
     "oue": lambda: oracles.OUE(domain_size=8, epsilon=1.0).privatize(np.arange(64) % 8),

@@ -42,7 +42,7 @@ def test_jprs_partials_of_hostile_chunks_merge_into_the_estimate(reports, cut):
         with pytest.raises(ValueError, match="no reports"):
             mech.finalize(merged)
         return
-    one = mech.estimate(np.array(reports, dtype=object), eps)
+    one = mech.estimate(np.array(reports, dtype=object), epsilons=eps)
     got = mech.finalize(merged)
     np.testing.assert_array_equal(got.sketch, one.sketch)
     assert got.sanitization == one.sanitization

@@ -110,7 +110,7 @@ def _jprs_case(n, mixed, seed=0):
     mech = fastldp.JPRS(shape=(6, 7), k=3, s=4, codebook_seed=99, n_threads=2)
     sets = [np.array([[i % 6, (3 * i) % 7]]) for i in range(n)]
     eps = rng.uniform(0.05, 6.0, n) if mixed else np.full(n, 1.25)
-    bits = mech.privatize(sets, eps, rng=seed).astype(np.float64)
+    bits = mech.privatize(sets, epsilons=eps, rng=seed).astype(np.float64)
     # a few malformed packets, sanitized and counted the same in every split
     bits[rng.choice(n, 5, replace=False)] = [0.0, np.nan, 3.5, -np.inf, -1.0]
     ids = rng.choice(2**40, n, replace=False).astype(np.uint64)
@@ -130,7 +130,7 @@ def _assert_same_estimate(a, b):
 @given(st.lists(st.integers(0, 400), max_size=6), st.booleans(), st.randoms(use_true_random=False))
 def test_jprs_split_and_merge_is_bit_identical(cuts, mixed, order):
     mech, bits, eps, ids = _jprs_case(400, mixed)
-    one_shot = mech.estimate(bits, eps, identities=ids)
+    one_shot = mech.estimate(bits, epsilons=eps, identities=ids)
     edges = [0] + sorted(cuts) + [400]
     parts = [mech.partial(bits[a:b], eps[a:b], identities=ids[a:b])
              for a, b in zip(edges[:-1], edges[1:])]
@@ -148,9 +148,9 @@ def test_jprs_partial_is_o_p_and_serializes():
     big = mech.partial(bits, eps, identities=ids)
     assert len(big.to_bytes()) <= len(small.to_bytes()) + 4 * 8 * mech.p  # a few digit rows
     back = Partial.from_bytes(big.to_bytes())
-    _assert_same_estimate(mech.finalize(back), mech.estimate(bits, eps, identities=ids))
+    _assert_same_estimate(mech.finalize(back), mech.estimate(bits, epsilons=eps, identities=ids))
     _assert_same_estimate(mech.finalize(pickle.loads(pickle.dumps(big))),
-                          mech.estimate(bits, eps, identities=ids))
+                          mech.estimate(bits, epsilons=eps, identities=ids))
 
 
 def test_jprs_refuses_other_partials_and_empty_decodes():
