@@ -80,6 +80,34 @@ def test_demo_takes_epsilon_and_eps_still_works_with_a_note(capsys):
     _deprecated_note(captured.err, "--eps", "--epsilon")
 
 
+def test_audit_takes_epsilon_and_eps_still_works_with_a_note(capsys):
+    parser = cli.build_parser()
+    assert parser.parse_args(["audit", "--epsilon", "0.5"]).epsilon == 0.5
+    assert capsys.readouterr().err == ""
+    assert parser.parse_args(["audit", "--eps", "2"]).epsilon == 2.0
+    _deprecated_note(capsys.readouterr().err, "--eps", "--epsilon")
+    assert parser.parse_args(["audit"]).epsilon == 1.0
+    help_text = _subcommands(parser)["audit"].format_help()
+    assert "--epsilon" in help_text and "--eps " not in help_text
+
+
+
+def test_audit_epsilon_reaches_the_audit(monkeypatch, capsys):
+    import fastldp.audit
+
+    seen = []
+
+    def fake_audit_all(names, *, epsilon, **options):
+        seen.append(epsilon)
+        return []
+
+    monkeypatch.setattr(fastldp.audit, "audit_all", fake_audit_all)
+    monkeypatch.setattr(fastldp.audit, "format_table", lambda rows: "")
+    assert cli.main(["audit", "grr", "--epsilon", "0.5"]) == 0
+    assert cli.main(["audit", "grr", "--eps", "3"]) == 0
+    assert seen == [0.5, 3.0]
+
+
 @pytest.fixture
 def fake_experiments():
     """Two registered experiments that record what they were run with."""

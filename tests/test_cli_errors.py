@@ -146,3 +146,16 @@ def test_run_and_reproduce_into_an_existing_file_are_one_line(tmp_path, capsys):
     assert main(["reproduce", "ablation", "--quick", "--out", str(taken), "--no-progress",
                  "--workers", "1"]) == 2
     _one_error_line(capsys.readouterr().err)
+
+
+def test_a_closed_pipe_is_not_an_error():
+    # `fastldp audit --list | head -1`: the reader leaves early; no error line, no traceback
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-m", "fastldp", "audit", "--list"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # before the listing is written: its write meets a closed pipe
+    err = proc.stderr.read().decode()
+    proc.wait(timeout=60)
+    assert "error" not in err and "Traceback" not in err, err

@@ -139,15 +139,15 @@ def _audit(args) -> int:
     from .audit import audit_all, channels, format_table, negative_controls
 
     if args.list:
-        listed = channels(args.eps)
+        listed = channels(args.epsilon)
         if args.controls:
-            listed = {**listed, **negative_controls(args.eps)}
+            listed = {**listed, **negative_controls(args.epsilon)}
         width = max(len(name) for name in listed)
         for name, ch in listed.items():
             print(f"{name:<{width}} {ch.kind:<9} {ch.description}")
         return 0
     t0 = time.perf_counter()
-    rows = audit_all(args.mechanisms, epsilon=args.eps, controls=args.controls, n=args.n,
+    rows = audit_all(args.mechanisms, epsilon=args.epsilon, controls=args.controls, n=args.n,
                      rng=args.seed)
     print(format_table(rows))
     bad = [r for r in rows if not r.as_expected]
@@ -186,7 +186,9 @@ def _add_audit_command(sub) -> None:
     au.add_argument("mechanisms", nargs="*", metavar="MECHANISM",
                     help="channels to audit (default: all; see --list); a negative control's "
                          "name audits that fault as if it were honest (exit 1 when caught)")
-    au.add_argument("--eps", type=float, default=1.0, help="claimed budget (default 1.0)")
+    au.add_argument("--epsilon", type=float, default=1.0, help="claimed budget (default 1.0)")
+    au.add_argument("--eps", type=float, dest="epsilon", action=_DeprecatedAlias,
+                    new="--epsilon", help=argparse.SUPPRESS)
     au.add_argument("--controls", action="store_true",
                     help="also run the negative controls of the channels audited, which must "
                          "be flagged (exit 1 only if one is not); with --list, list them")
@@ -502,6 +504,13 @@ def main(argv=None) -> int:
         print("\nfastldp: interrupted; finished rows are kept and a rerun resumes.",
               file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # the reader went away (``fastldp audit --list | head``): not an error of ours;
+        # point stdout at devnull so the interpreter's final flush does not fail again
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except Exception as exc:
         if args.debug or not isinstance(exc, _expected_errors()):
             raise
