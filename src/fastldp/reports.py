@@ -66,9 +66,10 @@ import os
 import uuid
 import warnings
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Literal, Optional, Sequence, Union
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .streaming import Partial
 
@@ -95,7 +96,23 @@ _FLOAT_REPORTS = frozenset({"RPC", "Succinct"})
 
 
 class SanitizationWarning(UserWarning):
-    """Most reports of a decode were malformed and replaced by public random outputs."""
+    """Most reports of a decode were malformed and replaced by public random outputs.
+
+    Examples
+    --------
+    >>> import os, tempfile, warnings
+    >>> import numpy as np
+    >>> from fastldp import GRR
+    >>> from fastldp.reports import SanitizationWarning, decode_files, write_reports
+    >>> grr = GRR(domain_size=3, epsilon=1.0, codebook_seed=0)
+    >>> path = write_reports(os.path.join(tempfile.mkdtemp(), "r.parquet"), grr,
+    ...                      np.full(10, 99))  # no symbol of a domain of 3
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     est = decode_files(grr, path)
+    >>> caught[0].category is SanitizationWarning, est.sanitization.n_sanitized
+    (True, 10)
+    """
 
 
 def _pyarrow():
@@ -107,7 +124,7 @@ def _pyarrow():
     return pa, pq
 
 
-def mechanism_spec(mechanism) -> dict:
+def mechanism_spec(mechanism: Any) -> dict[str, Any]:
     """``{"mechanism": class name, "params": public parameters}`` of a streaming estimator."""
     params = getattr(mechanism, "stream_params", None)
     if params is None or not hasattr(mechanism, "partial"):
@@ -130,7 +147,7 @@ def _fixed_epsilon(mechanism):
     return float(eps)
 
 
-def chunk_epsilons(mechanism, epsilons, where: str):
+def chunk_epsilons(mechanism: Any, epsilons: Any, where: str) -> Any:
     """The ``epsilons`` to pass to ``mechanism.partial`` for budgets read from storage.
 
     A mechanism built with a fixed ``epsilon`` decodes every report at that
@@ -172,7 +189,7 @@ def _report_kind(mechanism) -> str | None:
     return None
 
 
-def check_report_type(mechanism, report_type, where: str) -> None:
+def check_report_type(mechanism: Any, report_type: Any, where: str) -> None:
     """Refuse a ``report`` column whose Arrow type cannot hold ``mechanism``'s reports.
 
     Integers (or fixed-size lists of them) for the mechanisms whose reports
@@ -207,7 +224,7 @@ def _check_frame_report_dtype(mechanism, dtype, where: str) -> None:
                      f"{type(mechanism).__name__} need {expected}")
 
 
-def sanitization_warning(result) -> str | None:
+def sanitization_warning(result: Any) -> str | None:
     """The warning of a decode in which most reports (more than half) were sanitized."""
     san = getattr(result, "sanitization", None)
     received = getattr(san, "n_received", 0)
@@ -253,7 +270,11 @@ class ReportWriter:
     2
     """
 
-    def __init__(self, path, mechanism, *, row_group_size: int = DEFAULT_ROW_GROUP):
+    _writer: Any  # pyarrow's ParquetWriter, opened when the first chunk fixes the schema
+    _shape: Optional[list[int]]  # the report shape the first chunk fixed
+
+    def __init__(self, path: Union[str, "os.PathLike[str]"], mechanism: Any, *,
+                 row_group_size: int = DEFAULT_ROW_GROUP) -> None:
         self.path = os.fspath(path)
         self.spec = mechanism_spec(mechanism)
         self.mechanism = mechanism
@@ -267,7 +288,8 @@ class ReportWriter:
         self._shape = None
         self.rows = 0
 
-    def write(self, reports, epsilons=None, identities=None) -> None:
+    def write(self, reports: ArrayLike, epsilons: Optional[ArrayLike] = None,
+              identities: Optional[ArrayLike] = None) -> None:
         """Append one chunk of reports.
 
         Parameters
@@ -353,16 +375,17 @@ class ReportWriter:
             self._writer.close()
             self._writer = None
 
-    def __enter__(self):
+    def __enter__(self) -> "ReportWriter":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         self.close()
         return False
 
 
-def write_reports(path, mechanism, reports, epsilons=None, identities=None, *,
-                  row_group_size: int = DEFAULT_ROW_GROUP) -> Path:
+def write_reports(path: Union[str, "os.PathLike[str]"], mechanism: Any, reports: ArrayLike,
+                  epsilons: Optional[ArrayLike] = None, identities: Optional[ArrayLike] = None,
+                  *, row_group_size: int = DEFAULT_ROW_GROUP) -> Path:
     """Write one batch of reports to a Parquet report file; returns the path.
 
     Parameters are those of :meth:`ReportWriter.write`; ``identities``
@@ -388,9 +411,26 @@ class ReportFile:
     num_rows, num_row_groups : int
     file_id : str or None
         The writer's file identifier (``None`` in files written before it).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> from fastldp import GRR
+    >>> from fastldp.reports import ReportFile, write_reports
+    >>> grr = GRR(domain_size=3, epsilon=1.0, codebook_seed=0)
+    >>> path = write_reports(os.path.join(tempfile.mkdtemp(), "r.parquet"), grr,
+    ...                      grr.privatize([0, 1, 2, 2], rng=0))
+    >>> f = ReportFile(path)
+    >>> f.spec["mechanism"], f.num_rows, f.num_row_groups
+    ('GRR', 4, 1)
+    >>> f.check(grr)  # the same mechanism and parameters: no error
+    >>> reports, epsilons, identities = f.row_group(0)
+    >>> epsilons.tolist(), identities.tolist()
+    ([1.0, 1.0, 1.0, 1.0], [0, 1, 2, 3])
     """
 
-    def __init__(self, path):
+    def __init__(self, path: Union[str, "os.PathLike[str]"]) -> None:
         pa, pq = _pyarrow()
         self.path = os.fspath(path)
         try:
@@ -428,7 +468,7 @@ class ReportFile:
                     f"{closed.get('file_id')!r}, but the file holds {self.num_rows} rows of "
                     f"file {self.file_id!r}; it was altered after it was written")
 
-    def check(self, mechanism) -> None:
+    def check(self, mechanism: Any) -> None:
         """Raise ``ValueError`` unless ``mechanism`` wrote the file and can read its reports.
 
         The mechanism and every public parameter must agree with the file's,
@@ -443,12 +483,12 @@ class ReportFile:
                 "must agree)")
         check_report_type(mechanism, self.report_type, self.path)
 
-    def identity(self) -> dict:
+    def identity(self) -> dict[str, Any]:
         """What a checkpoint records of the file: path, file id, bytes, row groups, rows."""
         return {"path": self.path, "file_id": self.file_id, "bytes": os.path.getsize(self.path),
                 "row_groups": self.num_row_groups, "rows": self.num_rows}
 
-    def row_group(self, i: int):
+    def row_group(self, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(reports, epsilons, identities)`` of row group ``i`` as NumPy arrays."""
         pa, _ = _pyarrow()
         try:
@@ -458,7 +498,7 @@ class ReportFile:
                              f"({exc})") from exc
         return _table_arrays(table, f"{self.path}, row group {i}", self.report_shape)
 
-    def __iter__(self) -> Iterator[tuple]:
+    def __iter__(self) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         for i in range(self.num_row_groups):
             yield self.row_group(i)
 
@@ -536,7 +576,7 @@ def _expand(sources) -> list[tuple[str, str]]:
     return out
 
 
-def expand_sources(sources) -> list[str]:
+def expand_sources(sources: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]]) -> list[str]:
     """Expand a path, a glob, a directory or a list of them into file paths.
 
     Globs and directories expand to sorted paths. A file named twice (the
@@ -566,7 +606,7 @@ def _estimate_name(result, fields) -> str | None:
     return next((f for f in fields if getattr(result, f) is main), None)
 
 
-def save_result(result, path) -> Path:
+def save_result(result: Any, path: Union[str, "os.PathLike[str]"]) -> Path:
     """Write an estimate (any family's result dataclass) to an ``.npz`` file.
 
     Parameters
@@ -677,8 +717,9 @@ class LoadedResult:
     (True, 4)
     """
 
-    def __init__(self, arrays: dict, summary: dict, *, kind: str = "",
-                 estimate_name: str | None = None, tuples: dict | None = None, path=None):
+    def __init__(self, arrays: dict[str, np.ndarray], summary: dict[str, Any], *,
+                 kind: str = "", estimate_name: str | None = None,
+                 tuples: dict[str, int] | None = None, path: Optional[Union[str, "os.PathLike[str]"]] = None) -> None:
         self.arrays = arrays
         self.summary = summary
         self.kind = kind
@@ -702,7 +743,7 @@ class LoadedResult:
         v = self.variances
         return None if v is None else np.sqrt(v)
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
         if name in self.arrays:
@@ -714,7 +755,7 @@ class LoadedResult:
         raise AttributeError(f"the result in {self.path} has no field {name!r}; it has "
                              f"{', '.join([*self.arrays, *self.summary])}")
 
-    def __dir__(self):
+    def __dir__(self) -> list[str]:
         return sorted({*super().__dir__(), *self.arrays, *self._tuples, *self.summary})
 
     def __repr__(self) -> str:
@@ -729,7 +770,7 @@ class LoadedResult:
 _MAIN_ARRAYS = ("estimate", "counts", "matrix", "mean")
 
 
-def load_result(path) -> LoadedResult:
+def load_result(path: Union[str, "os.PathLike[str]"]) -> LoadedResult:
     """Read a result written by :func:`save_result` (or ``fastldp decode --out``).
 
     Parameters
@@ -783,7 +824,7 @@ def load_result(path) -> LoadedResult:
                         tuples={k: int(v) for k, v in tuples.items()}, path=path)
 
 
-def open_reports(mechanism, sources) -> list:
+def open_reports(mechanism: Any, sources: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]]) -> list[ReportFile]:
     """Open every report file of ``sources``; refuse repeats and other mechanisms' files.
 
     Reads only the files' metadata, so a file given twice (the same path or
@@ -888,8 +929,10 @@ def _progress_callback(progress, done: int, total: int):
                       "progress(rows_done, rows_total)", progress, TypeError)
 
 
-def decode_files(mechanism, sources, *, checkpoint=None,
-                 progress: bool | Callable | None = None, finalize: bool = True):
+def decode_files(mechanism: Any, sources: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]], *,
+                 checkpoint: Optional[Union[str, "os.PathLike[str]"]] = None,
+                 progress: bool | Callable[[int, int], None] | None = None,
+                 finalize: bool = True) -> Any:
     """Decode report files in bounded memory, one row group at a time.
 
     Parameters
