@@ -1,6 +1,7 @@
 """Benchmark table for the JPRS decoder, client and memory footprint.
 
-Run from the repository root with the in-place build::
+It times the installed fastldp (see bench/README.md for timing a working
+tree)::
 
     python bench/compare.py            # full sizes (about a minute)
     python bench/compare.py --quick    # smoke run (a few seconds)
@@ -16,7 +17,10 @@ Sections (see bench/README.md for what each number means):
     and ``fixed_sketch`` (exact int64 path, the weights as 32-bit fixed point);
 (c) ``JPRS.privatize`` (the client side) for many identities;
 (d) peak memory of ``JPRS.estimate`` (tracemalloc and resident-set growth),
-    measured in a fresh subprocess.
+    measured in a fresh subprocess;
+
+then the rows of README's performance table, in the README's words, with
+this run's figures.
 
 All times are ``time.perf_counter`` wall-clock seconds, best of N repeats.
 """
@@ -32,6 +36,8 @@ import time
 
 import numpy as np
 
+# numpy_reference.py sits beside this script (python puts the script's folder on the
+# path; the memory worker re-runs this file, so it gets it too)
 HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
@@ -48,6 +54,7 @@ K = 8
 S = 128
 MiB = 2.0**20
 BLAS_IDLE = 0.15  # seconds for OpenBLAS's spinning threads to go to sleep
+PRIVATIZE_TARGET_S = 0.5  # the client's target for (c) at full size
 
 
 # --------------------------------------------------------------------- helpers
@@ -66,6 +73,13 @@ def fmt_s(seconds: float) -> str:
     if seconds >= 1.0:
         return f"{seconds:9.3f} s "
     return f"{seconds * 1e3:9.2f} ms"
+
+
+def short(seconds: float) -> str:
+    """Three significant digits, as README writes times: ``17.3 ms``, ``2.69 s``."""
+    value, unit = (seconds, "s") if seconds >= 1.0 else (seconds * 1e3, "ms")
+    digits = max(0, 2 - int(np.floor(np.log10(value)))) if value > 0 else 0
+    return f"{value:.{digits}f} {unit}"
 
 
 def loadavg() -> str:
@@ -105,7 +119,7 @@ def make_population(n: int, shape, seed: int = 0):
 
 
 # ----------------------------------------------------------- (a) + (b) decode
-def section_decode(n: int, shape, threads, repeats: int, numpy_n: int) -> None:
+def section_decode(n: int, shape, threads, repeats: int, numpy_n: int) -> dict:
     d1, d2 = shape
     p = d1 * d2
     mech = fastldp.JPRS(shape=shape, k=K, s=S, codebook_seed=CODEBOOK_SEED, n_threads=threads)
@@ -123,7 +137,7 @@ def section_decode(n: int, shape, threads, repeats: int, numpy_n: int) -> None:
     eps_main = np.full(n, EPS)
     eps_pers = np.random.default_rng(3).uniform(0.5, 1.0, n)
     cases = {"main": eps_main, "pers": eps_pers}
-    reports = {c: mech.privatize(pop.relations, e, rng=0) for c, e in cases.items()}
+    reports = {c: mech.privatize(pop.relations, epsilons=e, rng=0) for c, e in cases.items()}
 
     # floor, global_sketch alone and estimate (both cases), default threads
     # and one thread; all measurements interleaved round by round after one
@@ -163,7 +177,7 @@ def section_decode(n: int, shape, threads, repeats: int, numpy_n: int) -> None:
                 times.setdefault(("pers-fixed", t), []).append(t4 - t3)
             for c, e in cases.items():
                 t0 = time.perf_counter()
-                r = mechs[t].estimate(reports[c], e)
+                r = mechs[t].estimate(reports[c], epsilons=e)
                 dt = time.perf_counter() - t0
                 if rnd == 0:
                     if c == "main" and t == nt:
@@ -280,22 +294,25 @@ def section_decode(n: int, shape, threads, repeats: int, numpy_n: int) -> None:
               f"estimate {t_ref1 / t_ref:.2f}x, "
               f"personalized estimate {best[('est', 'pers', 1)] / best[('est', 'pers', nt)]:.2f}x, "
               f"fixed sketch {best[('pers-fixed', 1)] / best[('pers-fixed', nt)]:.2f}x")
+    return {"n": n, "shape": shape, "threads": nt, "blocks": nblocks, "numpy": t_np,
+            "best": best}
 
 
 # ------------------------------------------------------------- (c) privatize
-def section_privatize(n: int, shape, threads, repeats: int) -> None:
+def section_privatize(n: int, shape, threads, repeats: int) -> float:
     mech = fastldp.JPRS(shape=shape, k=K, s=S, codebook_seed=CODEBOOK_SEED, n_threads=threads)
     t0 = time.perf_counter()
     pop = make_population(n, shape, seed=1)
     t_pop = time.perf_counter() - t0
     eps = np.full(n, EPS)
-    t, bits = best_of(lambda: mech.privatize(pop.relations, eps, rng=0), repeats)
+    t, bits = best_of(lambda: mech.privatize(pop.relations, epsilons=eps, rng=0), repeats)
     assert bits.shape == (n,) and bits.dtype == np.int8
     rule(f"(c) client: JPRS.privatize   n={n:,} identities, k={K}, p={mech.p:,}, "
          f"n_threads={mech.n_threads}")
     print(f"  {'privatize (best of ' + str(repeats) + ')':<44}{fmt_s(t):>12}"
           f"{n / t / 1e6:>10.2f} M identities/s  ({t / n * 1e9:.0f} ns each)")
     print(f"  {'(population build, not timed above)':<44}{fmt_s(t_pop):>12}")
+    return t
 
 
 # --------------------------------------------------------------- (d) memory
@@ -325,7 +342,7 @@ def memory_worker(n: int, shape, threads) -> dict:
     p = d1 * d2
     mech = fastldp.JPRS(shape=shape, k=K, s=S, codebook_seed=CODEBOOK_SEED, n_threads=threads)
     # warm-up on a tiny case so lazy imports and first-call caches are not counted
-    mech.estimate(np.ones(64, dtype=np.int8), np.full(64, EPS))
+    mech.estimate(np.ones(64, dtype=np.int8), epsilons=np.full(64, EPS))
     rng = np.random.default_rng(7)
     reports = np.where(rng.random(n) < 0.5, 1, -1).astype(np.int8)
     eps = np.full(n, EPS)
@@ -336,7 +353,7 @@ def memory_worker(n: int, shape, threads) -> dict:
     method = "VmHWM after clear_refs"
     if _reset_peak_rss():
         t0 = time.perf_counter()
-        est = mech.estimate(reports, eps)
+        est = mech.estimate(reports, epsilons=eps)
         seconds = time.perf_counter() - t0
         rss_peak = _rss_kib("VmHWM")
     else:  # sample VmRSS from a thread (approximate)
@@ -352,7 +369,7 @@ def memory_worker(n: int, shape, threads) -> dict:
         th = threading.Thread(target=sample)
         th.start()
         t0 = time.perf_counter()
-        est = mech.estimate(reports, eps)
+        est = mech.estimate(reports, epsilons=eps)
         seconds = time.perf_counter() - t0
         done.set()
         th.join()
@@ -363,7 +380,7 @@ def memory_worker(n: int, shape, threads) -> dict:
     tracemalloc.start()
     base, _ = tracemalloc.get_traced_memory()
     tracemalloc.reset_peak()
-    est = mech.estimate(reports, eps)
+    est = mech.estimate(reports, epsilons=eps)
     current, peak_traced = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     retained = est.matrix.nbytes + est.sketch.nbytes
@@ -384,7 +401,7 @@ def _partial_slots(n: int, threads: int) -> int:
     return min(chunks, _sketch.SLOTS_PER_THREAD * max(1, threads))
 
 
-def section_memory(n: int, shape, threads) -> None:
+def section_memory(n: int, shape, threads) -> dict:
     cmd = [sys.executable, os.path.abspath(__file__), "--memory-worker", str(n),
            str(shape[0]), str(shape[1])]
     if threads is not None:
@@ -411,6 +428,43 @@ def section_memory(n: int, shape, threads) -> None:
         print(f"  {label:<44}{b / MiB:>10.2f} MiB   {note}")
     print(f"  (estimate took {r['seconds']:.2f} s in the untraced run; reports are random +-1, "
           f"not privatized)")
+    return r
+
+
+def readme_rows(dec: dict, n_priv: int, t_priv: float, mem) -> None:
+    """The rows of README's performance table, in its words, with this run's figures."""
+    best, nt = dec["best"], dec["threads"]
+    d1, d2 = dec["shape"]
+
+    def over_floor(key, t):
+        return best[key] / best[("floor", t)]
+
+    est, est1 = over_floor(("est", "main", nt), nt), over_floor(("est", "main", 1), 1)
+    pers, pers1 = over_floor(("est", "pers", nt), nt), over_floor(("est", "pers", 1), 1)
+    t_est = best[("est", "main", nt)]
+    print()
+    print("README lines (Performance), in the README's words, from this run:")
+    print("| what | fastldp | baseline | ratio |")
+    print("|---|---|---|---|")
+    print(f"| (a) `estimate`, n = {dec['n']:,}, {d1} x {d2}, eps = {EPS}, {nt} threads "
+          f"| {short(t_est)} | NumPy decoder {short(dec['numpy'])} | {dec['numpy'] / t_est:.0f}x |")
+    print(f"| (a) `estimate`, personalized eps_i ~ U[0.5, 1], {nt} threads "
+          f"| {short(best[('est', 'pers', nt)])} | | |")
+    print(f"| (b) Philox floor: n * p / 256 = {dec['blocks']:,} blocks, {nt} threads "
+          f"| {short(best[('floor', nt)])} | | `estimate` / floor = {est:.1f}x (1 thread: "
+          f"{est1:.1f}x); sketch alone {over_floor(('alone', nt), nt):.1f}x; personalized "
+          f"{pers:.1f}x (1 thread: {pers1:.1f}x) |")
+    print(f"| (b) the personalized sketch kernel alone (`fixed_sketch`) "
+          f"| {short(best[('pers-fixed', nt)])} | float table path "
+          f"{short(best[('pers-float', nt)])} | {over_floor(('pers-fixed', nt), nt):.2f}x the "
+          f"floor (float path {over_floor(('pers-float', nt), nt):.1f}x) |")
+    print(f"| (c) `privatize`, {n_priv:,} identities, k = {K} | {short(t_priv)} "
+          f"| target < {PRIVATIZE_TARGET_S} s | |")
+    if mem is not None:
+        print(f"| (d) peak memory of `estimate`, n = {mem['n']:,}, p = {mem['p']:,} "
+              f"| {mem['rss_growth_bytes'] / MiB:.1f} MiB beyond the "
+              f"{mem['input_bytes'] / MiB:.1f} MiB input | | O(p + block): exact digit rows "
+              f"of p, blocks of 65,536 identities |")
 
 
 # ---------------------------------------------------------------------- main
@@ -456,13 +510,13 @@ def main(argv=None) -> None:
     print()
     check_against_kernel()
 
-    section_decode(n_dec, (64, 64), threads, repeats, numpy_n)
-    section_privatize(n_priv, (64, 64), threads, 3)
-    if not args.skip_memory:
-        section_memory(n_mem, (128, 128), threads)
+    dec = section_decode(n_dec, (64, 64), threads, repeats, numpy_n)
+    t_priv = section_privatize(n_priv, (64, 64), threads, 3)
+    mem = None if args.skip_memory else section_memory(n_mem, (128, 128), threads)
     print()
     cap, _ = cpu_capacity()
     print(f"  at the end: load average {loadavg()}; parallel capacity {cap:.2f} of 2")
+    readme_rows(dec, n_priv, t_priv, mem)
 
 
 if __name__ == "__main__":

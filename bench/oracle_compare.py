@@ -34,6 +34,12 @@ scheduled); ``--threads 1`` then measures the single-core kernels.
 Install the peer with ``pip install '.[bench-peer]'`` (pure-ldp 1.2.0 with
 ``xxhash<4``, scikit-learn and statsmodels, which it imports undeclared).
 
+It ends with README's oracle table and the sentences below it, in the
+README's words, with this run's figures: the OLH server against its floor
+(the ``n * D / 8`` Philox blocks it must generate, timed by
+``philox_floor``), FLH's server against OLH's, and GRR's ``bincount``. It
+times the installed fastldp (see bench/README.md for timing a working tree).
+
 Usage: ``python bench/oracle_compare.py [--n 100000] [--d 4096]``
 """
 
@@ -46,6 +52,7 @@ import warnings
 
 import numpy as np
 
+from fastldp._kernels._hash import philox_floor
 from fastldp._kernels._openmp import max_threads
 from fastldp.oracles import FLH, GRR, OLH, OUE, SUE, HadamardResponse
 
@@ -58,6 +65,40 @@ def best_of(fn, repeats):
         out = fn()
         best = min(best, time.perf_counter() - t0)
     return best, out
+
+
+def short(seconds):
+    """Two significant digits, as README writes times: ``57 ms``, ``0.14 ms``, ``0.49 s``."""
+    value, unit = (seconds, "s") if seconds >= 0.1 else (seconds * 1e3, "ms")
+    if value >= 100 or value <= 0:
+        return f"{value:.0f} {unit}"
+    digits = max(0, 1 - int(np.floor(np.log10(value))))
+    return f"{value:.{digits}f} {unit}"
+
+
+def floors(oracles, items, names, threads, repeats):
+    """README's sentences on the servers' floors: OLH's Philox blocks, GRR's bincount."""
+    n, d = items.shape[0], oracles["OLH"].domain_size if "OLH" in oracles else 0
+    lines = []
+    if "OLH" in names:
+        ids = np.arange(n, dtype=np.uint64)
+        # philox_floor generates n * ceil(p / 256) blocks: p = 32 D gives OLH's n D / 8
+        t_floor, _ = best_of(lambda: philox_floor(2026, ids, 32 * d, threads), repeats)
+        t_olh = RESULTS["OLH"][1]
+        lines.append(f"its floor is n * D / 8 Philox blocks, {short(t_floor)} on {threads} "
+                     f"threads, and it runs at about {t_olh / t_floor:.1f}x that floor")
+        if "FLH" in names:
+            t_flh = RESULTS["FLH"][1]
+            lines.append(f"FLH's server is {t_olh / t_flh:.0f}x our own OLH server "
+                         f"({short(t_olh)} / {short(t_flh)})")
+    if "GRR" in names:
+        reports = RESULTS["GRR"][2]
+        t_count, _ = best_of(lambda: np.bincount(reports, minlength=d), repeats)
+        lines.append(f"A GRR server is one `bincount` ({short(t_count)}) plus the inversion")
+    return lines
+
+
+RESULTS = {}  # oracle name -> (client seconds, server seconds, reports, counts)
 
 
 def zipf_items(n, d, rng):
@@ -127,7 +168,9 @@ def main(argv=None):
         "SUE": SUE(**common),
     }
     names = [k for k in oracles if args.only is None or k in args.only]
-    results = {k: ours(oracles[k], items, args.repeats) for k in names}
+    results = RESULTS
+    results.update({k: ours(oracles[k], items, args.repeats) for k in names})
+    floor_lines = floors(oracles, items, names, threads, args.repeats)
 
     try:
         warnings.filterwarnings("ignore")
@@ -144,6 +187,8 @@ def main(argv=None):
         for k in names:
             tc, ts, _, est = results[k]
             print(f"  {k:<4} client {tc:.4f} s, server {ts:.4f} s, max|err| {max_err(est, truth):.1f}")
+        print("\nREADME lines (Performance, below the oracle table), from this run:")
+        print("\n".join(floor_lines))
         return 0
 
     notes = []
@@ -161,8 +206,9 @@ def main(argv=None):
         elif k == "FLH":
             t0 = time.perf_counter()
             flh_server = FastLHServer(eps, d, args.n_hashes, use_olh=True)
+            t_matrix = time.perf_counter() - t0
             notes.append(f"pure-ldp FLH: hash matrix built in the constructor in "
-                         f"{time.perf_counter() - t0:.1f} s (not counted)")
+                         f"{t_matrix:.1f} s (not counted)")
             c = FastLHClient(eps, d, args.n_hashes, use_olh=True)
             pc, ps, pest = peer(c.privatise, lambda: flh_server, items, d, n)
         elif k == "HR":
@@ -174,26 +220,29 @@ def main(argv=None):
             oue = k == "OUE"
             c = UEClient(eps, d, use_oue=oue)
             pc, ps, pest = peer(c.privatise, lambda: UEServer(eps, d, use_oue=oue), items[:m], d, n)
+        client_note = server_note = ""
         if m == n:
-            err_peer, err_ours, at = max_err(pest, truth), max_err(est, truth), ""
+            err_peer, err_ours = max_err(pest, truth), max_err(est, truth)
         else:
             truth_m = np.bincount(items[:m], minlength=d)
             ours_m = oracles[k].estimate(reports[:m]).counts
             err_peer, err_ours = max_err(pest, truth_m), max_err(ours_m, truth_m)
-            at = f"peer timed on n = {m:,}, scaled x{n / m:.0f}; errors at n = {m:,}"
-        rows.append((k, "client", pc, t_client, "", "", at))
-        rows.append((k, "server", ps, t_server, f"{err_peer:.0f}", f"{err_ours:.0f}", at))
+            client_note = f"peer at n = {m:,}, x{n / m:.0f}"
+            server_note = f"{client_note}; errors at n = {m:,}"
+        if k == "FLH":
+            server_note = f"pure-ldp's hash matrix ({short(t_matrix)}) not counted"
+        rows.append((k, "client", pc, t_client, "", client_note))
+        rows.append((k, "server", ps, t_server, f"{err_peer:,.0f} / {err_ours:,.0f}",
+                     server_note))
 
     print()
-    print("| oracle | step | pure-ldp (s) | fastldp (s) | speed-up | max abs err pure-ldp "
-          "| max abs err fastldp | note |")
-    print("|---|---|---|---|---|---|---|---|")
-    for k, step, tp, tf, ep, ef, note in rows:
-        print(f"| {k} | {step} | {tp:.3f} | {tf:.4f} | {tp / tf:,.0f}x | {ep} | {ef} | {note} |")
-    if "FLH" in results and "OLH" in results:
-        print(f"\nFLH server vs fastldp's own OLH server: "
-              f"{results['OLH'][1] / results['FLH'][1]:,.0f}x "
-              f"({results['OLH'][1]:.4f} s / {results['FLH'][1]:.4f} s)")
+    print("README lines (Performance), in the README's words, from this run:")
+    print("| oracle | step | pure-ldp | fastldp | speed-up | max abs error pure-ldp / fastldp "
+          "| note |")
+    print("|---|---|---|---|---|---|---|")
+    for k, step, tp, tf, errors, note in rows:
+        print(f"| {k} | {step} | {short(tp)} | {short(tf)} | {tp / tf:,.0f}x | {errors} | {note} |")
+    print("\n".join(floor_lines))
     for note in notes:
         print(note)
     sd = {k: float(np.sqrt(oracles[k].estimate(results[k][2]).variances.max())) for k in names}

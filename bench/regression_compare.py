@@ -1,6 +1,7 @@
 """Paper 002 at its default size: one U2R fit, one Sample-SDP fit, and the shuffled summation.
 
-Run from the repository root with the in-place build::
+It times the installed fastldp (see bench/README.md for timing a working
+tree)::
 
     python bench/regression_compare.py            # n = 15,000, m = 50, d = 256, k = 8
     python bench/regression_compare.py --repeats 3
@@ -31,17 +32,36 @@ the CPU time (``time.process_time``, all threads) of the fits beside them.
 The machine load is printed in the header: on a shared machine the wall
 times depend on it; the CPU time much less (run with
 ``OPENBLAS_NUM_THREADS=1`` for a one-thread figure).
+
+It ends with README's sentences (Performance, and the memory note of the
+regression section), in the README's words, with this run's figures; the
+memory is the peak resident set of the whole script (the data and every
+fit).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 
 import numpy as np
 
 from fastldp.regression import SampleSDP, ShuffledVectorSum, U2R, make_sparse_regression
+
+
+def peak_memory() -> str:
+    """The peak resident set of this process so far, as README writes it (``1.8 GB``)."""
+    try:
+        with open("/proc/self/status") as fh:
+            kib = next(int(line.split()[1]) for line in fh if line.startswith("VmHWM"))
+    except (OSError, StopIteration):
+        import resource
+
+        kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        kib //= 1024 if sys.platform == "darwin" else 1  # bytes on macOS
+    return f"{kib / 2**20:.1f} GB" if kib >= 2**20 else f"{kib / 1024:.0f} MiB"
 
 
 def best(fn, repeats, cpu=None):
@@ -76,6 +96,7 @@ def main(argv=None):
     def rel(coef):
         return np.linalg.norm(coef - D.theta) / np.linalg.norm(D.theta)
 
+    fits, refits = {}, {}
     # warm-up: imports, the flip-probability cache is cleared by a new eps anyway
     U2R(epsilon=args.eps, k=args.k, rows_per_user=args.m, sigma=0.25).fit(
         D.X[:3000 * args.m], D.y[:3000 * args.m], users=D.users[:3000 * args.m], rng=0)
@@ -85,6 +106,7 @@ def main(argv=None):
         cpu = []
         seconds, est = best(lambda: make().fit(D.X, D.y, users=D.users, rng=1), args.repeats,
                             cpu)
+        fits[name] = seconds
         print(f"{name:<11} fit {seconds:7.3f} s wall, {cpu[0]:7.3f} s CPU (all threads)   "
               f"relative error {rel(est.coef_):.5f}   support {len(est.support_)}")
 
@@ -99,6 +121,7 @@ def main(argv=None):
         first = time.perf_counter() - t0
         seconds, est = best(lambda: make(2 * args.eps).fit_precomputed(pre, rng=2),
                             args.repeats)
+        refits[name] = seconds
         print(f"{name:<11} fit_precomputed: first {first:7.3f} s, then at eps = "
               f"{2 * args.eps:g} {seconds:7.3f} s (relative error {rel(est.coef_):.5f})")
 
@@ -118,6 +141,17 @@ def main(argv=None):
     print(f"summation (7500 x 8): shuffled {t_sh * 1e3:.2f} ms ({res.messages} messages, "
           f"{res.shares} shares, q = 2^{res.modulus.bit_length() - 1}), plain NumPy "
           f"{t_np * 1e3:.3f} ms; ratio shuffled / plain = {t_sh / t_np:.0f}x")
+
+    print()
+    print("README lines (Performance; the memory note of the regression section), from this run:")
+    print(f"a U2R fit takes {fits['U2R']:.2f} s and a Sample-SDP fit "
+          f"{fits['Sample-SDP']:.2f} s; refitting at another eps, with the eps-independent "
+          f"work reused, {refits['U2R']:.3f} s and {refits['Sample-SDP']:.3f} s")
+    print(f"Simulating U2R's second-stage summation for real ({v.shape[0]:,} users x "
+          f"{v.shape[1]} coordinates, {res.messages:,} messages split, noised and shuffled) "
+          f"takes {t_sh * 1e3:.1f} ms, {t_sh / t_np:.0f}x a plain NumPy sum of the same vectors")
+    print(f"at n = {args.n:,} users and d = {args.d}, the data and a fit need about "
+          f"{peak_memory()} of memory")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """RPC and Collision aggregation beside straightforward NumPy versions (paper 001 sizes).
 
-Run from the repository root with the in-place build::
+It times the installed fastldp (see bench/README.md for timing a working
+tree)::
 
     python bench/rpc_compare.py              # n = 10,000, d = 100, m = 50
     python bench/rpc_compare.py --repeats 9 --threads 2
@@ -17,6 +18,9 @@ Sections:
     the kernels before timing. Throughput is users per second.
 (b) One trial (client ``privatize`` + server ``estimate``) of every method of
     paper 001's comparison at that size.
+
+It ends with README's sentences on RPC (Performance), in the README's
+words, with this run's figures (the default thread count's rows).
 
 Times are ``time.perf_counter`` wall-clock seconds, best of N repeats after
 one warm-up call. Nothing here is asserted; the numbers are printed. On a
@@ -51,6 +55,15 @@ def best_of(fn, repeats):
         out = fn()
         best = min(best, time.perf_counter() - t0)
     return best, out
+
+
+def short(seconds):
+    """Three significant digits, as README writes times: ``0.20 ms``, ``1.25 ms``, ``36 ms``."""
+    value, unit = (seconds, "s") if seconds >= 1.0 else (seconds * 1e3, "ms")
+    if value >= 100 or value <= 0:
+        return f"{value:.0f} {unit}"
+    digits = max(0, 2 - int(np.floor(np.log10(value))))
+    return f"{value:.{digits}f} {unit}"
 
 
 def fmt(seconds):
@@ -114,6 +127,12 @@ def section_aggregate(n, d, m, threads, repeats):
               f"{n / t_rpc:>15,.0f}")
         print(f"{'Collision':<11}{nt:>8}{fmt(t_col):>13}{fmt(t_np_col):>13}{t_np_col / t_col:>8.0f}x"
               f"{n / t_col:>15,.0f}")
+    _, _, t_rpc, t_col, *_ = rows[0]  # the default thread count
+    _, _, t_rpc1, _, *_ = rows[-1]  # one thread: the stable row on a busy machine
+    return [f"at n = {n:,}, d = {d}, m = {m}, RPC aggregation takes {short(t_rpc)}, "
+            f"{t_np_rpc / t_rpc:.0f}x a straightforward NumPy version ({short(t_rpc1)} and "
+            f"{t_np_rpc / t_rpc1:.0f}x with one thread)",
+            f"Collision takes {short(t_col)} ({t_np_col / t_col:.0f}x its NumPy version)"]
 
 
 def section_trials(n, d, m, threads, repeats):
@@ -135,11 +154,15 @@ def section_trials(n, d, m, threads, repeats):
         ("Coll. signed", Collision(d=d, m=m, epsilon=1.0, values="signed", **kw), signed),
     ]
     print(f"{'method':<14}{'privatize':>13}{'estimate':>13}{'trial':>13}{'MAE':>9}")
+    trials = []
     for name, mech, x in methods:
         t_p, y = best_of(lambda: mech.privatize(x, rng=2), repeats)
         t_e, est = best_of(lambda: mech.estimate(y), repeats)
         mae = float(np.abs(est.raw - x.mean()).mean())
+        trials.append(t_p + t_e)
         print(f"{name:<14}{fmt(t_p):>13}{fmt(t_e):>13}{fmt(t_p + t_e):>13}{mae:>9.4f}")
+    return [f"One trial of every paper-001 method (privatize and estimate) takes "
+            f"{min(trials) * 1e3:.0f}-{max(trials) * 1e3:.0f} ms"]
 
 
 def main(argv=None):
@@ -161,8 +184,11 @@ def main(argv=None):
         load = "n/a"
     print(f"fastldp {cfg['fastldp']}, numpy {cfg['numpy']}, OpenMP {cfg['openmp']}, "
           f"{os.cpu_count()} cores, load average {load}")
-    section_aggregate(args.n, args.d, args.m, threads, args.repeats)
-    section_trials(args.n, args.d, args.m, 1, args.repeats)
+    lines = section_aggregate(args.n, args.d, args.m, threads, args.repeats)
+    lines += section_trials(args.n, args.d, args.m, 1, args.repeats)
+    print()
+    print("README lines (Performance), in the README's words, from this run:")
+    print("\n".join(lines))
     return 0
 
 

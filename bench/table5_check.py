@@ -10,11 +10,16 @@ coordinates", ties toward the smaller index). Both rules decode the same
 reports.
 
 Usage: ``python bench/table5_check.py [--seeds 1] [--support-rule raw|clipped|both]``
+
+It ends with the line README gives under the table: how long the run took,
+on how many cores, and the load average when it started. It runs the
+installed fastldp (see bench/README.md for running a working tree).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import numpy as np
@@ -71,7 +76,10 @@ def main(argv=None):
     ap.add_argument("--support-rule", choices=("raw", "clipped", "both"), default="both")
     args = ap.parse_args(argv)
     rules = ("raw", "clipped") if args.support_rule == "both" else (args.support_rule,)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    t0 = time.perf_counter()
     results = [run_seed(seed, args.groups, rules) for seed in range(args.seeds)]
+    seconds = time.perf_counter() - t0
     head = "| method | " + " | ".join(f"clean ({r}) | attacked ({r})" for r in rules)
     print(head + " | paper clean | paper attacked | family time (s) |")
     print("|---" * (2 * len(rules) + 4) + "|")
@@ -83,6 +91,8 @@ def main(argv=None):
         secs = np.mean([r[name]["seconds"] for r in results])
         print(f"| {name} | {' | '.join(cells)} | {pc:.3f} | {pa:.3f} | {secs:.1f} |")
     print(f"({args.seeds} seed(s), G = {args.groups})")
+    took = f"{seconds:.0f} s" if seconds < 120 else f"about {seconds / 60:.0f} minutes"
+    print(f"the run took {took} on {os.cpu_count()} cores", f"(load average {load:.1f} at the start)")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """pytest-benchmark suite for the JPRS kernels (a few seconds in total).
 
-Run from the repository root with the in-place build::
+It times the installed fastldp (see bench/README.md for timing a working
+tree); from the repository root::
 
     python -m pytest bench -q
     python -m pytest bench -q --benchmark-only --benchmark-sort=name
