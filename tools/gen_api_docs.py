@@ -31,8 +31,9 @@ PAGES = {
               "fastldp.audit"),
     "experiments": ("Experiment harness", "Specs, the runner, the results table, reports and "
                     "the registry of every family's experiments.", "fastldp.experiments"),
-    "shared": ("Shared modules", "Budget profiles, corruption policies and metrics.",
-               ("fastldp.budgets", "fastldp.corruption", "fastldp.metrics")),
+    "shared": ("Shared modules", "The result base every family's results derive from, budget "
+               "profiles, corruption policies and metrics.",
+               ("fastldp.results", "fastldp.budgets", "fastldp.corruption", "fastldp.metrics")),
     "scale": ("Scale-out", "Exact mergeable partial decodes, report files, the streaming and "
               "Dask decoders, and mechanisms by name.",
               ("fastldp.streaming", "fastldp.reports", "fastldp.distributed",
