@@ -506,3 +506,15 @@ def test_prs_round_trips_params_and_empty_chunks(oracle):
     width = 64 if oracle == "hr" else mech.p + mech.k
     assert merged.sums["support"].size == width
     assert merged.sums["offset"].size == merged.sums["lam_sum"].size == 1
+
+
+def test_partial_repr_is_one_short_line():
+    # the repr listed every sum and count name: a state with many of them ran past a line
+    oracle = GRR(domain_size=5, epsilon=1.0, codebook_seed=3)
+    part = oracle.partial(oracle.privatize(np.arange(5), rng=0))
+    assert repr(part).startswith("Partial(GRR, n=5, sums=[") and len(repr(part)) <= 200
+    many = Partial("Toy", {"d": 1}, counts={f"reason:malformed_kind_{i}": 0 for i in range(40)},
+                   sums={f"sum_{i}": ExactSum(1) for i in range(40)})
+    text = repr(many)
+    assert len(text) <= 200 and "\n" not in text and text.startswith("Partial(Toy, n=None")
+    assert text.endswith("...)")

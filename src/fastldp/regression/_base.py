@@ -148,6 +148,18 @@ class UserData:
 
     Zero rows add nothing to ``X^T X`` or ``X^T y``, so local statistics
     divided by ``counts`` are exact for users with fewer rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastldp.regression._base import group_users
+    >>> X, y = np.arange(10.0).reshape(5, 2), np.arange(5.0)
+    >>> data = group_users(X, y, ["b", "a", "b", "a", "a"], "example")
+    >>> data.n, data.X.shape, data.counts.tolist(), data.ids.tolist()
+    (2, (2, 3, 2), [3, 2], ['a', 'b'])
+    >>> data.y  # user 'b' has two rows and a zero row
+    array([[1., 3., 4.],
+           [0., 2., 0.]])
     """
 
     X: np.ndarray        # (n, m_max, d)
