@@ -710,3 +710,15 @@ def test_fit_returns_the_estimator_itself():
                 Lasso(alpha=0.01)):
         assert est.fit(D.X, D.y, users=D.users, rng=46) is est
         assert est.set_params() is est
+
+
+def test_shuffle_building_blocks_repr_their_parameters():
+    # the house rule: a repr built from the constructor's arguments (it was <... object at 0x>)
+    summer = ShuffledVectorSum(epsilon=1.0, delta=1e-6, norm_bound=2.0, scale=50.0)
+    twin = eval(repr(summer), {"ShuffledVectorSum": ShuffledVectorSum})
+    assert repr(twin) == repr(summer) and twin.plan(100, 3) == summer.plan(100, 3)
+    bits = ShuffledBits(epsilon=3.0, delta=1e-6, d=5)
+    assert repr(eval(repr(bits), {"ShuffledBits": ShuffledBits})) == repr(bits)
+    assert repr(summer.analyzer(100, 3)).startswith("ShuffledSumAnalyzer(ShuffledVectorSum(")
+    assert repr(bits.analyzer(50, gamma=0.1)) == (f"ShuffledBitsAnalyzer({bits!r}, n_parties=50, "
+                                                  "gamma=0.1)")

@@ -462,6 +462,12 @@ class ShuffledVectorSum:
         self.shares = None if shares is None else check_int(shares, "shares", o, low=2)
         self.max_messages = check_int(max_messages, "max_messages", o, low=1)
 
+    def __repr__(self) -> str:
+        return (f"ShuffledVectorSum(epsilon={self.epsilon!r}, delta={self.delta!r}, "
+                f"norm_bound={self.norm_bound!r}, sensitivity={self.sensitivity!r}, "
+                f"scale={self.scale!r}, shares={self.shares!r}, "
+                f"max_messages={self.max_messages!r})")
+
     # -- public parameters of one release
     def plan(self, n_parties: int, dim: int) -> dict[str, Any]:
         """The public parameters for ``n_parties`` parties and ``dim`` coordinates."""
@@ -670,6 +676,10 @@ class ShuffledSumAnalyzer:
         self.dim = check_int(dim, "dim", self._owner, low=1)
         self.plan = summation.plan(self.n_parties, self.dim)
 
+    def __repr__(self) -> str:
+        return (f"ShuffledSumAnalyzer({self.summation!r}, n_parties={self.n_parties}, "
+                f"dim={self.dim})")
+
     def stream_params(self) -> dict[str, Any]:
         """Public parameters the partials are bound to."""
         s = self.summation
@@ -858,6 +868,9 @@ class ShuffledBits:
         self.delta = check_float(delta, "delta", self._owner, low=0, high=1)
         self.d = check_int(d, "d", self._owner, low=1)
 
+    def __repr__(self) -> str:
+        return f"ShuffledBits(epsilon={self.epsilon!r}, delta={self.delta!r}, d={self.d!r})"
+
     def gamma(self, n_parties: int) -> float:
         """The flip probability for ``n_parties`` parties."""
         try:
@@ -919,6 +932,10 @@ class ShuffledBitsAnalyzer:
         self.n_parties = check_int(n_parties, "n_parties", self._owner, low=1)
         self.gamma = bits.gamma(self.n_parties) if gamma is None else check_float(
             gamma, "gamma", self._owner, low=0, high=0.5)
+
+    def __repr__(self) -> str:
+        return (f"ShuffledBitsAnalyzer({self.bits!r}, n_parties={self.n_parties}, "
+                f"gamma={self.gamma!r})")
 
     def stream_params(self) -> dict[str, Any]:
         """Public parameters the partials are bound to."""
