@@ -61,7 +61,7 @@ def peak_memory() -> str:
 
         kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         kib //= 1024 if sys.platform == "darwin" else 1  # bytes on macOS
-    return f"{kib / 2**20:.1f} GB" if kib >= 2**20 else f"{kib / 1024:.0f} MiB"
+    return f"{kib * 1024 / 1e9:.1f} GB" if kib >= 2**20 else f"{kib / 1024:.0f} MiB"
 
 
 def best(fn, repeats, cpu=None):

@@ -78,8 +78,9 @@ def duration(seconds: float) -> str:
 
 
 def memory(kib: int) -> str:
+    """``217 MiB`` below a GiB, ``1.8 GB`` (decimal) above, as README writes them."""
     if kib >= 1024**2:
-        return f"{kib / 1024**2:.1f} GB"
+        return f"{kib * 1024 / 1e9:.1f} GB"
     return f"{kib / 1024:.0f} MiB"
 
 
