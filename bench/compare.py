@@ -447,7 +447,8 @@ def readme_rows(dec: dict, n_priv: int, t_priv: float, mem) -> None:
     print("| what | fastldp | baseline | ratio |")
     print("|---|---|---|---|")
     print(f"| (a) `estimate`, n = {dec['n']:,}, {d1} x {d2}, eps = {EPS}, {nt} threads "
-          f"| {short(t_est)} | NumPy decoder {short(dec['numpy'])} | {dec['numpy'] / t_est:.0f}x |")
+          f"| {short(t_est)} | NumPy decoder {short(dec['numpy'])} "
+          f"| {dec['numpy'] / t_est:.0f}x |")
     print(f"| (a) `estimate`, personalized eps_i ~ U[0.5, 1], {nt} threads "
           f"| {short(best[('est', 'pers', nt)])} | | |")
     print(f"| (b) Philox floor: n * p / 256 = {dec['blocks']:,} blocks, {nt} threads "

@@ -241,7 +241,8 @@ def main(argv=None):
           "| note |")
     print("|---|---|---|---|---|---|---|")
     for k, step, tp, tf, errors, note in rows:
-        print(f"| {k} | {step} | {short(tp)} | {short(tf)} | {tp / tf:,.0f}x | {errors} | {note} |")
+        print(f"| {k} | {step} | {short(tp)} | {short(tf)} | {tp / tf:,.0f}x | {errors} "
+              f"| {note} |")
     print("\n".join(floor_lines))
     for note in notes:
         print(note)

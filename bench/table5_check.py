@@ -92,7 +92,8 @@ def main(argv=None):
         print(f"| {name} | {' | '.join(cells)} | {pc:.3f} | {pa:.3f} | {secs:.1f} |")
     print(f"({args.seeds} seed(s), G = {args.groups})")
     took = f"{seconds:.0f} s" if seconds < 120 else f"about {seconds / 60:.0f} minutes"
-    print(f"the run took {took} on {os.cpu_count()} cores", f"(load average {load:.1f} at the start)")
+    print(f"the run took {took} on {os.cpu_count()} cores",
+          f"(load average {load:.1f} at the start)")
 
 
 if __name__ == "__main__":

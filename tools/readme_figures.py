@@ -10,7 +10,7 @@ the ``bench/`` scripts come from those scripts, the rest from this one:
     build), one table row each, as README shows them. ``--quick`` runs the
     ``--quick`` form of each job instead (a smoke run: its rows are labelled
     with ``--quick``); ``--only NAME ...`` picks rows by name (``--list``
-    shows them). The full table takes about 20 minutes on 2 quiet cores,
+    shows them). The full table takes about 15 minutes on 2 quiet cores,
     most of it ``regression-eps``.
 ``python tools/readme_figures.py build``
     The build row alone, and the size of the compiled kernels (the
