@@ -40,6 +40,12 @@ PAGES = {
                "fastldp.mechanisms")),
 }
 
+#: members not documented on a module's page, and why: numpydoc links an attribute a result
+#: class lists (``std``) to the one documented object of that name, so a second one makes the
+#: link ambiguous. ``LoadedResult.std`` mirrors the result base's ``Result.std`` (the class
+#: docstring says so), which is the target every result's ``std`` should reach.
+EXCLUDED = {"fastldp.reports": ("std",)}
+
 
 def public_modules(package: str) -> list[str]:
     """The package and its public submodules (no ``_private`` part), depth first."""
@@ -85,6 +91,8 @@ def render(page: str) -> str:
                 lines += [f"   :members: {', '.join(private)}", "   :imported-members:"]
             else:
                 lines += ["   :no-members:"]
+        if name in EXCLUDED:
+            lines += [f"   :exclude-members: {', '.join(EXCLUDED[name])}"]
         lines += [""]
     return "\n".join(lines)
 
