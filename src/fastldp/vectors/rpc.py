@@ -299,9 +299,8 @@ class RPCEstimate(Result):
         exact); clipped at 0. Clipping the estimate is 1-Lipschitz, so this
         also bounds the variance of a clipped :attr:`mean`. On the direct
         route and with ``pad=False`` the estimate is biased and this is the
-        variance about its own expectation.
-    std : float64 array, shape (d,)
-        ``sqrt(variances)``.
+        variance about its own expectation. ``std`` (from the result base)
+        is its square root.
     seconds : dict
 
     Examples
