@@ -228,6 +228,10 @@ def test_the_report_names_the_winners(tiny, tmp_path):
     assert all(g["eps_high"] == 4.0 and g["ratio_high"] <= 1 + 1e-9 for g in gains)
     assert "Against the paper" in report.text and "full-domain MSE" in report.text
     assert "the gain: the paper" in report.text
+    who, gain = (b for b in report.text.split("\n\n")[1:3])
+    assert who.startswith("Who wins where") and len(who.splitlines()) == 3 + 3
+    assert gain.startswith("norm_sub's full-domain MSE over raw's")
+    assert len(gain.splitlines()) == 3 + len(ORACLES) and "eps 0.5" in gain
     assert {p.name for p in report.files} >= {"summary.csv", "winners.csv", "wins.csv",
                                               "paper.csv", "report.txt", "report.md"}
 
