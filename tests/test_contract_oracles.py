@@ -22,7 +22,8 @@ from fastldp.results import REPR_WIDTH, PrivacyStatement, Result
 pd = pytest.importorskip("pandas")
 
 ORACLES = [oracles.GRR, oracles.OLH, oracles.FLH, oracles.HadamardResponse, oracles.OUE,
-           oracles.SUE]
+           oracles.SUE,
+           oracles.SubsetSelection, oracles.BLH, oracles.AdaptiveOracle]
 RANDOMIZERS = [oracles.Laplace, oracles.Piecewise, oracles.Duchi]
 HISTOGRAMS = [histograms.ShiftedLogGaussian, histograms.EqualNoiseGaussian,
               histograms.DataIndependentRelease]

@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 
 from _merging import merge_in_order
 from fastldp.oracles import FLH, GRR, OLH, OUE, SUE, FrequencyEstimate, HadamardResponse
+from fastldp.oracles import BLH, AdaptiveOracle, SubsetSelection
 from fastldp.oracles._base import add_weighted_hits
 from fastldp.oracles.olh import olh_hash
 from fastldp.relations import JPRS, PaddedRelationSampling
@@ -42,6 +43,10 @@ ORACLES = {
     "hr": lambda: HadamardResponse(domain_size=20, epsilon=1.0, codebook_seed=10),
     "oue": lambda: OUE(domain_size=19, epsilon=1.0, codebook_seed=11, n_threads=2),
     "sue": lambda: SUE(domain_size=19, epsilon=2.0, codebook_seed=12, n_threads=2),
+    "ss": lambda: SubsetSelection(domain_size=19, epsilon=1.0, codebook_seed=15, n_threads=2),
+    "blh": lambda: BLH(domain_size=40, epsilon=1.5, codebook_seed=16, n_threads=2),
+    # chooses GRR (D < 3 e^eps + 2): integer reports
+    "auto": lambda: AdaptiveOracle(domain_size=5, epsilon=2.0, codebook_seed=17, n_threads=2),
 }
 BUDGETS = ("equal", "continuous", "levels")
 MALFORMED = ("none", "same-dtype", "object")
@@ -68,7 +73,7 @@ def _corrupt(name, y, kind, rng):
     if kind == "none":
         return y
     rows = rng.choice(y.shape[0], size=8, replace=False)
-    if name in ("oue", "sue"):
+    if name in ("oue", "sue", "ss"):
         if kind == "same-dtype":  # uint8 rows with padding bits set (D = 19: 5 padding bits)
             y = y.copy()
             y[rows, -1] |= np.uint8(0x80)

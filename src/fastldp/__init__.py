@@ -56,6 +56,7 @@ _EXPORTS = {
     **dict.fromkeys(
         ("GRR", "OLH", "FLH", "HadamardResponse", "OUE", "SUE", "Laplace", "Piecewise",
          "Duchi", "FrequencyEstimate"), "oracles"),
+    **dict.fromkeys(("SubsetSelection", "BLH", "AdaptiveOracle"), "oracles"),
     **dict.fromkeys(("JPRS", "PaddedRelationSampling", "JPRSEstimate", "Decoded"),
                     "relations"),
     **dict.fromkeys(("RPC", "PCKVUE", "PCKVGRR", "PrivKVM", "Succinct", "Collision",
@@ -84,6 +85,8 @@ if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ imports on 
     from .histograms import PrivacyReport as PrivacyReport
     from .histograms import ShiftedLogGaussian as ShiftedLogGaussian
     from .oracles import FLH as FLH, GRR as GRR, OLH as OLH, OUE as OUE, SUE as SUE
+    from .oracles import BLH as BLH, AdaptiveOracle as AdaptiveOracle
+    from .oracles import SubsetSelection as SubsetSelection
     from .oracles import Duchi as Duchi, Laplace as Laplace, Piecewise as Piecewise
     from .oracles import FrequencyEstimate as FrequencyEstimate
     from .oracles import HadamardResponse as HadamardResponse

@@ -65,6 +65,32 @@ def _undernoised_grr(eps):
     return UnderNoisedGRR(domain_size=5, epsilon=eps, codebook_seed=20240614, n_threads=1)
 
 
+def _undernoised_ss(eps):
+    from .registry import SS_SUBSET_SIZE
+    from ..oracles import SubsetSelection
+
+    class UnderNoisedSS(SubsetSelection):
+        """Holds its input with the probability of 1.5 eps; epsilon and channel() stay honest."""
+
+        def perturb(self, values, eps, identities, rng):
+            return super().perturb(values, LAW_FACTOR * eps, identities, rng)
+
+    return UnderNoisedSS(domain_size=5, epsilon=eps, subset_size=SS_SUBSET_SIZE,
+                         codebook_seed=20240614, n_threads=1)
+
+
+def _undernoised_blh(eps):
+    from ..oracles import BLH
+
+    class UnderNoisedBLH(BLH):
+        """Keeps its hashed bit with the probability of 1.5 eps; epsilon and channel() stay honest."""
+
+        def perturb(self, values, eps, identities, rng):
+            return super().perturb(values, LAW_FACTOR * eps, identities, rng)
+
+    return UnderNoisedBLH(domain_size=5, epsilon=eps, codebook_seed=20240614, n_threads=1)
+
+
 def _undernoised_prs(eps):
     from ..relations import PaddedRelationSampling
 
@@ -143,6 +169,12 @@ def negative_controls(epsilon: float = 1.0) -> dict[str, Channel]:
         replace(reg["p-rs-grr"], control_of="p-rs-grr", name="control:p-rs-grr-sampler",
                 build=_undernoised_prs,
                 description="P-RS-GRR whose privatize uses 1.5 eps (law honest)",
+                expect_violation=True),
+        replace(reg["ss"], control_of="ss", name="control:ss-sampler", build=_undernoised_ss,
+                description="Subset selection putting its input in the set with the "
+                            "probability of 1.5 eps (law honest)", expect_violation=True),
+        replace(reg["blh"], control_of="blh", name="control:blh-sampler", build=_undernoised_blh,
+                description="BLH keeping its bit with the probability of 1.5 eps (law honest)",
                 expect_violation=True),
         replace(reg["laplace"], control_of="laplace", name="control:laplace-half-scale",
                 build=_half_scale_laplace,

@@ -34,11 +34,17 @@ The formulas (``e = e^eps``):
 * k-ary randomized response over ``[d]`` (2-SLR's stage 1): keep the index
   with probability ``e / (e + d - 1)``, report each other value with
   ``1 / (e + d - 1)``.
+* Subset selection, sets of ``k`` symbols (outputs: the ``C(D, k)`` sets as bit
+  tuples): ``P(Z | x) = e / Omega`` when ``x`` is in ``Z``, ``1 / Omega`` otherwise,
+  ``Omega = C(D - 1, k - 1) e + C(D - 1, k)``.
+* BLH (OLH with ``g = 2``): ``P(y = H_i(x)) = e / (e + 1)``, the other bit
+  ``1 / (e + 1)``.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 
@@ -49,6 +55,7 @@ from .exact import ExactLaw
 __all__ = [
     "grr_law", "olh_law", "hr_law", "unary_law", "padded_law", "jprs_law", "duchi_law",
     "rpc_law", "relation_sets", "oracle_law", "kary_rr_law",
+    "subset_law", "blh_law",
 ]
 
 
@@ -229,3 +236,38 @@ def kary_rr_law(d: int, eps: float) -> ExactLaw:
     probs[0, np.arange(d), np.arange(d)] = e / (e + d - 1)
     return ExactLaw(list(range(d)), list(range(d)), np.zeros(1, dtype=np.uint64), probs,
                     note="the formula of k-ary randomized response")
+
+
+def subset_law(domain_size: int, eps: float, subset_size: int, identities=(0,)) -> ExactLaw:
+    """Subset selection with sets of ``k = subset_size`` symbols, from the formula.
+
+    Outputs are the ``C(D, k)`` sets as tuples of ``D`` bits (bit ``v`` for
+    symbol ``v``, as OUE's outputs), in the order of
+    :func:`itertools.combinations`; ``P(Z | x) = e / Omega`` when ``x`` is in
+    ``Z`` and ``1 / Omega`` otherwise, ``Omega = C(D - 1, k - 1) e + C(D - 1, k)``.
+    """
+    ids = _ids(identities)
+    k = int(subset_size)
+    e = float(np.exp(eps))
+    omega = math.comb(domain_size - 1, k - 1) * e + math.comb(domain_size - 1, k)
+    sets = list(itertools.combinations(range(domain_size), k))
+    outputs = [tuple(int(v in s) for v in range(domain_size)) for s in sets]
+    law = np.array([[e / omega if x in s else 1.0 / omega for s in sets]
+                    for x in range(domain_size)])
+    probs = np.broadcast_to(law, (ids.shape[0],) + law.shape).copy()
+    return ExactLaw(list(range(domain_size)), outputs, ids, probs,
+                    note="the formula of subset selection, binary64 probabilities converted "
+                         "exactly to rationals")
+
+
+def blh_law(domain_size: int, eps: float, codebook_seed: int, identities) -> ExactLaw:
+    """Binary local hashing: ``H_i(x)`` in ``{0, 1}`` kept with probability ``e / (e + 1)``."""
+    ids = _ids(identities)
+    e = float(np.exp(eps))
+    items = np.tile(np.arange(domain_size, dtype=np.int64), ids.shape[0])
+    hashed = olh_buckets(codebook_seed, np.repeat(ids, domain_size), items,
+                         np.full(items.shape[0], 2, dtype=np.int64)).reshape(ids.shape[0],
+                                                                             domain_size)
+    probs = np.where(hashed[:, :, None] == np.arange(2)[None, None, :], e / (e + 1.0),
+                     1.0 / (e + 1.0))
+    return ExactLaw(list(range(domain_size)), [0, 1], ids, probs)

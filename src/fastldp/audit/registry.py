@@ -563,7 +563,7 @@ def channels(epsilon: float = 1.0) -> dict[str, Channel]:
                 f"{HISTOGRAM_COUNT}, rho = v({HISTOGRAM_COUNT + 1})", float("nan"), _histogram,
                 kind="zcdp", draw=_histogram_draw, claim=_histogram_claim),
     ]
-    out[0:0] = _oracle_channels(epsilon)
+    out[0:0] = _oracle_channels(epsilon) + _subset_hash_channels(epsilon)
     out += _vector_channels(epsilon)
     out += _shuffle_channels(epsilon)
     from .regression import regression_channels
@@ -620,6 +620,38 @@ def _oracle_channels(epsilon):
                 law=_oracle_law("oue"), sample=_oracle_sample, output_key=_bits_key),
         Channel("sue", f"SUE, D = {D}, all {2 ** D} bit vectors", epsilon, _oracle("sue"),
                 law=_oracle_law("sue"), sample=_oracle_sample, output_key=_bits_key),
+    ]
+
+
+#: subset size of the subset-selection audit (size 1 would be GRR)
+SS_SUBSET_SIZE = 2
+
+
+def _ss(eps):
+    from ..oracles import SubsetSelection
+
+    return SubsetSelection(domain_size=ORACLE_D, epsilon=eps, subset_size=SS_SUBSET_SIZE,
+                           codebook_seed=20240614, n_threads=1)
+
+
+def _blh(eps):
+    from ..oracles import BLH
+
+    return BLH(domain_size=ORACLE_D, epsilon=eps, codebook_seed=20240614, n_threads=1)
+
+
+def _subset_hash_channels(epsilon):
+    """Subset selection (sets of SS_SUBSET_SIZE symbols) and binary local hashing."""
+    D, k = ORACLE_D, SS_SUBSET_SIZE
+    return [
+        Channel("ss", f"subset selection, D = {D}, all {math.comb(D, k)} sets of k = {k}", epsilon,
+                _ss, law=lambda mech, eps, ids: laws.subset_law(mech.domain_size, eps,
+                                                              mech.subset_size, ids),
+                sample=_oracle_sample, output_key=_bits_key),
+        Channel("blh", f"BLH, D = {D}, per-identity public hash onto 2 buckets", epsilon, _blh,
+                law=lambda mech, eps, ids: laws.blh_law(mech.domain_size, eps,
+                                                        mech.codebook_seed, ids),
+                sample=_oracle_sample, keyed=True),
     ]
 
 

@@ -3,16 +3,21 @@
 Frequency oracles (a categorical value in ``[0, domain_size)``, personal
 budgets allowed; :mod:`.frequency`): :class:`GRR`, :class:`OLH`,
 :class:`FLH`, :class:`HadamardResponse`, :class:`OUE`, :class:`SUE`.
+Also :class:`SubsetSelection` and :class:`BLH`; :class:`AdaptiveOracle`
+(:func:`make_oracle` with ``"auto"``) builds the one of smallest variance.
 Scalar randomizers (a value in ``[-1, 1]``): :class:`Laplace`,
 :class:`Piecewise`, :class:`Duchi`.
 """
 
 from ._base import FrequencyEstimate, FrequencyOracle
+from .adaptive import AdaptiveOracle, make_oracle
+from .blh import BLH
 from .flh import FLH
 from .frequency import FREQUENCY_ORACLES
 from .grr import GRR
 from .hadamard import HadamardResponse
 from .olh import OLH
+from .subset import SubsetSelection
 from .unary import OUE, SUE
 from .randomizers import (
     RANDOMIZERS,
@@ -27,6 +32,7 @@ from .randomizers import (
 __all__ = [
     "GRR", "OLH", "FLH", "HadamardResponse", "OUE", "SUE", "FrequencyOracle",
     "FrequencyEstimate", "FREQUENCY_ORACLES",
+    "SubsetSelection", "BLH", "AdaptiveOracle", "make_oracle",
     "Randomizer", "Laplace", "Piecewise", "Duchi", "RANDOMIZERS", "make_randomizer",
     "min_variance_randomizer",
 ]

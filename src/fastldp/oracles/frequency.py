@@ -11,6 +11,9 @@ estimate ``c_i(v)`` of the indicator ``[x_i = v]`` for every ``v``:
   server ``O(n + K log K)``;
 * :class:`OUE`, :class:`SUE` (:mod:`.unary`): ``ceil(D / 8)`` packed bytes;
   server ``O(n D / 64)`` word operations.
+* :class:`SubsetSelection` (:mod:`.subset`): a set of ``k`` symbols as
+  ``ceil(D / 8)`` packed bytes; server ``O(n D / 64)`` word operations.
+* :class:`BLH` (:mod:`.blh`): OLH with two buckets, one bit; server ``O(n D)`` hashes.
 
 The public API (keyword-only constructors, validated ``privatize`` and
 ``estimate`` returning a :class:`FrequencyEstimate`) is described in
@@ -36,10 +39,12 @@ which is ignored in the weights (it depends on private data).
 
 from __future__ import annotations
 
+from .blh import BLH
 from .flh import FLH
 from .grr import GRR
 from .hadamard import HadamardResponse
 from .olh import OLH
+from .subset import SubsetSelection
 from .unary import OUE, SUE
 
 # The classes live in their own modules (documented there); this module
@@ -51,4 +56,5 @@ ORACLES = {"grr": GRR, "olh": OLH, "hr": HadamardResponse}
 
 #: Every frequency oracle, by name.
 FREQUENCY_ORACLES = {"grr": GRR, "olh": OLH, "flh": FLH, "hr": HadamardResponse, "oue": OUE,
-                     "sue": SUE}
+                     "sue": SUE,
+                     "ss": SubsetSelection, "blh": BLH}
