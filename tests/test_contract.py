@@ -59,9 +59,11 @@ def _estimators() -> dict:
                     and _kind(obj) is not None):
                 found[name] = (family, obj)
     # a base class (FrequencyOracle, Randomizer, RelationMechanism, RegressionEstimator) is
-    # not an estimator: another found class derives from it
+    # not an estimator: another found class derives from it, and it is not at the top level
+    # (OLH is an estimator that BLH derives from)
     bases = {name for name, (_, cls) in found.items()
-             if any(other is not cls and issubclass(other, cls) for _, other in found.values())}
+             if any(other is not cls and issubclass(other, cls) for _, other in found.values())
+             and name not in fastldp.__all__}
     return {name: found[name] for name in sorted(found) if name not in bases}
 
 
@@ -173,7 +175,8 @@ DECODER_EXAMPLES = {
     **{name: (lambda cls=name: getattr(fastldp, cls)(domain_size=5000, epsilon=2.0,
                                                      codebook_seed=1),
               lambda rng: rng.integers(0, 5000, 300))
-       for name in ("GRR", "OLH", "FLH", "HadamardResponse", "OUE", "SUE")},
+       for name in ("GRR", "OLH", "FLH", "HadamardResponse", "OUE", "SUE", "SubsetSelection",
+                    "BLH", "AdaptiveOracle")},
     "JPRS": (lambda: fastldp.JPRS(shape=(100, 100), k=2, s=50, epsilon=1.0, codebook_seed=1),
              lambda rng: [np.array([[i % 100, (3 * i) % 100]]) for i in range(300)]),
     "PaddedRelationSampling": (
