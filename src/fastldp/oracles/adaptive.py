@@ -223,7 +223,8 @@ class AdaptiveOracle(FrequencyOracle):
                          codebook_seed=codebook_seed, n_threads=n_threads)
 
     def _setup(self) -> None:
-        var = oracle_variances(self.domain_size, float(self.epsilon), self.candidates)
+        assert self.epsilon is not None  # the constructor refuses None
+        var = oracle_variances(self.domain_size, self.epsilon, self.candidates)
         best = min(var.values())
         if not np.isfinite(best):
             raise param_error("epsilon", type(self).__name__,
