@@ -3,13 +3,15 @@
 Frequency oracles (a categorical value in ``[0, domain_size)``, personal
 budgets allowed; :mod:`.frequency`): :class:`GRR`, :class:`OLH`,
 :class:`FLH`, :class:`HadamardResponse`, :class:`OUE`, :class:`SUE`.
+Consistent post-processing of any estimate (Norm-Sub, projection, IBU...):
+:mod:`.postprocess`.
 Also :class:`SubsetSelection` and :class:`BLH`; :class:`AdaptiveOracle`
 (:func:`make_oracle` with ``"auto"``) builds the one of smallest variance.
 Scalar randomizers (a value in ``[-1, 1]``): :class:`Laplace`,
 :class:`Piecewise`, :class:`Duchi`.
 """
 
-from ._base import FrequencyEstimate, FrequencyOracle
+from ._base import CountChannel, FrequencyEstimate, FrequencyOracle
 from .adaptive import AdaptiveOracle, make_oracle
 from .blh import BLH
 from .flh import FLH
@@ -28,10 +30,11 @@ from .randomizers import (
     make_randomizer,
     min_variance_randomizer,
 )
+from . import postprocess
 
 __all__ = [
     "GRR", "OLH", "FLH", "HadamardResponse", "OUE", "SUE", "FrequencyOracle",
-    "FrequencyEstimate", "FREQUENCY_ORACLES",
+    "FrequencyEstimate", "FREQUENCY_ORACLES", "CountChannel",
     "SubsetSelection", "BLH", "AdaptiveOracle", "make_oracle",
     "Randomizer", "Laplace", "Piecewise", "Duchi", "RANDOMIZERS", "make_randomizer",
     "min_variance_randomizer",

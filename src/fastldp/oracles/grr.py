@@ -19,7 +19,7 @@ from typing import Optional
 import numpy as np
 
 from ..streaming import ExactSum
-from ._base import FrequencyOracle, scalar_sum
+from ._base import CountChannel, FrequencyOracle, scalar_sum
 
 __all__ = ["GRR"]
 
@@ -82,6 +82,15 @@ class GRR(FrequencyOracle):
         law = np.full((self.domain_size, self.domain_size), q[0])
         np.fill_diagonal(law, p[0])
         return law
+
+    def _count_channel(self, eps: float, statistic: str) -> CountChannel:
+        """The histogram of the reports: ``p`` on the diagonal, ``q`` elsewhere (exact).
+
+        Each report is one symbol, so the histogram is a multinomial sample
+        and sufficient: IBU on it is the exact maximum likelihood.
+        """
+        p, q = (float(v[0]) for v in self._pq(np.array([eps])))
+        return CountChannel.symmetric(self.domain_size, p, q, exact=True)
 
     def perturb(self, values: np.ndarray, eps: np.ndarray, identities: Optional[np.ndarray],
                 rng: np.random.Generator) -> np.ndarray:

@@ -26,7 +26,7 @@ import numpy as np
 
 from .._kernels._hadamard import fwht, hadamard_entries
 from ..streaming import ExactSum
-from ._base import FrequencyOracle, scalar_sum
+from ._base import CountChannel, FrequencyOracle, scalar_sum
 
 __all__ = ["HadamardResponse"]
 
@@ -88,6 +88,24 @@ class HadamardResponse(FrequencyOracle):
         signs = hadamard_entries(rows, cols).reshape(self.domain_size, K)
         e = np.exp(eps)
         return np.where(signs > 0, 2 * e / (K * (e + 1)), 2 / (K * (e + 1)))
+
+    def _count_channel(self, eps: float, statistic: str) -> CountChannel:
+        """The column counts (``statistic="hits"``, exact) or the support counts (``"counts"``).
+
+        ``"hits"``: the histogram of the ``K`` columns, multinomial with the
+        law of :meth:`channel` (a ``"hadamard"`` channel): IBU on it is the
+        exact maximum likelihood. ``"counts"``: ``S(v)``, the reports in
+        ``v``'s half of the columns, ``S = (n + fwht(h)[v + 1]) / 2``, hit
+        with probability ``e^eps / (e^eps + 1)`` by a holder of ``v`` and
+        ``1/2`` by anyone else (the two halves of distinct symbols meet in
+        ``K/4`` columns): what an estimate's counts determine; a report
+        supports about half the symbols, so IBU on ``S`` maximizes its
+        composite likelihood.
+        """
+        if statistic == "hits":
+            return CountChannel.hadamard(self.domain_size, eps)
+        return CountChannel.symmetric(self.domain_size, 1.0 / (1.0 + np.exp(-eps)), 0.5,
+                                      exact=False)
 
     def perturb(self, values: np.ndarray, eps: np.ndarray, identities: Optional[np.ndarray],
                 rng: np.random.Generator) -> np.ndarray:

@@ -41,7 +41,9 @@ from numpy.typing import ArrayLike
 
 from .._kernels._olh import olh_bucket_search, olh_buckets, olh_support
 from ..streaming import ExactSum
-from ._base import FrequencyOracle, add_weighted_hits, fair_choice_among_max, scalar_sum
+from ._base import (
+    CountChannel, FrequencyOracle, add_weighted_hits, fair_choice_among_max, scalar_sum,
+)
 
 __all__ = ["OLH", "olh_hash", "olh_hits", "olh_buckets_for", "hashed_grr", "MAX_BUCKETS"]
 
@@ -171,6 +173,18 @@ class OLH(FrequencyOracle):
         law = np.full((self.domain_size, g), (1 - p) / (g - 1))
         law[np.arange(self.domain_size), hashed] = p
         return law
+
+    def _count_channel(self, eps: float, statistic: str) -> CountChannel:
+        """The support counts ``#{i : H_i(v) = y_i}``: ``p`` for a holder of ``v``, ``1/g`` else.
+
+        ``1/g`` is the probability that another symbol hashes onto the
+        report's bucket (within ``2^-32``, module docstring). A report
+        supports about ``D / g`` symbols, so IBU on the counts maximizes
+        their composite likelihood, not the exact likelihood of the reports.
+        """
+        g = int(self.buckets(np.array([eps]))[0])
+        p = float(self._p(np.array([eps]), g)[0])
+        return CountChannel.symmetric(self.domain_size, p, 1.0 / g, exact=False)
 
     def perturb(self, values: np.ndarray, eps: np.ndarray, identities: Optional[np.ndarray],
                 rng: np.random.Generator) -> np.ndarray:

@@ -53,8 +53,8 @@ from .._kernels._unary import ue_counts, ue_perturb, ue_weighted_counts
 from .._sanitize import SanitizationReport
 from ..streaming import ExactSum
 from ._base import (
-    REASONS, FrequencyOracle, MatrixReports, add_weighted_hits, as_report_array, classify_integers,
-    scalar_sum,
+    REASONS, CountChannel, FrequencyOracle, MatrixReports, add_weighted_hits, as_report_array,
+    classify_integers, scalar_sum,
 )
 
 __all__ = ["OUE", "SUE", "UnaryEncoding"]
@@ -120,6 +120,15 @@ class UnaryEncoding(MatrixReports, FrequencyOracle):
             prob[x] = np.where(bits[x] == 1, p, 1 - p)
             law[x] = prob.prod(axis=0)
         return law
+
+    def _count_channel(self, eps: float, statistic: str) -> CountChannel:
+        """The bit counts: bit ``v`` is set with probability ``p`` by a holder of ``v``, else ``q``.
+
+        A report sets several bits, so IBU on the counts maximizes their
+        composite likelihood, not the exact likelihood of the reports.
+        """
+        p, q = (float(v[0]) for v in self._pq(np.array([eps], dtype=np.float64)))
+        return CountChannel.symmetric(self.domain_size, p, q, exact=False)
 
     def pack_outputs(self, columns: np.ndarray) -> np.ndarray:
         """The packed reports of channel columns ``y`` (bit ``v`` of ``y`` is symbol ``v``)."""

@@ -1,0 +1,619 @@
+"""Consistent post-processing of frequency estimates (fastldp.oracles.postprocess).
+
+Every method against a naive twin written here (plain loops, bisection, a
+dense-matrix EM) on random inputs (Hypothesis); the consistency each method
+promises; the projection's KKT conditions and its equality with Norm-Sub;
+the result object (a new FrequencyEstimate that names its method, keeps
+n / sanitization / privacy / categories, and has no variances); and IBU:
+its fixed point on channels with a known answer (exact expected counts
+give back the distribution; a two-symbol GRR solved by hand; the closed
+form of the symmetric-channel MLE), the dense-matrix EM step for step, a
+likelihood that never decreases, its convergence report, and the
+statistics each oracle's channel recovers from its estimate.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy.stats import norm
+
+from fastldp.oracles import FLH, GRR, OLH, OUE, SUE, FrequencyEstimate, HadamardResponse
+from fastldp.oracles import postprocess as pp
+from fastldp.oracles._base import CountChannel
+from fastldp._kernels._hadamard import hadamard_entries
+from fastldp.reports import load_result, save_result
+
+
+# ------------------------------------------------------------------ naive twins
+def twin_base_cut(c, T):
+    out = []
+    for v, x in enumerate(c):
+        t = T[v] if np.ndim(T) else T
+        out.append(x if (x >= t and x > 0) else 0.0)
+    return np.array(out)
+
+
+def _bisect(fun, lo, hi, iters=300):
+    """The root of an increasing ``fun`` on [lo, hi]."""
+    for _ in range(iters):
+        mid = 0.5 * (lo + hi)
+        if fun(mid) < 0:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
+
+
+def twin_norm_sub(c, n):
+    """``max(c + delta, 0)`` with ``delta`` found by bisection (a plain loop for the sum)."""
+    if n == 0:
+        return np.zeros(len(c))
+
+    def excess(delta):
+        return sum(max(x + delta, 0.0) for x in c) - n
+
+    lo, hi = -max(c), n - min(c)  # excess(lo) = -n < 0, excess(hi) >= 0
+    delta = _bisect(excess, lo, hi)
+    return np.array([max(x + delta, 0.0) for x in c])
+
+
+def twin_norm_mul(c, n):
+    pos = [max(x, 0.0) for x in c]
+    mass = sum(pos)
+    if mass == 0:
+        return np.full(len(c), n / len(c))
+    return np.array([x / mass * n for x in pos])
+
+
+def twin_norm_cut(c, n):
+    """Distinct positive values from the largest, each group kept while the sum stays <= n."""
+    kept, total = set(), 0.0
+    for value in sorted({x for x in c if x > 0}, reverse=True):
+        for x in sorted(c, reverse=True):  # add the group's members one by one
+            if x == value:
+                total += x
+        if total > n:
+            break
+        kept.add(value)
+    return np.array([x if x in kept else 0.0 for x in c])
+
+
+def twin_symmetric_mle(w, p, q):
+    """argmax of sum_v w_v log(q + (p - q) f_v) on the simplex: KKT, lambda by bisection."""
+    d = p - q
+
+    def f_of(lam):
+        return np.array([max(x / lam - q / d, 0.0) if x > 0 else 0.0 for x in w])
+
+    # sum f(lam) falls from +inf to 0 as lam grows: bisect on log(lam)
+    log_lam = _bisect(lambda t: 1.0 - f_of(math.exp(t)).sum(), -60.0, math.log(max(w) * d / q))
+    f = f_of(math.exp(log_lam))
+    return f / f.sum()
+
+
+def twin_em(M, S, iters):
+    """The textbook IBU with a dense channel matrix ``M[y, x]`` (multi-freq-ldpy's update)."""
+    size, D = M.shape
+    w = S / S.sum()
+    f = np.full(D, 1.0 / D)
+    for _ in range(iters):
+        m = [sum(M[y, x] * f[x] for x in range(D)) for y in range(size)]
+        new = np.array([f[x] * sum(w[y] * M[y, x] / m[y] for y in range(size) if w[y] > 0)
+                        for x in range(D)])
+        f = new / new.sum()
+    return f
+
+
+def dense_log_likelihood(M, S, f):
+    m = M @ f
+    return float(np.sum(S[S > 0] * np.log(m[S > 0])))
+
+
+# ------------------------------------------------------------------ strategies
+values = st.one_of(st.integers(-40, 40).map(float),  # ties and integers
+                   st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False))
+count_vectors = st.lists(values, min_size=1, max_size=30)
+totals = st.one_of(st.integers(0, 2000), st.floats(1e-3, 2000.0))  # a count total, or 0
+
+
+def _tol(c, n):
+    return 1e-9 * (n + sum(abs(x) for x in c) + 1.0)
+
+
+# ------------------------------------------------------------------ methods against twins
+@given(count_vectors, totals)
+def test_norm_sub_is_the_bisection_twin_and_consistent(c, n):
+    out = pp.norm_sub(np.array(c), n=n)
+    assert out.postprocessing == "norm_sub"
+    np.testing.assert_allclose(out.counts, twin_norm_sub(c, n), rtol=0, atol=1e3 * _tol(c, n))
+    assert (out.counts >= 0).all()
+    assert abs(out.counts.sum() - n) <= _tol(c, n) * 1e2
+
+
+@given(count_vectors, totals)
+def test_projection_is_the_twin_meets_kkt_and_equals_norm_sub(c, n):
+    out = pp.project_simplex(np.array(c), n=n)
+    x, c_arr = out.counts, np.array(c)
+    tol = 1e2 * _tol(c, n)
+    np.testing.assert_allclose(x, twin_norm_sub(c, n), rtol=0, atol=10 * tol)
+    # KKT of min ||x - c|| s.t. x >= 0, sum x = n: x = max(c - tau, 0)
+    assert (x >= 0).all() and abs(x.sum() - n) <= tol
+    if n > 0:
+        tau = out.postprocessing_info["tau"]
+        on = x > 0
+        assert on.any()
+        np.testing.assert_allclose(c_arr[on] - x[on], tau, rtol=0, atol=tol)
+        assert (c_arr[~on] <= tau + tol).all()
+    # Norm-Sub is the projection (full domain): the same counts to rounding
+    np.testing.assert_allclose(pp.norm_sub(c_arr, n=n).counts, x, rtol=0, atol=tol)
+
+
+@given(count_vectors, totals)
+def test_norm_mul_is_the_twin_and_consistent(c, n):
+    out = pp.norm_mul(np.array(c), n=n)
+    np.testing.assert_allclose(out.counts, twin_norm_mul(c, n), rtol=1e-12, atol=1e-12)
+    assert (out.counts >= 0).all()
+    assert abs(out.counts.sum() - n) <= _tol(c, n)
+    assert out.postprocessing_info["uniform"] == (max(c) <= 0)
+
+
+@given(count_vectors, totals)
+def test_norm_cut_is_the_twin_and_never_exceeds_n(c, n):
+    out = pp.norm_cut(np.array(c), n=n)
+    np.testing.assert_array_equal(out.counts, twin_norm_cut(c, n))
+    assert (out.counts >= 0).all() and out.counts.sum() <= n + _tol(c, n)
+    # ties are kept or cut together: the result does not depend on the symbols' order
+    perm = np.random.default_rng(len(c)).permutation(len(c))
+    np.testing.assert_array_equal(pp.norm_cut(np.array(c)[perm], n=n).counts, out.counts[perm])
+
+
+def test_projection_and_norm_sub_by_hand():
+    # c = (5, 1, -2), n = 3: Duchi's rule keeps one coordinate, tau = (5 - 3) / 1 = 2
+    c = np.array([5.0, 1.0, -2.0])
+    out = pp.project_simplex(c, n=3)
+    np.testing.assert_array_equal(out.counts, [3.0, 0.0, 0.0])
+    assert out.postprocessing_info == {"tau": 2.0, "support": 1}
+    sub = pp.norm_sub(c, n=3)
+    np.testing.assert_array_equal(sub.counts, [3.0, 0.0, 0.0])
+    assert sub.postprocessing_info == {"delta": -2.0}
+    # c = (2, 1), n = 5: both grow by delta = 1
+    np.testing.assert_array_equal(pp.norm_sub(np.array([2.0, 1.0]), n=5).counts, [3.0, 2.0])
+
+
+def test_norm_cut_keeps_whole_groups_and_all_positives_below_n():
+    # 5 + 4 = 9 <= 10; the next group (3, 3) would reach 15: cut together
+    out = pp.norm_cut(np.array([3.0, 5.0, -2.0, 4.0, 3.0]), n=10)
+    np.testing.assert_array_equal(out.counts, [0, 5, 0, 4, 0])
+    assert out.postprocessing_info == {"theta": 4.0, "kept": 2}
+    low = pp.norm_cut(np.array([1.0, -1.0, 2.0]), n=10)  # positives sum to 3 <= 10: all kept
+    np.testing.assert_array_equal(low.counts, [1, 0, 2])
+
+
+@given(count_vectors, st.floats(0.0, 500.0, allow_nan=False), totals)
+def test_base_cut_with_a_threshold_is_the_twin(c, T, n):
+    out = pp.base_cut(np.array(c), n=n, threshold=T)
+    np.testing.assert_array_equal(out.counts, twin_base_cut(c, T))
+    assert (out.counts >= 0).all()
+    assert out.postprocessing_info["kept"] == int((out.counts > 0).sum())
+
+
+def test_base_cut_threshold_zero_is_base_pos_and_an_array_threshold_applies_per_symbol():
+    c = np.array([-3.0, 0.0, 2.0, 7.0])
+    np.testing.assert_array_equal(pp.base_cut(c, n=6, threshold=0).counts, [0, 0, 2, 7])
+    np.testing.assert_array_equal(
+        pp.base_cut(c, n=6, threshold=[0, 0, 3, 3]).counts, [0, 0, 0, 7])
+
+
+def test_base_cut_uses_the_bonferroni_significance_threshold_of_the_estimate():
+    oracle = OUE(domain_size=40, epsilon=1.0, codebook_seed=0)
+    x = np.random.default_rng(0).zipf(1.6, 20_000) % 40
+    est = oracle.estimate(oracle.privatize(x, rng=1))
+    for alpha in (0.05, 0.2):
+        z = norm.ppf(1 - alpha / 40)
+        out = pp.base_cut(est, alpha=alpha)
+        np.testing.assert_array_equal(out.counts, twin_base_cut(est.counts, z * est.std))
+        assert out.postprocessing_info["z"] == pytest.approx(z, rel=1e-12)
+        assert 0 < out.postprocessing_info["kept"] < 40  # a real cut, and some survive
+    # a stricter level cuts more
+    assert (pp.base_cut(est, alpha=1e-6).postprocessing_info["kept"]
+            <= pp.base_cut(est, alpha=0.5).postprocessing_info["kept"])
+
+
+# ------------------------------------------------------------------ the result object
+def _labelled_estimate():
+    grr = GRR(epsilon=0.5, categories=["a", "b", "c", "d", "e"], codebook_seed=3)
+    labels = np.random.default_rng(2).choice(["a", "b", "c", "d", "e"], 500,
+                                             p=[0.6, 0.3, 0.1, 0.0, 0.0])
+    return grr, grr.estimate(grr.privatize(labels, rng=4))
+
+
+@pytest.mark.parametrize("method", ["base_cut", "norm_sub", "norm_mul", "norm_cut",
+                                    "project_simplex", "ibu"])
+def test_each_method_returns_a_new_labelled_estimate_without_variances(method):
+    grr, est = _labelled_estimate()
+    before = est.counts.copy()
+    kw = {"oracle": grr} if method == "ibu" else {}
+    out = pp.postprocess(est, method, **kw)
+    assert type(out) is FrequencyEstimate and out is not est
+    assert out.postprocessing == method and est.postprocessing is None
+    np.testing.assert_array_equal(est.counts, before)  # the input is not changed
+    assert out.counts is not est.counts
+    assert out.variances is None and out.std is None  # biased: no unbiased variances
+    assert est.variances is not None
+    assert (out.n, out.categories, out.privacy, out.sanitization) == (
+        est.n, est.categories, est.privacy, est.sanitization)
+    assert (out.counts >= 0).all()
+    if method in ("norm_sub", "norm_mul", "project_simplex", "ibu"):
+        assert out.counts.sum() == pytest.approx(est.n, rel=1e-9)
+    text = repr(out)
+    assert text.startswith(f"FrequencyEstimate[{method}](shape (5,), n=500, epsilon=0.5")
+    assert len(text) <= 200 and "\n" not in text
+    assert isinstance(out.postprocessing_info, dict)
+
+
+def test_to_frame_has_no_std_column_after_post_processing():
+    pytest.importorskip("pandas")
+    _, est = _labelled_estimate()
+    assert list(est.to_frame().columns) == ["category", "estimate", "std", "frequency"]
+    frame = pp.norm_sub(est).to_frame()
+    assert list(frame.columns) == ["category", "estimate", "frequency"]
+    np.testing.assert_allclose(frame["frequency"].sum(), 1.0, rtol=1e-12)
+
+
+def test_methods_chain_and_name_the_chain():
+    _, est = _labelled_estimate()
+    out = pp.norm_sub(pp.base_cut(est))
+    assert out.postprocessing == "base_cut+norm_sub"
+    assert repr(out).startswith("FrequencyEstimate[base_cut+norm_sub](")
+    with pytest.raises(ValueError, match="'threshold'"):  # no variances left to cut with
+        pp.base_cut(out)
+
+
+def test_a_post_processed_estimate_saves_and_loads(tmp_path):
+    grr, est = _labelled_estimate()
+    out = pp.ibu(est, oracle=grr)
+    loaded = load_result(save_result(out, tmp_path / "r.npz"))
+    np.testing.assert_array_equal(loaded.counts, out.counts)
+    assert loaded.variances is None and loaded.std is None
+    assert loaded.postprocessing == "ibu"
+    assert loaded.postprocessing_info["converged"] is True
+
+
+def test_plain_vectors_need_n_and_valid_counts():
+    with pytest.raises(ValueError, match="'n' parameter of norm_sub"):
+        pp.norm_sub([1.0, 2.0])
+    with pytest.raises(ValueError, match="'n'"):
+        pp.norm_sub([1.0, 2.0], n=-1)
+    with pytest.raises(TypeError, match="'n'"):
+        pp.norm_mul([1.0, 2.0], n="3")
+    with pytest.raises(ValueError, match="'est'.*shape \\(2, 2\\)"):
+        pp.norm_cut(np.ones((2, 2)), n=3)
+    with pytest.raises(ValueError, match="'est'.*nan at index 1"):
+        pp.project_simplex([1.0, np.nan], n=3)
+    with pytest.raises(TypeError, match="'est'"):
+        pp.norm_sub(["a", "b"], n=3)
+    _, est = _labelled_estimate()
+    with pytest.raises(ValueError, match="'n'.*own n \\(500\\)"):
+        pp.norm_sub(est, n=499)
+    assert pp.norm_sub(est, n=500).n == 500
+    out = pp.norm_mul([2.0, -1.0, 6.0], n=4)
+    assert out.sanitization is None and out.categories is None and out.n == 4
+    np.testing.assert_allclose(out.counts, [1.0, 0.0, 3.0])
+
+
+def test_postprocess_dispatches_every_method_by_name():
+    assert pp.METHODS == ("base_cut", "norm_sub", "norm_mul", "norm_cut", "project_simplex",
+                          "ibu")
+    c = np.array([9.0, -2.0, 3.0, 0.5])
+    direct = {"base_cut": pp.base_cut(c, n=10, threshold=1.0), "norm_sub": pp.norm_sub(c, n=10),
+              "norm_mul": pp.norm_mul(c, n=10), "norm_cut": pp.norm_cut(c, n=10),
+              "project_simplex": pp.project_simplex(c, n=10)}
+    for name, want in direct.items():
+        kw = {"threshold": 1.0} if name == "base_cut" else {}
+        got = pp.postprocess(c, name, n=10, **kw)
+        np.testing.assert_array_equal(got.counts, want.counts)
+        assert got.postprocessing == name
+    np.testing.assert_array_equal(pp.postprocess(c, n=10).counts, direct["norm_sub"].counts)
+    with pytest.raises(ValueError, match="'method' parameter of postprocess must be one of"):
+        pp.postprocess(c, "norm", n=10)
+
+
+def test_zero_reports_give_zero_counts():
+    for method in ("norm_sub", "norm_mul", "norm_cut", "project_simplex"):
+        out = pp.postprocess(np.array([3.0, -1.0]), method, n=0)
+        np.testing.assert_array_equal(out.counts, [0.0, 0.0])
+    grr = GRR(domain_size=3, epsilon=1.0, codebook_seed=0)
+    empty = grr.estimate(np.zeros(0, dtype=np.int64))
+    out = pp.ibu(empty, oracle=grr)
+    np.testing.assert_array_equal(out.counts, 0.0)
+    assert out.postprocessing_info["iterations"] == 0
+
+
+# ------------------------------------------------------------------ IBU
+def _oracles(D=6, eps=1.2):
+    return {
+        "grr": GRR(domain_size=D, epsilon=eps, codebook_seed=1),
+        "oue": OUE(domain_size=D, epsilon=eps, codebook_seed=2),
+        "sue": SUE(domain_size=D, epsilon=eps, codebook_seed=3),
+        "olh": OLH(domain_size=D, epsilon=eps, codebook_seed=4),
+        "hr": HadamardResponse(domain_size=D, epsilon=eps, codebook_seed=5),
+    }
+
+
+F0 = np.array([0.35, 0.25, 0.2, 0.1, 0.06, 0.04])
+
+
+@pytest.mark.parametrize("name", ["grr", "oue", "sue", "olh", "hr"])
+def test_ibu_returns_the_distribution_behind_exact_expected_counts(name):
+    # E[S] = n (q + (p - q) f0): the unbiased counts are n f0 exactly, an interior fixed point
+    oracle = _oracles()[name]
+    n = 10_000
+    out = pp.ibu(n * F0, oracle=oracle, n=n)
+    info = out.postprocessing_info
+    assert info["converged"] and info["iterations"] == 0 and info["gap"] <= 1e-12
+    np.testing.assert_allclose(out.counts, n * F0, rtol=0, atol=1e-9 * n)
+    assert info["likelihood"] == ("exact" if name == "grr" else "composite")
+    assert info["statistic"] == "counts" and info["channel"] == "symmetric"
+    # the textbook EM from the uniform start reaches the same point
+    em = pp.ibu(n * F0, oracle=oracle, n=n, start="uniform", tol=1e-13, max_iter=200_000)
+    assert em.postprocessing_info["converged"] and em.postprocessing_info["iterations"] > 10
+    np.testing.assert_allclose(em.counts, n * F0, rtol=0, atol=1e-5 * n)
+
+
+def test_ibu_hadamard_columns_return_the_distribution_behind_their_exact_expectation():
+    hr = HadamardResponse(domain_size=6, epsilon=0.8, codebook_seed=0)
+    channel = hr.count_channel(0.8, statistic="hits")
+    assert channel.kind == "hadamard" and channel.size == 8 and channel.exact
+    S = 5_000 * channel.forward(F0)  # the expected column histogram
+    f, updates, converged, gap, change = pp._em(channel, S, np.full(6, 1 / 6), 1e-14, 200_000)
+    assert converged and gap <= 1e-14 and updates > 10
+    np.testing.assert_allclose(f, F0, rtol=0, atol=1e-6)
+
+
+def test_ibu_on_two_symbols_is_the_mle_solved_by_hand():
+    # eps = ln 3: p = 3/4, q = 1/4. Histogram (70, 30): the inverse (0.7 - 1/4) / (1/2) = 0.9 is
+    # inside [0, 1], so the MLE is (90, 10). Histogram (20, 80): the inverse is -0.1 and the
+    # log-likelihood 20 log(1/4 + f/2) + 80 log(3/4 - f/2) has slope 40 - 160/3 < 0 at f = 0:
+    # the MLE is the boundary (0, 100).
+    grr = GRR(domain_size=2, epsilon=math.log(3), codebook_seed=0)
+    inside = grr.estimate(np.repeat([0, 1], [70, 30]))
+    np.testing.assert_allclose(inside.counts, [90, 10], rtol=1e-12)
+    boundary = grr.estimate(np.repeat([0, 1], [20, 80]))
+    np.testing.assert_allclose(boundary.counts, [-10, 110], rtol=1e-12)
+    for start in ("auto", "uniform"):
+        out = pp.ibu(inside, oracle=grr, tol=1e-14, start=start)
+        assert out.postprocessing_info["converged"]
+        np.testing.assert_allclose(out.counts, [90, 10], rtol=0, atol=1e-8)
+        out = pp.ibu(boundary, oracle=grr, tol=1e-14, start=start)
+        assert out.postprocessing_info["converged"]
+        np.testing.assert_allclose(out.counts, [0, 100], rtol=0, atol=1e-8)
+    # from the uniform start EM shrinks f(0) by the factor q R + (p - q) r(0) = 13/15 an update
+    steps = pp.ibu(boundary, oracle=grr, start="uniform", tol=1e-300, max_iter=200).counts[0]
+    later = pp.ibu(boundary, oracle=grr, start="uniform", tol=1e-300, max_iter=201).counts[0]
+    assert later / steps == pytest.approx(13 / 15, rel=1e-6)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("name", ["grr", "oue", "olh", "hr"])
+def test_ibu_is_the_closed_form_maximum_of_a_symmetric_channel(name, seed):
+    rng = np.random.default_rng(seed)
+    D, eps = 6, float(rng.uniform(0.5, 3.0))
+    oracle = _oracles(D, eps)[name]
+    channel = oracle.count_channel(eps)
+    n = 2_000
+    # a noisy statistic whose maximizer often lies on the boundary
+    S = n * channel.forward(rng.dirichlet(np.full(D, 0.4))) * rng.uniform(0.7, 1.3, D)
+    counts = (S - n * channel.q) / (channel.p - channel.q)
+    best = twin_symmetric_mle(S / S.sum(), channel.p, channel.q)
+    M = channel.dense()
+    out = pp.ibu(counts, oracle=oracle, n=n)
+    np.testing.assert_allclose(out.counts / n, best, rtol=0, atol=1e-9)
+    assert out.postprocessing_info["iterations"] == 0
+    assert out.postprocessing_info["log_likelihood"] == pytest.approx(
+        dense_log_likelihood(M, S, out.counts / n), rel=1e-12)
+    # the EM from the uniform start climbs to it, and its gap bounds the distance at every stop
+    top = dense_log_likelihood(M, S, best)
+    for steps in (1, 10, 100, 20_000):
+        em = pp.ibu(counts, oracle=oracle, n=n, start="uniform", tol=1e-10, max_iter=steps)
+        info = em.postprocessing_info
+        assert top - dense_log_likelihood(M, S, em.counts / n) <= S.sum() * info["gap"] + 1e-9
+    assert info["gap"] < 1e-8  # converged, or nearly (HR's support counts at eps ~ 1 are slow)
+    assert dense_log_likelihood(M, S, em.counts / n) == pytest.approx(top, rel=1e-8)
+
+
+@pytest.mark.parametrize("name", ["grr", "oue", "olh", "hr"])
+def test_ibu_is_the_dense_matrix_em_step_for_step(name):
+    D, eps = 5, 1.0
+    oracle = _oracles(D, eps)[name]
+    x = np.random.default_rng(1).choice(D, 400, p=[0.5, 0.3, 0.2, 0.0, 0.0])
+    est = oracle.estimate(oracle.privatize(x, rng=2))
+    channel = oracle.count_channel(eps)
+    S = channel.statistic_from_counts(est.counts, est.n)
+    for steps in (1, 2, 7, 40):
+        out = pp.ibu(est, oracle=oracle, start="uniform", tol=1e-300, max_iter=steps)
+        assert out.postprocessing_info["iterations"] == steps
+        np.testing.assert_allclose(out.counts / est.n, twin_em(channel.dense(), S, steps),
+                                   rtol=1e-10, atol=1e-13)
+
+
+def test_ibu_on_a_hadamard_partial_is_the_dense_em_on_the_column_histogram():
+    hr = HadamardResponse(domain_size=6, epsilon=1.0, codebook_seed=0)
+    x = np.random.default_rng(3).choice(6, 600, p=[0.4, 0.3, 0.2, 0.1, 0.0, 0.0])
+    reports = hr.privatize(x, rng=4)
+    M = hr.channel(1.0).T  # (K, D): the exact law of a report
+    np.testing.assert_allclose(hr.count_channel(1.0, statistic="hits").dense(), M, rtol=1e-12)
+    h = np.bincount(reports, minlength=hr.K).astype(float)
+    for steps in (1, 5, 30):
+        out = pp.ibu(hr.partial(reports), oracle=hr, start="uniform", tol=1e-300,
+                     max_iter=steps)
+        np.testing.assert_allclose(out.counts / 600, twin_em(M, h, steps), rtol=1e-10,
+                                   atol=1e-13)
+    full = pp.ibu(hr.partial(reports), oracle=hr, tol=1e-10, max_iter=100_000)
+    info = full.postprocessing_info
+    assert info["statistic"] == "hits" and info["channel"] == "hadamard"
+    assert info["likelihood"] == "exact" and info["converged"] and info["gap"] <= 1e-10
+    assert full.sanitization == hr.estimate(reports).sanitization
+    assert full.counts.sum() == pytest.approx(600, rel=1e-12)
+    # the exact MLE is at least as likely as the composite one it starts from, and the gap
+    # certifies it: no distribution is more likely by more than sum(h) * gap
+    composite = pp.ibu(hr.estimate(reports), oracle=hr).counts / 600
+    assert (dense_log_likelihood(M, h, full.counts / 600)
+            >= dense_log_likelihood(M, h, composite) - 600 * 1e-10)
+    uniform = pp.ibu(hr.partial(reports), oracle=hr, start="uniform", tol=1e-10,
+                     max_iter=100_000)
+    assert dense_log_likelihood(M, h, uniform.counts / 600) == pytest.approx(
+        dense_log_likelihood(M, h, full.counts / 600), abs=600 * 2e-10)
+
+
+@pytest.mark.parametrize("name", ["grr", "oue", "hr-columns"])
+def test_ibu_never_lowers_the_likelihood(name):
+    D, eps = 5, 0.7
+    x = np.random.default_rng(5).choice(D, 300, p=[0.6, 0.2, 0.1, 0.1, 0.0])
+    if name == "hr-columns":
+        oracle = HadamardResponse(domain_size=D, epsilon=eps, codebook_seed=0)
+        reports = oracle.privatize(x, rng=6)
+        source = oracle.partial(reports)
+        M = oracle.channel(eps).T
+        S = np.bincount(reports, minlength=oracle.K).astype(float)
+    else:
+        oracle = _oracles(D, eps)[name]
+        source = oracle.estimate(oracle.privatize(x, rng=6))
+        channel = oracle.count_channel(eps)
+        M, S = channel.dense(), channel.statistic_from_counts(source.counts, source.n)
+    lls = [dense_log_likelihood(M, S, np.full(D, 1 / D))]
+    for steps in range(1, 40):
+        f = pp.ibu(source, oracle=oracle, start="uniform", tol=1e-300,
+                   max_iter=steps).counts / 300
+        lls.append(dense_log_likelihood(M, S, f))
+    assert all(b >= a - 1e-10 * abs(a) for a, b in zip(lls, lls[1:]))
+    assert lls[-1] > lls[0]  # it does climb
+
+
+def test_ibu_reports_convergence():
+    grr = GRR(domain_size=8, epsilon=1.0, codebook_seed=0)
+    est = grr.estimate(grr.privatize(np.arange(800) % 8, rng=0))
+    short = pp.ibu(est, oracle=grr, start="uniform", max_iter=3).postprocessing_info
+    assert short["iterations"] == 3 and short["converged"] is False and short["gap"] > 1e-8
+    assert short["change"] > 0
+    full = pp.ibu(est, oracle=grr).postprocessing_info
+    assert full["converged"] is True and full["gap"] <= 1e-8 and full["iterations"] == 0
+    assert full["tol"] == 1e-8 and full["max_iter"] == 10_000 and full["epsilon"] == 1.0
+    assert full["start"] == "auto"
+    assert set(full) == {"iterations", "converged", "gap", "change", "tol", "max_iter", "start",
+                         "epsilon", "statistic", "channel", "likelihood", "log_likelihood"}
+    none = pp.ibu(est, oracle=grr, start="uniform", max_iter=0).postprocessing_info
+    assert none["iterations"] == 0 and none["converged"] is False
+
+
+def test_ibu_from_a_partial_equals_ibu_from_the_estimate_for_grr():
+    grr = GRR(domain_size=7, epsilon=1.5, codebook_seed=0)
+    reports = grr.privatize(np.random.default_rng(0).integers(0, 3, 500), rng=1)
+    a = pp.ibu(grr.estimate(reports), oracle=grr)
+    b = pp.ibu(grr.partial(reports), oracle=grr)
+    np.testing.assert_allclose(a.counts, b.counts, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(b.counts / 500, twin_symmetric_mle(
+        np.bincount(reports, minlength=7) / 500, *grr._pq(1.5)), rtol=0, atol=1e-9)
+    assert a.postprocessing_info["statistic"] == "counts"
+    assert b.postprocessing_info["statistic"] == "hits"
+
+
+def test_ibu_reads_a_plain_vector_at_the_oracles_epsilon():
+    grr = GRR(domain_size=4, epsilon=2.0, codebook_seed=0)
+    est = grr.estimate(grr.privatize(np.arange(400) % 4, rng=0))
+    plain = pp.ibu(est.counts, oracle=grr, n=est.n)
+    np.testing.assert_array_equal(plain.counts, pp.ibu(est, oracle=grr).counts)
+    assert plain.privacy.epsilon == 2.0 and plain.sanitization is None
+
+
+@pytest.mark.parametrize("name", ["grr", "oue", "sue", "olh", "hr"])
+def test_each_channel_recovers_the_support_counts_behind_an_estimate(name):
+    D, eps = 6, 1.3
+    oracle = _oracles(D, eps)[name]
+    x = np.random.default_rng(7).integers(0, D, 500)
+    reports = oracle.privatize(x, rng=8)
+    est = oracle.estimate(reports)
+    S = oracle.count_channel(eps).statistic_from_counts(est.counts, est.n)
+    if name == "hr":  # S(v) = reports in v's half of the columns
+        want = np.array([(hadamard_entries(np.full(500, v + 1), reports) > 0).sum()
+                         for v in range(D)])
+    else:  # the partial's hit counts: histogram, bit counts, hash supports
+        want = oracle.partial(reports).sums["hits"].value()
+    np.testing.assert_allclose(S, want, rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("name", ["grr", "oue", "sue"])
+def test_symmetric_channels_are_the_marginals_of_the_exact_law(name):
+    D, eps = 4, 0.9
+    oracle = _oracles(D, eps)[name]
+    law = oracle.channel(eps)  # P[x, y] over whole reports
+    if name == "grr":
+        M = law.T
+    else:  # P[bit v = 1 | x]
+        bits = (np.arange(2**D)[None, :] >> np.arange(D)[:, None]) & 1
+        M = bits @ law.T
+    np.testing.assert_allclose(oracle.count_channel(eps).dense(), M, rtol=1e-12)
+    assert oracle.count_channel(eps).exact == (name == "grr")
+
+
+def test_olh_support_probability_of_another_symbol_is_one_over_g():
+    # over many identities (public hashes), P(H_i(v) = y_i | x_i = u != v) = 1/g
+    olh = OLH(domain_size=6, epsilon=1.0, codebook_seed=9)
+    channel = olh.count_channel(1.0)
+    n = 60_000
+    reports = olh.privatize(np.zeros(n, dtype=np.int64), rng=1)  # everyone holds 0
+    S = olh.partial(reports).sums["hits"].value()
+    g = round(1 / channel.q)
+    sd = math.sqrt(n * channel.q * (1 - channel.q))
+    assert abs(S[0] - n * channel.p) < 5 * math.sqrt(n * channel.p * (1 - channel.p))
+    assert np.all(np.abs(S[1:] - n / g) < 5 * sd)
+
+
+def test_ibu_refusals():
+    grr = GRR(domain_size=4, epsilon=1.0, codebook_seed=0)
+    est = grr.estimate(grr.privatize(np.arange(40) % 4, rng=0))
+    with pytest.raises(ValueError, match="'oracle' parameter of ibu"):
+        pp.ibu(est)
+    with pytest.raises(TypeError, match="'oracle'"):
+        pp.ibu(est, oracle="grr")
+    with pytest.raises(ValueError, match="'est'.*4 counts"):
+        pp.ibu(est, oracle=GRR(domain_size=5, epsilon=1.0, codebook_seed=0))
+    budgets = np.where(np.arange(40) < 20, 0.5, 2.0)
+    personal = grr.estimate(grr.privatize(np.arange(40) % 4, epsilons=budgets, rng=0),
+                            epsilons=budgets)
+    with pytest.raises(ValueError, match="one budget"):
+        pp.ibu(personal, oracle=grr)
+    with pytest.raises(ValueError, match="personal budgets"):
+        pp.ibu(grr.partial(np.arange(40) % 4, epsilons=budgets), oracle=grr)
+    with pytest.raises(ValueError, match="support count"):
+        pp.ibu(np.array([100.0, -80.0, 0.0, 0.0]), oracle=grr, n=20)
+    with pytest.raises(ValueError, match="'tol'"):
+        pp.ibu(est, oracle=grr, tol=0)
+    with pytest.raises(ValueError, match="'max_iter'"):
+        pp.ibu(est, oracle=grr, max_iter=-1)
+    with pytest.raises(ValueError, match="'start'"):
+        pp.ibu(est, oracle=grr, start="closed")
+    flh = FLH(domain_size=4, epsilon=1.0, n_hashes=8, codebook_seed=0)
+    with pytest.raises(NotImplementedError, match="FLH"):
+        pp.ibu(flh.estimate(flh.privatize(np.arange(40) % 4, rng=0)), oracle=flh)
+    with pytest.raises(ValueError, match="'statistic'"):
+        grr.count_channel(1.0, statistic="bits")
+    assert pp.ibu(est, oracle=grr, n=40).n == 40
+
+
+def test_count_channel_products_match_the_dense_matrix():
+    rng = np.random.default_rng(0)
+    for channel in (CountChannel.symmetric(5, 0.7, 0.1, exact=False),
+                    CountChannel.hadamard(5, 1.7),
+                    CountChannel.from_matrix(rng.random((3, 5)), exact=False)):
+        M = channel.dense()
+        assert M.shape == (channel.size, 5)
+        f, r = rng.random(5), rng.random(channel.size)
+        np.testing.assert_allclose(channel.forward(f), M @ f, rtol=1e-12)
+        np.testing.assert_allclose(channel.adjoint(r), M.T @ r, rtol=1e-12)
+        assert repr(channel).startswith(f"CountChannel(kind={channel.kind!r}")
+    # the hadamard channel's columns are laws: every report lands in one column
+    np.testing.assert_allclose(CountChannel.hadamard(5, 1.7).dense().sum(axis=0), 1.0,
+                               rtol=1e-12)
