@@ -20,7 +20,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.stats import norm
 
-from fastldp.oracles import FLH, GRR, OLH, OUE, SUE, FrequencyEstimate, HadamardResponse
+from fastldp.oracles import (
+    BLH, FLH, GRR, OLH, OUE, SUE, FrequencyEstimate, HadamardResponse, SubsetSelection,
+)
 from fastldp.oracles import postprocess as pp
 from fastldp.oracles._base import CountChannel
 from fastldp._kernels._hadamard import hadamard_entries
@@ -340,13 +342,15 @@ def _oracles(D=6, eps=1.2):
         "sue": SUE(domain_size=D, epsilon=eps, codebook_seed=3),
         "olh": OLH(domain_size=D, epsilon=eps, codebook_seed=4),
         "hr": HadamardResponse(domain_size=D, epsilon=eps, codebook_seed=5),
+        "ss": SubsetSelection(domain_size=D, epsilon=eps, codebook_seed=6),
+        "blh": BLH(domain_size=D, epsilon=eps, codebook_seed=7),
     }
 
 
 F0 = np.array([0.35, 0.25, 0.2, 0.1, 0.06, 0.04])
 
 
-@pytest.mark.parametrize("name", ["grr", "oue", "sue", "olh", "hr"])
+@pytest.mark.parametrize("name", ["grr", "oue", "sue", "olh", "hr", "ss", "blh"])
 def test_ibu_returns_the_distribution_behind_exact_expected_counts(name):
     # E[S] = n (q + (p - q) f0): the unbiased counts are n f0 exactly, an interior fixed point
     oracle = _oracles()[name]
@@ -397,7 +401,7 @@ def test_ibu_on_two_symbols_is_the_mle_solved_by_hand():
 
 
 @pytest.mark.parametrize("seed", range(6))
-@pytest.mark.parametrize("name", ["grr", "oue", "olh", "hr"])
+@pytest.mark.parametrize("name", ["grr", "oue", "olh", "hr", "ss", "blh"])
 def test_ibu_is_the_closed_form_maximum_of_a_symmetric_channel(name, seed):
     rng = np.random.default_rng(seed)
     D, eps = 6, float(rng.uniform(0.5, 3.0))
@@ -424,7 +428,7 @@ def test_ibu_is_the_closed_form_maximum_of_a_symmetric_channel(name, seed):
     assert dense_log_likelihood(M, S, em.counts / n) == pytest.approx(top, rel=1e-8)
 
 
-@pytest.mark.parametrize("name", ["grr", "oue", "olh", "hr"])
+@pytest.mark.parametrize("name", ["grr", "oue", "olh", "hr", "ss", "blh"])
 def test_ibu_is_the_dense_matrix_em_step_for_step(name):
     D, eps = 5, 1.0
     oracle = _oracles(D, eps)[name]
@@ -528,7 +532,7 @@ def test_ibu_reads_a_plain_vector_at_the_oracles_epsilon():
     assert plain.privacy.epsilon == 2.0 and plain.sanitization is None
 
 
-@pytest.mark.parametrize("name", ["grr", "oue", "sue", "olh", "hr"])
+@pytest.mark.parametrize("name", ["grr", "oue", "sue", "olh", "hr", "ss", "blh"])
 def test_each_channel_recovers_the_support_counts_behind_an_estimate(name):
     D, eps = 6, 1.3
     oracle = _oracles(D, eps)[name]
@@ -539,28 +543,29 @@ def test_each_channel_recovers_the_support_counts_behind_an_estimate(name):
     if name == "hr":  # S(v) = reports in v's half of the columns
         want = np.array([(hadamard_entries(np.full(500, v + 1), reports) > 0).sum()
                          for v in range(D)])
-    else:  # the partial's hit counts: histogram, bit counts, hash supports
+    else:  # the partial's hit counts: histogram, bit counts, subset members, hash supports
         want = oracle.partial(reports).sums["hits"].value()
     np.testing.assert_allclose(S, want, rtol=0, atol=1e-9)
 
 
-@pytest.mark.parametrize("name", ["grr", "oue", "sue"])
+@pytest.mark.parametrize("name", ["grr", "oue", "sue", "ss"])
 def test_symmetric_channels_are_the_marginals_of_the_exact_law(name):
     D, eps = 4, 0.9
     oracle = _oracles(D, eps)[name]
     law = oracle.channel(eps)  # P[x, y] over whole reports
     if name == "grr":
         M = law.T
-    else:  # P[bit v = 1 | x]
+    else:  # P[bit v = 1 | x] (SS: P[v in the subset | x])
         bits = (np.arange(2**D)[None, :] >> np.arange(D)[:, None]) & 1
         M = bits @ law.T
     np.testing.assert_allclose(oracle.count_channel(eps).dense(), M, rtol=1e-12)
     assert oracle.count_channel(eps).exact == (name == "grr")
 
 
-def test_olh_support_probability_of_another_symbol_is_one_over_g():
+@pytest.mark.parametrize("cls", [OLH, BLH])
+def test_hash_support_probability_of_another_symbol_is_one_over_g(cls):
     # over many identities (public hashes), P(H_i(v) = y_i | x_i = u != v) = 1/g
-    olh = OLH(domain_size=6, epsilon=1.0, codebook_seed=9)
+    olh = cls(domain_size=6, epsilon=1.0, codebook_seed=9)
     channel = olh.count_channel(1.0)
     n = 60_000
     reports = olh.privatize(np.zeros(n, dtype=np.int64), rng=1)  # everyone holds 0
