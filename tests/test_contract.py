@@ -175,8 +175,8 @@ DECODER_EXAMPLES = {
     **{name: (lambda cls=name: getattr(fastldp, cls)(domain_size=5000, epsilon=2.0,
                                                      codebook_seed=1),
               lambda rng: rng.integers(0, 5000, 300))
-       for name in ("GRR", "OLH", "FLH", "HadamardResponse", "OUE", "SUE", "SubsetSelection",
-                    "BLH", "AdaptiveOracle")},
+       for name in ("GRR", "OLH", "FLH", "HadamardResponse", "OUE", "SUE", "CMS", "HCMS",
+                    "SubsetSelection", "BLH", "AdaptiveOracle")},
     "JPRS": (lambda: fastldp.JPRS(shape=(100, 100), k=2, s=50, epsilon=1.0, codebook_seed=1),
              lambda rng: [np.array([[i % 100, (3 * i) % 100]]) for i in range(300)]),
     "PaddedRelationSampling": (

@@ -22,7 +22,7 @@ from fastldp.results import REPR_WIDTH, PrivacyStatement, Result
 pd = pytest.importorskip("pandas")
 
 ORACLES = [oracles.GRR, oracles.OLH, oracles.FLH, oracles.HadamardResponse, oracles.OUE,
-           oracles.SUE,
+           oracles.SUE, oracles.CMS, oracles.HCMS,
            oracles.SubsetSelection, oracles.BLH, oracles.AdaptiveOracle]
 RANDOMIZERS = [oracles.Laplace, oracles.Piecewise, oracles.Duchi]
 HISTOGRAMS = [histograms.ShiftedLogGaussian, histograms.EqualNoiseGaussian,
@@ -160,7 +160,8 @@ def test_an_oracle_repr_is_short_on_a_large_domain(cls):
     est = o.estimate(o.privatize(np.arange(50) * 37, rng=0))
     text = repr(est)
     assert len(text) <= REPR_WIDTH and "\n" not in text
-    assert text.startswith("FrequencyEstimate(shape (10000,), n=50, epsilon=1 (local DP")
+    # a FrequencyEstimate, or its subclass (CMS / HCMS: SketchEstimate)
+    assert text.startswith(f"{type(est).__name__}(shape (10000,), n=50, epsilon=1 (local DP")
 
 
 @pytest.mark.parametrize("cls", ORACLES, ids=NAME)

@@ -1,6 +1,6 @@
 """The partial / merge / finalize protocol of the frequency oracles and of P-RS.
 
-For GRR, OLH, FLH, Hadamard response, OUE and SUE (equal budgets, personal
+For GRR, OLH, FLH, Hadamard response, OUE, SUE, CMS and HCMS (equal budgets, personal
 budgets from a continuum and from a few levels; legal reports, malformed
 reports of the right dtype, malformed reports of another dtype) and for
 P-RS-GRR/OLH/HR: reports are split at random points, every chunk becomes a
@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 from _merging import merge_in_order
 from fastldp.oracles import FLH, GRR, OLH, OUE, SUE, FrequencyEstimate, HadamardResponse
 from fastldp.oracles import BLH, AdaptiveOracle, SubsetSelection
+from fastldp.oracles import CMS, HCMS
 from fastldp.oracles._base import add_weighted_hits
 from fastldp.oracles.olh import olh_hash
 from fastldp.relations import JPRS, PaddedRelationSampling
@@ -47,6 +48,11 @@ ORACLES = {
     "blh": lambda: BLH(domain_size=40, epsilon=1.5, codebook_seed=16, n_threads=2),
     # chooses GRR (D < 3 e^eps + 2): integer reports
     "auto": lambda: AdaptiveOracle(domain_size=5, epsilon=2.0, codebook_seed=17, n_threads=2),
+    # 70 columns: two sign words, 6 bits used in the last
+    "cms": lambda: CMS(domain_size=21, epsilon=1.0, num_rows=8, num_columns=70,
+                       codebook_seed=13, n_threads=2),
+    "hcms": lambda: HCMS(domain_size=21, epsilon=1.0, num_rows=8, num_columns=32,
+                         codebook_seed=14, n_threads=2),
 }
 BUDGETS = ("equal", "continuous", "levels")
 MALFORMED = ("none", "same-dtype", "object")
@@ -91,6 +97,26 @@ def _corrupt(name, y, kind, rng):
         y = y.astype(object)
         y[rows[:4], 0] = ["x", None, 2.5, np.nan]
         y[rows[4:], 1] = [-1, 1e300, 3.0, 10**30]
+        return y
+    if name == "cms":  # (row, two sign words); a padding bit of the last word is illegal
+        if kind == "same-dtype":
+            y = y.copy()
+            y[rows[:4], 0] = [-1, 8, 99, 2**40]
+            y[rows[4:], 2] |= 1 << 10
+            return y
+        y = y.astype(object)
+        y[rows[:4], 0] = ["x", None, 2.5, np.nan]
+        y[rows[4:], 1] = [2**64, 1e300, 3.5, "y"]
+        return y
+    if name == "hcms":  # (row, Hadamard row, +-1)
+        if kind == "same-dtype":
+            y = y.copy()
+            y[rows[:4], 0] = [-1, 8, 99, 2**40]
+            y[rows[4:], 2] = [0, 2, -3, 5]
+            return y
+        y = y.astype(object)
+        y[rows[:4], 1] = ["x", None, 2.5, np.nan]
+        y[rows[4:], 2] = [0, 1e300, 0.5, 10**30]
         return y
     if kind == "same-dtype":
         y = y.copy()
@@ -423,7 +449,8 @@ def test_add_weighted_hits_handles_signs_zeros_and_wide_exponents():
 @pytest.mark.parametrize("name", sorted(ORACLES))
 def test_partial_state_does_not_grow_with_n(name, budgets):
     oracle = ORACLES[name]()
-    size = {"hr": 32, "flh": 16 * getattr(oracle, "g", 0)}.get(name, oracle.domain_size)
+    size = {"hr": 32, "flh": 16 * getattr(oracle, "g", 0), "cms": 8 * 70,
+            "hcms": 2 * 8 * 32}.get(name, oracle.domain_size)
     rng = np.random.default_rng(6)
     shapes = []
     for n in (40, 4000):

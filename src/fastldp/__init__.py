@@ -56,6 +56,7 @@ _EXPORTS = {
     **dict.fromkeys(
         ("GRR", "OLH", "FLH", "HadamardResponse", "OUE", "SUE", "Laplace", "Piecewise",
          "Duchi", "FrequencyEstimate"), "oracles"),
+    **dict.fromkeys(("CMS", "HCMS", "SketchEstimate"), "oracles"),
     **dict.fromkeys(("SubsetSelection", "BLH", "AdaptiveOracle"), "oracles"),
     **dict.fromkeys(("JPRS", "PaddedRelationSampling", "JPRSEstimate", "Decoded"),
                     "relations"),
@@ -85,6 +86,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ imports on 
     from .histograms import PrivacyReport as PrivacyReport
     from .histograms import ShiftedLogGaussian as ShiftedLogGaussian
     from .oracles import FLH as FLH, GRR as GRR, OLH as OLH, OUE as OUE, SUE as SUE
+    from .oracles import CMS as CMS, HCMS as HCMS, SketchEstimate as SketchEstimate
     from .oracles import BLH as BLH, AdaptiveOracle as AdaptiveOracle
     from .oracles import SubsetSelection as SubsetSelection
     from .oracles import Duchi as Duchi, Laplace as Laplace, Piecewise as Piecewise

@@ -65,6 +65,23 @@ def _undernoised_grr(eps):
     return UnderNoisedGRR(domain_size=5, epsilon=eps, codebook_seed=20240614, n_threads=1)
 
 
+def _undernoised_sketch(name):
+    """CMS / HCMS flipping with the probability of 1.5 eps; epsilon and the hashes stay honest."""
+    def build(eps):
+        from .. import oracles
+        from .registry import SKETCH_SHAPE
+
+        base = {"cms": oracles.CMS, "hcms": oracles.HCMS}[name]
+
+        class UnderNoisedSketch(base):  # type: ignore[valid-type, misc]
+            def perturb(self, values, eps, identities, rng):
+                return super().perturb(values, LAW_FACTOR * eps, identities, rng)
+
+        return UnderNoisedSketch(domain_size=5, epsilon=eps, codebook_seed=20240614,
+                                 n_threads=1, **SKETCH_SHAPE)
+    return build
+
+
 def _undernoised_ss(eps):
     from .registry import SS_SUBSET_SIZE
     from ..oracles import SubsetSelection
@@ -163,6 +180,11 @@ def negative_controls(epsilon: float = 1.0) -> dict[str, Channel]:
                 build=_undernoised_grr,
                 description="GRR keeping its input with the probability of 1.5 eps (law honest)",
                 expect_violation=True),
+        *(replace(reg[name], control_of=name, name=f"control:{name}-sampler",
+                  build=_undernoised_sketch(name),
+                  description=f"{name.upper()} flipping with the probability of 1.5 eps "
+                              "(law honest)", expect_violation=True)
+          for name in ("cms", "hcms")),
         replace(reg["jprs"], control_of="jprs", name="control:jprs-sampler",
                 build=_undernoised_jprs,
                 description="JPRS whose privatize uses 1.5 eps (law honest)", expect_violation=True),

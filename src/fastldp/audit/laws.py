@@ -22,6 +22,13 @@ The formulas (``e = e^eps``):
 * FLH with the public pool ``H_j`` (``j < h``, :meth:`FLH.pool`): the report
   ``(j, y)`` has ``P = p / h`` when ``y = H_j(x)`` and ``(1 - p) / ((g - 1) h)``
   otherwise, ``p = e / (e + g - 1)``.
+* CMS with ``k`` public hashes ``h_j`` onto ``m`` columns (:meth:`CMS.hash_table`):
+  the report ``(j, s)``, ``s`` the signs, has ``P = (1/k) prod_l P_l`` with
+  ``P_l = e^{eps/2} / (e^{eps/2} + 1)`` where ``s_l`` agrees with the one-hot
+  vector (``+1`` at ``h_j(x)``, ``-1`` elsewhere) and ``1 / (e^{eps/2} + 1)``
+  where it does not.
+* HCMS: the report ``(j, l, omega)`` has ``P = e / ((e + 1) k m)`` when
+  ``omega = H_m[l, h_j(x)]`` and ``1 / ((e + 1) k m)`` otherwise.
 * P-RS: the padded set's slot is uniform over ``k``, so
   ``P(y | E) = (1/k) (sum_{e in E} O(y | e) + sum_{u = |E|}^{k-1} O(y | p + u))``
   with ``O`` the oracle's law over ``D = p + k`` symbols.
@@ -56,6 +63,7 @@ __all__ = [
     "grr_law", "olh_law", "hr_law", "unary_law", "padded_law", "jprs_law", "duchi_law",
     "rpc_law", "relation_sets", "oracle_law", "kary_rr_law",
     "subset_law", "blh_law",
+    "cms_law", "hcms_law",
 ]
 
 
@@ -133,6 +141,53 @@ def flh_law(domain_size: int, eps: float, g: int, pool: np.ndarray, identities=(
     law[np.arange(domain_size)[:, None], np.arange(h)[None, :], pool.T] = p / h
     probs = np.broadcast_to(law.reshape(domain_size, h * g), (ids.shape[0], domain_size, h * g))
     outputs = [(j, y) for j in range(h) for y in range(g)]
+    return ExactLaw(list(range(domain_size)), outputs, ids, probs.copy())
+
+
+def cms_law(eps: float, m: int, table: np.ndarray, identities=(0,)) -> ExactLaw:
+    """Apple's CMS given its public hashes ``table[j, x] = h_j(x)``; outputs ``(j, word)``.
+
+    ``word`` has bit ``l`` set when coordinate ``l`` is ``+1`` (the report's
+    first sign word). Every coordinate is kept with probability
+    ``e^{eps/2} / (e^{eps/2} + 1)``, the one-hot vector being ``+1`` at
+    ``h_j(x)`` and ``-1`` elsewhere; ``j`` is uniform over the ``k`` rows.
+    """
+    ids = _ids(identities)
+    k, domain_size = table.shape
+    h = np.exp(eps / 2.0)
+    keep, flip = h / (h + 1.0), 1.0 / (h + 1.0)
+    words = np.arange(2**m)
+    law = np.empty((domain_size, k, 2**m))
+    for x in range(domain_size):
+        for j in range(k):
+            prob = np.ones(2**m) / k
+            for col in range(m):
+                plus = ((words >> col) & 1) == 1
+                truth = col == table[j, x]          # the one-hot vector is +1 here
+                prob *= np.where(plus == truth, keep, flip)
+            law[x, j] = prob
+    outputs = [(j, w) for j in range(k) for w in range(2**m)]
+    probs = np.broadcast_to(law.reshape(domain_size, k * 2**m),
+                            (ids.shape[0], domain_size, k * 2**m))
+    return ExactLaw(list(range(domain_size)), outputs, ids, probs.copy())
+
+
+def hcms_law(eps: float, m: int, table: np.ndarray, identities=(0,)) -> ExactLaw:
+    """Apple's HCMS given its public hashes; outputs ``(j, l, omega)``, ``omega = +-1``.
+
+    ``(j, l)`` uniform over ``k m``; ``omega = H_m[l, h_j(x)]`` (Sylvester
+    order) with probability ``e^eps / (e^eps + 1)``, its negation otherwise.
+    """
+    ids = _ids(identities)
+    k, domain_size = table.shape
+    e = np.exp(eps)
+    outputs = [(j, col, w) for j in range(k) for col in range(m) for w in (-1, 1)]
+    law = np.empty((domain_size, len(outputs)))
+    for x in range(domain_size):
+        for t, (j, col, w) in enumerate(outputs):
+            sign = (-1) ** bin(col & int(table[j, x])).count("1")
+            law[x, t] = (e if w == sign else 1.0) / ((e + 1.0) * k * m)
+    probs = np.broadcast_to(law, (ids.shape[0],) + law.shape)
     return ExactLaw(list(range(domain_size)), outputs, ids, probs.copy())
 
 

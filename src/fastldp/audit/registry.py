@@ -576,12 +576,18 @@ def channels(epsilon: float = 1.0) -> dict[str, Channel]:
 ORACLE_D = 5
 
 
+#: the hash functions and columns of the CMS / HCMS audits (k 2^m outputs for CMS)
+SKETCH_ROWS, SKETCH_COLUMNS = 2, 4
+SKETCH_SHAPE = {"num_rows": SKETCH_ROWS, "num_columns": SKETCH_COLUMNS}
+
+
 def _oracle(name, **extra):
     def build(eps):
         from .. import oracles
 
         cls = {"grr": oracles.GRR, "olh": oracles.OLH, "hr": oracles.HadamardResponse,
-               "oue": oracles.OUE, "sue": oracles.SUE, "flh": oracles.FLH}[name]
+               "oue": oracles.OUE, "sue": oracles.SUE, "flh": oracles.FLH,
+               "cms": oracles.CMS, "hcms": oracles.HCMS}[name]
         return cls(domain_size=ORACLE_D, epsilon=eps, codebook_seed=20240614, n_threads=1, **extra)
     return build
 
@@ -590,6 +596,9 @@ def _oracle_law(name):
     def law(mech, eps, ids):
         if name == "flh":
             return laws.flh_law(mech.domain_size, eps, mech.g, mech.pool(), ids)
+        if name in ("cms", "hcms"):
+            sketch_law = laws.cms_law if name == "cms" else laws.hcms_law
+            return sketch_law(eps, mech.num_columns, mech.hash_table(), ids)
         return laws.oracle_law(name, mech.domain_size, eps, mech.codebook_seed, ids)
     return law
 
@@ -620,6 +629,15 @@ def _oracle_channels(epsilon):
                 law=_oracle_law("oue"), sample=_oracle_sample, output_key=_bits_key),
         Channel("sue", f"SUE, D = {D}, all {2 ** D} bit vectors", epsilon, _oracle("sue"),
                 law=_oracle_law("sue"), sample=_oracle_sample, output_key=_bits_key),
+        Channel("cms", f"Apple's CMS, D = {D}, k = {SKETCH_ROWS} rows x m = {SKETCH_COLUMNS} "
+                f"columns, all {SKETCH_ROWS * 2 ** SKETCH_COLUMNS} (row, signs) outputs", epsilon,
+                _oracle("cms", **SKETCH_SHAPE), law=_oracle_law("cms"), sample=_oracle_sample,
+                output_key=lambda r: (int(r[0]), int(r[1]))),
+        Channel("hcms", f"Apple's HCMS, D = {D}, k = {SKETCH_ROWS} rows x m = {SKETCH_COLUMNS} "
+                f"columns, all {SKETCH_ROWS * SKETCH_COLUMNS * 2} (row, column, bit) outputs",
+                epsilon, _oracle("hcms", **SKETCH_SHAPE), law=_oracle_law("hcms"),
+                sample=_oracle_sample,
+                output_key=lambda r: (int(r[0]), int(r[1]), int(r[2]))),
     ]
 
 

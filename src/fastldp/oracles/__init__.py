@@ -14,6 +14,7 @@ Scalar randomizers (a value in ``[-1, 1]``): :class:`Laplace`,
 from ._base import CountChannel, FrequencyEstimate, FrequencyOracle
 from .adaptive import AdaptiveOracle, make_oracle
 from .blh import BLH
+from .cms import CMS, HCMS, SketchEstimate
 from .flh import FLH
 from .frequency import FREQUENCY_ORACLES
 from .grr import GRR
@@ -35,6 +36,7 @@ from . import postprocess
 __all__ = [
     "GRR", "OLH", "FLH", "HadamardResponse", "OUE", "SUE", "FrequencyOracle",
     "FrequencyEstimate", "FREQUENCY_ORACLES", "CountChannel",
+    "CMS", "HCMS", "SketchEstimate",
     "SubsetSelection", "BLH", "AdaptiveOracle", "make_oracle",
     "Randomizer", "Laplace", "Piecewise", "Duchi", "RANDOMIZERS", "make_randomizer",
     "min_variance_randomizer",

@@ -11,6 +11,9 @@ estimate ``c_i(v)`` of the indicator ``[x_i = v]`` for every ``v``:
   server ``O(n + K log K)``;
 * :class:`OUE`, :class:`SUE` (:mod:`.unary`): ``ceil(D / 8)`` packed bytes;
   server ``O(n D / 64)`` word operations.
+* :class:`CMS`, :class:`HCMS` (:mod:`.cms`): Apple's count mean sketches,
+  ``(row, m signs)`` or ``(row, Hadamard row, one bit)``; server
+  ``O(n m / 64 + k D)`` or ``O(n + k m log m + k D)``.
 * :class:`SubsetSelection` (:mod:`.subset`): a set of ``k`` symbols as
   ``ceil(D / 8)`` packed bytes; server ``O(n D / 64)`` word operations.
 * :class:`BLH` (:mod:`.blh`): OLH with two buckets, one bit; server ``O(n D)`` hashes.
@@ -40,6 +43,7 @@ which is ignored in the weights (it depends on private data).
 from __future__ import annotations
 
 from .blh import BLH
+from .cms import CMS, HCMS
 from .flh import FLH
 from .grr import GRR
 from .hadamard import HadamardResponse
@@ -56,5 +60,5 @@ ORACLES = {"grr": GRR, "olh": OLH, "hr": HadamardResponse}
 
 #: Every frequency oracle, by name.
 FREQUENCY_ORACLES = {"grr": GRR, "olh": OLH, "flh": FLH, "hr": HadamardResponse, "oue": OUE,
-                     "sue": SUE,
+                     "sue": SUE, "cms": CMS, "hcms": HCMS,
                      "ss": SubsetSelection, "blh": BLH}
