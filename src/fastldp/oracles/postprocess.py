@@ -232,7 +232,7 @@ def _resolve(est: Any, n: Any, owner: str) -> tuple[np.ndarray, Union[int, float
 
 
 def _result(counts: np.ndarray, total: Union[int, float], source: Optional[FrequencyEstimate],
-            method: str, info: dict, privacy: Optional[PrivacyStatement] = None
+            method: str, info: dict[str, Any], privacy: Optional[PrivacyStatement] = None
             ) -> FrequencyEstimate:
     """A new estimate with the consistent counts, no variances, and the method's name."""
     counts = np.ascontiguousarray(counts, dtype=np.float64)
@@ -489,7 +489,8 @@ def _symmetric_mle(w: np.ndarray, p: float, q: float) -> np.ndarray:
     rho = int(ok[-1]) + 1 if ok.shape[0] else 1
     f = np.maximum(w / lam[rho - 1] - c, 0.0)
     f[w <= 0] = 0.0
-    return f / f.sum()
+    out: np.ndarray = f / f.sum()
+    return out
 
 
 def _em(channel: CountChannel, stat: np.ndarray, f: np.ndarray, tol: float, max_iter: int
@@ -536,8 +537,9 @@ def _log_likelihood(channel: CountChannel, stat: np.ndarray, f: np.ndarray) -> f
 
 def _hadamard_support(hits: np.ndarray, domain_size: int) -> np.ndarray:
     """``S(v) = (n + fwht(h)[v + 1]) / 2``: the reports in ``v``'s half of HR's columns."""
-    return (hits.sum() + fwht(np.ascontiguousarray(hits, dtype=np.float64))
-            [1:domain_size + 1]) / 2.0
+    coefficients = fwht(np.ascontiguousarray(hits, dtype=np.float64))[1:domain_size + 1]
+    support: np.ndarray = (hits.sum() + coefficients) / 2.0
+    return support
 
 
 _STARTS = ("auto", "uniform")
