@@ -262,7 +262,7 @@ def test_equal_budgets_are_the_fixed_budget_decode_bit_for_bit(cls):
 
 def test_fwht_rows_is_the_kernel_per_row():
     rng = np.random.default_rng(0)
-    for m in (1, 2, 8, 64):
+    for m in (1, 2, 8, 64, 128, 512):  # vectorized below 128 columns, per row from 128
         t = rng.standard_normal((5, m))
         want = np.stack([fwht(np.ascontiguousarray(row)) for row in t])
         np.testing.assert_array_equal(fwht_rows(t), want)

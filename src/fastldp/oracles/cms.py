@@ -87,7 +87,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._kernels._flh import flh_support
-from .._kernels._hadamard import hadamard_entries
+from .._kernels._hadamard import fwht, hadamard_entries
 from .._kernels._hash import SANITIZE_STREAM, hash_blocks
 from .._kernels._unary import ue_counts, ue_perturb, ue_weighted_counts
 from .._sanitize import SanitizationReport
@@ -116,11 +116,17 @@ def c_eps(eps) -> np.ndarray:
 def fwht_rows(table: np.ndarray) -> np.ndarray:
     """``table @ H_m`` (Sylvester order; ``H_m`` is symmetric): the transform of every row.
 
-    The butterflies of :func:`~fastldp._kernels._hadamard.fwht`, vectorized
-    over the rows; integer-valued rows stay exact while their sums do.
+    The butterflies of :func:`~fastldp._kernels._hadamard.fwht`: one kernel
+    call per row from 128 columns, vectorized over the rows below (the same
+    operations in the same order, so the same bits); integer-valued rows stay
+    exact while their sums do.
     """
     out = np.array(table, dtype=np.float64, copy=True)
     k, m = out.shape
+    if m >= 128:  # long rows: one kernel call each (the same butterflies, bit for bit)
+        for j in range(k):
+            out[j] = fwht(out[j])
+        return out
     h = 1
     while h < m:
         view = out.reshape(k, m // (2 * h), 2, h)
@@ -586,12 +592,14 @@ class CMS(_CountMeanSketch):
         n = rows.shape[0]
         if n == 0:
             return out.ravel()
-        order = np.argsort(rows, kind="stable")
+        # a stable sort of 16-bit keys is a radix sort; np.take gathers whole rows of words
+        order = np.argsort(rows.astype(np.uint16) if k <= 1 << 16 else rows, kind="stable")
         sorted_rows = rows[order]
         starts = np.flatnonzero(np.r_[True, sorted_rows[1:] != sorted_rows[:-1]])
         ends = np.r_[starts[1:], n]
-        grouped = np.ascontiguousarray(packed[order])
-        w = None if weights is None else np.ascontiguousarray(weights[order], dtype=np.float64)
+        words = np.ascontiguousarray(packed).view(np.uint64)
+        grouped = np.take(words, order, axis=0).view(np.uint8)
+        w = None if weights is None else np.take(np.asarray(weights, dtype=np.float64), order)
         if n >= _GROUP_MIN * starts.shape[0]:
             for a, b in zip(starts.tolist(), ends.tolist()):
                 part = grouped[a:b]
