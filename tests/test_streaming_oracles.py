@@ -1,6 +1,6 @@
 """The partial / merge / finalize protocol of the frequency oracles and of P-RS.
 
-For GRR, OLH, FLH, Hadamard response, OUE, SUE, CMS and HCMS (equal budgets, personal
+For GRR, OLH, FLH, Hadamard response, OUE, SUE, CMS, HCMS and THE (equal budgets, personal
 budgets from a continuum and from a few levels; legal reports, malformed
 reports of the right dtype, malformed reports of another dtype) and for
 P-RS-GRR/OLH/HR: reports are split at random points, every chunk becomes a
@@ -29,6 +29,7 @@ from _merging import merge_in_order
 from fastldp.oracles import FLH, GRR, OLH, OUE, SUE, FrequencyEstimate, HadamardResponse
 from fastldp.oracles import BLH, AdaptiveOracle, SubsetSelection
 from fastldp.oracles import CMS, HCMS
+from fastldp.oracles import THE
 from fastldp.oracles._base import add_weighted_hits
 from fastldp.oracles.olh import olh_hash
 from fastldp.relations import JPRS, PaddedRelationSampling
@@ -53,6 +54,8 @@ ORACLES = {
                        codebook_seed=13, n_threads=2),
     "hcms": lambda: HCMS(domain_size=21, epsilon=1.0, num_rows=8, num_columns=32,
                          codebook_seed=14, n_threads=2),
+    # thresholded histogram encoding: OUE's packed rows, personal budgets at their own threshold
+    "the": lambda: THE(domain_size=19, epsilon=1.0, codebook_seed=18, n_threads=2),
 }
 BUDGETS = ("equal", "continuous", "levels")
 MALFORMED = ("none", "same-dtype", "object")
@@ -79,7 +82,7 @@ def _corrupt(name, y, kind, rng):
     if kind == "none":
         return y
     rows = rng.choice(y.shape[0], size=8, replace=False)
-    if name in ("oue", "sue", "ss"):
+    if name in ("oue", "sue", "ss", "the"):
         if kind == "same-dtype":  # uint8 rows with padding bits set (D = 19: 5 padding bits)
             y = y.copy()
             y[rows, -1] |= np.uint8(0x80)

@@ -88,11 +88,11 @@ _CHECKPOINT_VERSION = 2  # version 1 named the files only by path
 
 # The report column each mechanism's ``privatize`` produces, looked up along the
 # class's MRO (so a subclass keeps its family's kind): integer symbols, bits or
-# rows for these; RPC and Succinct report floats. Any other streaming estimator
-# takes any numeric column.
+# rows for these; RPC, Succinct and SHE (a FrequencyOracle, so the float kind is
+# looked up first) report floats. Any other streaming estimator takes any numeric column.
 _INTEGER_REPORTS = frozenset({"FrequencyOracle", "JPRS", "PaddedRelationSampling", "PCKVUE",
                               "PCKVGRR", "Collision", "PrivKVM"})
-_FLOAT_REPORTS = frozenset({"RPC", "Succinct"})
+_FLOAT_REPORTS = frozenset({"RPC", "Succinct", "SHE"})
 
 
 class SanitizationWarning(UserWarning):
@@ -182,10 +182,10 @@ def chunk_epsilons(mechanism: Any, epsilons: Any, where: str) -> Any:
 
 def _report_kind(mechanism) -> str | None:
     names = {cls.__name__ for cls in type(mechanism).__mro__}
-    if names & _INTEGER_REPORTS:
-        return "integer"
     if names & _FLOAT_REPORTS:
         return "float"
+    if names & _INTEGER_REPORTS:
+        return "integer"
     return None
 
 

@@ -108,6 +108,32 @@ def _undernoised_blh(eps):
     return UnderNoisedBLH(domain_size=5, epsilon=eps, codebook_seed=20240614, n_threads=1)
 
 
+def _undernoised_the(eps):
+    from ..oracles import THE
+
+    class UnderNoisedTHE(THE):
+        """Draws the bits of 1.5 eps; its epsilon, threshold and channel() stay honest."""
+
+        def perturb(self, values, eps, identities, rng):
+            return super().perturb(values, LAW_FACTOR * eps, identities, rng)
+
+    return UnderNoisedTHE(domain_size=5, epsilon=eps, codebook_seed=20240614, n_threads=1)
+
+
+def _undernoised_rappor(eps):
+    from ..oracles import RAPPOR
+    from .registry import RAPPOR_D, RAPPOR_SHAPE
+
+    class UnderNoisedRAPPOR(RAPPOR):
+        """Flips its Bloom bits with the probability of 1.5 eps; epsilon and f stay honest."""
+
+        def perturb(self, values, eps, identities, rng):
+            return super().perturb(values, LAW_FACTOR * eps, identities, rng)
+
+    return UnderNoisedRAPPOR(domain_size=RAPPOR_D, epsilon=eps, codebook_seed=20240617,
+                             n_threads=1, **RAPPOR_SHAPE)
+
+
 def _undernoised_prs(eps):
     from ..relations import PaddedRelationSampling
 
@@ -185,6 +211,12 @@ def negative_controls(epsilon: float = 1.0) -> dict[str, Channel]:
                   description=f"{name.upper()} flipping with the probability of 1.5 eps "
                               "(law honest)", expect_violation=True)
           for name in ("cms", "hcms")),
+        replace(reg["the"], control_of="the", name="control:the-sampler", build=_undernoised_the,
+                description="THE drawing the bits of 1.5 eps (law honest)", expect_violation=True),
+        replace(reg["rappor"], control_of="rappor", name="control:rappor-sampler",
+                build=_undernoised_rappor,
+                description="RAPPOR flipping its bits with the probability of 1.5 eps (law honest)",
+                expect_violation=True),
         replace(reg["jprs"], control_of="jprs", name="control:jprs-sampler",
                 build=_undernoised_jprs,
                 description="JPRS whose privatize uses 1.5 eps (law honest)", expect_violation=True),

@@ -46,6 +46,14 @@ The formulas (``e = e^eps``):
   ``Omega = C(D - 1, k - 1) e + C(D - 1, k)``.
 * BLH (OLH with ``g = 2``): ``P(y = H_i(x)) = e / (e + 1)``, the other bit
   ``1 / (e + 1)``.
+* THE with threshold ``theta``: OUE's law over all ``2^D`` bit vectors with
+  ``p = 1 - exp(-(1 - theta) eps / 2) / 2`` and ``q = exp(-theta eps / 2) / 2``
+  (the Laplace tails of ``Lap(2 / eps)`` beyond ``theta - 1`` and ``theta``).
+* One-time RAPPOR over all ``2^k`` reports: identity ``i`` is in cohort
+  ``c = i mod C``, the Bloom filter ``B`` of ``x`` sets bit ``H_{c,t}(x)`` (the
+  OLH hash of identity ``c h + t`` onto ``k`` buckets) for ``t < h``, and each
+  bit ``y_j`` equals ``B_j`` with probability ``p = 1 - q``,
+  ``q = 1 / (1 + e^{eps / (2h)})``, independently.
 """
 
 from __future__ import annotations
@@ -64,6 +72,7 @@ __all__ = [
     "rpc_law", "relation_sets", "oracle_law", "kary_rr_law",
     "subset_law", "blh_law",
     "cms_law", "hcms_law",
+    "the_law", "rappor_law",
 ]
 
 
@@ -326,3 +335,45 @@ def blh_law(domain_size: int, eps: float, codebook_seed: int, identities) -> Exa
     probs = np.where(hashed[:, :, None] == np.arange(2)[None, None, :], e / (e + 1.0),
                      1.0 / (e + 1.0))
     return ExactLaw(list(range(domain_size)), [0, 1], ids, probs)
+
+
+def the_law(domain_size: int, eps: float, threshold: float, identities=(0,)) -> ExactLaw:
+    """THE: OUE's law with the Laplace tails ``p = 1 - F(theta - 1)``, ``q = 1 - F(theta)``.
+
+    ``F`` is the CDF of ``Lap(2 / eps)``; for ``theta`` in ``[0, 1]``,
+    ``p = 1 - exp(-(1 - theta) eps / 2) / 2`` and ``q = exp(-theta eps / 2) / 2``.
+    """
+    theta = float(threshold)
+    p = 1.0 - 0.5 * math.exp(-(1.0 - theta) * eps / 2.0)
+    q = 0.5 * math.exp(-theta * eps / 2.0)
+    return unary_law(domain_size, p, q, identities)
+
+
+def rappor_law(mech, eps: float, identities) -> ExactLaw:
+    """One-time RAPPOR over all ``2^k`` reports (outputs: tuples of ``k`` bits, bit ``j`` first).
+
+    Reads the public parameters ``n_bits``, ``n_hashes``, ``n_cohorts``,
+    ``domain_size`` and ``codebook_seed``: identity ``i`` is in cohort
+    ``i mod C``, whose hash ``t`` of ``x`` is the OLH hash of identity
+    ``c h + t`` onto ``k`` buckets; each bit of the filter is reported as is
+    with probability ``1 - q``, ``q = 1 / (1 + e^{eps / (2h)})``.
+    """
+    ids = _ids(identities)
+    k, h, C, D = mech.n_bits, mech.n_hashes, mech.n_cohorts, mech.domain_size
+    q = 1.0 / (1.0 + math.exp(eps / (2.0 * h)))
+    p = 1.0 - q
+    vectors = [tuple(reversed(v)) for v in itertools.product((0, 1), repeat=k)]
+    bits = np.array(vectors, dtype=bool)                      # (2^k, k): bit j of each output
+    cohorts = (ids % np.uint64(C)).astype(np.int64)
+    laws_by_cohort = {}
+    for c in np.unique(cohorts):
+        fn = np.repeat(int(c) * h + np.arange(h, dtype=np.int64), D).astype(np.uint64)
+        items = np.tile(np.arange(D, dtype=np.int64), h)
+        pos = olh_buckets(mech.codebook_seed, fn, items, np.full(h * D, k, dtype=np.int64))
+        bloom = np.zeros((D, k), dtype=bool)
+        bloom[items, pos] = True
+        laws_by_cohort[int(c)] = np.where(bits[None, :, :] == bloom[:, None, :], p, q).prod(axis=2)
+    probs = np.stack([laws_by_cohort[int(c)] for c in cohorts])
+    return ExactLaw(list(range(D)), vectors, ids, probs,
+                    note="Bloom filters from the OLH hash, binary64 probabilities converted "
+                         "exactly to rationals")

@@ -563,7 +563,8 @@ def channels(epsilon: float = 1.0) -> dict[str, Channel]:
                 f"{HISTOGRAM_COUNT}, rho = v({HISTOGRAM_COUNT + 1})", float("nan"), _histogram,
                 kind="zcdp", draw=_histogram_draw, claim=_histogram_claim),
     ]
-    out[0:0] = _oracle_channels(epsilon) + _subset_hash_channels(epsilon)
+    out[0:0] = (_oracle_channels(epsilon) + _subset_hash_channels(epsilon)
+                + _encoding_channels(epsilon))
     out += _vector_channels(epsilon)
     out += _shuffle_channels(epsilon)
     from .regression import regression_channels
@@ -670,6 +671,66 @@ def _subset_hash_channels(epsilon):
                 law=lambda mech, eps, ids: laws.blh_law(mech.domain_size, eps,
                                                         mech.codebook_seed, ids),
                 sample=_oracle_sample, keyed=True),
+    ]
+
+
+#: the RAPPOR audit: k = 4 bits (all 2^4 reports), h = 2 hashes, 2 cohorts, D = 4 candidates
+RAPPOR_SHAPE = {"n_bits": 4, "n_hashes": 2, "n_cohorts": 2}
+RAPPOR_D = 4
+
+
+def _histogram_encoding(name):
+    def build(eps):
+        from .. import oracles
+
+        cls = {"she": oracles.SHE, "the": oracles.THE}[name]
+        return cls(domain_size=ORACLE_D, epsilon=eps, codebook_seed=20240614, n_threads=1)
+    return build
+
+
+def _rappor(eps):
+    from ..oracles import RAPPOR
+
+    return RAPPOR(domain_size=RAPPOR_D, epsilon=eps, codebook_seed=20240617, n_threads=1,
+                  **RAPPOR_SHAPE)
+
+
+def _rappor_key(row):
+    return tuple(int(b) for b in np.unpackbits(np.asarray(row, dtype=np.uint8),
+                                                bitorder="little")[:RAPPOR_SHAPE["n_bits"]])
+
+
+def _she_draw(mech, eps, side, size, gen):
+    """SHE reports of symbol 0 (side 0) or 1 (side 1), as ``g(y_0) - g(y_1)``.
+
+    ``g(y) = clip(2 y - 1, -1, 1)``: the privacy loss of a report between
+    the two inputs is ``(g(y_0) - g(y_1)) / b``, so thresholds of this
+    statistic are the Neyman-Pearson events (the largest ratio ``e^eps`` on
+    ``y_0 >= 1, y_1 <= 0``).
+    """
+    y = mech.privatize(np.full(size, side, dtype=np.int64), rng=gen)
+    g = np.clip(2.0 * y[:, :2] - 1.0, -1.0, 1.0)
+    return g[:, 0] - g[:, 1]
+
+
+def _encoding_channels(epsilon):
+    """Histogram encoding (SHE: empirical, continuous outputs; THE: exact) and one-time RAPPOR."""
+    D = ORACLE_D
+    return [
+        Channel("she", f"SHE, D = {D}, symbol 0 vs 1: the statistic g(y_0) - g(y_1) (the privacy "
+                "loss over b)", epsilon, _histogram_encoding("she"), kind="empirical",
+                draw=_she_draw),
+        Channel("the", f"THE, D = {D}, variance-optimal threshold, all {2 ** D} bit vectors",
+                epsilon, _histogram_encoding("the"),
+                law=lambda mech, eps, ids: laws.the_law(mech.domain_size, eps, mech.threshold,
+                                                        ids),
+                sample=_oracle_sample, output_key=_bits_key,
+                describe=lambda mech: f"threshold {mech.threshold:.6g}"),
+        Channel("rappor", f"one-time RAPPOR, D = {RAPPOR_D}, k = {RAPPOR_SHAPE['n_bits']} bits "
+                f"(all {2 ** RAPPOR_SHAPE['n_bits']} reports), h = {RAPPOR_SHAPE['n_hashes']}, "
+                f"{RAPPOR_SHAPE['n_cohorts']} cohorts by identity", epsilon, _rappor,
+                law=lambda mech, eps, ids: laws.rappor_law(mech, eps, ids),
+                sample=_oracle_sample, output_key=_rappor_key, keyed=True),
     ]
 
 

@@ -7,6 +7,7 @@ Consistent post-processing of any estimate (Norm-Sub, projection, IBU...):
 :mod:`.postprocess`.
 Also :class:`SubsetSelection` and :class:`BLH`; :class:`AdaptiveOracle`
 (:func:`make_oracle` with ``"auto"``) builds the one of smallest variance.
+Histogram encoding :class:`SHE` and :class:`THE`, and one-time :class:`RAPPOR`.
 Scalar randomizers (a value in ``[-1, 1]``): :class:`Laplace`,
 :class:`Piecewise`, :class:`Duchi`.
 """
@@ -19,7 +20,9 @@ from .flh import FLH
 from .frequency import FREQUENCY_ORACLES
 from .grr import GRR
 from .hadamard import HadamardResponse
+from .histogram_encoding import SHE, THE
 from .olh import OLH
+from .rappor import RAPPOR
 from .subset import SubsetSelection
 from .unary import OUE, SUE
 from .randomizers import (
@@ -38,6 +41,7 @@ __all__ = [
     "FrequencyEstimate", "FREQUENCY_ORACLES", "CountChannel",
     "CMS", "HCMS", "SketchEstimate",
     "SubsetSelection", "BLH", "AdaptiveOracle", "make_oracle",
+    "SHE", "THE", "RAPPOR",
     "Randomizer", "Laplace", "Piecewise", "Duchi", "RANDOMIZERS", "make_randomizer",
     "min_variance_randomizer",
 ]

@@ -17,6 +17,11 @@ estimate ``c_i(v)`` of the indicator ``[x_i = v]`` for every ``v``:
 * :class:`SubsetSelection` (:mod:`.subset`): a set of ``k`` symbols as
   ``ceil(D / 8)`` packed bytes; server ``O(n D / 64)`` word operations.
 * :class:`BLH` (:mod:`.blh`): OLH with two buckets, one bit; server ``O(n D)`` hashes.
+* :class:`SHE`, :class:`THE` (:mod:`.histogram_encoding`): a noisy one-hot float
+  vector (``D`` doubles), or its thresholded bits (``ceil(D / 8)`` packed bytes);
+  server ``O(n D)`` exact sums, or ``O(n D / 64)`` word operations.
+* :class:`RAPPOR` (:mod:`.rappor`): a randomized Bloom filter (``ceil(k / 8)``
+  packed bytes) decoded by least squares, one budget; server ``O(n k / 64 + D^3)``.
 
 The public API (keyword-only constructors, validated ``privatize`` and
 ``estimate`` returning a :class:`FrequencyEstimate`) is described in
@@ -47,7 +52,9 @@ from .cms import CMS, HCMS
 from .flh import FLH
 from .grr import GRR
 from .hadamard import HadamardResponse
+from .histogram_encoding import SHE, THE
 from .olh import OLH
+from .rappor import RAPPOR
 from .subset import SubsetSelection
 from .unary import OUE, SUE
 
@@ -61,4 +68,5 @@ ORACLES = {"grr": GRR, "olh": OLH, "hr": HadamardResponse}
 #: Every frequency oracle, by name.
 FREQUENCY_ORACLES = {"grr": GRR, "olh": OLH, "flh": FLH, "hr": HadamardResponse, "oue": OUE,
                      "sue": SUE, "cms": CMS, "hcms": HCMS,
-                     "ss": SubsetSelection, "blh": BLH}
+                     "ss": SubsetSelection, "blh": BLH,
+                     "she": SHE, "the": THE, "rappor": RAPPOR}

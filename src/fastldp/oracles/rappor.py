@@ -1,0 +1,598 @@
+"""One-time RAPPOR: a Bloom filter per cohort, permanent randomized response, least-squares decode.
+
+Client (Erlingsson, Pihur and Korolova 2014, sections 3 and 4, the permanent
+randomized response only: one report per user, no instantaneous step):
+
+1. Identity ``i`` belongs to cohort ``c_i = i mod C`` (``C = n_cohorts``, a
+   public function of the public identity). Cohort ``c`` has ``h`` public
+   hash functions ``H_{c,t} : [D] -> [k]`` (``t < h``; the OLH hash of
+   :func:`~fastldp.oracles.olh.olh_hash` with identity ``c h + t`` under the
+   codebook seed), and the Bloom filter of ``v`` is the ``k``-bit vector
+   ``B`` with ``B_j = 1`` iff ``H_{c,t}(v) = j`` for some ``t``.
+2. Every bit is kept with probability ``1 - f/2`` and flipped with
+   probability ``f/2``, independently: ``P(B'_j = B_j) = p = 1 - f/2``,
+   ``q = f/2``. Two values' filters differ in at most ``2h`` bits, so the
+   likelihood ratio of a report is at most ``(p / q)^(2h)``, and
+
+       eps = 2 h ln((1 - f/2) / (f/2)),   i.e.   q = f/2 = 1 / (1 + e^(eps / (2h))).
+
+The report is the ``k`` bits packed as unary encoding packs them: a
+``(n, ceil(k / 8))`` uint8 row, bit ``j`` in bit ``j & 7`` of byte ``j >> 3``
+(``numpy.packbits(bits, axis=1, bitorder="little")``). The flips are drawn
+by the Bernoulli kernel of :mod:`fastldp.oracles.unary` (``[U < q 2^64]``):
+the bits follow the binary64 ``q`` the audit checks exactly.
+
+Cohorts by identity
+-------------------
+RAPPOR's clients draw a cohort at random and send it. Here the cohort is
+``identity mod n_cohorts``: public, fixed by the identity the server is
+given anyway, so the report carries only the bits, and the default
+identities ``0 .. n-1`` fill the cohorts evenly. The decode assumes that
+every cohort holds the values in the population's proportions (below), so
+identities must not be chosen by value.
+
+Decoding a known candidate list
+-------------------------------
+The candidates are the domain ``[D]`` (or its ``categories``). With ``m_c``
+reports in cohort ``c`` and ``y_cj`` of them reporting bit ``j``,
+``t_cj = (y_cj - q m_c) / (p - q)`` is an unbiased estimate of the number of
+cohort ``c``'s users whose filter has bit ``j`` set, ``sum_v X_c[j, v]
+N_c(v)`` (``X_c[j, v] = B_{c}(v)_j``). Assuming ``N_c(v) = m_c N(v) / n``
+(RAPPOR's model: each cohort a sample of the population), the frequencies
+``f = N / n`` solve the least-squares problem
+
+    min_f  sum_c sum_j (t_cj - m_c (X_c f)_j)^2 / m_c,
+
+weighted by the inverse variance of each equation (``Var t_cj = m_c s^2``,
+``s^2 = p q / (p - q)^2``, the same for every bit because ``p = 1 - q``): with
+equal cohorts it is RAPPOR's unweighted regression on the cohorts' bit
+proportions. Its normal equations are
+
+    G f = h,    G = sum_c m_c X_c^T X_c,    h = sum_c X_c^T t_c,
+
+and the counts are ``N = n f``. ``nonnegative=True`` solves the same problem
+under ``f >= 0`` (:func:`scipy.optimize.nnls` on ``||L^T f - L^{-1} h||``
+with ``G = L L^T``), RAPPOR's non-negative variant.
+
+Variances
+---------
+Given the reports' cohorts, ``Cov(h) = s^2 G`` exactly (the bits of one
+report are flipped independently and ``p (1 - p) = q (1 - q)``), so the
+least-squares counts have covariance ``n^2 s^2 G^{-1}``; the result's
+``variances`` are its diagonal, computed from the Cholesky factor
+(``diag G^{-1}`` = the column sums of squares of ``L^{-1}``). They depend on
+the cohort sizes only, not on the data (no plug-in is needed). They are the
+variances over the randomized response; the decode's model error when a
+cohort's values are not in the population's proportions is not included.
+With ``nonnegative=True`` the estimate is biased near zero and has no such
+closed form: ``variances`` is ``None``.
+
+When ``G`` is singular (fewer equations ``C k`` than candidates, or two
+candidates with the same filter in every cohort), the candidates cannot all
+be told apart: the decode returns the minimum-norm least-squares solution
+(eigen-decomposition of ``G``, eigenvalues below ``1e-10`` of the largest
+dropped), its variances the diagonal of ``n^2 s^2 G^+``, and warns.
+
+Streaming
+---------
+The estimate is a least-squares solve, not a sum over reports: a partial
+holds the exact integer bit counts per cohort (``C k`` positions) and the
+cohort sizes (``C``), which merge by adding; :meth:`RAPPOR.finalize` does
+the solve. So a decode split into any chunks is bit-identical to the
+one-shot :meth:`~RAPPOR.estimate`. One-time RAPPOR has one budget (``f`` is
+a parameter of the deployment): ``epsilons`` is accepted only when it
+equals ``epsilon``.
+
+References
+----------
+.. [1] U. Erlingsson, V. Pihur, A. Korolova, "RAPPOR: randomized aggregatable
+   privacy-preserving ordinal response", CCS 2014 (sections 3, 4 and 5:
+   Bloom filters, cohorts, permanent randomized response, ``eps_inf = 2 h
+   ln((1 - f/2) / (f/2))``, decoding by regression).
+.. [2] G. Fanti, V. Pihur, U. Erlingsson, "Building a RAPPOR with the
+   unknown: privacy-preserving learning of associations and data
+   dictionaries", PoPETs 2016 (the least-squares decode of a candidate list).
+.. [3] C. L. Lawson, R. J. Hanson, "Solving least squares problems", SIAM
+   1995 (non-negative least squares).
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Optional, cast
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from .._kernels._unary import ue_counts, ue_perturb
+from .._random import resolve_identities
+from .._sanitize import SanitizationReport
+from .._validation import check_int, param_error
+from ..results import PrivacyStatement
+from ..streaming import ExactSum, Partial, check_partial
+from ._base import (
+    FrequencyEstimate, FrequencyOracle, MatrixReports, entry_error, partial_report, report_counts,
+)
+from .olh import olh_hash
+from .unary import UnaryEncoding, _thresholds
+
+__all__ = ["RAPPOR", "MAX_CANDIDATES", "MAX_BITS", "MAX_HASHES", "MAX_DESIGN_ROWS"]
+
+#: the decode solves a D x D system: candidates at most
+MAX_CANDIDATES = 8192
+#: bits of a Bloom filter at most
+MAX_BITS = 4096
+#: hash functions per cohort at most
+MAX_HASHES = 64
+#: n_cohorts * n_bits at most (the rows of the least-squares design)
+MAX_DESIGN_ROWS = 2**24
+#: eigenvalues (and squared Cholesky pivots) below this fraction of the largest are dropped
+RCOND = 1e-10
+#: the smallest flip probability the sampler realizes (``[U < q 2^64]``)
+MIN_Q = 2.0**-64
+_CACHE = 8  # factorizations kept per oracle (one per vector of cohort sizes)
+
+_SUMS = frozenset({"bits", "reports"})
+
+
+class _Factor:
+    """A factorization of ``G``: its inverse's diagonal, a solver and an NNLS form."""
+
+    def __init__(self, G: np.ndarray) -> None:
+        import scipy.linalg  # scipy loads on the first decode, not with fastldp.oracles
+
+        D = G.shape[0]
+        self.rank = D
+        self.cholesky = False
+        top = float(np.max(np.diag(G), initial=0.0))
+        L = None
+        if top > 0:
+            try:
+                L = scipy.linalg.cholesky(G, lower=True, check_finite=False)
+            except np.linalg.LinAlgError:
+                L = None
+            if L is not None and not float(np.min(np.diag(L)) ** 2) > RCOND * top:
+                L = None
+        if L is not None:
+            self.cholesky = True
+            self.Linv = scipy.linalg.solve_triangular(L, np.eye(D), lower=True,
+                                                      check_finite=False)
+            self.L = L
+            self.diag_inverse = np.einsum("ij,ij->j", self.Linv, self.Linv)
+            return
+        lam, U = np.linalg.eigh(G)
+        keep = lam > RCOND * max(float(lam.max(initial=0.0)), 0.0)
+        self.rank = int(keep.sum())
+        self.U, self.lam = U[:, keep], lam[keep]
+        self.diag_inverse = np.einsum("ij,ij,j->i", self.U, self.U, 1.0 / self.lam)
+
+    def solve(self, h: np.ndarray) -> np.ndarray:
+        """``G^{-1} h`` (``G^+ h``, the minimum-norm solution, when singular)."""
+        if self.cholesky:
+            return self.Linv.T @ (self.Linv @ h)
+        return self.U @ ((self.U.T @ h) / self.lam)
+
+    def nonnegative(self, h: np.ndarray) -> np.ndarray:
+        """``argmin_{f >= 0} f^T G f - 2 f^T h`` by non-negative least squares."""
+        if self.cholesky:
+            A, rhs = self.L.T, self.Linv @ h
+        else:
+            root = np.sqrt(self.lam)
+            A, rhs = root[:, None] * self.U.T, (self.U.T @ h) / root
+        D = A.shape[1]
+        import scipy.optimize
+
+        try:
+            return scipy.optimize.nnls(A, rhs, maxiter=max(100, 30 * D))[0]
+        except RuntimeError:  # pragma: no cover - the active set did not converge
+            return scipy.optimize.lsq_linear(A, rhs, bounds=(0.0, np.inf), method="bvls").x
+
+
+class RAPPOR(MatrixReports, FrequencyOracle):
+    """One-time RAPPOR: a per-cohort Bloom filter and permanent randomized response.
+
+    Parameters
+    ----------
+    domain_size : int in [2, 8192], optional
+        ``D``, the candidates ``0 .. D-1``; defaults to ``len(categories)``.
+    epsilon : float in (0, 700]
+        Sets ``f = 2 / (1 + e^(epsilon / (2 h)))``; one budget for every report.
+    n_bits : int in [1, 4096]
+        ``k``, the bits of the Bloom filter (default 128).
+    n_hashes : int in [1, 64]
+        ``h``, the hash functions per cohort (default 2).
+    n_cohorts : int >= 1
+        ``C``, the cohorts; identity ``i`` is in cohort ``i mod C`` (default
+        64; ``C k <= 2**24``).
+    nonnegative : bool
+        Decode by non-negative least squares (then ``variances`` is ``None``).
+    categories : list of labels or a pandas Categorical, optional
+        Labels of the candidates (:class:`~fastldp.oracles.FrequencyOracle`).
+    codebook_seed : int or None
+        Seed of the cohorts' hash functions (and of the sanitization coins).
+    n_threads : int or None
+        Threads of the client's and server's bit kernels; results never
+        depend on it.
+
+    Notes
+    -----
+    Reports are ``(n, ceil(n_bits / 8))`` uint8 rows of packed bits; the
+    server must be given the identities of the clients (they fix the
+    cohorts). See the module docstring for the least-squares decode, its
+    exact variances and the partial state.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rappor = RAPPOR(domain_size=10, epsilon=4.0, n_bits=32, n_hashes=2, n_cohorts=8,
+    ...                 codebook_seed=1)
+    >>> round(rappor.f, 4)
+    0.5379
+    >>> values = np.repeat(np.arange(10), [4000, 2000, 1000, 1000, 500, 500, 400, 300, 200, 100])
+    >>> reports = rappor.privatize(values, rng=0)
+    >>> reports.shape, reports.dtype
+    ((10000, 4), dtype('uint8'))
+    >>> est = rappor.estimate(reports)
+    >>> truth = np.bincount(values, minlength=10)
+    >>> bool(np.all(np.abs(est.counts - truth) < 5 * est.std))
+    True
+    """
+
+    name = "rappor"
+    uses_identities = True  # the identity fixes the cohort
+
+    def __init__(self, *, domain_size: Optional[int] = None, epsilon: float, n_bits: int = 128,
+                 n_hashes: int = 2, n_cohorts: int = 64, nonnegative: bool = False,
+                 categories: Any = None, codebook_seed: Optional[int] = None,
+                 n_threads: Optional[int] = None) -> None:
+        owner = type(self).__name__
+        if epsilon is None:
+            raise param_error("epsilon", owner, "a float in (0, 700.0] (one-time RAPPOR has one "
+                              "budget: it fixes f)", epsilon, TypeError)
+        self.n_bits = check_int(n_bits, "n_bits", owner, low=1, high=MAX_BITS)
+        self.n_hashes = check_int(n_hashes, "n_hashes", owner, low=1, high=MAX_HASHES)
+        self.n_cohorts = check_int(n_cohorts, "n_cohorts", owner, low=1,
+                                   high=MAX_DESIGN_ROWS // self.n_bits)
+        if not isinstance(nonnegative, (bool, np.bool_)):
+            raise param_error("nonnegative", owner, "a bool", nonnegative, TypeError)
+        self.nonnegative = bool(nonnegative)
+        self._design: Any = None
+        self._factors: dict[bytes, _Factor] = {}
+        super().__init__(domain_size=domain_size, epsilon=epsilon, categories=categories,
+                         codebook_seed=codebook_seed, n_threads=n_threads)
+
+    def _setup(self) -> None:
+        if self.domain_size > MAX_CANDIDATES:
+            raise param_error("domain_size", type(self).__name__,
+                              f"an int in [2, {MAX_CANDIDATES}] (the decode solves a D x D "
+                              "least-squares system)", self.domain_size)
+
+    def _repr_extra(self) -> str:
+        extra = f", n_bits={self.n_bits}, n_hashes={self.n_hashes}, n_cohorts={self.n_cohorts}"
+        return extra + (", nonnegative=True" if self.nonnegative else "")
+
+    def _stream_extra(self) -> dict[str, Any]:
+        return {"n_bits": self.n_bits, "n_hashes": self.n_hashes, "n_cohorts": self.n_cohorts,
+                "nonnegative": self.nonnegative}
+
+    # ------------------------------------------------------------ the randomized response
+    def _pq(self, eps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``p = 1 - q`` and ``q = f / 2 = 1 / (1 + e^(eps / (2h)))`` per budget."""
+        q = 1.0 / (1.0 + np.exp(np.asarray(eps, dtype=np.float64) / (2.0 * self.n_hashes)))
+        return 1.0 - q, q
+
+    @property
+    def f(self) -> float:
+        """RAPPOR's ``f``: a bit is replaced by a fair coin with probability ``f``."""
+        return float(2.0 * self._pq(np.array([self.epsilon]))[1][0])
+
+    def variances(self, eps: np.ndarray) -> np.ndarray:
+        """``s^2 = p q / (p - q)^2``: the variance of one report's debiased bit.
+
+        The counts' variances come from the least-squares solve
+        (:meth:`finalize`); this per-bit variance is what they scale.
+        """
+        p, q = self._pq(eps)
+        return p * q / (p - q) ** 2
+
+    def held_variances(self, eps: np.ndarray) -> np.ndarray:
+        """Equal to :meth:`variances`: ``p (1 - p) = q (1 - q)`` for a set or a clear bit."""
+        return self.variances(eps)
+
+    def check_budgets(self, eps: np.ndarray, name: str, owner: str) -> None:
+        """Also refuse a budget whose flips the sampler cannot draw: ``q < 2^-64``.
+
+        The flips are ``[U < q 2^64]`` for a 64-bit uniform ``U``: below
+        ``2^-64`` no bit would ever flip and a report would be its Bloom
+        filter (``eps > 88.7 h``).
+        """
+        super().check_budgets(eps, name, owner)
+        with np.errstate(all="ignore"):
+            _, q = self._pq(eps)
+        bad = ~(q >= MIN_Q)
+        if bad.any():
+            expected = (f"at most {2 * self.n_hashes} ln(2^64 - 1) (q = f/2 >= 2**-64: the "
+                        "sampler flips bits with probability [U < q 2^64])")
+            i = int(np.flatnonzero(bad)[0])
+            if eps.shape[0] == 1 and name == "epsilon":
+                raise param_error(name, owner, expected, float(eps[0]))
+            raise entry_error(name, owner, expected, float(eps[i]), i)
+
+    def _budgets(self, epsilons, n: int, owner: str) -> np.ndarray:
+        eps = super()._budgets(epsilons, n, owner)
+        if epsilons is not None:
+            bad = ~(eps == self.epsilon)
+            if bad.any():
+                expected = (f"None or RAPPOR's epsilon ({self.epsilon!r}), as a scalar or one "
+                            "per report (one-time RAPPOR has one budget: f is a parameter of "
+                            "the deployment; build one RAPPOR(epsilon=...) per budget)")
+                i = int(np.flatnonzero(bad)[0])
+                if np.ndim(epsilons) == 0:
+                    raise param_error("epsilons", owner, expected, float(eps[i]))
+                raise entry_error("epsilons", owner, expected, float(eps[i]), i)
+        return eps
+
+    # ------------------------------------------------------------ cohorts and filters
+    def cohorts(self, identities: ArrayLike) -> np.ndarray:
+        """The cohort ``identity mod n_cohorts`` of each identity (int64)."""
+        ids = np.asarray(identities, dtype=np.uint64)
+        return (ids % np.uint64(self.n_cohorts)).astype(np.int64)
+
+    def bloom_positions(self, cohorts: ArrayLike, values: ArrayLike) -> np.ndarray:
+        """``H_{c,t}(v)`` for paired cohorts and values: int64 array of shape ``(n, h)``."""
+        c = np.asarray(cohorts, dtype=np.int64)
+        v = np.asarray(values, dtype=np.int64)
+        h = self.n_hashes
+        fn = (c[:, None] * h + np.arange(h, dtype=np.int64)[None, :]).astype(np.uint64)
+        items = np.broadcast_to(v[:, None], fn.shape)
+        return olh_hash(self.codebook_seed, fn.ravel(), items.ravel(),
+                        self.n_bits).reshape(c.shape[0], h)
+
+    def bloom_filters(self, cohort: int) -> np.ndarray:
+        """The Bloom filter of every candidate in one cohort: bool array ``(D, n_bits)``."""
+        D = self.domain_size
+        pos = self.bloom_positions(np.full(D, int(cohort)), np.arange(D))
+        out = np.zeros((D, self.n_bits), dtype=bool)
+        out[np.repeat(np.arange(D), self.n_hashes), pos.ravel()] = True
+        return out
+
+    def design(self) -> Any:
+        """The 0/1 matrix ``X``, ``(C k, D)``: row ``c k + j``, column ``v`` is ``X_c[j, v]``.
+
+        Computed once from the public parameters (``C h D`` hashes).
+        """
+        if self._design is None:
+            import scipy.sparse as sp
+
+            C, h, k, D = self.n_cohorts, self.n_hashes, self.n_bits, self.domain_size
+            cohort = np.repeat(np.arange(C, dtype=np.int64), D)
+            value = np.tile(np.arange(D, dtype=np.int64), C)
+            pos = self.bloom_positions(cohort, value)                   # (C D, h)
+            rows = (cohort[:, None] * k + pos).ravel()
+            cols = np.repeat(value, h)
+            X = sp.csr_matrix((np.ones(rows.shape[0]), (rows, cols)), shape=(C * k, D))
+            X.sum_duplicates()
+            X.data[:] = 1.0  # a bit two hash functions set is still one bit
+            self._design = X
+        return self._design
+
+    def channel(self, eps: float, identity: int = 0) -> np.ndarray:
+        """Exact law ``P[x, y]`` of the report of ``identity`` for every bit vector ``y``.
+
+        Column ``y`` is the vector whose bit ``j`` is ``(y >> j) & 1`` (as
+        :meth:`fastldp.oracles.OUE.channel`); needs ``n_bits <= 12``.
+        """
+        k = self.n_bits
+        if k > 12:
+            raise ValueError(f"channel() enumerates 2^n_bits outputs; needs n_bits <= 12, got {k}")
+        p, q = (float(v[0]) for v in self._pq(np.array([eps], dtype=np.float64)))
+        B = self.bloom_filters(int(self.cohorts([identity])[0]))       # (D, k)
+        y = (np.arange(2**k)[None, :] >> np.arange(k)[:, None]) & 1      # (k, 2^k)
+        same = B[:, :, None] == y[None, :, :].astype(bool)               # (D, k, 2^k)
+        return np.where(same, p, q).prod(axis=1)
+
+    # ------------------------------------------------------------ client
+    def perturb(self, values: np.ndarray, eps: np.ndarray, identities: Optional[np.ndarray],
+                rng: np.random.Generator) -> np.ndarray:
+        """Array layer of :meth:`privatize`: ``(n, ceil(n_bits / 8))`` uint8 reports.
+
+        The filter's bits are set row by row for each hash function (``h``
+        vectorized passes); the flips are ``Bernoulli(q)`` bits of the
+        unary-encoding kernel (a row of ``k + 1`` bits whose extra bit is
+        dropped), xor-ed onto the filters.
+        """
+        n, k = values.shape[0], self.n_bits
+        ids = cast(np.ndarray, identities)
+        pos = self.bloom_positions(self.cohorts(ids), values)
+        rows = np.zeros((n, self.n_bytes), dtype=np.uint8)
+        index = np.arange(n)
+        for t in range(self.n_hashes):  # one vectorized pass per hash function
+            rows[index, pos[:, t] >> 3] |= (np.uint8(1) << (pos[:, t] & 7).astype(np.uint8))
+        _, q = self._pq(eps)
+        key = rng.integers(0, 2**64, size=2, dtype=np.uint64)
+        flips = ue_perturb(int(key[0]), int(key[1]), np.full(n, k, dtype=np.int64),
+                           np.ascontiguousarray(np.broadcast_to(_thresholds(q), (n,))),
+                           np.full(n, 0.5), k + 1, self.n_threads)
+        flips = flips[:, :self.n_bytes]
+        pad = self._padding_mask()
+        if pad:  # bit k (the extra bit) and beyond: not part of the report
+            flips[:, -1] &= np.uint8(~pad & 0xFF)
+        rows ^= flips
+        return rows
+
+    # ------------------------------------------------------------ reports (unary layout)
+    @property
+    def n_bytes(self) -> int:
+        """Bytes per report, ``ceil(n_bits / 8)``."""
+        return (self.n_bits + 7) // 8
+
+    def _padding_mask(self) -> int:
+        """Bits of the last byte that lie beyond bit ``n_bits - 1``."""
+        used = self.n_bits - 8 * (self.n_bytes - 1)
+        return (0xFF << used) & 0xFF
+
+    def _shape_error(self, owner: str, n: Optional[int], shape: tuple[int, ...]) -> ValueError:
+        rows = "n" if n is None else str(n)
+        return ValueError(
+            f"The 'reports' parameter of {owner} must be a ({rows}, {self.n_bytes}) uint8 array "
+            f"of packed Bloom-filter bits (numpy.packbits(bits, axis=1, bitorder='little')). "
+            f"Got shape {shape} instead.")
+
+    # RAPPOR's reports have unary encoding's layout with n_bits columns: its row checks and
+    # its public replacement rows read only n_bytes, _padding_mask, _shape_error and the seed.
+    def sanitize(self, reports: ArrayLike, eps: np.ndarray, identities: np.ndarray,
+                 owner: str) -> tuple[np.ndarray, SanitizationReport]:
+        """Replace illegal rows by public random legal rows; count them by reason.
+
+        A row that is not ``ceil(n_bits / 8)`` integers in ``[0, 255]`` with
+        zero padding bits is replaced by public uniformly random bits keyed
+        by ``(codebook seed, identity)`` and counted (``non_numeric``,
+        ``non_integer``, ``out_of_range``, the first that applies), as
+        :meth:`fastldp.oracles.OUE.sanitize` does.
+        """
+        return UnaryEncoding.sanitize(cast(Any, self), reports, eps, identities, owner)
+
+    def public_rows(self, identities: np.ndarray) -> np.ndarray:
+        """Public uniformly random legal reports keyed by ``(codebook seed, identity)``."""
+        return UnaryEncoding.public_rows(cast(Any, self), identities)
+
+    # ------------------------------------------------------------ server
+    def bit_counts(self, clean: np.ndarray, cohorts: np.ndarray) -> np.ndarray:
+        """Per cohort, how many of the (legal) reports set each bit: int64 ``(C, n_bits)``.
+
+        The reports are grouped by cohort (one stable sort) and each group's
+        columns are counted by unary encoding's carry-save kernel.
+        """
+        C, k = self.n_cohorts, self.n_bits
+        out = np.zeros((C, k), dtype=np.int64)
+        if clean.shape[0] == 0:
+            return out
+        if C == 1:
+            out[0] = ue_counts(np.ascontiguousarray(clean), k, self.n_threads)
+            return out
+        order = np.argsort(cohorts, kind="stable")
+        rows = np.ascontiguousarray(clean[order])
+        bounds = np.searchsorted(cohorts[order], np.arange(C + 1))
+        for c in np.flatnonzero(bounds[1:] > bounds[:-1]):
+            out[c] = ue_counts(rows[bounds[c]:bounds[c + 1]], k, self.n_threads)
+        return out
+
+    def partial(self, reports: ArrayLike, epsilons: Optional[ArrayLike] = None,
+                identities: Optional[ArrayLike] = None) -> Partial:
+        """The exact, mergeable state of :meth:`estimate` over a chunk of reports.
+
+        Parameters
+        ----------
+        reports : array_like, shape (n, ceil(n_bits / 8))
+            The chunk's reports (there may be none); sanitized and counted as
+            in :meth:`estimate`.
+        epsilons : float or array_like, optional
+            ``None`` or the oracle's ``epsilon`` (one budget).
+        identities : array_like of int, optional
+            The chunk's identities (they fix the cohorts); the default
+            ``0 .. n-1`` is right only for a first chunk.
+
+        Returns
+        -------
+        fastldp.streaming.Partial
+            Exact integer sums: ``"bits"``, the number of reports setting
+            bit ``j`` in cohort ``c`` at position ``c n_bits + j``, and
+            ``"reports"``, the reports per cohort; the counts of reports by
+            sanitization outcome and the ``"wrong_dtype"`` flag. The state has
+            ``n_cohorts (n_bits + 1)`` positions, whatever ``n``.
+        """
+        return self._partial(reports, epsilons, identities, f"{type(self).__name__}.partial")
+
+    def _partial(self, reports: Any, epsilons: Any, identities: Any, owner: str) -> Partial:
+        n = self._n_reports(reports, owner)
+        eps = self._budgets(epsilons, n, owner)
+        ids = resolve_identities(identities, n, owner)
+        clean, report = self.sanitize(reports, eps, ids, owner)
+        cohorts = self.cohorts(ids)
+        bits = ExactSum(self.n_cohorts * self.n_bits)
+        bits.add_integers(self.bit_counts(clean, cohorts).ravel())
+        sizes = ExactSum(self.n_cohorts)
+        sizes.add_integers(np.bincount(cohorts, minlength=self.n_cohorts))
+        return Partial(type(self).__name__, self.stream_params(),
+                       sums={"bits": bits, "reports": sizes}, counts=report_counts(report),
+                       flags={"wrong_dtype": report.wrong_dtype})
+
+    def _check_partial(self, partial: Any, owner: str) -> Partial:
+        check_partial(partial, type(self).__name__, self.stream_params(), owner)
+        if frozenset(partial.sums) != _SUMS:
+            raise ValueError(f"{owner}: the partial holds the sums {sorted(partial.sums)}, not "
+                             f"those of a {type(self).__name__} partial")
+        return partial
+
+    def finalize(self, partial: Partial) -> FrequencyEstimate:
+        """The least-squares counts of every candidate and their variances (module docstring).
+
+        A deterministic function of the partial's exact counts: the
+        debiased bit counts ``t_c``, the normal equations ``G f = h`` and
+        ``N = n f`` (``f >= 0`` by NNLS with ``nonnegative=True``). The
+        factorization of ``G`` depends only on the cohort sizes and is
+        reused across calls. A partial without reports gives zero counts.
+
+        Parameters
+        ----------
+        partial : fastldp.streaming.Partial
+            From :meth:`partial` or :meth:`merge` of this oracle.
+
+        Returns
+        -------
+        FrequencyEstimate
+            ``variances``: the diagonal of ``n^2 s^2 G^{-1}``, or ``None``
+            with ``nonnegative=True``.
+        """
+        owner = f"{type(self).__name__}.finalize"
+        self._check_partial(partial, owner)
+        n = partial.counts["n"]
+        D = self.domain_size
+        variances: Optional[np.ndarray]
+        if n == 0:
+            counts = np.zeros(D)
+            variances = None if self.nonnegative else np.zeros(D)
+        else:
+            y = partial.sums["bits"].value().reshape(self.n_cohorts, self.n_bits)
+            m = partial.sums["reports"].value()
+            counts, variances = self._decode(y, m)
+        return FrequencyEstimate(counts, cast(Any, variances), partial_report(partial), n,
+                                 PrivacyStatement.local(epsilon=self.epsilon), self.categories)
+
+    def _decode(self, y: np.ndarray, m: np.ndarray) -> tuple[np.ndarray, Optional[np.ndarray]]:
+        p, q = (float(v[0]) for v in self._pq(np.array([self.epsilon])))
+        t = (y - q * m[:, None]) / (p - q)           # debiased bit counts per cohort
+        X = self.design()
+        h = np.asarray(X.T @ t.ravel(), dtype=np.float64)
+        factor = self._factor(m)
+        n = float(m.sum())
+        if self.nonnegative:
+            return n * factor.nonnegative(h), None
+        s2 = p * q / (p - q) ** 2
+        return n * factor.solve(h), (n * n * s2) * factor.diag_inverse
+
+    def gram(self, cohort_sizes: ArrayLike) -> np.ndarray:
+        """``G = sum_c m_c X_c^T X_c`` for the given cohort sizes (dense ``(D, D)``)."""
+        import scipy.sparse as sp
+
+        X = self.design()
+        w = np.repeat(np.asarray(cohort_sizes, dtype=np.float64), self.n_bits)
+        return np.asarray((X.T @ sp.diags(w) @ X).toarray(), dtype=np.float64)
+
+    def _factor(self, m: np.ndarray) -> _Factor:
+        key = np.ascontiguousarray(m, dtype=np.float64).tobytes()
+        factor = self._factors.get(key)
+        if factor is None:
+            factor = _Factor(self.gram(m))
+            if factor.rank < self.domain_size:
+                warnings.warn(
+                    f"RAPPOR: the least-squares design has rank {factor.rank} < "
+                    f"{self.domain_size} candidates (n_cohorts * n_bits = "
+                    f"{self.n_cohorts * self.n_bits} equations, or candidates with the same "
+                    "Bloom filter in every cohort with reports): the minimum-norm solution "
+                    "is returned, and combinations of candidates cannot be told apart",
+                    RuntimeWarning, stacklevel=4)
+            if len(self._factors) >= _CACHE:
+                self._factors.pop(next(iter(self._factors)))
+            self._factors[key] = factor
+        return factor
