@@ -113,7 +113,7 @@ __all__ = ["SHE", "THE", "optimal_threshold", "the_probabilities", "the_variance
 
 #: why a SHE report row was replaced (the first that applies to the row)
 SHE_REASONS = ("non_numeric", "non_finite", "out_of_range")
-#: a SHE entry beyond ``[-k b, 1 + k b]`` (``b = 2 / eps``) is no Laplace draw: |Lap(b)| < 744.5 b
+#: an SHE entry beyond ``[-k b, 1 + k b]`` (``b = 2 / eps``) is no Laplace draw (module docstring)
 OUT_OF_RANGE_SCALES = 745.0
 #: golden-section steps of :func:`optimal_threshold`: 0.5 * 0.618^60 < 1e-12
 GOLDEN_STEPS = 60
