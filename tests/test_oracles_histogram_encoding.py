@@ -501,3 +501,49 @@ def test_she_variance_formula_by_simulation():
             assert _same(res.variances, exact)
     mean, se = _pooled_ratio(est, truth, exact)
     _assert_resolves_two_percent(mean, se)
+
+
+# ---------------------------------------------------------------- hostile input (as tests/test_fuzz_api.py)
+from conftest import fuzz  # noqa: E402
+from test_fuzz_api import call, garbage, numeric_arrays, scalars  # noqa: E402
+
+FUZZ = {"she": lambda: SHE(domain_size=6, epsilon=1.0, codebook_seed=1),
+        "the": lambda: THE(domain_size=6, epsilon=1.0, codebook_seed=1)}
+
+
+@pytest.mark.parametrize("name", sorted(FUZZ))
+@fuzz(25)
+@given(values=garbage, eps=st.one_of(st.none(), garbage))
+def test_privatize_rejects_or_releases_legal_reports(name, values, eps):
+    mech = FUZZ[name]()
+    out = call(lambda: mech.privatize(values, epsilons=eps, rng=0))
+    if out is not None:
+        est = mech.estimate(out, epsilons=eps)
+        assert est.sanitization.n_sanitized == 0      # its own reports are all legal
+        assert np.isfinite(est.counts).all()
+
+
+@pytest.mark.parametrize("name", sorted(FUZZ))
+@fuzz(25)
+@given(reports=st.one_of(numeric_arrays, st.lists(st.lists(scalars, min_size=6, max_size=6),
+                                                  min_size=1, max_size=5),
+                         st.lists(st.lists(scalars, max_size=3), min_size=1, max_size=5)))
+def test_estimate_sanitizes_hostile_reports_or_rejects_their_shape(name, reports):
+    mech = FUZZ[name]()
+    est = call(lambda: mech.estimate(reports))
+    if est is not None:
+        assert est.sanitization.n_received == est.n
+        assert sum(est.sanitization.by_reason.values()) == est.sanitization.n_sanitized
+        assert np.isfinite(est.counts).all() and np.isfinite(est.variances).all()
+
+
+@pytest.mark.parametrize("name", sorted(FUZZ))
+@fuzz(15)
+@given(domain=scalars, eps=scalars, seed=scalars, theta=scalars)
+def test_constructors_reject_bad_parameters(name, domain, eps, seed, theta):
+    cls = type(FUZZ[name]())
+    extra = {"threshold": theta} if cls is THE else {}
+    mech = call(lambda: cls(domain_size=domain, epsilon=eps, codebook_seed=seed, **extra))
+    if mech is not None:
+        assert isinstance(mech.domain_size, int) and mech.domain_size >= 2
+        assert mech.epsilon is None or 0 < mech.epsilon <= 700

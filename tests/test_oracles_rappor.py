@@ -475,3 +475,42 @@ def test_variance_formula_and_unbiasedness_by_simulation():
         assert abs(mean / wrong - 1.0) > 4 * se
     # unbiased: every candidate's mean within 4.5 sd (64 candidates)
     assert np.all(np.abs(est.mean(axis=0) - truth) < 4.5 * np.sqrt(variances / R))
+
+
+# ---------------------------------------------------------------- hostile input (as tests/test_fuzz_api.py)
+from conftest import fuzz  # noqa: E402
+from test_fuzz_api import call, garbage, numeric_arrays, scalars  # noqa: E402
+
+
+@fuzz(25)
+@given(values=garbage, eps=st.one_of(st.none(), garbage))
+def test_privatize_rejects_or_releases_legal_reports(values, eps):
+    mech = make(D=6, eps=1.0, n_bits=12, n_cohorts=3)
+    out = call(lambda: mech.privatize(values, epsilons=eps, rng=0))
+    if out is not None:
+        est = mech.estimate(out, epsilons=eps)
+        assert est.sanitization.n_sanitized == 0      # its own reports are all legal
+        assert np.isfinite(est.counts).all()
+
+
+@fuzz(25)
+@given(reports=st.one_of(numeric_arrays, st.lists(st.lists(scalars, min_size=2, max_size=2),
+                                                  min_size=1, max_size=5),
+                         st.lists(st.lists(scalars, max_size=3), min_size=1, max_size=5)))
+def test_estimate_sanitizes_hostile_reports_or_rejects_their_shape(reports):
+    mech = make(D=6, eps=1.0, n_bits=12, n_cohorts=3)  # 2 bytes a report
+    est = call(lambda: mech.estimate(reports))
+    if est is not None:
+        assert est.sanitization.n_received == est.n
+        assert sum(est.sanitization.by_reason.values()) == est.sanitization.n_sanitized
+        assert np.isfinite(est.counts).all() and np.isfinite(est.variances).all()
+
+
+@fuzz(15)
+@given(domain=scalars, eps=scalars, seed=scalars, bits=scalars, hashes=scalars, cohorts=scalars)
+def test_constructor_rejects_bad_parameters(domain, eps, seed, bits, hashes, cohorts):
+    mech = call(lambda: RAPPOR(domain_size=domain, epsilon=eps, codebook_seed=seed, n_bits=bits,
+                               n_hashes=hashes, n_cohorts=cohorts))
+    if mech is not None:
+        assert isinstance(mech.domain_size, int) and 2 <= mech.domain_size <= MAX_CANDIDATES
+        assert 0 < mech.epsilon <= 700 and mech.f > 0
