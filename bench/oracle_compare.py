@@ -1,253 +1,717 @@
-"""Every frequency oracle, client and server, beside the pure-ldp package in one run.
+"""Every frequency oracle, client and server, beside pure-ldp and multi-freq-ldpy in one run.
 
-For n items drawn from a Zipf law over D = 4,096 symbols at eps = 1, each
-library privatizes the SAME items with its own client (hashes and coins
-differ, so reports cannot be shared) and estimates every count with its own
-server. For GRR, OLH, FLH, Hadamard response, OUE and SUE the script times
+For n items drawn from a Zipf law over D symbols (D = 1,024 and 4,096 by
+default) at eps = 1, each library privatizes the SAME items with its own
+client (hashes and coins differ, so reports cannot be shared) and estimates
+every count with its own server. For every fastldp oracle (GRR, OLH, BLH,
+FLH, Hadamard response, OUE, SUE, subset selection, SHE, THE, one-time
+RAPPOR, Apple's CMS and HCMS, and the adaptive choice) the script times
 
 * the client: privatizing all n items (fastldp: one ``privatize`` call;
-  pure-ldp: ``privatise`` per item), and
+  pure-ldp: ``privatise`` per item; multi-freq-ldpy: its ``*_Client`` per
+  item), and
 * the server: from the reports to all D count estimates (fastldp: one
   ``estimate`` call, sanitization included; pure-ldp: ``aggregate`` per
-  report, then ``estimate`` per symbol),
+  report, then ``estimate`` per symbol; multi-freq-ldpy: its
+  ``*_Aggregator_MI`` on the list of reports),
 
-and prints the ratio pure-ldp / fastldp with the max absolute error of each
-library's estimate against the true counts.
+and prints the ratios peer / fastldp with the max absolute error of each
+library's estimate against the true counts. The peers, where they have the
+protocol: pure-ldp 1.2.0 (GRR as direct encoding, OLH and BLH as local
+hashing, FLH, Hadamard response, OUE and SUE as unary encoding, SHE and THE
+as histogram encoding, RAPPOR, Apple's CMS and HCMS) and multi-freq-ldpy
+0.2.5 (GRR, OLH and BLH, OUE and SUE, subset selection, SHE and THE, and its
+adaptive ADP, which picks GRR or OUE). multi-freq-ldpy's estimates are its
+matrix-inversion estimator, clipped at zero and renormalized, times the
+number of reports: a consistent estimate, so its errors are not those of an
+unbiased one. Every library runs at the same parameters: FLH with a pool of
+``--n-hashes`` functions, RAPPOR with ``--rappor-bits`` bits,
+``--rappor-hashes`` hashes and ``--rappor-cohorts`` cohorts
+(``f = 2 / (1 + e^(eps / (2 h)))``), CMS and HCMS with ``--cms-rows`` x
+``--cms-columns`` sketches.
 
-Where pure-ldp is too slow to run on all n reports (its OLH server loops over
-D hashes per report; its unary-encoding client draws D coins per report in
-Python and keeps a D-vector per report), the peer is timed on the first
-``--peer-n`` items and the per-report part is scaled linearly to n (the
-per-symbol estimate loop is not scaled); the table says so, and compares the
-errors of both libraries at that smaller n. pure-ldp's FLH server builds its
-hash matrix (``k x D`` xxhash calls) in its constructor: that one-time cost
-is reported in a note and NOT counted as server time, while fastldp's FLH
-server recomputes its pool's hashes on every call.
+Where a peer is too slow to run on all n reports (the local-hashing servers
+hash all D symbols for every report in Python; the vector clients draw D
+coins per report and keep a D-vector per report), both peers are timed on
+the first ``--peer-olh-n`` items (OLH, BLH) or ``--peer-n`` items (OUE, SUE,
+SS, THE, ADP), and the per-report part is scaled linearly to n
+(pure-ldp's per-symbol estimate loop and RAPPOR's regression are not
+scaled); the note column says so, and the errors of all three libraries
+are compared at that smaller n. SHE's peers run on all n: their clients
+are already one vectorized Laplace draw per report, and n reports of D
+doubles (3.3 GB at D = 4,096) do not cost what a prefix that fits in the
+caches does, so a scaled prefix would flatter them. pure-ldp's FLH server builds its hash
+matrix (``k x D`` xxhash calls) in its constructor: that one-time cost is
+reported in a note and NOT counted as server time, while fastldp's FLH
+server recomputes its pool's hashes on every call. No library's constructor
+is timed.
+
+multi-freq-ldpy compiles its clients (and IBU, and THE's threshold search)
+with numba on the first call. Each of its functions is therefore called
+once on one item (or two reports) before it is timed; the extra time of
+that first call over a second one is the JIT time, printed apart and not
+counted.
 
 fastldp uses its default thread count (OpenMP's, here the machine's cores)
 unless ``--threads`` is given; results do not depend on it. fastldp's times
-are the best of ``--repeats`` runs; pure-ldp's steps run once (they take
-seconds). On a machine whose cores are busy with other work, two threads
-can be slower than one (each parallel region waits for both threads to be
-scheduled); ``--threads 1`` then measures the single-core kernels.
+are the best of ``--repeats`` calls (fewer once the calls of one step have
+taken ``--budget`` seconds), each call on a freshly built oracle (built
+untimed) so that nothing cached by an earlier call counts (RAPPOR keeps the
+factorization of its Gram matrix per oracle); the peers' steps run once
+(they take seconds). On a machine whose cores are busy with other work, two
+threads can be slower than one (each parallel region waits for both
+threads to be scheduled); ``--threads 1`` then measures the single-core
+kernels. The header and the end print the load average.
 
-Install the peer with ``pip install '.[bench-peer]'`` (pure-ldp 1.2.0 with
-``xxhash<4``, scikit-learn and statsmodels, which it imports undeclared).
+It then times IBU (``fastldp.oracles.postprocess.ibu``) on GRR's counts at
+the largest D (4,096 by default), beside multi-freq-ldpy's
+``GRR_Aggregator_IBU`` for ``--peer-ibu-iter`` updates of its dense D x D
+channel, and checks the performance targets (every hash-based server at
+least 100x pure-ldp, every client at least 50x pure-ldp, no oracle slower
+than multi-freq-ldpy's version of it, IBU converged in under a second):
+a "targets" block says PASS or MISS for each (nothing is asserted).
+
+Install the peers with ``pip install '.[bench-peer]'`` (pure-ldp 1.2.0 and
+multi-freq-ldpy 0.2.5 with ``xxhash<4``, scikit-learn and statsmodels,
+which pure-ldp imports undeclared; numba comes with multi-freq-ldpy). A
+peer that is not installed, or a fastldp oracle that is not available,
+is reported as such and its columns stay empty.
 
 It ends with README's oracle table and the sentences below it, in the
 README's words, with this run's figures: the OLH server against its floor
 (the ``n * D / 8`` Philox blocks it must generate, timed by
-``philox_floor``), FLH's server against OLH's, and GRR's ``bincount``. It
-times the installed fastldp (see bench/README.md for timing a working tree).
+``philox_floor``), FLH's server against OLH's, GRR's ``bincount``, IBU and
+the targets. It times the installed fastldp (see bench/README.md for timing
+a working tree).
 
-Usage: ``python bench/oracle_compare.py [--n 100000] [--d 4096]``
+Usage: ``python bench/oracle_compare.py [--n 100000] [--d 1024 4096]``
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
+import random
 import time
 import warnings
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
 
 import numpy as np
 
 from fastldp._kernels._hash import philox_floor
 from fastldp._kernels._openmp import max_threads
-from fastldp.oracles import FLH, GRR, OLH, OUE, SUE, HadamardResponse
+import fastldp.oracles as fo
+
+# The oracles in table order: README name -> (class in fastldp.oracles, constructor extras).
+ORACLES = {
+    "GRR": "GRR", "OLH": "OLH", "BLH": "BLH", "FLH": "FLH", "HR": "HadamardResponse",
+    "OUE": "OUE", "SUE": "SUE", "SS": "SubsetSelection", "SHE": "SHE", "THE": "THE",
+    "RAPPOR": "RAPPOR", "CMS": "CMS", "HCMS": "HCMS", "ADP": "AdaptiveOracle",
+}
+# servers that hash the domain (the first target); the peers' versions hash it per report
+HASH_BASED = ("OLH", "BLH", "FLH", "RAPPOR", "CMS", "HCMS")
+# peers timed on --peer-olh-n items (their servers hash D symbols per report in Python)
+HASH_PREFIX = ("OLH", "BLH")
+# peers timed on --peer-n items (a D-vector per report)
+VECTOR_PREFIX = ("OUE", "SUE", "SS", "THE", "ADP")
+# the performance targets, stated for a quiet machine
+HASH_SERVER_TARGET = 100.0
+CLIENT_TARGET = 50.0
+PEER_TARGET = 1.0
+IBU_TARGET = 1.0
+PEERS = ("pure-ldp", "multi-freq-ldpy")
 
 
-def best_of(fn, repeats):
-    best = float("inf")
-    out = None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
-
-
+# ------------------------------------------------------------------ formatting
 def short(seconds):
     """Two significant digits, as README writes times: ``57 ms``, ``0.14 ms``, ``0.49 s``."""
     value, unit = (seconds, "s") if seconds >= 0.1 else (seconds * 1e3, "ms")
     if value >= 100 or value <= 0:
         return f"{value:.0f} {unit}"
-    digits = max(0, 1 - int(np.floor(np.log10(value))))
+    digits = max(0, 1 - int(np.floor(np.log10(float(f"{value:.2g}")))))  # 0.0099.. -> 0.010
     return f"{value:.{digits}f} {unit}"
 
 
-def floors(oracles, items, names, threads, repeats):
-    """README's sentences on the servers' floors: OLH's Philox blocks, GRR's bincount."""
-    n, d = items.shape[0], oracles["OLH"].domain_size if "OLH" in oracles else 0
-    lines = []
-    if "OLH" in names:
-        ids = np.arange(n, dtype=np.uint64)
-        # philox_floor generates n * ceil(p / 256) blocks: p = 32 D gives OLH's n D / 8
-        t_floor, _ = best_of(lambda: philox_floor(2026, ids, 32 * d, threads), repeats)
-        t_olh = RESULTS["OLH"][1]
-        lines.append(f"its floor is n * D / 8 Philox blocks, {short(t_floor)} on {threads} "
-                     f"threads, and it runs at about {t_olh / t_floor:.1f}x that floor")
-        if "FLH" in names:
-            t_flh = RESULTS["FLH"][1]
-            lines.append(f"FLH's server is {t_olh / t_flh:.0f}x our own OLH server "
-                         f"({short(t_olh)} / {short(t_flh)})")
-    if "GRR" in names:
-        reports = RESULTS["GRR"][2]
-        t_count, _ = best_of(lambda: np.bincount(reports, minlength=d), repeats)
-        lines.append(f"A GRR server is one `bincount` ({short(t_count)}) plus the inversion")
-    return lines
+def times(ratio):
+    """A speed-up as README writes it: ``389x``, ``2.4x``, ``0.62x``."""
+    if ratio >= 9.95:
+        return f"{ratio:,.0f}x"
+    return f"{ratio:.1f}x" if ratio >= 0.995 else f"{ratio:.2f}x"
 
 
-RESULTS = {}  # oracle name -> (client seconds, server seconds, reports, counts)
+def load_average():
+    try:
+        return os.getloadavg()
+    except OSError:  # pragma: no cover - no load average on this platform
+        return (float("nan"),) * 3
 
 
-def zipf_items(n, d, rng):
-    w = 1.0 / np.arange(1, d + 1) ** 1.1
-    return rng.choice(d, size=n, p=w / w.sum())
+# ------------------------------------------------------------------ fastldp side
+def best_of(fn, repeats, budget=float("inf")):
+    """Best wall time of ``fn()`` over ``repeats`` calls (fewer once ``budget`` s are spent)."""
+    best, spent, out = float("inf"), 0.0, None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        out = fn()
+        t = time.perf_counter() - t0
+        best, spent = min(best, t), spent + t
+        if spent > budget:
+            break
+    return best, out
+
+
+def best_fresh(make, call, repeats, budget):
+    """Best time of ``call(oracle)``, each call on a fresh ``make()`` built untimed."""
+    best, spent, out = float("inf"), 0.0, None
+    for _ in range(repeats):
+        oracle = make()
+        t0 = time.perf_counter()
+        out = call(oracle)
+        t = time.perf_counter() - t0
+        best, spent = min(best, t), spent + t
+        if spent > budget:
+            break
+    return best, out
 
 
 def max_err(est, truth):
     return float(np.abs(np.asarray(est, dtype=np.float64) - truth).max())
 
 
-def ours(oracle, items, repeats):
-    """fastldp client and server times on all items, and the estimate."""
-    t_client, reports = best_of(lambda: oracle.privatize(items, rng=np.random.default_rng(1)),
-                                repeats)
-    t_server, est = best_of(lambda: oracle.estimate(reports), repeats)
-    return t_client, t_server, reports, est.counts
+@dataclass
+class Ours:
+    client: float
+    server: float
+    error: float  # at all n
+    errors_at: dict  # m -> max abs error of the estimate from the first m reports
+    sd: Optional[float]
+    chose: str = ""
+    again: Optional[float] = None  # a second decode on the same oracle, when much faster
 
 
-def peer(client_fn, make_server, items, d, n_total):
-    """pure-ldp on ``items`` (maybe a prefix): client, aggregate and estimate-all times, estimate."""
+def run_ours(make, items, truth, prefixes, repeats, budget):
+    """fastldp: client and server times on all items, errors at n and at each prefix m."""
+    t_client, reports = best_fresh(
+        make, lambda o: o.privatize(items, rng=np.random.default_rng(1)), repeats, budget)
+    t_server, est = best_fresh(make, lambda o: o.estimate(reports), repeats, budget)
+    oracle = make()
+    oracle.estimate(reports)
+    t_again, _ = best_of(lambda: oracle.estimate(reports), 3)  # what a server keeps between calls
+    errors_at = {}
+    for m in prefixes:
+        if m < items.shape[0]:
+            truth_m = np.bincount(items[:m], minlength=truth.shape[0])
+            errors_at[m] = max_err(oracle.estimate(reports[:m]).counts, truth_m)
+    sd = None if est.variances is None else float(np.sqrt(np.max(est.variances)))
+    chose = getattr(oracle, "chosen", "") or ""
+    # worth a note only when far below a fresh oracle's decode (RAPPOR keeps its factorization)
+    again = t_again if t_again < 0.25 * t_server and t_server - t_again > 0.005 else None
+    return Ours(t_client, t_server, max_err(est.counts, truth), errors_at, sd,
+                chose.upper(), again), reports
+
+
+# ------------------------------------------------------------------ the peers
+@dataclass
+class Peer:
+    """One peer's protocol: a client per item, an untimed server constructor, the
+    per-report aggregation (scaled when run on a prefix) and the estimate of all D
+    counts (not scaled)."""
+
+    client: Callable[[int], Any]
+    make_server: Callable[[], Any]
+    aggregate: Callable[[Any, list], None]
+    finish: Callable[[Any, int], np.ndarray]
+    jit: tuple = ()  # names of the numba-compiled functions its first calls compile
+    note: str = ""   # what it does differently (shown in the note column)
+    setup_note: Callable[[float], str] = None  # a constructor cost worth saying, not counted
+
+
+@dataclass
+class PeerResult:
+    client: float
+    server: float
+    error: float
+    m: int
+    note: str = ""
+    jit: dict = field(default_factory=dict)
+
+
+def pure_ldp_peers(d, eps, args):
+    """pure-ldp 1.2.0's version of each oracle (items are 1-based there)."""
+    from pure_ldp.frequency_oracles.apple_cms import CMSClient, CMSServer
+    from pure_ldp.frequency_oracles.direct_encoding import DEClient, DEServer
+    from pure_ldp.frequency_oracles.hadamard_response import (
+        HadamardResponseClient, HadamardResponseServer,
+    )
+    from pure_ldp.frequency_oracles.histogram_encoding import HEClient, HEServer
+    from pure_ldp.frequency_oracles.local_hashing import (
+        FastLHClient, FastLHServer, LHClient, LHServer,
+    )
+    from pure_ldp.frequency_oracles.rappor import RAPPORClient, RAPPORServer
+    from pure_ldp.frequency_oracles.unary_encoding import UEClient, UEServer
+
+    def aggregate(server, reports):
+        for r in reports:
+            server.aggregate(r)
+
+    def finish(server, m):
+        return np.array([server.estimate(x + 1, suppress_warnings=True) for x in range(d)])
+
+    def peer(client, make_server, **kw):
+        return Peer(lambda x: client.privatise(x + 1), make_server, aggregate, finish, **kw)
+
+    def flh():
+        t0 = time.perf_counter()
+        server = FastLHServer(eps, d, args.n_hashes, use_olh=True)
+        built = time.perf_counter() - t0
+        p = peer(FastLHClient(eps, d, args.n_hashes, use_olh=True), lambda: server,
+                 setup_note=lambda _: f"pure-ldp's hash matrix ({short(built)}) not counted")
+        return p
+
+    def hr():
+        server = HadamardResponseServer(eps, d)
+        return peer(HadamardResponseClient(eps, d, server.get_hash_funcs()), lambda: server)
+
+    def rappor():
+        h = args.rappor_hashes
+        f = 2.0 / (1.0 + math.exp(eps / (2 * h)))  # eps = 2 h ln((1 - f/2) / (f/2))
+        server = RAPPORServer(f, args.rappor_bits, h, d, num_of_cohorts=args.rappor_cohorts)
+        client = RAPPORClient(f, args.rappor_bits, server.get_hash_funcs(),
+                              num_of_cohorts=args.rappor_cohorts)
+        return peer(client, lambda: server,
+                    note="pure-ldp: Lasso selection, then ridge" if d > 1000 else "")
+
+    class CMSServerNumpy2(CMSServer):
+        # pure-ldp's CMSServer gives its base class d = None, whose np.zeros(None) numpy 2
+        # refuses; a sketch never reads d, so it sees 0 instead
+        @property
+        def d(self):
+            return getattr(self, "_d", None) or 0
+
+        @d.setter
+        def d(self, value):
+            self._d = value
+
+    def cms(hadamard):
+        server = CMSServerNumpy2(eps, args.cms_rows, args.cms_columns, is_hadamard=hadamard)
+        client = CMSClient(eps, server.get_hash_funcs(), args.cms_columns, is_hadamard=hadamard)
+        return peer(client, lambda: server)
+
+    return {
+        "GRR": lambda: peer(DEClient(eps, d), lambda: DEServer(eps, d)),
+        "OLH": lambda: peer(LHClient(eps, d, use_olh=True),
+                            lambda: LHServer(eps, d, use_olh=True)),
+        "BLH": lambda: peer(LHClient(eps, d, g=2, use_olh=False),
+                            lambda: LHServer(eps, d, g=2, use_olh=False)),
+        "FLH": flh,
+        "HR": hr,
+        "OUE": lambda: peer(UEClient(eps, d, use_oue=True), lambda: UEServer(eps, d, use_oue=True)),
+        "SUE": lambda: peer(UEClient(eps, d, use_oue=False),
+                            lambda: UEServer(eps, d, use_oue=False)),
+        "SHE": lambda: peer(HEClient(eps, d), lambda: HEServer(eps, d, use_the=False)),
+        "THE": lambda: peer(HEClient(eps, d), lambda: HEServer(eps, d, use_the=True)),
+        "RAPPOR": rappor,
+        "CMS": lambda: cms(False),
+        "HCMS": lambda: cms(True),
+    }
+
+
+def multi_freq_ldpy_peers(d, eps, args):
+    """multi-freq-ldpy 0.2.5's version of each oracle (0-based items; MI estimator)."""
+    from multi_freq_ldpy.pure_frequency_oracles.ADP import ADP_Aggregator_MI, ADP_Client
+    from multi_freq_ldpy.pure_frequency_oracles.GRR import GRR_Aggregator_MI, GRR_Client
+    from multi_freq_ldpy.pure_frequency_oracles.HE import HE_Aggregator_MI, HE_Client
+    from multi_freq_ldpy.pure_frequency_oracles.LH import LH_Aggregator_MI, LH_Client
+    from multi_freq_ldpy.pure_frequency_oracles.SS import SS_Aggregator_MI, SS_Client
+    from multi_freq_ldpy.pure_frequency_oracles.UE import UE_Aggregator_MI, UE_Client
+
+    k = int(d)  # its functions insist on a Python int
+
+    def peer(client, aggregator, jit, note=""):
+        def aggregate(server, reports):
+            server["frequencies"] = aggregator(reports)
+
+        return Peer(client, dict, aggregate, lambda server, m: server["frequencies"] * m,
+                    jit=jit, note=note)
+
+    def adp_choice():
+        # ADP's own rule (Variance_PURE on GRR's and OUE's p, q): the smaller variance
+        p_grr = math.exp(eps) / (math.exp(eps) + k - 1)
+        q_grr = (1 - p_grr) / (k - 1)
+        q_ue = 1 / (math.exp(eps) + 1)
+        var = lambda p, q: q * (1 - q) / (p - q) ** 2
+        return "GRR" if var(p_grr, q_grr) <= var(0.5, q_ue) else "OUE"
+
+    return {
+        "GRR": lambda: peer(lambda x: GRR_Client(x, k, eps),
+                            lambda r: GRR_Aggregator_MI(r, k, eps), ("GRR_Client",)),
+        "OLH": lambda: peer(lambda x: LH_Client(x, k, eps, True),
+                            lambda r: LH_Aggregator_MI(r, k, eps, True), ("GRR_Client",)),
+        "BLH": lambda: peer(lambda x: LH_Client(x, k, eps, False),
+                            lambda r: LH_Aggregator_MI(r, k, eps, False), ("GRR_Client",)),
+        "OUE": lambda: peer(lambda x: UE_Client(x, k, eps, True),
+                            lambda r: UE_Aggregator_MI(r, eps, True), ("UE_Client",)),
+        "SUE": lambda: peer(lambda x: UE_Client(x, k, eps, False),
+                            lambda r: UE_Aggregator_MI(r, eps, False), ("UE_Client",)),
+        "SS": lambda: peer(lambda x: SS_Client(x, k, eps),
+                           lambda r: SS_Aggregator_MI(r, k, eps), ("SS_Client",)),
+        "SHE": lambda: peer(lambda x: HE_Client(x, k, eps),
+                            lambda r: HE_Aggregator_MI(r, k, eps, use_thresh=False),
+                            ("HE_Client",)),
+        "THE": lambda: peer(lambda x: HE_Client(x, k, eps),
+                            lambda r: HE_Aggregator_MI(r, k, eps, use_thresh=True),
+                            ("HE_Client", "find_tresh")),
+        "ADP": lambda: peer(lambda x: ADP_Client(x, k, eps),
+                            lambda r: ADP_Aggregator_MI(r, k, eps), ("GRR_Client", "UE_Client"),
+                            note=f"multi-freq-ldpy chose {adp_choice()}"),
+    }
+
+
+def first_call(fn, *args):
+    """The extra time of a first call over a second one (numba compiles on the first)."""
+    t0 = time.perf_counter()
+    fn(*args)
+    t1 = time.perf_counter()
+    fn(*args)
+    t2 = time.perf_counter()
+    return max(0.0, (t1 - t0) - (t2 - t1))
+
+
+def run_peer(spec, items, n_total, warm):
+    """A peer on ``items`` (maybe a prefix of the n): client, server times scaled to n."""
     m = items.shape[0]
+    values = [int(x) for x in items]
+    jit = {}
+    if warm:  # numba: compile outside the timings
+        jit["client"] = first_call(spec.client, values[0])
+        few = [spec.client(v) for v in values[:2]]
+        jit["server"] = first_call(lambda: spec.aggregate(spec.make_server(), list(few)))
     t0 = time.perf_counter()
-    reports = [client_fn(int(x) + 1) for x in items]  # pure-ldp's symbols are 1-based
+    reports = [spec.client(v) for v in values]
     t_client = time.perf_counter() - t0
-    server = make_server()
     t0 = time.perf_counter()
-    for r in reports:
-        server.aggregate(r)
+    server = spec.make_server()
+    t_built = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    spec.aggregate(server, reports)
     t_agg = time.perf_counter() - t0
     t0 = time.perf_counter()
-    est = np.array([server.estimate(x + 1, suppress_warnings=True) for x in range(d)])
-    t_est = time.perf_counter() - t0
+    est = spec.finish(server, m)
+    t_fin = time.perf_counter() - t0
+    truth_m = np.bincount(items, minlength=est.shape[0])
+    note = spec.setup_note(t_built) if spec.setup_note else ""
     scale = n_total / m
-    return t_client * scale, t_agg * scale + t_est, est
+    return PeerResult(t_client * scale, t_agg * scale + t_fin, max_err(est, truth_m), m,
+                      note, jit)
+
+
+# ------------------------------------------------------------------ the run
+def zipf_items(n, d, rng):
+    w = 1.0 / np.arange(1, d + 1) ** 1.1
+    return rng.choice(d, size=n, p=w / w.sum())
+
+
+def peer_size(name, n, args):
+    if name in HASH_PREFIX:
+        return min(args.peer_olh_n, n)
+    if name in VECTOR_PREFIX:
+        return min(args.peer_n, n)
+    return n
+
+
+def floors(d, n, threads, repeats, ours, grr_reports):
+    """README's sentences on the servers' floors at D = d: OLH's Philox blocks, GRR's bincount."""
+    lines = []
+    if "OLH" in ours:
+        ids = np.arange(n, dtype=np.uint64)
+        # philox_floor generates n * ceil(p / 256) blocks: p = 32 D gives OLH's n D / 8
+        t_floor, _ = best_of(lambda: philox_floor(2026, ids, 32 * d, threads), repeats, 3.0)
+        t_olh = ours["OLH"].server
+        lines.append(f"its floor is n * D / 8 Philox blocks, {short(t_floor)} on {threads} "
+                     f"threads, and it runs at about {t_olh / t_floor:.1f}x that floor")
+        if "FLH" in ours:
+            t_flh = ours["FLH"].server
+            lines.append(f"FLH's server is {t_olh / t_flh:.0f}x our own OLH server "
+                         f"({short(t_olh)} / {short(t_flh)})")
+    if grr_reports is not None:
+        t_count, _ = best_of(lambda: np.bincount(grr_reports, minlength=d), repeats)
+        lines.append(f"A GRR server is one `bincount` ({short(t_count)}) plus the inversion")
+    return lines
+
+
+def _has_ibu():
+    try:
+        from fastldp.oracles.postprocess import ibu  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def ibu_lines(d, n, eps, threads, grr_reports, args, mfl_ok):
+    """IBU on GRR's counts at D = d: fastldp's time and updates, multi-freq-ldpy's per update."""
+    from fastldp.oracles.postprocess import ibu
+
+    oracle = fo.GRR(domain_size=d, epsilon=eps, codebook_seed=2026, n_threads=threads)
+    est = oracle.estimate(grr_reports)
+    t_ibu, out = best_of(lambda: ibu(est, oracle=oracle), args.repeats, 3.0)
+    info = out.postprocessing_info
+    converged = "converged" if info["converged"] else "did not converge"
+    lines = [f"IBU on GRR's counts at D = {d:,} (n = {n:,}, eps = {eps:g}) took "
+             f"{short(t_ibu)} and {info['iterations']:,} EM updates ({converged}, "
+             f"tol = {info['tol']:g})"]
+    peer_line = None
+    if mfl_ok:
+        from multi_freq_ldpy.estimators.Histogram_estimator import IBU
+
+        # GRR_Aggregator_IBU's own channel and statistic, then its IBU with tol = 0 so that
+        # it runs exactly --peer-ibu-iter updates (its default stops on a change below 1e-12)
+        p = math.exp(eps) / (math.exp(eps) + d - 1)
+        q = (1 - p) / (d - 1)
+        channel = np.full((d, d), q)
+        np.fill_diagonal(channel, p)
+        observed = np.bincount(grr_reports, minlength=d) / grr_reports.shape[0]
+        small = np.full((4, 4), 0.2) + 0.2 * np.eye(4)
+        jit = first_call(lambda: IBU(4, small, np.full(4, 0.25), 2, 0.0, "max_abs"))
+        k_iter = args.peer_ibu_iter
+        t0 = time.perf_counter()
+        IBU(d, channel, observed, k_iter, 0.0, "max_abs")
+        t_peer = time.perf_counter() - t0
+        peer_line = (f"multi-freq-ldpy's IBU (GRR_Aggregator_IBU: a dense D x D channel, uniform "
+                     f"start) takes {short(t_peer / k_iter)} per update ({k_iter:,} updates "
+                     f"timed; it stops after up to 10,000 by default); its numba JIT "
+                     f"{short(jit)}, not counted")
+    return lines, peer_line, t_ibu, info
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=100_000)
-    ap.add_argument("--d", type=int, default=4096)
+    ap.add_argument("--d", type=int, nargs="+", default=[1024, 4096], help="domain sizes")
     ap.add_argument("--eps", type=float, default=1.0)
     ap.add_argument("--n-hashes", type=int, default=1024, help="FLH pool size (both libraries)")
+    ap.add_argument("--rappor-bits", type=int, default=128, help="RAPPOR Bloom filter bits")
+    ap.add_argument("--rappor-hashes", type=int, default=2, help="RAPPOR hashes per cohort")
+    ap.add_argument("--rappor-cohorts", type=int, default=64, help="RAPPOR cohorts")
+    ap.add_argument("--cms-rows", type=int, default=256, help="CMS/HCMS hash functions k")
+    ap.add_argument("--cms-columns", type=int, default=1024, help="CMS/HCMS columns m")
     ap.add_argument("--peer-n", type=int, default=5000,
-                    help="items on which pure-ldp's OUE/SUE are timed (then scaled to n)")
+                    help="items on which the peers' OUE/SUE/SS/THE/ADP are timed (then "
+                         "scaled to n)")
     ap.add_argument("--peer-olh-n", type=int, default=1000,
-                    help="items on which pure-ldp's OLH is timed (then scaled to n)")
+                    help="items on which the peers' OLH and BLH are timed (then scaled to n)")
+    ap.add_argument("--peer-ibu-iter", type=int, default=100,
+                    help="updates of multi-freq-ldpy's IBU that are timed")
     ap.add_argument("--repeats", type=int, default=7, help="fastldp timings: best of this many")
+    ap.add_argument("--budget", type=float, default=3.0,
+                    help="stop repeating a fastldp step once its calls took this many seconds")
     ap.add_argument("--only", nargs="*", default=None, help="oracle names to run (default all)")
     ap.add_argument("--threads", type=int, default=None,
                     help="fastldp threads (default: OpenMP's default, here all cores)")
     args = ap.parse_args(argv)
-    n, d, eps = args.n, args.d, args.eps
-    rng = np.random.default_rng(0)
-    items = zipf_items(n, d, rng)
-    truth = np.bincount(items, minlength=d).astype(float)
+    n, ds, eps = args.n, sorted(set(args.d)), args.eps
     threads = max_threads() if args.threads is None else args.threads
-    print(f"cores: {os.cpu_count()}, fastldp threads: {threads}, n = {n:,}, D = {d:,}, "
-          f"eps = {eps}, FLH pool h = {args.n_hashes}")
-    common = dict(domain_size=d, epsilon=eps, codebook_seed=2026, n_threads=threads)
-    oracles = {
-        "GRR": GRR(**common),
-        "OLH": OLH(**common),
-        "FLH": FLH(**common, n_hashes=args.n_hashes),
-        "HR": HadamardResponse(**common),
-        "OUE": OUE(**common),
-        "SUE": SUE(**common),
-    }
-    names = [k for k in oracles if args.only is None or k in args.only]
-    results = RESULTS
-    results.update({k: ours(oracles[k], items, args.repeats) for k in names})
-    floor_lines = floors(oracles, items, names, threads, args.repeats)
+    load_start = load_average()
+    print(f"cores: {os.cpu_count()}, fastldp threads: {threads}, n = {n:,}, "
+          f"D = {', '.join(f'{d:,}' for d in ds)}, eps = {eps}, FLH pool h = {args.n_hashes}, "
+          f"RAPPOR {args.rappor_bits} bits x {args.rappor_hashes} hashes x "
+          f"{args.rappor_cohorts} cohorts, CMS {args.cms_rows} x {args.cms_columns}")
+    print("load average at the start: " + " ".join(f"{x:.2f}" for x in load_start))
+    warnings.filterwarnings("ignore")  # the peers warn on small n and on every estimate
 
+    names = [k for k in ORACLES if args.only is None or k in args.only]
+    missing = [k for k in names if getattr(fo, ORACLES[k], None) is None]
+    for k in missing:
+        print(f"{k} ({ORACLES[k]}): not available in this fastldp")
+    names = [k for k in names if k not in missing]
+
+    peers_ok = {}
     try:
-        warnings.filterwarnings("ignore")
-        from pure_ldp.frequency_oracles.direct_encoding import DEClient, DEServer
-        from pure_ldp.frequency_oracles.hadamard_response import (
-            HadamardResponseClient, HadamardResponseServer,
-        )
-        from pure_ldp.frequency_oracles.local_hashing import (
-            FastLHClient, FastLHServer, LHClient, LHServer,
-        )
-        from pure_ldp.frequency_oracles.unary_encoding import UEClient, UEServer
+        pure_ldp_peers(64, eps, args)
+        peers_ok["pure-ldp"] = True
     except ImportError as exc:  # pragma: no cover - optional peer
-        print(f"pure-ldp not installed ({exc}); fastldp only:")
+        print(f"pure-ldp not installed ({exc}); its columns stay empty")
+        peers_ok["pure-ldp"] = False
+    try:
+        multi_freq_ldpy_peers(64, eps, args)
+        from numba import njit
+
+        @njit(cache=False)
+        def seed_numba(s):  # numba's np.random is its own generator
+            np.random.seed(s)
+
+        seed_numba(3)
+        peers_ok["multi-freq-ldpy"] = True
+    except ImportError as exc:  # pragma: no cover - optional peer
+        print(f"multi-freq-ldpy not installed ({exc}); its columns stay empty")
+        peers_ok["multi-freq-ldpy"] = False
+    random.seed(3)
+    np.random.seed(3)  # pure-ldp draws from the global generators
+
+    rows, table = [], {}  # table[(name, d)] = (Ours, {peer: PeerResult})
+    jit_seen = {}  # numba function -> its compile time (the first call anywhere)
+    floor_lines, ibu_out = [], None
+    for d in ds:
+        rng = np.random.default_rng(d)
+        items = zipf_items(n, d, rng)
+        truth = np.bincount(items, minlength=d).astype(float)
+        common = dict(domain_size=d, epsilon=eps, codebook_seed=2026, n_threads=threads)
+        extras = {"FLH": dict(n_hashes=args.n_hashes),
+                  "RAPPOR": dict(n_bits=args.rappor_bits, n_hashes=args.rappor_hashes,
+                                 n_cohorts=args.rappor_cohorts),
+                  "CMS": dict(num_rows=args.cms_rows, num_columns=args.cms_columns),
+                  "HCMS": dict(num_rows=args.cms_rows, num_columns=args.cms_columns)}
+        peer_specs = {}
+        if peers_ok["pure-ldp"]:
+            peer_specs["pure-ldp"] = pure_ldp_peers(d, eps, args)
+        if peers_ok["multi-freq-ldpy"]:
+            peer_specs["multi-freq-ldpy"] = multi_freq_ldpy_peers(d, eps, args)
+        ours_at, grr_reports = {}, None
         for k in names:
-            tc, ts, _, est = results[k]
-            print(f"  {k:<4} client {tc:.4f} s, server {ts:.4f} s, max|err| {max_err(est, truth):.1f}")
-        print("\nREADME lines (Performance, below the oracle table), from this run:")
-        print("\n".join(floor_lines))
-        return 0
+            cls = getattr(fo, ORACLES[k])
+            make = lambda cls=cls, k=k: cls(**common, **extras.get(k, {}))
+            m = peer_size(k, n, args)
+            mine, reports = run_ours(make, items, truth, [m], args.repeats, args.budget)
+            if k == "GRR":
+                grr_reports = reports
+            del reports  # SHE's are 8 n D bytes
+            ours_at[k] = mine
+            results = {}
+            for lib in PEERS:
+                factory = peer_specs.get(lib, {}).get(k)
+                if factory is None:
+                    continue
+                spec = factory()
+                res = run_peer(spec, items[:m], n, warm=lib == "multi-freq-ldpy")
+                res.note = "; ".join(s for s in (spec.note, res.note) if s)
+                for fn in spec.jit:  # a numba function compiles once in the whole run
+                    if fn not in jit_seen:
+                        jit_seen[fn] = res.jit.get("client" if "Client" in fn else "server", 0.0)
+                results[lib] = res
+            table[(k, d)] = (mine, results)
+            print(f"  D = {d:,} {k}: fastldp client {short(mine.client)}, server "
+                  f"{short(mine.server)}; " + "; ".join(
+                      f"{lib} {short(r.client)} / {short(r.server)}" for lib, r in results.items()),
+                  flush=True)
+        if d == ds[-1]:
+            floor_lines = floors(d, n, threads, args.repeats, ours_at, grr_reports)
+            if grr_reports is not None and _has_ibu():
+                ibu_out = ibu_lines(d, n, eps, threads, grr_reports, args,
+                                    peers_ok["multi-freq-ldpy"])
 
-    notes = []
-    rows = []
+    # ---------------------------------------------------------- the table rows
+    def cell(res, ours_t, step):
+        if res is None:
+            return "-", "-"
+        t = getattr(res, step)
+        return short(t), times(t / ours_t)
+
     for k in names:
-        t_client, t_server, reports, est = results[k]
-        m = n
-        if k == "GRR":
-            pc, ps, pest = peer(DEClient(eps, d).privatise, lambda: DEServer(eps, d), items, d, n)
-        elif k == "OLH":
-            m = min(args.peer_olh_n, n)
-            c = LHClient(epsilon=eps, d=d, use_olh=True)
-            pc, ps, pest = peer(c.privatise, lambda: LHServer(epsilon=eps, d=d, use_olh=True),
-                                items[:m], d, n)
-        elif k == "FLH":
-            t0 = time.perf_counter()
-            flh_server = FastLHServer(eps, d, args.n_hashes, use_olh=True)
-            t_matrix = time.perf_counter() - t0
-            notes.append(f"pure-ldp FLH: hash matrix built in the constructor in "
-                         f"{t_matrix:.1f} s (not counted)")
-            c = FastLHClient(eps, d, args.n_hashes, use_olh=True)
-            pc, ps, pest = peer(c.privatise, lambda: flh_server, items, d, n)
-        elif k == "HR":
-            hr_server = HadamardResponseServer(eps, d)
-            c = HadamardResponseClient(eps, d, hr_server.get_hash_funcs())
-            pc, ps, pest = peer(c.privatise, lambda: hr_server, items, d, n)
-        else:  # OUE, SUE
-            m = min(args.peer_n, n)
-            oue = k == "OUE"
-            c = UEClient(eps, d, use_oue=oue)
-            pc, ps, pest = peer(c.privatise, lambda: UEServer(eps, d, use_oue=oue), items[:m], d, n)
-        client_note = server_note = ""
-        if m == n:
-            err_peer, err_ours = max_err(pest, truth), max_err(est, truth)
-        else:
-            truth_m = np.bincount(items[:m], minlength=d)
-            ours_m = oracles[k].estimate(reports[:m]).counts
-            err_peer, err_ours = max_err(pest, truth_m), max_err(ours_m, truth_m)
-            client_note = f"peer at n = {m:,}, x{n / m:.0f}"
-            server_note = f"{client_note}; errors at n = {m:,}"
-        if k == "FLH":
-            server_note = f"pure-ldp's hash matrix ({short(t_matrix)}) not counted"
-        rows.append((k, "client", pc, t_client, "", client_note))
-        rows.append((k, "server", ps, t_server, f"{err_peer:,.0f} / {err_ours:,.0f}",
-                     server_note))
+        for d in ds:
+            mine, results = table[(k, d)]
+            pure, mfl = results.get("pure-ldp"), results.get("multi-freq-ldpy")
+            m = min([r.m for r in results.values()], default=n)
+            scaled = f"peers at n = {m:,}, x{n / m:.0f}" if m < n else ""
+            extra = [r.note for r in results.values() if r.note]
+            if mine.chose:
+                extra.insert(0, f"fastldp chose {mine.chose}")
+            if mine.again is not None:
+                extra.insert(0, f"fastldp {short(mine.again)} when the same oracle decodes "
+                                f"again (cached)")
+            errors = " / ".join(
+                "-" if r is None else f"{r.error:,.0f}" for r in (pure, mfl)) + " / " + (
+                f"{mine.errors_at[m]:,.0f}" if m < n else f"{mine.error:,.0f}")
+            for step in ("client", "server"):
+                tp, rp = cell(pure, getattr(mine, step), step)
+                tm, rm = cell(mfl, getattr(mine, step), step)
+                note = scaled
+                if step == "server":
+                    bits = ([f"{scaled}; errors at n = {m:,}"] if scaled else []) + extra
+                    note = "; ".join(bits)
+                rows.append((k, d, step, tp, tm, short(getattr(mine, step)), rp, rm,
+                             errors if step == "server" else "", note))
 
+    # ---------------------------------------------------------- targets
+    def ratios(lib, step, which):
+        out = []
+        for (k, d), (mine, results) in table.items():
+            if k in which and lib in results:
+                out.append((getattr(results[lib], step) / getattr(mine, step), k, d, step))
+        return out
+
+    targets = []  # (label, verdict, lowest, misses, checked)
+
+    def target(label, found, threshold):
+        if not found:
+            targets.append((label, "n/a", "no peer ran", [], 0))
+            return
+        misses = sorted(r for r in found if r[0] < threshold)
+        worst = min(found)
+        targets.append((label, "MISS" if misses else "PASS",
+                        f"{times(worst[0])} ({worst[1]} {worst[3]}, D = {worst[2]:,})",
+                        misses, len(found)))
+
+    target(f"every hash-based server (OLH, BLH, RAPPOR, CMS, HCMS, FLH) >= "
+           f"{HASH_SERVER_TARGET:.0f}x pure-ldp", ratios("pure-ldp", "server", HASH_BASED),
+           HASH_SERVER_TARGET)
+    target(f"every client >= {CLIENT_TARGET:.0f}x pure-ldp",
+           ratios("pure-ldp", "client", names), CLIENT_TARGET)
+    target("no client or server slower than multi-freq-ldpy's",
+           ratios("multi-freq-ldpy", "client", names)
+           + ratios("multi-freq-ldpy", "server", names), PEER_TARGET)
+    ibu_label = f"IBU at D = {ds[-1]:,} converges in under {IBU_TARGET:g} s"
+    if ibu_out is not None:
+        _, _, t_ibu, info = ibu_out
+        ok = t_ibu < IBU_TARGET and info["converged"]
+        targets.append((ibu_label, "PASS" if ok else "MISS",
+                        f"{short(t_ibu)}, {info['iterations']:,} EM updates"
+                        + ("" if info["converged"] else ", not converged"),
+                        [] if ok else [(t_ibu, "IBU", ds[-1], "")], 1))
+    else:
+        targets.append((ibu_label, "n/a", "fastldp.oracles.postprocess.ibu not available",
+                        [], 0))
+
+    load_end = load_average()
+    print()
+    print("targets (for a quiet machine; nothing is asserted):")
+    for label, verdict, lowest, misses, checked in targets:
+        print(f"  {verdict:<4}  {label}  (lowest: {lowest}; missed {len(misses)} of {checked})")
+        for r, k, d, step in misses:
+            if k != "IBU":
+                print(f"          miss: {k} {step} at D = {d:,}: {times(r)}")
+    if jit_seen:
+        print("multi-freq-ldpy numba JIT, first calls, not counted: "
+              + ", ".join(f"{fn} {short(t)}" for fn, t in jit_seen.items()))
+    sds = [(k, d, table[(k, d)][0].sd) for k in names for d in ds
+           if table[(k, d)][0].sd is not None]
+    print("largest sd of one fastldp count at n: "
+          + ", ".join(f"{k} (D = {d:,}) {v:,.0f}" for k, d, v in sds))
+    print("load average at the end: " + " ".join(f"{x:.2f}" for x in load_end))
+
+    # ---------------------------------------------------------- README lines
     print()
     print("README lines (Performance), in the README's words, from this run:")
-    print("| oracle | step | pure-ldp | fastldp | speed-up | max abs error pure-ldp / fastldp "
-          "| note |")
-    print("|---|---|---|---|---|---|---|")
-    for k, step, tp, tf, errors, note in rows:
-        print(f"| {k} | {step} | {short(tp)} | {short(tf)} | {tp / tf:,.0f}x | {errors} "
+    print(f"measured under load: one-minute load average {load_start[0]:.1f} at the start "
+          f"and {load_end[0]:.1f} at the end of the run, on {os.cpu_count()} cores")
+    print("| oracle | D | step | pure-ldp | multi-freq-ldpy | fastldp | vs pure-ldp "
+          "| vs multi-freq-ldpy | max abs error pure-ldp / multi-freq-ldpy / fastldp | note |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for k, d, step, tp, tm, tf, rp, rm, errors, note in rows:
+        print(f"| {k} | {d:,} | {step} | {tp} | {tm} | {tf} | {rp} | {rm} | {errors} "
               f"| {note} |")
-    print("\n".join(floor_lines))
-    for note in notes:
-        print(note)
-    sd = {k: float(np.sqrt(oracles[k].estimate(results[k][2]).variances.max())) for k in names}
-    print("largest sd of one fastldp count at n: " + ", ".join(f"{k} {v:.0f}" for k, v in sd.items()))
+    print(f"At D = {ds[-1]:,}: " + "; ".join(floor_lines))
+    if ibu_out is not None:
+        print(ibu_out[0][0])
+        if ibu_out[1]:
+            print(ibu_out[1])
+    if jit_seen:
+        print(f"multi-freq-ldpy's numba compilation took {short(sum(jit_seen.values()))} in all "
+              f"(first calls, not counted)")
+    print("| target (on a quiet machine) | this run | lowest | missed |")
+    print("|---|---|---|---|")
+    for label, verdict, lowest, misses, checked in targets:
+        print(f"| {label} | {verdict} | {lowest} | {len(misses)} of {checked} |")
     return 0
 
 
