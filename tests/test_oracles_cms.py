@@ -22,7 +22,7 @@ NAME = lambda cls: cls.__name__  # noqa: E731
 
 def make(cls, D=5, eps=1.0, k=2, m=4, seed=3, **kw):
     kw.setdefault("n_threads", 1)
-    return cls(domain_size=D, epsilon=eps, num_rows=k, num_columns=m, codebook_seed=seed, **kw)
+    return cls(domain_size=D, epsilon=eps, n_rows=k, n_columns=m, codebook_seed=seed, **kw)
 
 
 def c_of(cls, eps):
@@ -34,16 +34,16 @@ def c_of(cls, eps):
 def report_of_output(o, col):
     """The report of column ``col`` of ``o.channel()``."""
     if isinstance(o, CMS):
-        j, word = divmod(col, 2**o.num_columns)
+        j, word = divmod(col, 2**o.n_columns)
         return np.array([[j, word]], dtype=np.int64)
     cell, b = divmod(col, 2)
-    j, l = divmod(cell, o.num_columns)
+    j, l = divmod(cell, o.n_columns)
     return np.array([[j, l, 2 * b - 1]], dtype=np.int64)
 
 
 def law_of(o, eps):
     law = laws.cms_law if isinstance(o, CMS) else laws.hcms_law
-    return law(eps, o.num_columns, o.hash_table())
+    return law(eps, o.n_columns, o.hash_table())
 
 
 # ---------------------------------------------------------------- privacy
@@ -167,7 +167,7 @@ def test_cms_client_is_sue_over_the_hashed_buckets():
 # ---------------------------------------------------------------- Apple's server
 def apple_server(o, reports, eps):
     """Apple's Algorithms 2 and 4 as pure-ldp writes them: per report, then per candidate."""
-    k, m = o.num_rows, o.num_columns
+    k, m = o.n_rows, o.n_columns
     M = np.zeros((k, m))
     rows_of = np.zeros(k)
     if isinstance(o, CMS):
@@ -436,19 +436,19 @@ def test_split_and_merge_is_bit_identical(cls, budgets, malformed, mode):
     assert got.sanitization == want.sanitization and got.n == 300
     assert (want.sanitization.n_valid < 300) == malformed
     state = parts[1].sums["hits"].size
-    assert state == o.num_rows * o.num_columns * (1 if cls is CMS else 2)
+    assert state == o.n_rows * o.n_columns * (1 if cls is CMS else 2)
 
 
 @pytest.mark.parametrize("cls", SKETCHES, ids=NAME)
 def test_stream_params_rebuild_the_server(cls):
     o = make(cls, D=25, k=6, m=32, seed=9)
     params = o.stream_params()
-    assert params == {"domain_size": 25, "epsilon": 1.0, "codebook_seed": 9, "num_rows": 6,
-                      "num_columns": 32}
+    assert params == {"domain_size": 25, "epsilon": 1.0, "codebook_seed": 9, "n_rows": 6,
+                      "n_columns": 32}
     y = o.privatize(np.arange(100) % 25, rng=0)
     twin = cls(**params)
     assert twin.estimate(y).counts.tobytes() == o.estimate(y).counts.tobytes()
-    other = cls(**{**params, "num_rows": 7})
+    other = cls(**{**params, "n_rows": 7})
     with pytest.raises(ValueError):
         other.finalize(o.partial(y))
 
@@ -556,19 +556,19 @@ def test_estimate_never_crashes_on_junk_and_counts_it(cls):
 
 # ---------------------------------------------------------------- API
 def test_constructor_checks_its_shape():
-    with pytest.raises(ValueError, match="'num_columns' parameter of HCMS must be a power of two"):
-        HCMS(domain_size=5, epsilon=1.0, num_rows=2, num_columns=12)
-    with pytest.raises(ValueError, match="'num_columns' parameter of CMS"):
-        CMS(domain_size=5, epsilon=1.0, num_rows=2**14, num_columns=2**11)  # 2^25 cells
-    with pytest.raises(ValueError, match="'num_rows' parameter of CMS"):
-        CMS(domain_size=5, epsilon=1.0, num_rows=0)
-    with pytest.raises(TypeError, match="'num_columns' parameter of HCMS"):
-        HCMS(domain_size=5, epsilon=1.0, num_columns=8.0)
+    with pytest.raises(ValueError, match="'n_columns' parameter of HCMS must be a power of two"):
+        HCMS(domain_size=5, epsilon=1.0, n_rows=2, n_columns=12)
+    with pytest.raises(ValueError, match="'n_columns' parameter of CMS"):
+        CMS(domain_size=5, epsilon=1.0, n_rows=2**14, n_columns=2**11)  # 2^25 cells
+    with pytest.raises(ValueError, match="'n_rows' parameter of CMS"):
+        CMS(domain_size=5, epsilon=1.0, n_rows=0)
+    with pytest.raises(TypeError, match="'n_columns' parameter of HCMS"):
+        HCMS(domain_size=5, epsilon=1.0, n_columns=8.0)
     with pytest.raises(TypeError):
         CMS(5, 1.0)
     o = CMS(domain_size=5, epsilon=1.0, codebook_seed=1)
-    assert (o.num_rows, o.num_columns, o.report_width) == (256, 1024, 17)
-    assert repr(o) == ("CMS(domain_size=5, epsilon=1.0, num_rows=256, num_columns=1024, "
+    assert (o.n_rows, o.n_columns, o.report_width) == (256, 1024, 17)
+    assert repr(o) == ("CMS(domain_size=5, epsilon=1.0, n_rows=256, n_columns=1024, "
                        "codebook_seed=1)")
     with pytest.raises(ValueError, match="'epsilon' parameter of HCMS"):
         HCMS(domain_size=5, epsilon=1e-320)

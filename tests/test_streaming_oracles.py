@@ -50,9 +50,9 @@ ORACLES = {
     # chooses GRR (D < 3 e^eps + 2): integer reports
     "auto": lambda: AdaptiveOracle(domain_size=5, epsilon=2.0, codebook_seed=17, n_threads=2),
     # 70 columns: two sign words, 6 bits used in the last
-    "cms": lambda: CMS(domain_size=21, epsilon=1.0, num_rows=8, num_columns=70,
+    "cms": lambda: CMS(domain_size=21, epsilon=1.0, n_rows=8, n_columns=70,
                        codebook_seed=13, n_threads=2),
-    "hcms": lambda: HCMS(domain_size=21, epsilon=1.0, num_rows=8, num_columns=32,
+    "hcms": lambda: HCMS(domain_size=21, epsilon=1.0, n_rows=8, n_columns=32,
                          codebook_seed=14, n_threads=2),
     # thresholded histogram encoding: OUE's packed rows, personal budgets at their own threshold
     "the": lambda: THE(domain_size=19, epsilon=1.0, codebook_seed=18, n_threads=2),

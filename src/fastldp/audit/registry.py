@@ -579,7 +579,7 @@ ORACLE_D = 5
 
 #: the hash functions and columns of the CMS / HCMS audits (k 2^m outputs for CMS)
 SKETCH_ROWS, SKETCH_COLUMNS = 2, 4
-SKETCH_SHAPE = {"num_rows": SKETCH_ROWS, "num_columns": SKETCH_COLUMNS}
+SKETCH_SHAPE = {"n_rows": SKETCH_ROWS, "n_columns": SKETCH_COLUMNS}
 
 
 def _oracle(name, **extra):
@@ -599,7 +599,7 @@ def _oracle_law(name):
             return laws.flh_law(mech.domain_size, eps, mech.g, mech.pool(), ids)
         if name in ("cms", "hcms"):
             sketch_law = laws.cms_law if name == "cms" else laws.hcms_law
-            return sketch_law(eps, mech.num_columns, mech.hash_table(), ids)
+            return sketch_law(eps, mech.n_columns, mech.hash_table(), ids)
         return laws.oracle_law(name, mech.domain_size, eps, mech.codebook_seed, ids)
     return law
 

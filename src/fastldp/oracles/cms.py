@@ -1,7 +1,7 @@
 """Apple's Count Mean Sketch (CMS) and Hadamard Count Mean Sketch (HCMS).
 
 Both oracles share ``k`` public hash functions ``h_j : [D] -> [m]``
-(``num_rows`` by ``num_columns``): ``h_j`` is the OLH hash of identity ``j``
+(``n_rows`` by ``n_columns``): ``h_j`` is the OLH hash of identity ``j``
 under the codebook seed (:func:`~fastldp.oracles.olh.olh_hash` onto ``m``
 buckets), so the functions are fixed by ``codebook_seed``, as FLH's pool is.
 A client picks a row ``j`` uniformly and encodes ``h_j(x)``:
@@ -181,7 +181,7 @@ class SketchEstimate(FrequencyEstimate):
     --------
     >>> import numpy as np
     >>> from fastldp.oracles import CMS
-    >>> cms = CMS(domain_size=50, epsilon=3.0, num_rows=16, num_columns=64, codebook_seed=1)
+    >>> cms = CMS(domain_size=50, epsilon=3.0, n_rows=16, n_columns=64, codebook_seed=1)
     >>> est = cms.estimate(cms.privatize(np.arange(2000) % 50, rng=0))
     >>> est.sketch.shape
     (16, 64)
@@ -248,12 +248,12 @@ class _CountMeanSketch(MatrixReports, FrequencyOracle):
     """What CMS and HCMS share: the ``k`` hash functions, the constructor, the sketch."""
 
     def __init__(self, *, domain_size: Optional[int] = None, epsilon: Optional[float],
-                 num_rows: int = 256, num_columns: int = 1024, categories: Any = None,
+                 n_rows: int = 256, n_columns: int = 1024, categories: Any = None,
                  codebook_seed: Optional[int] = None, n_threads: Optional[int] = None) -> None:
         owner = type(self).__name__
-        self.num_rows = check_int(num_rows, "num_rows", owner, low=1, high=MAX_CELLS // 2)
-        self.num_columns = check_int(num_columns, "num_columns", owner, low=2,
-                                     high=MAX_CELLS // self.num_rows)
+        self.n_rows = check_int(n_rows, "n_rows", owner, low=1, high=MAX_CELLS // 2)
+        self.n_columns = check_int(n_columns, "n_columns", owner, low=2,
+                                     high=MAX_CELLS // self.n_rows)
         self._check_columns(owner)
         super().__init__(domain_size=domain_size, epsilon=epsilon, categories=categories,
                          codebook_seed=codebook_seed, n_threads=n_threads)
@@ -269,24 +269,24 @@ class _CountMeanSketch(MatrixReports, FrequencyOracle):
         raise NotImplementedError  # pragma: no cover - abstract
 
     def _repr_extra(self) -> str:
-        return f", num_rows={self.num_rows}, num_columns={self.num_columns}"
+        return f", n_rows={self.n_rows}, n_columns={self.n_columns}"
 
     def _stream_extra(self) -> dict:
-        return {"num_rows": self.num_rows, "num_columns": self.num_columns}
+        return {"n_rows": self.n_rows, "n_columns": self.n_columns}
 
     @property
     def _r(self) -> float:
-        return self.num_columns / (self.num_columns - 1.0)
+        return self.n_columns / (self.n_columns - 1.0)
 
     # ------------------------------------------------------------ public hashes
     def hash(self, rows: ArrayLike, items: ArrayLike) -> np.ndarray:
-        """``h_{rows[t]}(items[t])`` in ``[0, num_columns)`` (paired arrays), int64."""
+        """``h_{rows[t]}(items[t])`` in ``[0, n_columns)`` (paired arrays), int64."""
         rows = np.ascontiguousarray(rows, dtype=np.uint64)
-        return olh_hash(self.codebook_seed, rows, items, self.num_columns)
+        return olh_hash(self.codebook_seed, rows, items, self.n_columns)
 
     def hash_table(self) -> np.ndarray:
-        """The public table ``h_j(v)``, shape ``(num_rows, domain_size)`` (tests and audits)."""
-        k, D = self.num_rows, self.domain_size
+        """The public table ``h_j(v)``, shape ``(n_rows, domain_size)`` (tests and audits)."""
+        k, D = self.n_rows, self.domain_size
         return self.hash(np.repeat(np.arange(k), D),
                          np.tile(np.arange(D, dtype=np.int64), k)).reshape(k, D)
 
@@ -324,7 +324,7 @@ class _CountMeanSketch(MatrixReports, FrequencyOracle):
         table = self.hash_table()
         mean, var = np.zeros(self.domain_size), np.zeros(self.domain_size)
         held = np.flatnonzero(n_x)
-        step = max(1, (1 << 22) // max(1, self.num_rows * self.domain_size))
+        step = max(1, (1 << 22) // max(1, self.n_rows * self.domain_size))
         for a in range(0, held.shape[0], step):
             xs = held[a:a + step]
             kappa = self._collisions(xs, table)
@@ -386,9 +386,9 @@ class CMS(_CountMeanSketch):
         Defaults to ``len(categories)``.
     epsilon : float in (0, 700] or None
         Every coordinate is flipped with probability ``1 / (1 + e^(eps/2))``.
-    num_rows : int >= 1
+    n_rows : int >= 1
         ``k``, the number of hash functions (default 256).
-    num_columns : int >= 2
+    n_columns : int >= 2
         ``m``, their range (default 1024); ``k m <= 2**24``.
     categories : list of labels or a pandas Categorical, optional
         Labels of the symbols (:class:`~fastldp.oracles.FrequencyOracle`).
@@ -413,7 +413,7 @@ class CMS(_CountMeanSketch):
     Examples
     --------
     >>> import numpy as np
-    >>> cms = CMS(domain_size=100, epsilon=2.0, num_rows=32, num_columns=128, codebook_seed=5)
+    >>> cms = CMS(domain_size=100, epsilon=2.0, n_rows=32, n_columns=128, codebook_seed=5)
     >>> reports = cms.privatize(np.arange(10_000) % 100, rng=0)
     >>> reports.shape, reports.dtype
     ((10000, 3), dtype('int64'))
@@ -431,7 +431,7 @@ class CMS(_CountMeanSketch):
     @property
     def n_words(self) -> int:
         """Words of signs per report, ``ceil(m / 64)``."""
-        return (self.num_columns + 63) // 64
+        return (self.n_columns + 63) // 64
 
     @property
     def report_width(self) -> int:
@@ -447,7 +447,7 @@ class CMS(_CountMeanSketch):
         return c_eps(np.asarray(eps, dtype=np.float64) / 2.0)
 
     def variances(self, eps: np.ndarray) -> np.ndarray:
-        m, k = self.num_columns, self.num_rows
+        m, k = self.n_columns, self.n_rows
         c = self._c(eps)
         collisions = (1 - 2.0 / m) ** 2 + 4 * (1.0 / m) * (1 - 1.0 / m) / k
         return self._r ** 2 * (c * c - collisions) / 4
@@ -458,13 +458,13 @@ class CMS(_CountMeanSketch):
 
     def _report_moments(self, kappa, eps):
         c = float(self._c(eps))
-        r, m = self._r, self.num_columns
+        r, m = self._r, self.n_columns
         return r * (kappa - 1.0 / m), r * r * (c * c - (2 * kappa - 1) ** 2) / 4
 
     # ------------------------------------------------------------ report layout
     def _padding_mask(self) -> int:
         """Bits of the last word that lie beyond sign ``m - 1`` (as a uint64 mask)."""
-        used = self.num_columns - 64 * (self.n_words - 1)
+        used = self.n_columns - 64 * (self.n_words - 1)
         return 0 if used == 64 else ((1 << 64) - 1) ^ ((1 << used) - 1)
 
     def pack_reports(self, rows: ArrayLike, signs: ArrayLike) -> np.ndarray:
@@ -473,8 +473,8 @@ class CMS(_CountMeanSketch):
         Parameters
         ----------
         rows : array_like of int, shape (n,)
-            Row indices in ``[0, num_rows)``.
-        signs : array_like, shape (n, num_columns)
+            Row indices in ``[0, n_rows)``.
+        signs : array_like, shape (n, n_columns)
             ``+1`` or ``-1`` entries.
 
         Returns
@@ -484,10 +484,10 @@ class CMS(_CountMeanSketch):
         owner = "CMS.pack_reports"
         s = np.asarray(signs)
         j = np.asarray(rows)
-        n, m = j.shape[0] if j.ndim == 1 else -1, self.num_columns
+        n, m = j.shape[0] if j.ndim == 1 else -1, self.n_columns
         if (j.ndim != 1 or j.dtype.kind not in "iu"
-                or (n and (j.min() < 0 or j.max() >= self.num_rows))):
-            raise param_error("rows", owner, f"a 1-d array of integers in [0, {self.num_rows})",
+                or (n and (j.min() < 0 or j.max() >= self.n_rows))):
+            raise param_error("rows", owner, f"a 1-d array of integers in [0, {self.n_rows})",
                               f"an array of dtype {j.dtype} and shape {j.shape}")
         if s.shape != (n, m) or not np.isin(s, (-1, 1)).all():
             raise param_error("signs", owner, f"an ({n}, {m}) array of +1 and -1",
@@ -519,14 +519,14 @@ class CMS(_CountMeanSketch):
         Returns
         -------
         rows : int64 array, shape (n,)
-        signs : int8 array, shape (n, num_columns)
+        signs : int8 array, shape (n, n_columns)
         """
         arr = np.asarray(reports)
         if arr.ndim != 2 or arr.shape[1] != self.report_width or arr.dtype.kind not in "iu":
             raise self._shape_error("CMS.unpack_reports", None, arr.shape)
         clean = arr.view(np.int64) if arr.dtype == np.uint64 else arr.astype(np.int64, copy=False)
         bits = np.unpackbits(self._packed_bits(clean), axis=1, bitorder="little",
-                             count=self.num_columns)
+                             count=self.n_columns)
         return clean[:, 0].copy(), (2 * bits.astype(np.int8) - 1)
 
     def channel(self, eps: float, identity: int = 0) -> np.ndarray:
@@ -535,7 +535,7 @@ class CMS(_CountMeanSketch):
         Column ``j 2^m + s``: row index ``j`` and the sign vector whose bit
         ``l`` is 1 for ``+1`` (the report's first word). Needs ``m <= 12``.
         """
-        m, k, D = self.num_columns, self.num_rows, self.domain_size
+        m, k, D = self.n_columns, self.n_rows, self.domain_size
         if m > CHANNEL_MAX_M:
             raise ValueError(f"channel() enumerates k 2^m outputs; needs m <= {CHANNEL_MAX_M}, "
                              f"got m = {m}")
@@ -560,7 +560,7 @@ class CMS(_CountMeanSketch):
         buckets).
         """
         n = values.shape[0]
-        rows = np.asarray(rng.integers(0, self.num_rows, n), dtype=np.int64)
+        rows = np.asarray(rng.integers(0, self.n_rows, n), dtype=np.int64)
         buckets = self.hash(rows, values)
         q, p = self._flip(eps)
         key = rng.integers(0, 2**64, size=2, dtype=np.uint64)
@@ -568,12 +568,12 @@ class CMS(_CountMeanSketch):
                           np.ascontiguousarray(np.broadcast_to(np.ldexp(q, 64).astype(np.uint64),
                                                                (n,))),
                           np.ascontiguousarray(np.broadcast_to(p, (n,)), dtype=np.float64),
-                          self.num_columns, self.n_threads)
+                          self.n_columns, self.n_threads)
         return self._rows_of_bits(rows, bits)
 
     # ------------------------------------------------------------ server statistic
     def _stat_size(self):
-        return self.num_rows * self.num_columns
+        return self.n_rows * self.n_columns
 
     def _bit_sums(self, rows: np.ndarray, packed: np.ndarray,
                   weights: Optional[np.ndarray]) -> np.ndarray:
@@ -586,7 +586,7 @@ class CMS(_CountMeanSketch):
         integer counts; integer-valued weights give exact float sums
         (:func:`~fastldp.oracles._base.add_weighted_hits`).
         """
-        k, m = self.num_rows, self.num_columns
+        k, m = self.n_rows, self.n_columns
         bits_per_row = 8 * packed.shape[1]
         out = np.zeros((k, m), dtype=np.int64 if weights is None else np.float64)
         n = rows.shape[0]
@@ -631,7 +631,7 @@ class CMS(_CountMeanSketch):
         the bit of report ``i`` at ``(j_i, h_{j_i}(v))``.
         """
         c = self._c(eps)
-        r, m = self._r, self.num_columns
+        r, m = self._r, self.n_columns
         a = np.ascontiguousarray(lam * r * c, dtype=np.float64)
         return a, lam * r * (0.5 - 1.0 / m - c / 2)
 
@@ -659,22 +659,22 @@ class CMS(_CountMeanSketch):
 
     def weighted_counts(self, support: ExactSum, offset: ExactSum) -> np.ndarray:
         """``sum_j Z[j, h_j(v)]`` of the rounded table, plus the constant."""
-        table = support.value().reshape(self.num_rows, self.num_columns)
+        table = support.value().reshape(self.n_rows, self.n_columns)
         return self._counts_of_table(table) + float(offset.value()[0])
 
     def _counts_from_hits(self, hits, n):
         c = float(self._c(self.epsilon))
-        r, m = self._r, self.num_columns
-        T = self._counts_of_table(np.asarray(hits, dtype=np.float64).reshape(self.num_rows, m))
+        r, m = self._r, self.n_columns
+        T = self._counts_of_table(np.asarray(hits, dtype=np.float64).reshape(self.n_rows, m))
         return r * (c * T + n * (0.5 - 1.0 / m - c / 2))
 
     def _sketch_from_hits(self, hits, n):
-        c, k = float(self._c(self.epsilon)), self.num_rows
-        B = np.asarray(hits, dtype=np.float64).reshape(k, self.num_columns)
+        c, k = float(self._c(self.epsilon)), self.n_rows
+        B = np.asarray(hits, dtype=np.float64).reshape(k, self.n_columns)
         return k * c * B + n * (1 - c) / 2
 
     def _sketch_from_sums(self, support, offset, n):
-        k, m, r = self.num_rows, self.num_columns, self._r
+        k, m, r = self.n_rows, self.n_columns, self._r
         Z = support.value().reshape(k, m)
         return (k / r) * Z + (float(offset.value()[0]) / r + n / m)
 
@@ -685,7 +685,7 @@ class CMS(_CountMeanSketch):
             return None
         clean = arr.view(np.int64) if arr.dtype == np.uint64 else arr.astype(np.int64, copy=False)
         j = clean[:, 0]
-        if j.min() < 0 or j.max() >= self.num_rows:
+        if j.min() < 0 or j.max() >= self.n_rows:
             return None
         pad = self._padding_mask()
         if pad and (clean[:, -1].view(np.uint64) & np.uint64(pad)).any():
@@ -706,7 +706,7 @@ class CMS(_CountMeanSketch):
         """
         ids = np.ascontiguousarray(identities, dtype=np.uint64)
         n, W = ids.shape[0], self.n_words
-        j = public_uniform(self.codebook_seed, ids, np.full(n, self.num_rows), word=1)
+        j = public_uniform(self.codebook_seed, ids, np.full(n, self.n_rows), word=1)
         words = hash_blocks(self.codebook_seed, ids, (W + 3) // 4 + 1,
                             SANITIZE_STREAM)[:, 1:, :].reshape(n, -1)[:, :W].copy()
         pad = self._padding_mask()
@@ -741,7 +741,7 @@ class CMS(_CountMeanSketch):
             in_word = np.ones(arr.shape, dtype=bool)
         else:
             values, numeric, integral, in_word = _exact_words(arr)
-        j_ok = (values[:, 0] >= 0) & (values[:, 0] < self.num_rows)
+        j_ok = (values[:, 0] >= 0) & (values[:, 0] < self.n_rows)
         pad = self._padding_mask()
         pad_ok = ((values[:, -1].view(np.uint64) & np.uint64(pad)) == 0) if pad else True
         legal = j_ok & (integral & in_word).all(axis=1) & pad_ok
@@ -820,9 +820,9 @@ class HCMS(_CountMeanSketch):
         Defaults to ``len(categories)``.
     epsilon : float in (0, 700] or None
         The bit is flipped with probability ``1 / (1 + e^eps)``.
-    num_rows : int >= 1
+    n_rows : int >= 1
         ``k``, the number of hash functions (default 256).
-    num_columns : int >= 2, a power of two
+    n_columns : int >= 2, a power of two
         ``m``, their range and the Hadamard order (default 1024); ``k m <= 2**24``.
     categories : list of labels or a pandas Categorical, optional
         Labels of the symbols (:class:`~fastldp.oracles.FrequencyOracle`).
@@ -843,7 +843,7 @@ class HCMS(_CountMeanSketch):
     Examples
     --------
     >>> import numpy as np
-    >>> hcms = HCMS(domain_size=100, epsilon=2.0, num_rows=32, num_columns=128, codebook_seed=5)
+    >>> hcms = HCMS(domain_size=100, epsilon=2.0, n_rows=32, n_columns=128, codebook_seed=5)
     >>> reports = hcms.privatize(np.arange(20_000) % 100, rng=0)
     >>> reports.shape, sorted(set(reports[:, 2].tolist()))  # rows (j, l, omega)
     ((20000, 3), [-1, 1])
@@ -861,10 +861,10 @@ class HCMS(_CountMeanSketch):
         return 3
 
     def _check_columns(self, owner: str) -> None:
-        m = self.num_columns
+        m = self.n_columns
         if m & (m - 1):
-            raise param_error("num_columns", owner,
-                              f"a power of two in [2, {MAX_CELLS // self.num_rows}] (the Hadamard "
+            raise param_error("n_columns", owner,
+                              f"a power of two in [2, {MAX_CELLS // self.n_rows}] (the Hadamard "
                               "order)", m)
 
     def _flip(self, eps):
@@ -874,7 +874,7 @@ class HCMS(_CountMeanSketch):
         return c_eps(eps)
 
     def variances(self, eps: np.ndarray) -> np.ndarray:
-        m, k = self.num_columns, self.num_rows
+        m, k = self.n_columns, self.n_rows
         c = self._c(eps)
         collisions = 1.0 / m**2 + (1.0 / m) * (1 - 1.0 / m) / k
         return self._r ** 2 * (c * c - collisions)
@@ -885,12 +885,12 @@ class HCMS(_CountMeanSketch):
 
     def _report_moments(self, kappa, eps):
         c = float(self._c(eps))
-        r, m = self._r, self.num_columns
+        r, m = self._r, self.n_columns
         return r * (kappa - 1.0 / m), r * r * (c * c - kappa**2)
 
     def channel(self, eps: float, identity: int = 0) -> np.ndarray:
         """Exact law ``P[x, (j m + l) 2 + (omega + 1) / 2]`` of the report given the hashes."""
-        m, k, D = self.num_columns, self.num_rows, self.domain_size
+        m, k, D = self.n_columns, self.n_rows, self.domain_size
         q = float(self._flip(eps))
         table = self.hash_table()  # (k, D)
         ls = np.arange(m, dtype=np.int64)
@@ -906,19 +906,19 @@ class HCMS(_CountMeanSketch):
                 rng: np.random.Generator) -> np.ndarray:
         """Array layer of :meth:`privatize`: ``(n, 3)`` int64 reports ``(j, l, omega)``."""
         n = values.shape[0]
-        rows = np.asarray(rng.integers(0, self.num_rows, n), dtype=np.int64)
-        cols = np.asarray(rng.integers(0, self.num_columns, n), dtype=np.int64)
+        rows = np.asarray(rng.integers(0, self.n_rows, n), dtype=np.int64)
+        cols = np.asarray(rng.integers(0, self.n_columns, n), dtype=np.int64)
         w = hadamard_entries(cols, self.hash(rows, values)).astype(np.int64)
         flip = rng.random(n) < self._flip(eps)
         return np.stack([rows, cols, np.where(flip, -w, w)], axis=1)
 
     # ------------------------------------------------------------ server statistic
     def _stat_size(self):
-        return 2 * self.num_rows * self.num_columns
+        return 2 * self.n_rows * self.n_columns
 
     def _cells(self, clean):
         """Position ``2 (j m + l) + (omega + 1) / 2`` of every report."""
-        return 2 * (clean[:, 0] * self.num_columns + clean[:, 1]) + (clean[:, 2] > 0)
+        return 2 * (clean[:, 0] * self.n_columns + clean[:, 1]) + (clean[:, 2] > 0)
 
     def _hits(self, clean, identities):
         return np.bincount(self._cells(clean), minlength=self._stat_size())
@@ -926,7 +926,7 @@ class HCMS(_CountMeanSketch):
     def _report_terms(self, eps, lam):
         """``a_i = lam_i r c_i`` at the report's cell and ``-lam_i r / m`` per report."""
         a = np.ascontiguousarray(lam * self._r * self._c(eps), dtype=np.float64)
-        return a, -lam * self._r / self.num_columns
+        return a, -lam * self._r / self.n_columns
 
     def weighted_sums(self, clean: np.ndarray, eps: np.ndarray, identities: Optional[np.ndarray],
                       lam: np.ndarray) -> tuple[ExactSum, ExactSum]:
@@ -942,7 +942,7 @@ class HCMS(_CountMeanSketch):
 
     def _signed_table(self, support: ExactSum) -> np.ndarray:
         """``Z[j, l]`` = the ``+1`` cell minus the ``-1`` cell, computed exactly, rounded once."""
-        k, m = self.num_rows, self.num_columns
+        k, m = self.n_rows, self.n_columns
         k_lo, digits = support.canonical()
         if digits.shape[0] == 0:
             return np.zeros((k, m))
@@ -956,20 +956,20 @@ class HCMS(_CountMeanSketch):
                 + float(offset.value()[0]))
 
     def _signed_hits(self, hits):
-        h = np.asarray(hits, dtype=np.float64).reshape(self.num_rows, self.num_columns, 2)
+        h = np.asarray(hits, dtype=np.float64).reshape(self.n_rows, self.n_columns, 2)
         return h[:, :, 1] - h[:, :, 0]
 
     def _counts_from_hits(self, hits, n):
         c = float(self._c(self.epsilon))
         T = self._counts_of_table(fwht_rows(self._signed_hits(hits)))
-        return self._r * (c * T - n / self.num_columns)
+        return self._r * (c * T - n / self.n_columns)
 
     def _sketch_from_hits(self, hits, n):
         c = float(self._c(self.epsilon))
-        return self.num_rows * c * fwht_rows(self._signed_hits(hits))
+        return self.n_rows * c * fwht_rows(self._signed_hits(hits))
 
     def _sketch_from_sums(self, support, offset, n):
-        return (self.num_rows / self._r) * fwht_rows(self._signed_table(support))
+        return (self.n_rows / self._r) * fwht_rows(self._signed_table(support))
 
     # ------------------------------------------------------------ sanitization
     def _legal_as_is(self, reports, n):
@@ -987,8 +987,8 @@ class HCMS(_CountMeanSketch):
             signs_ok = bool((arr[:, 2] == 1).all())
         else:
             signs_ok = bool((np.abs(arr[:, 2]) == 1).all())
-        return bool(lo[0] >= 0 and hi[0] < self.num_rows and lo[1] >= 0
-                    and hi[1] < self.num_columns and signs_ok)
+        return bool(lo[0] >= 0 and hi[0] < self.n_rows and lo[1] >= 0
+                    and hi[1] < self.n_columns and signs_ok)
 
     def sanitize(self, reports: ArrayLike, eps: np.ndarray, identities: np.ndarray,
                  owner: str) -> tuple[np.ndarray, SanitizationReport]:
@@ -1001,7 +1001,7 @@ class HCMS(_CountMeanSketch):
             return (np.ascontiguousarray(arr, dtype=np.int64),
                     SanitizationReport(n, n, {r: 0 for r in REASONS}, False))
         values, numeric, integral, wrong_dtype = classify_integers(arr)
-        k, m = self.num_rows, self.num_columns
+        k, m = self.n_rows, self.n_columns
         in_range = integral & np.stack([(values[:, 0] >= 0) & (values[:, 0] < k),
                                         (values[:, 1] >= 0) & (values[:, 1] < m),
                                         np.abs(values[:, 2]) == 1], axis=1)
