@@ -21,8 +21,9 @@ post-processing method. Why its two statistical checks cannot fail by chance:
   onto the simplex (:func:`fastldp.oracles.postprocess.norm_sub`), and the
   truth lies in the simplex, so ``||P(x) - f||^2 <= ||x - f||^2`` for every
   estimate at every eps (checked in every row, to rounding), with equality
-  only when ``x`` is already in the simplex: at eps = 0.5 each of the ~40 symbols of true count 0 or 1 is negative with
-  probability about 0.4, so all are non-negative with probability below
+  only when ``x`` is already in the simplex: at eps = 0.5 each of the ~40
+  symbols of true count 0 or 1 is negative with probability about 0.4, so
+  all are non-negative with probability below
   ``0.6^40 < 1e-8``. Moreover two points of the simplex are at most
   ``sqrt(2)`` apart, so norm_sub's full-domain MSE is at most ``2/d =
   0.031`` in every row, against the raw expectation of at least 0.157: the

@@ -1,11 +1,12 @@
 """Frequency-oracle experiments: consistent post-processing compared (Wang et al., NDSS 2020).
 
 ``fastldp reproduce oracle-consistency [--quick] [--data DIR]`` privatizes
-Zipf data (and the real files found under ``--data``) with GRR, OLH and
-OUE at budgets 0.5 to 4, post-processes each estimate with every method of
-:mod:`fastldp.oracles.postprocess` (and ``raw``, ``base_pos``, ``norm``),
-and reports the full-domain, set-query and top-k MSE of each, which method
-wins where, and the paper's conclusions beside the measured winners::
+Zipf data (and the real files found under ``--data``) with GRR, OLH, OUE,
+subset selection and BLH at budgets 0.5 to 4, post-processes each estimate
+with every method of :mod:`fastldp.oracles.postprocess` (and ``raw``,
+``base_pos``, ``norm``), and reports the full-domain, set-query and top-k
+MSE of each, which method wins where, and the paper's conclusions beside the
+measured winners::
 
     from fastldp.experiments.oracles import reproduce
     report = reproduce(quick=True, out="out")

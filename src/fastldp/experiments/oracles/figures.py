@@ -21,7 +21,7 @@ from ..report import _group
 
 __all__ = ["make_figures"]
 
-_STYLE = {
+_STYLE: dict[str, dict] = {
     "raw": dict(color="black", lw=2.0, marker="o"),
     "base_pos": dict(color="0.55", ls=":", marker="x"),
     "norm": dict(color="tab:gray", ls="--", marker="+"),
@@ -63,9 +63,10 @@ def make_figures(summary, out, *, methods=None, log=None) -> list[Path]:
                         continue
                     x = np.array([e["eps"] for e in pts])
                     y = np.array([e[f"{metric}_mean"] for e in pts])
-                    ci = np.array([1.96 * e[f"{metric}_sd"] / math.sqrt(e["repetitions"])
-                                   if e["repetitions"] > 1 and e[f"{metric}_sd"] == e[f"{metric}_sd"]
-                                   else 0.0 for e in pts])
+                    sd = [e[f"{metric}_sd"] for e in pts]
+                    ci = np.array([1.96 * s / math.sqrt(e["repetitions"])
+                                   if e["repetitions"] > 1 and s == s else 0.0
+                                   for e, s in zip(pts, sd)])
                     ax.errorbar(x, y, yerr=ci, capsize=2, ms=4, label=method,
                                 **_STYLE.get(method, {}))
                 ax.set_yscale("log")

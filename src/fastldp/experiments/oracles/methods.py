@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+from typing import Any
 
 import numpy as np
 
@@ -84,7 +85,7 @@ def apply_method(method: str, estimate, oracle) -> tuple[np.ndarray, dict]:
     them (IBU), else None.
     """
     counts = np.asarray(estimate.counts, dtype=np.float64)
-    info = {"iterations": None, "converged": None}
+    info: dict[str, Any] = {"iterations": None, "converged": None}
     package = _package_methods()
     if method == "raw":
         return counts.copy(), info

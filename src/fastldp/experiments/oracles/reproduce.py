@@ -37,7 +37,7 @@ EXPERIMENTS = {
         "oracle_consistency.toml",
         "Wang et al. NDSS 2020: which consistency post-processing (norm_sub, base_cut, "
         "norm_mul, norm_cut, projection, IBU) wins for full-domain, set-query and top-k MSE "
-        "(GRR, OLH, OUE; Zipf data, real files with --data)", False),
+        "(GRR, OLH, OUE, SS, BLH; Zipf data, real files with --data)", False),
 }
 
 SPECS_DIR = Path(__file__).resolve().with_name("specs")
