@@ -574,6 +574,27 @@ def add_weighted_hits(total: ExactSum, weights, hits) -> None:
             i = j + 1
 
 
+def all_legal_report(n: int) -> SanitizationReport:
+    """The :class:`SanitizationReport` of ``n`` integer reports that were all legal as sent."""
+    return SanitizationReport(n, n, {r: 0 for r in REASONS}, False)
+
+
+def tally_report(numeric: np.ndarray, integral: np.ndarray, legal: np.ndarray,
+                 wrong_dtype: bool) -> SanitizationReport:
+    """The :class:`SanitizationReport` of integer reports from their per-report masks.
+
+    Each illegal report counts under its first reason: not a number, else
+    not an integer, else out of range (``legal`` implies ``integral``
+    implies ``numeric``).
+    """
+    by_reason = {
+        "non_numeric": int((~numeric).sum()),
+        "non_integer": int((numeric & ~integral).sum()),
+        "out_of_range": int((integral & ~legal).sum()),
+    }
+    return SanitizationReport(legal.shape[0], int(legal.sum()), by_reason, wrong_dtype)
+
+
 def partial_report(partial: Partial) -> SanitizationReport:
     """The :class:`SanitizationReport` of every report a (merged) partial holds."""
     return sanitization_report(partial.counts, partial.flags)
@@ -1025,7 +1046,7 @@ class FrequencyOracle:
         if epsilons is None:
             fast = self._fast_hits(reports, n, identities, owner)
             if fast is not None:  # every report legal: no copy, no per-report budgets
-                report = SanitizationReport(n, n, {r: 0 for r in REASONS}, False)
+                report = all_legal_report(n)
             else:
                 ids = resolve_identities(identities, n, owner)
                 clean, report = self.sanitize(reports, self._budgets(None, n, owner), ids, owner)
@@ -1260,20 +1281,14 @@ class FrequencyOracle:
         sizes = self.output_sizes(eps)
         if arr.dtype.kind in "iu" and n and arr.dtype.itemsize <= 8:
             if arr.min() >= 0 and (arr.max() < sizes).all():
-                return (np.ascontiguousarray(arr, dtype=np.int64),
-                        SanitizationReport(n, n, {r: 0 for r in REASONS}, False))
+                return np.ascontiguousarray(arr, dtype=np.int64), all_legal_report(n)
         values, numeric, integral, wrong_dtype = classify_integers(arr)
         legal = integral & (values >= 0) & (values < sizes)
         out = values.copy()
         bad = ~legal
         if bad.any():
             out[bad] = public_uniform(self.codebook_seed, identities[bad], sizes[bad])
-        by_reason = {
-            "non_numeric": int((~numeric).sum()),
-            "non_integer": int((numeric & ~integral).sum()),
-            "out_of_range": int((integral & ~legal).sum()),
-        }
-        return out, SanitizationReport(n, int(legal.sum()), by_reason, wrong_dtype)
+        return out, tally_report(numeric, integral, legal, wrong_dtype)
 
 
 class MatrixReports:

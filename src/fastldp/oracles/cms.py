@@ -94,8 +94,8 @@ from .._sanitize import SanitizationReport
 from .._validation import check_int, param_error
 from ..streaming import ExactSum, Partial
 from ._base import (
-    REASONS, FrequencyEstimate, FrequencyOracle, MatrixReports, add_weighted_hits,
-    as_report_array, classify_integers, public_uniform, scalar_sum,
+    FrequencyEstimate, FrequencyOracle, MatrixReports, add_weighted_hits, all_legal_report,
+    as_report_array, classify_integers, public_uniform, scalar_sum, tally_report,
 )
 from ._categories import Categories
 from .olh import olh_hash
@@ -733,7 +733,7 @@ class CMS(_CountMeanSketch):
             raise self._shape_error(owner, n, arr.shape)
         clean = self._legal_rows(arr) if n else np.zeros((0, self.report_width), np.int64)
         if clean is not None:
-            return clean, SanitizationReport(n, n, {r: 0 for r in REASONS}, False)
+            return clean, all_legal_report(n)
         wrong_dtype = arr.dtype.kind not in "iu"
         if not wrong_dtype:  # integers of the right layout: only the range can be wrong
             values = arr.view(np.int64) if arr.dtype == np.uint64 else arr.astype(np.int64)
@@ -750,12 +750,7 @@ class CMS(_CountMeanSketch):
         bad = ~legal
         if bad.any():
             out[bad] = self.public_rows(identities[bad])
-        by_reason = {
-            "non_numeric": int((~numeric_row).sum()),
-            "non_integer": int((numeric_row & ~integral_row).sum()),
-            "out_of_range": int((integral_row & ~legal).sum()),
-        }
-        return out, SanitizationReport(n, int(legal.sum()), by_reason, wrong_dtype)
+        return out, tally_report(numeric_row, integral_row, legal, wrong_dtype)
 
 
 def _exact_words(arr: np.ndarray):
@@ -998,8 +993,7 @@ class HCMS(_CountMeanSketch):
         if arr.ndim != 2 or arr.shape != (n, 3):
             raise self._shape_error(owner, n, arr.shape)
         if arr.dtype.kind in "iu" and n and arr.dtype.itemsize <= 8 and self._all_legal(arr):
-            return (np.ascontiguousarray(arr, dtype=np.int64),
-                    SanitizationReport(n, n, {r: 0 for r in REASONS}, False))
+            return np.ascontiguousarray(arr, dtype=np.int64), all_legal_report(n)
         values, numeric, integral, wrong_dtype = classify_integers(arr)
         k, m = self.n_rows, self.n_columns
         in_range = integral & np.stack([(values[:, 0] >= 0) & (values[:, 0] < k),
@@ -1017,9 +1011,4 @@ class HCMS(_CountMeanSketch):
             out[bad, 0] = public_uniform(self.codebook_seed, ids, np.full(size, k), word=1)
             out[bad, 1] = public_uniform(self.codebook_seed, ids, np.full(size, m), word=2)
             out[bad, 2] = 2 * public_uniform(self.codebook_seed, ids, np.full(size, 2), word=3) - 1
-        by_reason = {
-            "non_numeric": int((~numeric_row).sum()),
-            "non_integer": int((numeric_row & ~integral_row).sum()),
-            "out_of_range": int((integral_row & ~legal).sum()),
-        }
-        return out, SanitizationReport(n, int(legal.sum()), by_reason, wrong_dtype)
+        return out, tally_report(numeric_row, integral_row, legal, wrong_dtype)

@@ -57,8 +57,8 @@ from .._sanitize import SanitizationReport
 from .._validation import check_int, param_error
 from ..streaming import ExactSum
 from ._base import (
-    REASONS, FrequencyOracle, MatrixReports, as_report_array, classify_integers, public_uniform,
-    scalar_sum,
+    FrequencyOracle, MatrixReports, all_legal_report, as_report_array, classify_integers,
+    public_uniform, scalar_sum, tally_report,
 )
 from .olh import bucket_keep_probability, hashed_grr, olh_buckets_for, olh_hash
 
@@ -231,8 +231,7 @@ class FLH(MatrixReports, FrequencyOracle):
         h, g = self.n_hashes, self.g
         if arr.dtype.kind in "iu" and n and arr.dtype.itemsize <= 8:
             if (arr.min(axis=0) >= 0).all() and arr[:, 0].max() < h and arr[:, 1].max() < g:
-                return (np.ascontiguousarray(arr, dtype=np.int64),
-                        SanitizationReport(n, n, {r: 0 for r in REASONS}, False))
+                return np.ascontiguousarray(arr, dtype=np.int64), all_legal_report(n)
         values, numeric, integral, wrong_dtype = classify_integers(arr)
         in_range = integral & (values >= 0) & (values < np.array([h, g]))
         legal = in_range.all(axis=1)
@@ -243,9 +242,4 @@ class FLH(MatrixReports, FrequencyOracle):
             ids = identities[bad]
             out[bad, 0] = public_uniform(self.codebook_seed, ids, np.full(ids.shape[0], h), word=1)
             out[bad, 1] = public_uniform(self.codebook_seed, ids, np.full(ids.shape[0], g), word=2)
-        by_reason = {
-            "non_numeric": int((~numeric_row).sum()),
-            "non_integer": int((numeric_row & ~integral_row).sum()),
-            "out_of_range": int((integral_row & ~legal).sum()),
-        }
-        return out, SanitizationReport(n, int(legal.sum()), by_reason, wrong_dtype)
+        return out, tally_report(numeric_row, integral_row, legal, wrong_dtype)

@@ -109,7 +109,7 @@ from .._kernels._hash import SANITIZE_STREAM, hash_blocks
 from .._kernels._unary import ue_perturb
 from .._sanitize import SanitizationReport
 from .._validation import check_int, param_error
-from ._base import as_report_array, classify_integers
+from ._base import as_report_array, classify_integers, tally_report
 from .unary import UnaryEncoding, _thresholds
 
 __all__ = ["SubsetSelection", "optimal_subset_size", "subset_variance", "subset_held_variance",
@@ -530,12 +530,7 @@ class SubsetSelection(UnaryEncoding):
             if out is arr or out.base is arr:  # never write into the caller's array
                 out = np.array(out, dtype=np.uint8, order="C")
             out[bad] = self.public_subsets(identities[bad], sizes[bad])
-        by_reason = {
-            "non_numeric": int((~numeric_row).sum()),
-            "non_integer": int((numeric_row & ~integral_row).sum()),
-            "out_of_range": int((integral_row & ~legal).sum()),
-        }
-        return out, SanitizationReport(n, int(legal.sum()), by_reason, wrong_dtype)
+        return out, tally_report(numeric_row, integral_row, legal, wrong_dtype)
 
     def _shape_error(self, owner, n, shape):
         rows = "n" if n is None else str(n)

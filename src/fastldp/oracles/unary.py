@@ -53,8 +53,8 @@ from .._kernels._unary import ue_counts, ue_perturb, ue_weighted_counts
 from .._sanitize import SanitizationReport
 from ..streaming import ExactSum
 from ._base import (
-    REASONS, CountChannel, FrequencyOracle, MatrixReports, add_weighted_hits, as_report_array,
-    classify_integers, scalar_sum,
+    CountChannel, FrequencyOracle, MatrixReports, add_weighted_hits, all_legal_report,
+    as_report_array, classify_integers, scalar_sum, tally_report,
 )
 
 __all__ = ["OUE", "SUE", "UnaryEncoding"]
@@ -229,8 +229,7 @@ class UnaryEncoding(MatrixReports, FrequencyOracle):
         if arr.dtype == np.uint8:
             legal = (arr[:, -1] & pad) == 0 if pad else np.ones(n, dtype=bool)
             if legal.all():
-                return (np.ascontiguousarray(arr),
-                        SanitizationReport(n, n, {r: 0 for r in REASONS}, False))
+                return np.ascontiguousarray(arr), all_legal_report(n)
             numeric_row = integral_row = np.ones(n, dtype=bool)
             out = np.array(arr, dtype=np.uint8, order="C")
             wrong_dtype = False
@@ -244,12 +243,7 @@ class UnaryEncoding(MatrixReports, FrequencyOracle):
         bad = ~legal
         if bad.any():
             out[bad] = self.public_rows(identities[bad])
-        by_reason = {
-            "non_numeric": int((~numeric_row).sum()),
-            "non_integer": int((numeric_row & ~integral_row).sum()),
-            "out_of_range": int((integral_row & ~legal).sum()),
-        }
-        return out, SanitizationReport(n, int(legal.sum()), by_reason, wrong_dtype)
+        return out, tally_report(numeric_row, integral_row, legal, wrong_dtype)
 
 
 class OUE(UnaryEncoding):
