@@ -36,15 +36,15 @@ coins per report and keep a D-vector per report), both peers are timed on
 the first ``--peer-olh-n`` items (OLH, BLH) or ``--peer-n`` items (OUE, SUE,
 SS, THE, ADP), and the per-report part is scaled linearly to n
 (pure-ldp's per-symbol estimate loop and RAPPOR's regression are not
-scaled); the note column says so, and the errors of all three libraries
-are compared at that smaller n. SHE's peers run on all n: their clients
-are already one vectorized Laplace draw per report, and n reports of D
-doubles (3.3 GB at D = 4,096) do not cost what a prefix that fits in the
-caches does, so a scaled prefix would flatter them. pure-ldp's FLH server builds its hash
-matrix (``k x D`` xxhash calls) in its constructor: that one-time cost is
-reported in a note and NOT counted as server time, while fastldp's FLH
-server recomputes its pool's hashes on every call. No library's constructor
-is timed.
+scaled); the note column says so, and the error cell compares all three
+libraries at that smaller n (it says which). SHE's peers run on all n:
+their clients are already one vectorized Laplace draw per report, and n
+reports of D doubles (3.3 GB at D = 4,096) do not cost what a prefix that
+fits in the caches does, so a scaled prefix would flatter them. pure-ldp's
+FLH server builds its hash matrix (``k x D`` xxhash calls) in its
+constructor: that one-time cost is reported in a note and NOT counted as
+server time, while fastldp's FLH server recomputes its pool's hashes on
+every call. No library's constructor is timed.
 
 multi-freq-ldpy compiles its clients (and IBU, and THE's threshold search)
 with numba on the first call. Each of its functions is therefore called
@@ -64,9 +64,10 @@ threads to be scheduled); ``--threads 1`` then measures the single-core
 kernels. The header and the end print the load average.
 
 It then times IBU (``fastldp.oracles.postprocess.ibu``) on GRR's counts at
-the largest D (4,096 by default), beside multi-freq-ldpy's
-``GRR_Aggregator_IBU`` for ``--peer-ibu-iter`` updates of its dense D x D
-channel, and checks the performance targets (every hash-based server at
+the largest D (4,096 by default), and ``--peer-ibu-iter`` updates of its EM
+from the uniform start beside as many of multi-freq-ldpy's (its ``IBU`` on
+the dense D x D channel ``GRR_Aggregator_IBU`` builds, with ``tol = 0`` so
+that it runs them all), and checks the performance targets (every hash-based server at
 least 100x pure-ldp, every client at least 50x pure-ldp, no oracle slower
 than multi-freq-ldpy's version of it, IBU converged in under a second):
 a "targets" block says PASS or MISS for each (nothing is asserted).
@@ -74,8 +75,9 @@ a "targets" block says PASS or MISS for each (nothing is asserted).
 Install the peers with ``pip install '.[bench-peer]'`` (pure-ldp 1.2.0 and
 multi-freq-ldpy 0.2.5 with ``xxhash<4``, scikit-learn and statsmodels,
 which pure-ldp imports undeclared; numba comes with multi-freq-ldpy). A
-peer that is not installed, or a fastldp oracle that is not available,
-is reported as such and its columns stay empty.
+peer that is not installed is reported and its columns stay empty; a
+fastldp oracle that is not available is reported and left out. The default
+run takes about 8 minutes on 2 cores, most of it in the peers.
 
 It ends with README's oracle table and the sentences below it, in the
 README's words, with this run's figures: the OLH server against its floor
@@ -104,7 +106,7 @@ from fastldp._kernels._hash import philox_floor
 from fastldp._kernels._openmp import max_threads
 import fastldp.oracles as fo
 
-# The oracles in table order: README name -> (class in fastldp.oracles, constructor extras).
+# The oracles in table order: README's name -> the class in fastldp.oracles.
 ORACLES = {
     "GRR": "GRR", "OLH": "OLH", "BLH": "BLH", "FLH": "FLH", "HR": "HadamardResponse",
     "OUE": "OUE", "SUE": "SUE", "SS": "SubsetSelection", "SHE": "SHE", "THE": "THE",
@@ -225,7 +227,7 @@ class Peer:
     finish: Callable[[Any, int], np.ndarray]
     jit: tuple = ()  # names of the numba-compiled functions its first calls compile
     note: str = ""   # what it does differently (shown in the note column)
-    setup_note: Callable[[float], str] = None  # a constructor cost worth saying, not counted
+    setup_note: str = ""  # a constructor's cost worth saying (never counted)
 
 
 @dataclass
@@ -266,9 +268,8 @@ def pure_ldp_peers(d, eps, args):
         t0 = time.perf_counter()
         server = FastLHServer(eps, d, args.n_hashes, use_olh=True)
         built = time.perf_counter() - t0
-        p = peer(FastLHClient(eps, d, args.n_hashes, use_olh=True), lambda: server,
-                 setup_note=lambda _: f"pure-ldp's hash matrix ({short(built)}) not counted")
-        return p
+        return peer(FastLHClient(eps, d, args.n_hashes, use_olh=True), lambda: server,
+                    setup_note=f"pure-ldp's hash matrix ({short(built)}) not counted")
 
     def hr():
         server = HadamardResponseServer(eps, d)
@@ -281,7 +282,7 @@ def pure_ldp_peers(d, eps, args):
         client = RAPPORClient(f, args.rappor_bits, server.get_hash_funcs(),
                               num_of_cohorts=args.rappor_cohorts)
         return peer(client, lambda: server,
-                    note="pure-ldp: Lasso selection, then ridge" if d > 1000 else "")
+                    note="pure-ldp: Lasso, then ridge" if d > 1000 else "")
 
     class CMSServerNumpy2(CMSServer):
         # pure-ldp's CMSServer gives its base class d = None, whose np.zeros(None) numpy 2
@@ -391,9 +392,7 @@ def run_peer(spec, items, n_total, warm):
     t0 = time.perf_counter()
     reports = [spec.client(v) for v in values]
     t_client = time.perf_counter() - t0
-    t0 = time.perf_counter()
     server = spec.make_server()
-    t_built = time.perf_counter() - t0
     t0 = time.perf_counter()
     spec.aggregate(server, reports)
     t_agg = time.perf_counter() - t0
@@ -401,10 +400,9 @@ def run_peer(spec, items, n_total, warm):
     est = spec.finish(server, m)
     t_fin = time.perf_counter() - t0
     truth_m = np.bincount(items, minlength=est.shape[0])
-    note = spec.setup_note(t_built) if spec.setup_note else ""
     scale = n_total / m
     return PeerResult(t_client * scale, t_agg * scale + t_fin, max_err(est, truth_m), m,
-                      note, jit)
+                      spec.setup_note, jit)
 
 
 # ------------------------------------------------------------------ the run
@@ -461,6 +459,12 @@ def ibu_lines(d, n, eps, threads, grr_reports, args, mfl_ok):
     lines = [f"IBU on GRR's counts at D = {d:,} (n = {n:,}, eps = {eps:g}) took "
              f"{short(t_ibu)} and {info['iterations']:,} EM updates ({converged}, "
              f"tol = {info['tol']:g})"]
+    # the same EM from the textbook uniform start, for its cost per update
+    k_iter = args.peer_ibu_iter
+    t_uniform, _ = best_of(lambda: ibu(est, oracle=oracle, start="uniform", tol=1e-300,
+                                       max_iter=k_iter), args.repeats, 3.0)
+    lines.append(f"from the uniform start its EM takes {short(t_uniform / k_iter)} per update "
+                 f"({k_iter:,} updates timed)")
     peer_line = None
     if mfl_ok:
         from multi_freq_ldpy.estimators.Histogram_estimator import IBU
@@ -474,7 +478,6 @@ def ibu_lines(d, n, eps, threads, grr_reports, args, mfl_ok):
         observed = np.bincount(grr_reports, minlength=d) / grr_reports.shape[0]
         small = np.full((4, 4), 0.2) + 0.2 * np.eye(4)
         jit = first_call(lambda: IBU(4, small, np.full(4, 0.25), 2, 0.0, "max_abs"))
-        k_iter = args.peer_ibu_iter
         t0 = time.perf_counter()
         IBU(d, channel, observed, k_iter, 0.0, "max_abs")
         t_peer = time.perf_counter() - t0
@@ -560,8 +563,8 @@ def main(argv=None):
         extras = {"FLH": dict(n_hashes=args.n_hashes),
                   "RAPPOR": dict(n_bits=args.rappor_bits, n_hashes=args.rappor_hashes,
                                  n_cohorts=args.rappor_cohorts),
-                  "CMS": dict(num_rows=args.cms_rows, num_columns=args.cms_columns),
-                  "HCMS": dict(num_rows=args.cms_rows, num_columns=args.cms_columns)}
+                  "CMS": dict(n_rows=args.cms_rows, n_columns=args.cms_columns),
+                  "HCMS": dict(n_rows=args.cms_rows, n_columns=args.cms_columns)}
         peer_specs = {}
         if peers_ok["pure-ldp"]:
             peer_specs["pure-ldp"] = pure_ldp_peers(d, eps, args)
@@ -571,6 +574,11 @@ def main(argv=None):
         for k in names:
             cls = getattr(fo, ORACLES[k])
             make = lambda cls=cls, k=k: cls(**common, **extras.get(k, {}))
+            try:
+                make()
+            except TypeError as exc:  # its constructor changed: say so, run the others
+                print(f"{k} ({ORACLES[k]}): not available with these parameters ({exc})")
+                continue
             m = peer_size(k, n, args)
             mine, reports = run_ours(make, items, truth, [m], args.repeats, args.budget)
             if k == "GRR":
@@ -609,6 +617,8 @@ def main(argv=None):
 
     for k in names:
         for d in ds:
+            if (k, d) not in table:  # its constructor refused this run's parameters
+                continue
             mine, results = table[(k, d)]
             pure, mfl = results.get("pure-ldp"), results.get("multi-freq-ldpy")
             m = min([r.m for r in results.values()], default=n)
@@ -617,18 +627,16 @@ def main(argv=None):
             if mine.chose:
                 extra.insert(0, f"fastldp chose {mine.chose}")
             if mine.again is not None:
-                extra.insert(0, f"fastldp {short(mine.again)} when the same oracle decodes "
-                                f"again (cached)")
+                extra.insert(0, f"fastldp: {short(mine.again)} on a second decode (cached)")
             errors = " / ".join(
                 "-" if r is None else f"{r.error:,.0f}" for r in (pure, mfl)) + " / " + (
-                f"{mine.errors_at[m]:,.0f}" if m < n else f"{mine.error:,.0f}")
+                f"{mine.errors_at[m]:,.0f} at n = {m:,}" if m < n else f"{mine.error:,.0f}")
             for step in ("client", "server"):
                 tp, rp = cell(pure, getattr(mine, step), step)
                 tm, rm = cell(mfl, getattr(mine, step), step)
                 note = scaled
                 if step == "server":
-                    bits = ([f"{scaled}; errors at n = {m:,}"] if scaled else []) + extra
-                    note = "; ".join(bits)
+                    note = "; ".join(([scaled] if scaled else []) + extra)
                 rows.append((k, d, step, tp, tm, short(getattr(mine, step)), rp, rm,
                              errors if step == "server" else "", note))
 
@@ -684,7 +692,7 @@ def main(argv=None):
         print("multi-freq-ldpy numba JIT, first calls, not counted: "
               + ", ".join(f"{fn} {short(t)}" for fn, t in jit_seen.items()))
     sds = [(k, d, table[(k, d)][0].sd) for k in names for d in ds
-           if table[(k, d)][0].sd is not None]
+           if (k, d) in table and table[(k, d)][0].sd is not None]
     print("largest sd of one fastldp count at n: "
           + ", ".join(f"{k} (D = {d:,}) {v:,.0f}" for k, d, v in sds))
     print("load average at the end: " + " ".join(f"{x:.2f}" for x in load_end))
@@ -692,8 +700,8 @@ def main(argv=None):
     # ---------------------------------------------------------- README lines
     print()
     print("README lines (Performance), in the README's words, from this run:")
-    print(f"measured under load: one-minute load average {load_start[0]:.1f} at the start "
-          f"and {load_end[0]:.1f} at the end of the run, on {os.cpu_count()} cores")
+    print(f"the one-minute load average was {load_start[0]:.1f} when the run started and "
+          f"{load_end[0]:.1f} when it ended ({os.cpu_count()} cores)")
     print("| oracle | D | step | pure-ldp | multi-freq-ldpy | fastldp | vs pure-ldp "
           "| vs multi-freq-ldpy | max abs error pure-ldp / multi-freq-ldpy / fastldp | note |")
     print("|---|---|---|---|---|---|---|---|---|---|")
@@ -702,7 +710,7 @@ def main(argv=None):
               f"| {note} |")
     print(f"At D = {ds[-1]:,}: " + "; ".join(floor_lines))
     if ibu_out is not None:
-        print(ibu_out[0][0])
+        print("; ".join(ibu_out[0]))
         if ibu_out[1]:
             print(ibu_out[1])
     if jit_seen:
