@@ -591,6 +591,12 @@ class StreamingServer:
     """
 
     _REASONS: tuple = ()
+    m: int  # set by every server's constructor
+
+    @property
+    def items_per_user(self) -> int:
+        """``m``, the most items one user holds (the contract's name)."""
+        return self.m
 
     def stream_params(self) -> dict:  # pragma: no cover - every server overrides it
         raise NotImplementedError

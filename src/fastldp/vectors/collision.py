@@ -168,11 +168,6 @@ class Collision(StreamingServer):
                 f"codebook_seed={self.codebook_seed})")
 
     @property
-    def items_per_user(self) -> int:
-        """``m``, the most items one user holds (the contract's name)."""
-        return self.m
-
-    @property
     def p_hit(self) -> float:
         """``e^eps / Omega``: the probability of each bucket in ``H_i(x_i)``."""
         return exp(self.epsilon) / self.omega

@@ -185,11 +185,6 @@ class _PCKV(StreamingServer):
                 f"clip_estimate={self.clip_estimate!r})")
 
     @property
-    def items_per_user(self) -> int:
-        """``m``, the most items one user holds (the contract's name)."""
-        return self.m
-
-    @property
     def scale(self) -> float:
         """``l / (a (2p - 1))``: one report's weight in Eq. (70), times ``n``."""
         return self.ell / (self.a * (2.0 * self.p - 1.0))

@@ -198,11 +198,6 @@ class PrivKVM(StreamingServer):
         return (f"PrivKVM(d={self.d}, m={self.m}, epsilon={self.epsilon!r}, "
                 f"n_rounds={self.n_rounds}, clip_estimate={self.clip_estimate!r})")
 
-    @property
-    def items_per_user(self) -> int:
-        """``m``, the most items one user holds (the contract's name)."""
-        return self.m
-
     # ------------------------------------------------------------------ client
     def vectors(self, x: VectorsLike) -> SparseVectors:
         return as_sparse_vectors(x, d=self.d, owner=type(self).__name__, m=self.m)

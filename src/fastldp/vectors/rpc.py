@@ -475,11 +475,6 @@ class RPC(ScaledReportSpace, StreamingServer):
             f"codebook_seed={self.codebook_seed})"
         )
 
-    @property
-    def items_per_user(self) -> int:
-        """``m``, the most items one user holds (the contract's name)."""
-        return self.m
-
     # ------------------------------------------------------------ public facts
     def is_legal(self, reports: ArrayLike) -> np.ndarray:
         """Mask of reports inside the output space of ``R * Q``."""

@@ -153,11 +153,6 @@ class Succinct(ScaledReportSpace, StreamingServer):
                 f"R={self.R!r}, randomizer={self.randomizer.name!r}, "
                 f"clip_estimate={self.clip_estimate!r}, codebook_seed={self.codebook_seed})")
 
-    @property
-    def items_per_user(self) -> int:
-        """``m``, the most items one user holds (the contract's name)."""
-        return self.m
-
     def is_legal(self, reports: ArrayLike) -> np.ndarray:
         """Per user: every bucket value in the output space of ``R * Q``."""
         y = np.asarray(reports, dtype=np.float64)
