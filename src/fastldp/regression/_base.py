@@ -244,6 +244,41 @@ def nonfinite_rows(values: ArrayLike) -> np.ndarray:
     return ~np.isfinite(v).all(axis=1)
 
 
+def row_bookkeeping(counts: np.ndarray, rows_per_user: int) -> dict[str, int]:
+    """The ``sanitized_`` counts of U2R and TwoStageSLR before any stage has run.
+
+    ``counts`` holds every user's number of rows: ``"subsampled"`` users had
+    more than ``rows_per_user`` rows (cut to their first), ``"short"`` fewer;
+    ``"nonfinite"`` and ``"short_default"`` start at zero.
+    """
+    return {"nonfinite": 0, "subsampled": int((counts > rows_per_user).sum()),
+            "short": int((counts < rows_per_user).sum()), "short_default": 0}
+
+
+def candidate_index(B: np.ndarray, rho: float,
+                    rng: np.random.Generator) -> tuple[np.ndarray, int]:
+    """Stage 1 of U2R and TwoStageSLR: one uniform index per user among its candidates.
+
+    A user's candidates are the coordinates of its local Lasso row with
+    ``|B_j| > rho / 2``, or all ``d`` when there is none. A row that is not
+    finite is set to the public default, zero (in place): no candidate, so
+    its index is uniform over ``[d]``.
+
+    Returns
+    -------
+    index : int64 array, shape (n,)
+    n_nonfinite : int
+        Rows replaced by the default.
+    """
+    bad = nonfinite_rows(B)
+    B[bad] = 0.0
+    cand = np.abs(B) > rho / 2
+    cand[~cand.any(axis=1)] = True
+    scores = rng.random(cand.shape)
+    scores[~cand] = -1.0
+    return np.argmax(scores, axis=1), int(bad.sum())
+
+
 def _too_few(owner, ids, counts, min_rows):
     i = int(np.argmin(counts))
     raise ValueError(f"{owner}: user {ids[i]!r} has {int(counts[i])} rows; every user needs at "

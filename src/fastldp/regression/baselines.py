@@ -16,7 +16,9 @@ from numpy.typing import ArrayLike
 
 from .._random import RngLike, as_generator
 from .._validation import check_float, check_int, param_error
-from ._base import Privacy, RegressionEstimator, check_Xy, nonfinite_rows
+from ._base import (
+    Privacy, RegressionEstimator, candidate_index, check_Xy, nonfinite_rows, row_bookkeeping,
+)
 
 if TYPE_CHECKING:
     from .local import Precomputed
@@ -531,21 +533,13 @@ class TwoStageSLR(RegressionEstimator):
         self.calibration_ = {"rows_per_user": m, "local_alpha": alpha, "screen": screen,
                              "radius": R, "laplace_scale": scale, "keep_probability": p,
                              "groups": (n1, n - n1)}
-        full = pre.grouped(o).counts
-        sanitized = {"nonfinite": 0, "subsampled": int((full > m).sum()),
-                     "short": int((full < m).sum()), "short_default": 0}
+        sanitized = row_bookkeeping(pre.grouped(o).counts, m)
         gen = as_generator(rng, o)
         perm = gen.permutation(n)
         g1, g2 = perm[:n1], perm[n1:]
         B = pre.local_lasso(g1, alpha, screen if screen < d else None, o, rows_per_user=m)
-        bad = nonfinite_rows(B)
-        B[bad] = 0.0  # the public default: no candidate, the index is uniform over [d]
-        sanitized["nonfinite"] += int(bad.sum())
-        cand = np.abs(B) > rho / 2
-        cand[~cand.any(axis=1)] = True
-        scores = gen.random(cand.shape)
-        scores[~cand] = -1.0
-        index = np.argmax(scores, axis=1)
+        index, n_bad = candidate_index(B, rho, gen)
+        sanitized["nonfinite"] += n_bad
         reported = kary_randomized_response(index, d, eps, gen)
         counts = np.bincount(reported, minlength=d).astype(np.float64)
         debiased = (counts - n1 * q) / (p - q) if d > 1 else counts

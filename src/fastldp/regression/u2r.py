@@ -48,7 +48,10 @@ from numpy.typing import ArrayLike
 
 from .._random import RngLike, as_generator
 from .._validation import check_float, check_int, param_error
-from ._base import Privacy, RegressionEstimator, nonfinite_rows, soft_threshold
+from ._base import (
+    Privacy, RegressionEstimator, candidate_index, nonfinite_rows, row_bookkeeping,
+    soft_threshold,
+)
 from .shuffle import BudgetError, ShuffledBits, ShuffledVectorSum, SummationResult
 
 if TYPE_CHECKING:
@@ -303,9 +306,7 @@ class U2R(RegressionEstimator):
                              "support_cap": limit, "groups": tuple(int(s) for s in sizes),
                              "gamma": gamma, "threshold": tau}
         # counted over every user of the fit: not released, the simulation's bookkeeping
-        full = pre.grouped("U2R").counts
-        sanitized = {"nonfinite": 0, "subsampled": int((full > m).sum()),
-                     "short": int((full < m).sum()), "short_default": 0}
+        sanitized = row_bookkeeping(pre.grouped("U2R").counts, m)
 
         gen = as_generator(rng, "U2R")
         perm = gen.permutation(n)
@@ -313,14 +314,8 @@ class U2R(RegressionEstimator):
 
         # ---- stage 1: local Lasso, one candidate index per user, shuffled bits
         B = pre.local_lasso(g1, alpha, screen if screen < d else None, "U2R", rows_per_user=m)
-        bad = nonfinite_rows(B)
-        B[bad] = 0.0  # the public default: no candidate, the index is uniform over [d]
-        sanitized["nonfinite"] += int(bad.sum())
-        cand = np.abs(B) > p["rho"] / 2
-        cand[~cand.any(axis=1)] = True
-        scores = gen.random(cand.shape)
-        scores[~cand] = -1.0
-        index = np.argmax(scores, axis=1)
+        index, n_bad = candidate_index(B, p["rho"], gen)
+        sanitized["nonfinite"] += n_bad
         counts, gamma = bits.counts(index, gen, gamma=gamma)
         S = np.flatnonzero(counts > tau)
         if S.shape[0] > limit:
