@@ -213,6 +213,18 @@ class _PCKV(StreamingServer):
         signs = round_to_signs(value, gen).astype(np.int8)
         return keys.astype(np.int64), signs
 
+    def _sample_checked(self, x: VectorsLike, epsilons, rng: RngLike, owner: str):
+        """``(gen, keys, signs)``: :meth:`sample` for ``privatize``, with its budget checks.
+
+        ``epsilons`` is checked before the data is read (a wrong value) and
+        after (a wrong length).
+        """
+        self._fixed_budget(epsilons, None, owner)
+        gen = as_generator(rng, owner)
+        keys, signs = self.sample(x, rng=gen)
+        self._fixed_budget(epsilons, keys.shape[0], owner)
+        return gen, keys, signs
+
     def _finish(self, sums, key_counts, n, report, seconds):
         raw = (self.scale / n) * sums[: self.d]
         freq = self.ell * (key_counts[: self.d] / n - self.b) / (self.a - self.b)
@@ -360,11 +372,8 @@ class PCKVUE(_PCKV):
         personal budgets); ``identities`` is ignored (no public randomness).
         """
         owner = "PCKVUE.privatize"
-        self._fixed_budget(epsilons, None, owner)
-        gen = as_generator(rng, owner)
-        keys, signs = self.sample(x, rng=gen)
+        gen, keys, signs = self._sample_checked(x, epsilons, rng, owner)
         n = keys.shape[0]
-        self._fixed_budget(epsilons, n, owner)
         r = gen.random((n, self.d_padded))
         y = np.where(r < self.b, np.where(r < 0.5 * self.b, 1, -1), 0).astype(np.int8)
         r0 = gen.random(n)
@@ -446,11 +455,8 @@ class PCKVGRR(_PCKV):
         personal budgets); ``identities`` is ignored (no public randomness).
         """
         owner = "PCKVGRR.privatize"
-        self._fixed_budget(epsilons, None, owner)
-        gen = as_generator(rng, owner)
-        keys, signs = self.sample(x, rng=gen)
+        gen, keys, signs = self._sample_checked(x, epsilons, rng, owner)
         n = keys.shape[0]
-        self._fixed_budget(epsilons, n, owner)
         # GRR over the d + l keys at eps1; a replaced key is never k
         out_key = self.key_oracle.perturb(keys, np.full(n, self.eps1), None, gen)
         keep = out_key == keys
