@@ -1029,21 +1029,12 @@ class FrequencyOracle:
 
     def _partial(self, reports, epsilons, identities, owner: str) -> Partial:
         n = self._n_reports(reports, owner)
-        at_fixed = None
-        if epsilons is None and self.epsilon is None:
-            self._budgets(None, n, owner)  # raises: this oracle has no budget of its own
-        if epsilons is not None:
-            eps = self._budgets(epsilons, n, owner)
-            if self.epsilon is not None:
-                at_fixed = eps == self.epsilon
-                if at_fixed.all():
-                    # equal budgets are the equal-budget decode, bit for bit
-                    epsilons, at_fixed = None, None
+        eps, at_fixed = self._personal_budgets(epsilons, n, owner)
         hits = ExactSum(self._stat_size())
         support, offset = ExactSum(self._stat_size()), ExactSum(1)
         var, held_minus_var = ExactSum(1), ExactSum(1)
         personal = 0
-        if epsilons is None:
+        if eps is None:
             fast = self._fast_hits(reports, n, identities, owner)
             if fast is not None:  # every report legal: no copy, no per-report budgets
                 report = all_legal_report(n)
@@ -1071,6 +1062,29 @@ class FrequencyOracle:
         counts["personal"] = personal
         return Partial(type(self).__name__, self.stream_params(), sums=sums, counts=counts,
                        flags={"wrong_dtype": report.wrong_dtype})
+
+    def _personal_budgets(self, epsilons, n: int,
+                          owner: str) -> tuple[Optional[np.ndarray], Optional[np.ndarray]]:
+        """``(eps, at_fixed)`` of the ``n`` reports of a partial.
+
+        ``eps`` is ``None`` when every report has the oracle's budget: those
+        partials keep the hit counts of the equal-budget decode, bit for bit
+        (``epsilons`` equal to it everywhere included). Otherwise ``eps``
+        holds the checked budgets and ``at_fixed`` marks those equal to the
+        oracle's (``None`` when it has no budget of its own). Raises when
+        neither the oracle nor ``epsilons`` gives a budget.
+        """
+        if epsilons is None:
+            if self.epsilon is None:
+                self._budgets(None, n, owner)  # raises: this oracle has no budget of its own
+            return None, None
+        eps = self._budgets(epsilons, n, owner)
+        if self.epsilon is None:
+            return eps, None
+        at_fixed = eps == self.epsilon
+        if at_fixed.all():
+            return None, None
+        return eps, at_fixed
 
     def _check_partial(self, partial, owner: str) -> Partial:
         check_partial(partial, type(self).__name__, self.stream_params(), owner)

@@ -418,23 +418,16 @@ class SHE(MatrixReports, FrequencyOracle):
         # exact (float) column sums of those reports, kept in the same "hits" sum.
         n = self._n_reports(reports, owner)
         if epsilons is None and self.epsilon is None:
-            self._budgets(None, n, owner)  # raises: this oracle has no budget of its own
+            self._budgets(None, n, owner)  # raises before the identities are read
         ids = resolve_identities(identities, n, owner)
-        at_fixed = None
-        if epsilons is None:
-            eps = self._budgets(None, n, owner)
-        else:
-            eps = self._budgets(epsilons, n, owner)
-            if self.epsilon is not None:
-                at_fixed = eps == self.epsilon
-                if at_fixed.all():
-                    epsilons, at_fixed = None, None
+        personal_eps, at_fixed = self._personal_budgets(epsilons, n, owner)
+        eps = self._budgets(None, n, owner) if personal_eps is None else personal_eps
         clean, report = self.sanitize(reports, eps, ids, owner)
         hits = ExactSum(self.domain_size)
         support, offset = ExactSum(self.domain_size), ExactSum(1)
         var, held_minus_var = ExactSum(1), ExactSum(1)
         personal = 0
-        if epsilons is None:
+        if personal_eps is None:
             hits = self._column_sums(clean)
         else:
             if at_fixed is not None and at_fixed.any():
