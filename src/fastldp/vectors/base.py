@@ -14,6 +14,7 @@ and the shape check of report arrays.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence, Union
@@ -25,7 +26,7 @@ from numpy.typing import ArrayLike
 from .._kernels._hash import SANITIZE_STREAM, hash_words
 from .._kernels._sketch import FIXED_MAX_N, fixed_sketch
 from .._random import as_generator
-from .._validation import check_csr_structure, param_error
+from .._validation import check_csr_structure, check_float, check_int, param_error
 from .._sanitize import SanitizationReport, sanitization_counts, sanitization_report
 from ..results import PrivacyStatement, Result
 from ..streaming import ExactSum, Partial, check_partial
@@ -591,7 +592,15 @@ class StreamingServer:
     """
 
     _REASONS: tuple = ()
-    m: int  # set by every server's constructor
+    d: int  # set by every server's constructor (_set_d_m_epsilon)
+    m: int
+    epsilon: float
+
+    def _set_d_m_epsilon(self, d, m, items_per_user, epsilon, owner: str) -> None:
+        """Check and set the dimension ``d``, ``m <= d`` (or ``items_per_user``) and ``epsilon > 0``."""
+        self.d = check_int(d, "d", owner, low=1)
+        self.m = check_int(items_alias(owner, m, items_per_user), "m", owner, low=1, high=self.d)
+        self.epsilon = check_float(epsilon, "epsilon", owner, low=0.0, high=math.inf)
 
     @property
     def items_per_user(self) -> int:

@@ -74,14 +74,14 @@ References
 from __future__ import annotations
 
 import time
-from math import exp, inf
+from math import exp
 from typing import Any, Optional
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from .._random import as_generator, resolve_codebook_seed, resolve_identities, resolve_n_threads
-from .._validation import check_choice, check_float, check_int
+from .._validation import check_choice, check_int
 from ..oracles.olh import olh_hash, olh_hits
 from .base import (
     ClipLike,
@@ -91,7 +91,6 @@ from .base import (
     StreamingServer,
     VectorsLike,
     as_sparse_vectors,
-    items_alias,
     plug_in_variances,
     round_to_signs,
     sanitize_symbols,
@@ -148,10 +147,7 @@ class Collision(StreamingServer):
                  t: Optional[int] = None, clip_estimate: ClipLike = None,
                  codebook_seed: Optional[int] = None, n_threads: Optional[int] = None) -> None:
         owner = type(self).__name__
-        self.d = check_int(d, "d", owner, low=1)
-        self.m = check_int(items_alias(owner, m, items_per_user), "m", owner, low=1,
-                           high=self.d)
-        self.epsilon = check_float(epsilon, "epsilon", owner, low=0.0, high=inf)
+        self._set_d_m_epsilon(d, m, items_per_user, epsilon, owner)
         self.values = check_choice(values, "values", owner, ("frequency", "signed"))
         if t is None:
             t = max(self.m + 1, int(round(self.m * exp(self.epsilon) + 2 * self.m - 1)))

@@ -92,14 +92,14 @@ References
 from __future__ import annotations
 
 import time
-from math import exp, inf, log, log1p
+from math import exp, log, log1p
 from typing import Any, Optional, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from .._random import as_generator
-from .._validation import check_float, check_int, param_error
+from .._validation import param_error
 from .._sanitize import SanitizationReport
 from ..oracles import GRR, OUE
 from .base import (
@@ -111,7 +111,6 @@ from .base import (
     VectorsLike,
     _as_float,
     as_sparse_vectors,
-    items_alias,
     plug_in_variances,
     report_array,
     round_to_signs,
@@ -140,10 +139,7 @@ class _PCKV(StreamingServer):
                  epsilon_split: Optional[Sequence[float]] = None,
                  clip_estimate: ClipLike = None) -> None:
         owner = type(self).__name__
-        self.d = check_int(d, "d", owner, low=1)
-        self.m = check_int(items_alias(owner, m, items_per_user), "m", owner, low=1,
-                           high=self.d)
-        self.epsilon = check_float(epsilon, "epsilon", owner, low=0.0, high=inf)
+        self._set_d_m_epsilon(d, m, items_per_user, epsilon, owner)
         if epsilon_split is None:
             eps1, eps2 = log((exp(self.epsilon) + 1.0) / 2.0), self.epsilon
         else:

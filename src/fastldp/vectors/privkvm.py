@@ -65,17 +65,17 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from math import exp, inf
+from math import exp
 from typing import Any, Optional
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from .._random import as_generator
-from .._validation import check_float, check_int, param_error
+from .._validation import check_int, param_error
 from .._sanitize import SanitizationReport
 from .base import (ClipLike, RngLike, SparseMeanEstimate, SparseVectors, StreamingServer, VectorsLike,
-                   _as_float, as_sparse_vectors, items_alias)
+                   _as_float, as_sparse_vectors)
 from .rpc import resolve_clip_range
 from ..streaming import ExactSum, Partial
 
@@ -183,10 +183,7 @@ class PrivKVM(StreamingServer):
                  items_per_user: Optional[int] = None, n_rounds: int = 3,
                  clip_estimate: ClipLike = None) -> None:
         owner = type(self).__name__
-        self.d = check_int(d, "d", owner, low=1)
-        self.m = check_int(items_alias(owner, m, items_per_user), "m", owner, low=1,
-                           high=self.d)
-        self.epsilon = check_float(epsilon, "epsilon", owner, low=0.0, high=inf)
+        self._set_d_m_epsilon(d, m, items_per_user, epsilon, owner)
         self.n_rounds = check_int(n_rounds, "n_rounds", owner, low=1)
         self.eps_key = self.epsilon / 2.0
         self.eps_value = self.epsilon / (2.0 * self.n_rounds)

@@ -90,7 +90,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from fractions import Fraction
-from math import comb, exp, inf, isqrt, lgamma, log, sqrt
+from math import comb, exp, isqrt, lgamma, log, sqrt
 from typing import Any, Optional, Union
 
 import numpy as np
@@ -102,7 +102,7 @@ from .._validation import check_choice, check_float, check_int, param_error
 from .._sanitize import SanitizationReport
 from ..results import PrivacyStatement, Result
 from .base import (ClipLike, RngLike, ScaledReportSpace, SparseVectors, StreamingServer, VectorsLike,
-                   add_sign_sketch, as_sparse_vectors, exact_squares, items_alias, plug_in_variances,
+                   add_sign_sketch, as_sparse_vectors, exact_squares, plug_in_variances,
                    round_to_signs, sanitize_real)
 from ..streaming import ExactSum, Partial, chunk_length
 from ..oracles.randomizers import Randomizer, make_randomizer
@@ -420,10 +420,7 @@ class RPC(ScaledReportSpace, StreamingServer):
                  clip_estimate: ClipLike = None, codebook_seed: Optional[int] = None,
                  n_threads: Optional[int] = None) -> None:
         owner = type(self).__name__
-        self.d = check_int(d, "d", owner, low=1)
-        m = items_alias(owner, m, items_per_user)
-        self.m = check_int(m, "m", owner, low=1, high=self.d)
-        self.epsilon = check_float(epsilon, "epsilon", owner, low=0.0, high=inf)
+        self._set_d_m_epsilon(d, m, items_per_user, epsilon, owner)
         self.values = check_choice(values, "values", owner, VALUE_ROUTES)
         if not isinstance(pad, (bool, np.bool_)):
             raise param_error("pad", owner, "a bool", pad, TypeError)

@@ -47,7 +47,7 @@ References
 from __future__ import annotations
 
 import time
-from math import inf, log, sqrt
+from math import log, sqrt
 from typing import Any, Optional, Union
 
 import numpy as np
@@ -67,7 +67,6 @@ from .base import (
     add_sign_sketch,
     as_sparse_vectors,
     exact_squares,
-    items_alias,
     plug_in_variances,
     sanitize_real,
 )
@@ -130,10 +129,7 @@ class Succinct(ScaledReportSpace, StreamingServer):
                  clip_estimate: ClipLike = None, codebook_seed: Optional[int] = None,
                  n_threads: Optional[int] = None) -> None:
         owner = type(self).__name__
-        self.d = check_int(d, "d", owner, low=1)
-        self.m = check_int(items_alias(owner, m, items_per_user), "m", owner, low=1,
-                           high=self.d)
-        self.epsilon = check_float(epsilon, "epsilon", owner, low=0.0, high=inf)
+        self._set_d_m_epsilon(d, m, items_per_user, epsilon, owner)
         self.b = check_int(b, "b", owner, low=1)
         self.n_users = None if n_users is None else check_int(n_users, "n_users", owner, low=2)
         if R is None:
