@@ -1317,3 +1317,10 @@ class MatrixReports:
             raise self._shape_error(owner, None, arr.shape)
         return arr.shape[0]
 
+    def _report_rows(self, reports, n: int, width: int, owner: str) -> np.ndarray:
+        """``reports`` as an ``(n, width)`` array; any other shape is the subclass's error."""
+        arr = as_report_array(reports)
+        if arr.ndim != 2 or arr.shape != (n, width):
+            raise self._shape_error(owner, n, arr.shape)
+        return arr
+

@@ -95,7 +95,7 @@ from .._validation import check_int, param_error
 from ..streaming import ExactSum, Partial
 from ._base import (
     FrequencyEstimate, FrequencyOracle, MatrixReports, add_weighted_hits, all_legal_report,
-    as_report_array, classify_integers, public_uniform, scalar_sum, tally_report,
+    classify_integers, public_uniform, scalar_sum, tally_report,
 )
 from ._categories import Categories
 from .olh import olh_hash
@@ -728,9 +728,7 @@ class CMS(_CountMeanSketch):
         two's complement.
         """
         n = eps.shape[0]
-        arr = as_report_array(reports)
-        if arr.ndim != 2 or arr.shape != (n, self.report_width):
-            raise self._shape_error(owner, n, arr.shape)
+        arr = self._report_rows(reports, n, self.report_width, owner)
         clean = self._legal_rows(arr) if n else np.zeros((0, self.report_width), np.int64)
         if clean is not None:
             return clean, all_legal_report(n)
@@ -989,9 +987,7 @@ class HCMS(_CountMeanSketch):
                  owner: str) -> tuple[np.ndarray, SanitizationReport]:
         """Replace illegal ``(j, l, omega)`` by public uniform legal triples, counted by reason."""
         n = eps.shape[0]
-        arr = as_report_array(reports)
-        if arr.ndim != 2 or arr.shape != (n, 3):
-            raise self._shape_error(owner, n, arr.shape)
+        arr = self._report_rows(reports, n, 3, owner)
         if arr.dtype.kind in "iu" and n and arr.dtype.itemsize <= 8 and self._all_legal(arr):
             return np.ascontiguousarray(arr, dtype=np.int64), all_legal_report(n)
         values, numeric, integral, wrong_dtype = classify_integers(arr)

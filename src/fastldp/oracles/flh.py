@@ -57,7 +57,7 @@ from .._sanitize import SanitizationReport
 from .._validation import check_int, param_error
 from ..streaming import ExactSum
 from ._base import (
-    FrequencyOracle, MatrixReports, all_legal_report, as_report_array, classify_integers,
+    FrequencyOracle, MatrixReports, all_legal_report, classify_integers,
     public_uniform, scalar_sum, tally_report,
 )
 from .olh import bucket_keep_probability, hashed_grr, olh_buckets_for, olh_hash
@@ -225,9 +225,7 @@ class FLH(MatrixReports, FrequencyOracle):
                  owner: str) -> tuple[np.ndarray, SanitizationReport]:
         """Replace illegal ``(j, y)`` by a public uniform legal pair; count them by reason."""
         n = eps.shape[0]
-        arr = as_report_array(reports)
-        if arr.ndim != 2 or arr.shape != (n, 2):
-            raise self._shape_error(owner, n, arr.shape)
+        arr = self._report_rows(reports, n, 2, owner)
         h, g = self.n_hashes, self.g
         if arr.dtype.kind in "iu" and n and arr.dtype.itemsize <= 8:
             if (arr.min(axis=0) >= 0).all() and arr[:, 0].max() < h and arr[:, 1].max() < g:

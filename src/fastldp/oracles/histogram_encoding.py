@@ -103,7 +103,7 @@ from .._sanitize import SanitizationReport, sanitization_counts
 from .._validation import check_float, param_error
 from ..streaming import ExactSum, Partial
 from ._base import (
-    FrequencyOracle, MatrixReports, _is_nan_number, _to_float, as_report_array, count_sum,
+    FrequencyOracle, MatrixReports, _is_nan_number, _to_float, count_sum,
     entry_error, scalar_sum, scaled_sum,
 )
 from .unary import UnaryEncoding
@@ -488,9 +488,7 @@ class SHE(MatrixReports, FrequencyOracle):
                  owner: str) -> tuple[np.ndarray, SanitizationReport]:
         """Replace illegal rows by public Laplace noise rows; count them (module docstring)."""
         n, D = eps.shape[0], self.domain_size
-        arr = as_report_array(reports)
-        if arr.ndim != 2 or arr.shape != (n, D):
-            raise self._shape_error(owner, n, arr.shape)
+        arr = self._report_rows(reports, n, D, owner)
         kind = arr.dtype.kind
         wrong_dtype = kind not in "fiu"
         if kind in "fiub":

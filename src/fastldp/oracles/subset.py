@@ -109,7 +109,7 @@ from .._kernels._hash import SANITIZE_STREAM, hash_blocks
 from .._kernels._unary import ue_perturb
 from .._sanitize import SanitizationReport
 from .._validation import check_int, param_error
-from ._base import as_report_array, classify_integers, tally_report
+from ._base import classify_integers, tally_report
 from .unary import UnaryEncoding, _thresholds
 
 __all__ = ["SubsetSelection", "optimal_subset_size", "subset_variance", "subset_held_variance",
@@ -508,9 +508,7 @@ class SubsetSelection(UnaryEncoding):
                  owner: str) -> tuple[np.ndarray, SanitizationReport]:
         """Replace rows that are not sets of ``k_i`` symbols by public random sets; count them."""
         n = eps.shape[0]
-        arr = as_report_array(reports)
-        if arr.ndim != 2 or arr.shape != (n, self.n_bytes):
-            raise self._shape_error(owner, n, arr.shape)
+        arr = self._report_rows(reports, n, self.n_bytes, owner)
         sizes = self.subset_sizes(eps)
         pad = np.uint8(self._padding_mask())
         if arr.dtype == np.uint8:

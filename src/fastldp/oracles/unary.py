@@ -54,7 +54,7 @@ from .._sanitize import SanitizationReport
 from ..streaming import ExactSum
 from ._base import (
     CountChannel, FrequencyOracle, MatrixReports, add_weighted_hits, all_legal_report,
-    as_report_array, classify_integers, scalar_sum, tally_report,
+    classify_integers, scalar_sum, tally_report,
 )
 
 __all__ = ["OUE", "SUE", "UnaryEncoding"]
@@ -222,9 +222,7 @@ class UnaryEncoding(MatrixReports, FrequencyOracle):
                  owner: str) -> tuple[np.ndarray, SanitizationReport]:
         """Replace illegal report rows by public random legal rows; count them by reason."""
         n = eps.shape[0]
-        arr = as_report_array(reports)
-        if arr.ndim != 2 or arr.shape != (n, self.n_bytes):
-            raise self._shape_error(owner, n, arr.shape)
+        arr = self._report_rows(reports, n, self.n_bytes, owner)
         pad = np.uint8(self._padding_mask())
         if arr.dtype == np.uint8:
             legal = (arr[:, -1] & pad) == 0 if pad else np.ones(n, dtype=bool)
