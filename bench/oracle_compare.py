@@ -456,9 +456,10 @@ def ibu_lines(d, n, eps, threads, grr_reports, args, mfl_ok):
     t_ibu, out = best_of(lambda: ibu(est, oracle=oracle), args.repeats, 3.0)
     info = out.postprocessing_info
     converged = "converged" if info["converged"] else "did not converge"
+    tol = f"{info['tol']:g}"  # 1e-08: a field of its own, no number for README's figure rule
     lines = [f"IBU on GRR's counts at D = {d:,} (n = {n:,}, eps = {eps:g}) took "
              f"{short(t_ibu)} and {info['iterations']:,} EM updates ({converged}, "
-             f"tol = {info['tol']:g})"]
+             f"tol = {tol})"]
     # the same EM from the textbook uniform start, for its cost per update
     k_iter = args.peer_ibu_iter
     t_uniform, _ = best_of(lambda: ibu(est, oracle=oracle, start="uniform", tol=1e-300,
