@@ -574,14 +574,17 @@ def add_weighted_hits(total: ExactSum, weights, hits) -> None:
             i = j + 1
 
 
+_Mask = Union[np.ndarray, np.bool_]  # a per-report mask (``.all(axis=1)`` types as either)
+
+
 def all_legal_report(n: int) -> SanitizationReport:
     """The :class:`SanitizationReport` of ``n`` integer reports that were all legal as sent."""
     return SanitizationReport(n, n, {r: 0 for r in REASONS}, False)
 
 
-def tally_report(numeric: np.ndarray, integral: np.ndarray, legal: np.ndarray,
+def tally_report(n: int, numeric: _Mask, integral: _Mask, legal: _Mask,
                  wrong_dtype: bool) -> SanitizationReport:
-    """The :class:`SanitizationReport` of integer reports from their per-report masks.
+    """The :class:`SanitizationReport` of ``n`` integer reports from their per-report masks.
 
     Each illegal report counts under its first reason: not a number, else
     not an integer, else out of range (``legal`` implies ``integral``
@@ -592,7 +595,7 @@ def tally_report(numeric: np.ndarray, integral: np.ndarray, legal: np.ndarray,
         "non_integer": int((numeric & ~integral).sum()),
         "out_of_range": int((integral & ~legal).sum()),
     }
-    return SanitizationReport(legal.shape[0], int(legal.sum()), by_reason, wrong_dtype)
+    return SanitizationReport(n, int(legal.sum()), by_reason, wrong_dtype)
 
 
 def partial_report(partial: Partial) -> SanitizationReport:
@@ -1302,7 +1305,7 @@ class FrequencyOracle:
         bad = ~legal
         if bad.any():
             out[bad] = public_uniform(self.codebook_seed, identities[bad], sizes[bad])
-        return out, tally_report(numeric, integral, legal, wrong_dtype)
+        return out, tally_report(n, numeric, integral, legal, wrong_dtype)
 
 
 class MatrixReports:
@@ -1310,6 +1313,10 @@ class MatrixReports:
 
     The subclass gives ``_shape_error(owner, n, shape)``, which says the row's layout.
     """
+
+    def _shape_error(self, owner: str, n: Optional[int],
+                     shape: tuple[int, ...]) -> ValueError:  # pragma: no cover - abstract
+        raise NotImplementedError
 
     def _n_reports(self, reports, owner):
         arr = as_report_array(reports)

@@ -748,7 +748,7 @@ class CMS(_CountMeanSketch):
         bad = ~legal
         if bad.any():
             out[bad] = self.public_rows(identities[bad])
-        return out, tally_report(numeric_row, integral_row, legal, wrong_dtype)
+        return out, tally_report(n, numeric_row, integral_row, legal, wrong_dtype)
 
 
 def _exact_words(arr: np.ndarray):
@@ -1007,4 +1007,4 @@ class HCMS(_CountMeanSketch):
             out[bad, 0] = public_uniform(self.codebook_seed, ids, np.full(size, k), word=1)
             out[bad, 1] = public_uniform(self.codebook_seed, ids, np.full(size, m), word=2)
             out[bad, 2] = 2 * public_uniform(self.codebook_seed, ids, np.full(size, 2), word=3) - 1
-        return out, tally_report(numeric_row, integral_row, legal, wrong_dtype)
+        return out, tally_report(n, numeric_row, integral_row, legal, wrong_dtype)

@@ -240,4 +240,4 @@ class FLH(MatrixReports, FrequencyOracle):
             ids = identities[bad]
             out[bad, 0] = public_uniform(self.codebook_seed, ids, np.full(ids.shape[0], h), word=1)
             out[bad, 1] = public_uniform(self.codebook_seed, ids, np.full(ids.shape[0], g), word=2)
-        return out, tally_report(numeric_row, integral_row, legal, wrong_dtype)
+        return out, tally_report(n, numeric_row, integral_row, legal, wrong_dtype)

@@ -528,7 +528,7 @@ class SubsetSelection(UnaryEncoding):
             if out is arr or out.base is arr:  # never write into the caller's array
                 out = np.array(out, dtype=np.uint8, order="C")
             out[bad] = self.public_subsets(identities[bad], sizes[bad])
-        return out, tally_report(numeric_row, integral_row, legal, wrong_dtype)
+        return out, tally_report(n, numeric_row, integral_row, legal, wrong_dtype)
 
     def _shape_error(self, owner, n, shape):
         rows = "n" if n is None else str(n)

@@ -241,7 +241,7 @@ class UnaryEncoding(MatrixReports, FrequencyOracle):
         bad = ~legal
         if bad.any():
             out[bad] = self.public_rows(identities[bad])
-        return out, tally_report(numeric_row, integral_row, legal, wrong_dtype)
+        return out, tally_report(n, numeric_row, integral_row, legal, wrong_dtype)
 
 
 class OUE(UnaryEncoding):
