@@ -233,6 +233,9 @@ def test_the_report_names_the_winners(tiny, tmp_path):
     assert who.startswith("Who wins where") and len(who.splitlines()) == 3 + 3
     assert gain.startswith("norm_sub's full-domain MSE over raw's")
     assert len(gain.splitlines()) == 3 + len(ORACLES) and "eps 0.5" in gain
+    # a claim whose methods did not run is left out, not reported as lost
+    some = build_report([r for r in rows if r["method"] in ("raw", "norm_sub")], figures=False)
+    assert {p["metric"] for p in some.tables["paper"]} == {"mse_full", "mse_set"}
     assert {p.name for p in report.files} >= {"summary.csv", "winners.csv", "wins.csv",
                                               "paper.csv", "report.txt", "report.md"}
 

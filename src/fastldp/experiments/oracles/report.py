@@ -175,17 +175,19 @@ def paper_comparison(win_rows, summary=None) -> list[dict]:
     (alone or tied) in at least half of the settings. With the ``summary``,
     ``ratio_median`` and ``ratio_worst`` say how close the named methods
     come where they do not win: per setting, the smallest mean MSE among
-    them over the best mean MSE (1 where they win).
+    them over the best mean MSE (1 where they win). A claim none of whose
+    methods ran (by the ``summary``) is left out.
     """
     means: dict = {}
     for e in summary or ():
         if e["repetitions"]:
             means[(_setting(e), e["method"])] = e
+    ran = {method for (_, method) in means}
     out = []
     for metric, (claim, named) in PAPER.items():
         group = [w for w in win_rows if w["metric"] == metric]
-        if not group:
-            continue
+        if not group or (summary is not None and not ran & set(named)):
+            continue  # nothing measured, or none of the methods the paper names ran
         hit = [w for w in group if set(w["best"].split("=")) & set(named)]
         others: dict = {}
         for w in group:
