@@ -21,8 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["paired_interval", "holm", "failure_summary", "format_table", "write_report_files",
-           "Report"]
+__all__ = ["paired_interval", "holm", "failure_summary", "format_table", "text_block",
+           "markdown_block", "write_report_files", "Report"]
 
 
 def paired_interval(differences, level: float = 0.95) -> dict:
@@ -134,6 +134,21 @@ def format_table(rows, columns, headers=None, title: str = "") -> str:
     lines.append("  ".join("-" * w for w in widths))
     for row in cells:
         lines.append("  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip())
+    return "\n".join(lines)
+
+
+def text_block(block: dict) -> str:
+    """A report block (``{"title", "header", "rows"}``, rows of strings) as fixed-width text."""
+    rows = [dict(zip(block["header"], r)) for r in block["rows"]]
+    return format_table(rows, block["header"], title=block["title"])
+
+
+def markdown_block(block: dict) -> str:
+    """The same block as a bold title and a Markdown table."""
+    lines = [f"**{block['title']}**", "",
+             "| " + " | ".join(block["header"]) + " |",
+             "|" + "|".join("---" for _ in block["header"]) + "|"]
+    lines += ["| " + " | ".join(r) + " |" for r in block["rows"]]
     return "\n".join(lines)
 
 

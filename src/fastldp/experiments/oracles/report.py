@@ -35,8 +35,8 @@ from pathlib import Path
 import numpy as np
 
 from ..report import (
-    Report, _group, _mean_sd, _ok, _repetitions, failure_summary, format_table, paired_interval,
-    write_report_files,
+    Report, _group, _mean_sd, _ok, _repetitions, failure_summary, format_table, markdown_block,
+    paired_interval, text_block, write_report_files,
 )
 from .table import read_oracle_results
 
@@ -269,19 +269,6 @@ def pivot(summary, metric: str) -> list[dict]:
     return blocks
 
 
-def _text_block(block) -> str:
-    rows = [dict(zip(block["header"], r)) for r in block["rows"]]
-    return format_table(rows, block["header"], title=block["title"])
-
-
-def _markdown_block(block) -> str:
-    lines = [f"**{block['title']}**", "",
-             "| " + " | ".join(block["header"]) + " |",
-             "|" + "|".join("---" for _ in block["header"]) + "|"]
-    lines += ["| " + " | ".join(r) + " |" for r in block["rows"]]
-    return "\n".join(lines)
-
-
 def _paper_lines(comparison, gain_rows=()) -> list[str]:
     lines = []
     for c in comparison:
@@ -387,8 +374,8 @@ def build_report(results, out=None, *, figures: bool = True, log=None) -> Report
         md.append("**Failures**\n\n" + "\n".join(
             f"- {f['method']}: {f['rows']} rows: {f['failure']}" for f in tables["failures"]))
     top = headline(tables, summary)
-    parts += [_text_block(b) for b in top + blocks] + [consistent, win_text]
-    md += [_markdown_block(b) for b in top + blocks]
+    parts += [text_block(b) for b in top + blocks] + [consistent, win_text]
+    md += [markdown_block(b) for b in top + blocks]
     md.append("**Settings won**\n\n" + "\n".join(
         f"- {METRICS[w['metric']]}: {w['method']} {w['wins']} of {w['settings']}"
         for w in tables["wins"]))

@@ -34,7 +34,9 @@ from ..report import (
     _ok,
     _repetitions,
     format_table,
+    markdown_block,
     paired_interval,
+    text_block,
     write_report_files,
 )
 from .table import read_sparse_results
@@ -194,19 +196,6 @@ def pivot(summary) -> list[dict]:
     return blocks
 
 
-def _text_block(block) -> str:
-    rows = [dict(zip(block["header"], r)) for r in block["rows"]]
-    return format_table(rows, block["header"], title=block["title"])
-
-
-def _markdown_block(block) -> str:
-    lines = [f"**{block['title']}**", "",
-             "| " + " | ".join(block["header"]) + " |",
-             "|" + "|".join("---" for _ in block["header"]) + "|"]
-    lines += ["| " + " | ".join(r) + " |" for r in block["rows"]]
-    return "\n".join(lines)
-
-
 def _diff_blocks(diffs) -> list[dict]:
     methods = list(dict.fromkeys(e["method"] for e in diffs))
     out = []
@@ -270,10 +259,10 @@ def build_report(results, out=None, *, reference: str = "RPC", figures: bool = T
                                   title="Failures"))
         md.append("**Failures**\n\n" + "\n".join(
             f"- {f['method']}: {f['rows']} rows: {f['failure']}" for f in tables["failures"]))
-    parts += [_text_block(b) for b in blocks]
-    md += [_markdown_block(b) for b in blocks]
-    parts += [_text_block(b) for b in dblocks]
-    md += [_markdown_block(b) for b in dblocks]
+    parts += [text_block(b) for b in blocks]
+    md += [markdown_block(b) for b in blocks]
+    parts += [text_block(b) for b in dblocks]
+    md += [markdown_block(b) for b in dblocks]
     text = "\n\n".join(parts)
     report = Report(tables, text)
     if out is not None:
