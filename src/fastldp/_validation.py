@@ -22,6 +22,7 @@ __all__ = [
     "check_positive_array",
     "check_choice",
     "check_csr_structure",
+    "resolve_alias",
 ]
 
 
@@ -152,3 +153,22 @@ def check_csr_structure(csr, width: int, name: str, owner: str) -> None:
                 f"The {name!r} parameter of {owner} must have column indices in [0, {width}). "
                 f"Got column index {bad} instead."
             )
+
+
+def resolve_alias(owner: str, name: str, value, alias: str, alias_value):
+    """The value of a parameter that has a paper name and a contract name.
+
+    ``name`` is the paper's letter (``k``, ``s``, ``m``) and ``alias`` the
+    name every family shares (``items_per_user``, ``sparsity``; the API
+    contract's names table). Either may be given, not both (a
+    ``ValueError``); neither is a ``TypeError``, as for any missing required
+    argument.
+    """
+    if value is not None and alias_value is not None:
+        raise ValueError(
+            f"The {alias!r} parameter of {owner} is another name for {name!r}: pass one of "
+            f"them. Got {name}={value!r} and {alias}={alias_value!r} instead.")
+    if value is None and alias_value is None:
+        raise TypeError(f"{owner}() missing the required keyword argument {alias!r} "
+                        f"(or its paper name {name!r})")
+    return value if value is not None else alias_value

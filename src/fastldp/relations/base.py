@@ -21,7 +21,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._random import resolve_codebook_seed, resolve_identities, resolve_n_threads
-from .._validation import check_choice, check_float, check_int, check_positive_array, param_error
+from .._validation import (check_choice, check_float, check_int, check_positive_array,
+                           param_error, resolve_alias)
 from ..results import PrivacyStatement
 from .._sanitize import SanitizationReport
 from .relation_sets import CAP_POLICIES, RelationSets, as_relation_sets, is_long_format
@@ -45,24 +46,6 @@ MAX_PAIRS = 2**62
 #: normal range of binary64 and the decoders' denominators (``D = sum gamma_i^2``
 #: for JPRS, the oracles' ``1 / sigma_i^2`` weights) underflow.
 MIN_EPSILON = 1e-150
-
-
-def resolve_alias(owner: str, name: str, value, alias: str, alias_value):
-    """The value of a parameter that has a paper name and a contract name.
-
-    ``name`` is the paper's letter (``k``, ``s``, ``m``) and ``alias`` the
-    name every family shares (``items_per_user``, ``sparsity``; the API
-    contract's names table). Either may be given, not both; neither is a
-    ``TypeError``, as for any missing required argument.
-    """
-    if value is not None and alias_value is not None:
-        raise ValueError(
-            f"The {alias!r} parameter of {owner} is another name for {name!r}: pass one of "
-            f"them. Got {name}={value!r} and {alias}={alias_value!r} instead.")
-    if value is None and alias_value is None:
-        raise TypeError(f"{owner}() missing the required keyword argument {alias!r} "
-                        f"(or its paper name {name!r})")
-    return value if value is not None else alias_value
 
 
 def keyword_epsilons(method: _F) -> _F:

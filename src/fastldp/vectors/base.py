@@ -26,7 +26,7 @@ from numpy.typing import ArrayLike
 from .._kernels._hash import SANITIZE_STREAM, hash_words
 from .._kernels._sketch import FIXED_MAX_N, fixed_sketch
 from .._random import as_generator
-from .._validation import check_csr_structure, check_float, check_int, param_error
+from .._validation import check_csr_structure, check_float, check_int, param_error, resolve_alias
 from .._sanitize import SanitizationReport, sanitization_counts, sanitization_report
 from ..results import PrivacyStatement, Result
 from ..streaming import ExactSum, Partial, check_partial
@@ -186,16 +186,9 @@ def items_alias(owner: str, m, items_per_user):
     """``m`` under its paper name or under ``items_per_user``, the name every family shares.
 
     One of the two must be given (a ``TypeError`` otherwise, as for any
-    missing argument), not both (a ``ValueError``).
+    missing argument), not both (a ``ValueError``): ``fastldp._validation.resolve_alias``.
     """
-    if m is not None and items_per_user is not None:
-        raise ValueError(
-            f"The 'items_per_user' parameter of {owner} is another name for 'm': pass one of "
-            f"them. Got m={m!r} and items_per_user={items_per_user!r} instead.")
-    if m is None and items_per_user is None:
-        raise TypeError(f"{owner}() missing the required keyword argument 'items_per_user' "
-                        "(or its paper name 'm')")
-    return m if m is not None else items_per_user
+    return resolve_alias(owner, "m", m, "items_per_user", items_per_user)
 
 
 def plug_in_variances(square_sums, raw: np.ndarray, n: int) -> np.ndarray:
