@@ -82,7 +82,7 @@ def test_imports_run_downward(path):
             assert target.startswith("fastldp._kernels"), f"{module} imports {target}"
         if module.startswith("fastldp.oracles") or module.split(".")[-1] in (
                 "_sanitize", "_validation", "_random", "_datafiles", "budgets", "corruption", "streaming",
-                "metrics", "results"):
+                "metrics", "results", "noise"):
             assert target_family is None, f"shared module {module} imports family {target}"
             assert not target.startswith("fastldp.experiments"), f"{module} imports {target}"
         if own is not None:

@@ -31,6 +31,7 @@ Shared modules
 - :mod:`fastldp.budgets` - personal privacy-budget profiles
 - :mod:`fastldp.corruption` - which identities an attack corrupts
 - :mod:`fastldp.metrics` - scores of an estimate against the truth
+- :mod:`fastldp.noise` - exact discrete Laplace and Gaussian samplers (no floating point)
 
 The API every family follows (keyword-only ``epsilon``, ``privatize`` /
 ``estimate``, result objects) is written in the user guide's "The API
@@ -48,7 +49,7 @@ __version__ = "0.1.0"
 _SUBMODULES = (
     "oracles", "relations", "vectors", "regression", "histograms",
     "results", "audit", "reports", "streaming", "distributed", "mechanisms", "experiments",
-    "budgets", "corruption", "metrics",
+    "budgets", "corruption", "metrics", "noise",
 )
 
 #: public estimators and their result classes -> the family that defines them
@@ -78,6 +79,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ imports on 
     from . import audit as audit, budgets as budgets, corruption as corruption
     from . import distributed as distributed, experiments as experiments
     from . import histograms as histograms, mechanisms as mechanisms, metrics as metrics
+    from . import noise as noise
     from . import oracles as oracles, regression as regression, relations as relations
     from . import reports as reports, results as results, streaming as streaming
     from . import vectors as vectors
