@@ -74,7 +74,7 @@ Toy(shape (2,), n=10, epsilon=1 (local DP, per report): [0]=0.5, [1]=1.5)
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import numpy as np
@@ -127,6 +127,10 @@ class PrivacyStatement:
         where it does not apply (zCDP).
     rho : float or None
         The zCDP budget (central histograms), else ``None``.
+    dp_event : dp_accounting.DpEvent or None
+        The release's privacy event where the family knows one tighter than
+        the budget implies (an RDP curve, k-ary randomized response);
+        ``None`` lets :meth:`event` derive it from the budget. Not compared.
 
     Examples
     --------
@@ -146,6 +150,7 @@ class PrivacyStatement:
     personal: bool = False
     delta: Optional[float] = 0.0
     rho: Optional[float] = None
+    dp_event: Any = field(default=None, compare=False, repr=False)
 
     @classmethod
     def local(cls, *, epsilon: Optional[float] = None, epsilons: Any = None,
@@ -172,6 +177,33 @@ class PrivacyStatement:
     def zcdp(cls, *, rho: float, unit: str = "person") -> "PrivacyStatement":
         """The statement of a central release with zCDP budget ``rho`` per ``unit``."""
         return cls("zCDP", unit, epsilon=None, delta=None, rho=float(rho))
+
+    def event(self) -> Any:
+        """The privacy event of the release: a ``dp_accounting`` ``DpEvent``.
+
+        ``dp_event`` when the family gave one; otherwise, from the budget:
+        pure ``epsilon`` gives binary randomized response at ``epsilon``
+        (which dominates every epsilon-DP mechanism), ``(epsilon, delta)``
+        an ``EpsilonDeltaDpEvent``, ``rho`` a ``ZCDpEvent``, "not private"
+        (or ``epsilon = inf``) a ``NonPrivateDpEvent``; personal budgets the
+        event of the largest (the guarantee every report has). Needs the
+        ``accounting`` extra; see :mod:`fastldp.accounting`, whose
+        ``Accountant`` composes events.
+
+        Raises
+        ------
+        ValueError
+            When the statement has no budget to derive an event from.
+
+        Examples
+        --------
+        >>> from fastldp.results import PrivacyStatement
+        >>> PrivacyStatement.zcdp(rho=0.125).event()
+        ZCDpEvent(rho=0.125, xi=0.0)
+        """
+        from .accounting.events import statement_event  # the optional extra, on first use
+
+        return statement_event(self)
 
     def budget(self) -> str:
         """The budget in a few words (what the result's repr shows)."""
