@@ -159,6 +159,18 @@ def _half_scale_laplace(eps):
     return HalfScaleLaplace(epsilon=eps)
 
 
+def _textbook_laplace(eps):
+    from .mironov import TextbookLaplace
+
+    return TextbookLaplace(epsilon=eps)
+
+
+def _lsb_draw(mech, eps, side, size, gen):
+    from .mironov import lsb_draw
+
+    return lsb_draw(mech, eps, side, size, gen)
+
+
 def _unclipped_piecewise(eps):
     from ..oracles.randomizers import Piecewise
 
@@ -233,6 +245,11 @@ def negative_controls(epsilon: float = 1.0) -> dict[str, Channel]:
         replace(reg["laplace"], control_of="laplace", name="control:laplace-half-scale",
                 build=_half_scale_laplace,
                 description="Laplace with half the scale", expect_violation=True),
+        replace(reg["laplace-secure"], control_of="laplace-secure",
+                name="control:laplace-textbook-lsb",
+                build=_textbook_laplace, draw=_lsb_draw, describe=None, expect_violation=True,
+                description="textbook double-precision Laplace (Mironov 2012), audited "
+                            "through its low-order bits (fastldp.audit.mironov)"),
         replace(reg["piecewise"], control_of="piecewise", name="control:piecewise-sampler",
                 build=_unclipped_piecewise,
                 description="Piecewise sampling at 2 eps", expect_violation=True),

@@ -35,6 +35,9 @@ The formulas (``e = e^eps``):
 * JPRS: one bit, ``P(+1 | E) = (1 + tanh(eps/2) c_k(|E|) sgn0(sum_E R_i(e))) / 2``
   from :meth:`JPRS.output_probabilities`, for every set of at most ``k`` pairs.
 * Duchi: ``P(+C | u) = (1 + u / C) / 2`` on a grid of inputs including ``+-1``.
+* DiscretePiecewise on its grid inputs ``u_i = -1 + 2 i / m``: cell ``j`` (the
+  output ``y_j``) has ``P = A / T`` for ``i <= j < i + W`` and ``B / T``
+  otherwise, ``T = W A + m B`` (the public integers of the mechanism).
 * RPC on the Duchi route: ``u = Clip(<x, S_i>, R)`` from :meth:`RPC.encode`
   for every ternary vector with at most ``m`` non-zeros, then Duchi at ``u / R``;
   outputs ``+-R C``.
@@ -263,6 +266,19 @@ def duchi_law(randomizer, inputs=(-1.0, -0.5, 0.0, 0.5, 1.0)) -> ExactLaw:
     probs = np.stack([1.0 - plus, plus], axis=1)[None]
     C = randomizer.C
     return ExactLaw(list(u), [-C, C], np.zeros(1, dtype=np.uint64), probs)
+
+
+def discrete_piecewise_law(randomizer) -> ExactLaw:
+    """DiscretePiecewise's law from its public integers ``A, B, W, m`` (every grid input)."""
+    m, W = randomizer.m, randomizer.band
+    cells = np.arange(m + W)
+    grid = np.arange(m + 1)
+    band = (cells[None, :] >= grid[:, None]) & (cells[None, :] < grid[:, None] + W)
+    T = W * randomizer.A + m * randomizer.B
+    probs = np.where(band, randomizer.A / T, randomizer.B / T)[None]
+    inputs = [-1.0 + 2.0 * i / m for i in range(m + 1)]
+    return ExactLaw(inputs, [float(y) for y in randomizer.outputs],
+                    np.zeros(1, dtype=np.uint64), probs)
 
 
 def ternary_vectors(d: int, m: int) -> list:

@@ -535,7 +535,7 @@ def _histogram_claim(mech):
 
 def channels(epsilon: float = 1.0) -> dict[str, Channel]:
     """The registry: every local randomizer of the package, by name, at claimed ``epsilon``."""
-    from ..oracles.randomizers import Laplace, Piecewise
+    from ..oracles.randomizers import DiscretePiecewise, Laplace, Piecewise
 
     out = [
         Channel("jprs", "JPRS one bit, 2x3 table, k=2, all 22 sets", epsilon, _jprs,
@@ -555,6 +555,15 @@ def channels(epsilon: float = 1.0) -> dict[str, Channel]:
                 kind="empirical", draw=_scalar_draw),
         Channel("piecewise", "Piecewise randomizer, u = +1 vs -1", epsilon,
                 lambda eps: Piecewise(epsilon=eps), kind="empirical", draw=_scalar_draw),
+        Channel("laplace-secure", "Laplace(secure=True): grid 2^-10, discrete Laplace noise, "
+                "u = +1 vs -1", epsilon, lambda eps: Laplace(epsilon=eps, secure=True),
+                kind="empirical", draw=_scalar_draw, draws=(40_000, 10_000),
+                describe=lambda mech: f"effective eps {mech.effective_epsilon:.10g}"),
+        Channel("piecewise-discrete", "DiscretePiecewise, m = 4, all 5 grid inputs x "
+                "m + W outputs", epsilon, lambda eps: DiscretePiecewise(epsilon=eps, m=4),
+                law=lambda mech, eps, ids: laws.discrete_piecewise_law(mech),
+                sample=_duchi_sample,
+                describe=lambda mech: f"A / B = e^{mech.effective_epsilon:.10g}"),
         Channel("rpc-laplace", "RPC report, Laplace, u = +R vs -R", epsilon, _rpc("laplace", 6, 4),
                 kind="empirical", draw=_rpc_draw),
         Channel("rpc-piecewise", "RPC report, Piecewise, u = +R vs -R", epsilon,

@@ -44,19 +44,23 @@ References
 
 from __future__ import annotations
 
-from math import exp, expm1, inf
+from decimal import ROUND_FLOOR, Decimal, localcontext
+from fractions import Fraction
+from math import exp, expm1, frexp, inf, ldexp, nextafter
 from typing import Optional, Union
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from .._random import as_generator, resolve_identities
-from .._validation import check_choice, check_float, param_error
+from .._validation import check_choice, check_float, check_int, param_error
+from ..results import PrivacyStatement
 
 __all__ = [
     "Randomizer",
     "Laplace",
     "Piecewise",
+    "DiscretePiecewise",
     "Duchi",
     "RANDOMIZERS",
     "make_randomizer",
@@ -224,7 +228,17 @@ class Laplace(Randomizer):
 
     Parameters
     ----------
-    epsilon : float in (0, inf)
+    epsilon : float in [1e-150, inf)
+        (``[2**(k - 45), inf)`` with ``secure=True`` and ``grid=2**-k``: the
+        noise, in grid units, must stay far inside ``2^53``.)
+    secure : bool, default False
+        ``False``: numpy's double-precision Laplace sampler (bit-identical to
+        earlier releases). ``True``: the discretized Laplace mechanism on a
+        public grid, exactly ``epsilon``-DP in the floating-point world too
+        (below).
+    grid : float, optional
+        ``secure=True`` only: the grid spacing ``g = 2**-k``, ``k`` an
+        integer in ``[0, 40]``; default ``2**-10``.
 
     Notes
     -----
@@ -232,6 +246,52 @@ class Laplace(Randomizer):
     and the density ratio between any two inputs is at most ``e^epsilon``,
     attained for ``u = +-1`` and ``y`` outside ``(-1, 1)``.
     ``c_eps = inf`` and ``V_eps = 2 (2 / epsilon)^2 = 8 / epsilon^2`` (Eq. (57)).
+
+    **secure=False** draws IEEE doubles: its guarantee is the ideal
+    real-valued mechanism's. The set of doubles a release can take depends
+    on the input, and an observer of the exact bits can rule inputs out
+    (Mironov, CCS 2012; :mod:`fastldp.audit.mironov` runs the attack).
+
+    **secure=True** releases ``Y = g (I + Z)``:
+
+    1. the input is rounded to the grid at random, ``I = floor(u / g)`` plus
+       a coin of probability ``frac(u / g)``, so ``E[g I] = u`` and
+       ``g I in [-1, 1]`` (``u / g`` is exact: ``g`` is a power of two);
+    2. ``Z`` is the discrete Laplace law ``P(Z = z) ∝ exp(-|z| / t)`` on the
+       integers, drawn by the exact sampler of :mod:`fastldp.noise` (integer
+       and rational arithmetic only), with the rational scale
+       ``t = ceil(2^16 * 2 / (g eps)) / 2^16 >= 2 / (g eps)`` grid units;
+    3. ``g (I + Z)`` is a double exactly (an integer below ``2^53`` times a
+       power of two); ``I + Z`` is clipped to ``+-2^52`` (post-processing;
+       ``P(|Z| > 2^52 - 1/g) < e^-64`` at the smallest budget allowed).
+
+    Two grid inputs differ by at most ``2 / g`` units, so the ratio of the
+    pmfs of ``I + Z`` is at most ``exp(2 / (g t)) = e^eps'`` with the
+    **effective epsilon** ``eps' = 2 / (g t) <= eps`` (a rational; the
+    rounding of ``t`` costs at most a relative ``2^-16 g eps / 2``), and a
+    release is a mixture of grid inputs' releases, so the ratio holds for
+    every ``u`` whatever the rounding coin's floating-point probability
+    (that coin only biases ``E[Y | u]`` by at most ``g 2^-53``).
+    :attr:`effective_epsilon` gives ``eps'`` (rounded up), and
+    :attr:`privacy` states it. Every release is a multiple of ``g``
+    whatever the input: no bit of it depends on the input except through
+    the exact law, so the guarantee holds for the doubles themselves.
+    What must hold of the platform: IEEE binary64 for the products and
+    ``floor`` (exact here), and integers from the ``rng`` (numpy's
+    ``Generator.integers`` draws them without floating point).
+
+    Why discretization rather than snapping: snapping (Mironov's defence:
+    clamp to ``[-B, B]``, add the double Laplace, round to a power of two
+    ``Lambda >= scale``) gives ``eps (1 + 12 B eta) + ...``-DP only under
+    a correctly rounded ``ln``, which numpy does not promise, and its
+    epsilon grows with ``B``; the discretized mechanism needs no property of
+    ``ln`` at all and gives ``eps' <= eps`` exactly.
+
+    Cost in variance: ``Var[Y | u] = g^2 (2 p / (1 - p)^2 + f (1 - f))``
+    with ``p = e^(-1/t)`` and ``f = frac(u / g)``; the first term is
+    ``8 / eps'^2 - g^2 / 6 + O(g^4 eps^2)``, so
+    ``V_eps = g^2 (2 p / (1 - p)^2 + 1/4)`` is within ``g^2 / 12`` of the
+    continuous ``8 / eps'^2`` (``1e-7`` at the default grid).
 
     Examples
     --------
@@ -242,13 +302,89 @@ class Laplace(Randomizer):
     >>> y = q.privatize(np.full(200_000, 0.5), rng=0)
     >>> bool(abs(y.mean() - 0.5) < 5 * np.sqrt(q.V_eps / y.size))
     True
+    >>> s = Laplace(epsilon=2.0, secure=True)
+    >>> s
+    Laplace(epsilon=2.0, secure=True, grid=0.0009765625)
+    >>> s.effective_epsilon <= 2.0, round(s.V_eps, 6)
+    (True, 2.0)
+    >>> y = s.privatize(np.full(5, 0.3), rng=0)
+    >>> bool(np.all(y * 1024 == np.round(y * 1024)))
+    True
     """
 
     name = "laplace"
+    #: default grid of ``secure=True``
+    DEFAULT_GRID = 2.0**-10
+    #: the scale in grid units is a multiple of ``2**-SCALE_BITS``
+    SCALE_BITS = 16
+    #: ``I + Z`` is clipped to ``[-CLIP, CLIP]`` (so ``g (I + Z)`` is an exact double)
+    CLIP = 2**52
+    #: largest scale in grid units: ``P(|Z| > CLIP - 1/g) < exp(-2^52 / 2^46 + 1) < e^-63``
+    MAX_UNITS_LOG2 = 46
+
+    def __init__(self, *, epsilon: float, secure: bool = False,
+                 grid: Optional[float] = None) -> None:
+        owner = type(self).__name__
+        if not isinstance(secure, (bool, np.bool_)):
+            raise param_error("secure", owner, "a bool", secure, TypeError)
+        self.secure = bool(secure)
+        if not self.secure:
+            if grid is not None:
+                raise param_error("grid", owner, "None when secure=False (the grid is the "
+                                  "discretized mechanism's)", grid)
+            self.grid: Optional[float] = None
+            super().__init__(epsilon=epsilon)
+            return
+        g = self.DEFAULT_GRID if grid is None else grid
+        g = check_float(g, "grid", owner, low=2.0**-40, high=1.0, low_open=False, high_open=False)
+        if frexp(g)[0] != 0.5:
+            raise param_error("grid", owner, "a power of two 2**-k, k an integer in [0, 40]", g)
+        self.grid = g
+        self.min_epsilon = ldexp(2.0 / g, -self.MAX_UNITS_LOG2)  # type: ignore[misc]
+        super().__init__(epsilon=epsilon)
+        target = Fraction(2) / (Fraction(g) * Fraction(self.epsilon))
+        den = 1 << self.SCALE_BITS
+        #: the discrete Laplace scale in grid units (a rational >= 2 / (g eps))
+        self.units = Fraction(-((-target.numerator * den) // target.denominator), den)
+
+    def __repr__(self) -> str:
+        if not self.secure:
+            return f"{type(self).__name__}(epsilon={self.epsilon!r})"
+        return f"{type(self).__name__}(epsilon={self.epsilon!r}, secure=True, grid={self.grid!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return (type(self) is type(other) and self.epsilon == other.epsilon  # type: ignore
+                and self.secure == other.secure and self.grid == other.grid)  # type: ignore
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self.epsilon, self.secure, self.grid))
 
     @property
     def scale(self) -> float:
+        """``2 / epsilon`` (``g t``, the noise scale in output units, with ``secure=True``)."""
+        if self.secure:
+            return float(self.grid * self.units)  # type: ignore[operator]
         return 2.0 / self.epsilon
+
+    @property
+    def effective_epsilon(self) -> float:
+        """The ``epsilon`` the release gives: ``2 / (g t)`` rounded up (``epsilon`` if not secure)."""
+        if not self.secure:
+            return self.epsilon
+        exact = Fraction(2) / (Fraction(self.grid) * self.units)
+        e = float(exact)
+        return e if Fraction(e) >= exact else nextafter(e, inf)
+
+    @property
+    def privacy(self) -> PrivacyStatement:
+        """Local DP per value at :attr:`effective_epsilon`."""
+        return PrivacyStatement.local(epsilon=self.effective_epsilon, unit="value")
+
+    def _noise_variance(self) -> float:
+        """``g^2 2 p / (1 - p)^2``, ``p = e^(-1/t)``: the discrete Laplace variance in output units."""
+        inv_t = 1.0 / float(self.units)
+        p = exp(-inv_t)
+        return self.grid**2 * 2.0 * p / expm1(-inv_t) ** 2  # type: ignore[operator]
 
     @property
     def c_eps(self) -> float:
@@ -256,22 +392,58 @@ class Laplace(Randomizer):
 
     @property
     def V_eps(self) -> float:  # noqa: N802
+        if self.secure:
+            return self._noise_variance() + 0.25 * self.grid**2  # type: ignore[operator]
         return 8.0 / self.epsilon**2
 
     def _draw(self, u: np.ndarray, gen: np.random.Generator) -> np.ndarray:
-        return u + gen.laplace(0.0, self.scale, size=u.shape)
+        if not self.secure:
+            return u + gen.laplace(0.0, self.scale, size=u.shape)
+        from ..noise import discrete_laplace
+
+        x = u * (1.0 / self.grid)  # type: ignore[operator]  # exact: a power of two
+        low = np.floor(x)
+        units = low.astype(np.int64) + (gen.random(u.shape) < x - low)
+        z = np.asarray(discrete_laplace(self.units, int(u.size), rng=gen),
+                       dtype=np.int64).reshape(u.shape)
+        k = np.clip(units + z, -self.CLIP, self.CLIP)
+        return k.astype(np.float64) * self.grid
 
     def variance(self, u: ArrayLike) -> np.ndarray:
         u = _check_unit_interval(u, "Laplace.variance")
-        return np.full(u.shape, self.V_eps)
+        if not self.secure:
+            return np.full(u.shape, self.V_eps)
+        x = u * (1.0 / self.grid)  # type: ignore[operator]
+        f = x - np.floor(x)
+        return self._noise_variance() + self.grid**2 * f * (1.0 - f)  # type: ignore[operator]
 
     def density(self, y: ArrayLike, u: ArrayLike) -> np.ndarray:
+        """The density of ``y`` given ``u``; with ``secure=True`` the pmf on the grid."""
         y = np.asarray(y, dtype=np.float64)
         u = _check_unit_interval(u, "Laplace.density")
-        return np.exp(-np.abs(y - u) / self.scale) / (2.0 * self.scale)
+        if not self.secure:
+            return np.exp(-np.abs(y - u) / self.scale) / (2.0 * self.scale)
+        g = self.grid
+        x = u * (1.0 / g)  # type: ignore[operator]
+        low = np.floor(x)
+        f = x - low
+        k = y * (1.0 / g)  # type: ignore[operator]
+        inv_t = 1.0 / float(self.units)
+        norm = -expm1(-inv_t) / (1.0 + exp(-inv_t))  # (1 - p) / (1 + p)
+
+        def pmf(d):
+            return norm * np.exp(-np.abs(d) * inv_t)
+
+        on_grid = self.is_legal(y)
+        return np.where(on_grid, (1.0 - f) * pmf(k - low) + f * pmf(k - low - 1.0), 0.0)
 
     def is_legal(self, y: ArrayLike) -> np.ndarray:
-        return np.isfinite(np.asarray(y, dtype=np.float64))
+        y = np.asarray(y, dtype=np.float64)
+        if not self.secure:
+            return np.isfinite(y)
+        with np.errstate(invalid="ignore"):
+            k = y * (1.0 / self.grid)  # type: ignore[operator]
+            return np.isfinite(y) & (k == np.round(k)) & (np.abs(k) <= self.CLIP)
 
 
 class Piecewise(Randomizer):
@@ -359,6 +531,218 @@ class Piecewise(Randomizer):
     def is_legal(self, y: ArrayLike) -> np.ndarray:
         y = np.asarray(y, dtype=np.float64)
         return np.abs(y) <= self.b
+
+
+def _exp_floor(eps: float, den: int) -> int:
+    """``floor(e^eps den)`` for the double ``eps``, by correctly rounded decimal arithmetic.
+
+    60 significant digits: the floor is wrong only if ``e^eps den`` lay within
+    ``10^-40`` relative of an integer, which a transcendental number at a
+    rational point does not.
+    """
+    with localcontext() as ctx:
+        ctx.prec = 60
+        return int((Decimal(eps).exp() * den).to_integral_value(rounding=ROUND_FLOOR))
+
+
+class DiscretePiecewise(Randomizer):
+    """Wang et al.'s (2019) Piecewise mechanism on a public grid: a finite, exactly audited channel.
+
+    The input ``u in [-1, 1]`` is rounded at random to the grid
+    ``u_i = -1 + 2 i / m`` (``i = 0 .. m``; ``E[u_I] = u``). The output is
+    one of ``N = m + W`` cells ``j = 0 .. N - 1`` released as the double
+    ``y_j = a (j - (N - 1) / 2)``: the *high band* of grid input ``i`` is
+    the ``W`` cells ``[i, i + W)``, and
+
+        P(j | i) = A / T on the band,   B / T on the m other cells,
+        T = W A + m B,
+
+    with the integers ``A / B <= e^eps`` (``B = 2^k``, the largest with
+    ``T < 2^62``, and ``A = floor(e^eps B)``). This is the discrete analogue of Eq. (6) of
+    paper 001: the band slides with the input over ``m`` cells and the low
+    region has ``m`` cells, as the continuous band slides by ``b + 1``;
+    ``W = max(1, round(m e^(-eps/2)))`` keeps the continuous proportion
+    ``(b - 1) / (b + 1) = e^(-eps/2)``. With ``P_h - P_l = (A - B) / T``,
+
+        E[j - (N - 1) / 2 | i] = (P_h - P_l) W (i - m / 2),
+
+    so ``a = 2 T / (m W (A - B))`` makes ``E[Y | i] = u_i`` and ``Y`` is
+    unbiased for ``u``. ``Var[Y | i] = a^2 (P_l N (N^2 - 1) / 12 + (P_h - P_l)
+    (W (i - m/2)^2 + W (W^2 - 1) / 12)) - u_i^2``; :meth:`variance` mixes the
+    two grid inputs' second moments.
+
+    Privacy: every output has probability ``A / T`` or ``B / T`` under every
+    grid input, so the largest likelihood ratio is exactly ``A / B``; a
+    release of ``u`` is a mixture of two grid inputs' releases, so the ratio
+    holds for every ``u``. :attr:`effective_epsilon` ``= ln(A / B) <= eps``
+    (within ``2^-k`` relative of ``e^eps``); :attr:`privacy` states it.
+
+    Sampling is exact: one uniform integer below ``T`` per value
+    (``Generator.integers``, no floating point) picks the cell; only the
+    input's rounding coin compares a double (its probability, ``frac``, is
+    within ``2^-53`` of exact: a bias of at most ``2^-52 / m`` in ``E[Y]``,
+    and no effect on privacy, which holds for any mixture). Every output is
+    one of ``N`` fixed doubles whatever the input: no floating-point side
+    channel.
+
+    Parameters
+    ----------
+    epsilon : float in [2**-20, 40]
+        (``A - B >= 2^12``: the budget is resolved, and ``T < 2^62``.)
+    m : int in [2, 2**20], default 64
+        Grid intervals of the input (the output has ``m + W`` cells).
+
+    Notes
+    -----
+    ``discrete`` stays ``False`` (it means a two-point output to the vector
+    family); the output space is finite and :meth:`density` is its pmf.
+    :meth:`grid_law` gives the exact channel of the grid inputs as
+    fractions, for audits.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> q = DiscretePiecewise(epsilon=1.0, m=8)
+    >>> q.n_cells, q.band
+    (13, 5)
+    >>> law = q.grid_law()
+    >>> max(max(col) / min(col) for col in zip(*law)) == q.ratio
+    True
+    >>> y = q.privatize(np.linspace(-1, 1, 5), rng=0)
+    >>> bool(q.is_legal(y).all())
+    True
+    """
+
+    name = "piecewise-discrete"
+    max_epsilon = 40.0
+    min_epsilon = 2.0**-20
+    DEFAULT_M = 64
+
+    def __init__(self, *, epsilon: float, m: int = DEFAULT_M) -> None:
+        owner = type(self).__name__
+        super().__init__(epsilon=epsilon)
+        self.m = check_int(m, "m", owner, low=2, high=2**20)
+        eps = self.epsilon
+        self.band = max(1, int(round(self.m * exp(-eps / 2.0))))
+        # B = 2^k, the largest with B (W e^eps + m) < 2^62: A / B within 2^-k of e^eps
+        size = self.band * exp(eps) + self.m
+        k = 61 - int(size).bit_length()
+        self.B = 1 << k
+        self.A = _exp_floor(eps, self.B)
+        if self.A - self.B < 2**12:
+            raise param_error("epsilon", owner, f"a float in [{self.min_epsilon!r}, "
+                              f"{self.max_epsilon!r}] resolved by A / B (A - B >= 2^12)", eps)
+        self.T = self.band * self.A + self.m * self.B
+        self.n_cells = self.m + self.band
+        #: the output values y_j, j = 0 .. N - 1
+        self.outputs = self._a * (np.arange(self.n_cells, dtype=np.float64)
+                                  - (self.n_cells - 1) / 2.0)
+        self.outputs.setflags(write=False)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(epsilon={self.epsilon!r}, m={self.m})"
+
+    def __eq__(self, other: object) -> bool:
+        return (type(self) is type(other) and self.epsilon == other.epsilon  # type: ignore
+                and self.m == other.m)  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self.epsilon, self.m))
+
+    @property
+    def _a(self) -> float:
+        return float(Fraction(2 * self.T, self.m * self.band * (self.A - self.B)))
+
+    @property
+    def ratio(self) -> Fraction:
+        """``A / B``: the channel's largest likelihood ratio, exactly."""
+        return Fraction(self.A, self.B)
+
+    @property
+    def effective_epsilon(self) -> float:
+        """``ln(A / B) <= epsilon``, rounded up."""
+        with localcontext() as ctx:
+            ctx.prec = 40
+            value = (Decimal(self.A) / Decimal(self.B)).ln()
+        e = float(value)
+        return e if Decimal(e) >= value else nextafter(e, inf)
+
+    @property
+    def privacy(self) -> PrivacyStatement:
+        """Local DP per value at :attr:`effective_epsilon`."""
+        return PrivacyStatement.local(epsilon=self.effective_epsilon, unit="value")
+
+    def grid_law(self) -> list:
+        """``P(j | u_i)`` as fractions: a list of ``m + 1`` rows of ``N`` entries."""
+        hi, lo = Fraction(self.A, self.T), Fraction(self.B, self.T)
+        W = self.band
+        return [[hi if i <= j < i + W else lo for j in range(self.n_cells)]
+                for i in range(self.m + 1)]
+
+    @property
+    def c_eps(self) -> float:
+        return float(self.outputs[-1])
+
+    def _second_moment(self, i: np.ndarray) -> np.ndarray:
+        """``E[Y^2 | u_i]`` (module docstring of the class)."""
+        N, W, m = self.n_cells, self.band, self.m
+        p_lo = self.B / self.T
+        gap = (self.A - self.B) / self.T
+        d = i - m / 2.0
+        return self._a**2 * (p_lo * N * (N * N - 1) / 12.0
+                             + gap * (W * d * d + W * (W * W - 1) / 12.0))
+
+    def _split(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(floor(x), frac(x))`` of the grid position ``x = (u + 1) m / 2``."""
+        x = u * (self.m / 2.0) + self.m / 2.0
+        low = np.minimum(np.floor(x), self.m - 1.0)
+        return low, x - low
+
+    @property
+    def V_eps(self) -> float:  # noqa: N802
+        grid = np.linspace(-1.0, 1.0, 4 * self.m + 1)
+        return float(self.variance(grid).max())
+
+    def _draw(self, u: np.ndarray, gen: np.random.Generator) -> np.ndarray:
+        low, f = self._split(u)
+        i = low.astype(np.int64) + (gen.random(u.shape) < f)
+        k = gen.integers(0, self.T, size=u.shape, dtype=np.int64)
+        high = self.band * self.A
+        in_band = k < high
+        r = np.where(in_band, 0, (k - high) // self.B)
+        j = np.where(in_band, i + k // self.A, np.where(r < i, r, r + self.band))
+        return self.outputs[j]
+
+    def variance(self, u: ArrayLike) -> np.ndarray:
+        u = _check_unit_interval(u, "DiscretePiecewise.variance")
+        low, f = self._split(u)
+        m2 = (1.0 - f) * self._second_moment(low) + f * self._second_moment(low + 1.0)
+        return m2 - u * u
+
+    def _cells(self, y: np.ndarray) -> np.ndarray:
+        """The cell of each ``y`` (``-1`` where ``y`` is no output)."""
+        j = np.searchsorted(self.outputs, y)
+        j = np.clip(j, 0, self.n_cells - 1)
+        return np.where(self.outputs[j] == y, j, -1)
+
+    def density(self, y: ArrayLike, u: ArrayLike) -> np.ndarray:
+        """The pmf of ``y`` given ``u`` (0 off the output space)."""
+        y = np.asarray(y, dtype=np.float64)
+        u = _check_unit_interval(u, "DiscretePiecewise.density")
+        y, u = np.broadcast_arrays(y, u)
+        low, f = self._split(u)
+        j = self._cells(y)
+        hi, lo = self.A / self.T, self.B / self.T
+
+        def pmf(i):
+            return np.where((j >= i) & (j < i + self.band), hi, lo)
+
+        return np.where(j >= 0, (1.0 - f) * pmf(low) + f * pmf(low + 1.0), 0.0)
+
+    def is_legal(self, y: ArrayLike) -> np.ndarray:
+        y = np.asarray(y, dtype=np.float64)
+        with np.errstate(invalid="ignore"):
+            return (self._cells(np.where(np.isfinite(y), y, 0.0)) >= 0) & np.isfinite(y)
 
 
 class Duchi(Randomizer):
