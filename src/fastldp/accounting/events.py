@@ -403,7 +403,7 @@ def _event_classes() -> dict:
 
 def _to_obj(value: Any) -> Any:
     if isinstance(value, DpEvent):
-        out = {"event": type(value).__name__}
+        out = {"type": type(value).__name__}
         for field in attr.fields(type(value)):
             out[field.name] = _to_obj(getattr(value, field.name))
         return out
@@ -417,7 +417,7 @@ def _to_obj(value: Any) -> Any:
 
 
 def to_json(event: DpEvent) -> str:
-    """The event as a JSON text: ``{"event": class name, field: value, ...}``, nested.
+    """The event as a JSON text: ``{"type": class name, field: value, ...}``, nested.
 
     Floats are written exactly (``json`` writes the shortest repr that reads
     back to the same double; ``inf`` as ``Infinity``). Tuples become lists
@@ -431,18 +431,18 @@ def to_json(event: DpEvent) -> str:
 
 def _from_obj(value: Any, classes: dict) -> Any:
     if isinstance(value, dict):
-        name = value.get("event")
+        name = value.get("type")
         cls = classes.get(name)
         if cls is None:
             raise ValueError(f"from_json: unknown event type {name!r}; known: "
                              f"{', '.join(sorted(classes))}.")
         fields = {f.name: f for f in attr.fields(cls)}
-        extra = set(value) - set(fields) - {"event"}
+        extra = set(value) - set(fields) - {"type"}
         if extra:
             raise ValueError(f"from_json: {name} has no field(s) {sorted(extra)}.")
         kwargs = {}
         for key, v in value.items():
-            if key == "event":
+            if key == "type":
                 continue
             v = _from_obj(v, classes)
             if cls in (RdpCurveEvent,) and key in ("orders", "rdp"):

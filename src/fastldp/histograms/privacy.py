@@ -111,6 +111,24 @@ class PrivacyReport:
                    expected_error=np.asarray(expected_error, dtype=np.float64).ravel(),
                    error_bound=np.asarray(error_bound, dtype=np.float64).ravel())
 
+    def events(self) -> list:
+        """Each group's privacy event: ``ZCDpEvent(rho[i])`` (:mod:`fastldp.accounting`).
+
+        The event of a member of group ``i`` (and of a person who could join
+        it); a release's event for everyone is ``release.privacy.event()``,
+        the worst group's ``rho``.
+
+        Examples
+        --------
+        >>> from fastldp.histograms import ShiftedLogGaussian
+        >>> report = ShiftedLogGaussian(r=0.1).privacy_report([0, 1000])
+        >>> [e.rho for e in report.events()] == report.rho.tolist()
+        True
+        """
+        from ..accounting import zcdp_event  # the optional extra, on first use
+
+        return [zcdp_event(float(r)) for r in self.rho]
+
     @property
     def meets_utility(self) -> np.ndarray:
         """Whether each group's expected error is below its bound."""

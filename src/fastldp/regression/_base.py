@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional, TypeVar
 
 import numpy as np
@@ -54,6 +54,10 @@ class Privacy:
         ``rows_per_user``); ``None`` otherwise.
     note : str
         The unit and the neighbour relation in words, e.g. "user-level: ...".
+    dp_event : dp_accounting.DpEvent or None
+        The fit's privacy event where the estimator gives one (e.g. built
+        with :meth:`skellam_event`); ``None`` lets :meth:`event` derive it
+        from ``(epsilon, delta)``. Not compared, not in the repr.
 
     Notes
     -----
@@ -81,6 +85,49 @@ class Privacy:
     delta: float
     rows_per_user: Optional[int] = None
     note: str = ""
+    dp_event: Any = field(default=None, compare=False, repr=False)
+
+    def event(self) -> Any:
+        """The fit's privacy event, a ``dp_accounting`` ``DpEvent`` (:mod:`fastldp.accounting`).
+
+        ``dp_event`` when the estimator gave one; otherwise the event of
+        :meth:`statement`: binary randomized response at ``epsilon`` for a
+        local (pure) fit, ``EpsilonDeltaDpEvent(epsilon, delta)`` for a
+        shuffled one, ``NonPrivateDpEvent`` for a non-private one.
+
+        Examples
+        --------
+        >>> from fastldp.regression import Privacy
+        >>> Privacy("user", "shuffle", 1.0, 1e-5).event()
+        EpsilonDeltaDpEvent(epsilon=1.0, delta=1e-05)
+        """
+        if self.dp_event is not None:
+            return self.dp_event
+        return self.statement().event()
+
+    @staticmethod
+    def skellam_event(mu: float, l2: float, l1: float, tv: float = 0.0) -> Any:
+        """The event of one Skellam sum: its RDP curve, and ``tv`` for the shuffled shares.
+
+        An :class:`~fastldp.accounting.RdpCurveEvent` holding
+        :func:`~fastldp.regression.shuffle.skellam_rdp` ``(alpha, mu, l2, l1)``
+        at the orders :func:`~fastldp.regression.shuffle.skellam_epsilon`
+        minimizes over (integers 2 to 63, then coarser up to ``2^60``), with
+        total variation ``tv`` (a plan's ``delta_shares``: the shuffled shares
+        are within ``tv`` of a function of the noisy sum).
+
+        Examples
+        --------
+        >>> from fastldp.regression import Privacy
+        >>> e = Privacy.skellam_event(mu=1e4, l2=10.0, l1=20.0)
+        >>> e.orders[0], e.rdp[0] == 2 * 10.0 ** 2 / (2 * 1e4) + min(
+        ...     (3 * 10.0 ** 2 + 6 * 20.0) / (4 * 1e8), 3 * 20.0 / (2 * 1e4))
+        (2.0, True)
+        """
+        from ..accounting import RdpCurveEvent  # the optional extra, on first use
+        from .shuffle import _ALPHAS, skellam_rdp
+
+        return RdpCurveEvent.from_curve(_ALPHAS, skellam_rdp(_ALPHAS, mu, l2, l1), tv=tv)
 
     def statement(self) -> PrivacyStatement:
         """The guarantee as a :class:`~fastldp.results.PrivacyStatement` (what ``.privacy`` is).
@@ -89,7 +136,8 @@ class Privacy:
         ``"not private"``), the same ``unit``, ``epsilon`` and ``delta``.
         """
         return PrivacyStatement(_MODELS.get(self.model, self.model), self.unit,
-                                epsilon=float(self.epsilon), delta=float(self.delta))
+                                epsilon=float(self.epsilon), delta=float(self.delta),
+                                dp_event=self.dp_event)
 
     def budget(self) -> str:
         """The budget in a few words, as :meth:`PrivacyStatement.budget` writes it."""
