@@ -221,7 +221,7 @@ def _rdp_epsilon(p: _Profile, orders: np.ndarray, delta: float) -> float:
     """The RDP route: the smallest eps with delta_R(eps - E) + D + (1 + e^eps) T <= delta."""
     def eps_r(budget: float) -> float:
         if budget <= 0:  # no delta left for the RDP part: only a zero curve costs nothing
-            return 0.0 if np.all(p.rdp == 0) else math.inf
+            return 0.0 if budget == 0 and np.all(p.rdp == 0) else math.inf
         return float(_rdp.compute_epsilon(orders, p.rdp, min(budget, 1.0))[0])
 
     avail = delta - p.D
