@@ -56,6 +56,7 @@ from typing import Optional, Tuple, Union
 
 import numpy as np
 
+from ._kernels import _noise
 from ._random import RngLike, as_generator, resolve_n_threads
 from ._validation import check_choice, param_error
 
@@ -75,7 +76,7 @@ RationalLike = Union[int, Fraction, float, Tuple[int, int]]
 SizeLike = Union[None, int, Tuple[int, ...]]
 
 #: Samples per Philox stream in the compiled path (fixed: results never depend on threads).
-BLOCK = 1024
+BLOCK = _noise.BLOCK
 #: The compiled path takes rationals whose numerator and denominator are below this.
 KERNEL_LIMIT = 2**63
 
@@ -245,16 +246,7 @@ def _use_kernel(method: str, fits: bool, name: str, owner: str, value) -> bool:
         raise param_error(
             name, owner, "a rational within the compiled kernel's bounds with method='compiled' "
             "(see fastldp.noise.KERNEL_LIMIT)", value)
-    return fits and _kernel() is not None
-
-
-def _kernel():
-    """The compiled samplers, or None while the kernel is not built (pure-Python fallback)."""
-    try:
-        from ._kernels import _noise
-    except ImportError:  # pragma: no cover - only before the extension is built
-        return None
-    return _noise
+    return fits
 
 
 def _key(gen: np.random.Generator) -> int:
@@ -320,7 +312,7 @@ def bernoulli_exp(gamma: RationalLike, size: SizeLike = None, *, rng: RngLike = 
     gen = as_generator(rng, owner)
     n = _count(shape)
     if _use_kernel(method, _kernel_fits(g.numerator, g.denominator), "gamma", owner, gamma):
-        flat = _kernel().bernoulli_exp(_key(gen), g.numerator, g.denominator, n, threads)
+        flat = _noise.bernoulli_exp(_key(gen), g.numerator, g.denominator, n, threads)
     else:
         flat = np.array([_bernoulli_exp(gen, g) for _ in range(n)], dtype=bool)
     return _finish(flat, shape)
@@ -391,7 +383,7 @@ def discrete_laplace(scale: RationalLike, size: SizeLike = None, *, rng: RngLike
     n = _count(shape)
     t, s = sc.numerator, sc.denominator
     if _use_kernel(method, _kernel_fits(t, s), "scale", owner, scale):
-        flat = _kernel().discrete_laplace(_key(gen), t, s, n, threads)
+        flat = _noise.discrete_laplace(_key(gen), t, s, n, threads)
     else:
         flat = _int64([_discrete_laplace_one(gen, t, s) for _ in range(n)], owner)
     return _finish(flat, shape)
@@ -454,7 +446,7 @@ def discrete_gaussian(sigma2: RationalLike, size: SizeLike = None, *, rng: RngLi
     gen = as_generator(rng, owner)
     n = _count(shape)
     if _use_kernel(method, _gaussian_kernel_fits(s2), "sigma2", owner, sigma2):
-        flat = _kernel().discrete_gaussian(_key(gen), s2.numerator, s2.denominator, n, threads)
+        flat = _noise.discrete_gaussian(_key(gen), s2.numerator, s2.denominator, n, threads)
     else:
         flat = _int64([_discrete_gaussian_one(gen, s2) for _ in range(n)], owner)
     return _finish(flat, shape)
