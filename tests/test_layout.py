@@ -85,6 +85,9 @@ def test_imports_run_downward(path):
                 "metrics", "results", "noise"):
             assert target_family is None, f"shared module {module} imports family {target}"
             assert not target.startswith("fastldp.experiments"), f"{module} imports {target}"
+        if module.startswith("fastldp.accounting"):  # shared: below every family, above none
+            assert target_family is None, f"shared module {module} imports family {target}"
+            assert not target.startswith(("fastldp.experiments", "fastldp.cli")), target
         if own is not None:
             assert target_family in (None, own), f"family {own}: {module} imports {target}"
             assert not target.startswith("fastldp.experiments"), f"{module} imports {target}"
