@@ -22,6 +22,8 @@ Families
 Shared modules
 --------------
 - :mod:`fastldp.results` - the result base every family's results derive from
+- :mod:`fastldp.accounting` - each release's privacy event and the Accountant that
+  composes releases (the ``accounting`` extra: Google's dp-accounting)
 - :mod:`fastldp.audit` - exact and empirical privacy audits of every channel
 - :mod:`fastldp.reports` - privatized reports in Parquet files, streamed decode
 - :mod:`fastldp.streaming` - exact mergeable partial / merge / finalize state
@@ -49,7 +51,7 @@ __version__ = "0.1.0"
 _SUBMODULES = (
     "oracles", "relations", "vectors", "regression", "histograms",
     "results", "audit", "reports", "streaming", "distributed", "mechanisms", "experiments",
-    "budgets", "corruption", "metrics", "noise",
+    "budgets", "corruption", "metrics", "noise", "accounting",
 )
 
 #: public estimators and their result classes -> the family that defines them
@@ -69,6 +71,7 @@ _EXPORTS = {
     **dict.fromkeys(("ShiftedLogGaussian", "EqualNoiseGaussian", "DataIndependentRelease",
                      "PrivacyReport", "HistogramRelease"), "histograms"),
     **dict.fromkeys(("Result", "PrivacyStatement"), "results"),
+    "Accountant": "accounting",
 }
 
 __all__ = [*_EXPORTS, *_SUBMODULES, "show_config", "__version__"]
@@ -83,6 +86,8 @@ if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ imports on 
     from . import oracles as oracles, regression as regression, relations as relations
     from . import reports as reports, results as results, streaming as streaming
     from . import vectors as vectors
+    from . import accounting as accounting
+    from .accounting import Accountant as Accountant
     from .histograms import DataIndependentRelease as DataIndependentRelease
     from .histograms import EqualNoiseGaussian as EqualNoiseGaussian
     from .histograms import HistogramRelease as HistogramRelease
