@@ -30,7 +30,7 @@ cdef uint64_t _LIMIT = (<uint64_t>1) << 63
 cdef extern from "src/noise.h" nogil:
     int FASTLDP_NOISE_OK
     int fastldp_noise_laplace_block(uint64_t key, uint64_t block, uint64_t t, uint64_t s,
-                                    int64_t *out, int64_t m)
+                                    int64_t *out, int64_t m, uint64_t *philox_blocks)
     int fastldp_noise_gaussian_block(uint64_t key, uint64_t block, uint64_t p, uint64_t q,
                                      uint64_t t, uint64_t D, int64_t *out, int64_t m)
     int fastldp_noise_bexp_block(uint64_t key, uint64_t block, uint64_t a, uint64_t b,
@@ -76,9 +76,29 @@ def discrete_laplace(uint64_t key, t, s, intp_t n, int n_threads=1):
         for b in prange(nblocks, num_threads=nt, schedule="dynamic"):
             start = b * _BLOCK
             st[b] = fastldp_noise_laplace_block(key, <uint64_t>b, tt, ss, &o[start],
-                                                min(_BLOCK, n - start))
+                                                min(_BLOCK, n - start), NULL)
     _raise_overflow(status, "discrete_laplace")
     return out
+
+
+def laplace_philox_blocks(uint64_t key, t, s, intp_t n):
+    """Return how many Philox4x64-10 blocks ``discrete_laplace(key, t, s, n)`` reads.
+
+    The benchmark's floor: blocks per sample times the time per block.
+    """
+    _check("t", t, 1)
+    _check("s", s, 1)
+    cdef uint64_t tt = t, ss = s, used, total = 0
+    cdef intp_t b, start
+    cdef int64_t[::1] o = np.empty(_BLOCK, dtype=np.int64)
+    for b in range((n + _BLOCK - 1) // _BLOCK):
+        start = b * _BLOCK
+        used = 0
+        if fastldp_noise_laplace_block(key, <uint64_t>b, tt, ss, &o[0], min(_BLOCK, n - start),
+                                       &used) != FASTLDP_NOISE_OK:
+            raise OverflowError("discrete_laplace drew a sample outside int64")
+        total += used
+    return int(total)
 
 
 def discrete_gaussian(uint64_t key, p, q, intp_t n, int n_threads=1):

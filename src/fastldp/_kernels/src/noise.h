@@ -302,9 +302,11 @@ static inline int fastldp_noise_gaussian_one(fastldp_noise_stream *st, uint64_t 
     }
 }
 
-/* The m samples of output block `block` (m <= the caller's block size). */
+/* The m samples of output block `block` (m <= the caller's block size); the
+ * number of Philox blocks they read goes to *philox_blocks unless it is NULL. */
 static inline int fastldp_noise_laplace_block(uint64_t key, uint64_t block, uint64_t t,
-                                              uint64_t s, int64_t *out, int64_t m)
+                                              uint64_t s, int64_t *out, int64_t m,
+                                              uint64_t *philox_blocks)
 {
     fastldp_noise_stream st;
     int64_t i;
@@ -312,6 +314,8 @@ static inline int fastldp_noise_laplace_block(uint64_t key, uint64_t block, uint
     for (i = 0; i < m; ++i)
         if (fastldp_noise_laplace_one(&st, t, s, out + i) != FASTLDP_NOISE_OK)
             return FASTLDP_NOISE_OVERFLOW;
+    if (philox_blocks != NULL)
+        *philox_blocks = st.ctr;
     return FASTLDP_NOISE_OK;
 }
 
