@@ -176,7 +176,7 @@ DECODER_EXAMPLES = {
                                                      codebook_seed=1),
               lambda rng: rng.integers(0, 5000, 300))
        for name in ("GRR", "OLH", "FLH", "HadamardResponse", "OUE", "SUE", "CMS", "HCMS",
-                    "SubsetSelection", "BLH", "AdaptiveOracle", "SHE", "THE")},
+                    "SubsetSelection", "BLH", "AdaptiveOracle", "SHE", "THE", "DiscreteSHE")},
     # RAPPOR decodes by a D x D least-squares solve: 1200 candidates, 16 cohorts of 128 bits
     "RAPPOR": (lambda: fastldp.RAPPOR(domain_size=1200, epsilon=2.0, n_bits=128, n_cohorts=16,
                                       codebook_seed=1),

@@ -24,8 +24,8 @@ pd = pytest.importorskip("pandas")
 ORACLES = [oracles.GRR, oracles.OLH, oracles.FLH, oracles.HadamardResponse, oracles.OUE,
            oracles.SUE, oracles.CMS, oracles.HCMS,
            oracles.SubsetSelection, oracles.BLH, oracles.AdaptiveOracle,
-           oracles.SHE, oracles.THE, oracles.RAPPOR]
-RANDOMIZERS = [oracles.Laplace, oracles.Piecewise, oracles.Duchi]
+           oracles.SHE, oracles.THE, oracles.RAPPOR, oracles.DiscreteSHE]
+RANDOMIZERS = [oracles.Laplace, oracles.Piecewise, oracles.Duchi, oracles.DiscretePiecewise]
 HISTOGRAMS = [histograms.ShiftedLogGaussian, histograms.EqualNoiseGaussian,
               histograms.DataIndependentRelease]
 HISTOGRAM_ARGS = {histograms.ShiftedLogGaussian: {"r": 0.2},

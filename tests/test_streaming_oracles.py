@@ -30,6 +30,7 @@ from fastldp.oracles import FLH, GRR, OLH, OUE, SUE, FrequencyEstimate, Hadamard
 from fastldp.oracles import BLH, AdaptiveOracle, SubsetSelection
 from fastldp.oracles import CMS, HCMS
 from fastldp.oracles import THE
+from fastldp.oracles import DiscreteSHE
 from fastldp.oracles._base import add_weighted_hits
 from fastldp.oracles.olh import olh_hash
 from fastldp.relations import JPRS, PaddedRelationSampling
@@ -56,6 +57,8 @@ ORACLES = {
                          codebook_seed=14, n_threads=2),
     # thresholded histogram encoding: OUE's packed rows, personal budgets at their own threshold
     "the": lambda: THE(domain_size=19, epsilon=1.0, codebook_seed=18, n_threads=2),
+    # integer (n, D) rows; D = 8 so that the default corruption writes one 8-vector per row
+    "she-discrete": lambda: DiscreteSHE(domain_size=8, epsilon=1.0, codebook_seed=19),
 }
 BUDGETS = ("equal", "continuous", "levels")
 MALFORMED = ("none", "same-dtype", "object")

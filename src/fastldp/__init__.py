@@ -61,7 +61,7 @@ _EXPORTS = {
          "Duchi", "FrequencyEstimate"), "oracles"),
     **dict.fromkeys(("CMS", "HCMS", "SketchEstimate"), "oracles"),
     **dict.fromkeys(("SubsetSelection", "BLH", "AdaptiveOracle"), "oracles"),
-    **dict.fromkeys(("SHE", "THE", "RAPPOR"), "oracles"),
+    **dict.fromkeys(("SHE", "THE", "RAPPOR", "DiscreteSHE", "DiscretePiecewise"), "oracles"),
     **dict.fromkeys(("JPRS", "PaddedRelationSampling", "JPRSEstimate", "Decoded"),
                     "relations"),
     **dict.fromkeys(("RPC", "PCKVUE", "PCKVGRR", "PrivKVM", "Succinct", "Collision",
@@ -98,6 +98,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ imports on 
     from .oracles import BLH as BLH, AdaptiveOracle as AdaptiveOracle
     from .oracles import SubsetSelection as SubsetSelection
     from .oracles import RAPPOR as RAPPOR, SHE as SHE, THE as THE
+    from .oracles import DiscretePiecewise as DiscretePiecewise, DiscreteSHE as DiscreteSHE
     from .oracles import Duchi as Duchi, Laplace as Laplace, Piecewise as Piecewise
     from .oracles import FrequencyEstimate as FrequencyEstimate
     from .oracles import HadamardResponse as HadamardResponse

@@ -120,6 +120,23 @@ def _undernoised_the(eps):
     return UnderNoisedTHE(domain_size=5, epsilon=eps, codebook_seed=20240614, n_threads=1)
 
 
+def _undernoised_discrete_she(eps):
+    from .registry import _discrete_she
+
+    base = type(_discrete_she(eps))
+
+    class UnderNoisedDiscreteSHE(base):  # type: ignore[valid-type, misc]
+        """Draws its noise at 1.5 eps; its epsilon, scale and clamp stay honest."""
+
+        def perturb(self, values, eps, identities, rng):
+            return super().perturb(values, LAW_FACTOR * eps, identities, rng)
+
+    from .registry import DISCRETE_SHE_CLAMP, DISCRETE_SHE_D
+
+    return UnderNoisedDiscreteSHE(domain_size=DISCRETE_SHE_D, epsilon=eps,
+                                  clamp=DISCRETE_SHE_CLAMP, codebook_seed=20240614)
+
+
 def _undernoised_rappor(eps):
     from ..oracles import RAPPOR
     from .registry import RAPPOR_D, RAPPOR_SHAPE
@@ -225,6 +242,10 @@ def negative_controls(epsilon: float = 1.0) -> dict[str, Channel]:
           for name in ("cms", "hcms")),
         replace(reg["the"], control_of="the", name="control:the-sampler", build=_undernoised_the,
                 description="THE drawing the bits of 1.5 eps (law honest)", expect_violation=True),
+        replace(reg["she-discrete"], control_of="she-discrete",
+                name="control:she-discrete-sampler", build=_undernoised_discrete_she,
+                describe=None, description="DiscreteSHE drawing its noise at 1.5 eps (law honest)",
+                expect_violation=True),
         replace(reg["rappor"], control_of="rappor", name="control:rappor-sampler",
                 build=_undernoised_rappor,
                 description="RAPPOR flipping its bits with the probability of 1.5 eps (law honest)",

@@ -52,6 +52,11 @@ The formulas (``e = e^eps``):
 * THE with threshold ``theta``: OUE's law over all ``2^D`` bit vectors with
   ``p = 1 - exp(-(1 - theta) eps / 2) / 2`` and ``q = exp(-theta eps / 2) / 2``
   (the Laplace tails of ``Lap(2 / eps)`` beyond ``theta - 1`` and ``theta``).
+* DiscreteSHE over all ``(M + 2L + 1)^D`` integer reports: coordinates
+  independent, ``y_v = clamp(M [v = x] + Z, -L, M + L)`` with ``Z`` discrete
+  Laplace of scale ``t`` (``q = e^(-1/t)``, ``c = (1 - q) / (1 + q)``):
+  ``P = c q^|y - b M|`` inside, ``c q^(L + b M) / (1 - q)`` at ``-L`` and
+  ``c q^(M + L - b M) / (1 - q)`` at ``M + L`` (``b = [v = x]``).
 * One-time RAPPOR over all ``2^k`` reports: identity ``i`` is in cohort
   ``c = i mod C``, the Bloom filter ``B`` of ``x`` sets bit ``H_{c,t}(x)`` (the
   OLH hash of identity ``c h + t`` onto ``k`` buckets) for ``t < h``, and each
@@ -279,6 +284,36 @@ def discrete_piecewise_law(randomizer) -> ExactLaw:
     inputs = [-1.0 + 2.0 * i / m for i in range(m + 1)]
     return ExactLaw(inputs, [float(y) for y in randomizer.outputs],
                     np.zeros(1, dtype=np.uint64), probs)
+
+
+def discrete_she_law(mech, eps: float) -> ExactLaw:
+    """DiscreteSHE's law from its public ``M``, scale ``t`` and clamp ``L`` (every report)."""
+    D, M = mech.domain_size, mech.M
+    L = int(mech.bounds(eps)[0])
+    t = float(mech.units(eps))
+    q = math.exp(-1.0 / t)
+    c = (1.0 - q) / (1.0 + q)
+    values = np.arange(-L, M + L + 1)
+
+    def coordinate(b):
+        z = np.abs(values - b * M).astype(np.float64)
+        p = c * q**z
+        p[0] = c * q ** (L + b * M) / (1.0 - q)
+        p[-1] = c * q ** (M + L - b * M) / (1.0 - q)
+        return p
+
+    per = (coordinate(0), coordinate(1))
+    outputs = list(itertools.product(range(values.shape[0]), repeat=D))
+    idx = np.array(outputs, dtype=np.int64).reshape(len(outputs), D)
+    probs = np.empty((1, D, len(outputs)))
+    for x in range(D):
+        p = np.ones(len(outputs))
+        for v in range(D):
+            p *= per[int(v == x)][idx[:, v]]
+        probs[0, x] = p
+    keys = [tuple(int(values[j]) for j in row) for row in outputs]
+    return ExactLaw(list(range(D)), keys, np.zeros(1, dtype=np.uint64), probs,
+                    note="binary64 probabilities (q^k by pow), converted exactly to rationals")
 
 
 def ternary_vectors(d: int, m: int) -> list:

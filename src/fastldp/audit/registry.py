@@ -697,6 +697,19 @@ def _histogram_encoding(name):
     return build
 
 
+#: the DiscreteSHE audit: D = 2 symbols, clamp L = 2 (6^2 integer reports at grid 1); with D = 2
+#: every float probability is a product of two factors, so the tied outputs of the two
+#: directions have bit-identical probabilities (the sampler check needs one witness event)
+DISCRETE_SHE_D, DISCRETE_SHE_CLAMP = 2, 2
+
+
+def _discrete_she(eps):
+    from ..oracles import DiscreteSHE
+
+    return DiscreteSHE(domain_size=DISCRETE_SHE_D, epsilon=eps, clamp=DISCRETE_SHE_CLAMP,
+                       codebook_seed=20240614)
+
+
 def _rappor(eps):
     from ..oracles import RAPPOR
 
@@ -735,6 +748,12 @@ def _encoding_channels(epsilon):
                                                         ids),
                 sample=_oracle_sample, output_key=_bits_key,
                 describe=lambda mech: f"threshold {mech.threshold:.6g}"),
+        Channel("she-discrete", f"DiscreteSHE, D = {DISCRETE_SHE_D}, grid 1, clamp L = "
+                f"{DISCRETE_SHE_CLAMP}, all {(2 * DISCRETE_SHE_CLAMP + 2) ** DISCRETE_SHE_D} "
+                "integer reports", epsilon, _discrete_she,
+                law=lambda mech, eps, ids: laws.discrete_she_law(mech, eps),
+                sample=_oracle_sample, output_key=lambda r: tuple(int(v) for v in r),
+                describe=lambda mech: f"effective eps {mech.effective_epsilon():.10g}"),
         Channel("rappor", f"one-time RAPPOR, D = {RAPPOR_D}, k = {RAPPOR_SHAPE['n_bits']} bits "
                 f"(all {2 ** RAPPOR_SHAPE['n_bits']} reports), h = {RAPPOR_SHAPE['n_hashes']}, "
                 f"{RAPPOR_SHAPE['n_cohorts']} cohorts by identity", epsilon, _rappor,

@@ -7,9 +7,11 @@ Consistent post-processing of any estimate (Norm-Sub, projection, IBU...):
 :mod:`.postprocess`.
 Also :class:`SubsetSelection` and :class:`BLH`; :class:`AdaptiveOracle`
 (:func:`make_oracle` with ``"auto"``) builds the one of smallest variance.
-Histogram encoding :class:`SHE` and :class:`THE`, and one-time :class:`RAPPOR`.
+Histogram encoding :class:`SHE` and :class:`THE`, and one-time :class:`RAPPOR`;
+:class:`DiscreteSHE`, SHE on a public grid with integer reports (an exact channel).
 Scalar randomizers (a value in ``[-1, 1]``): :class:`Laplace`,
-:class:`Piecewise`, :class:`Duchi`.
+:class:`Piecewise`, :class:`Duchi`; :class:`DiscretePiecewise` (Piecewise on a
+public grid: a finite channel) and ``Laplace(secure=True)`` (discrete noise on a grid).
 """
 
 from ._base import CountChannel, FrequencyEstimate, FrequencyOracle
@@ -21,12 +23,14 @@ from .frequency import FREQUENCY_ORACLES
 from .grr import GRR
 from .hadamard import HadamardResponse
 from .histogram_encoding import SHE, THE
+from .discrete_encoding import DiscreteSHE
 from .olh import OLH
 from .rappor import RAPPOR
 from .subset import SubsetSelection
 from .unary import OUE, SUE
 from .randomizers import (
     RANDOMIZERS,
+    DiscretePiecewise,
     Duchi,
     Laplace,
     Piecewise,
@@ -41,7 +45,8 @@ __all__ = [
     "FrequencyEstimate", "FREQUENCY_ORACLES", "CountChannel",
     "CMS", "HCMS", "SketchEstimate",
     "SubsetSelection", "BLH", "AdaptiveOracle", "make_oracle",
-    "SHE", "THE", "RAPPOR",
-    "Randomizer", "Laplace", "Piecewise", "Duchi", "RANDOMIZERS", "make_randomizer",
+    "SHE", "THE", "RAPPOR", "DiscreteSHE",
+    "Randomizer", "Laplace", "Piecewise", "DiscretePiecewise", "Duchi", "RANDOMIZERS",
+    "make_randomizer",
     "min_variance_randomizer",
 ]
