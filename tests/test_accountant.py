@@ -175,6 +175,25 @@ def test_pld_of_many_pure_releases_is_tight_and_valid(eps, k):
     assert _exact_delta_k_fold_rr(eps, k, got * 0.98) > delta  # and close to the smallest
 
 
+@pytest.mark.parametrize("eps, k", [(0.2, 2), (1.0, 5), (4.0, 64)])
+def test_randomized_response_rdp_is_the_naive_divergence_of_its_channel(eps, k):
+    from fastldp.accounting import randomized_response_event
+
+    event = randomized_response_event(eps, k)
+    p = event.noise_parameter
+    rows = np.full((k, k), p / k)
+    np.fill_diagonal(rows, 1 - p + p / k)
+    alpha = np.array([1.5, 2.0, 3.0, 8.0, 64.0])
+    # replace-one: the largest divergence between two different inputs' output laws
+    naive = np.array([max(np.log(np.sum(rows[i] ** a * rows[j] ** (1 - a))) / (a - 1)
+                          for i in range(min(k, 3)) for j in range(min(k, 3)) if i != j)
+                      for a in alpha])
+    # a zCDP release of rho = 0 adds nothing but has no PLD: the answer is the RDP route's
+    acc = Accountant(orders=alpha).add(event).add(zcdp_event(0.0))
+    assert acc.delta(eps / 2) == pytest.approx(delta_of_rdp(naive, alpha, eps / 2), rel=1e-9)
+    assert Accountant(orders=alpha).add(event).delta(eps / 2) <= acc.delta(eps / 2)  # PLD
+
+
 # ---------------------------------------------------------------- approximate claims, tv
 def test_epsilon_delta_claims_compose_by_basic_composition():
     alpha = np.arange(2.0, 400.0)
