@@ -448,6 +448,90 @@ def _add_scale_commands(sub) -> None:
     sim.set_defaults(func=_simulate)
 
 
+def _account_cap(args):
+    """``--cap`` / ``--delta`` of account: None, an epsilon, or (epsilon, delta)."""
+    if args.delta is not None and args.cap is None:
+        raise ValueError("The '--delta' option of fastldp account needs --cap (the epsilon "
+                         "at that delta). Got --delta alone instead.")
+    if args.cap is not None and not (0 < args.cap < math.inf):  # NaN fails
+        raise ValueError(f"The '--cap' option of fastldp account must be a finite epsilon "
+                         f"> 0. Got {args.cap} instead.")
+    if args.delta is not None and not (0 < args.delta < 1):
+        raise ValueError(f"The '--delta' option of fastldp account must be in (0, 1). "
+                         f"Got {args.delta} instead.")
+    if args.cap is None:
+        return None
+    return args.cap if args.delta is None else (args.cap, args.delta)
+
+
+def _account(args) -> int:
+    import json
+    import sqlite3
+
+    from .accounting.ledger import Ledger
+
+    cap = _account_cap(args)
+    try:
+        with Ledger(args.ledger, readonly=True) as ledger:
+            releases = ledger.releases()
+            groups = ledger.groups(cap=cap)
+            n = ledger.n_identities
+    except sqlite3.DatabaseError as exc:  # a file damaged past its header
+        raise ValueError(f"The ledger {args.ledger} cannot be read: {exc}.") from exc
+    if args.json:
+        print(json.dumps({
+            "ledger": str(args.ledger), "identities": n,
+            "cap": None if cap is None else {"epsilon": args.cap, "delta": args.delta},
+            "releases": [{"name": r.name, "index": r.index, "identities": r.n_identities,
+                          "epsilon_min": r.epsilon_min, "epsilon_max": r.epsilon_max,
+                          "event": None if r.event_json is None else json.loads(r.event_json),
+                          "created": r.created} for r in releases],
+            "groups": [{"releases": list(g.releases), "identities": g.n_identities,
+                        "spent_min": g.spent_min, "spent_max": g.spent_max,
+                        "remaining": g.remaining} for g in groups]}, indent=2))
+        return 0
+    how = ("" if cap is None else f"; cap epsilon {args.cap:g} (basic composition)"
+           if args.delta is None else
+           f"; cap epsilon {args.cap:g} at delta {args.delta:g} (events composed)")
+    print(f"fastldp account: {args.ledger}: {len(releases)} release"
+          f"{'' if len(releases) == 1 else 's'}, {n:,} identities in {len(groups)} group"
+          f"{'' if len(groups) == 1 else 's'}{how}")
+    print(f"  {'identities':>12}  {'spent':<16}" + ("" if cap is None else
+                                                   f"  {'remaining':>10}") + "  releases")
+    for g in groups:
+        spent = (f"{g.spent_max:.6g}" if g.spent_min == g.spent_max
+                 else f"{g.spent_min:.6g}-{g.spent_max:.6g}")
+        names = list(g.releases)
+        shown = (", ".join(names) if len(names) <= 6 else
+                 ", ".join(names[:3]) + f", ..., {names[-1]} ({len(names)} releases)")
+        print(f"  {g.n_identities:>12,}  {spent:<16}" + (
+            "" if cap is None else f"  {g.remaining:>10.6g}") + f"  {shown}")
+    return 0
+
+
+def _add_account_command(sub) -> None:
+    from pathlib import Path
+
+    acc = sub.add_parser(
+        "account", help="each identity group's spend and remaining budget in a ledger",
+        description="Read a per-identity privacy ledger (fastldp.accounting.Ledger) and "
+                    "print, for each group of identities that took part in the same "
+                    "releases, how many they are, the epsilon they spent (basic "
+                    "composition; a range when the releases charged them differently) and, "
+                    "with --cap, the smallest remaining budget of the group. With --delta "
+                    "the cap is (epsilon, delta) and each group's releases are composed "
+                    "through their privacy events. The ledger is opened read-only. Exit "
+                    "status: 0, or 2 on an error (a missing or unreadable file).")
+    acc.add_argument("ledger", type=Path, metavar="LEDGER", help="the ledger file (SQLite)")
+    acc.add_argument("--cap", type=float, metavar="EPS",
+                     help="the budget: an epsilon under basic composition, or with --delta "
+                          "the epsilon at that delta")
+    acc.add_argument("--delta", type=float, metavar="D",
+                     help="compose each group's events to the epsilon at this delta")
+    acc.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    acc.set_defaults(func=_account)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from . import __version__
 
@@ -475,6 +559,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_experiment_commands(sub)
     _add_audit_command(sub)
     _add_scale_commands(sub)
+    _add_account_command(sub)
     return parser
 
 

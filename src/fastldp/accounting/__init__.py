@@ -28,6 +28,7 @@ from .events import (DisjointGroupsDpEvent, DpEvent, EpsilonDeltaDpEvent, RdpCur
                      approximate_dp_event, compose, from_json, laplace_event, non_private_event,
                      pure_dp_event, pure_epsilon, randomized_response_event, to_json, zcdp_event)
 from .accountant import DEFAULT_ORDERS, Accountant, delta_at, epsilon_at
+from .ledger import BudgetExceededError, Ledger
 
 __all__ = [
     "Accountant",
@@ -48,4 +49,6 @@ __all__ = [
     "pure_epsilon",
     "to_json",
     "from_json",
+    "Ledger",
+    "BudgetExceededError",
 ]

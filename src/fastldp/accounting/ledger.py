@@ -1,0 +1,804 @@
+"""A per-identity privacy ledger: every release charged to the identities it used, in SQLite.
+
+A :class:`Ledger` records, for each release, which identities took part and
+what each was charged, so that before the next release one can ask what an
+identity has spent and whether a new charge fits its budget. It is a file
+(or ``":memory:"``) handled by the standard library's :mod:`sqlite3`; a
+release is one transaction, so it is charged whole or not at all, even when
+the process is killed during the charge.
+
+What is stored
+--------------
+``releases``
+    one row per release: its unique name, its order, how many identities it
+    charged, the smallest and largest epsilon it charged, its privacy event
+    (JSON, or ``NULL`` for pure epsilon) and a digest of its content.
+``charges``
+    one row per (release, identity) with the identity's epsilon in that
+    release (a ``WITHOUT ROWID`` table keyed by release, then identity).
+``identities``
+    one row per identity ever charged: its total epsilon ``spent`` (basic
+    composition), the part of it charged by releases without an event
+    (``pure``), and its release set.
+``sets``
+    the release sets, as a trie: a set is its parent set plus the release
+    that created it. Identities that took part in the same releases have the
+    same set (releases are charged one after another, so two such identities
+    walked the same path), which is how :meth:`Ledger.groups` groups them
+    and how one composition serves every identity of a group.
+
+Composition
+-----------
+A float ``cap`` is an epsilon under basic composition: an identity charged
+:math:`\\varepsilon_1, \\dots, \\varepsilon_r` has spent
+:math:`\\sum_j \\varepsilon_j` (Dwork and Roth 2014, Theorem 3.14), and may
+take a new charge :math:`\\varepsilon` while
+:math:`\\sum_j \\varepsilon_j + \\varepsilon \\le` ``cap``.
+
+A pair ``cap=(epsilon, delta)`` composes each identity's releases with
+:func:`fastldp.accounting.epsilon_at` (RDP, PLD or basic composition,
+whichever is tightest): the events of the releases charged with one (for
+example the RDP curve of a shuffled release) and, for the releases charged
+without one, their summed epsilon :math:`\varepsilon_p` as a single
+:func:`~fastldp.accounting.pure_dp_event` (basic composition makes them one
+:math:`\varepsilon_p`-DP mechanism, and binary randomized response at
+:math:`\varepsilon_p`, which that event is, dominates every
+:math:`\varepsilon_p`-DP mechanism [3]_). The identity's epsilon at
+``delta`` must then not exceed the cap's epsilon. An identity whose
+releases all came without an event has spent :math:`\varepsilon_p` at any
+delta (basic composition, no accountant called). Identities of the same
+group with the same pure part share one composition, so the cost is one
+composition per distinct (group, pure part).
+
+Comparisons allow a relative rounding slack of :data:`ROUNDING` (10^-9):
+ten charges of 0.1 fit a cap of 1.0 although their float sum is
+0.9999999999999999 or 1.0000000000000002 depending on the order.
+
+Durability
+----------
+The database is in WAL mode with ``synchronous=FULL``: a committed release
+survives a crash of the process or of the machine, and an interrupted one
+leaves nothing. Writers take the write lock at the start of a charge
+(``BEGIN IMMEDIATE``) and wait for one another up to ``timeout`` seconds,
+so several processes may charge the same ledger.
+
+References
+----------
+.. [1] C. Dwork and A. Roth, "The Algorithmic Foundations of Differential
+   Privacy", Foundations and Trends in TCS 9(3-4), 2014 (Theorem 3.14,
+   basic composition).
+.. [2] I. Mironov, "Renyi Differential Privacy", CSF 2017 (composition of
+   RDP curves).
+.. [3] P. Kairouz, S. Oh and P. Viswanath, "The Composition Theorem for
+   Differential Privacy", ICML 2015 (randomized response dominates every
+   epsilon-DP mechanism).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import numbers
+import sqlite3
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Optional, Sequence, Union
+
+import numpy as np
+
+from .._validation import check_float, check_positive_array, param_error
+
+__all__ = ["Ledger", "Release", "Group", "BudgetExceededError", "ROUNDING"]
+
+#: Relative slack of every budget comparison (float sums of epsilons round).
+ROUNDING = 1e-9
+
+_SCHEMA_VERSION = "1"
+_TABLES = ("meta", "releases", "charges", "sets", "identities")
+_SCHEMA = """
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE releases(
+    release INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    n INTEGER NOT NULL,
+    epsilon_min REAL NOT NULL,
+    epsilon_max REAL NOT NULL,
+    event TEXT,
+    digest TEXT NOT NULL,
+    created TEXT NOT NULL);
+CREATE TABLE charges(
+    release INTEGER NOT NULL,
+    identity INTEGER NOT NULL,
+    epsilon REAL NOT NULL,
+    PRIMARY KEY (release, identity)) WITHOUT ROWID;
+CREATE TABLE sets(
+    set_id INTEGER PRIMARY KEY,
+    parent INTEGER NOT NULL,
+    release INTEGER NOT NULL,
+    UNIQUE (parent, release));
+CREATE TABLE identities(
+    identity INTEGER PRIMARY KEY,
+    spent REAL NOT NULL,
+    pure REAL NOT NULL,
+    set_id INTEGER NOT NULL);
+"""
+
+# The identities of a new release move from their set s to the set (s, release): one new
+# set per distinct old set (0 is the empty set of an identity never charged).
+_NEW_SETS = """
+INSERT INTO sets(parent, release)
+SELECT DISTINCT COALESCE(t.set_id, 0), ?1
+FROM charges AS c LEFT JOIN identities AS t ON t.identity = c.identity
+WHERE c.release = ?1
+"""
+_MOVE = """
+INSERT INTO identities(identity, spent, pure, set_id)
+SELECT c.identity, c.epsilon, c.epsilon * ?2, s.set_id
+FROM charges AS c
+LEFT JOIN identities AS t ON t.identity = c.identity
+JOIN sets AS s ON s.parent = COALESCE(t.set_id, 0) AND s.release = ?1
+WHERE c.release = ?1
+ON CONFLICT(identity) DO UPDATE SET
+    spent = spent + excluded.spent, pure = pure + excluded.pure, set_id = excluded.set_id
+"""
+
+_INT64 = np.iinfo(np.int64)
+_STATE = [("identity", np.int64), ("spent", np.float64), ("pure", np.float64),
+          ("set_id", np.int64)]
+
+
+class BudgetExceededError(ValueError):
+    """A charge refused because some identities would exceed the cap; nothing was charged.
+
+    ``identities`` holds the identities that would exceed it (sorted).
+    """
+
+    def __init__(self, message: str, identities: np.ndarray):
+        super().__init__(message)
+        self.identities = identities
+
+
+@dataclass(frozen=True)
+class Release:
+    """One charged release, as :meth:`Ledger.charge` and :meth:`Ledger.releases` return it.
+
+    Attributes
+    ----------
+    name : str
+        The release's unique name.
+    index : int
+        Its order in the ledger, from 1.
+    n_identities : int
+        How many identities it charged.
+    epsilon_min, epsilon_max : float
+        The smallest and largest epsilon it charged (equal for a scalar charge).
+    event_json : str or None
+        Its privacy event as JSON (:func:`fastldp.accounting.to_json`), or
+        ``None`` for a pure-epsilon release; :attr:`event` decodes it.
+    created : str
+        When it was charged (UTC, ISO 8601).
+    """
+
+    name: str
+    index: int
+    n_identities: int
+    epsilon_min: float
+    epsilon_max: float
+    event_json: Optional[str]
+    created: str
+
+    @property
+    def event(self):
+        """The release's ``DpEvent``, or ``None`` for a pure-epsilon release."""
+        return None if self.event_json is None else _event_from_json(self.event_json)
+
+    def __repr__(self) -> str:
+        eps = (f"{self.epsilon_min:g}" if self.epsilon_min == self.epsilon_max
+               else f"{self.epsilon_min:g}..{self.epsilon_max:g}")
+        kind = "pure epsilon" if self.event_json is None else "with event"
+        return (f"Release({self.name!r}, #{self.index}, {self.n_identities:,} identities, "
+                f"epsilon={eps}, {kind})")
+
+
+@dataclass(frozen=True)
+class Group:
+    """Identities that took part in the same releases, as :meth:`Ledger.groups` returns them.
+
+    Attributes
+    ----------
+    releases : tuple of str
+        The names of the group's releases, in the order they were charged.
+    n_identities : int
+        How many identities the group holds.
+    spent_min, spent_max : float
+        The smallest and largest epsilon spent (basic composition) by one of
+        its identities; equal when every release charged one epsilon to all.
+    remaining : float or None
+        The smallest remaining budget of its identities under the ``cap``
+        given to :meth:`Ledger.groups` (``None`` without a cap); negative
+        when the group spent more than the cap.
+    """
+
+    releases: tuple
+    n_identities: int
+    spent_min: float
+    spent_max: float
+    remaining: Optional[float] = None
+
+
+# --- the privacy events: the one place that knows fastldp.accounting's event API -----------
+
+def _event_to_json(event) -> str:
+    from . import to_json
+
+    return to_json(event)
+
+
+def _event_from_json(text: str):
+    from . import from_json
+
+    return from_json(text)
+
+
+def _epsilon_at(events: Sequence[str], pure: float, delta: float) -> float:
+    """Epsilon at ``delta`` of the events (JSON) composed with a ``pure``-epsilon release.
+
+    Without events the answer is ``pure`` (basic composition, exact for pure DP).
+    """
+    if not events:
+        return pure
+    from . import epsilon_at, pure_dp_event
+
+    parsed = [_event_from_json(text) for text in events]
+    if pure > 0:
+        parsed.append(pure_dp_event(pure))
+    return float(epsilon_at(parsed, delta))
+
+
+# --- validation ----------------------------------------------------------------------------
+
+def _identities(values, owner: str, *, distinct: bool) -> np.ndarray:
+    """``values`` as a 1-d int64 array (a scalar is one identity)."""
+    expected = "a 1-d array of int64 identities"
+    try:
+        arr = np.asarray(values)
+    except (OverflowError, ValueError) as exc:
+        raise param_error("identities", owner, expected, values) from exc
+    if arr.ndim == 0:
+        arr = arr.reshape(1)
+    if arr.ndim != 1:
+        raise param_error("identities", owner, expected, f"an array of shape {arr.shape}")
+    if arr.size == 0:
+        if distinct:
+            raise param_error("identities", owner, "a non-empty array of int64 identities "
+                              "(a release charges at least one identity)", values)
+        return np.empty(0, dtype=np.int64)
+    if arr.dtype == object and all(isinstance(v, numbers.Integral) and not isinstance(v, bool)
+                                   for v in arr):
+        if any(not (_INT64.min <= int(v) <= _INT64.max) for v in arr):
+            raise param_error("identities", owner, f"{expected} (in [{_INT64.min}, "
+                              f"{_INT64.max}])", values)
+        arr = arr.astype(np.int64)
+    if arr.dtype.kind not in "iu":
+        raise param_error("identities", owner, expected, f"an array of dtype {arr.dtype}",
+                          TypeError)
+    if arr.dtype.kind == "u" and arr.dtype.itemsize == 8 and int(arr.max()) > _INT64.max:
+        raise param_error("identities", owner, f"{expected} (in [{_INT64.min}, {_INT64.max}])",
+                          f"{int(arr.max())}")
+    return arr.astype(np.int64, copy=False)
+
+
+def _sorted_release(identities, epsilons, owner: str):
+    """Identities sorted (with their epsilons), checked distinct, epsilons finite and > 0."""
+    ids = _identities(identities, owner, distinct=True)
+    eps = check_positive_array(epsilons, "epsilons", owner, size=ids.size)
+    order = np.argsort(ids, kind="stable")
+    ids, eps = ids[order], eps[order]  # sorted: the B-trees are filled in key order
+    same = ids[1:] == ids[:-1]
+    if same.any():
+        dup = np.unique(ids[1:][same])
+        shown = ", ".join(str(v) for v in dup[:10]) + (", ..." if dup.size > 10 else "")
+        raise ValueError(
+            f"The 'identities' parameter of {owner} must hold distinct identities (a release "
+            f"charges each identity once). Got {dup.size} repeated: {shown} instead.")
+    return ids, eps, order
+
+
+def _cap(cap, owner: str):
+    """``(epsilon, None)`` for a float cap, ``(epsilon, delta)`` for a pair."""
+    if isinstance(cap, (tuple, list)):
+        pair = "a pair (epsilon, delta) of floats with epsilon > 0 and delta in (0, 1)"
+        if len(cap) != 2:
+            raise param_error("cap", owner, pair, cap)
+        for v in cap:
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
+                raise param_error("cap", owner, pair, cap, TypeError)
+        eps, delta = float(cap[0]), float(cap[1])
+        if not (0 < eps < np.inf and 0 < delta < 1):  # NaN fails
+            raise param_error("cap", owner, pair, cap)
+        return eps, delta
+    if isinstance(cap, numbers.Real) and not isinstance(cap, (bool, np.bool_)):
+        return check_float(cap, "cap", owner, low=0.0), None
+    raise param_error("cap", owner, "a float epsilon or a pair (epsilon, delta)", cap, TypeError)
+
+
+def _name(release, owner: str) -> str:
+    if release is None:
+        return uuid.uuid4().hex
+    if not isinstance(release, str) or not release.strip():
+        raise param_error("release", owner, "a non-empty str (the release's unique name)",
+                          release, TypeError if not isinstance(release, str) else ValueError)
+    return release
+
+
+def _digest(ids: np.ndarray, eps: np.ndarray, event_json: Optional[str]) -> str:
+    h = hashlib.sha256()
+    h.update(ids.astype("<i8", copy=False).tobytes())
+    h.update(eps.astype("<f8", copy=False).tobytes())
+    h.update(b"\x00" if event_json is None else event_json.encode())
+    return h.hexdigest()
+
+
+def _json_ints(values: np.ndarray) -> str:
+    return "[" + ",".join(map(str, values.tolist())) + "]"
+
+
+class Ledger:
+    """A per-identity privacy ledger in SQLite: releases charged whole or not at all.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The ledger's file (created when absent, unless ``create=False``), or
+        ``":memory:"`` for a ledger that lives as long as the object.
+    timeout : float, default 60
+        Seconds a charge waits for another process's charge to finish.
+    create : bool, default True
+        Create the file when it does not exist; with ``False`` a missing
+        file is a ``FileNotFoundError``.
+    readonly : bool, default False
+        Open an existing ledger to read it only (what ``fastldp account``
+        does): :meth:`charge` is refused and the file is never written.
+
+    Notes
+    -----
+    :meth:`charge` records one release for a set of distinct identities, in
+    one transaction (see the module's notes on durability and composition).
+    A release name is charged once. Charging a name again with the same
+    identities, epsilons and event is a safe retry: it returns the first
+    :class:`Release` and charges nothing (so a client that lost the answer
+    of a charge may repeat it); charging a name again with anything else is
+    a ``ValueError``.
+
+    Examples
+    --------
+    >>> from fastldp.accounting import Ledger
+    >>> ledger = Ledger(":memory:")
+    >>> ledger.charge([1, 2, 3], 0.5, release="monday")
+    Release('monday', #1, 3 identities, epsilon=0.5, pure epsilon)
+    >>> ledger.charge([2, 3], [0.25, 1.0], release="tuesday")
+    Release('tuesday', #2, 2 identities, epsilon=0.25..1, pure epsilon)
+    >>> ledger.spent([1, 2, 3, 4])
+    array([0.5 , 0.75, 1.5 , 0.  ])
+    >>> ledger.remaining([1, 2, 3, 4], cap=1.0)
+    array([ 0.5 ,  0.25, -0.5 ,  1.  ])
+    >>> ledger.can_release([1, 2, 3, 4], 0.5, cap=1.0)
+    array([ True, False, False,  True])
+    >>> for group in ledger.groups(cap=1.0):
+    ...     print(group.releases, group.n_identities, group.spent_max, group.remaining)
+    ('monday',) 1 0.5 0.5
+    ('monday', 'tuesday') 2 1.5 -0.5
+    >>> ledger.charge([2, 4], 0.5, release="friday", cap=1.0)
+    Traceback (most recent call last):
+    ...
+    fastldp.accounting.ledger.BudgetExceededError: ...1 of 2 identities would exceed it...
+    """
+
+    def __init__(self, path: Union[str, Path], *, timeout: float = 60.0, create: bool = True,
+                 readonly: bool = False):
+        self._path = str(path)
+        self._timeout = check_float(timeout, "timeout", "Ledger", low=0.0, low_open=False)
+        self._readonly = bool(readonly)
+        memory = self._path == ":memory:"
+        if not memory and (readonly or not create):
+            p = Path(self._path)
+            if not p.exists():
+                raise FileNotFoundError(2, "No such ledger file", self._path)
+            if p.is_dir():
+                raise IsADirectoryError(21, "A folder, not a ledger file", self._path)
+        target, uri = self._path, False
+        if readonly and not memory:
+            target, uri = Path(self._path).resolve().as_uri() + "?mode=ro", True
+        try:
+            self._con = sqlite3.connect(target, timeout=self._timeout, isolation_level=None,
+                                        uri=uri)
+        except sqlite3.Error as exc:
+            raise OSError(f"Cannot open the ledger {self._path}: {exc}") from exc
+        try:
+            self._open(memory, create and not readonly)
+        except BaseException:
+            self._con.close()
+            raise
+
+    def _open(self, memory: bool, create: bool) -> None:
+        con = self._con
+        try:
+            if not self._readonly:
+                if not memory:
+                    con.execute("PRAGMA journal_mode=WAL")
+                con.execute("PRAGMA synchronous=FULL")
+            # the write lock (not needed to read) makes two processes that create one
+            # file wait for each other instead of both creating the tables
+            con.execute("BEGIN" if self._readonly else "BEGIN IMMEDIATE")
+            try:
+                have = {r[0] for r in con.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table'")}
+                if not have and create:
+                    # executescript would commit the transaction: one statement at a time
+                    for statement in _SCHEMA.split(";"):
+                        if statement.strip():
+                            con.execute(statement)
+                    con.execute("INSERT INTO meta VALUES ('schema', ?), ('created', ?)",
+                                (_SCHEMA_VERSION, _now()))
+                    have = set(_TABLES)
+                missing = [t for t in _TABLES if t not in have]
+                version = None if missing else con.execute(
+                    "SELECT value FROM meta WHERE key = 'schema'").fetchone()
+                con.execute("COMMIT")
+            except BaseException:
+                if con.in_transaction:
+                    con.execute("ROLLBACK")
+                raise
+        except sqlite3.DatabaseError as exc:
+            if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+                raise OSError(f"Cannot open the ledger {self._path}: {exc}") from exc
+            raise ValueError(f"{self._path} is not a fastldp ledger: {exc}") from exc
+        if missing:
+            raise ValueError(f"{self._path} is not a fastldp ledger: it lacks the tables "
+                             f"{', '.join(missing)}.")
+        if version is None or version[0] != _SCHEMA_VERSION:
+            raise ValueError(f"{self._path} is a fastldp ledger of schema "
+                             f"{None if version is None else version[0]}; this fastldp reads "
+                             f"schema {_SCHEMA_VERSION}.")
+
+    # --- the context manager and repr -----------------------------------------------------
+
+    def close(self) -> None:
+        """Close the database connection (the file stays)."""
+        self._con.close()
+
+    def __enter__(self) -> "Ledger":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        (n,) = self._con.execute("SELECT COUNT(*) FROM releases").fetchone()
+        return f"Ledger({self._path!r}, {n} release{'s' if n != 1 else ''})"
+
+    @property
+    def path(self) -> str:
+        """The ledger's file (or ``":memory:"``)."""
+        return self._path
+
+    @property
+    def n_identities(self) -> int:
+        """How many identities have been charged at least once."""
+        return int(self._con.execute("SELECT COUNT(*) FROM identities").fetchone()[0])
+
+    # --- charging ------------------------------------------------------------------------
+
+    def charge(self, identities, epsilons, event=None, *, release: Optional[str] = None,
+               cap=None) -> Release:
+        """Record one release for these identities, whole or not at all.
+
+        Parameters
+        ----------
+        identities : array_like of int64
+            The distinct identities the release used (a repeated identity is
+            an error that names it).
+        epsilons : float or array_like of float
+            The epsilon charged to each identity (one for all, or one per
+            identity): what the release spends under basic composition.
+            Finite and > 0.
+        event : dp_accounting.DpEvent, optional
+            The release's guarantee for every identity it charged, when it is
+            tighter than pure epsilon (for example the RDP curve of a shuffled
+            release); used under an ``(epsilon, delta)`` cap. ``None``: pure
+            epsilon, ``epsilons`` say it all.
+        release : str, optional
+            The release's unique name; a random one (a UUID) when omitted.
+            A name already charged with the same content returns its first
+            record and charges nothing; with other content it is refused.
+        cap : float or (float, float), optional
+            Charge only if every identity stays within this budget after the
+            release (see :meth:`can_release`); otherwise raise
+            :class:`BudgetExceededError` and charge nobody. The check and the
+            charge are one transaction, so no other charge comes between.
+
+        Returns
+        -------
+        Release
+            The record of the release.
+        """
+        owner = "Ledger.charge"
+        if self._readonly:
+            raise ValueError(f"The ledger {self._path} was opened read-only: it charges nothing.")
+        ids, eps, _ = _sorted_release(identities, epsilons, owner)
+        name = _name(release, owner)
+        limit = None if cap is None else _cap(cap, owner)
+        event_json = None if event is None else _event_to_json(event)
+        digest = _digest(ids, eps, event_json)
+        con = self._con
+        con.execute("BEGIN IMMEDIATE")
+        try:
+            first = con.execute("SELECT release, digest FROM releases WHERE name = ?",
+                                (name,)).fetchone()
+            if first is not None:
+                con.execute("ROLLBACK")
+                if first[1] != digest:
+                    raise ValueError(
+                        f"The release {name!r} was already charged (release #{first[0]}) with "
+                        f"other identities, epsilons or event; a release name is charged once.")
+                return self._release(first[0])
+            if limit is not None:
+                fits = self._fits(ids, eps, event_json, limit)
+                if not fits.all():
+                    over = ids[~fits]
+                    shown = ", ".join(str(v) for v in over[:10]) + (
+                        ", ..." if over.size > 10 else "")
+                    raise BudgetExceededError(
+                        f"The release {name!r} was not charged: {over.size:,} of {ids.size:,} "
+                        f"identities would exceed it ({shown}) under the cap {_cap_text(limit)}.",
+                        over)
+            created = _now()
+            cur = con.execute(
+                "INSERT INTO releases(name, n, epsilon_min, epsilon_max, event, digest, created)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (name, int(ids.size), float(eps.min()), float(eps.max()), event_json, digest,
+                 created))
+            index = cur.lastrowid
+            con.executemany("INSERT INTO charges(release, identity, epsilon) VALUES (?, ?, ?)",
+                            zip([index] * ids.size, ids.tolist(), eps.tolist()))
+            con.execute(_NEW_SETS, (index,))
+            con.execute(_MOVE, (index, 1.0 if event_json is None else 0.0))
+            con.execute("COMMIT")
+        except BaseException:
+            if con.in_transaction:
+                con.execute("ROLLBACK")
+            raise
+        return Release(name, index, int(ids.size), float(eps.min()), float(eps.max()),
+                       event_json, created)
+
+    # --- questions -----------------------------------------------------------------------
+
+    def _state(self, ids: np.ndarray):
+        """(spent, pure, set_id) of each identity (0, 0, 0 for one never charged)."""
+        spent = np.zeros(ids.size)
+        pure = np.zeros(ids.size)
+        sets = np.zeros(ids.size, dtype=np.int64)
+        if not ids.size:
+            return spent, pure, sets
+        uniq = np.unique(ids)
+        parts = []
+        for start in range(0, uniq.size, 1 << 20):
+            rows = self._con.execute(
+                "SELECT identity, spent, pure, set_id FROM identities "
+                "WHERE identity IN (SELECT value FROM json_each(?))",
+                (_json_ints(uniq[start:start + (1 << 20)]),)).fetchall()
+            parts.append(np.array(rows, dtype=_STATE))
+        found = np.concatenate(parts)
+        if not found.size:
+            return spent, pure, sets
+        found.sort(order="identity")
+        at = np.searchsorted(found["identity"], ids)
+        hit = found["identity"][np.minimum(at, found.size - 1)] == ids
+        rows = found[at[hit]]
+        spent[hit], pure[hit], sets[hit] = rows["spent"], rows["pure"], rows["set_id"]
+        return spent, pure, sets
+
+    def _chains(self):
+        """Each release set's releases (indices, in charge order) and the releases' events."""
+        parents = {}
+        for set_id, parent, release in self._con.execute(
+                "SELECT set_id, parent, release FROM sets"):
+            parents[set_id] = (parent, release)
+        chains = {0: ()}
+
+        def chain(set_id):
+            path = []
+            while set_id not in chains:
+                path.append(set_id)
+                set_id = parents[set_id][0]
+            known = chains[set_id]
+            for s in reversed(path):
+                known = known + (parents[s][1],)
+                chains[s] = known
+            return chains[path[0]] if path else known
+
+        events = dict(self._con.execute(
+            "SELECT release, event FROM releases WHERE event IS NOT NULL").fetchall())
+        return chain, events
+
+    def _epsilons_at(self, sets: np.ndarray, pure: np.ndarray, delta: float,
+                     extra: Optional[str] = None) -> np.ndarray:
+        """Epsilon at ``delta`` of each identity's releases (plus the event ``extra``)."""
+        chain, events = self._chains()
+        keys = np.empty(sets.size, dtype=[("set_id", np.int64), ("pure", np.float64)])
+        keys["set_id"], keys["pure"] = sets, pure
+        uniq, inverse = np.unique(keys, return_inverse=True)
+        values = np.empty(uniq.size)
+        for k, (set_id, p) in enumerate(uniq.tolist()):
+            evs = [events[r] for r in chain(set_id) if r in events]
+            if extra is not None:
+                evs.append(extra)
+            values[k] = _epsilon_at(evs, p, delta)
+        return values[inverse.ravel()]
+
+    def spent(self, identities) -> np.ndarray:
+        """The epsilon each identity has spent under basic composition (0 if never charged).
+
+        Parameters
+        ----------
+        identities : array_like of int64
+            Any identities (repeats allowed).
+
+        Returns
+        -------
+        ndarray of float64
+            :math:`\\sum_j \\varepsilon_j` over the releases that charged the
+            identity, in the order of ``identities``.
+        """
+        ids = _identities(identities, "Ledger.spent", distinct=False)
+        return self._state(ids)[0]
+
+    def remaining(self, identities, cap) -> np.ndarray:
+        """Each identity's budget left under ``cap`` (negative when it spent more).
+
+        Parameters
+        ----------
+        identities : array_like of int64
+            Any identities (repeats allowed).
+        cap : float or (float, float)
+            An epsilon under basic composition: the answer is
+            ``cap - spent(identities)``. Or ``(epsilon, delta)``: the answer
+            is ``epsilon`` minus the epsilon at ``delta`` of the identity's
+            releases composed through :mod:`fastldp.accounting` (see the
+            module's notes).
+
+        Returns
+        -------
+        ndarray of float64
+        """
+        owner = "Ledger.remaining"
+        ids = _identities(identities, owner, distinct=False)
+        limit, delta = _cap(cap, owner)
+        spent, pure, sets = self._state(ids)
+        if delta is None:
+            return limit - spent
+        return limit - self._epsilons_at(sets, pure, delta)
+
+    def _fits(self, ids: np.ndarray, eps: np.ndarray, event_json: Optional[str],
+              limit) -> np.ndarray:
+        cap_eps, delta = limit
+        spent, pure, sets = self._state(ids)
+        bound = cap_eps * (1.0 + ROUNDING)
+        if delta is None:
+            return spent + eps <= bound
+        if event_json is None:
+            after = self._epsilons_at(sets, pure + eps, delta)
+        else:
+            after = self._epsilons_at(sets, pure, delta, extra=event_json)
+        return after <= bound
+
+    def can_release(self, identities, epsilons, cap, event=None) -> np.ndarray:
+        """Whether each identity can take this release and stay within ``cap``.
+
+        Parameters
+        ----------
+        identities : array_like of int64
+            The distinct identities of the planned release.
+        epsilons : float or array_like of float
+            Their charges, as for :meth:`charge`.
+        cap : float or (float, float)
+            As for :meth:`remaining`: under a float cap, ``spent + epsilon <=
+            cap``; under ``(epsilon, delta)``, the epsilon at ``delta`` of the
+            identity's releases and this one composed is at most ``epsilon``.
+            Both with a relative slack of :data:`ROUNDING`.
+        event : dp_accounting.DpEvent, optional
+            The planned release's event (used under an ``(epsilon, delta)`` cap).
+
+        Returns
+        -------
+        ndarray of bool
+            One answer per identity; ``.all()`` of it is the answer for the
+            whole release, which :meth:`charge` with ``cap=`` checks and
+            charges in one transaction.
+        """
+        owner = "Ledger.can_release"
+        ids, eps, order = _sorted_release(identities, epsilons, owner)
+        limit = _cap(cap, owner)
+        event_json = None if event is None else _event_to_json(event)
+        fits = self._fits(ids, eps, event_json, limit)
+        out = np.empty_like(fits)
+        out[order] = fits  # back to the caller's order
+        return out
+
+    def _release(self, index: int) -> Release:
+        row = self._con.execute(
+            "SELECT name, release, n, epsilon_min, epsilon_max, event, created FROM releases "
+            "WHERE release = ?", (index,)).fetchone()
+        return Release(*row)
+
+    def releases(self) -> list:
+        """Every charged release, in the order charged, as :class:`Release` records."""
+        return [Release(*row) for row in self._con.execute(
+            "SELECT name, release, n, epsilon_min, epsilon_max, event, created FROM releases "
+            "ORDER BY release")]
+
+    def history(self, identity: int) -> list:
+        """``(release name, epsilon)`` of every release that charged ``identity``, in order."""
+        ids = _identities(identity, "Ledger.history", distinct=False)
+        if ids.size != 1:
+            raise param_error("identity", "Ledger.history", "one int64 identity", identity)
+        _, _, sets = self._state(ids)
+        chain, _ = self._chains()
+        out = []
+        for index in chain(int(sets[0])):
+            name, eps = self._con.execute(
+                "SELECT r.name, c.epsilon FROM charges AS c JOIN releases AS r "
+                "ON r.release = c.release WHERE c.release = ? AND c.identity = ?",
+                (index, int(ids[0]))).fetchone()
+            out.append((name, eps))
+        return out
+
+    def groups(self, cap=None) -> list:
+        """The identities grouped by the set of releases they took part in.
+
+        Parameters
+        ----------
+        cap : float or (float, float), optional
+            With a cap, each group's :attr:`Group.remaining` is the smallest
+            remaining budget of its identities (as :meth:`remaining`).
+
+        Returns
+        -------
+        list of Group
+            In the order their last release was charged, then by their
+            earlier releases. Reads every identity once (seconds for 10^7).
+        """
+        limit = None if cap is None else _cap(cap, "Ledger.groups")
+        rows = self._con.execute(
+            "SELECT set_id, COUNT(*), MIN(spent), MAX(spent), MAX(pure) FROM identities "
+            "GROUP BY set_id").fetchall()
+        chain, events = self._chains()
+        rows.sort(key=lambda row: (chain(row[0])[-1:], chain(row[0])))
+        names = dict(self._con.execute("SELECT release, name FROM releases").fetchall())
+        out = []
+        for set_id, n, low, high, pure in rows:
+            remaining = None
+            if limit is not None:
+                if limit[1] is None:
+                    remaining = limit[0] - high
+                else:
+                    evs = [events[r] for r in chain(set_id) if r in events]
+                    remaining = limit[0] - _epsilon_at(evs, pure, limit[1])
+            out.append(Group(tuple(names[r] for r in chain(set_id)), int(n), float(low),
+                             float(high), remaining))
+        return out
+
+    def integrity_check(self) -> str:
+        """SQLite's ``PRAGMA integrity_check``: ``"ok"`` for a sound file."""
+        return "\n".join(r[0] for r in self._con.execute("PRAGMA integrity_check"))
+
+
+def _cap_text(limit) -> str:
+    eps, delta = limit
+    return f"epsilon {eps:g}" if delta is None else f"(epsilon {eps:g}, delta {delta:g})"
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
