@@ -216,6 +216,22 @@ def _half_sigma_histogram(eps):
     return bad
 
 
+def _undernoised_discrete_laplace(eps):
+    from fractions import Fraction
+
+    from .registry import _ExactNoise
+
+    scale = 1 / Fraction(eps)
+    return _ExactNoise("laplace", scale, noise_param=scale / 2)  # the law reads scale
+
+
+def _half_sigma_discrete_gaussian(eps):
+    from .registry import DISCRETE_GAUSSIAN_SIGMA2, _ExactNoise
+
+    return _ExactNoise("gaussian", DISCRETE_GAUSSIAN_SIGMA2,
+                       noise_param=DISCRETE_GAUSSIAN_SIGMA2 / 4)  # the claim reads sigma2
+
+
 def negative_controls(epsilon: float = 1.0) -> dict[str, Channel]:
     """Every control, by name (``control:<what>``); each must be flagged."""
     reg = channels(epsilon)
@@ -278,6 +294,14 @@ def negative_controls(epsilon: float = 1.0) -> dict[str, Channel]:
                 name="control:histogram-half-sigma",
                 build=_half_sigma_histogram,
                 description="ShiftedLogGaussian releasing with sigma / 2, claiming v(n)",
+                expect_violation=True),
+        replace(reg["discrete-laplace"], control_of="discrete-laplace",
+                name="control:discrete-laplace-sampler", build=_undernoised_discrete_laplace,
+                description="discrete Laplace drawn at scale / 2 (law honest)",
+                expect_violation=True),
+        replace(reg["discrete-gaussian"], control_of="discrete-gaussian",
+                name="control:discrete-gaussian-half-sigma", build=_half_sigma_discrete_gaussian,
+                description="discrete Gaussian drawn with sigma / 2, claiming rho of sigma",
                 expect_violation=True),
     ]
     # shuffle protocols: noise calibrated at SHUFFLE_CONTROL_FACTOR eps, claim eps (a 1.5 eps

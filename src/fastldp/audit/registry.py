@@ -533,6 +533,74 @@ def _histogram_claim(mech):
     return float(mech.rho(HISTOGRAM_COUNT + 1))
 
 
+# ----------------------------------------------------------------- exact integer noise
+class _ExactNoise:
+    """An integer input plus exact noise of :mod:`fastldp.noise` (sensitivity 1).
+
+    ``scale`` (the discrete Laplace's) or ``sigma2`` (the discrete
+    Gaussian's) is what the law and the claim read; ``noise_param`` is what
+    the sampler draws with (the same, except in the negative controls).
+    """
+
+    def __init__(self, family: str, param, noise_param=None):
+        self.family = family
+        self.param = param
+        self.noise_param = param if noise_param is None else noise_param
+        # the laplace law's outputs: -span - 1 stands for y <= -span - 1, span + 2 for
+        # y >= span + 2 (lumped tails keep the ratio: both are e^(1/t) exactly)
+        self.span = int(math.ceil(4 * param)) + 1 if family == "laplace" else None
+
+    def privatize(self, x, *, rng=None):
+        from .. import noise
+
+        x = np.asarray(x, dtype=np.int64)
+        sampler = noise.discrete_laplace if self.family == "laplace" else noise.discrete_gaussian
+        return x + sampler(self.noise_param, x.shape, rng=rng)
+
+
+def _discrete_laplace(eps):
+    from fractions import Fraction
+
+    return _ExactNoise("laplace", 1 / Fraction(eps))  # scale 1 / eps, taken exactly
+
+
+def _discrete_laplace_law(mech, eps, ids):
+    """Inputs 0 and 1, outputs ``y = x + Z`` clamped to ``[-M - 1, M + 2]``.
+
+    ``P[Z = z] = c q^|z|`` with ``q = e^(-1/t)``, ``c = (1 - q) / (1 + q)``;
+    the clamped tails ``P[Y <= -M - 1 | x] = c q^(M + 1 + x) / (1 - q)`` and
+    ``P[Y >= M + 2 | x] = c q^(M + 2 - x) / (1 - q)``. Every output's ratio
+    between the two inputs is ``q^(+-1)``: the largest is ``e^(1/t)`` exactly.
+    """
+    inv = 1.0 / float(mech.param)
+    q, c, one_minus_q = math.exp(-inv), math.tanh(inv / 2), -math.expm1(-inv)
+    M = mech.span
+    ys = list(range(-M - 1, M + 3))
+    probs = np.empty((1, 2, len(ys)))
+    for x in (0, 1):
+        probs[0, x, 1:-1] = [c * q ** abs(y - x) for y in ys[1:-1]]
+        probs[0, x, 0] = c * q ** (M + 1 + x) / one_minus_q
+        probs[0, x, -1] = c * q ** (M + 2 - x) / one_minus_q
+    return ExactLaw([0, 1], ys, np.zeros(1, dtype=np.uint64), probs,
+                    note="float64 pmf of the exact sampler, tails lumped")
+
+
+def _discrete_laplace_sample(mech, eps, xs, ids, gen):
+    return np.clip(mech.privatize(np.asarray(xs), rng=gen), -mech.span - 1, mech.span + 2)
+
+
+#: the discrete Gaussian audit's variance parameter (inputs 0 and 1: rho = 1 / (2 sigma2))
+DISCRETE_GAUSSIAN_SIGMA2 = 1
+
+
+def _discrete_gaussian(eps):
+    return _ExactNoise("gaussian", DISCRETE_GAUSSIAN_SIGMA2)
+
+
+def _exact_noise_draw(mech, eps, side, size, gen):
+    return mech.privatize(np.full(size, 1 - side), rng=gen).astype(np.float64)
+
+
 def channels(epsilon: float = 1.0) -> dict[str, Channel]:
     """The registry: every local randomizer of the package, by name, at claimed ``epsilon``."""
     from ..oracles.randomizers import DiscretePiecewise, Laplace, Piecewise
@@ -571,6 +639,15 @@ def channels(epsilon: float = 1.0) -> dict[str, Channel]:
         Channel("histogram-zcdp", f"ShiftedLogGaussian(r=0.1), counts {HISTOGRAM_COUNT + 1} vs "
                 f"{HISTOGRAM_COUNT}, rho = v({HISTOGRAM_COUNT + 1})", float("nan"), _histogram,
                 kind="zcdp", draw=_histogram_draw, claim=_histogram_claim),
+        Channel("discrete-laplace", "fastldp.noise.discrete_laplace, scale 1 / eps, x + Z for "
+                "x = 0 vs 1, outputs clamped to [-M - 1, M + 2]", epsilon, _discrete_laplace,
+                law=_discrete_laplace_law, sample=_discrete_laplace_sample,
+                describe=lambda mech: f"scale {mech.param}, M = {mech.span}"),
+        Channel("discrete-gaussian", f"fastldp.noise.discrete_gaussian, sigma2 = "
+                f"{DISCRETE_GAUSSIAN_SIGMA2}, x + Z for x = 0 vs 1, rho = 1 / (2 sigma2) "
+                "(not pure DP: audited against its zCDP claim)", float("nan"),
+                _discrete_gaussian, kind="zcdp", draw=_exact_noise_draw,
+                claim=lambda mech: 1.0 / (2.0 * float(mech.param))),
     ]
     out[0:0] = (_oracle_channels(epsilon) + _subset_hash_channels(epsilon)
                 + _encoding_channels(epsilon))
