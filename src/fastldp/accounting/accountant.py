@@ -170,7 +170,7 @@ def _leaf(event: Any, orders: np.ndarray) -> _Profile:
         return _Profile(ev.pure_epsilon(event), _rdp_of(event, orders), [(event, 1)])
     if isinstance(event, _dpe.DiscreteLaplaceDpEvent):
         # no RDP formula in dp_accounting: binary randomized response at its epsilon dominates
-        eps = ev.pure_epsilon(event)
+        eps = float(event.noise_parameter) * float(event.sensitivity)
         return _Profile(eps, _rdp_of(ev.pure_dp_event(eps), orders), [(event, 1)])
     if isinstance(event, _dpe.GaussianDpEvent):
         return _Profile(None, _rdp_of(event, orders), [(event, 1)])

@@ -82,14 +82,12 @@ from .._validation import check_float, check_int, param_error
 
 try:
     import attr
-    import dp_accounting
+    from dp_accounting import DpEvent
     from dp_accounting import dp_event as _dpe
 except ImportError as exc:  # pragma: no cover - the extra is installed in the test environment
     raise ImportError(
         "fastldp.accounting needs Google's dp-accounting package, an optional dependency: "
         "pip install 'fastldp[accounting]'") from exc
-
-DpEvent = dp_accounting.DpEvent
 
 __all__ = [
     "DpEvent",
