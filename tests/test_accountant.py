@@ -17,6 +17,7 @@ import pytest
 pytest.importorskip("dp_accounting")
 
 from dp_accounting import dp_event as dpe  # noqa: E402
+from hypothesis import given, settings, strategies as st  # noqa: E402
 from scipy.special import comb  # noqa: E402
 
 import fastldp  # noqa: E402
@@ -242,11 +243,48 @@ def test_curve_orders_join_the_grid_and_other_orders_read_the_next_one_above():
     assert acc.epsilon(1e-5) == pytest.approx(epsilon_of_rdp(values, grid, 1e-5), rel=1e-12)
 
 
+def test_an_event_run_zero_times_costs_nothing():
+    acc = Accountant().add(dpe.NonPrivateDpEvent(), count=0).add(pure_dp_event(1.0))
+    assert acc.epsilon() == pytest.approx(1.0, rel=1e-12)
+    assert acc.epsilon(1e-6) <= 1.0 + 1e-12
+
+
 def test_non_private_and_no_op():
     assert Accountant().add(dpe.NonPrivateDpEvent()).epsilon(0.1) == math.inf
     assert Accountant().add(dpe.NoOpDpEvent()).epsilon() == 0.0
     assert Accountant().epsilon() == 0.0 and Accountant().epsilon(1e-6) == 0.0
     assert delta_at([pure_dp_event(1.0)], 1.0) == 0.0
+
+
+def _random_event(draw_kind: int, x: float):
+    if draw_kind == 0:
+        return pure_dp_event(x)
+    if draw_kind == 1:
+        return zcdp_event(x / 10)
+    if draw_kind == 2:
+        alpha = np.arange(2.0, 60.0)
+        return RdpCurveEvent.from_curve(alpha, x / 5 * alpha, tv=1e-9 * x)
+    if draw_kind == 3:
+        return EpsilonDeltaDpEvent(x, 1e-8)
+    return laplace_event(x)
+
+
+@settings(max_examples=25)
+@given(st.lists(st.tuples(st.integers(0, 4), st.floats(0.01, 2.0)), min_size=1, max_size=5),
+       st.sampled_from([1e-7, 1e-5, 1e-3]))
+def test_epsilon_and_delta_answer_each_other(items, delta):
+    # whatever the mixture: the epsilon at delta has a delta at most delta, and a larger delta
+    # never costs more epsilon
+    acc = Accountant()
+    for kind, x in items:
+        acc.add(_random_event(kind, x))
+    eps = acc.epsilon(delta)
+    if math.isfinite(eps):
+        assert acc.delta(eps) <= delta * (1 + 1e-6)
+    assert acc.epsilon(min(10 * delta, 0.5)) <= eps * (1 + 1e-9)
+    pure = [x for kind, x in items if kind in (0, 4)]
+    if len(pure) == len(items):
+        assert eps <= sum(pure) * (1 + 1e-12)  # never worse than basic composition
 
 
 # ---------------------------------------------------------------- errors and text

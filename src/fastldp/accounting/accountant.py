@@ -120,6 +120,8 @@ class _Profile:
                         self.T + other.T)
 
     def times(self, count: int) -> "_Profile":
+        if count == 0:  # not run: nothing spent (inf * 0 would be NaN)
+            return _Profile(0.0, np.zeros_like(self.rdp), [])
         pld = None if self.pld is None else [(e, c * count) for e, c in self.pld]
         return _Profile(None if self.pure is None else self.pure * count, self.rdp * count, pld,
                         self.E * count, self.D * count, self.T * count)
@@ -293,13 +295,13 @@ def _rdp_epsilon(p: _Profile, orders: np.ndarray, delta: float) -> float:
             eps = max(eps, nxt)
             break
         eps = nxt
-    # the answer must meet the condition: step up until it does
-    for _ in range(60):
+    # the answer must meet the condition: step up (geometrically) until it does
+    for i in range(60):
         if not math.isfinite(eps):
             return math.inf
         if _rdp_delta(p, orders, eps) <= delta:
             return eps
-        eps = eps * (1 + 1e-9) + 1e-12
+        eps = eps * (1 + 1e-12 * 2.0 ** i) + 1e-15 * 2.0 ** i
     return math.inf
 
 
