@@ -5,22 +5,18 @@ package, so that a release can be composed with others by
 :class:`~fastldp.accounting.Accountant` (or by ``dp_accounting``'s own
 accountants where the event is one of theirs):
 
-=================================  ================================================
-release                            event
-=================================  ================================================
-pure epsilon-LDP (the oracles,     :func:`pure_dp_event`: binary randomized
-JPRS, the vectors' mechanisms,     response at ``epsilon``
-LDP-IHT, two-stage SLR)            (``RandomizedResponseDpEvent(2 / (e^eps + 1), 2)``)
-k-ary randomized response (GRR)    :func:`randomized_response_event`
-Laplace randomizer                 :func:`laplace_event` (``LaplaceDpEvent(1 / eps)``)
-central zCDP (histograms)          :func:`zcdp_event` (``ZCDpEvent(rho)``)
-Skellam shuffle sums               :class:`RdpCurveEvent` (an RDP curve and a total
-                                   variation term)
-an (epsilon, delta) claim only     :class:`EpsilonDeltaDpEvent`
-protocol rounds on disjoint users  :class:`DisjointGroupsDpEvent`
-sequential rounds                  ``ComposedDpEvent`` (:func:`compose`)
-not private                        ``NonPrivateDpEvent``
-=================================  ================================================
+- pure epsilon-LDP (every oracle, JPRS, the vectors' mechanisms, LDP-IHT,
+  two-stage SLR): :func:`pure_dp_event`, binary randomized response at
+  ``epsilon``, ``RandomizedResponseDpEvent(2 / (e^eps + 1), 2)``;
+- k-ary randomized response (GRR): :func:`randomized_response_event`;
+- a Laplace randomizer: :func:`laplace_event`, ``LaplaceDpEvent(1 / eps)``;
+- central zCDP (the histograms): :func:`zcdp_event`, ``ZCDpEvent(rho)``;
+- the Skellam shuffle sums: :class:`RdpCurveEvent`, an RDP curve and a total
+  variation term;
+- an ``(epsilon, delta)`` claim only: :class:`EpsilonDeltaDpEvent`;
+- rounds of a protocol on disjoint users: :class:`DisjointGroupsDpEvent`;
+- sequential rounds: ``ComposedDpEvent`` (:func:`compose`);
+- not private: ``NonPrivateDpEvent``.
 
 Why binary randomized response for pure epsilon
 -----------------------------------------------
