@@ -282,6 +282,66 @@ def test_she_is_unbiased():
     assert np.all(np.abs(est.counts - truth) < 5 * est.std)
 
 
+def test_she_client_is_the_kernel_keyed_by_the_generator_and_thread_free():
+    from fastldp._kernels._encoding import she_perturb
+    D, n = 13, 2000
+    x = np.random.default_rng(3).integers(0, D, n)
+    eps = np.random.default_rng(4).uniform(0.2, 5.0, n)
+    rows = SHE(domain_size=D, epsilon=1.0, codebook_seed=3, n_threads=2).privatize(
+        x, epsilons=eps, rng=11)
+    key = np.random.default_rng(11).integers(0, 2**64, size=2, dtype=np.uint64)
+    want = she_perturb(int(key[0]), int(key[1]), x.astype(np.int64), 2.0 / eps, D, 1)
+    assert _same(rows, want)
+    one = SHE(domain_size=D, epsilon=1.0, codebook_seed=3, n_threads=1)
+    assert _same(one.privatize(x, epsilons=eps, rng=11), rows)
+
+
+@pytest.mark.parametrize("budgets", ["equal", "mixed"])
+def test_she_server_kernel_equals_the_digit_by_digit_sums(budgets):
+    # the fused pass (legality + exact sums) against sanitize() and ExactSum.add of the
+    # clean rows: the same exact numbers, with hostile entries and illegal rows
+    D, n = 9, 4100
+    o = SHE(domain_size=D, epsilon=1.0, codebook_seed=5, n_threads=2)
+    rng = np.random.default_rng(6)
+    eps = None if budgets == "equal" else rng.choice([1.0, 0.4, 3.0], n)
+    ids = np.arange(n, dtype=np.uint64) + 7
+    y = o.privatize(rng.integers(0, D, n), epsilons=eps, rng=7)
+    bound = OUT_OF_RANGE_SCALES * (2.0 / (np.ones(n) if eps is None else eps))  # as _bounds
+    y[rng.random((n, D)) < 0.05] = 0.0
+    y[rng.random((n, D)) < 0.05] = -0.0
+    y[rng.random((n, D)) < 0.05] = 5e-324
+    y[rng.random((n, D)) < 0.05] = -1e-310
+    edge = np.flatnonzero(rng.random(n) < 0.02)
+    y[edge, 0] = 1.0 + bound[edge]   # on the bound: legal
+    y[edge, 1] = -bound[edge]
+    y[[5, 6, 7], [0, 3, 8]] = [np.nan, np.inf, 1.0 + bound[7] * (1 + 2**-40)]
+    part = o.partial(y, eps, ids)
+    all_eps = np.full(n, 1.0) if eps is None else eps
+    clean, report = o.sanitize(y, all_eps, ids, "t")
+    assert report.n_valid == n - 3
+    fixed = all_eps == 1.0
+    assert part.sums["hits"] == o._slow_sums(clean[fixed] if eps is not None else clean)
+    if eps is not None:
+        assert part.sums["support"] == o._slow_sums(clean[~fixed])
+    for threads in (1, 2):
+        again = SHE(domain_size=D, epsilon=1.0, codebook_seed=5, n_threads=threads)
+        assert again.partial(y, eps, ids) == part
+    want = o.estimate(y, epsilons=eps, identities=ids).counts
+    assert _same(want, _fsum_columns(clean))
+
+
+def test_she_weighted_sums_are_exact_products_summed():
+    D, n = 5, 3000
+    o = SHE(domain_size=D, epsilon=None, codebook_seed=1)
+    rng = np.random.default_rng(8)
+    eps = rng.uniform(0.5, 2.0, n)
+    y = o.privatize(rng.integers(0, D, n), epsilons=eps, rng=9)
+    lam = rng.uniform(0.0, 4.0, n)
+    support, offset = o.weighted_sums(y, eps, np.arange(n, dtype=np.uint64), lam)
+    assert support == o._slow_sums(y, lam) and not offset.value().any()
+    assert _same(support.value(), _fsum_columns(y * lam[:, None]))
+
+
 # ---------------------------------------------------------------- SHE: sanitization
 def test_she_sanitizes_malformed_rows_publicly_and_counts_them():
     D, n, eps = 4, 40, 1.0

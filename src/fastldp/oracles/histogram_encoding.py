@@ -51,8 +51,12 @@ that realized ratio infinite, so it is refused with a ``ValueError``
 (:meth:`THE.check_budgets`); at the optimal threshold that is every budget
 above about 88.
 
-SHE releases doubles drawn by numpy's Laplace sampler. Like the package's
-other continuous randomizers, its guarantee is the guarantee of the ideal
+SHE releases doubles: the client kernel (:mod:`fastldp._kernels._encoding`)
+draws one 64-bit word per entry from Philox4x64-10, keyed by two words of
+the caller's generator and counted by (entry block, row), and maps it to a
+Laplace variate by the inverse CDF that the public sanitization noise uses
+(:func:`_laplace_from_words`), so the reports do not depend on the thread
+count. Like the package's other continuous randomizers, its guarantee is the guarantee of the ideal
 real-valued mechanism; the set of doubles a report can take depends on the
 input (Mironov, CCS 2012), and the package does not claim resistance to that
 attack for continuous outputs (:mod:`fastldp.audit`, "Floating-point side
@@ -66,6 +70,19 @@ SHE: a float64 array of shape ``(n, D)``, ``8 n D`` bytes (800 MB for
 chunks of users). THE: bits packed as OUE packs them, ``(n, ceil(D / 8))``
 uint8 rows (``numpy.packbits(bits, axis=1, bitorder="little")``); its server
 is OUE's carry-save bit count.
+
+The server's exact sums
+-----------------------
+SHE's counts are exact column sums, rounded once, so that chunks of reports
+merge bit for bit. Sanitization bounds every legal entry by ``2^beta`` (a
+public bound), so the server kernel splits each entry without error into
+three parts on fixed grids (``h = (sigma + x) - sigma``, Rump, Ogita and
+Oishi's ExtractScalar), sums each part over blocks of 512 rows in a double
+with no rounding, and moves the block sums into the integer digits of
+:class:`~fastldp.streaming.ExactSum`; an entry whose last remainder is not
+zero (below about ``2^(beta - 80)``, a subnormal) is added from its bits.
+The legality check runs on each row as it is summed: the reports are read
+once.
 
 Sanitization
 ------------
@@ -88,15 +105,22 @@ References
    sensitivity in private data analysis", TCC 2006 (the Laplace mechanism).
 .. [3] I. Mironov, "On significance of the least significant bits for
    differential privacy", CCS 2012.
+.. [4] S. M. Rump, T. Ogita, S. Oishi, "Accurate floating-point summation
+   part I: faithful rounding", SIAM J. Sci. Comput. 31(1), 2008 (the error-free
+   extraction, Algorithm 3.2).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any, Optional
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._kernels._encoding import (
+    BETA_RANGE, K_LO, she_column_sums, she_legal_rows, she_perturb,
+)
 from .._kernels._hash import SANITIZE_STREAM, hash_blocks
 from .._random import resolve_identities
 from .._sanitize import SanitizationReport, sanitization_counts
@@ -307,8 +331,15 @@ class THE(UnaryEncoding):
 
 # ---------------------------------------------------------------- SHE
 def _laplace_from_words(words: np.ndarray) -> np.ndarray:
-    """Standard Laplace variates (scale 1) from uniform 64-bit words, by the inverse CDF."""
-    u = ((words >> np.uint64(11)).astype(np.float64) + 0.5) * 2.0**-53  # in (0, 1)
+    """Standard Laplace variates (scale 1) from uniform 64-bit words, by the inverse CDF.
+
+    ``u = ((w >> 11) + 0.5) 2^-53``; the sum rounds to ``2^53`` for the top
+    word (``w >> 11 = 2^53 - 1``), so ``u`` is capped at ``1 - 2^-53``, which
+    keeps every variate finite (``|L| <= 53 ln 2``). The client kernel
+    (:func:`fastldp._kernels._encoding.laplace_from_words`) maps words the same way.
+    """
+    u = ((words >> np.uint64(11)).astype(np.float64) + 0.5) * 2.0**-53
+    u = np.minimum(u, 1.0 - 2.0**-53)  # in (0, 1)
     t = u - 0.5
     return -np.sign(t) * np.log1p(-2.0 * np.abs(t))
 
@@ -329,7 +360,7 @@ class SHE(MatrixReports, FrequencyOracle):
     codebook_seed : int or None
         Only keys the sanitization noise.
     n_threads : int or None
-        Accepted for the common API; SHE's client and server are NumPy.
+        Threads of the client and server kernels; results never depend on it.
 
     Notes
     -----
@@ -370,19 +401,46 @@ class SHE(MatrixReports, FrequencyOracle):
     def perturb(self, values: np.ndarray, eps: np.ndarray, identities: Optional[np.ndarray],
                 rng: np.random.Generator) -> np.ndarray:
         """Array layer of :meth:`privatize`: ``(n, D)`` float64 reports."""
-        n, D = values.shape[0], self.domain_size
-        scale = self.scales(eps)
-        out = rng.laplace(0.0, 1.0, size=(n, D))
-        out *= scale[:, None] if scale.shape[0] == n else float(scale[0])  # one per report, or one
-        out[np.arange(n), values] += 1.0
-        return out
+        # the kernel's Philox stream, keyed by two words of the caller's generator
+        key = rng.integers(0, 2**64, size=2, dtype=np.uint64)
+        scale = np.ascontiguousarray(self.scales(eps), dtype=np.float64)  # one per report, or one
+        return she_perturb(int(key[0]), int(key[1]), np.ascontiguousarray(values, dtype=np.int64),
+                           scale, self.domain_size, self.n_threads)
 
     # ------------------------------------------------------------ server statistic
-    def _column_sums(self, rows: np.ndarray, weights: Optional[np.ndarray] = None) -> ExactSum:
-        """The exact sum over ``rows`` of ``weights[i] * rows[i, v]`` per column ``v``.
+    def _kernel_sums(self, rows: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                     weights: Optional[np.ndarray] = None, group: Optional[np.ndarray] = None,
+                     n_groups: int = 1) -> tuple[np.ndarray, list[ExactSum]]:
+        """Legality of every row, and the exact column sums of the legal rows per group.
 
-        Each product is rounded once (exact for unit weights); the sum is
-        exact, so it does not depend on the order of the rows.
+        One pass of :func:`fastldp._kernels._encoding.she_column_sums` over
+        ``rows`` (float64): a row is legal when each entry lies in ``[lo_i,
+        hi_i]``; its terms are ``weights[i] * rows[i, v]`` (each rounded
+        once; ``rows[i, v]`` itself without weights). The sums are exact, so
+        they equal :meth:`_slow_sums` of the same terms, whatever the order.
+        """
+        n, D = rows.shape
+        legal = np.ones(n, dtype=bool)
+        if n == 0:
+            return legal, [ExactSum(D) for _ in range(n_groups)]
+        beta = _grid_exponent(lo, hi, weights)
+        if beta is None:  # weights beyond the kernel's grids: the digit-by-digit sums
+            with np.errstate(invalid="ignore"):
+                legal = ((rows >= lo[:, None]) & (rows <= hi[:, None])).all(axis=1)
+            sums = []
+            for g in range(n_groups):
+                take = legal if group is None else legal & (group == g)
+                sums.append(self._slow_sums(rows[take],
+                                            None if weights is None else weights[take]))
+            return legal, sums
+        flags, digits = she_column_sums(np.ascontiguousarray(rows, dtype=np.float64), lo, hi,
+                                        weights, group, n_groups, beta, self.n_threads)
+        return flags.view(bool), [_trimmed(D, digits[g]) for g in range(n_groups)]
+
+    def _slow_sums(self, rows: np.ndarray, weights: Optional[np.ndarray] = None) -> ExactSum:
+        """The exact column sums of ``weights[i] * rows[i, v]`` by :meth:`ExactSum.add`.
+
+        Raises ``ValueError`` on a term that is not finite.
         """
         D = self.domain_size
         total = ExactSum(D)
@@ -395,6 +453,24 @@ class SHE(MatrixReports, FrequencyOracle):
             total.add(block.ravel(), index.ravel())
         return total
 
+    def _column_sums(self, rows: np.ndarray, eps: np.ndarray,
+                     weights: Optional[np.ndarray] = None) -> ExactSum:
+        """The exact sum over ``rows`` of ``weights[i] * rows[i, v]`` per column ``v``.
+
+        Each product is rounded once (exact for unit weights); the sum is
+        exact, so it does not depend on the order of the rows. Rows outside
+        the public range of their budget ``eps`` (none, after the
+        sanitization) are summed digit by digit.
+        """
+        rows = np.ascontiguousarray(rows, dtype=np.float64)
+        lo, hi = self._legal_range(eps, rows.shape[0])
+        legal, (total,) = self._kernel_sums(rows, lo, hi, weights)
+        if not legal.all():
+            bad = ~legal
+            total = total.merge(self._slow_sums(rows[bad],
+                                                None if weights is None else weights[bad]))
+        return total
+
     def weighted_sums(self, clean: np.ndarray, eps: np.ndarray, identities: Optional[np.ndarray],
                       lam: np.ndarray) -> tuple[ExactSum, ExactSum]:
         """Exact ``sum_i lam_i B'_i[v]`` per symbol, and a zero offset.
@@ -404,7 +480,7 @@ class SHE(MatrixReports, FrequencyOracle):
         """
         a, c = self._report_terms(eps, lam)
         unit = bool((a == 1.0).all())
-        return self._column_sums(clean, None if unit else a), scalar_sum(c)
+        return self._column_sums(clean, eps, None if unit else a), scalar_sum(c)
 
     def _report_terms(self, eps: np.ndarray, lam: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         a = np.ascontiguousarray(np.broadcast_to(lam, np.shape(eps)), dtype=np.float64)
@@ -422,20 +498,22 @@ class SHE(MatrixReports, FrequencyOracle):
         ids = resolve_identities(identities, n, owner)
         personal_eps, at_fixed = self._personal_budgets(epsilons, n, owner)
         eps = self._budgets(None, n, owner) if personal_eps is None else personal_eps
-        clean, report = self.sanitize(reports, eps, ids, owner)
-        hits = ExactSum(self.domain_size)
-        support, offset = ExactSum(self.domain_size), ExactSum(1)
+        # One pass over the reports: each row's legality (the sanitization) and
+        # the exact column sums of the legal rows, those at the oracle's budget
+        # (group 0, "hits") apart from the personal ones (group 1, "support").
+        group = None
+        if personal_eps is not None:
+            group = (np.ones(n, dtype=np.uint8) if at_fixed is None
+                     else (~at_fixed).astype(np.uint8))
+        (hits, support), report = self._sanitized_sums(reports, eps, ids, group, owner)
+        offset = ExactSum(1)
         var, held_minus_var = ExactSum(1), ExactSum(1)
         personal = 0
-        if personal_eps is None:
-            hits = self._column_sums(clean)
-        else:
-            if at_fixed is not None and at_fixed.any():
-                hits = self._column_sums(clean[at_fixed])
-                rest = ~at_fixed
-                clean, eps, ids = clean[rest], eps[rest], ids[rest]
+        if personal_eps is not None:
+            rest = np.ones(n, dtype=bool) if at_fixed is None else ~at_fixed
+            eps = eps[rest]
             personal = eps.shape[0]
-            support, offset = self.weighted_sums(clean, eps, ids, np.ones(personal))
+            offset = scalar_sum(np.zeros(personal))  # SHE's reports need no offset
             v = np.asarray(self.variances(eps), dtype=np.float64)
             var, held_minus_var = scalar_sum(v), scalar_sum(np.zeros_like(v))
         sums = {"hits": hits, "support": support, "offset": offset, "var": var,
@@ -484,38 +562,139 @@ class SHE(MatrixReports, FrequencyOracle):
     def _bounds(self, eps: np.ndarray) -> np.ndarray:
         return OUT_OF_RANGE_SCALES * self.scales(eps)
 
-    def sanitize(self, reports: ArrayLike, eps: np.ndarray, identities: np.ndarray,
-                 owner: str) -> tuple[np.ndarray, SanitizationReport]:
-        """Replace illegal rows by public Laplace noise rows; count them (module docstring)."""
-        n, D = eps.shape[0], self.domain_size
+    def _values(self, reports: ArrayLike, n: int,
+                owner: str) -> tuple[np.ndarray, np.ndarray, bool, bool]:
+        """``(values, non_numeric_row, wrong_dtype, shared)``: the reports as ``(n, D)`` float64.
+
+        Entries that are not numbers become NaN (their rows are flagged in
+        ``non_numeric_row``); ``shared`` says ``values`` is the caller's array.
+        """
+        D = self.domain_size
         arr = self._report_rows(reports, n, D, owner)
         kind = arr.dtype.kind
         wrong_dtype = kind not in "fiu"
         if kind in "fiub":
             with np.errstate(all="ignore"):
                 vals = np.ascontiguousarray(arr, dtype=np.float64)
-            non_numeric_row = np.zeros(n, dtype=bool)
-        else:
-            flat = arr.ravel()
-            vals = np.array([_to_float(v) for v in flat], dtype=np.float64).reshape(n, D)
-            nan_numbers = np.array([_is_nan_number(v) for v in flat], dtype=bool).reshape(n, D)
-            non_numeric_row = (np.isnan(vals) & ~nan_numbers).any(axis=1)
-        bound = self._bounds(eps)
-        with np.errstate(invalid="ignore"):
-            finite_row = np.isfinite(vals).all(axis=1)
-            inside = ((vals >= -bound[:, None]) & (vals <= 1.0 + bound[:, None])).all(axis=1)
-        legal = ~non_numeric_row & finite_row & inside
+            return vals, np.zeros(n, dtype=bool), wrong_dtype, vals is arr
+        flat = arr.ravel()
+        vals = np.array([_to_float(v) for v in flat], dtype=np.float64).reshape(n, D)
+        nan_numbers = np.array([_is_nan_number(v) for v in flat], dtype=bool).reshape(n, D)
+        return vals, (np.isnan(vals) & ~nan_numbers).any(axis=1), wrong_dtype, False
+
+    def _legal_range(self, eps: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """Per report, ``[-k b_i, 1 + k b_i]``: the public range of a legal entry (``n`` rows).
+
+        Clipped to the finite doubles, so that an infinite entry is never
+        legal, whatever the budget.
+        """
+        bound = np.broadcast_to(self._bounds(np.asarray(eps, dtype=np.float64)), (n,))
+        top = np.finfo(np.float64).max
+        return (np.ascontiguousarray(np.maximum(-bound, -top)),
+                np.ascontiguousarray(np.minimum(1.0 + bound, top)))
+
+    @staticmethod
+    def _report_of(vals: np.ndarray, legal: np.ndarray, non_numeric_row: np.ndarray,
+                   wrong_dtype: bool) -> SanitizationReport:
+        """Counts by the first reason that applies (module docstring), from the illegal rows only."""
+        n = legal.shape[0]
         if legal.all():
-            return vals, SanitizationReport(n, n, {r: 0 for r in SHE_REASONS}, wrong_dtype)
+            return SanitizationReport(n, n, {r: 0 for r in SHE_REASONS}, wrong_dtype)
         bad = ~legal
-        out = vals.copy() if vals is arr else vals
+        numeric = ~non_numeric_row[bad]
+        finite = np.isfinite(vals[bad]).all(axis=1)
+        # a numeric, finite row that is not legal has an entry out of range
+        by_reason = {"non_numeric": int(non_numeric_row.sum()),
+                     "non_finite": int((numeric & ~finite).sum()),
+                     "out_of_range": int((numeric & finite).sum())}
+        return SanitizationReport(n, int(legal.sum()), by_reason, wrong_dtype)
+
+    def sanitize(self, reports: ArrayLike, eps: np.ndarray, identities: np.ndarray,
+                 owner: str) -> tuple[np.ndarray, SanitizationReport]:
+        """Replace illegal rows by public Laplace noise rows; count them (module docstring)."""
+        n = eps.shape[0]
+        vals, non_numeric_row, wrong_dtype, shared = self._values(reports, n, owner)
+        lo, hi = self._legal_range(eps, n)
+        legal = she_legal_rows(vals, lo, hi, self.n_threads).view(bool) & ~non_numeric_row
+        report = self._report_of(vals, legal, non_numeric_row, wrong_dtype)
+        if legal.all():
+            return vals, report
+        bad = ~legal
+        out = vals.copy() if shared else vals
         out[bad] = self.public_rows(identities[bad], self.scales(eps)[bad])
-        by_reason = {
-            "non_numeric": int(non_numeric_row.sum()),
-            "non_finite": int((~non_numeric_row & ~finite_row).sum()),
-            "out_of_range": int((~non_numeric_row & finite_row & ~inside).sum()),
-        }
-        return out, SanitizationReport(n, int(legal.sum()), by_reason, wrong_dtype)
+        return out, report
+
+    def _sanitized_sums(self, reports: ArrayLike, eps: np.ndarray, identities: np.ndarray,
+                        group: Optional[np.ndarray],
+                        owner: str) -> tuple[list[ExactSum], SanitizationReport]:
+        """``sanitize`` and the exact column sums of the clean rows, by group, in one pass.
+
+        ``group`` (uint8, or ``None``: every row in group 0) sends each row's
+        terms to sum 0 or 1. The legal rows are summed as they are read; the
+        illegal ones (rare) are replaced by their public rows, which are
+        summed apart and merged: the sums are exact, so they equal the sums
+        of ``sanitize``'s clean array.
+        """
+        n = eps.shape[0]
+        vals, non_numeric_row, wrong_dtype, _ = self._values(reports, n, owner)
+        lo, hi = self._legal_range(eps, n)
+        legal, sums = self._kernel_sums(vals, lo, hi, None, group, 2)
+        legal &= ~non_numeric_row  # those rows hold a NaN: never legal (nor summed) anyway
+        report = self._report_of(vals, legal, non_numeric_row, wrong_dtype)
+        if not legal.all():
+            bad = ~legal
+            public = self.public_rows(identities[bad], self.scales(np.broadcast_to(eps, (n,))[bad]))
+            sub = None if group is None else group[bad]
+            ok, fixes = self._kernel_sums(public, lo[bad], hi[bad], None, sub, 2)
+            if not ok.all():  # pragma: no cover - a public row is a Laplace draw, always legal
+                raise AssertionError("SHE: a public noise row is out of range")
+            sums = [a.merge(b) for a, b in zip(sums, fixes)]
+        return sums, report
+
+
+def _grid_exponent(lo: np.ndarray, hi: np.ndarray, weights: Optional[np.ndarray]) -> Optional[int]:
+    """``beta`` with ``|w_i x| < 2**beta`` for every ``x`` in ``[lo_i, hi_i]``, or None.
+
+    ``fl(|w| X) <= 2**e`` for ``X * max|w| < 2**e`` (rounding is monotone), so
+    ``beta = e + 1`` bounds every product strictly. None when the bound is
+    not finite or outside the kernel's :data:`BETA_RANGE`.
+    """
+    if lo.shape[0] == 0:
+        return 0
+    top = max(float(np.max(np.abs(lo))), float(np.max(np.abs(hi))))
+    if weights is not None:
+        w = float(np.max(np.abs(weights)))
+        if not math.isfinite(w):
+            return None
+        top *= w
+    if not math.isfinite(top):
+        return None
+    beta = math.frexp(top)[1] + 1
+    return beta if BETA_RANGE[0] <= beta <= BETA_RANGE[1] else None
+
+
+def _trimmed(D: int, digits: np.ndarray) -> ExactSum:
+    """An :class:`ExactSum` of the kernel's normalized digits (rows from ``K_LO``), trimmed.
+
+    A negative sum's normalized digits carry its sign up to the top row
+    (``2**32 - 1`` below a top ``-1``); those rows fold back into one ``-1``
+    digit, so the window is as short as the numbers.
+    """
+    d = digits.copy()
+    top = d.shape[0] - 1
+    while top > 0:
+        t, below = d[top], d[top - 1]
+        if not (((t == 0) | ((t == -1) & (below == (1 << 32) - 1))).all()):
+            break
+        d[top - 1] = np.where(t == -1, below - (1 << 32), below)
+        top -= 1
+    rows = np.flatnonzero(d[:top + 1].any(axis=1))
+    if rows.shape[0] == 0:
+        return ExactSum(D)
+    first, last = int(rows[0]), int(rows[-1])
+    # normalized digits, and one spare row on top for the carries (ExactSum's layout)
+    spare = np.zeros((1, D), dtype=np.int64)
+    return ExactSum.from_digits(D, K_LO + first, np.concatenate([d[first:last + 1], spare]))
 
 
 def _she_counts(report: SanitizationReport) -> dict[str, int]:

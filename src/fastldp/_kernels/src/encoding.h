@@ -1,0 +1,387 @@
+/*
+ * Summation histogram encoding (SHE): the client's Laplace-noised one-hot
+ * rows and the server's exact column sums.
+ *
+ * Client. Row r of a call is e_v + b_r * Lap(1) on each of its D entries.
+ * Entry j takes word j & 3 of the Philox4x64-10 block keyed by (k0, k1), a
+ * key the caller draws from its Generator, at counter (j >> 2, r,
+ * FASTLDP_SHE_STREAM, 0): a row depends on the key and the row index only,
+ * never on the thread. A word w becomes a standard Laplace variate by the
+ * inverse CDF, as fastldp.oracles.histogram_encoding._laplace_from_words
+ * does in NumPy, operation for operation:
+ *
+ *     u = min(((w >> 11) + 0.5) 2^-53, 1 - 2^-53),  t = u - 0.5,
+ *     L = -sign(t) log1p(-2 |t|)
+ *
+ * (the cap only moves the top word's u, whose sum rounds to 1, below 1).
+ *
+ * Server. The exact sum, per column, of doubles that the sanitization has
+ * bounded (|y| < 2^beta for every summed entry; beta comes from the public
+ * bounds). Each entry is split without error into FASTLDP_SHE_LEVELS parts
+ * on fixed grids (Rump, Ogita and Oishi's ExtractScalar): with
+ * sigma_k = 1.5 * 2^p_k,
+ *
+ *     h_k = (sigma_k + r_{k-1}) - sigma_k,   r_k = r_{k-1} - h_k,   r_0 = y,
+ *
+ * h_k is r_{k-1} rounded to a multiple of u_k = 2^(p_k - 52), both
+ * operations are exact, and |r_k| <= u_k / 2. With p_1 = beta + 7 and
+ * p_{k+1} = p_k - 46, a block of 64 rows sums every level in a double
+ * without rounding (64 terms of at most 2^(p_k - 7) + u_k / 2 stay below
+ * 2^53 u_k, and all are multiples of u_k). At the end of a block each level's
+ * sum, an integer multiple of u_k below 2^54 u_k, is added to 32-bit digits
+ * at the global places 2^(32 k) (the layout of fastldp._kernels._exact, so
+ * fastldp.streaming.ExactSum takes them as they are). An entry whose last
+ * remainder r_K is not zero (an entry below about 2^(beta - 80), a
+ * subnormal) is caught by a per-column flag, and its block's remainders are
+ * added to the digits one by one from their bits. Integer addition is
+ * associative, so the digits do not depend on how rows are split among
+ * threads; the caller adds the threads' digits and normalizes.
+ *
+ * The legality check of the sanitization (every entry of a row finite and in
+ * [lo_r, hi_r]) runs on a row just before the row is summed, so the reports
+ * are read from memory once; an illegal row is left out and flagged.
+ *
+ * Floating point: the splitting needs round-to-nearest and no reassociation
+ * (no -ffast-math). A weighted entry y = x w is formed in a row buffer by a
+ * loop of its own, so that no compiler contracts it into sigma + x w.
+ */
+#ifndef FASTLDP_ENCODING_H
+#define FASTLDP_ENCODING_H
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+#include "philox.h"
+
+#define FASTLDP_SHE_STREAM 0x534845ULL /* "SHE" */
+#define FASTLDP_SHE_LEVELS 3
+#define FASTLDP_SHE_BLOCK_LOG2 9
+#define FASTLDP_SHE_BLOCK_ROWS (1 << FASTLDP_SHE_BLOCK_LOG2)
+#define FASTLDP_SHE_LEVEL_BITS (52 - FASTLDP_SHE_BLOCK_LOG2)
+/* Digit rows 2^(32 k), k in [K_LO, K_LO + ROWS): every finite double and the
+ * carries of any realistic number of terms (as _exact's FULL_K_LO / FULL_ROWS). */
+#define FASTLDP_SHE_K_LO (-34)
+#define FASTLDP_SHE_ROWS 70
+/* Carry the digits back into [0, 2^32) after this many blocks: a block adds
+ * at most FASTLDP_SHE_BLOCK_ROWS + FASTLDP_SHE_LEVELS numbers below 2^32 to a
+ * digit, far from the 2^63 of an int64. */
+#define FASTLDP_SHE_NORMALIZE_BLOCKS (1 << 20)
+
+#define FASTLDP_SHE_GROUP_ROWS 8 /* rows summed together: the level sums stay in registers */
+
+#if defined(_MSC_VER)
+#define FASTLDP_SHE_RESTRICT __restrict
+#elif defined(__GNUC__) || defined(__clang__)
+#define FASTLDP_SHE_RESTRICT __restrict__
+#else
+#define FASTLDP_SHE_RESTRICT
+#endif
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__) \
+    && !defined(FASTLDP_PORTABLE)
+/* "avx2" does not enable FMA, so nothing here can be contracted. */
+#define FASTLDP_SHE_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define FASTLDP_SHE_CLONES
+#endif
+
+/* ------------------------------------------------------------------ client */
+
+/* The standard Laplace variate of a 64-bit word (the module's NumPy mapping). */
+static inline double fastldp_she_laplace(uint64_t w)
+{
+    double u = ((double)(w >> 11) + 0.5) * (1.0 / 9007199254740992.0); /* 2^-53 */
+    double t, a, minus_sign;
+    /* the top word's sum rounds to 2^53: cap u below 1 (no infinite variate) */
+    if (u > 1.0 - 1.0 / 9007199254740992.0) u = 1.0 - 1.0 / 9007199254740992.0;
+    t = u - 0.5;
+    a = log1p(-2.0 * fabs(t));
+    /* -sign(t) * a, with NumPy's sign(0) = 0 (so the zero's sign matches too) */
+    minus_sign = t > 0.0 ? -1.0 : (t < 0.0 ? 1.0 : -0.0);
+    return minus_sign * a;
+}
+
+/* Row `row` of the reports: scale * Lap(1) on every entry, plus 1 at v (v < 0: none). */
+static void fastldp_she_perturb_row(uint64_t k0, uint64_t k1, uint64_t row, int64_t D, int64_t v,
+                                    double scale, double *out)
+{
+    int64_t j = 0, l;
+    uint64_t c = 0;
+    fastldp_philox_block blk;
+    for (; j + 4 <= D; j += 4, ++c) {
+        blk = fastldp_philox4x64_10(c, row, FASTLDP_SHE_STREAM, 0, k0, k1);
+        out[j] = fastldp_she_laplace(blk.v[0]) * scale;
+        out[j + 1] = fastldp_she_laplace(blk.v[1]) * scale;
+        out[j + 2] = fastldp_she_laplace(blk.v[2]) * scale;
+        out[j + 3] = fastldp_she_laplace(blk.v[3]) * scale;
+    }
+    if (j < D) {
+        blk = fastldp_philox4x64_10(c, row, FASTLDP_SHE_STREAM, 0, k0, k1);
+        for (l = 0; j < D; ++j, ++l) out[j] = fastldp_she_laplace(blk.v[l]) * scale;
+    }
+    if (v >= 0) out[v] += 1.0; /* a separate rounding, after the product was stored */
+}
+
+/* The client's floor for one row: D Philox words and one log1p each, folded. */
+static double fastldp_she_floor_row(uint64_t k0, uint64_t k1, uint64_t row, int64_t D)
+{
+    int64_t j;
+    uint64_t c = 0;
+    double acc = 0.0;
+    fastldp_philox_block blk;
+    for (j = 0; j < D; j += 4, ++c) {
+        blk = fastldp_philox4x64_10(c, row, FASTLDP_SHE_STREAM, 0, k0, k1);
+        acc += log1p(-(double)(blk.v[0] >> 11) * (1.0 / 9007199254740992.0));
+        acc += log1p(-(double)(blk.v[1] >> 11) * (1.0 / 9007199254740992.0));
+        acc += log1p(-(double)(blk.v[2] >> 11) * (1.0 / 9007199254740992.0));
+        acc += log1p(-(double)(blk.v[3] >> 11) * (1.0 / 9007199254740992.0));
+    }
+    return acc;
+}
+
+/* ------------------------------------------------------------------ server */
+
+/* floor(a / 32) for negative a too. */
+static inline int64_t fastldp_she_floor_div32(int64_t a)
+{
+    return a >= 0 ? a / 32 : -((-a + 31) / 32);
+}
+
+/* Add sign * m * 2^L (m < 2^64) to a column of digits (digit row k at col[(k - K_LO) * stride]). */
+static inline void fastldp_she_add_magnitude(int64_t *col, int64_t stride, uint64_t m, int64_t L,
+                                             int negative)
+{
+    int64_t k0 = fastldp_she_floor_div32(L);
+    int s = (int)(L - 32 * k0);
+    int64_t *d = col + (k0 - FASTLDP_SHE_K_LO) * stride;
+    uint64_t d0 = (m << s) & 0xFFFFFFFFULL;
+    uint64_t d1 = s == 0 ? (m >> 32) & 0xFFFFFFFFULL : (m >> (32 - s)) & 0xFFFFFFFFULL;
+    uint64_t d2 = s == 0 ? 0 : m >> (64 - s);
+    if (negative) {
+        d[0] -= (int64_t)d0;
+        d[stride] -= (int64_t)d1;
+        d[2 * stride] -= (int64_t)d2;
+    } else {
+        d[0] += (int64_t)d0;
+        d[stride] += (int64_t)d1;
+        d[2 * stride] += (int64_t)d2;
+    }
+}
+
+/* Add the finite double v exactly, from its bits. */
+static inline void fastldp_she_add_double(int64_t *col, int64_t stride, double v)
+{
+    uint64_t bits, m;
+    int64_t biased;
+    memcpy(&bits, &v, 8);
+    biased = (int64_t)((bits >> 52) & 0x7FF);
+    m = bits & ((1ULL << 52) - 1);
+    if (biased == 0) {
+        if (m == 0) return;
+        fastldp_she_add_magnitude(col, stride, m, -1074, (int)(bits >> 63));
+    } else {
+        fastldp_she_add_magnitude(col, stride, m | (1ULL << 52), biased - 1075, (int)(bits >> 63));
+    }
+}
+
+/* Carry every digit row but the top one into [0, 2^32). */
+static void fastldp_she_normalize(int64_t *digits, int64_t D)
+{
+    int64_t r, j, c;
+    for (r = 0; r + 1 < FASTLDP_SHE_ROWS; ++r) {
+        int64_t *lo = digits + r * D, *hi = lo + D;
+        for (j = 0; j < D; ++j) {
+            c = lo[j] >> 32; /* arithmetic shift: floor division */
+            lo[j] -= c * ((int64_t)1 << 32);
+            hi[j] += c;
+        }
+    }
+}
+
+typedef struct {
+    const double *x;       /* (n, D) row-major reports */
+    int64_t D;
+    const double *lo;      /* per row: the legal range [lo, hi] */
+    const double *hi;
+    const double *weights; /* per row, or NULL: unit weights (no product) */
+    const uint8_t *group;  /* per row, or NULL: every row in group 0 */
+    int n_groups;
+    double sigma[FASTLDP_SHE_LEVELS];  /* 1.5 * 2^p_k */
+    double inv_unit[FASTLDP_SHE_LEVELS]; /* 2^-(p_k - 52) */
+    int64_t unit_exp[FASTLDP_SHE_LEVELS]; /* p_k - 52 */
+} fastldp_she_sum_source;
+
+/* Split y into its levels (exact; see the header comment) and return the last remainder. */
+static inline double fastldp_she_split(const double *sigma, double y, double *h)
+{
+    double r = y;
+    int k;
+    for (k = 0; k < FASTLDP_SHE_LEVELS; ++k) {
+        h[k] = (sigma[k] + r) - sigma[k];
+        r = r - h[k];
+    }
+    return r;
+}
+
+/* Whether every entry of the row is in [lo, hi] (false for NaN). */
+FASTLDP_SHE_CLONES static int fastldp_she_row_legal(const double *row, int64_t D, double lo, double hi)
+{
+    int64_t j;
+    int ok = 1;
+    for (j = 0; j < D; ++j) ok &= (row[j] >= lo) & (row[j] <= hi);
+    return ok;
+}
+
+
+/* The levels of eight rows (y[0..7]; a missing row points to zeros) added
+ * into acc (FASTLDP_SHE_LEVELS rows of D) and the magnitudes of their last
+ * remainders into rem. Each level sum stays exact (header comment), so the
+ * order of the eight additions does not matter. */
+FASTLDP_SHE_CLONES static void fastldp_she_add_rows8(const double *const *y, int64_t D,
+                                                     const double *sigma,
+                                                     double *FASTLDP_SHE_RESTRICT acc,
+                                                     double *FASTLDP_SHE_RESTRICT rem)
+{
+    int64_t j;
+    int r;
+    const double s0 = sigma[0], s1 = sigma[1], s2 = sigma[2];
+    const double *FASTLDP_SHE_RESTRICT y0 = y[0], *FASTLDP_SHE_RESTRICT y1 = y[1];
+    const double *FASTLDP_SHE_RESTRICT y2 = y[2], *FASTLDP_SHE_RESTRICT y3 = y[3];
+    const double *FASTLDP_SHE_RESTRICT y4 = y[4], *FASTLDP_SHE_RESTRICT y5 = y[5];
+    const double *FASTLDP_SHE_RESTRICT y6 = y[6], *FASTLDP_SHE_RESTRICT y7 = y[7];
+    double *FASTLDP_SHE_RESTRICT a0 = acc;
+    double *FASTLDP_SHE_RESTRICT a1 = acc + D;
+    double *FASTLDP_SHE_RESTRICT a2 = acc + 2 * D;
+    for (j = 0; j < D; ++j) {
+        double v[FASTLDP_SHE_GROUP_ROWS], h0[FASTLDP_SHE_GROUP_ROWS], h1[FASTLDP_SHE_GROUP_ROWS];
+        double h2[FASTLDP_SHE_GROUP_ROWS], e[FASTLDP_SHE_GROUP_ROWS];
+        v[0] = y0[j]; v[1] = y1[j]; v[2] = y2[j]; v[3] = y3[j];
+        v[4] = y4[j]; v[5] = y5[j]; v[6] = y6[j]; v[7] = y7[j];
+        for (r = 0; r < FASTLDP_SHE_GROUP_ROWS; ++r) {
+            double x = v[r], r0, r1;
+            h0[r] = (s0 + x) - s0;
+            r0 = x - h0[r];
+            h1[r] = (s1 + r0) - s1;
+            r1 = r0 - h1[r];
+            h2[r] = (s2 + r1) - s2;
+            e[r] = fabs(r1 - h2[r]);
+        }
+        /* a tree of exact additions: short dependency chains */
+        a0[j] += ((h0[0] + h0[1]) + (h0[2] + h0[3])) + ((h0[4] + h0[5]) + (h0[6] + h0[7]));
+        a1[j] += ((h1[0] + h1[1]) + (h1[2] + h1[3])) + ((h1[4] + h1[5]) + (h1[6] + h1[7]));
+        a2[j] += ((h2[0] + h2[1]) + (h2[2] + h2[3])) + ((h2[4] + h2[5]) + (h2[6] + h2[7]));
+        rem[j] += ((e[0] + e[1]) + (e[2] + e[3])) + ((e[4] + e[5]) + (e[6] + e[7]));
+    }
+}
+
+static void fastldp_she_scale_row(const double *x, int64_t D, double w, double *out)
+{
+    int64_t j;
+    for (j = 0; j < D; ++j) out[j] = x[j] * w;
+}
+
+/* Move a block's level sums (and any flagged remainders) of group g into the digits. */
+static void fastldp_she_flush(const fastldp_she_sum_source *src, int g, int64_t b0, int64_t b1,
+                              const uint8_t *legal, double *acc, double *rem, double *rowbuf,
+                              int64_t *digits)
+{
+    int64_t D = src->D, j, i;
+    int k;
+    double h[FASTLDP_SHE_LEVELS];
+    for (k = 0; k < FASTLDP_SHE_LEVELS; ++k) {
+        double *a = acc + k * D;
+        for (j = 0; j < D; ++j) {
+            if (a[j] != 0.0) {
+                /* an integer multiple of 2^unit_exp below 2^54 of them: exact */
+                double q = a[j] * src->inv_unit[k];
+                int negative = q < 0.0;
+                uint64_t m = (uint64_t)(negative ? -q : q);
+                fastldp_she_add_magnitude(digits + j, D, m, src->unit_exp[k], negative);
+                a[j] = 0.0;
+            }
+        }
+    }
+    for (j = 0; j < D; ++j) {
+        if (rem[j] == 0.0) continue;
+        rem[j] = 0.0;
+        for (i = b0; i < b1; ++i) {
+            double y, r;
+            if (!legal[i] || (src->group != NULL && src->group[i] != g)) continue;
+            if (src->weights != NULL) {
+                fastldp_she_scale_row(src->x + i * D + j, 1, src->weights[i], rowbuf);
+                y = rowbuf[0];
+            } else {
+                y = src->x[i * D + j];
+            }
+            r = fastldp_she_split(src->sigma, y, h);
+            if (r != 0.0) fastldp_she_add_double(digits + j, D, r);
+        }
+    }
+}
+
+/* Rows [r0, r1): legal[i] for each, and the exact sums of the legal rows of
+ * each group into digits (n_groups blocks of FASTLDP_SHE_ROWS x D, zeroed by
+ * the caller, normalized on return). scratch: n_groups * (LEVELS + 1) * D
+ * + (GROUP_ROWS + 1) * D doubles. */
+static void fastldp_she_sum_range(const fastldp_she_sum_source *src, int64_t r0, int64_t r1,
+                                  uint8_t *legal, int64_t *digits, double *scratch)
+{
+    int64_t D = src->D, start, sub, i;
+    int g, G = src->n_groups, r;
+    int64_t stride = (int64_t)(FASTLDP_SHE_LEVELS + 1) * D;
+    double *rowbufs = scratch + (int64_t)G * stride;      /* GROUP_ROWS rows of x * w */
+    double *zeros = rowbufs + FASTLDP_SHE_GROUP_ROWS * D; /* a missing row */
+    const double *ptr[256][FASTLDP_SHE_GROUP_ROWS];
+    int count[256];
+    int64_t blocks = 0;
+    uint8_t used[256];
+    memset(scratch, 0, (size_t)(G * stride + (FASTLDP_SHE_GROUP_ROWS + 1) * D) * sizeof(double));
+    for (start = r0; start < r1; start += FASTLDP_SHE_BLOCK_ROWS) {
+        int64_t stop = start + FASTLDP_SHE_BLOCK_ROWS < r1 ? start + FASTLDP_SHE_BLOCK_ROWS : r1;
+        memset(used, 0, (size_t)G);
+        for (sub = start; sub < stop; sub += FASTLDP_SHE_GROUP_ROWS) {
+            int64_t sub_stop = sub + FASTLDP_SHE_GROUP_ROWS < stop ? sub + FASTLDP_SHE_GROUP_ROWS : stop;
+            memset(count, 0, (size_t)G * sizeof(int));
+            for (i = sub; i < sub_stop; ++i) {
+                const double *row = src->x + i * D;
+                g = src->group != NULL ? src->group[i] : 0;
+                legal[i] = (uint8_t)fastldp_she_row_legal(row, D, src->lo[i], src->hi[i]);
+                if (!legal[i]) continue;
+                if (src->weights != NULL) {
+                    double *buf = rowbufs + (i - sub) * D;
+                    fastldp_she_scale_row(row, D, src->weights[i], buf);
+                    row = buf;
+                }
+                ptr[g][count[g]++] = row;
+            }
+            for (g = 0; g < G; ++g) {
+                if (count[g] == 0) continue;
+                for (r = count[g]; r < FASTLDP_SHE_GROUP_ROWS; ++r) ptr[g][r] = zeros;
+                fastldp_she_add_rows8(ptr[g], D, src->sigma, scratch + g * stride,
+                                      scratch + g * stride + FASTLDP_SHE_LEVELS * D);
+                used[g] = 1;
+            }
+        }
+        for (g = 0; g < G; ++g) {
+            if (!used[g]) continue;
+            fastldp_she_flush(src, g, start, stop, legal, scratch + g * stride,
+                              scratch + g * stride + FASTLDP_SHE_LEVELS * D, rowbufs,
+                              digits + (int64_t)g * FASTLDP_SHE_ROWS * D);
+        }
+        if (++blocks == FASTLDP_SHE_NORMALIZE_BLOCKS) {
+            for (g = 0; g < G; ++g) fastldp_she_normalize(digits + (int64_t)g * FASTLDP_SHE_ROWS * D, D);
+            blocks = 0;
+        }
+    }
+    for (g = 0; g < G; ++g) fastldp_she_normalize(digits + (int64_t)g * FASTLDP_SHE_ROWS * D, D);
+}
+
+/* legal[i] for rows [r0, r1) only (sanitize without a sum). */
+static void fastldp_she_legal_range(const double *x, int64_t D, const double *lo, const double *hi,
+                                    int64_t r0, int64_t r1, uint8_t *legal)
+{
+    int64_t i;
+    for (i = r0; i < r1; ++i) legal[i] = (uint8_t)fastldp_she_row_legal(x + i * D, D, lo[i], hi[i]);
+}
+
+#endif
