@@ -625,7 +625,9 @@ def test_infinite_budgets_and_bounds_are_refused_by_their_owner():
     with pytest.raises(ValueError, match="'norm_bound' parameter of ShuffledVectorSum"):
         ShuffledVectorSum(epsilon=1.0, norm_bound=inf)
     with pytest.raises(ValueError, match="'x_clip' parameter of SampleSDP"):
-        SampleSDP(epsilon=1.0, x_clip=1e100).fit(D.X, D.y, rng=0)  # a record bound of inf
+        SampleSDP(epsilon=1.0, clipping="coordinate", x_clip=1e100).fit(D.X, D.y, rng=0)
+    with pytest.raises(ValueError, match="'x_radius' parameter of SampleSDP"):
+        SampleSDP(epsilon=1.0, x_radius=1e200).fit(D.X, D.y, rng=0)  # a record bound of inf
     # the local-model estimators serve eps = inf (no noise: the privacy_ says so)
     est = TwoStageSLR(epsilon=inf, k=2, rows_per_user=10).fit(D.X, D.y, users=D.users, rng=0)
     assert np.isfinite(est.coef_).all() and est.privacy_.epsilon == inf

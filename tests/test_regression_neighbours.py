@@ -98,19 +98,49 @@ def test_two_stage_slr_neighbours(mixed_counts, kind, user):
 
 @pytest.mark.parametrize("max_messages", [10 ** 9, 1])  # the simulated and the aggregate path
 @pytest.mark.parametrize("kind", ["extreme", "negated"])
-def test_sample_sdp_neighbours(max_messages, kind):
+@pytest.mark.parametrize("clipping", ["l2", "coordinate"])
+def test_sample_sdp_neighbours(max_messages, kind, clipping):
     D = make_sparse_regression(n=60, m=5, d=4, k=2, sigma=0.1, rng=4)
     X2, y2 = row_neighbour(D.X, D.y, 7, kind)
 
     def make(X, y):
-        return lambda seed: SampleSDP(epsilon=2.0, max_messages=max_messages).fit(X, y, rng=seed)
+        return lambda seed: SampleSDP(epsilon=2.0, clipping=clipping,
+                                      max_messages=max_messages).fit(X, y, rng=seed)
 
     def calibration(est):
         r = est.summation_
         return dict(est.calibration_, noise_sd=r.noise_sd, delta=r.delta,
                     simulated=r.simulated, privacy=est.privacy_)
 
-    assert_neighbours(compare(make(D.X, D.y), make(X2, y2), calibration, range(3)))
+    pairs = compare(make(D.X, D.y), make(X2, y2), calibration, range(3))
+    assert_neighbours(pairs)
+    if kind == "extreme":  # the 1e200 row is clipped (its statistic bounded), never dropped
+        assert all(b.sanitized["clipped_x"] == a.sanitized["clipped_x"] + 1
+                   and b.sanitized["nonfinite"] == 0 for _, a, b in pairs)
+
+
+def test_sample_sdp_l2_neighbours_at_the_sensitivity_edge():
+    """The replacement that attains the stated sensitivity (two rows far outside the radii,
+    at the angle of the derivation): identical public calibration, the radii those of d, N."""
+    from fastldp.regression.sample_sdp import default_radii
+
+    D = make_sparse_regression(n=60, m=5, d=4, k=2, sigma=0.1, rng=4)
+    r_x, r_y = default_radii(4, 300, 0.1, 1.0)
+    cos = min(r_y ** 2 / 2, r_x ** 2) / r_x ** 2
+    X2, y2 = D.X.copy(), D.y.copy()
+    D.X[7], D.y[7] = [1e3, 0, 0, 0], 1e4
+    X2[7], y2[7] = [1e3 * cos, 1e3 * np.sqrt(1 - cos ** 2), 0, 0], -1e4
+
+    def make(X, y):
+        return lambda seed: SampleSDP(epsilon=2.0, sigma=0.1).fit(X, y, rng=seed)
+
+    def calibration(est):
+        return dict(est.calibration_, noise_sd=est.summation_.noise_sd, privacy=est.privacy_)
+
+    pairs = compare(make(D.X, D.y), make(X2, y2), calibration, range(3))
+    assert_neighbours(pairs)
+    assert all(a.calibration["x_radius"] == r_x and a.calibration["y_radius"] == r_y
+               for _, a, _ in pairs)
 
 
 def test_ldp_iht_neighbours():

@@ -34,6 +34,23 @@ protocols (:mod:`fastldp.audit.shuffle`), and its estimators claim a
   draw is one :meth:`U2R.fit_precomputed` (bit for bit :meth:`U2R.fit`;
   the local Lassos, which do not depend on the randomness, are computed
   once per data set).
+* ``sample-sdp-fit`` (fit, end to end): a whole
+  :class:`~fastldp.regression.SampleSDP` fit with its default l2 clipping
+  on :data:`SDP_ROWS` rows, ``d = 2``, on the aggregate path of the summation
+  (the same release in distribution as the simulated shuffle, whose own
+  audit is ``shuffled-sum``; four times faster a fit). The two data
+  sets differ in row 0 only, placed far outside both radii (``||x|| = y /
+  10 = SDP_FAR``) at the pair that attains the stated sensitivity: after
+  clipping, ``x_c = R_x e_0`` with ``y_c = R_y`` in ``D`` and ``x_c' = R_x
+  (cos phi, sin phi)`` with ``y_c' = -R_y`` in ``D'``, ``R_x^2 cos phi =
+  min(R_y^2 / 2, R_x^2)``, so the released totals' means differ by exactly
+  ``calibration_["sensitivity"]``. The statistic is the release (the
+  noisy total, ``summation_.total``) projected on that difference, the
+  most powerful direction. A clipping that let the far row through would
+  move it by about ``SDP_FAR^2``; the fit's own norm checks refuse such a
+  record, so the row audits the noise calibrated to the clipped
+  sensitivity, not a clipping bypass. Its control fits with the noise of
+  :data:`SDP_CONTROL_FACTOR` times the claimed eps.
 
 What they prove and do not prove
 --------------------------------
@@ -66,7 +83,9 @@ __all__ = [
     "ldp_iht_laplace", "two_slr_krr", "two_slr_laplace", "u2r_fit", "u2r_fit_claim",
     "u2r_fit_views", "regression_channels", "CONTROLS",
     "IHT_D", "SLR_D", "SLR_K", "SLR_RADIUS", "U2R_USERS", "U2R_ROWS", "U2R_D",
-    "U2R_CONTROL_FACTOR", "U2R_DRAWS",
+    "U2R_CONTROL_FACTOR", "U2R_DRAWS", "SampleSDPFit", "sample_sdp_fit",
+    "sample_sdp_fit_claim", "sample_sdp_fit_views", "SDP_ROWS", "SDP_FAR",
+    "SDP_CONTROL_FACTOR", "SDP_DRAWS",
 ]
 
 #: coordinates of the audited LDP-IHT gradient
@@ -86,6 +105,12 @@ U2R_CONTROL_FACTOR = 32.0
 #: (test, pilot) fits per side of the U2R audit
 U2R_DRAWS = (2_000, 500)
 _SEED = 20240617
+#: the tiny Sample-SDP instance: rows (d = 2); row 0's covariate norm (its response: 10 times)
+SDP_ROWS, SDP_FAR = 20, 1000.0
+#: the Sample-SDP control calibrates its noise at this multiple of the claimed eps
+SDP_CONTROL_FACTOR = 4.0
+#: (test, pilot) fits per side of the Sample-SDP audit (0.2 ms a fit)
+SDP_DRAWS = (10_000, 3_000)
 
 
 def _baselines():
@@ -315,6 +340,122 @@ def _u2r_describe(mech) -> str:
             f"user 0: y = {U2R_SIGNAL:g} x_0 vs {U2R_SIGNAL:g} x_1")
 
 
+# ---------------------------------------------------------------- a whole Sample-SDP fit
+class SampleSDPFit:
+    """A SampleSDP estimator (l2 clipping) and the audited pair of data sets (module docstring).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastldp.audit.regression import SDP_ROWS, sample_sdp_fit
+    >>> mech = sample_sdp_fit(1.0)
+    >>> (X0, y0), (X1, y1) = mech.data(0), mech.data(1)
+    >>> X0.shape == (SDP_ROWS, 2), bool((X0[1:] == X1[1:]).all()), bool((X0[0] != X1[0]).any())
+    (True, True, True)
+    >>> est = mech.estimator.fit_precomputed(mech.precomputed(0), rng=0)
+    >>> est.sanitized_["clipped_x"], est.sanitized_["clipped_y"]  # row 0, far outside
+    (1, 1)
+    """
+
+    def __init__(self, estimator: Any) -> None:
+        self.estimator = estimator
+        self._pre: dict[int, Any] = {}
+
+    def radii(self) -> tuple[float, float]:
+        """``(R_x, R_y)``: the public radii the fit uses (its calibration, read on ``D``)."""
+        est = self.estimator.fit_precomputed(self.precomputed(0), rng=0)
+        return est.calibration_["x_radius"], est.calibration_["y_radius"]
+
+    def data(self, side: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(X, y)`` of ``D`` (side 0) or ``D'``; only row 0 differs."""
+        from ..regression.sample_sdp import default_radii
+
+        gen = np.random.default_rng(_SEED + 1)
+        X = gen.standard_normal((SDP_ROWS, 2))
+        y = 0.1 * gen.standard_normal(SDP_ROWS)
+        est = self.estimator
+        r_x, r_y = default_radii(2, SDP_ROWS, est.sigma, est.theta_bound)
+        r_x = r_x if est.x_radius is None else est.x_radius
+        r_y = r_y if est.y_radius is None else est.y_radius
+        cos = min(r_y * r_y / 2, r_x * r_x) / (r_x * r_x)
+        direction = np.array([1.0, 0.0]) if side == 0 else np.array([cos, math.sqrt(1 - cos ** 2)])
+        X[0] = SDP_FAR * direction
+        y[0] = (10.0 if side == 0 else -10.0) * SDP_FAR
+        return X, y
+
+    def precomputed(self, side: int):
+        if side not in self._pre:
+            self._pre[side] = self.estimator.precompute(*self.data(side))
+        return self._pre[side]
+
+    def direction(self) -> np.ndarray:
+        """The unit vector of ``E[total | D] - E[total | D']`` (isometric coordinates)."""
+        (X0, y0), (X1, y1) = self.data(0), self.data(1)
+        est = self.estimator.fit_precomputed(self.precomputed(0), rng=0)
+        r_x, r_y = est.calibration_["x_radius"], est.calibration_["y_radius"]
+        diff = _isometric_record(X0[0], y0[0], r_x, r_y) - _isometric_record(X1[0], y1[0], r_x, r_y)
+        return diff / np.linalg.norm(diff)
+
+
+def _isometric_record(x, y, r_x, r_y):
+    """A record's statistic under the l2 rule, written here from the formula (d = 2)."""
+    s = min(1.0, r_x / float(np.linalg.norm(x)))
+    xc, yc = s * np.asarray(x, dtype=np.float64), float(np.clip(s * y, -r_y, r_y))
+    return np.array([xc[0] ** 2, math.sqrt(2) * xc[0] * xc[1], xc[1] ** 2, xc[0] * yc,
+                     xc[1] * yc])
+
+
+def sample_sdp_fit(eps):
+    from ..regression import SampleSDP
+
+    return SampleSDPFit(SampleSDP(epsilon=eps, delta=1e-5, max_messages=1))
+
+
+def sample_sdp_fit_claim(mech) -> tuple:
+    """The ``privacy_`` of a fit on ``D``: ``(epsilon, delta)``."""
+    est = mech.estimator.fit_precomputed(mech.precomputed(0), rng=0)
+    return float(est.privacy_.epsilon), float(est.privacy_.delta)
+
+
+def sample_sdp_fit_views(mech, eps, side, size, gen) -> ViewSample:
+    """``size`` fits on ``D`` (side 0) or ``D'``: the released total along the pair's difference."""
+    pre = mech.precomputed(side)
+    est = mech.estimator
+    u = mech.direction()
+    out = np.empty(size)
+    for t in range(size):
+        est.fit_precomputed(pre, rng=gen)
+        # summation_.total is the noisy sum of the records as sent (isometric coordinates)
+        out[t] = float(est.summation_.total @ u)
+    return ViewSample({"total . (s(r) - s(r'))": out}, {}, size)
+
+
+def _overclaiming_sample_sdp(eps):
+    """SampleSDP whose noise is calibrated at ``SDP_CONTROL_FACTOR * eps``, privacy_ stating eps."""
+    from ..regression import SampleSDP
+
+    class Overclaiming(SampleSDP):
+        def fit_precomputed(self, pre, *, rng=None):
+            claimed = self.epsilon
+            self.epsilon = SDP_CONTROL_FACTOR * claimed
+            try:
+                super().fit_precomputed(pre, rng=rng)
+            finally:
+                self.epsilon = claimed
+            self.privacy_ = replace(self.privacy_, epsilon=claimed)
+            return self
+
+    return SampleSDPFit(Overclaiming(epsilon=eps, delta=1e-5, max_messages=1))
+
+
+def _sample_sdp_describe(mech) -> str:
+    est = mech.estimator.fit_precomputed(mech.precomputed(0), rng=0)
+    cal = est.calibration_
+    return (f"{SDP_ROWS} rows, d=2, l2 clipping R_x={cal['x_radius']:.4g}, "
+            f"R_y={cal['y_radius']:.4g}; row 0 at the pair attaining the sensitivity "
+            f"{cal['sensitivity']:.4g}; noise s.d. {est.summation_.noise_sd:.4g}")
+
+
 # ---------------------------------------------------------------- registry entries
 def regression_channels(epsilon: float) -> list:
     """The regression family's channels (see the module docstring)."""
@@ -334,6 +475,12 @@ def regression_channels(epsilon: float) -> list:
                 draw=u2r_fit_views, claim=u2r_fit_claim, draws=U2R_DRAWS,
                 statistics=("coef_[0] - coef_[1]", "[0 in S] - [1 in S]"),
                 known_reach=U2R_CONTROL_FACTOR, describe=_u2r_describe),
+        Channel("sample-sdp-fit", f"a whole Sample-SDP fit (l2 clipping), {SDP_ROWS} rows, "
+                "d = 2, one row changed at the sensitivity's edge; claim: the fitted privacy_",
+                epsilon, sample_sdp_fit, kind="fit", draw=sample_sdp_fit_views,
+                claim=sample_sdp_fit_claim, draws=SDP_DRAWS,
+                statistics=("total . (s(r) - s(r'))",), known_reach=SDP_CONTROL_FACTOR,
+                describe=_sample_sdp_describe),
     ]
 
 
@@ -349,4 +496,7 @@ CONTROLS = [
     ("u2r-fit", _overclaiming_u2r,
      (f"noise@{U2R_CONTROL_FACTOR:g}eps", f"U2R with its noise calibrated at "
       f"{U2R_CONTROL_FACTOR:g} eps, privacy_ stating eps")),
+    ("sample-sdp-fit", _overclaiming_sample_sdp,
+     (f"noise@{SDP_CONTROL_FACTOR:g}eps", f"Sample-SDP with its noise calibrated at "
+      f"{SDP_CONTROL_FACTOR:g} eps, privacy_ stating eps")),
 ]
