@@ -19,7 +19,9 @@
 - :mod:`.registry` - every local randomizer with its claimed budget and its
   audit; :func:`audit_all` runs them (``fastldp audit`` on the command line),
   and every row says the smallest fault it detects (its *reach*);
-- :mod:`.controls` - deliberately under-noised copies the audit must flag.
+- :mod:`.controls` - deliberately under-noised copies the audit must flag;
+- :mod:`.mironov` - Mironov's attack on textbook floating-point Laplace noise
+  (a demonstration, and the control ``control:laplace-textbook-lsb``).
 
 This room sits on top of the families (like the CLI): it imports them, and
 no family imports it.
@@ -54,7 +56,11 @@ demonstrates it on :class:`~fastldp.oracles.Laplace`). The package does not
 claim resistance to that attack for continuous randomizers. Deployments that
 need it should use a randomizer with a finite output space - Duchi (RPC's
 default), the frequency oracles, JPRS - whose every output is one of a few
-fixed values and whose float probabilities are audited exactly here.
+fixed values and whose float probabilities are audited exactly here, or the
+grid options: ``Laplace(secure=True)``, :class:`~fastldp.oracles.DiscretePiecewise`
+and :class:`~fastldp.oracles.DiscreteSHE`, whose noise comes from the exact
+samplers of :mod:`fastldp.noise` (:mod:`.mironov` runs the attack on both
+kinds; the user guide's "Floating point" page lists every randomizer).
 
 References
 ----------
