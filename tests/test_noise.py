@@ -112,6 +112,39 @@ def test_gaussian_pmf_normalizer_against_a_long_sum_and_poisson_summation():
     assert abs(noise._gaussian_normalizer(s2) / math.sqrt(2 * math.pi * s2) - 1) < 1e-12
 
 
+def test_discrete_laplace_neighbours_ratio_is_e_to_the_one_over_scale():
+    # sensitivity 1: P[x + Z = y] / P[x' + Z = y] over y for x = 0, x' = 1 is
+    # q^(|y - 1| - |y|) in {e^(1/t), e^(-1/t)}: the largest is e^(1/t), attained
+    for scale in (Fraction(1, 3), 1, Fraction(1000, 7)):
+        y = np.arange(-50, 51)
+        log_ratio = (np.log(discrete_laplace_pmf(y, scale))
+                     - np.log(discrete_laplace_pmf(y - 1, scale)))
+        assert abs(log_ratio.max() - 1 / float(scale)) < 1e-9
+        assert abs(log_ratio.min() + 1 / float(scale)) < 1e-9
+
+
+@pytest.mark.parametrize("sigma2", [Fraction(1, 2), 1])
+def test_discrete_gaussian_renyi_divergence_is_its_zcdp_claim(sigma2):
+    # D_a(N_Z(0, s2) || N_Z(1, s2)) = a / (2 s2) + ln(Z_(1-a) / Z_0) / (a - 1) where
+    # Z_c = sum_x exp(-(x - c)^2 / (2 s2)) <= Z_0 (Canonne et al. 2020, Sec. 2.3):
+    # equal to the zCDP bound a rho, rho = 1 / (2 s2), at integer a, strictly below
+    # between (the gap at s2 <= 1 is above 5e-9, far above the sum's rounding, 1e-15)
+    # (|x| <= K, K^2 >= 600 s2: every pmf value is a normal float, and the terms left
+    # out, centred at 1 - a >= -4, are below e^-190)
+    s2 = float(sigma2)
+    K = math.ceil(math.sqrt(600 * s2))
+    x = np.arange(-K, K + 1)
+    l0, l1 = np.log(discrete_gaussian_pmf(x, sigma2)), np.log(discrete_gaussian_pmf(x - 1, sigma2))
+
+    def renyi(a):
+        return math.log(math.fsum(np.exp(a * l0 + (1 - a) * l1))) / (a - 1)
+
+    for a in (2, 3, 5):
+        assert abs(renyi(a) - a / (2 * s2)) < 1e-12
+    for a in (1.5, 2.5):
+        assert renyi(a) < a / (2 * s2) - 1e-9
+
+
 # --------------------------------------------------------------------------- parameters
 
 @pytest.mark.parametrize("bad, exc", [
