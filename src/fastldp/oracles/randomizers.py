@@ -371,7 +371,7 @@ class Laplace(Randomizer):
         """The ``epsilon`` the release gives: ``2 / (g t)`` rounded up (``epsilon`` if not secure)."""
         if not self.secure:
             return self.epsilon
-        exact = Fraction(2) / (Fraction(self.grid) * self.units)
+        exact = Fraction(2) / (Fraction(self.grid) * self.units)  # type: ignore[arg-type]
         e = float(exact)
         return e if Fraction(e) >= exact else nextafter(e, inf)
 
