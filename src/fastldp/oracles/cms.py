@@ -86,6 +86,7 @@ from typing import Any, Optional
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._kernels._cms import cms_counts, fwht_rows_int64, hcms_counts, int64_to_float64
 from .._kernels._flh import flh_support
 from .._kernels._hadamard import fwht, hadamard_entries
 from .._kernels._hash import SANITIZE_STREAM, hash_blocks
@@ -98,6 +99,7 @@ from ._base import (
     classify_integers, public_uniform, scalar_sum, tally_report,
 )
 from ._categories import Categories
+from .flh import CountedEstimate, int64_rows
 from .olh import olh_hash
 
 __all__ = ["CMS", "HCMS", "SketchEstimate", "MAX_CELLS"]
@@ -244,7 +246,7 @@ class SketchEstimate(FrequencyEstimate):
         return counts / self.n if self.n else np.zeros_like(counts)
 
 
-class _CountMeanSketch(MatrixReports, FrequencyOracle):
+class _CountMeanSketch(CountedEstimate, MatrixReports, FrequencyOracle):
     """What CMS and HCMS share: the ``k`` hash functions, the constructor, the sketch."""
 
     def __init__(self, *, domain_size: Optional[int] = None, epsilon: Optional[float],
@@ -356,8 +358,23 @@ class _CountMeanSketch(MatrixReports, FrequencyOracle):
         else:
             sums = self._folded_sums(partial)
             sketch = self._sketch_from_sums(sums["support"], sums["offset"], n)
+        return self._with_sketch(est, sketch)
+
+    def _with_sketch(self, est: FrequencyEstimate, sketch: np.ndarray) -> SketchEstimate:
         fields = {f.name: getattr(est, f.name) for f in dataclasses.fields(est)}
         return SketchEstimate(**fields, sketch=sketch, codebook_seed=self.codebook_seed)
+
+    def _fast_hits(self, reports, n, identities, owner):
+        """The partial's hit counts of reports all legal as sent: one checking kernel pass."""
+        arr = int64_rows(reports, n, self.report_width)
+        hits = None if arr is None else self._kernel_hits(arr)
+        if hits is not None:
+            self._identities(identities, n, owner)
+        return hits
+
+    def _kernel_hits(self, arr: np.ndarray) -> Optional[np.ndarray]:  # pragma: no cover
+        """The ``"hits"`` of int64 reports by the counting kernel; None if one is illegal."""
+        raise NotImplementedError
 
     def _sketch_from_hits(self, hits, n):  # pragma: no cover - abstract
         raise NotImplementedError
@@ -622,7 +639,39 @@ class CMS(_CountMeanSketch):
         return out.ravel()
 
     def _hits(self, clean, identities):
-        return self._bit_sums(clean[:, 0], self._packed_bits(clean), None)
+        return self._unit_hits(clean)
+
+    def _unit_hits(self, clean: np.ndarray) -> np.ndarray:
+        """The bit counts per cell ``(j, l)`` of legal reports, flattened (the counting kernel)."""
+        hits = self._kernel_hits(np.ascontiguousarray(clean, dtype=np.int64))
+        if hits is None:  # pragma: no cover - sanitized reports are legal
+            raise ValueError("CMS: the bit counts need legal reports")
+        return hits
+
+    def _kernel_hits(self, arr):
+        counts = cms_counts(arr, self.n_rows, self.n_columns, self.n_threads)
+        return None if counts is None else counts.ravel()
+
+    def _legal_table(self, reports, n):
+        """The ``(k, m)`` bit counts of reports all legal as sent (one pass), else None."""
+        arr = int64_rows(reports, n, self.report_width)
+        if arr is None:
+            return None
+        return cms_counts(arr, self.n_rows, self.n_columns, self.n_threads)
+
+    def _estimate_from_table(self, counts, n):
+        """The equal-budget estimate from the ``(k, m)`` bit counts (reused as the sketch).
+
+        The operations of :meth:`_counts_from_hits` and
+        :meth:`_sketch_from_hits`, the sketch's done in place.
+        """
+        B = int64_to_float64(counts.reshape(-1)).reshape(counts.shape)
+        c, k = float(self._c(self.epsilon)), self.n_rows
+        est_counts = self._counts_from_hits(B, n)
+        B *= k * c
+        B += n * (1 - c) / 2
+        return self._equal_budget_estimate(est_counts, n, SketchEstimate, sketch=B,
+                                           codebook_seed=self.codebook_seed)
 
     def _report_terms(self, eps, lam):
         """``a_i = lam_i r c_i`` per set bit and ``lam_i r (1/2 - 1/m - c_i / 2)`` per report.
@@ -650,6 +699,8 @@ class CMS(_CountMeanSketch):
         rows, packed = clean[:, 0], self._packed_bits(clean)
 
         def hits(members, w):
+            if w is None:  # unit weights: the counting kernel
+                return self._unit_hits(clean if members is None else clean[members])
             if members is None:
                 return self._bit_sums(rows, packed, w)
             return self._bit_sums(rows[members], packed[members], w)
@@ -691,12 +742,6 @@ class CMS(_CountMeanSketch):
         if pad and (clean[:, -1].view(np.uint64) & np.uint64(pad)).any():
             return None
         return np.ascontiguousarray(clean, dtype=np.int64)
-
-    def _legal_as_is(self, reports, n):
-        arr = reports
-        if not (isinstance(arr, np.ndarray) and arr.shape == (n, self.report_width) and n):
-            return None
-        return self._legal_rows(arr)
 
     def public_rows(self, identities: np.ndarray) -> np.ndarray:
         """Public uniformly random legal reports keyed by ``(codebook seed, identity)``.
@@ -914,7 +959,37 @@ class HCMS(_CountMeanSketch):
         return 2 * (clean[:, 0] * self.n_columns + clean[:, 1]) + (clean[:, 2] > 0)
 
     def _hits(self, clean, identities):
-        return np.bincount(self._cells(clean), minlength=self._stat_size())
+        hits = self._kernel_hits(np.ascontiguousarray(clean, dtype=np.int64))
+        if hits is None:  # pragma: no cover - sanitized reports are legal
+            raise ValueError("HCMS: the cell counts need legal reports")
+        return hits
+
+    def _kernel_hits(self, arr):
+        return hcms_counts(arr, self.n_rows, self.n_columns, False)
+
+    def _legal_table(self, reports, n):
+        """``Z[j, l]``, the signed sum of the reports at ``(j, l)``, when all are legal, else None."""
+        arr = int64_rows(reports, n, 3)
+        return None if arr is None else hcms_counts(arr, self.n_rows, self.n_columns, True)
+
+    def _transformed(self, signed: np.ndarray) -> np.ndarray:
+        """``Z H_m`` of an integer ``(k, m)`` table ``Z``, as float64 in ``Z``'s own memory.
+
+        The same numbers as :func:`fwht_rows` of ``Z`` as floats: every
+        partial sum is an integer of magnitude at most ``n``, exact in both.
+        ``signed`` (C-contiguous int64) is consumed.
+        """
+        fwht_rows_int64(signed, self.n_threads)
+        return int64_to_float64(signed.reshape(-1)).reshape(signed.shape)
+
+    def _estimate_from_table(self, signed, n):
+        """The equal-budget estimate from ``Z`` (:meth:`_counts_from_hits`, the sketch in place)."""
+        c = float(self._c(self.epsilon))
+        F = self._transformed(signed)
+        counts = self._r * (c * self._counts_of_table(F) - n / self.n_columns)
+        F *= self.n_rows * c
+        return self._equal_budget_estimate(counts, n, SketchEstimate, sketch=F,
+                                           codebook_seed=self.codebook_seed)
 
     def _report_terms(self, eps, lam):
         """``a_i = lam_i r c_i`` at the report's cell and ``-lam_i r / m`` per report."""
@@ -949,31 +1024,23 @@ class HCMS(_CountMeanSketch):
                 + float(offset.value()[0]))
 
     def _signed_hits(self, hits):
-        h = np.asarray(hits, dtype=np.float64).reshape(self.n_rows, self.n_columns, 2)
-        return h[:, :, 1] - h[:, :, 0]
+        """``Z H_m`` for the hit counts (float64 holding integers): the +1 minus the -1 cells."""
+        h = np.asarray(hits).reshape(self.n_rows, self.n_columns, 2)
+        return self._transformed(h[:, :, 1].astype(np.int64) - h[:, :, 0].astype(np.int64))
 
     def _counts_from_hits(self, hits, n):
         c = float(self._c(self.epsilon))
-        T = self._counts_of_table(fwht_rows(self._signed_hits(hits)))
+        T = self._counts_of_table(self._signed_hits(hits))
         return self._r * (c * T - n / self.n_columns)
 
     def _sketch_from_hits(self, hits, n):
         c = float(self._c(self.epsilon))
-        return self.n_rows * c * fwht_rows(self._signed_hits(hits))
+        return self.n_rows * c * self._signed_hits(hits)
 
     def _sketch_from_sums(self, support, offset, n):
         return (self.n_rows / self._r) * fwht_rows(self._signed_table(support))
 
     # ------------------------------------------------------------ sanitization
-    def _legal_as_is(self, reports, n):
-        arr = reports
-        if not (isinstance(arr, np.ndarray) and arr.shape == (n, 3) and n
-                and arr.dtype.kind in "iu" and arr.dtype.itemsize <= 8):
-            return None
-        if self._all_legal(arr):
-            return np.ascontiguousarray(arr, dtype=np.int64)
-        return None
-
     def _all_legal(self, arr) -> bool:
         lo, hi = arr.min(axis=0), arr.max(axis=0)
         if arr.dtype.kind == "u":

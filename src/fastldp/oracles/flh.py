@@ -52,13 +52,15 @@ from typing import Any, Optional
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._kernels._cms import pair_counts
 from .._kernels._flh import flh_support
 from .._sanitize import SanitizationReport
 from .._validation import check_int, param_error
+from ..results import PrivacyStatement
 from ..streaming import ExactSum
 from ._base import (
-    FrequencyOracle, MatrixReports, all_legal_report, classify_integers,
-    public_uniform, scalar_sum, tally_report,
+    FrequencyEstimate, FrequencyOracle, MatrixReports, all_legal_report, budgets_by_keyword,
+    classify_integers, public_uniform, scalar_sum, tally_report,
 )
 from .olh import bucket_keep_probability, hashed_grr, olh_buckets_for, olh_hash
 
@@ -68,7 +70,86 @@ MAX_BUCKETS = 4096
 MAX_CELLS = 2**24  # h * g cells of the server's (pool index, bucket) table
 
 
-class FLH(MatrixReports, FrequencyOracle):
+def int64_rows(reports: Any, n: int, width: int) -> Optional[np.ndarray]:
+    """``reports`` as a C-contiguous int64 ``(n, width)`` array, or None if it is not one of integers.
+
+    Only integer arrays of that shape with ``n > 0`` qualify (what the
+    counting kernels read); uint64 is viewed as int64, so an entry at or
+    above ``2**63`` reads as negative, which every kernel refuses as out of
+    range. Anything else goes the sanitizing way.
+    """
+    arr = reports
+    if not (isinstance(arr, np.ndarray) and arr.shape == (n, width) and n
+            and arr.dtype.kind in "iu" and arr.dtype.itemsize <= 8):
+        return None
+    if arr.dtype == np.uint64:
+        arr = arr.view(np.int64)
+    return np.ascontiguousarray(arr, dtype=np.int64)
+
+
+class CountedEstimate:
+    """Mixin of the table servers (FLH, CMS, HCMS): one kernel pass for clean reports.
+
+    When every report has the oracle's budget and is legal as sent,
+    :meth:`estimate` counts the reports into the server's integer table with
+    one kernel that also checks them (``_legal_table``; ``None`` when a
+    report is not legal) and applies the equal-budget closed form to that
+    table (``_estimate_from_table``): the same table the partial's
+    ``"hits"`` holds and the same operations as :meth:`finalize`, so the
+    same bits, without building the exact sums a partial keeps. Every other
+    call is :meth:`FrequencyOracle.estimate`.
+    """
+
+    @budgets_by_keyword
+    def estimate(self, reports: ArrayLike, *, epsilons: Optional[ArrayLike] = None,
+                 identities: Optional[ArrayLike] = None) -> FrequencyEstimate:
+        """Count estimates of every symbol, their variances and the sanitization counts.
+
+        The numbers are exactly those of ``finalize(partial(reports,
+        epsilons, identities))``: see :meth:`partial` for the exact sums
+        that make a decode split into chunks bit-identical to this one.
+        With equal budgets and reports that are all legal as sent, the
+        reports are counted into the server's table in one kernel pass
+        (the same integer table a partial keeps, the same closed form).
+        With personal budgets, ``.privacy`` also summarizes them (min,
+        median, max), which a partial does not keep.
+
+        Parameters
+        ----------
+        reports : array_like
+            One report per identity; malformed reports are sanitized and
+            counted, never dropped.
+        epsilons, identities
+            As given to :meth:`privatize` (keyword-only).
+
+        Returns
+        -------
+        FrequencyEstimate
+        """
+        oracle: Any = self
+        if epsilons is None and oracle.epsilon is not None:
+            owner = f"{type(self).__name__}.estimate"
+            n = oracle._n_reports(reports, owner)
+            table = oracle._legal_table(reports, n)
+            if table is not None:
+                oracle._identities(identities, n, owner)  # checked as a partial checks them
+                return oracle._estimate_from_table(table, n)
+        return super().estimate(reports, epsilons=epsilons,  # type: ignore[misc]
+                                identities=identities)
+
+    def _equal_budget_estimate(self, counts: np.ndarray, n: int,
+                               kind: type = FrequencyEstimate, **extra: Any) -> Any:
+        """What :meth:`finalize` returns for ``n`` legal reports at the oracle's budget.
+
+        ``kind`` and ``extra``: a subclass of :class:`FrequencyEstimate` and
+        its own fields (CMS's :class:`~fastldp.oracles.SketchEstimate`).
+        """
+        oracle: Any = self
+        return kind(counts, oracle._uniform_variances(n, counts), all_legal_report(n), n,
+                    PrivacyStatement.local(epsilon=oracle.epsilon), oracle.categories, **extra)
+
+
+class FLH(CountedEstimate, MatrixReports, FrequencyOracle):
     """Fast local hashing: a public pool of ``n_hashes`` OLH hashes (Cormode et al. 2021).
 
     Parameters
@@ -198,23 +279,30 @@ class FLH(MatrixReports, FrequencyOracle):
                 + float(offset.value()[0]))
 
     def _hits(self, clean, identities):
-        return np.bincount(self._cells(clean), minlength=self.n_hashes * self.g)
+        hits = pair_counts(np.ascontiguousarray(clean, dtype=np.int64), self.n_hashes, self.g)
+        if hits is None:  # pragma: no cover - clean reports are legal
+            raise ValueError("FLH._hits needs legal reports")
+        return hits
+
+    def _legal_table(self, reports, n):
+        """The ``(j, y)`` counts of reports that are all legal as sent (one pass), else None."""
+        arr = int64_rows(reports, n, 2)
+        return None if arr is None else pair_counts(arr, self.n_hashes, self.g)
+
+    def _fast_hits(self, reports, n, identities, owner):
+        hits = self._legal_table(reports, n)
+        if hits is not None:
+            self._identities(identities, n, owner)
+        return hits
+
+    def _estimate_from_table(self, hits, n):
+        return self._equal_budget_estimate(self._counts_from_hits(hits, n), n)
 
     def _counts_from_hits(self, hits, n):
         p = float(self._p(np.array([self.epsilon]))[0])
         table = np.ascontiguousarray(hits, dtype=np.float64).reshape(self.n_hashes, self.g)
         support = flh_support(self.codebook_seed, table, self.domain_size, self.n_threads)
         return (support - n / self.g) / (p - 1.0 / self.g)
-
-    def _legal_as_is(self, reports, n):
-        arr = reports
-        if not (isinstance(arr, np.ndarray) and arr.shape == (n, 2) and n
-                and arr.dtype.kind in "iu" and arr.dtype.itemsize <= 8):
-            return None
-        if (arr.min(axis=0) >= 0).all() and arr[:, 0].max() < self.n_hashes \
-                and arr[:, 1].max() < self.g:
-            return np.ascontiguousarray(arr, dtype=np.int64)
-        return None
 
     def _shape_error(self, owner, n, shape):
         rows = "n" if n is None else str(n)

@@ -67,6 +67,32 @@ cohort's values are not in the population's proportions is not included.
 With ``nonnegative=True`` the estimate is biased near zero and has no such
 closed form: ``variances`` is ``None``.
 
+Cost of a decode
+----------------
+Everything a decode needs besides the reports' bit counts depends only on
+public parameters: the design ``X`` on the codebook seed, ``k``, ``h``,
+``C`` and the candidates (``0 .. D-1``), and ``G`` and its factorization
+also on the cohort sizes ``m_c``. ``G`` is built from the design's sparse
+rows without a dense ``X`` (:func:`~fastldp._kernels._cms.bloom_gram`: each
+entry a sum of integer cohort sizes, so exact); it is dense (two
+candidates share a bit of some cohort with probability close to one at
+the default sizes), and the exact decode factorizes it: Cholesky,
+``D^3 / 3`` flops, then the triangular inverse that gives the variances'
+diagonal (``diag G^{-1}`` needs every entry of ``L^{-1}``), another
+``D^3 / 3``. The Cholesky factorization alone is the floor of an exact
+decode (``python bench/oracle_compare.py`` times it beside the decode): an
+iterative solve (conjugate gradients on
+``X^T W X``) would give the counts in ``O(nnz(X))`` per iteration, but not
+the exact variances, whose diagonal is what costs the ``D^3``.
+Factorizations are therefore kept in a module-level cache
+(:func:`clear_factor_cache`, :data:`FACTOR_CACHE_SIZE` entries, least
+recently used first out) keyed by the public design (codebook seed,
+``n_bits``, ``n_hashes``, ``n_cohorts``, ``domain_size``) and the cohort
+sizes, shared by every RAPPOR server of the process: a second decode of
+the same design and cohort sizes, by the same oracle or a new one, costs
+``O(n k + C h D + D^2)``. The designs are cached the same way
+(:data:`DESIGN_CACHE_SIZE`).
+
 When ``G`` is singular (fewer equations ``C k`` than candidates, or two
 candidates with the same filter in every cohort), the candidates cannot all
 be told apart: the decode returns the minimum-norm least-squares solution
@@ -98,12 +124,15 @@ References
 
 from __future__ import annotations
 
+import threading
 import warnings
-from typing import Any, Optional, cast
+from collections import OrderedDict
+from typing import Any, Callable, Hashable, Optional, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._kernels._cms import bloom_gram
 from .._kernels._unary import ue_counts, ue_perturb
 from .._random import resolve_identities
 from .._sanitize import SanitizationReport
@@ -116,7 +145,8 @@ from ._base import (
 from .olh import olh_hash
 from .unary import UnaryEncoding, _thresholds
 
-__all__ = ["RAPPOR", "MAX_CANDIDATES", "MAX_BITS", "MAX_HASHES", "MAX_DESIGN_ROWS"]
+__all__ = ["RAPPOR", "MAX_CANDIDATES", "MAX_BITS", "MAX_HASHES", "MAX_DESIGN_ROWS",
+           "FACTOR_CACHE_SIZE", "DESIGN_CACHE_SIZE", "clear_factor_cache"]
 
 #: the decode solves a D x D system: candidates at most
 MAX_CANDIDATES = 8192
@@ -130,7 +160,53 @@ MAX_DESIGN_ROWS = 2**24
 RCOND = 1e-10
 #: the smallest flip probability the sampler realizes (``[U < q 2^64]``)
 MIN_Q = 2.0**-64
-_CACHE = 8  # factorizations kept per oracle (one per vector of cohort sizes)
+_CACHE = 8  # factorizations an oracle keeps referring to (one per vector of cohort sizes)
+#: factorizations of ``G`` kept by the module (each ``8 D^2`` bytes: 128 MiB at D = 4096)
+FACTOR_CACHE_SIZE = 4
+#: designs kept by the module (about ``24 C h D`` bytes each)
+DESIGN_CACHE_SIZE = 8
+
+
+class _LRU:
+    """A small thread-safe least-recently-used map (the module's factor and design caches)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._items: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable) -> Any:
+        with self._lock:
+            value = self._items.get(key)
+            if value is not None:
+                self._items.move_to_end(key)
+            return value
+
+    def put(self, key: Hashable, value: Any) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+
+_FACTORS = _LRU(FACTOR_CACHE_SIZE)
+_DESIGNS = _LRU(DESIGN_CACHE_SIZE)
+
+
+def clear_factor_cache() -> None:
+    """Forget every cached design and factorization of ``G`` (module docstring).
+
+    The next decode of every design builds and factorizes its ``G`` again
+    (benchmarks of a first decode call this; results never depend on the
+    cache). An oracle keeps using the factorizations it has already used.
+    """
+    _FACTORS.clear()
+    _DESIGNS.clear()
 
 _SUMS = frozenset({"bits", "reports"})
 
@@ -138,44 +214,62 @@ _SUMS = frozenset({"bits", "reports"})
 class _Factor:
     """A factorization of ``G``: its inverse's diagonal, a solver and an NNLS form."""
 
-    def __init__(self, G: np.ndarray) -> None:
-        import scipy.linalg  # scipy loads on the first decode, not with fastldp.oracles
+    def __init__(self, build: Callable[[], np.ndarray]) -> None:
+        """Factorize the ``G`` that ``build()`` returns (a fresh C-ordered array, consumed).
 
+        Cholesky by LAPACK's ``dpotrf`` in ``G``'s own memory (``G`` is
+        symmetric, so its transpose is the same matrix in Fortran order: no
+        copy), then ``dtrtri`` for the diagonal of the inverse. When ``G``
+        is not numerically positive definite, ``build()`` is called again
+        for the eigen-decomposition.
+        """
+        import scipy.linalg.lapack  # scipy loads on the first decode, not with fastldp.oracles
+
+        G = build()
         D = G.shape[0]
         self.rank = D
         self.cholesky = False
         top = float(np.max(np.diag(G), initial=0.0))
-        L = None
         if top > 0:
-            try:
-                L = scipy.linalg.cholesky(G, lower=True, check_finite=False)
-            except np.linalg.LinAlgError:
-                L = None
-            if L is not None and not float(np.min(np.diag(L)) ** 2) > RCOND * top:
-                L = None
-        if L is not None:
-            self.cholesky = True
-            self.Linv = scipy.linalg.solve_triangular(L, np.eye(D), lower=True,
-                                                      check_finite=False)
-            self.L = L
-            self.diag_inverse = np.einsum("ij,ij->j", self.Linv, self.Linv)
-            return
+            L, info = scipy.linalg.lapack.dpotrf(G.T, lower=1, clean=0, overwrite_a=1)
+            if info == 0 and float(np.min(np.diag(L)) ** 2) > RCOND * top:
+                for j in range(1, D):  # zero the strict upper triangle (column by column)
+                    L[:j, j] = 0.0
+                self.cholesky = True
+                self.L = L
+                # diag G^{-1} = the column sums of squares of L^{-1} (the triangular
+                # inverse, D^3 / 3 flops, in a buffer dropped once the diagonal is known)
+                Linv, info = scipy.linalg.lapack.dtrtri(L, lower=1)
+                if info != 0:  # pragma: no cover - L's diagonal was checked above
+                    raise np.linalg.LinAlgError(f"RAPPOR: dtrtri failed (info = {info})")
+                self.diag_inverse = np.einsum("ij,ij->j", Linv, Linv)
+                return
+            G = build()  # dpotrf overwrote it
         lam, U = np.linalg.eigh(G)
         keep = lam > RCOND * max(float(lam.max(initial=0.0)), 0.0)
         self.rank = int(keep.sum())
         self.U, self.lam = U[:, keep], lam[keep]
         self.diag_inverse = np.einsum("ij,ij,j->i", self.U, self.U, 1.0 / self.lam)
 
+    def _forward(self, h: np.ndarray) -> np.ndarray:
+        """``L^{-1} h`` (Cholesky case)."""
+        import scipy.linalg
+
+        return scipy.linalg.solve_triangular(self.L, h, lower=True, check_finite=False)
+
     def solve(self, h: np.ndarray) -> np.ndarray:
         """``G^{-1} h`` (``G^+ h``, the minimum-norm solution, when singular)."""
         if self.cholesky:
-            return self.Linv.T @ (self.Linv @ h)
+            import scipy.linalg
+
+            return scipy.linalg.solve_triangular(self.L, self._forward(h), lower=True,
+                                                 trans="T", check_finite=False)
         return self.U @ ((self.U.T @ h) / self.lam)
 
     def nonnegative(self, h: np.ndarray) -> np.ndarray:
         """``argmin_{f >= 0} f^T G f - 2 f^T h`` by non-negative least squares."""
         if self.cholesky:
-            A, rhs = self.L.T, self.Linv @ h
+            A, rhs = self.L.T, self._forward(h)
         else:
             root = np.sqrt(self.lam)
             A, rhs = root[:, None] * self.U.T, (self.U.T @ h) / root
@@ -257,7 +351,7 @@ class RAPPOR(MatrixReports, FrequencyOracle):
             raise param_error("nonnegative", owner, "a bool", nonnegative, TypeError)
         self.nonnegative = bool(nonnegative)
         self._design: Any = None
-        self._factors: dict[bytes, _Factor] = {}
+        self._factors: dict[bytes, _Factor] = {}  # those this oracle has used (warned about)
         super().__init__(domain_size=domain_size, epsilon=epsilon, categories=categories,
                          codebook_seed=codebook_seed, n_threads=n_threads)
 
@@ -359,9 +453,22 @@ class RAPPOR(MatrixReports, FrequencyOracle):
     def design(self) -> Any:
         """The 0/1 matrix ``X``, ``(C k, D)``: row ``c k + j``, column ``v`` is ``X_c[j, v]``.
 
-        Computed once from the public parameters (``C h D`` hashes).
+        Computed once from the public parameters (``C h D`` hashes) and
+        shared with every RAPPOR of the same public design (module
+        docstring).
         """
         if self._design is None:
+            self._design = self._design_pair()[0]
+        return self._design
+
+    def _design_key(self) -> tuple:
+        return (self.codebook_seed, self.n_bits, self.n_hashes, self.n_cohorts, self.domain_size)
+
+    def _design_pair(self) -> tuple:
+        """``(X, X in compressed columns)`` from the module's cache, built on a miss."""
+        key = self._design_key()
+        pair = _DESIGNS.get(key)
+        if pair is None:
             import scipy.sparse as sp
 
             C, h, k, D = self.n_cohorts, self.n_hashes, self.n_bits, self.domain_size
@@ -373,8 +480,11 @@ class RAPPOR(MatrixReports, FrequencyOracle):
             X = sp.csr_matrix((np.ones(rows.shape[0]), (rows, cols)), shape=(C * k, D))
             X.sum_duplicates()
             X.data[:] = 1.0  # a bit two hash functions set is still one bit
-            self._design = X
-        return self._design
+            Xc = X.tocsc()
+            Xc.sort_indices()
+            pair = (X, Xc)
+            _DESIGNS.put(key, pair)
+        return pair
 
     def channel(self, eps: float, identity: int = 0) -> np.ndarray:
         """Exact law ``P[x, y]`` of the report of ``identity`` for every bit vector ``y``.
@@ -572,18 +682,28 @@ class RAPPOR(MatrixReports, FrequencyOracle):
         return n * factor.solve(h), (n * n * s2) * factor.diag_inverse
 
     def gram(self, cohort_sizes: ArrayLike) -> np.ndarray:
-        """``G = sum_c m_c X_c^T X_c`` for the given cohort sizes (dense ``(D, D)``)."""
-        import scipy.sparse as sp
+        """``G = sum_c m_c X_c^T X_c`` for the given cohort sizes (dense ``(D, D)``).
 
-        X = self.design()
+        Built from the design's compressed rows and columns by
+        :func:`~fastldp._kernels._cms.bloom_gram` (no dense ``X``): entry
+        ``(u, v)`` sums ``m_c`` over the bits that ``u`` and ``v`` share in
+        cohort ``c``; exact for integer cohort sizes.
+        """
+        X, Xc = self._design_pair()
         w = np.repeat(np.asarray(cohort_sizes, dtype=np.float64), self.n_bits)
-        return np.asarray((X.T @ sp.diags(w) @ X).toarray(), dtype=np.float64)
+        return bloom_gram(X.indptr.astype(np.int64), X.indices.astype(np.int64),
+                          Xc.indptr.astype(np.int64), Xc.indices.astype(np.int64),
+                          np.ascontiguousarray(w), self.domain_size, self.n_threads)
 
     def _factor(self, m: np.ndarray) -> _Factor:
         key = np.ascontiguousarray(m, dtype=np.float64).tobytes()
         factor = self._factors.get(key)
         if factor is None:
-            factor = _Factor(self.gram(m))
+            shared = self._design_key() + (key,)
+            factor = _FACTORS.get(shared)
+            if factor is None:
+                factor = _Factor(lambda: self.gram(m))
+                _FACTORS.put(shared, factor)
             if factor.rank < self.domain_size:
                 warnings.warn(
                     f"RAPPOR: the least-squares design has rank {factor.rank} < "
