@@ -405,18 +405,21 @@ class SampleSDP(RegressionEstimator):
             raise ValueError(f"{o}: needs at least 3 rows (parties), got {N}.")
         gen = as_generator(rng, o)
         iu = np.triu_indices(d)
+        r_x = r_y = math.nan  # the l2 rule's radii
         if l2:
-            drx, dry = default_radii(d, N, sigma, tb)
-            rx = drx if rx is None else rx
-            ry = dry if ry is None else ry
-            bound, sens = l2_sensitivity(rx, ry)
-            if not math.isfinite(sens) or ry == 0.0:
-                which = "x_radius" if self.x_radius is not None or ry > 0 else "y_radius"
-                raise param_error(which, o, "a float in (0, inf) that gives a finite record "
-                                  "bound sqrt(x_radius^4 + x_radius^2 y_radius^2)",
-                                  getattr(self, which) if getattr(self, which) is not None
-                                  else (rx if which == "x_radius" else ry))
-            calibration: dict[str, Any] = {"clipping": "l2", "x_radius": rx, "y_radius": ry}
+            r_x, r_y = default_radii(d, N, sigma, tb)
+            r_x = r_x if rx is None else rx
+            r_y = r_y if ry is None else ry
+            bound, sens = l2_sensitivity(r_x, r_y)
+            if not math.isfinite(sens):
+                name = "x_radius" if r_x >= r_y else "y_radius"
+                given = getattr(self, name)
+                raise param_error(name, o, "a radius that gives a finite record bound "
+                                  "sqrt(x_radius^4 + x_radius^2 y_radius^2)",
+                                  given if given is not None
+                                  else f"the default {max(r_x, r_y):g}")
+            calibration: dict[str, Any] = {"clipping": "l2", "x_radius": r_x,
+                                           "y_radius": r_y}
         else:
             try:
                 bound = math.sqrt(d * d * cx ** 4 + d * cx * cx * cy * cy)
@@ -440,7 +443,7 @@ class SampleSDP(RegressionEstimator):
         nonfinite = 0
         if N * D * plan["shares"] <= self.max_messages:
             if l2:
-                Xc, yc, clipped_x, clipped_y = l2_clip(X, pre.y, rx, ry)
+                Xc, yc, clipped_x, clipped_y = l2_clip(X, pre.y, r_x, r_y)
                 records = np.concatenate([Xc[:, iu[0]] * Xc[:, iu[1]] * weight,
                                           Xc * yc[:, None]], axis=1)
             else:
@@ -458,7 +461,7 @@ class SampleSDP(RegressionEstimator):
         else:
             # the totals of clipped finite rows, each record bounded by the finite 'bound'
             if l2:
-                G, Xty, clipped_x, clipped_y = _l2_sums(pre, rx, ry)
+                G, Xty, clipped_x, clipped_y = _l2_sums(pre, r_x, r_y)
                 total = np.concatenate([G[iu] * weight, Xty])
             else:
                 G, Xty = pre.clipped_sums(cx, cy)
