@@ -136,7 +136,11 @@ def test_shares_needed_formula():
 def test_plan_splits_delta_between_noise_and_shares():
     plan = ShuffledVectorSum(epsilon=2.0, delta=1e-6, norm_bound=1.0).plan(5000, 8)
     assert plan["delta_noise"] == pytest.approx(5e-7)
-    assert plan["delta_shares"] <= 5e-7
+    # a view within TV t of an (eps, d)-DP view is (eps, d + (1 + e^eps) t)-DP
+    assert (1 + math.exp(2.0)) * plan["delta_shares"] <= 5e-7
+    assert plan["delta"] == pytest.approx(plan["delta_noise"]
+                                          + (1 + math.exp(2.0)) * plan["delta_shares"])
+    assert plan["delta"] <= 1e-6
     assert skellam_epsilon(plan["mu"], plan["l2"], plan["l1"], plan["delta_noise"]) <= 2.0
 
 
@@ -562,7 +566,7 @@ def test_shares_must_meet_half_the_delta():
     with pytest.raises(ValueError, match="'shares'"):  # one below the edge
         ShuffledVectorSum(epsilon=1.0, norm_bound=1.0, shares=needed - 1).plan(n, dim)
     at_edge = ShuffledVectorSum(epsilon=1.0, delta=1e-5, norm_bound=1.0, shares=needed).plan(n, dim)
-    assert at_edge["delta_shares"] <= 0.5e-5 and at_edge["delta"] <= 1e-5
+    assert (1 + math.e) * at_edge["delta_shares"] <= 0.5e-5 and at_edge["delta"] <= 1e-5
     # without noise there is no claim to keep: any count is taken, its delta reported
     assert ShuffledVectorSum(epsilon=None, norm_bound=1.0, shares=2).plan(n, dim)["shares"] == 2
 

@@ -16,8 +16,9 @@ Privacy accounting (summation)
 ------------------------------
 The analyzer's view is the set of shuffled shares. Its privacy is split as in
 paper 002, Appendix D.2 / E.2: the noisy integer sum is (eps, delta/2)-DP,
-and the shuffled shares are within total variation ``delta/2`` of a function
-of that sum.
+and the shuffled shares are within total variation ``t`` of a function of
+that sum, with ``(1 + e^eps) t <= delta/2`` (*Shares* below says why the
+factor).
 
 *Noise.* The sum of the parties' Skellam shares ``Sk(mu/n)`` is exactly
 ``Sk(mu)`` per coordinate (Poisson sums are Poisson), so the released
@@ -55,8 +56,15 @@ read it)::
 
     m >= ceil((2 sigma + log2 q) / (log2 n - log2 e)) + 1.
 
-With ``D`` independent shufflers the distances add, so ``sigma =
-log2(2 D / delta)`` gives ``delta/2``. :func:`shares_needed` computes ``m``.
+With ``D`` independent shufflers the distances add to ``delta_shares =
+D 2^-sigma``. A view within total variation ``delta_shares`` of an
+``(eps, delta_noise)``-DP view is ``(eps, delta_noise + (1 + e^eps)
+delta_shares)``-DP: ``P[V(x) in S] <= P[V*(x) in S] + t <= e^eps
+P[V*(x') in S] + delta_noise + t <= e^eps P[V(x') in S] + delta_noise + (1 +
+e^eps) t``. So ``sigma = log2(2 D (1 + e^eps) / delta)`` gives the shares'
+part ``(1 + e^eps) delta_shares <= delta/2``. :func:`shares_needed` computes
+``m``. (Before 2026-12, the shares' part was counted as ``delta_shares``
+alone, which understated ``delta`` by ``e^eps delta_shares``.)
 
 Simulation
 ----------
@@ -342,8 +350,12 @@ class SummationResult(Result):
         Skellam variance (integer units), rounding scale, modulus ``q`` and
         shares per party and coordinate.
     epsilon, delta : float
-        The guarantee of the view: ``delta = delta_noise + delta_shares``.
+        The guarantee of the view: ``delta = delta_noise + (1 + e^eps) delta_shares``
+        (module docstring: a view within total variation ``delta_shares`` of an
+        ``(eps, delta_noise)``-DP one).
     delta_noise, delta_shares : float
+        The noise's part of ``delta``, and the total-variation distance of the
+        shuffled shares to a function of the sum.
     messages : int
         Messages the parties sent (``n * D * shares``).
     simulated : bool
@@ -413,9 +425,10 @@ class ShuffledVectorSum:
         ``200 sqrt(D) / sensitivity``, so rounding adds 1% to the sensitivity.
     shares : int, optional
         Shares per party and coordinate; default :func:`shares_needed` for
-        ``delta/2``, the smallest count whose shares stay within ``delta/2``
-        of a function of the sum. A given count must meet the same rule (the
-        release is then ``(epsilon, delta)``-DP as stated): :meth:`plan`
+        ``delta/2``, the smallest count whose shares stay within total
+        variation ``delta / (2 (1 + e^eps))`` of a function of the sum. A
+        given count must meet the same rule (the release is then
+        ``(epsilon, delta)``-DP as stated): :meth:`plan`
         refuses a smaller one with a ValueError naming ``'shares'`` and the
         smallest count that works for those parties and coordinates. Without
         noise (``epsilon=None``) any count >= 2 is taken, and its ``delta``
@@ -501,7 +514,11 @@ class ShuffledVectorSum:
             raise ValueError(
                 f"{o}: the modulus needs {bits} bits (> 62) for {n_parties} parties at scale "
                 f"{scale:.4g}; lower 'scale' or 'norm_bound'.")
-        sigma = math.log2(2 * dim / self.delta)
+        # the shares' distance t costs (1 + e^eps) t of delta (module docstring)
+        # log2(1 + e^eps), written to stay finite for any finite eps
+        log2_cost = (0.0 if self.epsilon is None else
+                     self.epsilon * _LOG2E + math.log1p(math.exp(-self.epsilon)) / math.log(2))
+        sigma = math.log2(2 * dim / self.delta) + log2_cost
         needed = shares_needed(n_parties, bits, sigma)
         if self.shares is not None and self.shares < needed and self.epsilon is not None:
             # fewer shares would leave the view more than delta/2 from a function of the sum
@@ -512,10 +529,11 @@ class ShuffledVectorSum:
         shares = self.shares if self.shares is not None else needed
         got = share_security(n_parties, bits, shares)
         delta_shares = min(1.0, dim * 2.0 ** (-got))
+        shares_part = min(1.0, dim * 2.0 ** min(log2_cost - got, 0.0))
         return {"scale": scale, "l2": l2, "l1": l1, "mu": mu, "modulus_bits": bits,
                 "modulus": 1 << bits, "shares": shares, "epsilon": eps,
                 "delta_noise": delta_noise, "delta_shares": delta_shares,
-                "delta": delta_noise + delta_shares}
+                "delta": min(1.0, delta_noise + shares_part)}
 
     def _check(self, vectors: ArrayLike) -> np.ndarray:
         v = np.asarray(vectors, dtype=np.float64)
