@@ -371,6 +371,15 @@ def test_compiled_method_refuses_what_the_kernel_cannot_hold():
         _noise.discrete_gaussian(1, 2**40, 2**20, 3)
 
 
+def test_a_sample_outside_int64_raises_instead_of_wrapping():
+    # scale 2**62: |X| >= 2**63 has probability about exp(-2) per sample, so 1000
+    # samples overflow at any seed (all fit with probability below 1e-60)
+    with pytest.raises(OverflowError, match="outside int64"):
+        discrete_laplace(2**62, 1000, rng=0)
+    with pytest.raises(OverflowError, match="outside int64"):
+        discrete_laplace(2**62, 1000, rng=0, method="python")
+
+
 # --------------------------------------------------------------------------- naive twin
 
 class _TwinStream:
