@@ -36,13 +36,14 @@ cdef extern from "src/encoding.h" nogil:
         const double *weights
         const uint8_t *group
         int n_groups
-        double sigma[3]
-        double inv_unit[3]
-        int64_t unit_exp[3]
+        double sigma[2]
+        double inv_unit[2]
+        int64_t unit_exp[2]
     double fastldp_she_laplace(uint64_t w)
     void fastldp_she_perturb_row(uint64_t k0, uint64_t k1, uint64_t row, int64_t D, int64_t v,
                                  double scale, double *out)
-    double fastldp_she_floor_row(uint64_t k0, uint64_t k1, uint64_t row, int64_t D)
+    double fastldp_she_floor_row(uint64_t k0, uint64_t k1, uint64_t row, int64_t D,
+                                 double *scratch)
     void fastldp_she_sum_range(const fastldp_she_sum_source *src, int64_t r0, int64_t r1,
                                uint8_t *legal, int64_t *digits, double *scratch)
     void fastldp_she_normalize(int64_t *digits, int64_t D)
@@ -105,18 +106,27 @@ def she_perturb(uint64_t k0, uint64_t k1, const int64_t[::1] values, const doubl
 
 
 def she_floor(uint64_t k0, uint64_t k1, int64_t n, int64_t D, int n_threads=1):
-    """The client's floor: ``n * D`` Philox words (rounded up to blocks of 4) and one ``log1p`` each.
+    """The client's floor: ``n * D`` Philox words (``ceil(D / 4)`` blocks a row) and one logarithm each.
 
-    Returns the sum of the logs, so that the work cannot be optimized away.
+    :func:`she_perturb` without the scaling, the one-hot entry and the
+    ``(n, D)`` output (each thread converts rows in a scratch row it
+    reuses). Returns the sum of the variates, so that the work cannot be
+    optimized away.
     """
     part = np.zeros(max(n, 0), dtype=np.float64)
-    if n <= 0:
+    if n <= 0 or D <= 0:
         return 0.0
     cdef double[::1] p = part
-    cdef intp_t i
+    cdef int nt = max(1, n_threads)
+    cdef int64_t width = ((D + 3) // 4) * 4
+    scratch = np.empty(nt * width, dtype=np.float64)
+    cdef double[::1] sc = scratch
+    cdef intp_t i, chunk = (n + nt - 1) // nt
+    cdef int t
     with nogil:
-        for i in prange(n, num_threads=max(1, n_threads), schedule="static"):
-            p[i] = fastldp_she_floor_row(k0, k1, <uint64_t>i, D)
+        for t in prange(nt, num_threads=nt, schedule="static"):
+            for i in range(t * chunk, min(n, (t + 1) * chunk)):
+                p[i] = fastldp_she_floor_row(k0, k1, <uint64_t>i, D, &sc[t * width])
     return float(part.sum())
 
 

@@ -76,11 +76,12 @@ The server's exact sums
 SHE's counts are exact column sums, rounded once, so that chunks of reports
 merge bit for bit. Sanitization bounds every legal entry by ``2^beta`` (a
 public bound), so the server kernel splits each entry without error into
-three parts on fixed grids (``h = (sigma + x) - sigma``, Rump, Ogita and
+two parts on fixed grids (``h = (sigma + x) - sigma``, Rump, Ogita and
 Oishi's ExtractScalar), sums each part over blocks of 512 rows in a double
 with no rounding, and moves the block sums into the integer digits of
-:class:`~fastldp.streaming.ExactSum`; an entry whose last remainder is not
-zero (below about ``2^(beta - 80)``, a subnormal) is added from its bits.
+:class:`~fastldp.streaming.ExactSum`; an entry with bits below the last
+grid (an entry below about ``2^(beta - 33)``, a subnormal) is added from
+its bits.
 The legality check runs on each row as it is summed: the reports are read
 once.
 

@@ -14,28 +14,37 @@
  *     L = -sign(t) log1p(-2 |t|)
  *
  * (the cap only moves the top word's u, whose sum rounds to 1, below 1).
+ * The logarithm is fdlibm's, written without branches (fastldp_she_log), so
+ * that the conversion of a row's words vectorizes; it is within one unit in
+ * the last place of libm's log1p, which the NumPy mapping calls. Compilers
+ * that contract a * b + c into a fused multiply-add (GCC on targets with
+ * FMA: aarch64, -march=native) may round the polynomial differently in the
+ * last place; the x86-64 builds (SSE2 and the AVX2 clone) do not contract.
  *
  * Server. The exact sum, per column, of doubles that the sanitization has
  * bounded (|y| < 2^beta for every summed entry; beta comes from the public
- * bounds). Each entry is split without error into FASTLDP_SHE_LEVELS parts
- * on fixed grids (Rump, Ogita and Oishi's ExtractScalar): with
+ * bounds). Each entry is split without error into FASTLDP_SHE_LEVELS = 2
+ * parts on fixed grids (Rump, Ogita and Oishi's ExtractScalar): with
  * sigma_k = 1.5 * 2^p_k,
  *
  *     h_k = (sigma_k + r_{k-1}) - sigma_k,   r_k = r_{k-1} - h_k,   r_0 = y,
  *
  * h_k is r_{k-1} rounded to a multiple of u_k = 2^(p_k - 52), both
- * operations are exact, and |r_k| <= u_k / 2. With p_1 = beta + 7 and
- * p_{k+1} = p_k - 46, a block of 64 rows sums every level in a double
- * without rounding (64 terms of at most 2^(p_k - 7) + u_k / 2 stay below
- * 2^53 u_k, and all are multiples of u_k). At the end of a block each level's
- * sum, an integer multiple of u_k below 2^54 u_k, is added to 32-bit digits
- * at the global places 2^(32 k) (the layout of fastldp._kernels._exact, so
- * fastldp.streaming.ExactSum takes them as they are). An entry whose last
- * remainder r_K is not zero (an entry below about 2^(beta - 80), a
- * subnormal) is caught by a per-column flag, and its block's remainders are
- * added to the digits one by one from their bits. Integer addition is
- * associative, so the digits do not depend on how rows are split among
- * threads; the caller adds the threads' digits and normalizes.
+ * operations are exact, and |r_k| <= u_k / 2. With blocks of m = 2^9 rows,
+ * p_1 = beta + 9 + 1 and p_{k+1} = p_k - (52 - 9), every level of a block
+ * sums in a double without rounding: its m terms are multiples of u_k of at
+ * most 2^(p_k - 10) + u_k / 2, so every partial sum is a multiple of u_k
+ * below 2^52 u_k. At the end of a block each level's sum is added, as an
+ * integer times u_k, to 32-bit digits at the global places 2^(32 k) (the
+ * layout of fastldp._kernels._exact, so fastldp.streaming.ExactSum takes
+ * them as they are). The last grid's unit is 2^(beta - 85): an entry with
+ * bits below it (an entry below about 2^(beta - 33), a subnormal; for
+ * Laplace noise of scale b, about one entry in 2^33 / b) leaves a nonzero
+ * remainder r_2, which a per-column flag catches, and the block's
+ * remainders of that column are then added to the digits one by one from
+ * their bits. Integer addition is associative, so the digits do not depend
+ * on how rows are split among threads; the caller adds the threads' digits
+ * and normalizes.
  *
  * The legality check of the sanitization (every entry of a row finite and in
  * [lo_r, hi_r]) runs on a row just before the row is summed, so the reports
@@ -54,7 +63,7 @@
 #include "philox.h"
 
 #define FASTLDP_SHE_STREAM 0x534845ULL /* "SHE" */
-#define FASTLDP_SHE_LEVELS 3
+#define FASTLDP_SHE_LEVELS 2
 #define FASTLDP_SHE_BLOCK_LOG2 9
 #define FASTLDP_SHE_BLOCK_ROWS (1 << FASTLDP_SHE_BLOCK_LOG2)
 #define FASTLDP_SHE_LEVEL_BITS (52 - FASTLDP_SHE_BLOCK_LOG2)
@@ -87,55 +96,123 @@
 
 /* ------------------------------------------------------------------ client */
 
-/* The standard Laplace variate of a 64-bit word (the module's NumPy mapping). */
+static inline double fastldp_she_bits_double(uint64_t b)
+{
+    double d;
+    memcpy(&d, &b, 8);
+    return d;
+}
+
+static inline uint64_t fastldp_she_double_bits(double d)
+{
+    uint64_t b;
+    memcpy(&b, &d, 8);
+    return b;
+}
+
+/* ln(x) for a normal x > 0: the algorithm of fdlibm's e_log.c (Sun
+ * Microsystems, 1993; error below 1 ulp), its branches replaced by selects
+ * so that compilers vectorize a loop of it. x = 2^k (1 + f) with 1 + f in
+ * [sqrt(2)/2, sqrt(2)), s = f / (2 + f), and ln(1 + f) = f - s (f - R(s^2))
+ * with fdlibm's polynomial R; fdlibm's two final forms are both computed and
+ * the same one is kept. */
+static inline double fastldp_she_log(double x)
+{
+    const double ln2_hi = 6.93147180369123816490e-01, ln2_lo = 1.90821492927058770002e-10;
+    const double Lg1 = 6.666666666666735130e-01, Lg2 = 3.999999999940941908e-01;
+    const double Lg3 = 2.857142874366239149e-01, Lg4 = 2.222219843214978396e-01;
+    const double Lg5 = 1.818357216161805012e-01, Lg6 = 1.531383769920937332e-01;
+    const double Lg7 = 1.479819860511658591e-01;
+    const double two52 = 4503599627370496.0;
+    uint64_t ix = fastldp_she_double_bits(x);
+    uint64_t hx = (ix >> 32) & 0x000fffffULL;
+    uint64_t i = (hx + 0x95f64ULL) & 0x100000ULL;
+    /* k + 1023 from the exponent bits, as a double by the 2^52 trick */
+    uint64_t kb = (ix >> 52) + (i >> 20);
+    double dk = fastldp_she_bits_double(0x4330000000000000ULL | kb) - (two52 + 1023.0);
+    double f = fastldp_she_bits_double(((hx | (i ^ 0x3ff00000ULL)) << 32) | (ix & 0xffffffffULL))
+               - 1.0;
+    double s = f / (2.0 + f);
+    double z = s * s, w = z * z;
+    double t1 = w * (Lg2 + w * (Lg4 + w * Lg6));
+    double t2 = z * (Lg1 + w * (Lg3 + w * (Lg5 + w * Lg7)));
+    double R = t2 + t1;
+    double hfsq = 0.5 * f * f;
+    double a = dk * ln2_hi - ((hfsq - (s * (hfsq + R) + dk * ln2_lo)) - f);
+    double b = dk * ln2_hi - ((s * (f - R) - dk * ln2_lo) - f);
+    /* fdlibm's choice of form, as a mask: hx in (0x6147a, 0x6b851) takes a */
+    uint64_t take_a = (uint64_t)0 - (uint64_t)((((int64_t)hx - 0x6147a) | (0x6b851 - (int64_t)hx)) > 0);
+    return fastldp_she_bits_double((fastldp_she_double_bits(a) & take_a)
+                                   | (fastldp_she_double_bits(b) & ~take_a));
+}
+
+/* The standard Laplace variate of a 64-bit word: the module's NumPy mapping,
+ * -sign(t) log1p(-2 |t|), computed as -sign(t) ln(1 - 2 |t|). The argument
+ * 1 - 2 |t| = 2 min(u, 1 - u) is exact, so the two agree to within the
+ * logarithms' rounding (one unit in the last place). Every step is a select
+ * or an integer operation, so loops of it vectorize: (w >> 11) becomes a
+ * double through two 2^52 tricks (no 64-bit conversion instruction needed). */
 static inline double fastldp_she_laplace(uint64_t w)
 {
-    double u = ((double)(w >> 11) + 0.5) * (1.0 / 9007199254740992.0); /* 2^-53 */
-    double t, a, minus_sign;
-    /* the top word's sum rounds to 2^53: cap u below 1 (no infinite variate) */
-    if (u > 1.0 - 1.0 / 9007199254740992.0) u = 1.0 - 1.0 / 9007199254740992.0;
-    t = u - 0.5;
-    a = log1p(-2.0 * fabs(t));
-    /* -sign(t) * a, with NumPy's sign(0) = 0 (so the zero's sign matches too) */
-    minus_sign = t > 0.0 ? -1.0 : (t < 0.0 ? 1.0 : -0.0);
-    return minus_sign * a;
+    const double two52 = 4503599627370496.0;
+    uint64_t v = w >> 11;
+    double hi = fastldp_she_bits_double(0x4330000000000000ULL | (v >> 32)) - two52;
+    double lo = fastldp_she_bits_double(0x4330000000000000ULL | (v & 0xffffffffULL)) - two52;
+    double u = ((hi * 4294967296.0 + lo) + 0.5) * (1.0 / 9007199254740992.0); /* 2^-53 */
+    uint64_t ub = fastldp_she_double_bits(u);
+    uint64_t flip;
+    double t;
+    /* u <= 1; u = 1 (the top word's sum rounds to 2^53) becomes 1 - 2^-53: no infinite variate */
+    ub -= (uint64_t)(ub == 0x3FF0000000000000ULL);
+    t = fastldp_she_bits_double(ub) - 0.5;
+    /* the sign: -sign(t), with t = 0 giving +0 (ln 1 = +0), as NumPy's sign(0) = 0 does */
+    flip = (uint64_t)(t > 0.0) << 63;
+    return fastldp_she_bits_double(fastldp_she_double_bits(fastldp_she_log(1.0 - 2.0 * fabs(t)))
+                                   ^ flip);
+}
+
+/* The D words of row `row`, stored as their bits in out[0 .. D). */
+static void fastldp_she_row_words(uint64_t k0, uint64_t k1, uint64_t row, int64_t D, double *out)
+{
+    int64_t j = 0;
+    uint64_t c = 0;
+    fastldp_philox_block blk;
+    for (; j + 4 <= D; j += 4, ++c) {
+        blk = fastldp_philox4x64_10(c, row, FASTLDP_SHE_STREAM, 0, k0, k1);
+        memcpy(out + j, blk.v, 4 * sizeof(uint64_t));
+    }
+    if (j < D) {
+        blk = fastldp_philox4x64_10(c, row, FASTLDP_SHE_STREAM, 0, k0, k1);
+        memcpy(out + j, blk.v, (size_t)(D - j) * sizeof(uint64_t));
+    }
+}
+
+/* out[j] (a word's bits) becomes scale * Lap(word), in place. */
+FASTLDP_SHE_CLONES static void fastldp_she_words_to_laplace(double *out, int64_t D, double scale)
+{
+    int64_t j;
+    for (j = 0; j < D; ++j) out[j] = fastldp_she_laplace(fastldp_she_double_bits(out[j])) * scale;
 }
 
 /* Row `row` of the reports: scale * Lap(1) on every entry, plus 1 at v (v < 0: none). */
 static void fastldp_she_perturb_row(uint64_t k0, uint64_t k1, uint64_t row, int64_t D, int64_t v,
                                     double scale, double *out)
 {
-    int64_t j = 0, l;
-    uint64_t c = 0;
-    fastldp_philox_block blk;
-    for (; j + 4 <= D; j += 4, ++c) {
-        blk = fastldp_philox4x64_10(c, row, FASTLDP_SHE_STREAM, 0, k0, k1);
-        out[j] = fastldp_she_laplace(blk.v[0]) * scale;
-        out[j + 1] = fastldp_she_laplace(blk.v[1]) * scale;
-        out[j + 2] = fastldp_she_laplace(blk.v[2]) * scale;
-        out[j + 3] = fastldp_she_laplace(blk.v[3]) * scale;
-    }
-    if (j < D) {
-        blk = fastldp_philox4x64_10(c, row, FASTLDP_SHE_STREAM, 0, k0, k1);
-        for (l = 0; j < D; ++j, ++l) out[j] = fastldp_she_laplace(blk.v[l]) * scale;
-    }
+    fastldp_she_row_words(k0, k1, row, D, out);
+    fastldp_she_words_to_laplace(out, D, scale);
     if (v >= 0) out[v] += 1.0; /* a separate rounding, after the product was stored */
 }
 
-/* The client's floor for one row: D Philox words and one log1p each, folded. */
-static double fastldp_she_floor_row(uint64_t k0, uint64_t k1, uint64_t row, int64_t D)
+/* The client's floor for one row: its D Philox words and one logarithm each
+ * (the variates, unscaled, in scratch), summed. */
+static double fastldp_she_floor_row(uint64_t k0, uint64_t k1, uint64_t row, int64_t D,
+                                    double *scratch)
 {
     int64_t j;
-    uint64_t c = 0;
     double acc = 0.0;
-    fastldp_philox_block blk;
-    for (j = 0; j < D; j += 4, ++c) {
-        blk = fastldp_philox4x64_10(c, row, FASTLDP_SHE_STREAM, 0, k0, k1);
-        acc += log1p(-(double)(blk.v[0] >> 11) * (1.0 / 9007199254740992.0));
-        acc += log1p(-(double)(blk.v[1] >> 11) * (1.0 / 9007199254740992.0));
-        acc += log1p(-(double)(blk.v[2] >> 11) * (1.0 / 9007199254740992.0));
-        acc += log1p(-(double)(blk.v[3] >> 11) * (1.0 / 9007199254740992.0));
-    }
+    fastldp_she_row_words(k0, k1, row, D, scratch);
+    fastldp_she_words_to_laplace(scratch, D, 1.0);
+    for (j = 0; j < D; ++j) acc += scratch[j];
     return acc;
 }
 
@@ -236,7 +313,7 @@ FASTLDP_SHE_CLONES static int fastldp_she_row_legal(const double *row, int64_t D
 /* The levels of eight rows (y[0..7]; a missing row points to zeros) added
  * into acc (FASTLDP_SHE_LEVELS rows of D) and the magnitudes of their last
  * remainders into rem. Each level sum stays exact (header comment), so the
- * order of the eight additions does not matter. */
+ * eight terms are added as a tree (short dependency chains). */
 FASTLDP_SHE_CLONES static void fastldp_she_add_rows8(const double *const *y, int64_t D,
                                                      const double *sigma,
                                                      double *FASTLDP_SHE_RESTRICT acc,
@@ -244,32 +321,27 @@ FASTLDP_SHE_CLONES static void fastldp_she_add_rows8(const double *const *y, int
 {
     int64_t j;
     int r;
-    const double s0 = sigma[0], s1 = sigma[1], s2 = sigma[2];
+    const double s0 = sigma[0], s1 = sigma[1];
     const double *FASTLDP_SHE_RESTRICT y0 = y[0], *FASTLDP_SHE_RESTRICT y1 = y[1];
     const double *FASTLDP_SHE_RESTRICT y2 = y[2], *FASTLDP_SHE_RESTRICT y3 = y[3];
     const double *FASTLDP_SHE_RESTRICT y4 = y[4], *FASTLDP_SHE_RESTRICT y5 = y[5];
     const double *FASTLDP_SHE_RESTRICT y6 = y[6], *FASTLDP_SHE_RESTRICT y7 = y[7];
     double *FASTLDP_SHE_RESTRICT a0 = acc;
     double *FASTLDP_SHE_RESTRICT a1 = acc + D;
-    double *FASTLDP_SHE_RESTRICT a2 = acc + 2 * D;
     for (j = 0; j < D; ++j) {
         double v[FASTLDP_SHE_GROUP_ROWS], h0[FASTLDP_SHE_GROUP_ROWS], h1[FASTLDP_SHE_GROUP_ROWS];
-        double h2[FASTLDP_SHE_GROUP_ROWS], e[FASTLDP_SHE_GROUP_ROWS];
+        double e[FASTLDP_SHE_GROUP_ROWS];
         v[0] = y0[j]; v[1] = y1[j]; v[2] = y2[j]; v[3] = y3[j];
         v[4] = y4[j]; v[5] = y5[j]; v[6] = y6[j]; v[7] = y7[j];
         for (r = 0; r < FASTLDP_SHE_GROUP_ROWS; ++r) {
-            double x = v[r], r0, r1;
+            double x = v[r], r0;
             h0[r] = (s0 + x) - s0;
             r0 = x - h0[r];
             h1[r] = (s1 + r0) - s1;
-            r1 = r0 - h1[r];
-            h2[r] = (s2 + r1) - s2;
-            e[r] = fabs(r1 - h2[r]);
+            e[r] = fabs(r0 - h1[r]);
         }
-        /* a tree of exact additions: short dependency chains */
         a0[j] += ((h0[0] + h0[1]) + (h0[2] + h0[3])) + ((h0[4] + h0[5]) + (h0[6] + h0[7]));
         a1[j] += ((h1[0] + h1[1]) + (h1[2] + h1[3])) + ((h1[4] + h1[5]) + (h1[6] + h1[7]));
-        a2[j] += ((h2[0] + h2[1]) + (h2[2] + h2[3])) + ((h2[4] + h2[5]) + (h2[6] + h2[7]));
         rem[j] += ((e[0] + e[1]) + (e[2] + e[3])) + ((e[4] + e[5]) + (e[6] + e[7]));
     }
 }
