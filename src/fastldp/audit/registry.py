@@ -625,7 +625,7 @@ def channels(epsilon: float = 1.0) -> dict[str, Channel]:
                 lambda eps: Piecewise(epsilon=eps), kind="empirical", draw=_scalar_draw),
         Channel("laplace-secure", "Laplace(secure=True): grid 2^-10, discrete Laplace noise, "
                 "u = +1 vs -1", epsilon, lambda eps: Laplace(epsilon=eps, secure=True),
-                kind="empirical", draw=_scalar_draw, draws=(40_000, 10_000),
+                kind="empirical", draw=_scalar_draw,
                 describe=lambda mech: f"effective eps {mech.effective_epsilon:.10g}"),
         Channel("piecewise-discrete", "DiscretePiecewise, m = 4, all 5 grid inputs x "
                 "m + W outputs", epsilon, lambda eps: DiscretePiecewise(epsilon=eps, m=4),
