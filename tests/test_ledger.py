@@ -51,11 +51,14 @@ class Twin:
         return out
 
 
-def _random_ledger(ledger, twin, rng, n_releases=12, space=60):
+def _random_ledger(ledger, twin, rng, n_releases=12, space=150):
     for r in range(n_releases):
-        size = int(rng.integers(1, space))
+        size = 140 if r == 0 else int(rng.integers(1, space))
         ids = rng.choice(space, size, replace=False) * 1_000_003 - 10**12  # negative too
-        eps = float(rng.uniform(0.05, 1)) if r % 2 else rng.uniform(0.05, 1, size)
+        # an epsilon per identity (more than 64 distinct: rows bound one by one), one for
+        # all, or three tiers (up to 64 distinct: rows inserted from JSON, per epsilon)
+        eps = (rng.uniform(0.05, 1, size), float(rng.uniform(0.05, 1)),
+               rng.choice([0.1, 0.25, 0.7], size))[r % 3]
         ledger.charge(ids, eps, release=f"r{r}")
         twin.charge(ids, eps, f"r{r}")
     return np.arange(-5, space + 5) * 1_000_003 - 10**12  # with never-charged identities
@@ -89,6 +92,24 @@ def test_spent_remaining_groups_and_history_match_a_plain_python_twin():
         assert ledger.history(int(i)) == twin.log.get(int(i), [])
     assert [r.name for r in ledger.releases()] == twin.names
     assert [r.index for r in ledger.releases()] == list(range(1, len(twin.names) + 1))
+
+
+def test_the_extreme_int64_identities_are_kept_exactly():
+    ledger = Ledger(":memory:")
+    extremes = [-2**63, -2**63 + 1, -1, 0, 2**53 + 1, 2**63 - 1]
+    tiers = np.linspace(0.1, 0.6, 6)
+    own = np.linspace(0.01, 0.02, 76)
+    ledger.charge(extremes, 0.5, release="one")                # JSON, one epsilon
+    ledger.charge(extremes, tiers, release="tiers")            # JSON, per epsilon
+    ledger.charge(extremes + list(range(1000, 1070)), own, release="own")  # row by row
+    ledger.charge(np.array(extremes[3:], dtype=np.uint64), 0.25, release="unsigned")
+    expected = 0.5 + tiers + own[:6] + np.array([0, 0, 0, 0.25, 0.25, 0.25])
+    np.testing.assert_array_equal(ledger.spent(extremes), expected)
+    assert ledger.spent([2**53])[0] == 0.0  # a neighbour that a float64 would merge
+    assert ledger.history(2**63 - 1) == [("one", 0.5), ("tiers", tiers[5]), ("own", own[5]),
+                                         ("unsigned", 0.25)]
+    with pytest.raises(ValueError, match="'identities'"):
+        ledger.spent([2**63])
 
 
 def test_can_release_is_exact_at_the_cap_with_a_rounding_slack():
@@ -279,6 +300,16 @@ def test_an_epsilon_delta_cap_composes_each_groups_events():
     # the event is stored as JSON and read back
     (_, shuffled, _) = ledger.releases()
     assert shuffled.event == shuffle and ledger.releases()[0].event is None
+    # events the accountant cannot compose are refused when charged, not when queried
+    import dp_accounting
+
+    with pytest.raises(TypeError, match="'event' parameter of Ledger.charge must be a "
+                                        "dp_accounting DpEvent or None. Got 'rdp' instead"):
+        ledger.charge([9], 1.0, "rdp", release="bad")
+    with pytest.raises(ValueError, match="PoissonSampledDpEvent.*is not supported"):
+        ledger.charge([9], 1.0, dp_accounting.PoissonSampledDpEvent(0.1, new), release="bad")
+    with pytest.raises(TypeError, match="'event' parameter of Ledger.can_release"):
+        ledger.can_release([9], 1.0, cap, event=0.5)
     # an over-cap release with an event is refused whole
     with pytest.raises(BudgetExceededError):
         ledger.charge(ids, 1.0, new, release="late", cap=cap)
