@@ -275,12 +275,17 @@ class DiscreteSHE(MatrixReports, FrequencyOracle):
 
         n, D = values.shape[0], self.domain_size
         e = np.broadcast_to(np.asarray(eps, dtype=np.float64), (n,))
-        out = np.empty((n, D), dtype=np.int64)
         uniq, inverse = np.unique(e, return_inverse=True)
         L = self.bounds(uniq)
+        if uniq.shape[0] == 1:  # one budget: the noise array is the report array
+            block = np.asarray(discrete_laplace(self.units(uniq[0]), n * D, rng=rng),
+                               dtype=np.int64).reshape(n, D)
+            block[np.arange(n), values] += self.M
+            return np.clip(block, -L[0], self.M + L[0], out=block)
+        out = np.empty((n, D), dtype=np.int64)
         for j, v in enumerate(uniq):
-            rows = slice(None) if uniq.shape[0] == 1 else np.flatnonzero(inverse == j)
-            m = n if uniq.shape[0] == 1 else rows.shape[0]  # type: ignore[union-attr]
+            rows = np.flatnonzero(inverse == j)
+            m = rows.shape[0]
             z = np.asarray(discrete_laplace(self.units(v), m * D, rng=rng), dtype=np.int64)
             block = z.reshape(m, D)
             idx = np.arange(m)
@@ -384,6 +389,11 @@ class DiscreteSHE(MatrixReports, FrequencyOracle):
         n, D = eps.shape[0], self.domain_size
         arr = self._report_rows(reports, n, D, owner)
         L = self.bounds(eps) if n else np.zeros(0, dtype=np.int64)
+        if (n and arr.dtype.kind in "iu" and arr.dtype.itemsize <= 8
+                and int(arr.min()) >= -int(L.min()) and int(arr.max()) <= self.M + int(L.min())):
+            # every entry inside the narrowest range: all legal, no per-entry masks
+            return (np.ascontiguousarray(arr, dtype=np.int64),
+                    tally_report(n, np.ones(n, bool), np.ones(n, bool), np.ones(n, bool), False))
         if arr.dtype.kind in "iu" and arr.dtype.itemsize <= 8 and n:
             if arr.dtype.kind == "u" and arr.dtype.itemsize == 8:
                 values = np.where(arr >= np.uint64(2**63), -2**62, arr).astype(np.int64)
