@@ -1,0 +1,24 @@
+"""Longitudinal collection: memoized two-round frequency oracles and the client memo.
+
+A user reports the same attribute round after round. Each report of a value
+is a fresh randomization of a *permanent* response drawn once for that
+value and remembered in the client's memo, so the reports of a value that
+does not change are ``epsilon_inf``-LDP together, however many there are,
+while each report alone is ``epsilon_1``-LDP (Arcolezi et al., 2022):
+
+* :class:`LGRR`, :class:`LOUE`, :class:`LOSUE`, :class:`LSUE` (basic RAPPOR
+  without the Bloom filter) and :class:`LSOUE` (:mod:`.protocols`), with the
+  privacy statement :class:`LongitudinalPrivacy`;
+* :class:`MemoStore` (a durable SQLite memo) and :class:`MemoryMemo` (NumPy
+  arrays, for simulations) (:mod:`.memo`).
+
+The estimates are :class:`~fastldp.oracles.FrequencyEstimate` objects.
+"""
+
+from .memo import MemoryMemo, MemoStore
+from .protocols import (LGRR, LOSUE, LOUE, LSOUE, LSUE, LongitudinalOracle, LongitudinalPrivacy,
+                        epsilon_1_limit, lgrr_parameters, unary_parameters)
+
+__all__ = ["LGRR", "LOUE", "LOSUE", "LSUE", "LSOUE", "LongitudinalOracle",
+           "LongitudinalPrivacy", "MemoStore", "MemoryMemo", "epsilon_1_limit", "lgrr_parameters",
+           "unary_parameters"]
