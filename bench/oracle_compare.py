@@ -57,7 +57,8 @@ unless ``--threads`` is given; results do not depend on it. fastldp's times
 are the best of ``--repeats`` calls (fewer once the calls of one step have
 taken ``--budget`` seconds), each call on a freshly built oracle (built
 untimed) so that nothing cached by an earlier call counts (RAPPOR keeps the
-factorization of its Gram matrix per oracle); the peers' steps run once
+factorizations of its Gram matrices in a module-level cache shared by all its
+servers: it is cleared before each of those calls); the peers' steps run once
 (they take seconds). On a machine whose cores are busy with other work, two
 threads can be slower than one (each parallel region waits for both
 threads to be scheduled); ``--threads 1`` then measures the single-core
@@ -82,8 +83,14 @@ run takes about 8 minutes on 2 cores, most of it in the peers.
 It ends with README's oracle table and the sentences below it, in the
 README's words, with this run's figures: the OLH server against its floor
 (the ``n * D / 8`` Philox blocks it must generate, timed by
-``philox_floor``), FLH's server against OLH's, GRR's ``bincount``, IBU and
-the targets. It times the installed fastldp (see bench/README.md for timing
+``philox_floor``), FLH's server against OLH's and against its own floor (its
+pool's ``h * D / 8`` Philox blocks), GRR's ``bincount``, RAPPOR's decode
+against the floor of an exact decode at every D (the Cholesky factorization
+of its ``D x D`` Gram matrix alone: LAPACK's ``dpotrf`` on that matrix, in
+place, with the BLAS's own threads; the most any exact decode could gain
+over pure-ldp is pure-ldp's time over that floor), SHE's client against its floor
+(``she_floor``: ``n * D`` Philox words and one logarithm each) and its exact
+server against a plain ``np.sum(axis=0)`` of the same reports, IBU and the targets. It times the installed fastldp (see bench/README.md for timing
 a working tree).
 
 Usage: ``python bench/oracle_compare.py [--n 100000] [--d 1024 4096]``
@@ -103,6 +110,11 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from fastldp._kernels._hash import philox_floor
+
+try:  # a fastldp without the SHE kernels: no SHE floor line
+    from fastldp._kernels._encoding import she_floor
+except ImportError:  # pragma: no cover
+    she_floor = None
 from fastldp._kernels._openmp import max_threads
 import fastldp.oracles as fo
 
@@ -433,10 +445,104 @@ def floors(d, n, threads, repeats, ours, grr_reports):
             t_flh = ours["FLH"].server
             lines.append(f"FLH's server is {t_olh / t_flh:.0f}x our own OLH server "
                          f"({short(t_olh)} / {short(t_flh)})")
+
     if grr_reports is not None:
         t_count, _ = best_of(lambda: np.bincount(grr_reports, minlength=d), repeats)
         lines.append(f"A GRR server is one `bincount` ({short(t_count)}) plus the inversion")
     return lines
+
+
+def she_floor_times(n, d, threads, reports, repeats):
+    """SHE's floors at D = d: the client's n * D Philox words and one logarithm each
+    (``she_floor``, on the benchmark's threads), and a plain ``np.sum(axis=0)`` of the
+    same reports (NumPy, one thread; not exact)."""
+    t_client = None
+    if she_floor is not None:
+        t_client, _ = best_of(lambda: she_floor(2026, 1, n, d, threads), repeats, 3.0)
+    t_sum, _ = best_of(lambda: reports.sum(axis=0), repeats, 3.0)
+    return t_client, t_sum
+
+
+def she_line(ds, table, she_floors, threads):
+    """README's sentence on SHE against its floors, per D."""
+    parts = []
+    for d in ds:
+        if d not in she_floors or ("SHE", d) not in table:
+            continue
+        mine = table[("SHE", d)][0]
+        t_client, t_sum = she_floors[d]
+        part = f"at D = {d:,} "
+        if t_client is not None:
+            part += (f"the floor takes {short(t_client)} and the client {short(mine.client)} "
+                     f"({mine.client / t_client:.1f}x that floor); ")
+        part += (f"its exact server takes {short(mine.server)}, a plain `np.sum(axis=0)` of the "
+                 f"reports {short(t_sum)} ({mine.server / t_sum:.1f}x)")
+        parts.append(part)
+    if not parts:
+        return None
+    return (f"SHE's client must draw n * D Laplace variates: its floor is n * D Philox words and "
+            f"one logarithm each on {threads} threads (she_floor); " + "; ".join(parts))
+
+
+def clear_rappor_cache():
+    """Forget RAPPOR's cached designs and factorizations (a fastldp without the cache: no-op)."""
+    from fastldp.oracles import rappor
+
+    getattr(rappor, "clear_factor_cache", lambda: None)()
+
+
+def rappor_floor_time(oracle, n, repeats):
+    """The floor of an exact RAPPOR decode: Cholesky of its D x D Gram matrix alone.
+
+    LAPACK's ``dpotrf`` in place on ``G`` (symmetric: its Fortran-ordered
+    transpose is itself, so nothing is copied), at the cohort sizes of the
+    identities ``0 .. n-1``; each call on a fresh copy made untimed.
+    """
+    from scipy.linalg import lapack
+
+    sizes = np.bincount(np.arange(n) % oracle.n_cohorts, minlength=oracle.n_cohorts)
+    G = oracle.gram(sizes)
+    best = float("inf")
+    for _ in range(max(1, min(repeats, 3))):
+        work = G.copy()
+        t0 = time.perf_counter()
+        lapack.dpotrf(work.T, lower=1, clean=0, overwrite_a=1)
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def flh_line(ds, table, flh_floor, threads):
+    """README's sentence on FLH's server against its floor (its pool's Philox blocks), per D."""
+    parts = [f"at D = {d:,} {short(flh_floor[d])}, its server "
+             f"{times(table[('FLH', d)][0].server / flh_floor[d])} that"
+             for d in ds if d in flh_floor and ("FLH", d) in table]
+    if not parts:
+        return None
+    return (f"FLH's server must hash the D items through its pool: h * D / 8 Philox blocks on "
+            f"{threads} threads, " + "; ".join(parts))
+
+
+def rappor_lines(ds, table, rappor_floor):
+    """README's sentence on RAPPOR's decode against the floor of an exact decode, per D."""
+    parts = []
+    for d in ds:
+        if d not in rappor_floor or ("RAPPOR", d) not in table:
+            continue
+        mine, results = table[("RAPPOR", d)]
+        t_floor = rappor_floor[d]
+        part = (f"at D = {d:,} the factorization alone takes {short(t_floor)} and a fresh "
+                f"server's decode {short(mine.server)} ({times(mine.server / t_floor)} that floor")
+        if mine.again is not None:
+            part += f"; {short(mine.again)} once its factorization is cached"
+        part += ")"
+        if "pure-ldp" in results:
+            part += (f", so an exact decode can be at most {times(results['pure-ldp'].server / t_floor)} "
+                     f"faster than pure-ldp's server")
+        parts.append(part)
+    if not parts:
+        return None
+    return ("RAPPOR's exact decode needs the Cholesky factorization of its D x D Gram matrix "
+            "(LAPACK dpotrf, in place): " + "; ".join(parts))
 
 
 def _has_ibu():
@@ -556,6 +662,9 @@ def main(argv=None):
     rows, table = [], {}  # table[(name, d)] = (Ours, {peer: PeerResult})
     jit_seen = {}  # numba function -> its compile time (the first call anywhere)
     floor_lines, ibu_out = [], None
+    rappor_floor = {}  # D -> the Cholesky factorization of RAPPOR's Gram matrix alone
+    flh_floor = {}  # D -> the Philox blocks of FLH's pool
+    she_floors = {}  # D -> SHE's client floor and a plain sum of its reports
     for d in ds:
         rng = np.random.default_rng(d)
         items = zipf_items(n, d, rng)
@@ -575,6 +684,8 @@ def main(argv=None):
         for k in names:
             cls = getattr(fo, ORACLES[k])
             make = lambda cls=cls, k=k: cls(**common, **extras.get(k, {}))
+            if k == "RAPPOR":  # a fresh server: nothing factorized by an earlier call
+                make = lambda make=make: (clear_rappor_cache(), make())[1]
             try:
                 make()
             except TypeError as exc:  # its constructor changed: say so, run the others
@@ -584,6 +695,8 @@ def main(argv=None):
             mine, reports = run_ours(make, items, truth, [m], args.repeats, args.budget)
             if k == "GRR":
                 grr_reports = reports
+            if k == "SHE":
+                she_floors[d] = she_floor_times(n, d, threads, reports, args.repeats)
             del reports  # SHE's are 8 n D bytes
             ours_at[k] = mine
             results = {}
@@ -599,6 +712,12 @@ def main(argv=None):
                         jit_seen[fn] = res.jit.get("client" if "Client" in fn else "server", 0.0)
                 results[lib] = res
             table[(k, d)] = (mine, results)
+            if k == "RAPPOR":
+                rappor_floor[d] = rappor_floor_time(make(), n, args.repeats)
+            if k == "FLH":  # its pool's hashes: h * D / 8 Philox blocks
+                pool = np.arange(args.n_hashes, dtype=np.uint64)
+                flh_floor[d], _ = best_of(lambda: philox_floor(2026, pool, 32 * d, threads),
+                                          args.repeats, 3.0)
             print(f"  D = {d:,} {k}: fastldp client {short(mine.client)}, server "
                   f"{short(mine.server)}; " + "; ".join(
                       f"{lib} {short(r.client)} / {short(r.server)}" for lib, r in results.items()),
@@ -709,7 +828,14 @@ def main(argv=None):
     for k, d, step, tp, tm, tf, rp, rm, errors, note in rows:
         print(f"| {k} | {d:,} | {step} | {tp} | {tm} | {tf} | {rp} | {rm} | {errors} "
               f"| {note} |")
-    print(f"At D = {ds[-1]:,}: " + "; ".join(floor_lines))
+    if floor_lines:
+        print(f"At D = {ds[-1]:,}: " + "; ".join(floor_lines))
+    for line in (flh_line(ds, table, flh_floor, threads), rappor_lines(ds, table, rappor_floor)):
+        if line:
+            print(line)
+    she_out = she_line(ds, table, she_floors, threads)
+    if she_out:
+        print(she_out)
     if ibu_out is not None:
         print("; ".join(ibu_out[0]))
         if ibu_out[1]:

@@ -260,6 +260,49 @@ def test_equal_budgets_are_the_fixed_budget_decode_bit_for_bit(cls):
     np.testing.assert_allclose(other.sketch, want.sketch, rtol=1e-10, atol=1e-8)
 
 
+def _layouts(cls, reports):
+    """The same reports as every integer layout the one-pass path reads."""
+    out = {"int64": reports, "fortran": np.asfortranarray(reports),
+           "uint64": reports.view(np.uint64), "strided": np.repeat(reports, 2, axis=0)[::2]}
+    if cls is HCMS:  # small integers fit narrower types (CMS's sign words do not)
+        out["int8"] = reports.astype(np.int8)
+    return out
+
+
+@pytest.mark.parametrize("cls", SKETCHES, ids=NAME)
+def test_one_pass_estimate_is_finalize_of_the_partial_bit_for_bit(cls):
+    """estimate() counts clean equal-budget reports in one kernel pass: every field equals
+    finalize(partial()) exactly, for every integer layout; one illegal report (a row index
+    outside [0, k), or at 2**63 and above in a uint64 array) goes the sanitizing way."""
+    o = make(cls, D=40, eps=1.3, k=8, m=128 if cls is HCMS else 100, seed=4)
+    reports = o.privatize(np.arange(900) % 40, rng=2)
+    clean = o.finalize(o.partial(reports))
+    for name, r in _layouts(cls, reports).items():
+        got, want = o.estimate(r), o.finalize(o.partial(r))
+        assert isinstance(got, SketchEstimate), name
+        for field in ("counts", "variances", "sketch"):
+            assert getattr(got, field).tobytes() == getattr(want, field).tobytes(), (name, field)
+        assert got.sanitization == want.sanitization and got.n == 900 and got.privacy == want.privacy
+        # HCMS's omega = -1 as uint64 is 2**64 - 1: out of range, as sanitize reads it
+        legal = not (cls is HCMS and name == "uint64")
+        assert (got.counts.tobytes() == clean.counts.tobytes()) == legal, name
+        assert (got.sanitization.n_valid == 900) == legal, name
+    bad = reports.copy()
+    bad[5, 0] = o.n_rows
+    huge = reports.view(np.uint64).copy()
+    huge[7, 0] = np.uint64(2**63 + 1)
+    minus = int((reports[:, 2] == -1).sum()) if cls is HCMS else 0  # as uint64: out of range
+    for r, illegal in ((bad, 1), (huge, 1 + minus - int(cls is HCMS and reports[7, 2] == -1))):
+        got = o.estimate(r)
+        ref = o.finalize(o.partial(r))
+        assert got.sanitization.by_reason["out_of_range"] == illegal
+        assert got.sanitization == ref.sanitization
+        assert got.counts.tobytes() == ref.counts.tobytes()
+        assert got.sketch.tobytes() == ref.sketch.tobytes()
+    with pytest.raises(ValueError, match="identities"):  # checked as the partial checks them
+        o.estimate(reports, identities=np.arange(3))
+
+
 def test_fwht_rows_is_the_kernel_per_row():
     rng = np.random.default_rng(0)
     for m in (1, 2, 8, 64, 128, 512):  # vectorized below 128 columns, per row from 128

@@ -268,6 +268,48 @@ def test_a_singular_design_warns_and_returns_the_minimum_norm_solution():
         assert _same(o.estimate(y).counts, est.counts)
 
 
+def test_gram_is_the_weighted_product_of_the_design_exactly():
+    """The Gram kernel against the sparse product X^T diag(w) X (integer cohort sizes: every
+    entry an exact integer in both), with a cohort of no reports and unequal sizes."""
+    import scipy.sparse as sp
+
+    o = make(D=37, n_bits=16, n_hashes=3, n_cohorts=5)
+    X = o.design()
+    for m in ([0, 7, 7, 1000, 3], [2**40, 1, 0, 0, 5]):
+        w = np.repeat(np.asarray(m, dtype=np.float64), o.n_bits)
+        want = (X.T @ sp.diags(w) @ X).toarray()
+        assert _same(o.gram(m), want)
+        assert _same(make(D=37, n_bits=16, n_hashes=3, n_cohorts=5, n_threads=3).gram(m), want)
+
+
+def test_factorizations_are_shared_by_the_public_design_and_cohort_sizes():
+    """A fresh oracle of the same public design reuses the module's factorization (the same
+    object, the same bits); another seed, other sizes or a cleared cache factorize anew; the
+    rank warning is still given once per oracle."""
+    from fastldp.oracles.rappor import clear_factor_cache
+
+    clear_factor_cache()
+    a, b, c = make(D=15, codebook_seed=11), make(D=15, codebook_seed=11), make(D=15, codebook_seed=12)
+    ids = np.arange(400, dtype=np.uint64)
+    y = a.privatize(np.arange(400) % 15, rng=3)
+    ea, eb = a.estimate(y), b.estimate(y)
+    m = np.bincount(a.cohorts(ids), minlength=a.n_cohorts).astype(np.float64)
+    assert a._factor(m) is b._factor(m) and c._factor(m) is not a._factor(m)
+    assert a._factor(m + 1) is not a._factor(m)
+    assert _same(ea.counts, eb.counts) and _same(ea.variances, eb.variances)
+    assert a.design() is b.design()
+    clear_factor_cache()
+    fresh = make(D=15, codebook_seed=11)
+    ef = fresh.estimate(y)
+    assert fresh._factor(m) is not a._factor(m)
+    assert _same(ef.counts, ea.counts) and _same(ef.variances, ea.variances)
+    # a singular design warns once per oracle, even when the factorization is shared
+    for _ in range(2):
+        o = make(D=20, eps=2.0, n_bits=4, n_cohorts=2)
+        with pytest.warns(RuntimeWarning, match=r"rank \d+ < 20 candidates"):
+            o.estimate(o.privatize(np.arange(100) % 20, rng=1))
+
+
 def test_rappor_estimates_a_skewed_population():
     o = RAPPOR(domain_size=30, epsilon=3.0, codebook_seed=8)  # the defaults: k = 128, h = 2, C = 64
     assert (o.n_bits, o.n_hashes, o.n_cohorts, o.nonnegative) == (128, 2, 64, False)

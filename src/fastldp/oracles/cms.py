@@ -969,8 +969,27 @@ class HCMS(_CountMeanSketch):
 
     def _legal_table(self, reports, n):
         """``Z[j, l]``, the signed sum of the reports at ``(j, l)``, when all are legal, else None."""
-        arr = int64_rows(reports, n, 3)
+        arr = self._int64_triples(reports, n)
         return None if arr is None else hcms_counts(arr, self.n_rows, self.n_columns, True)
+
+    def _fast_hits(self, reports, n, identities, owner):
+        arr = self._int64_triples(reports, n)
+        hits = None if arr is None else hcms_counts(arr, self.n_rows, self.n_columns, False)
+        if hits is not None:
+            self._identities(identities, n, owner)
+        return hits
+
+    @staticmethod
+    def _int64_triples(reports, n):
+        """:func:`~fastldp.oracles.flh.int64_rows`, but not of uint64 arrays.
+
+        A uint64 ``omega`` of ``2**64 - 1`` is not ``-1``: such arrays go the
+        sanitizing way (:meth:`sanitize` reads entries at or above ``2**63``
+        as out of range).
+        """
+        if isinstance(reports, np.ndarray) and reports.dtype == np.uint64:
+            return None
+        return int64_rows(reports, n, 3)
 
     def _transformed(self, signed: np.ndarray) -> np.ndarray:
         """``Z H_m`` of an integer ``(k, m)`` table ``Z``, as float64 in ``Z``'s own memory.
