@@ -375,6 +375,10 @@ def _simulation_budgets(values):
 def _simulate(args) -> int:
     from . import mechanisms
 
+    if args.send is not None:
+        return _simulate_send(args)
+    if args.out is None:
+        raise ValueError("fastldp simulate needs --out FILE (or --send URL to feed a collector)")
     mech = mechanisms.from_spec(mechanisms.read_spec(args.mechanism))
     eps = _simulation_budgets(args.epsilon)
     bar, update = _progress_callback(args.n, "simulate", not args.quiet)
@@ -384,6 +388,26 @@ def _simulate(args) -> int:
                             chunk=args.row_group, progress=update)
     print(f"fastldp simulate: {args.n:,} reports of {type(mech).__name__} written to {args.out} "
           f"in {time.perf_counter() - t0:.2f} s")
+    return 0
+
+
+def _simulate_send(args) -> int:
+    from .service.client import simulate_clients
+
+    if args.token is None:
+        raise ValueError("fastldp simulate --send needs --token TOKEN (a client of the collector)")
+    eps = _simulation_budgets(args.epsilon)
+    bar, update = _progress_callback(args.n, "simulate", not args.quiet)
+    t0 = time.perf_counter()
+    with bar:
+        done = simulate_clients(args.send, args.token, args.n, epsilon=eps, seed=args.seed,
+                                batch_size=args.batch_size, clients=args.clients,
+                                first_identity=args.first_identity, progress=update,
+                                verify=args.cacert if args.cacert else True)
+    seconds = time.perf_counter() - t0
+    print(f"fastldp simulate: {done['accepted']:,} reports sent to {args.send} in "
+          f"{done['batches']:,} batches ({done['replayed']} answered from a repeated key) in "
+          f"{seconds:.2f} s ({done['accepted'] / max(seconds, 1e-9):,.0f} reports/s)")
     return 0
 
 
@@ -438,12 +462,24 @@ def _add_scale_commands(sub) -> None:
                      help="a preset (jprs-4096, olh-4096), a JSON/TOML spec file or inline "
                           "JSON (default jprs-4096)")
     sim.add_argument("--n", type=_count, default=1_000_000, help="reports (default 1e6)")
-    sim.add_argument("--out", type=Path, required=True, help="the Parquet file to write")
+    sim.add_argument("--out", type=Path, help="the Parquet file to write (or use --send)")
     sim.add_argument("--epsilon", type=float, nargs="+", metavar="EPS",
                      help="one budget, or low high for personal budgets (default 0.5 2.0)")
     sim.add_argument("--seed", type=int, default=0, help="seed (default 0)")
     sim.add_argument("--row-group", type=_count, default=1 << 20,
                      help="reports per row group (default 1048576)")
+    sim.add_argument("--send", metavar="URL",
+                     help="instead of a file, send the reports to a collector (fastldp serve) "
+                          "with the server's mechanism")
+    sim.add_argument("--token", metavar="TOKEN", help="with --send: the client's bearer token")
+    sim.add_argument("--clients", type=_count, default=4,
+                     help="with --send: concurrent clients (default 4)")
+    sim.add_argument("--batch-size", type=_count, default=1000,
+                     help="with --send: reports per request (default 1000)")
+    sim.add_argument("--first-identity", type=int, default=0,
+                     help="with --send: the first identity (default 0)")
+    sim.add_argument("--cacert", metavar="PEM",
+                     help="with --send to https: the server's certificate (self-signed)")
     _add_quiet(sim)
     sim.set_defaults(func=_simulate)
 
@@ -532,6 +568,66 @@ def _add_account_command(sub) -> None:
     acc.set_defaults(func=_account)
 
 
+def _serve(args) -> int:
+    if args.hash_token is not None:
+        from .service.auth import hash_token
+
+        print(f"NAME {hash_token(args.hash_token)}  # a line of the tokens file "
+              "(append 'lo hi' to bind an identity range)")
+        return 0
+    missing = [f"--{name}" for name in ("mechanism", "store", "tokens")
+               if getattr(args, name) is None]
+    if missing:
+        raise ValueError(f"fastldp serve needs {', '.join(missing)} (or --hash-token TOKEN)")
+    from .service.server import serve
+
+    scheme = "https" if args.tls_cert else "http"
+    print(f"fastldp serve: collecting on {scheme}://{args.host}:{args.port} into {args.store} "
+          "(Ctrl-C stops it and closes the open segment)", flush=True)
+    serve(args.mechanism, args.store, args.tokens, host=args.host, port=args.port,
+          tls_cert=args.tls_cert, tls_key=args.tls_key, max_body=args.max_body, rate=args.rate,
+          segment_rows=args.segment_rows)
+    return 0
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not (0 < value < math.inf):  # NaN fails
+        raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text!r}")
+    return value
+
+
+def _add_serve_command(sub) -> None:
+    from pathlib import Path
+
+    srv = sub.add_parser(
+        "serve", help="run a collector: authenticated, durable, exactly-once ingest over HTTP",
+        description="Collect privatized reports over HTTP (POST /v1/reports, JSON or Arrow "
+                    "IPC) from clients holding bearer tokens; store them durably and exactly "
+                    "once in --store (Parquet segments that fastldp decode reads, and an "
+                    "SQLite journal); serve the live estimate (GET /v1/estimate), statistics, "
+                    "Prometheus metrics and a dashboard (GET /). Needs pip install "
+                    "'fastldp[serve]'. Exit status: 0 after a stop, 2 on an error.")
+    srv.add_argument("--mechanism", metavar="SPEC",
+                     help="a preset (jprs-4096, olh-4096), a JSON/TOML spec file or inline JSON")
+    srv.add_argument("--store", type=Path, metavar="DIR", help="the store directory")
+    srv.add_argument("--tokens", type=Path, metavar="FILE",
+                     help="the tokens file: lines 'name sha256-hex [identity_lo identity_hi]'")
+    srv.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    srv.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    srv.add_argument("--tls-cert", metavar="PEM", help="TLS certificate (with --tls-key)")
+    srv.add_argument("--tls-key", metavar="PEM", help="TLS private key")
+    srv.add_argument("--max-body", type=_count, default=16 << 20, metavar="BYTES",
+                     help="largest request body, public (default 16777216); larger: HTTP 413")
+    srv.add_argument("--rate", type=_positive_float, default=None, metavar="LIMIT",
+                     help="reports per second per token (default: no limit); over it: HTTP 429")
+    srv.add_argument("--segment-rows", type=_count, default=1 << 20, metavar="N",
+                     help="reports per closed Parquet segment (default 1048576)")
+    srv.add_argument("--hash-token", metavar="TOKEN",
+                     help="print the tokens-file line of TOKEN (its SHA-256) and exit")
+    srv.set_defaults(func=_serve)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from . import __version__
 
@@ -560,6 +656,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_audit_command(sub)
     _add_scale_commands(sub)
     _add_account_command(sub)
+    _add_serve_command(sub)
     return parser
 
 

@@ -1,0 +1,317 @@
+"""A client of ``fastldp serve``: privatize locally, send in batches, retry exactly once."""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+import uuid
+from typing import Any, Optional
+
+import numpy as np
+
+__all__ = ["Client", "ServiceError"]
+
+ARROW_TYPE = "application/vnd.apache.arrow.stream"
+
+
+class ServiceError(RuntimeError):
+    """The collector refused a request (4xx), or kept failing after every retry.
+
+    Attributes
+    ----------
+    status : int or None
+        The HTTP status (``None`` when no answer came).
+    body : dict
+        The JSON error body: ``{"error": reason, "detail": text, ...}``.
+    """
+
+    def __init__(self, status: Optional[int], body: dict) -> None:
+        self.status, self.body = status, body
+        super().__init__(f"HTTP {status}: {body.get('error')}: {body.get('detail')}")
+
+
+def arrow_batch(identities: np.ndarray, reports: np.ndarray,
+                epsilons: Optional[np.ndarray] = None) -> bytes:
+    """An Arrow IPC stream with the columns ``identity``, ``epsilon`` (if given), ``report``."""
+    import pyarrow as pa
+
+    reports = np.ascontiguousarray(reports)
+    if reports.ndim == 2:
+        col = pa.FixedSizeListArray.from_arrays(pa.array(reports.ravel()), reports.shape[1])
+    else:
+        col = pa.array(reports)
+    arrays = [pa.array(np.asarray(identities, dtype=np.uint64))]
+    names = ["identity"]
+    if epsilons is not None:
+        arrays.append(pa.array(np.asarray(epsilons, dtype=np.float64)))
+        names.append("epsilon")
+    arrays.append(col)
+    names.append("report")
+    table = pa.Table.from_arrays(arrays, names=names)
+    sink = io.BytesIO()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue()
+
+
+class Client:
+    """Send privatized reports to a collector.
+
+    Parameters
+    ----------
+    url : str
+        The collector's base URL, ``http(s)://host:port``.
+    token : str
+        The bearer token (the tokens file holds its SHA-256).
+    retries : int
+        Attempts after the first on a connection error, a 5xx or a 429,
+        waiting ``backoff * 2**attempt`` seconds (at most ``max_backoff``;
+        a 429's ``Retry-After`` when longer). Every attempt of a batch sends
+        the same idempotency key, so a batch whose answer was lost is
+        counted once.
+    timeout : float
+        Seconds per request.
+    verify : bool or str
+        TLS verification: ``True``, ``False`` or a CA bundle path (a
+        self-signed certificate's PEM file).
+    format : {"arrow", "json"}
+        The wire format of batches.
+
+    Examples
+    --------
+    >>> from fastldp.service import Client
+    >>> client = Client("http://127.0.0.1:8000", "my-token")
+    >>> client.url
+    'http://127.0.0.1:8000'
+
+    With a collector running (``fastldp serve``)::
+
+        mech = client.mechanism()             # the server's mechanism, same codebook seed
+        client.send(values, identities=ids)   # privatized here, sent in batches of 1,000
+        client.estimate()["estimate"]
+    """
+
+    def __init__(self, url: str, token: str, *, retries: int = 10, backoff: float = 0.05,
+                 max_backoff: float = 2.0, timeout: float = 30.0, verify: Any = True,
+                 format: str = "arrow") -> None:
+        import httpx
+
+        if format not in ("arrow", "json"):
+            raise ValueError(f"The 'format' parameter of Client must be 'arrow' or 'json'. "
+                             f"Got {format!r} instead.")
+        self.url = url.rstrip("/")
+        self.retries, self.backoff, self.max_backoff = int(retries), backoff, max_backoff
+        self.format = format
+        self._http = httpx.Client(base_url=self.url, timeout=timeout, verify=verify,
+                                  headers={"Authorization": f"Bearer {token}"})
+        self._mechanism = None
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ requests
+    def _request(self, method: str, path: str, **kwargs):
+        import httpx
+
+        attempt = 0
+        while True:
+            try:
+                answer = self._http.request(method, path, **kwargs)
+            except httpx.TransportError as exc:
+                if attempt >= self.retries:
+                    raise ServiceError(None, {"error": "unreachable", "detail": str(exc)}) from exc
+                wait = min(self.backoff * 2 ** attempt, self.max_backoff)
+            else:
+                if answer.status_code < 500 and answer.status_code != 429:
+                    return answer
+                if attempt >= self.retries:
+                    return answer
+                wait = min(self.backoff * 2 ** attempt, self.max_backoff)
+                if answer.status_code == 429:  # the server says how long
+                    wait = max(wait, float(answer.headers.get("retry-after", 0) or 0))
+            time.sleep(wait)
+            attempt += 1
+
+    def _json(self, path: str) -> dict:
+        answer = self._request("GET", path)
+        if answer.status_code != 200:
+            raise ServiceError(answer.status_code, _body(answer))
+        return answer.json()
+
+    def mechanism(self) -> Any:
+        """The mechanism the server collects for, rebuilt from its public spec."""
+        if self._mechanism is None:
+            from ..mechanisms import from_spec
+
+            self._mechanism = from_spec(self._json("/v1/mechanism")["spec"])
+        return self._mechanism
+
+    def estimate(self) -> dict:
+        """``GET /v1/estimate``: the live estimate (includes every batch acknowledged before)."""
+        return self._json("/v1/estimate")
+
+    def stats(self) -> dict:
+        """``GET /v1/stats``."""
+        return self._json("/v1/stats")
+
+    def send_batch(self, identities: Any, reports: Any, epsilons: Any = None, *,
+                   key: Optional[str] = None) -> dict:
+        """Send one batch of reports (already privatized); returns the server's answer.
+
+        Raises :class:`ServiceError` on a refusal (4xx: 409 names the
+        identities already seen) or when every retry failed.
+        """
+        key = key or uuid.uuid4().hex
+        ids = np.asarray(identities, dtype=np.uint64)
+        reps = np.asarray(reports)
+        eps = None if epsilons is None else np.broadcast_to(
+            np.asarray(epsilons, dtype=np.float64), ids.shape)
+        if self.format == "arrow":
+            content = arrow_batch(ids, reps, eps)
+            headers = {"Content-Type": ARROW_TYPE, "Idempotency-Key": key}
+        else:
+            obj = {"idempotency_key": key, "identities": ids.tolist(), "reports": reps.tolist()}
+            if eps is not None:
+                obj["epsilons"] = eps.tolist()
+            content = json.dumps(obj).encode()
+            headers = {"Content-Type": "application/json"}
+        answer = self._request("POST", "/v1/reports", content=content, headers=headers)
+        if answer.status_code not in (200, 201):
+            raise ServiceError(answer.status_code, _body(answer))
+        return answer.json()
+
+    def send(self, data: Any, *, identities: Any, epsilons: Any = None, batch_size: int = 1000,
+             privatize: bool = True, rng: Any = None) -> dict:
+        """Privatize ``data`` with the server's mechanism (unless ``privatize=False``) and send it.
+
+        Parameters
+        ----------
+        data : values, or reports when ``privatize=False``
+            Values as the mechanism's ``privatize`` takes them.
+        identities : array of int, shape (n,)
+            The users' public identities (they key the codebook; each is
+            accepted once).
+        epsilons : float or array, optional
+            Personal budgets (required by a mechanism without a fixed epsilon).
+        batch_size : int
+            Reports per request.
+        rng : seed or Generator
+            The clients' coins.
+
+        Returns
+        -------
+        dict
+            ``{"accepted": reports, "replayed": batches answered from a
+            repeated key, "batches": requests}``.
+        """
+        if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+            raise ValueError(f"The 'batch_size' parameter of Client.send must be an int >= 1. "
+                             f"Got {batch_size!r} instead.")
+        ids = np.asarray(identities)
+        eps = None if epsilons is None else np.broadcast_to(
+            np.asarray(epsilons, dtype=np.float64), ids.shape)
+        if privatize:
+            mech = self.mechanism()
+            kwargs = {} if eps is None else {"epsilons": eps}
+            reports = np.asarray(mech.privatize(data, identities=ids, rng=rng, **kwargs))
+        else:
+            reports = np.asarray(data)
+        if reports.shape[0] != ids.shape[0]:
+            raise ValueError(f"Client.send: {reports.shape[0]} reports for {ids.shape[0]} "
+                             "identities")
+        done = {"accepted": 0, "replayed": 0, "batches": 0}
+        for start in range(0, ids.shape[0], int(batch_size)):
+            stop = start + int(batch_size)
+            answer = self.send_batch(ids[start:stop], reports[start:stop],
+                                     None if eps is None else eps[start:stop])
+            done["batches"] += 1
+            if answer.get("replayed"):
+                done["replayed"] += 1
+            done["accepted"] += int(answer.get("accepted", 0))
+        return done
+
+
+def _body(answer) -> dict:
+    try:
+        body = answer.json()
+    except ValueError:
+        body = {"error": "http", "detail": answer.text[:200]}
+    return body if isinstance(body, dict) else {"error": "http", "detail": str(body)}
+
+
+def simulate_clients(url: str, token: str, n: int, *, epsilon: Any = (0.5, 2.0), seed: Any = 0,
+                     batch_size: int = 1000, clients: int = 1, first_identity: int = 0,
+                     progress: Any = None, **client_options: Any) -> dict:
+    """Drive a collector with ``clients`` synthetic clients sending ``n`` reports in all.
+
+    The population is :func:`fastldp.mechanisms.simulate`'s (Zipf symbols for
+    oracles, sparse relation sets for JPRS), privatized here with the server's
+    mechanism, identities ``first_identity ... first_identity + n - 1``; each
+    client thread sends every ``clients``-th batch. Returns the totals.
+    """
+    import threading
+
+    from .. import mechanisms
+    from .._random import as_generator
+
+    probe = Client(url, token, **client_options)
+    mech = probe.mechanism()
+    probe.close()
+    budgets = mechanisms._simulation_budgets(epsilon)
+    fixed = getattr(mech, "epsilon", None)
+    starts = list(range(0, n, batch_size))
+    seeds = np.random.SeedSequence(as_generator(seed, "simulate_clients").integers(2**63)
+                                   ).spawn(len(starts))
+    totals = {"accepted": 0, "replayed": 0, "batches": 0}
+    lock = threading.Lock()
+    errors: list = []
+
+    def work(worker: int) -> None:
+        with Client(url, token, **client_options) as client:
+            client._mechanism = mech
+            for b in range(worker, len(starts), clients):
+                if errors:
+                    return
+                rng = np.random.default_rng(seeds[b])
+                m = min(batch_size, n - starts[b])
+                ids = np.arange(first_identity + starts[b], first_identity + starts[b] + m,
+                                dtype=np.uint64)
+                eps = None
+                if isinstance(fixed, (int, float)) and not isinstance(fixed, bool):
+                    pass
+                elif isinstance(budgets, tuple):
+                    eps = rng.uniform(budgets[0], budgets[1], m)
+                else:
+                    eps = np.full(m, budgets)
+                if isinstance(mech, mechanisms.relations.JPRS) or isinstance(
+                        mech, mechanisms.relations.PaddedRelationSampling):
+                    data = mechanisms._relations_chunk(mech, m, rng)
+                else:
+                    data = mechanisms._values_chunk(mech, m, rng)
+                try:
+                    done = client.send(data, identities=ids, epsilons=eps, batch_size=batch_size,
+                                       rng=rng)
+                except Exception as exc:  # reported after the threads end
+                    errors.append(exc)
+                    return
+                with lock:
+                    for k in totals:
+                        totals[k] += done[k]
+                    if progress is not None:
+                        progress(totals["accepted"], n)
+
+    threads = [threading.Thread(target=work, args=(w,)) for w in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+    return totals

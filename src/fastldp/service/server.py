@@ -1,0 +1,31 @@
+"""``fastldp serve``: run a collector under uvicorn (one process: the store has one writer)."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from .app import ServiceConfig, create_app
+
+__all__ = ["serve"]
+
+
+def serve(mechanism: Any, store: Any, tokens: Any, *, host: str = "127.0.0.1", port: int = 8000,
+          tls_cert: Optional[str] = None, tls_key: Optional[str] = None,
+          max_body: int = 16 << 20, rate: Optional[float] = None,
+          segment_rows: int = 1 << 20, log_level: str = "warning") -> None:
+    """Open (and recover) the store, then serve until SIGINT/SIGTERM (which closes the segment).
+
+    TLS: ``tls_cert`` and ``tls_key`` are PEM files passed to uvicorn's
+    ``ssl_certfile`` / ``ssl_keyfile``.
+    """
+    try:
+        import uvicorn
+    except ImportError:  # pragma: no cover - exercised only without the extra
+        raise ImportError("fastldp serve needs the serve extra: pip install 'fastldp[serve]'") \
+            from None
+    if (tls_cert is None) != (tls_key is None):
+        raise ValueError("--tls-cert and --tls-key go together (a certificate and its key)")
+    app = create_app(ServiceConfig(mechanism=mechanism, store=store, tokens=tokens,
+                                   max_body=max_body, rate=rate, segment_rows=segment_rows))
+    uvicorn.run(app, host=host, port=port, ssl_certfile=tls_cert, ssl_keyfile=tls_key,
+                log_level=log_level, access_log=False, workers=1)

@@ -1,0 +1,485 @@
+"""The collector's durable store: an SQLite journal and index, Parquet segments, a live partial.
+
+Layout of a store directory ``DIR``::
+
+    DIR/index.sqlite          the journal (SQLite in WAL mode, synchronous=FULL)
+    DIR/seg-000001.parquet    closed report segments (fastldp.reports format)
+    DIR/seg-000002.parquet.partial   the segment being written (not yet a report file)
+
+The SQLite database holds, in one transaction per group of batches:
+
+* ``identities``: every identity accepted (the exactly-once index),
+* ``batches``: ``(token, idempotency key) -> first answer``,
+* ``pending``: the write-ahead record of each accepted batch (its identities,
+  budgets and reports as raw little-endian arrays) until the segment that
+  holds it is closed,
+* ``segments``: the closed segments and the batches each holds.
+
+A batch is acknowledged only after that transaction has committed, and a
+commit with ``synchronous=FULL`` in WAL mode returns after the journal was
+fsynced: the write-ahead record, the identities and the idempotency key
+become durable in one atomic step, so a crash leaves either all of a batch or
+none of it (and a client that got no answer retries with the same key).
+
+Segments are derived data: batches are buffered and written to the open
+segment with :class:`~fastldp.reports.ReportWriter`; when it holds
+``segment_rows`` reports it is closed (footer written), fsynced, listed in
+``segments`` in the same transaction that drops its batches' write-ahead
+records, and renamed from ``.parquet.partial`` to ``.parquet``. Recovery at
+start: a listed segment still named ``.partial`` is renamed; an unlisted file
+is deleted (its batches are still pending); the pending batches are written
+to a new closed segment; the partial is rebuilt from the segments. So
+``fastldp decode DIR/*.parquet`` decodes exactly the acknowledged reports
+after any restart (and after a graceful stop, which closes the open segment).
+
+The live estimate is the mechanism's exact ``partial``/``merge`` over the
+accepted batches, so its ``finalize`` equals the offline decode bit for bit.
+"""
+
+from __future__ import annotations
+
+import collections
+import concurrent.futures
+import json
+import os
+import queue
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+import numpy as np
+
+from ..reports import ReportWriter, chunk_epsilons, decode_files, mechanism_spec
+
+__all__ = ["Store", "Batch", "StoreError"]
+
+_SIGNED = np.int64  # identities are stored as the int64 with the same bits (SQLite integers are signed)
+
+
+class StoreError(ValueError):
+    """The store directory cannot serve this mechanism (another spec, a missing segment)."""
+
+
+@dataclass
+class Batch:
+    """One batch of checked reports, as :meth:`Store.submit` takes it."""
+
+    token: str
+    key: str
+    identities: np.ndarray  # uint64, shape (n,)
+    epsilons: np.ndarray  # float64, shape (n,)
+    reports: np.ndarray  # the store's report dtype, shape (n,) + report_shape
+    received: float = field(default_factory=time.perf_counter)
+
+
+@dataclass
+class _Stats:
+    reports: int = 0
+    batches: int = 0
+    replayed: int = 0
+    history: collections.deque = field(default_factory=lambda: collections.deque(maxlen=600))
+    latencies: collections.deque = field(default_factory=lambda: collections.deque(maxlen=1000))
+    buckets: list = field(default_factory=list)
+    latency_sum: float = 0.0
+    latency_count: int = 0
+    updated: float = field(default_factory=time.time)
+
+
+LATENCY_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # pragma: no cover - platforms without directory fds
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class Store:
+    """Durable, exactly-once storage of report batches with a live exact partial.
+
+    Parameters
+    ----------
+    directory : path
+        Created if missing. A store holds the reports of one mechanism
+        (its spec is recorded; another is refused).
+    mechanism : streaming estimator
+        The server (``fastldp.mechanisms.from_spec``).
+    report_shape, report_dtype : tuple, numpy dtype
+        What every report must be (the server checks batches against them).
+    segment_rows : int
+        Reports per closed segment.
+    row_group : int
+        Reports buffered before they are written as one Parquet row group.
+    """
+
+    def __init__(self, directory: Any, mechanism: Any, *, report_shape: tuple = (),
+                 report_dtype: Any = np.int64, segment_rows: int = 1 << 20,
+                 row_group: int = 1 << 16, max_group: int = 64) -> None:
+        self.dir = Path(directory)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.mechanism = mechanism
+        self.spec = mechanism_spec(mechanism)
+        self.report_shape = tuple(report_shape)
+        self.report_dtype = np.dtype(report_dtype)
+        self.segment_rows = int(segment_rows)
+        self.row_group = int(row_group)
+        self.max_group = int(max_group)
+        self.stats = _Stats()
+        self.stats.buckets = [0] * (len(LATENCY_BUCKETS) + 1)
+        self.started = time.time()
+        self._db = sqlite3.connect(self.dir / "index.sqlite", isolation_level=None,
+                                   check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=FULL")
+        self._db.executescript("""
+            CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+            CREATE TABLE IF NOT EXISTS identities (id INTEGER PRIMARY KEY);
+            CREATE TABLE IF NOT EXISTS batches (token TEXT NOT NULL, key TEXT NOT NULL,
+                seq INTEGER NOT NULL, n INTEGER NOT NULL, response TEXT NOT NULL,
+                PRIMARY KEY (token, key));
+            CREATE TABLE IF NOT EXISTS pending (seq INTEGER PRIMARY KEY, n INTEGER NOT NULL,
+                payload BLOB NOT NULL);
+            CREATE TABLE IF NOT EXISTS segments (name TEXT PRIMARY KEY, last_seq INTEGER NOT NULL,
+                rows INTEGER NOT NULL);
+        """)
+        self._check_meta()
+        self._lock = threading.Lock()  # guards the partial and the stats
+        self._partial = self._empty_partial()
+        self._applied_seq = 0
+        self._applied = threading.Condition(self._lock)
+        self._cache: Optional[tuple[int, Any]] = None
+        self._writer: Optional[ReportWriter] = None
+        self._segment_name: Optional[str] = None
+        self._segment_last_seq = 0
+        self._buffer: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self._buffered = 0
+        self._recover()
+        self._queue: queue.Queue = queue.Queue()
+        self._decode_queue: queue.Queue = queue.Queue(maxsize=256)
+        self._closing = False
+        self._thread = threading.Thread(target=self._write_loop, name="fastldp-store",
+                                        daemon=True)
+        self._decoder = threading.Thread(target=self._decode_loop, name="fastldp-decode",
+                                         daemon=True)
+        self._thread.start()
+        self._decoder.start()
+
+    # ------------------------------------------------------------------ set-up and recovery
+    def _check_meta(self) -> None:
+        want = {"spec": json.dumps(self.spec, sort_keys=True),
+                "report_shape": json.dumps(list(self.report_shape)),
+                "report_dtype": self.report_dtype.str}
+        have = dict(self._db.execute("SELECT key, value FROM meta").fetchall())
+        if not have:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.executemany("INSERT INTO meta VALUES (?, ?)", list(want.items()))
+            self._db.execute("COMMIT")
+            return
+        for key, value in want.items():
+            if have.get(key) != value:
+                raise StoreError(f"the store {self.dir} holds reports with {key} "
+                                 f"{have.get(key)}, not {value}; use another --store")
+
+    def _empty_partial(self):
+        empty_reports = np.zeros((0, *self.report_shape), dtype=self.report_dtype)
+        eps = chunk_epsilons(self.mechanism, np.zeros(0), "no reports")
+        return self.mechanism.partial(empty_reports, eps, np.zeros(0, dtype=np.uint64))
+
+    def _seq(self) -> int:
+        row = self._db.execute("SELECT MAX(seq) FROM batches").fetchone()
+        return int(row[0] or 0)
+
+    def _recover(self) -> None:
+        listed = dict(self._db.execute("SELECT name, rows FROM segments").fetchall())
+        for name in listed:
+            final, part = self.dir / name, self.dir / (name + ".partial")
+            if not final.exists():
+                if part.exists():
+                    os.replace(part, final)
+                else:
+                    raise StoreError(f"the store {self.dir} lists the segment {name}, "
+                                     "which is missing")
+        _fsync_dir(self.dir)
+        for path in self.dir.glob("seg-*.parquet*"):
+            if path.name not in listed:
+                path.unlink()  # written after the last listed segment: its batches are pending
+        files = [str(self.dir / name) for name in sorted(listed)]
+        if files:
+            self._partial = decode_files(self.mechanism, files, finalize=False)
+        rows = self._db.execute("SELECT seq, n, payload FROM pending ORDER BY seq").fetchall()
+        for seq, n, payload in rows:
+            ids, eps, reps = self._unpack(n, payload)
+            self._merge(ids, eps, reps)
+            self._buffer_rows(ids, eps, reps, seq)
+        if rows:
+            self._roll()
+        n, batches = self._db.execute("SELECT COALESCE(SUM(n), 0), COUNT(*) FROM batches"
+                                      ).fetchone()
+        self.stats.reports, self.stats.batches = int(n), int(batches)
+        self.stats.history.append((time.time(), self.stats.reports))
+        self._next_seq = self._seq() + 1
+        self._applied_seq = self._next_seq - 1
+        self._committed_seq = self._applied_seq
+
+    # ------------------------------------------------------------------ payloads
+    def _pack(self, ids, eps, reps) -> bytes:
+        return (ids.astype("<u8").tobytes() + eps.astype("<f8").tobytes()
+                + np.ascontiguousarray(reps, dtype=self.report_dtype.newbyteorder("<")).tobytes())
+
+    def _unpack(self, n: int, payload: bytes):
+        ids = np.frombuffer(payload, "<u8", n, 0).astype(np.uint64)
+        eps = np.frombuffer(payload, "<f8", n, 8 * n).astype(np.float64)
+        reps = np.frombuffer(payload, self.report_dtype.newbyteorder("<"), offset=16 * n)
+        reps = reps.astype(self.report_dtype).reshape((n, *self.report_shape))
+        return ids, eps, reps
+
+    # ------------------------------------------------------------------ the public calls
+    def submit(self, batch: Batch) -> concurrent.futures.Future:
+        """Queue a batch; the future resolves to ``(status, body)`` once it is durable.
+
+        ``status`` is 201 (accepted), 200 (a repeated key: the first answer)
+        or 409 (identities already seen: ``body["identities"]`` names them).
+        """
+        fut: concurrent.futures.Future = concurrent.futures.Future()
+        if self._closing:
+            fut.set_exception(StoreError("the store is closing"))
+        else:
+            self._queue.put((batch, fut))
+        return fut
+
+    def committed_seq(self) -> int:
+        return self._committed_seq
+
+    def wait_applied(self, seq: int, timeout: float = 30.0) -> bool:
+        """Block until the batches up to ``seq`` are in the live partial."""
+        with self._applied:
+            return self._applied.wait_for(lambda: self._applied_seq >= seq, timeout)
+
+    def result(self) -> tuple[Any, int]:
+        """The finalized live estimate and the last batch it includes."""
+        with self._lock:
+            partial, seq = self._partial, self._applied_seq
+            if self._cache is not None and self._cache[0] == seq:
+                return self._cache[1], seq
+        result = self.mechanism.finalize(partial)
+        with self._lock:
+            self._cache = (seq, result)
+        return result, seq
+
+    def close(self) -> None:
+        """Finish the queued batches, close the open segment (so the files hold every report)."""
+        if self._closing:
+            return
+        self._closing = True
+        self._queue.put(None)
+        self._thread.join()
+        self._decode_queue.put(None)
+        self._decoder.join()
+        self._roll()
+        self._db.close()
+
+    # ------------------------------------------------------------------ the writer thread
+    def _write_loop(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            group = [item]
+            while len(group) < self.max_group:
+                try:
+                    nxt = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if nxt is None:
+                    self._queue.put(None)
+                    break
+                group.append(nxt)
+            try:
+                self._commit_group(group)
+            except BaseException as exc:  # pragma: no cover - disk full, I/O errors
+                for _, fut in group:
+                    if not fut.done():
+                        fut.set_exception(exc)
+
+    def _commit_group(self, group) -> None:
+        db = self._db
+        answers = []
+        accepted = []
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            seen_keys: dict = {}
+            for batch, fut in group:
+                k = (batch.token, batch.key)
+                if k in seen_keys:  # the same key twice in one group: the first answer
+                    answers.append((fut, "same", k))
+                    continue
+                row = db.execute("SELECT response FROM batches WHERE token = ? AND key = ?",
+                                 k).fetchone()
+                if row is not None:
+                    answers.append((fut, 200, dict(json.loads(row[0]), replayed=True)))
+                    continue
+                signed = batch.identities.view(_SIGNED)
+                uniq, counts = np.unique(signed, return_counts=True)
+                inside = uniq[counts > 1]
+                db.execute("SAVEPOINT b")
+                cur = db.executemany("INSERT OR IGNORE INTO identities VALUES (?)",
+                                     ((int(i),) for i in uniq))
+                if cur.rowcount != uniq.shape[0] or inside.size:
+                    db.execute("ROLLBACK TO b")
+                    db.execute("RELEASE b")
+                    dup = set(inside.tolist())
+                    for start in range(0, uniq.shape[0], 500):
+                        part = [int(i) for i in uniq[start:start + 500]]
+                        q = "SELECT id FROM identities WHERE id IN (%s)" % ",".join("?" * len(part))
+                        dup.update(r[0] for r in db.execute(q, part))
+                    named = np.sort(np.array(sorted(dup), dtype=np.int64).view(np.uint64))
+                    refusal = {
+                        "error": "duplicate_identity",
+                        "identities": [int(i) for i in named[:1000]],
+                        "detail": f"{named.size} identities of the batch were already "
+                                  "reported (or repeat within it); the batch is refused whole"}
+                    seen_keys[k] = (409, refusal)
+                    answers.append((fut, 409, refusal))
+                    continue
+                db.execute("RELEASE b")
+                seq = self._next_seq
+                self._next_seq += 1
+                n = int(batch.identities.shape[0])
+                body = {"accepted": n, "batch": seq, "reports": 0, "replayed": False}
+                db.execute("INSERT INTO pending VALUES (?, ?, ?)",
+                           (seq, n, self._pack(batch.identities, batch.epsilons, batch.reports)))
+                seen_keys[k] = (200, body)
+                accepted.append((batch, fut, seq, body))
+            total = self.stats.reports
+            for batch, fut, seq, body in accepted:
+                total += body["accepted"]
+                body["reports"] = total
+                db.execute("INSERT INTO batches VALUES (?, ?, ?, ?, ?)",
+                           (batch.token, batch.key, seq, body["accepted"], json.dumps(body)))
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            self._next_seq = self._seq() + 1
+            raise
+        now = time.time()
+        done = time.perf_counter()
+        with self._lock:
+            for batch, fut, seq, body in accepted:
+                self.stats.reports += body["accepted"]
+                self.stats.batches += 1
+                latency = done - batch.received
+                self.stats.latencies.append(latency)
+                self.stats.latency_sum += latency
+                self.stats.latency_count += 1
+                i = int(np.searchsorted(LATENCY_BUCKETS, latency))
+                self.stats.buckets[i] += 1
+            if accepted:
+                self._committed_seq = accepted[-1][2]
+                self.stats.updated = now
+                h = self.stats.history
+                if h and now - h[-1][0] < 1.0 and len(h) > 1:
+                    h[-1] = (h[-1][0], self.stats.reports)
+                else:
+                    h.append((now, self.stats.reports))
+            self.stats.replayed += sum(1 for a in answers if a[1] in (200, "same"))
+        for batch, fut, seq, body in accepted:
+            self._decode_queue.put((batch.identities, batch.epsilons, batch.reports, seq))
+        for batch, fut, seq, body in accepted:
+            fut.set_result((201, dict(body)))
+        for fut, status, body in answers:
+            if status == "same":
+                status, first = seen_keys[body]
+                body = dict(first, replayed=True) if status == 200 else dict(first)
+            fut.set_result((status, body))
+        for batch, fut, seq, body in accepted:
+            self._buffer_rows(batch.identities, batch.epsilons, batch.reports, seq)
+        if self._buffered >= self.row_group:
+            self._flush()
+        if self._writer is not None and self._writer.rows >= self.segment_rows:
+            self._roll()
+
+    # ------------------------------------------------------------------ the decoder thread
+    def _merge(self, ids, eps, reps) -> None:
+        part = self.mechanism.partial(reps, chunk_epsilons(self.mechanism, eps, "a batch"), ids)
+        self._partial = self.mechanism.merge(self._partial, part)
+
+    def _decode_loop(self) -> None:
+        while True:
+            item = self._decode_queue.get()
+            if item is None:
+                return
+            items = [item]
+            rows = item[0].shape[0]
+            while rows < self.row_group:
+                try:
+                    nxt = self._decode_queue.get_nowait()
+                except queue.Empty:
+                    break
+                if nxt is None:
+                    self._decode_queue.put(None)
+                    break
+                items.append(nxt)
+                rows += nxt[0].shape[0]
+            ids = np.concatenate([it[0] for it in items])
+            eps = np.concatenate([it[1] for it in items])
+            reps = np.concatenate([it[2] for it in items])
+            part = self.mechanism.partial(reps, chunk_epsilons(self.mechanism, eps, "a batch"),
+                                          ids)
+            with self._applied:
+                self._partial = self.mechanism.merge(self._partial, part)
+                self._applied_seq = items[-1][3]
+                self._applied.notify_all()
+
+    # ------------------------------------------------------------------ segments
+    def _buffer_rows(self, ids, eps, reps, seq) -> None:
+        self._buffer.append((ids, eps, reps))
+        self._buffered += ids.shape[0]
+        self._segment_last_seq = seq
+
+    def _flush(self) -> None:
+        if not self._buffer:
+            return
+        if self._writer is None:
+            last = self._db.execute("SELECT name FROM segments ORDER BY name DESC LIMIT 1"
+                                    ).fetchone()
+            number = int(last[0][4:10]) + 1 if last else 1
+            self._segment_name = f"seg-{number:06d}.parquet"
+            self._writer = ReportWriter(self.dir / (self._segment_name + ".partial"),
+                                        self.mechanism, row_group_size=self.row_group)
+        ids = np.concatenate([b[0] for b in self._buffer])
+        eps = np.concatenate([b[1] for b in self._buffer])
+        reps = np.concatenate([b[2] for b in self._buffer])
+        self._writer.write(reps, eps, ids)
+        self._buffer, self._buffered = [], 0
+
+    def _roll(self) -> None:
+        """Close the open segment: footer, fsync, list it and drop its write-ahead records."""
+        self._flush()
+        if self._writer is None:
+            return
+        self._writer.close()
+        name, rows = self._segment_name, self._writer.rows
+        part = self.dir / (name + ".partial")
+        with open(part, "rb+") as fh:
+            os.fsync(fh.fileno())
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        db.execute("INSERT INTO segments VALUES (?, ?, ?)", (name, self._segment_last_seq, rows))
+        db.execute("DELETE FROM pending WHERE seq <= ?", (self._segment_last_seq,))
+        db.execute("COMMIT")
+        os.replace(part, self.dir / name)
+        _fsync_dir(self.dir)
+        self._writer, self._segment_name = None, None
+
+    def segments(self) -> list[Path]:
+        """The closed segment files, in order."""
+        names = [r[0] for r in self._db.execute("SELECT name FROM segments ORDER BY name")]
+        return [self.dir / n for n in names]
