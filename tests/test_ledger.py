@@ -270,12 +270,13 @@ def test_an_epsilon_delta_cap_composes_each_groups_events():
     ledger.charge([2, 3], 3.0, shuffle, release="shuffled")      # the event stands for it
     ledger.charge([3, 4], [0.25, 0.75], release="pure-2")
     delta = 1e-6
-    # by hand: each identity's events, its pure charges summed into one pure event
+    # by hand: each identity's events, then its pure releases: one by one while each
+    # charged one epsilon to all, else their sum as one pure event (basic composition)
     by_hand = {
-        1: 0.5,  # pure only: basic composition
+        1: epsilon_at([pure_dp_event(0.5)], delta),
         2: epsilon_at([shuffle, pure_dp_event(0.5)], delta),
-        3: epsilon_at([shuffle, pure_dp_event(0.5 + 0.25)], delta),
-        4: 0.75,
+        3: epsilon_at([shuffle, pure_dp_event(0.5 + 0.25)], delta),  # pure-2 is personal
+        4: 0.75,  # personal epsilons only: their sum
         5: 0.0,
     }
     ids = np.array([1, 2, 3, 4, 5])
@@ -286,9 +287,9 @@ def test_an_epsilon_delta_cap_composes_each_groups_events():
     np.testing.assert_array_equal(ledger.spent(ids), [0.5, 3.5, 3.75, 0.75, 0.0])
     # a new release with an event: composed with each identity's past
     new = zcdp_event(0.2)
-    after = {i: epsilon_at([e for e in ([shuffle] if i in (2, 3) else [])] + [new] +
-                           ([pure_dp_event(p)] if (p := {1: .5, 2: .5, 3: .75, 4: .75}.get(i))
-                            else []), delta) for i in ids.tolist()}
+    pure_part = {1: 0.5, 2: 0.5, 3: 0.75, 4: 0.75}
+    after = {i: epsilon_at(([shuffle] if i in (2, 3) else []) + [new] + (
+        [pure_dp_event(pure_part[i])] if i in pure_part else []), delta) for i in ids.tolist()}
     cap = (float(np.median(list(after.values()))), delta)
     np.testing.assert_array_equal(ledger.can_release(ids, 1.0, cap, event=new),
                                   [after[i] <= cap[0] * (1 + ROUNDING) for i in ids.tolist()])
@@ -297,6 +298,7 @@ def test_an_epsilon_delta_cap_composes_each_groups_events():
     assert groups[("pure", "shuffled", "pure-2")].remaining == 2.0 - by_hand[3]
     assert groups[("pure", "shuffled")].remaining == 2.0 - by_hand[2]
     assert groups[("pure-2",)].remaining == 2.0 - 0.75
+    assert groups[("pure",)].remaining == 2.0 - by_hand[1]
     # the event is stored as JSON and read back
     (_, shuffled, _) = ledger.releases()
     assert shuffled.event == shuffle and ledger.releases()[0].event is None
@@ -314,6 +316,26 @@ def test_an_epsilon_delta_cap_composes_each_groups_events():
     with pytest.raises(BudgetExceededError):
         ledger.charge(ids, 1.0, new, release="late", cap=cap)
     assert len(ledger.releases()) == 3
+
+
+def test_many_small_pure_releases_compose_below_their_sum_under_a_delta():
+    from fastldp.accounting import epsilon_at, pure_dp_event
+
+    ledger = Ledger(":memory:")
+    for k in range(40):
+        ledger.charge([1, 2], 0.1, release=f"small-{k}")
+    delta = 1e-6
+    tight = epsilon_at([pure_dp_event(0.1)] * 40, delta)
+    assert tight < 3.0  # the accountant's PLD: far below the sum, 4
+    np.testing.assert_array_equal(ledger.remaining([1, 2], (4.0, delta)), 4.0 - tight)
+    assert ledger.remaining([1], 4.0)[0] == 4.0 - sum([0.1] * 40)  # a float cap: the sum
+    plan = epsilon_at([pure_dp_event(0.1)] * 40 + [pure_dp_event(1.0)], delta)
+    assert ledger.can_release([1], 1.0, (plan, delta)).tolist() == [True]
+    assert ledger.can_release([1], 1.0, (plan * (1 - 1e-6), delta)).tolist() == [False]
+    # a release with personal epsilons: the pure releases of its identities become one sum
+    ledger.charge([1, 2], [0.05, 0.1], release="personal")
+    np.testing.assert_array_equal(ledger.remaining([1, 2], (9.0, delta)),
+                                  9.0 - ledger.spent([1, 2]))
 
 
 # --- real processes: kill -9 in the middle of big charges, and two writers ---------------

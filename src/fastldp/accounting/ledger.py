@@ -36,19 +36,24 @@ take a new charge :math:`\\varepsilon` while
 :math:`\\sum_j \\varepsilon_j + \\varepsilon \\le` ``cap``.
 
 A pair ``cap=(epsilon, delta)`` composes each identity's releases with
-:func:`fastldp.accounting.epsilon_at` (RDP, PLD or basic composition,
-whichever is tightest): the events of the releases charged with one (for
-example the RDP curve of a shuffled release) and, for the releases charged
-without one, their summed epsilon :math:`\varepsilon_p` as a single
-:func:`~fastldp.accounting.pure_dp_event` (basic composition makes them one
-:math:`\varepsilon_p`-DP mechanism, and binary randomized response at
-:math:`\varepsilon_p`, which that event is, dominates every
-:math:`\varepsilon_p`-DP mechanism [3]_). The identity's epsilon at
-``delta`` must then not exceed the cap's epsilon. An identity whose
-releases all came without an event has spent :math:`\varepsilon_p` at any
-delta (basic composition, no accountant called). Identities of the same
-group with the same pure part share one composition, so the cost is one
-composition per distinct (group, pure part).
+:func:`fastldp.accounting.epsilon_at` (basic composition, PLD or RDP,
+whichever is tightest), and the identity's epsilon at ``delta`` must not
+exceed the cap's epsilon. What enters the composition:
+
+- the event of each release charged with one (for example the RDP curve of
+  a shuffled release);
+- the releases charged without an event, each as a
+  :func:`~fastldp.accounting.pure_dp_event` of its epsilon, when each of
+  them charged one epsilon to all its identities (the accountant's PLD
+  then composes many small releases far below their sum);
+- otherwise (some release charged personal epsilons) their per-identity sum
+  :math:`\\varepsilon_p` as one pure event: basic composition makes them one
+  :math:`\\varepsilon_p`-DP mechanism, which binary randomized response at
+  :math:`\\varepsilon_p` (what that event is) dominates [3]_; with no
+  event at all the answer is :math:`\\varepsilon_p` itself.
+
+Identities of one group (the same releases) with the same pure sum share one
+composition, so the cost is one composition per distinct (group, pure sum).
 
 Comparisons allow a relative rounding slack of :data:`ROUNDING` (10^-9):
 ten charges of 0.1 fit a cap of 1.0 although their float sum is
@@ -245,19 +250,14 @@ def _event_from_json(text: str):
     return from_json(text)
 
 
-def _epsilon_at(events: Sequence[str], pure: float, delta: float) -> float:
-    """Epsilon at ``delta`` of the events (JSON) composed with a ``pure``-epsilon release.
-
-    Without events the answer is ``pure`` (basic composition, exact for pure DP).
-    """
-    if not events:
-        return pure
+def _epsilon_at(events: Sequence[str], pures: Sequence[float], delta: float) -> float:
+    """Epsilon at ``delta`` of the events (JSON) and pure-epsilon releases composed."""
+    if not events and not pures:
+        return 0.0
     from . import epsilon_at, pure_dp_event
 
     parsed = [_event_from_json(text) for text in events]
-    if pure > 0:
-        parsed.append(pure_dp_event(pure))
-    return float(epsilon_at(parsed, delta))
+    return float(epsilon_at(parsed + [pure_dp_event(e) for e in pures], delta))
 
 
 # --- validation ----------------------------------------------------------------------------
@@ -640,23 +640,49 @@ class Ledger:
                 chains[s] = known
             return chains[path[0]] if path else known
 
-        events = dict(self._con.execute(
-            "SELECT release, event FROM releases WHERE event IS NOT NULL").fetchall())
-        return chain, events
+        events, single = {}, {}
+        for release, event, low, high in self._con.execute(
+                "SELECT release, event, epsilon_min, epsilon_max FROM releases"):
+            if event is not None:
+                events[release] = event
+            else:
+                single[release] = low if low == high else None
+        return chain, events, single
+
+    @staticmethod
+    def _compose(releases: tuple, events: dict, single: dict, pure: float, delta: float,
+                 extra_event: Optional[str] = None, extra_pure: float = 0.0) -> float:
+        """Epsilon at ``delta`` of one identity's releases (and a planned one).
+
+        ``pure`` is the identity's sum over its releases without an event. When each of
+        them charged one epsilon to everyone, they enter the accountant one by one (its
+        PLD composes many small ones below their sum); otherwise their sum enters as one
+        pure event (basic composition among them), or is the answer when there are no
+        events.
+        """
+        evs = [events[r] for r in releases if r in events]
+        if extra_event is not None:
+            evs.append(extra_event)
+        ones = [single[r] for r in releases if r not in events]
+        if all(e is not None for e in ones):
+            return _epsilon_at(evs, ones + ([extra_pure] if extra_pure > 0 else []), delta)
+        total = pure + extra_pure
+        return _epsilon_at(evs, [total], delta) if evs else total
 
     def _epsilons_at(self, sets: np.ndarray, pure: np.ndarray, delta: float,
-                     extra: Optional[str] = None) -> np.ndarray:
-        """Epsilon at ``delta`` of each identity's releases (plus the event ``extra``)."""
-        chain, events = self._chains()
-        keys = np.empty(sets.size, dtype=[("set_id", np.int64), ("pure", np.float64)])
+                     extra_event: Optional[str] = None,
+                     extra_pure: Optional[np.ndarray] = None) -> np.ndarray:
+        """Epsilon at ``delta`` of each identity's releases (and a planned release)."""
+        chain, events, single = self._chains()
+        keys = np.empty(sets.size, dtype=[("set_id", np.int64), ("pure", np.float64),
+                                          ("extra", np.float64)])
         keys["set_id"], keys["pure"] = sets, pure
+        keys["extra"] = 0.0 if extra_pure is None else extra_pure
         uniq, inverse = np.unique(keys, return_inverse=True)
         values = np.empty(uniq.size)
-        for k, (set_id, p) in enumerate(uniq.tolist()):
-            evs = [events[r] for r in chain(set_id) if r in events]
-            if extra is not None:
-                evs.append(extra)
-            values[k] = _epsilon_at(evs, p, delta)
+        for k, (set_id, p, extra) in enumerate(uniq.tolist()):
+            values[k] = self._compose(chain(set_id), events, single, p, delta,
+                                      extra_event, extra)
         return values[inverse.ravel()]
 
     def spent(self, identities) -> np.ndarray:
@@ -710,9 +736,9 @@ class Ledger:
         if delta is None:
             return spent + eps <= bound
         if event_json is None:
-            after = self._epsilons_at(sets, pure + eps, delta)
+            after = self._epsilons_at(sets, pure, delta, extra_pure=eps)
         else:
-            after = self._epsilons_at(sets, pure, delta, extra=event_json)
+            after = self._epsilons_at(sets, pure, delta, extra_event=event_json)
         return after <= bound
 
     def can_release(self, identities, epsilons, cap, event=None) -> np.ndarray:
@@ -766,7 +792,7 @@ class Ledger:
         if ids.size != 1:
             raise param_error("identity", "Ledger.history", "one int64 identity", identity)
         _, _, sets = self._state(ids)
-        chain, _ = self._chains()
+        chain = self._chains()[0]
         out = []
         for index in chain(int(sets[0])):
             name, eps = self._con.execute(
@@ -795,7 +821,7 @@ class Ledger:
         rows = self._con.execute(
             "SELECT set_id, COUNT(*), MIN(spent), MAX(spent), MAX(pure) FROM identities "
             "GROUP BY set_id").fetchall()
-        chain, events = self._chains()
+        chain, events, single = self._chains()
         rows.sort(key=lambda row: (chain(row[0])[-1:], chain(row[0])))
         names = dict(self._con.execute("SELECT release, name FROM releases").fetchall())
         out = []
@@ -804,9 +830,9 @@ class Ledger:
             if limit is not None:
                 if limit[1] is None:
                     remaining = limit[0] - high
-                else:
-                    evs = [events[r] for r in chain(set_id) if r in events]
-                    remaining = limit[0] - _epsilon_at(evs, pure, limit[1])
+                else:  # the composition grows with the pure part: its largest is the worst
+                    remaining = limit[0] - self._compose(chain(set_id), events, single, pure,
+                                                         limit[1])
             out.append(Group(tuple(names[r] for r in chain(set_id)), int(n), float(low),
                              float(high), remaining))
         return out
