@@ -16,12 +16,12 @@ import re
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Union
+from typing import Optional, Union
 
 import numpy as np
 
 from .._random import RngLike, as_generator
-from .._validation import check_float, check_int
+from .._validation import check_float, check_int, param_error
 
 __all__ = ["RegressionData", "make_sparse_regression", "KelmarshData", "load_kelmarsh",
            "KELMARSH_TARGET"]
@@ -79,7 +79,8 @@ class RegressionData:
 
 def make_sparse_regression(*, n: int = 15_000, m: int = 50, d: int = 256, k: int = 8,
                            sigma: float = 0.25, theta_norm: float = 1.0, n_test: int = 4000,
-                           rng: RngLike = None) -> RegressionData:
+                           rng: RngLike = None,
+                           out: Optional[np.ndarray] = None) -> RegressionData:
     """Draw the synthetic data of paper 002, section C.1.
 
     ``x ~ N(0, I_d)``, ``y = x^T theta + sigma e`` with ``e ~ N(0, 1)``;
@@ -97,6 +98,13 @@ def make_sparse_regression(*, n: int = 15_000, m: int = 50, d: int = 256, k: int
     n_test : int
         Fresh test observations.
     rng : None, int, SeedSequence or Generator
+    out : ndarray, optional
+        A C-contiguous float64 array of shape ``(n m, d)`` to draw ``X``
+        into (it becomes ``X``): the values are those of a draw without
+        it, bit for bit, and a caller that draws many data sets of one size
+        (an experiment's repetitions) saves the allocation of a fresh
+        ``X``, whose first touch of each page costs as much as drawing
+        half its normals.
     """
     owner = "make_sparse_regression"
     n = check_int(n, "n", owner, low=1)
@@ -110,7 +118,16 @@ def make_sparse_regression(*, n: int = 15_000, m: int = 50, d: int = 256, k: int
     theta = np.zeros(d)
     support = np.sort(gen.choice(d, size=k, replace=False))
     theta[support] = gen.choice([-1.0, 1.0], size=k) * theta_norm / math.sqrt(k)
-    X = gen.standard_normal((n * m, d))
+    if out is None:
+        X = gen.standard_normal((n * m, d))
+    else:
+        if not (isinstance(out, np.ndarray) and out.dtype == np.float64
+                and out.shape == (n * m, d) and out.flags.c_contiguous and out.flags.writeable):
+            shown = (f"array of shape {out.shape} and dtype {out.dtype}"
+                     if isinstance(out, np.ndarray) else type(out).__name__)
+            raise param_error("out", owner, f"a writeable C-contiguous float64 array of shape "
+                              f"({n * m}, {d})", shown, TypeError)
+        X = gen.standard_normal(out=out)
     y = X @ theta + sigma * gen.standard_normal(n * m)
     X_test = gen.standard_normal((n_test, d))
     y_test = X_test @ theta + sigma * gen.standard_normal(n_test)

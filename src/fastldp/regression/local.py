@@ -363,6 +363,10 @@ class Precomputed:
         Each row's user id (needed by the user-level methods).
     owner : str
         Name used in error messages.
+    n_threads : int, optional
+        Threads of the local Lassos (:func:`screened_local_lasso`; default
+        the cores). The results do not depend on it; a caller that already
+        runs one process per core (an experiment's workers) passes 1.
 
     Examples
     --------
@@ -381,9 +385,10 @@ class Precomputed:
     """
 
     def __init__(self, X: ArrayLike, y: ArrayLike, users: Optional[ArrayLike] = None,
-                 owner: str = "Precomputed") -> None:
+                 owner: str = "Precomputed", *, n_threads: Optional[int] = None) -> None:
         self.X, self.y = check_Xy(X, y, owner)
         self.users = users
+        self.n_threads = n_threads
         self._grouped: Optional[UserData] = None
         self._first: dict = {}
         self._lasso: dict = {}
@@ -431,7 +436,7 @@ class Precomputed:
         missing = np.unique(users[~done[users]])
         if missing.shape[0]:
             B[missing] = screened_local_lasso(data.X, data.y, data.counts, alpha, users=missing,
-                                              screen=screen)
+                                              screen=screen, n_threads=self.n_threads)
             done[missing] = True
         return B[users]
 

@@ -19,6 +19,7 @@ configuration, method and seed.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -125,6 +126,7 @@ class _Data:
 
     def __init__(self, X, y, users, X_test, y_test, theta, sigma, theta_bound, rho):
         self.X, self.y, self.users = X, y, users
+        self.n_threads = None  # the local Lassos' threads (run_cell sets its own)
         self.X_test, self.y_test = X_test, y_test
         self.theta, self.sigma, self.theta_bound, self.rho = theta, sigma, theta_bound, rho
         self.lasso = None  # the non-private fit, shared across eps
@@ -142,7 +144,7 @@ class _Data:
         if self._pre is None:
             from ...regression.local import Precomputed
 
-            self._pre = Precomputed(self.X, self.y, self.users)
+            self._pre = Precomputed(self.X, self.y, self.users, n_threads=self.n_threads)
         return self._pre
 
 
@@ -167,9 +169,16 @@ def load_data(config: dict, seed: int, stream, data_dir=None) -> _Data:
     if kind == "synthetic":
         from ...regression import make_sparse_regression
 
+        # the previous repetition's X, when it has this shape, is drawn over (the same values
+        # as a fresh array, bit for bit): a fresh 1.5 GB array costs its page faults again
+        shape = (config["n"] * config["m"], config["d"])
+        old = [v.X for v in _CACHE.values() if isinstance(v, _Data) and v.X.shape == shape
+               and v.X.flags.owndata and v.X.flags.writeable]
         _CACHE.clear()
         D = make_sparse_regression(n=config["n"], m=config["m"], d=config["d"], k=config["k"],
-                                   sigma=config["sigma"], n_test=config["n_test"], rng=gen)
+                                   sigma=config["sigma"], n_test=config["n_test"], rng=gen,
+                                   out=old[0] if old else None)
+        del old
         data = _Data(D.X, D.y, D.users, D.X_test, D.y_test, D.theta, D.sigma, 1.0, D.beta_min)
     else:
         K = _kelmarsh_loaded(resolve_kelmarsh_path(config["population"], data_dir))
@@ -232,13 +241,36 @@ def run_cell(cell: Cell, *, methods=None, n_threads: int = 1, data_dir=None) -> 
     rows = {m: {**base, "key": cell.key(m), "method": m, "failure": "",
                 "unit": METHODS.get(m, ("", ""))[0], "model": METHODS.get(m, ("", ""))[1]}
             for m in methods}
+    with _blas_threads(n_threads):
+        _run_methods(cell, rows, n_threads, data_dir)
+    return list(rows.values())
+
+
+def _blas_threads(n_threads: int):
+    """At most ``n_threads`` BLAS threads inside (threadpoolctl, when installed).
+
+    The runner already runs one worker per core; each worker's BLAS spinning
+    up one thread per core as well oversubscribes the machine, which costs
+    OpenBLAS far more than it gains. The results do not depend on it.
+    """
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # optional: without it BLAS keeps its own thread count
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=max(1, int(n_threads)), user_api="blas")
+
+
+def _run_methods(cell: Cell, rows: dict, n_threads: int, data_dir) -> None:
+    """Fill ``rows`` (method -> row) for one cell."""
+    cfg = cell.config
     stream = streams(cfg, cell.seed)
     try:
         data = load_data(cfg, cell.seed, stream, data_dir)
     except Exception as exc:
         for row in rows.values():
             row["failure"] = _message(exc, "set-up: ")
-        return list(rows.values())
+        return
+    data.n_threads = n_threads
     for method, row in rows.items():
         row["d"] = data.X.shape[1]
         try:
@@ -268,7 +300,6 @@ def run_cell(cell: Cell, *, methods=None, n_threads: int = 1, data_dir=None) -> 
                     row["stage1_exact"] = bool(np.array_equal(np.sort(recovered), truth))
         except Exception as exc:
             row["failure"] = _message(exc, f"{method}: ")
-    return list(rows.values())
 
 
 def _data_group(cell: Cell):
