@@ -82,9 +82,9 @@ Privacy
 One report is ``epsilon_1``-LDP. Any number of reports of a value that
 does not change are post-processing of one permanent response, so together
 they are ``epsilon_inf``-LDP. A value that changes draws a permanent
-response for each value it takes: ``c`` changes (``c + 1`` distinct values)
-cost at most ``(c + 1) epsilon_inf`` over the whole collection, i.e.
-``c epsilon_inf`` more than an unchanged value (:class:`LongitudinalPrivacy`).
+response for each distinct value it takes: ``c`` distinct values cost at
+most ``c epsilon_inf`` over the whole collection (a value that changes
+``c`` times takes at most ``c + 1``), :meth:`LongitudinalPrivacy.over_time`.
 
 References
 ----------
@@ -248,11 +248,23 @@ class LongitudinalPrivacy(PrivacyStatement):
     epsilon_inf : float
         The bound over any number of reports of a value that does not change.
 
+    Notes
+    -----
+    A user's reports of one value are post-processing of that value's
+    permanent response (``epsilon_inf``-LDP) and also a composition of
+    ``epsilon_1``-LDP reports, so ``t`` reports of one value cost
+    ``min(t epsilon_1, epsilon_inf)``. A user whose value takes ``c``
+    distinct values over the collection has ``c`` permanent responses, so
+    at most ``c epsilon_inf`` in all (:meth:`over_time`): a value that
+    changes ``c`` times takes at most ``c + 1`` distinct values. Changing
+    back to an earlier value costs nothing new (its response is in the
+    memo).
+
     Examples
     --------
     >>> s = LongitudinalPrivacy.memoized(epsilon_1=1.0, epsilon_inf=4.0)
-    >>> s.over_time(changes=0), s.over_time(changes=2)
-    (4.0, 12.0)
+    >>> s.over_time(), s.over_time(n_values=3), s.over_time(n_values=1, n_reports=2)
+    (4.0, 12.0, 2.0)
     >>> str(s)
     'epsilon=1, epsilon_inf=4 per value over any number of reports (local DP, per report)'
     """
@@ -265,18 +277,21 @@ class LongitudinalPrivacy(PrivacyStatement):
         return cls("local DP", "report", epsilon=float(epsilon_1), delta=0.0,
                    epsilon_inf=float(epsilon_inf))
 
-    def over_time(self, changes: int = 0) -> float:
-        """The bound over any number of rounds for a value that changes ``changes`` times.
+    def over_time(self, n_values: int = 1, n_reports: Optional[int] = None) -> float:
+        """The bound over a whole collection for a user whose value took ``n_values`` values.
 
-        Each distinct value an identity reports has its own permanent
-        response, worth ``epsilon_inf``; ``changes`` changes give at most
-        ``changes + 1`` distinct values, so ``(changes + 1) epsilon_inf``
-        over the whole collection: ``changes * epsilon_inf`` beyond the
-        unchanged value's ``epsilon_inf``.
+        ``n_values * epsilon_inf`` (each distinct value has one permanent
+        response), or ``min(n_reports * epsilon_1, n_values * epsilon_inf)``
+        when the number of reports is known (class notes).
         """
-        c = check_int(changes, "changes", "LongitudinalPrivacy.over_time", low=0)
-        assert self.epsilon_inf is not None
-        return (c + 1) * self.epsilon_inf
+        owner = "LongitudinalPrivacy.over_time"
+        c = check_int(n_values, "n_values", owner, low=1)
+        assert self.epsilon_inf is not None and self.epsilon is not None
+        bound = c * self.epsilon_inf
+        if n_reports is not None:
+            t = check_int(n_reports, "n_reports", owner, low=c)
+            bound = min(bound, t * self.epsilon)
+        return bound
 
     def budget(self) -> str:
         return (f"{super().budget()}, epsilon_inf={self.epsilon_inf:g} per value over any "
@@ -612,7 +627,7 @@ class LGRR(LongitudinalOracle):
     >>> est = lgrr.estimate(day2)
     >>> bool(np.all(np.abs(est.counts - 400) < 5 * est.std))
     True
-    >>> est.privacy.over_time(changes=1)
+    >>> est.privacy.over_time(n_values=2)  # a user whose value changed once
     8.0
     """
 
