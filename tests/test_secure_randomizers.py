@@ -250,3 +250,24 @@ def test_discrete_piecewise_legality_and_errors():
         DiscretePiecewise(epsilon=41.0)
     with pytest.raises(ValueError, match=r"The 'epsilon' parameter of DiscretePiecewise must be"):
         DiscretePiecewise(epsilon=1e-7)
+
+
+def test_a_server_rebuilt_from_stream_params_keeps_the_secure_randomizer():
+    """RPC recorded ``randomizer='laplace'`` for a secure instance, so a rebuilt server held the plain one."""
+    from fastldp.oracles.randomizers import RANDOMIZERS, make_randomizer
+    from fastldp.vectors import RPC
+
+    secure = Laplace(epsilon=1.0, secure=True)
+    assert secure.name == "laplace-secure" and Laplace(epsilon=1.0).name == "laplace"
+    assert make_randomizer("laplace-secure", 1.0, "RPC") == secure
+    assert RANDOMIZERS["laplace-secure"](epsilon=2.0) == Laplace(epsilon=2.0, secure=True)
+    mech = RPC(d=6, m=2, epsilon=1.0, randomizer=secure, codebook_seed=3)
+    params = mech.stream_params()
+    assert params["randomizer"] == "laplace-secure"
+    rebuilt = RPC(**params)
+    assert rebuilt.randomizer == secure and rebuilt.randomizer != Laplace(epsilon=1.0)
+    # another grid is recorded by its own name, which does not rebuild by name
+    other = Laplace(epsilon=1.0, secure=True, grid=2.0**-4)
+    assert other.name == "laplace-secure(grid=0.0625)"
+    with pytest.raises(ValueError, match="'randomizer'"):
+        make_randomizer(other.name, 1.0, "RPC")

@@ -340,6 +340,11 @@ class Laplace(Randomizer):
         if frexp(g)[0] != 0.5:
             raise param_error("grid", owner, "a power of two 2**-k, k an integer in [0, 40]", g)
         self.grid = g
+        # a distinct name, so that a server rebuilt from stream_params() (RPC, succinct)
+        # holds the secure randomizer and not the plain one; only the default grid is a
+        # RANDOMIZERS entry, another grid is recorded but does not rebuild by name
+        self.name = ("laplace-secure" if g == self.DEFAULT_GRID
+                     else f"laplace-secure(grid={g!r})")
         self.min_epsilon = ldexp(2.0 / g, -self.MAX_UNITS_LOG2)  # type: ignore[misc]
         super().__init__(epsilon=epsilon)
         target = Fraction(2) / (Fraction(g) * Fraction(self.epsilon))
@@ -806,7 +811,13 @@ class Duchi(Randomizer):
         return (y == self.C) | (y == -self.C)
 
 
-RANDOMIZERS = {"laplace": Laplace, "piecewise": Piecewise, "duchi": Duchi}
+def _secure_laplace(*, epsilon: float) -> Laplace:
+    """``Laplace(epsilon=epsilon, secure=True)`` on the default grid (the name ``"laplace-secure"``)."""
+    return Laplace(epsilon=epsilon, secure=True)
+
+
+RANDOMIZERS = {"laplace": Laplace, "laplace-secure": _secure_laplace, "piecewise": Piecewise,
+               "duchi": Duchi}
 
 
 def min_variance_randomizer(epsilon: float, *, bounded: bool = True) -> Randomizer:
