@@ -22,7 +22,7 @@ import pytest
 import fastldp
 from fastldp.results import REPR_WIDTH, PrivacyStatement, Result
 
-FAMILIES = ("oracles", "relations", "vectors", "regression", "histograms")
+FAMILIES = ("oracles", "relations", "vectors", "regression", "histograms", "longitudinal")
 
 #: estimators the contract exempts from a budget, with its reason
 NO_EPSILON = {
@@ -178,6 +178,11 @@ DECODER_EXAMPLES = {
        for name in ("GRR", "OLH", "FLH", "HadamardResponse", "OUE", "SUE", "CMS", "HCMS",
                     "SubsetSelection", "BLH", "AdaptiveOracle", "SHE", "THE", "DiscreteSHE")},
     # RAPPOR decodes by a D x D least-squares solve: 1200 candidates, 16 cohorts of 128 bits
+    # memoized two-round oracles: epsilon is epsilon_1, the budget of one report
+    **{name: (lambda cls=name: getattr(fastldp, cls)(domain_size=5000, epsilon_inf=4.0,
+                                                     epsilon_1=2.0, codebook_seed=1),
+              lambda rng: rng.integers(0, 5000, 300))
+       for name in ("LGRR", "LOUE", "LOSUE", "LSUE", "LSOUE")},
     "RAPPOR": (lambda: fastldp.RAPPOR(domain_size=1200, epsilon=2.0, n_bits=128, n_cohorts=16,
                                       codebook_seed=1),
                lambda rng: rng.integers(0, 1200, 300)),

@@ -15,7 +15,7 @@ import pytest
 import fastldp
 
 PKG = Path(fastldp.__file__).resolve().parent
-FAMILIES = ("relations", "vectors", "regression", "histograms")
+FAMILIES = ("relations", "vectors", "regression", "histograms", "longitudinal")
 
 
 def _module_name(path: Path) -> str:

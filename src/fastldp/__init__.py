@@ -18,6 +18,8 @@ Families
   (U2R, Sample-SDP, LDP-IHT, two-stage SLR, Lasso) and shuffle protocols
 - :mod:`fastldp.histograms` - paper 003: count-dependent zCDP histograms (the
   shifted-log Gaussian mechanism, its baselines and bounds)
+- :mod:`fastldp.longitudinal` - memoized reports over time: L-GRR, L-OUE, L-OSUE,
+  L-SUE, L-SOUE and the client memo (MemoStore in SQLite, MemoryMemo)
 
 Shared modules
 --------------
@@ -49,7 +51,7 @@ __version__ = "0.1.0"
 
 #: the families and shared modules, loaded on first attribute access
 _SUBMODULES = (
-    "oracles", "relations", "vectors", "regression", "histograms",
+    "oracles", "relations", "vectors", "regression", "histograms", "longitudinal",
     "results", "audit", "reports", "streaming", "distributed", "mechanisms", "experiments",
     "budgets", "corruption", "metrics", "noise", "accounting",
 )
@@ -70,6 +72,8 @@ _EXPORTS = {
                      "ShuffledVectorSum", "ShuffledBits", "Privacy"), "regression"),
     **dict.fromkeys(("ShiftedLogGaussian", "EqualNoiseGaussian", "DataIndependentRelease",
                      "PrivacyReport", "HistogramRelease"), "histograms"),
+    **dict.fromkeys(("LGRR", "LOUE", "LOSUE", "LSUE", "LSOUE", "MemoStore", "MemoryMemo"),
+                    "longitudinal"),
     **dict.fromkeys(("Result", "PrivacyStatement"), "results"),
     "Accountant": "accounting",
 }
@@ -82,6 +86,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ imports on 
     from . import audit as audit, budgets as budgets, corruption as corruption
     from . import distributed as distributed, experiments as experiments
     from . import histograms as histograms, mechanisms as mechanisms, metrics as metrics
+    from . import longitudinal as longitudinal
     from . import noise as noise
     from . import oracles as oracles, regression as regression, relations as relations
     from . import reports as reports, results as results, streaming as streaming
@@ -93,6 +98,8 @@ if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ imports on 
     from .histograms import HistogramRelease as HistogramRelease
     from .histograms import PrivacyReport as PrivacyReport
     from .histograms import ShiftedLogGaussian as ShiftedLogGaussian
+    from .longitudinal import LGRR as LGRR, LOSUE as LOSUE, LOUE as LOUE, LSOUE as LSOUE
+    from .longitudinal import LSUE as LSUE, MemoryMemo as MemoryMemo, MemoStore as MemoStore
     from .oracles import FLH as FLH, GRR as GRR, OLH as OLH, OUE as OUE, SUE as SUE
     from .oracles import CMS as CMS, HCMS as HCMS, SketchEstimate as SketchEstimate
     from .oracles import BLH as BLH, AdaptiveOracle as AdaptiveOracle
