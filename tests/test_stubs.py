@@ -9,7 +9,16 @@ import pytest
 
 import fastldp
 
-KERNELS = ["_hash", "_sketch", "_projection", "_olh", "_openmp", "_hadamard", "_unary", "_flh", "_exact"]
+# Every compiled extension the package holds (a new kernel is covered without listing it),
+# and at least the kernels of the first release.
+_KERNEL_DIR = Path(fastldp.__file__).parent / "_kernels"
+KERNELS = sorted({p.name.split(".")[0] for p in _KERNEL_DIR.iterdir()
+                  if p.suffix in (".so", ".pyd") and p.name.startswith("_")})
+
+
+def test_the_compiled_kernels_are_found():
+    assert set(KERNELS) >= {"_hash", "_sketch", "_projection", "_olh", "_openmp", "_hadamard",
+                            "_unary", "_flh", "_exact"}, KERNELS
 
 
 def test_kernel_stubs_match_runtime(tmp_path):
