@@ -13,7 +13,14 @@ protocols (:mod:`fastldp.audit.shuffle`), and its estimators claim a
   (the l1 diameter of the box, the worst case). The statistic is the
   privacy loss itself, ``sum_j clip(y_j, -c, c)`` (up to the factor
   ``2 / scale``), whose upper tail has likelihood ratio ``e^eps`` exactly:
-  the most powerful threshold test.
+  the most powerful threshold test. This is ``LDPIHT(mechanism="laplace")``.
+* ``ldp-iht-coordinate`` (empirical): LDP-IHT's default per-record report,
+  one coordinate ``j`` of the clipped gradient (``j`` uniform, independent
+  of the record, so the channel given ``j`` is the whole channel) plus
+  Laplace noise of scale
+  :func:`~fastldp.regression.baselines.ldp_iht_coordinate_scale` ``(c, d,
+  eps) = 2 c / eps``: a one-coordinate Laplace release, the records ``+c``
+  and ``-c``, the same statistic.
 * ``2slr-krr`` (exact): 2-SLR's stage-1 report, k-ary randomized response
   over ``[d]`` (:func:`~fastldp.regression.baselines.kary_randomized_response`),
   whose law :func:`fastldp.audit.laws.kary_rr_law` is written from the
@@ -80,7 +87,7 @@ from .shuffle import ViewSample
 
 __all__ = [
     "LaplaceRelease", "KaryRR", "U2RFit", "laplace_corner_draw", "kary_sample",
-    "ldp_iht_laplace", "two_slr_krr", "two_slr_laplace", "u2r_fit", "u2r_fit_claim",
+    "ldp_iht_laplace", "ldp_iht_coordinate", "two_slr_krr", "two_slr_laplace", "u2r_fit", "u2r_fit_claim",
     "u2r_fit_views", "regression_channels", "CONTROLS",
     "IHT_D", "SLR_D", "SLR_K", "SLR_RADIUS", "U2R_USERS", "U2R_ROWS", "U2R_D",
     "U2R_CONTROL_FACTOR", "U2R_DRAWS", "SampleSDPFit", "sample_sdp_fit",
@@ -177,6 +184,15 @@ def ldp_iht_laplace(eps):
     clip = LDPIHT(epsilon=eps, k=1).grad_clip
     return LaplaceRelease(bound=clip, dim=IHT_D, epsilon=eps,
                           scale_function="ldp_iht_laplace_scale")
+
+
+def ldp_iht_coordinate(eps):
+    """LDP-IHT's default report at its default ``grad_clip``: one coordinate (``dim = 1``)."""
+    from ..regression import LDPIHT
+
+    clip = LDPIHT(epsilon=eps, k=1).grad_clip
+    return LaplaceRelease(bound=clip, dim=1, epsilon=eps,
+                          scale_function="ldp_iht_coordinate_scale")
 
 
 def two_slr_laplace(eps):
@@ -465,6 +481,10 @@ def regression_channels(epsilon: float) -> list:
         Channel("ldp-iht-laplace", f"LDP-IHT record report: gradient in [-c, c]^{IHT_D} + "
                 "Laplace, corners +c 1 vs -c 1", epsilon, ldp_iht_laplace, kind="empirical",
                 draw=laplace_corner_draw, describe=_laplace_describe),
+        Channel("ldp-iht-coordinate", "LDP-IHT record report (default): one uniformly sampled "
+                "gradient coordinate in [-c, c] + Laplace, +c vs -c", epsilon,
+                ldp_iht_coordinate, kind="empirical", draw=laplace_corner_draw,
+                describe=_laplace_describe),
         Channel("2slr-krr", f"2-SLR stage 1: k-ary randomized response over [d], d = {SLR_D}",
                 epsilon, two_slr_krr, law=_krr_law, sample=kary_sample),
         Channel("2slr-laplace", f"2-SLR stage 2: solution in [-R, R]^{SLR_K} + Laplace, "
@@ -488,6 +508,8 @@ def regression_channels(epsilon: float) -> list:
 CONTROLS = [
     ("ldp-iht-laplace", _half_scale(ldp_iht_laplace),
      ("half-scale", "LDP-IHT's report with half the Laplace scale")),
+    ("ldp-iht-coordinate", _half_scale(ldp_iht_coordinate),
+     ("half-scale", "LDP-IHT's one-coordinate report with half the Laplace scale")),
     ("2slr-krr", _krr_at_double_eps,
      ("sampler", "k-ary randomized response keeping its input with the probability of 2 eps "
                  "(law honest)")),

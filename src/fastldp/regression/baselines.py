@@ -417,8 +417,15 @@ class LDPIHT(RegressionEstimator):
     def fit(self: _LDPIHT, X: ArrayLike, y: ArrayLike, *, users: Optional[ArrayLike] = None,
             rng: RngLike = None) -> _LDPIHT:
         """Fit on the rows (``users`` is accepted and ignored: sample-level)."""
+        X, y = check_Xy(X, y, "LDPIHT")
+        return self._fit(X, y, rng)
+
+    def fit_precomputed(self: _LDPIHT, pre: Precomputed, *, rng: RngLike = None) -> _LDPIHT:
+        """:meth:`fit` on the rows of ``pre``, which were checked when it was made."""
+        return self._fit(pre.X, pre.y, rng)
+
+    def _fit(self: _LDPIHT, X: np.ndarray, y: np.ndarray, rng: RngLike) -> _LDPIHT:
         o = "LDPIHT"
-        X, y = check_Xy(X, y, o)
         N, d = X.shape
         eps = check_float(self.epsilon, "epsilon", o, low=0)
         k = check_int(self.k, "k", o, low=1, high=d)
