@@ -340,6 +340,10 @@ def test_she_weighted_sums_are_exact_products_summed():
     support, offset = o.weighted_sums(y, eps, np.arange(n, dtype=np.uint64), lam)
     assert support == o._slow_sums(y, lam) and not offset.value().any()
     assert _same(support.value(), _fsum_columns(y * lam[:, None]))
+    # weights too large for the kernel's grids (beta > 850): summed digit by digit, as exactly
+    huge = lam * 1e290
+    support, _ = o.weighted_sums(y, eps, np.arange(n, dtype=np.uint64), huge)
+    assert _same(support.value(), _fsum_columns(y * huge[:, None]))
 
 
 # ---------------------------------------------------------------- SHE: sanitization

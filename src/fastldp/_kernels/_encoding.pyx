@@ -1,4 +1,4 @@
-"""Summation histogram encoding (SHE) kernels: the client's noisy one-hot rows and the server's exact sums.
+"""SHE kernels: the client's noisy one-hot rows and the server's exact column sums.
 
 The algorithms are described in ``src/encoding.h``. The client's row ``r``
 draws its Laplace noise from Philox4x64-10 keyed by a caller-drawn key, at
@@ -78,7 +78,7 @@ def laplace_from_words(const uint64_t[::1] words):
 
 def she_perturb(uint64_t k0, uint64_t k1, const int64_t[::1] values, const double[::1] scales,
                 int64_t D, int n_threads=1):
-    """Return the ``(n, D)`` float64 reports: ``scales[i] * Lap(1)`` everywhere, plus one at ``values[i]``.
+    """Return the ``(n, D)`` float64 reports: ``scales[i] * Lap(1)``, plus one at ``values[i]``.
 
     ``scales`` has length ``n`` or 1 (one scale for every row);
     ``values[i] = -1`` adds no one.
@@ -106,7 +106,7 @@ def she_perturb(uint64_t k0, uint64_t k1, const int64_t[::1] values, const doubl
 
 
 def she_floor(uint64_t k0, uint64_t k1, int64_t n, int64_t D, int n_threads=1):
-    """The client's floor: ``n * D`` Philox words (``ceil(D / 4)`` blocks a row) and one logarithm each.
+    """The client's floor: ``n * D`` Philox words (``ceil(D / 4)`` blocks a row), a log each.
 
     :func:`she_perturb` without the scaling, the one-hot entry and the
     ``(n, D)`` output (each thread converts rows in a scratch row it

@@ -425,9 +425,9 @@ class SHE(MatrixReports, FrequencyOracle):
         if n == 0:
             return legal, [ExactSum(D) for _ in range(n_groups)]
         beta = _grid_exponent(lo, hi, weights)
-        if beta is None:  # weights beyond the kernel's grids: the digit-by-digit sums
+        if beta is None:  # bounds or weights beyond the kernel's grids: digit by digit
             with np.errstate(invalid="ignore"):
-                legal = ((rows >= lo[:, None]) & (rows <= hi[:, None])).all(axis=1)
+                legal = np.asarray(((rows >= lo[:, None]) & (rows <= hi[:, None])).all(axis=1))
             sums = []
             for g in range(n_groups):
                 take = legal if group is None else legal & (group == g)
@@ -597,7 +597,7 @@ class SHE(MatrixReports, FrequencyOracle):
     @staticmethod
     def _report_of(vals: np.ndarray, legal: np.ndarray, non_numeric_row: np.ndarray,
                    wrong_dtype: bool) -> SanitizationReport:
-        """Counts by the first reason that applies (module docstring), from the illegal rows only."""
+        """Counts by the first reason that applies (module docstring), from the illegal rows."""
         n = legal.shape[0]
         if legal.all():
             return SanitizationReport(n, n, {r: 0 for r in SHE_REASONS}, wrong_dtype)
@@ -639,17 +639,20 @@ class SHE(MatrixReports, FrequencyOracle):
         n = eps.shape[0]
         vals, non_numeric_row, wrong_dtype, _ = self._values(reports, n, owner)
         lo, hi = self._legal_range(eps, n)
-        legal, sums = self._kernel_sums(vals, lo, hi, None, group, 2)
+        groups = 1 if group is None else 2
+        legal, sums = self._kernel_sums(vals, lo, hi, None, group, groups)
         legal &= ~non_numeric_row  # those rows hold a NaN: never legal (nor summed) anyway
         report = self._report_of(vals, legal, non_numeric_row, wrong_dtype)
         if not legal.all():
             bad = ~legal
             public = self.public_rows(identities[bad], self.scales(np.broadcast_to(eps, (n,))[bad]))
             sub = None if group is None else group[bad]
-            ok, fixes = self._kernel_sums(public, lo[bad], hi[bad], None, sub, 2)
+            ok, fixes = self._kernel_sums(public, lo[bad], hi[bad], None, sub, groups)
             if not ok.all():  # pragma: no cover - a public row is a Laplace draw, always legal
                 raise AssertionError("SHE: a public noise row is out of range")
             sums = [a.merge(b) for a, b in zip(sums, fixes)]
+        if groups == 1:
+            sums.append(ExactSum(self.domain_size))  # no group 1
         return sums, report
 
 

@@ -141,7 +141,8 @@ static inline double fastldp_she_log(double x)
     double a = dk * ln2_hi - ((hfsq - (s * (hfsq + R) + dk * ln2_lo)) - f);
     double b = dk * ln2_hi - ((s * (f - R) - dk * ln2_lo) - f);
     /* fdlibm's choice of form, as a mask: hx in (0x6147a, 0x6b851) takes a */
-    uint64_t take_a = (uint64_t)0 - (uint64_t)((((int64_t)hx - 0x6147a) | (0x6b851 - (int64_t)hx)) > 0);
+    int64_t form = ((int64_t)hx - 0x6147a) | (0x6b851 - (int64_t)hx);
+    uint64_t take_a = (uint64_t)0 - (uint64_t)(form > 0);
     return fastldp_she_bits_double((fastldp_she_double_bits(a) & take_a)
                                    | (fastldp_she_double_bits(b) & ~take_a));
 }
@@ -301,7 +302,8 @@ static inline double fastldp_she_split(const double *sigma, double y, double *h)
 }
 
 /* Whether every entry of the row is in [lo, hi] (false for NaN). */
-FASTLDP_SHE_CLONES static int fastldp_she_row_legal(const double *row, int64_t D, double lo, double hi)
+FASTLDP_SHE_CLONES static int fastldp_she_row_legal(const double *row, int64_t D, double lo,
+                                                    double hi)
 {
     int64_t j;
     int ok = 1;
@@ -412,7 +414,8 @@ static void fastldp_she_sum_range(const fastldp_she_sum_source *src, int64_t r0,
         int64_t stop = start + FASTLDP_SHE_BLOCK_ROWS < r1 ? start + FASTLDP_SHE_BLOCK_ROWS : r1;
         memset(used, 0, (size_t)G);
         for (sub = start; sub < stop; sub += FASTLDP_SHE_GROUP_ROWS) {
-            int64_t sub_stop = sub + FASTLDP_SHE_GROUP_ROWS < stop ? sub + FASTLDP_SHE_GROUP_ROWS : stop;
+            int64_t sub_stop = stop - sub > FASTLDP_SHE_GROUP_ROWS ? sub + FASTLDP_SHE_GROUP_ROWS
+                                                                   : stop;
             memset(count, 0, (size_t)G * sizeof(int));
             for (i = sub; i < sub_stop; ++i) {
                 const double *row = src->x + i * D;
@@ -441,7 +444,8 @@ static void fastldp_she_sum_range(const fastldp_she_sum_source *src, int64_t r0,
                               digits + (int64_t)g * FASTLDP_SHE_ROWS * D);
         }
         if (++blocks == FASTLDP_SHE_NORMALIZE_BLOCKS) {
-            for (g = 0; g < G; ++g) fastldp_she_normalize(digits + (int64_t)g * FASTLDP_SHE_ROWS * D, D);
+            for (g = 0; g < G; ++g)
+                fastldp_she_normalize(digits + (int64_t)g * FASTLDP_SHE_ROWS * D, D);
             blocks = 0;
         }
     }
