@@ -460,6 +460,7 @@ _WRITER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_two_processes_charging_at_once_both_charge_exactly_once(tmp_path):
     path = tmp_path / "shared.db"
     script = tmp_path / "writer.py"

@@ -137,15 +137,21 @@ SELECT DISTINCT COALESCE(t.set_id, 0), ?1
 FROM charges AS c LEFT JOIN identities AS t ON t.identity = c.identity
 WHERE c.release = ?1
 """
+# Then each identity's totals grow and it moves to its new set: a new identity (no row:
+# the set (0, release), which the statement above created) by the INSERT, an identity
+# already charged by the UPDATE, whose subquery finds (its set, release) in the small
+# sets table. The 0 placeholder of an existing identity's INSERT row is never stored, and
+# a set not found would be a NOT NULL failure that rolls the whole charge back.
 _MOVE = """
 INSERT INTO identities(identity, spent, pure, set_id)
-SELECT c.identity, c.epsilon, c.epsilon * ?2, s.set_id
+SELECT c.identity, c.epsilon, c.epsilon * ?2,
+       COALESCE((SELECT set_id FROM sets WHERE parent = 0 AND release = ?1), 0)
 FROM charges AS c
-LEFT JOIN identities AS t ON t.identity = c.identity
-JOIN sets AS s ON s.parent = COALESCE(t.set_id, 0) AND s.release = ?1
 WHERE c.release = ?1
 ON CONFLICT(identity) DO UPDATE SET
-    spent = spent + excluded.spent, pure = pure + excluded.pure, set_id = excluded.set_id
+    spent = spent + excluded.spent, pure = pure + excluded.pure,
+    set_id = (SELECT s.set_id FROM sets AS s
+              WHERE s.parent = identities.set_id AND s.release = ?1)
 """
 
 _INT64 = np.iinfo(np.int64)
