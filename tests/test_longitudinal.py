@@ -443,3 +443,28 @@ def test_repr_and_stream_params_rebuild():
     again = LGRR(**m.stream_params())
     assert (again.p2, again.q2) == (m.p2, m.q2)
     assert m.epsilon == 1.0 and m.privacy.epsilon_inf == 2.0
+
+
+# ------------------------------------------------------------------ audit
+@pytest.mark.parametrize("name", ["l-grr", "l-sue"])
+def test_tau_reports_through_the_memo_hold_epsilon_inf_and_the_skipped_memo_is_caught(name):
+    from fastldp.audit import get_channel, negative_controls
+    from fastldp.audit.empirical import threshold_test
+    from fastldp.audit.longitudinal import TAU, _tau_draw
+
+    assert TAU == 10
+    control = negative_controls(1.0)[f"control:{name}-memo-skipped"]
+    mech = get_channel(f"{name}-rounds").build(1.0)  # honest: epsilon_inf = 1, epsilon_1 = 0.5
+
+    def draw(side, size, gen):
+        return _tau_draw(mech, 1.0, side, size, gen)
+
+    kept = threshold_test(draw, 1.0, n=20_000, pilot=5_000, rng=3)
+    assert kept.holds and kept.lower_bound < 1.0
+    skipped = control.build(1.0)
+
+    def draw_skipped(side, size, gen):
+        return _tau_draw(skipped, 1.0, side, size, gen)
+
+    caught = threshold_test(draw_skipped, 1.0, n=20_000, pilot=5_000, rng=3)
+    assert not caught.holds and caught.lower_bound > 1.5

@@ -21,7 +21,11 @@ to bite:
 * faults of the regression baselines' local randomizers and of a whole U2R
   fit (:mod:`fastldp.audit.regression`): the Laplace scale halved, k-ary
   randomized response keeping its input with the probability of ``2 eps``,
-  U2R with its noise calibrated at a larger eps.
+  U2R with its noise calibrated at a larger eps;
+* *memo faults* of the longitudinal protocols: a client that skips its memo
+  (a fresh permanent response per report), caught by an empirical audit of
+  ``TAU`` reports of one value against ``epsilon_inf``
+  (:mod:`fastldp.audit.longitudinal`).
 
 Each control's ``expect_violation`` is True; :func:`fastldp.audit.audit_all`
 with ``controls=True`` reports whether it was caught.
@@ -338,7 +342,15 @@ def negative_controls(epsilon: float = 1.0) -> dict[str, Channel]:
                             "claiming eps", expect_violation=True),
     ]
     out += _regression_controls(reg)
+    out += _longitudinal_controls(reg)
     return {ch.name: ch for ch in out}
+
+
+def _longitudinal_controls(reg) -> list:
+    """The memo-skipped controls of the memoized protocols (:mod:`fastldp.audit.longitudinal`)."""
+    from .longitudinal import longitudinal_controls
+
+    return longitudinal_controls(reg)
 
 
 def _regression_controls(reg) -> list:

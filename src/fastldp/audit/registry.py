@@ -656,6 +656,9 @@ def channels(epsilon: float = 1.0) -> dict[str, Channel]:
     from .regression import regression_channels
 
     out += regression_channels(epsilon)
+    from .longitudinal import longitudinal_channels
+
+    out += longitudinal_channels(epsilon)
     return {ch.name: ch for ch in out}
 
 
