@@ -1,0 +1,478 @@
+"""dBitFlipPM: Microsoft's memoized d-bit histogram protocol (Ding, Kulkarni, Yekhanin 2017).
+
+Client, for an identity holding the value ``x`` in ``[0, D)``:
+
+1. ``x`` falls in the bucket ``v = floor(x k / D)`` of ``k`` equal buckets
+   (``k = n_buckets``; ``k = D`` makes every value its own bucket);
+2. **once per identity** (memoized), it draws ``d`` distinct buckets
+   ``j_1 < ... < j_d`` uniformly without replacement (``d = n_sampled``);
+3. **once per identity and case** (memoized), it draws the permanent bits
+   ``b_1 .. b_d``: ``b_p = 1`` with probability ``e^(eps/2) / (e^(eps/2) + 1)``
+   if ``v = j_p``, ``1 / (e^(eps/2) + 1)`` otherwise (``eps = epsilon_inf``).
+   The bits depend on ``v`` only through its *case*: the position ``p`` with
+   ``j_p = v``, or "none of them" (``d + 1`` cases, section 3 of [1]_: a
+   user memoizes ``d + 1`` responses, so moving between buckets it did not
+   sample changes nothing it sends);
+4. each report sends ``((j_1, b'_1), .., (j_d, b'_d))``, where the optional
+   **output perturbation** replaces each memoized bit by a fair coin with
+   probability ``gamma`` afresh per report (``gamma = 0``, the default,
+   sends the memoized bits).
+
+Reports are int64 rows of ``d`` entries ``2 j_p + b'_p`` (buckets ascending).
+
+Privacy
+-------
+The sampled buckets are independent of ``x``. Given them, two values differ
+in at most two bits' laws (their own positions), each with ratio
+``e^(eps/2)``, so the memoized response, and any number of reports of
+values whose case does not change, are ``epsilon_inf``-LDP (Theorem 1 of
+[1]_ for one round). With output perturbation a reported bit is 1 with
+probability ``P* = P (1 - gamma) + gamma / 2`` or ``Q* = 1 - P*``, so one
+report is ``epsilon_1 = 2 ln(P* / Q*)``-LDP (``= epsilon_inf`` when
+``gamma = 0``). A user whose case changes ``c - 1`` times has ``c``
+permanent responses: ``c epsilon_inf`` in all. Both bounds are attained
+(the exact audit checks it) when ``d >= 2``; with ``d = 1`` two values
+never both fall among the sampled buckets and the channel spends half of
+them (the paper's statement, kept here, is then loose).
+
+Estimators
+----------
+With ``n`` reports, ``s(v)`` of them sampling bucket ``v`` and ``h(v)`` of
+those sending 1 for it, the histogram estimator of [1]_ (section 2.2) in
+counts is
+
+    c(v) = (k / d) (h(v) - Q* s(v)) / (P* - Q*),
+
+unbiased for the number of identities in bucket ``v`` (each samples ``v``
+with probability ``d / k``), with variance (over the sampling and the bits)
+
+    Var c(v) = n (k / d) P* Q* / (P* - Q*)^2 + N(v) (k / d - 1),
+
+reported as the plug-in value at ``N(v)`` = the estimate clipped to
+``[0, n]``. The mean of the values is estimated as ``sum_v c(v) mid(v) / n``
+with ``mid(v)`` the mean of the integers of bucket ``v``
+(:meth:`DBitFlipPM.mean`).
+
+What the paper has and this module does not
+-------------------------------------------
+[1]_'s mean estimator for counters is 1BitMean (one bit per report), made
+longitudinal by alpha-point rounding (a public-per-user offset ``alpha``
+chosen once, the value rounded to a grid point accordingly, and one
+memoized bit per grid point); that mechanism is not implemented here: the
+mean above is the histogram's.
+
+References
+----------
+.. [1] B. Ding, J. Kulkarni, S. Yekhanin, "Collecting telemetry data
+   privately", NeurIPS 2017.
+.. [2] H. H. Arcolezi et al., multi-freq-ldpy's ``dBitFlipPM`` (the
+   estimator, normalized; it leaves the memo to the caller).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Any, Optional, Union
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from .._kernels._hash import SANITIZE_STREAM, hash_blocks
+from .._random import as_generator, resolve_codebook_seed, resolve_identities
+from .._validation import check_float, check_int, param_error, resolve_alias
+from ..oracles import FrequencyEstimate
+from ..oracles._base import (EPSILON_MAX, MAX_DOMAIN_SIZE, RngLike, _Text, all_legal_report,
+                             as_report_array, classify_integers, partial_report, report_counts,
+                             tally_report)
+from ..streaming import ExactSum, Partial, check_partial
+from .memo import MemoryMemo, MemoStore
+from .protocols import LongitudinalPrivacy
+
+__all__ = ["DBitFlipPM"]
+
+Memo = Union[MemoryMemo, MemoStore]
+
+#: the public rows of malformed reports rank k hash words per identity: buckets at most
+MAX_BUCKETS = 1 << 16
+
+
+class DBitFlipPM:
+    """dBitFlipPM: ``d`` memoized bits about ``d`` sampled buckets of ``k`` (module docstring).
+
+    Parameters
+    ----------
+    domain_size : int in [2, 2**31 - 1]
+        ``D``: the values are ``0 .. D-1``.
+    n_buckets : int in [2, min(D, 65536)]
+        ``k``, the buckets (``k`` is accepted as the paper's name); default
+        ``D`` when ``D <= 65536``.
+    n_sampled : int in [1, k]
+        ``d``, the buckets each identity samples and reports on (``d`` is
+        accepted as the paper's name); default 1.
+    epsilon_inf : float in (0, 700]
+        The paper's ``epsilon``: the budget of the memoized bits, the bound
+        over any number of reports of an unchanged case.
+    gamma : float in [0, 1)
+        Output perturbation: each reported bit is replaced by a fair coin
+        with this probability, afresh per report (default 0).
+    codebook_seed : int or None
+        Keys the public sanitization rows.
+
+    Attributes
+    ----------
+    epsilon_1 : float
+        One report's budget, ``2 ln(P* / Q*)`` (``epsilon`` is its
+        contract's name).
+    P, Q : float
+        A reported bit's probability of being 1 at the identity's own
+        bucket and at any other.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastldp.longitudinal import MemoryMemo
+    >>> from fastldp.longitudinal.dbitflip import DBitFlipPM
+    >>> dbf = DBitFlipPM(domain_size=100, n_buckets=10, n_sampled=3, epsilon_inf=2.0,
+    ...                  codebook_seed=0)
+    >>> values = np.arange(20000) % 100
+    >>> memo = MemoryMemo()
+    >>> r1 = dbf.privatize(values, memo=memo, rng=1)
+    >>> r2 = dbf.privatize(values, memo=memo, rng=2)
+    >>> bool(np.array_equal(r1, r2))        # gamma = 0: the memoized report itself
+    True
+    >>> est = dbf.estimate(r2)
+    >>> bool(np.all(np.abs(est.counts - 2000) < 5 * est.std))
+    True
+    >>> round(dbf.mean(est), 0)
+    50.0
+    """
+
+    name = "dbitflippm"
+
+    def __init__(self, *, domain_size: int, epsilon_inf: float, n_buckets: Optional[int] = None,
+                 n_sampled: Optional[int] = None, gamma: float = 0.0,
+                 codebook_seed: Optional[int] = None, k: Optional[int] = None,
+                 d: Optional[int] = None) -> None:
+        owner = type(self).__name__
+        self.domain_size = check_int(domain_size, "domain_size", owner, low=2,
+                                     high=MAX_DOMAIN_SIZE)
+        buckets = (resolve_alias(owner, "k", k, "n_buckets", n_buckets)
+                   if (k is not None or n_buckets is not None)
+                   else min(self.domain_size, MAX_BUCKETS))
+        self.n_buckets = check_int(buckets, "n_buckets", owner, low=2,
+                                   high=min(self.domain_size, MAX_BUCKETS))
+        sampled = (resolve_alias(owner, "d", d, "n_sampled", n_sampled)
+                   if (d is not None or n_sampled is not None) else 1)
+        self.n_sampled = check_int(sampled, "n_sampled", owner, low=1, high=self.n_buckets)
+        self.epsilon_inf = check_float(epsilon_inf, "epsilon_inf", owner, low=0.0,
+                                       high=EPSILON_MAX, high_open=False)
+        self.gamma = check_float(gamma, "gamma", owner, low=0.0, high=1.0, low_open=False)
+        self.codebook_seed = resolve_codebook_seed(codebook_seed, owner)
+        e = math.exp(self.epsilon_inf / 2)
+        self.p1 = e / (e + 1.0)
+        self.q1 = 1.0 / (e + 1.0)
+        self.P = self.p1 * (1.0 - self.gamma) + self.gamma / 2
+        self.Q = self.q1 * (1.0 - self.gamma) + self.gamma / 2
+        self.epsilon_1 = (self.epsilon_inf if self.gamma == 0.0
+                          else 2.0 * math.log(self.P / self.Q))
+        if not self.P > self.Q:
+            raise param_error("epsilon_inf", owner, "large enough that P* > Q* in double "
+                              "precision", epsilon_inf)
+        self._memo: Optional[MemoryMemo] = None
+
+    # ------------------------------------------------------------ public attributes
+    @property
+    def epsilon(self) -> float:
+        """One report's budget, ``epsilon_1``."""
+        return self.epsilon_1
+
+    @property
+    def privacy(self) -> LongitudinalPrivacy:
+        """Per report ``epsilon_1``; ``epsilon_inf`` over any number of reports of one case."""
+        return LongitudinalPrivacy.memoized(epsilon_1=self.epsilon_1, epsilon_inf=self.epsilon_inf)
+
+    @property
+    def memo(self) -> MemoryMemo:
+        """This object's own in-memory memo (used when :meth:`privatize` gets none)."""
+        if self._memo is None:
+            self._memo = MemoryMemo()
+        return self._memo
+
+    @property
+    def memo_scopes(self) -> tuple[str, str]:
+        """The memo scopes of the sampled buckets and of the memoized bits."""
+        k, d = self.n_buckets, self.n_sampled
+        return (f"dbitflip-sample:k={k}:d={d}",
+                f"dbitflip-bits:k={k}:d={d}:epsilon_inf={self.epsilon_inf!r}")
+
+    def __repr__(self) -> str:
+        text = (f"DBitFlipPM(domain_size={self.domain_size}, n_buckets={self.n_buckets}, "
+                f"n_sampled={self.n_sampled}, epsilon_inf={self.epsilon_inf!r}")
+        if self.gamma:
+            text += f", gamma={self.gamma!r}"
+        return text + f", codebook_seed={self.codebook_seed})"
+
+    def stream_params(self) -> dict:
+        """The public parameters a partial and a report file are bound to (JSON values)."""
+        return {"domain_size": self.domain_size, "n_buckets": self.n_buckets,
+                "n_sampled": self.n_sampled, "epsilon_inf": self.epsilon_inf,
+                "gamma": self.gamma, "codebook_seed": self.codebook_seed}
+
+    def buckets(self, values: ArrayLike) -> np.ndarray:
+        """The bucket ``floor(x k / D)`` of each value (int64)."""
+        x = np.asarray(values, dtype=np.int64)
+        if self.n_buckets == self.domain_size:
+            return x.copy()
+        # x k < 2^31 * 2^16: exact in int64
+        return (x * self.n_buckets) // self.domain_size
+
+    def bucket_midpoints(self) -> np.ndarray:
+        """The mean of the integers of each bucket (float64, shape (k,))."""
+        k, D = self.n_buckets, self.domain_size
+        lo = -((-np.arange(k, dtype=np.int64) * D) // k)        # ceil(v D / k)
+        hi = -((-np.arange(1, k + 1, dtype=np.int64) * D) // k) - 1
+        return (lo + hi) / 2.0
+
+    # ------------------------------------------------------------ client
+    def _check_epsilons(self, epsilons, owner: str) -> None:
+        if epsilons is None:
+            return
+        try:
+            eps = np.asarray(epsilons, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise param_error("epsilons", owner, f"None or epsilon_1 = {self.epsilon_1!r}",
+                              epsilons, TypeError) from None
+        if not np.all(eps == self.epsilon_1):
+            raise param_error("epsilons", owner, f"None or epsilon_1 = {self.epsilon_1!r} for "
+                              "every report (no personal budgets: the memoized bits are drawn "
+                              "at one epsilon_inf)", _Text("other budgets"))
+
+    def _check_values(self, values, owner: str) -> np.ndarray:
+        arr = np.asarray(values)
+        if arr.ndim != 1:
+            raise param_error("values", owner, "a 1-d array of ints", _Text(f"shape {arr.shape}"))
+        if arr.shape[0] == 0:
+            return np.zeros(0, dtype=np.int64)
+        if arr.dtype.kind not in "iu":
+            raise param_error("values", owner, f"ints in [0, {self.domain_size})",
+                              _Text(f"dtype {arr.dtype}"), TypeError)
+        bad = (arr < 0) | (arr >= self.domain_size)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"The 'values' parameter of {owner} must hold ints in "
+                             f"[0, {self.domain_size}). Got {arr[i].item()!r} at index {i} "
+                             "instead.")
+        return arr.astype(np.int64)
+
+    def sample_buckets(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``d`` distinct uniform buckets per row, ascending: int64 ``(n, d)`` (Floyd's algorithm).
+
+        Step ``t`` (``t = k - d .. k - 1``) draws ``r`` uniform in ``[0, t]``
+        and takes ``r``, or ``t`` when ``r`` was already taken: every
+        ``d``-subset comes out with probability ``1 / C(k, d)``.
+        """
+        k, d = self.n_buckets, self.n_sampled
+        out = np.empty((n, d), dtype=np.int64)
+        for col, t in enumerate(range(k - d, k)):
+            r = rng.integers(0, t + 1, size=n, dtype=np.int64)
+            taken = (out[:, :col] == r[:, None]).any(axis=1) if col else np.zeros(n, bool)
+            out[:, col] = np.where(taken, t, r)
+        out.sort(axis=1)
+        return out
+
+    def cases(self, sampled: np.ndarray, buckets: np.ndarray) -> np.ndarray:
+        """The position ``p`` with ``j_p = v``, or ``d`` when ``v`` was not sampled (int64)."""
+        hit = sampled == buckets[:, None]
+        return np.where(hit.any(axis=1), hit.argmax(axis=1), self.n_sampled).astype(np.int64)
+
+    def permanent_bits(self, cases: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Fresh memoized bits of the given cases: uint8 ``(n, d)``."""
+        n, d = cases.shape[0], self.n_sampled
+        prob = np.where(np.arange(d)[None, :] == cases[:, None], self.p1, self.q1)
+        return (rng.random((n, d)) < prob).astype(np.uint8)
+
+    def privatize(self, values: ArrayLike, *, memo: Optional[Memo] = None,
+                  epsilons: Optional[ArrayLike] = None, identities: Optional[ArrayLike] = None,
+                  rng: RngLike = None) -> np.ndarray:
+        """One report per identity from its memoized buckets and bits (module docstring).
+
+        Parameters
+        ----------
+        values : array_like of int, shape (n,)
+        memo : MemoryMemo or MemoStore, optional
+            Holds each identity's sampled buckets and its bits per case
+            (default this object's :attr:`memo`); new ones are stored (and
+            committed by a :class:`MemoStore`) before this method returns.
+        epsilons : None or float
+            ``None`` or ``epsilon_1``.
+        identities : array_like of int, optional
+            Distinct identities; default ``0 .. n-1``.
+        rng : None, int, SeedSequence or Generator
+
+        Returns
+        -------
+        numpy.ndarray
+            int64 ``(n, d)``: ``2 j_p + b_p`` with ``j_1 < .. < j_d``.
+        """
+        owner = f"{type(self).__name__}.privatize"
+        self._check_epsilons(epsilons, owner)
+        x = self._check_values(values, owner)
+        ids = resolve_identities(identities, x.shape[0], owner)
+        gen = as_generator(rng, owner)
+        store = self.memo if memo is None else memo
+        if not isinstance(store, (MemoryMemo, MemoStore)):
+            raise param_error("memo", owner, "None, a MemoryMemo or a MemoStore", store,
+                              TypeError)
+        n, d = x.shape[0], self.n_sampled
+        scope_s, scope_b = self.memo_scopes
+        sampled = store.responses(scope_s, ids, np.zeros(n, dtype=np.int64), 1,
+                                  lambda index: self.sample_buckets(index.shape[0], gen),
+                                  np.int64, d)
+        cases = self.cases(sampled, self.buckets(x))
+        bits = store.responses(scope_b, ids, cases, d + 1,
+                               lambda index: self.permanent_bits(cases[index], gen),
+                               np.uint8, d).astype(np.int64)
+        if self.gamma > 0.0:
+            coin = gen.random((n, d)) < self.gamma
+            bits = np.where(coin, gen.integers(0, 2, size=(n, d)), bits)
+        return 2 * sampled + bits
+
+    # ------------------------------------------------------------ exact laws
+    def outputs(self) -> list[tuple[int, ...]]:
+        """Every report (a tuple of ``d`` entries ``2 j_p + b_p``), in :meth:`channel`'s order."""
+        out = []
+        for subset in itertools.combinations(range(self.n_buckets), self.n_sampled):
+            for bits in itertools.product((0, 1), repeat=self.n_sampled):
+                out.append(tuple(2 * j + b for j, b in zip(subset, bits)))
+        return out
+
+    def channel(self, which: str = "report") -> np.ndarray:
+        """Exact law ``P[v, y]`` of a bucket's report over :meth:`outputs` (tiny ``k`` only).
+
+        ``which="permanent"``: the memoized response (bits at ``(p1, q1)``);
+        ``"report"``: one report after output perturbation (``(P*, Q*)``).
+        """
+        if which not in ("permanent", "report"):
+            raise ValueError(f"which must be 'permanent' or 'report', got {which!r}")
+        if math.comb(self.n_buckets, self.n_sampled) * 2**self.n_sampled > 1 << 16:
+            raise ValueError("channel() enumerates C(k, d) 2^d outputs; at most 65536")
+        hi, lo = (self.p1, self.q1) if which == "permanent" else (self.P, self.Q)
+        ys = self.outputs()
+        pick = 1.0 / math.comb(self.n_buckets, self.n_sampled)
+        law = np.empty((self.n_buckets, len(ys)))
+        for v in range(self.n_buckets):
+            for col, y in enumerate(ys):
+                prob = pick
+                for e in y:
+                    pr1 = hi if e >> 1 == v else lo
+                    prob *= pr1 if e & 1 else 1.0 - pr1
+                law[v, col] = prob
+        return law
+
+    # ------------------------------------------------------------ server
+    def _n_reports(self, reports, owner: str) -> int:
+        arr = as_report_array(reports)
+        if arr.ndim != 2 or arr.shape[1] != self.n_sampled:
+            raise ValueError(f"The 'reports' parameter of {owner} must be an (n, "
+                             f"{self.n_sampled}) int64 array. Got shape {arr.shape} instead.")
+        return int(arr.shape[0])
+
+    def public_rows(self, identities: np.ndarray) -> np.ndarray:
+        """Public uniformly random legal reports keyed by ``(codebook seed, identity)``.
+
+        Words of blocks 1, 2, ... of the sanitize stream: the first ``k``
+        rank the buckets (the ``d`` smallest are taken), the next ``d`` give
+        the bits.
+        """
+        k, d = self.n_buckets, self.n_sampled
+        n_blocks = (k + d + 3) // 4
+        words = hash_blocks(self.codebook_seed, np.ascontiguousarray(identities, dtype=np.uint64),
+                            n_blocks + 1, SANITIZE_STREAM)[:, 1:, :].reshape(len(identities), -1)
+        chosen = np.sort(np.argsort(words[:, :k], axis=1, kind="stable")[:, :d], axis=1)
+        bits = (words[:, k:k + d] & np.uint64(1)).astype(np.int64)
+        return 2 * chosen.astype(np.int64) + bits
+
+    def sanitize(self, reports: ArrayLike, identities: np.ndarray, owner: str):
+        """Replace illegal rows by public random legal rows; count them by reason.
+
+        A row is legal when its ``d`` entries are integers in ``[0, 2k)``
+        whose buckets (``entry >> 1``) increase strictly.
+        """
+        arr = as_report_array(reports)
+        n = arr.shape[0]
+        vals, numeric, integral, wrong_dtype = classify_integers(arr)
+        in_range = integral & (vals >= 0) & (vals < 2 * self.n_buckets)
+        legal = in_range.all(axis=1)
+        if self.n_sampled > 1:
+            legal &= ((vals[:, 1:] >> 1) > (vals[:, :-1] >> 1)).all(axis=1)
+        out = np.where(in_range, vals, 0).astype(np.int64)
+        if legal.all():
+            return out, (all_legal_report(n) if not wrong_dtype
+                         else tally_report(n, numeric.all(axis=1), integral.all(axis=1), legal,
+                                           wrong_dtype))
+        bad = ~legal
+        out[bad] = self.public_rows(identities[bad])
+        return out, tally_report(n, numeric.all(axis=1), integral.all(axis=1), legal,
+                                 wrong_dtype)
+
+    def partial(self, reports: ArrayLike, epsilons: Optional[ArrayLike] = None,
+                identities: Optional[ArrayLike] = None) -> Partial:
+        """Exact integer state: per bucket, the reports sampling it and those sending 1."""
+        return self._partial(reports, epsilons, identities, f"{type(self).__name__}.partial")
+
+    def _partial(self, reports, epsilons, identities, owner: str) -> Partial:
+        self._check_epsilons(epsilons, owner)
+        n = self._n_reports(reports, owner)
+        ids = resolve_identities(identities, n, owner)
+        clean, report = self.sanitize(reports, ids, owner)
+        k = self.n_buckets
+        support, ones = ExactSum(k), ExactSum(k)
+        if n:
+            flat = clean.ravel()
+            support.add_integers(np.bincount(flat >> 1, minlength=k).astype(np.int64))
+            ones.add_integers(np.bincount((flat >> 1)[(flat & 1) == 1],
+                                          minlength=k).astype(np.int64))
+        return Partial(type(self).__name__, self.stream_params(),
+                       sums={"support": support, "ones": ones}, counts=report_counts(report),
+                       flags={"wrong_dtype": report.wrong_dtype})
+
+    def merge(self, a: Partial, b: Partial) -> Partial:
+        """Merge two partials (exact and order-free)."""
+        owner = f"{type(self).__name__}.merge"
+        check_partial(a, type(self).__name__, self.stream_params(), owner)
+        check_partial(b, type(self).__name__, self.stream_params(), owner)
+        return a.merge(b)
+
+    def estimate(self, reports: ArrayLike, *, epsilons: Optional[ArrayLike] = None,
+                 identities: Optional[ArrayLike] = None) -> FrequencyEstimate:
+        """Count estimates of every bucket (module docstring); ``finalize(partial(...))``."""
+        return self.finalize(self._partial(reports, epsilons, identities,
+                                           f"{type(self).__name__}.estimate"))
+
+    def count_variances(self, n: int, counts: ArrayLike) -> np.ndarray:
+        """``n (k/d) P* Q* / (P* - Q*)^2 + c (k/d - 1)`` at counts ``c`` (module docstring)."""
+        c = np.asarray(counts, dtype=np.float64)
+        r = self.n_buckets / self.n_sampled
+        return n * r * self.P * self.Q / (self.P - self.Q) ** 2 + c * (r - 1.0)
+
+    def finalize(self, partial: Partial) -> FrequencyEstimate:
+        """The bucket counts and plug-in variances of a (merged) partial."""
+        owner = f"{type(self).__name__}.finalize"
+        check_partial(partial, type(self).__name__, self.stream_params(), owner)
+        if set(partial.sums) != {"support", "ones"}:
+            raise ValueError(f"{owner}: the partial holds the sums {sorted(partial.sums)}, not "
+                             f"those of a {type(self).__name__} partial")
+        n = partial.counts["n"]
+        s = partial.sums["support"].value().astype(np.float64)
+        h = partial.sums["ones"].value().astype(np.float64)
+        r = self.n_buckets / self.n_sampled
+        counts = r * (h - self.Q * s) / (self.P - self.Q)
+        variances = self.count_variances(n, np.clip(counts, 0.0, n))
+        return FrequencyEstimate(counts, variances, partial_report(partial), n, self.privacy)
+
+    def mean(self, estimate: FrequencyEstimate) -> float:
+        """The mean value implied by a bucket estimate: ``sum_v c(v) mid(v) / n``."""
+        if estimate.n == 0:
+            return float("nan")
+        return float(estimate.counts @ self.bucket_midpoints() / estimate.n)
