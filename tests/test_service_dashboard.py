@@ -1,0 +1,242 @@
+"""The collector's dashboard (``GET /`` of ``fastldp serve``) in a real browser.
+
+Chromium (Debian's ``/usr/bin/chromium``, or ``$FASTLDP_CHROMIUM``, or the
+browser Playwright installed) driven by Playwright loads the page served by a
+collector started with :func:`fastldp.service.testing.running_server`, waits
+for the chart, and checks that the numbers shown are those of
+``GET /v1/estimate`` exactly: every number on the page carries a
+``data-testid`` and, in ``data-value``, JavaScript's shortest round-trip
+decimal of the JSON double, so ``float(data-value)`` must be the very double
+the server sent. Then more reports are sent and the page must show the new
+count and the new estimate without a reload. A screenshot is saved under
+``tmp_path`` and copied to ``$FASTLDP_ARTIFACTS`` when that is set.
+
+The browser test skips, with the reason, when Playwright or a Chromium is
+missing, unless ``FASTLDP_REQUIRE_BROWSER=1`` (CI sets it in ``.ci/run``),
+where a missing piece fails it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REQUIRE = os.environ.get("FASTLDP_REQUIRE_BROWSER") == "1"
+TOP_K = 20  # app.js: the items (cells) listed for an oracle (a matrix)
+WAIT_MS = 20_000  # the page polls every second; a loaded CI machine gets time
+
+
+def _missing(what: str) -> None:
+    message = f"the dashboard's browser test needs {what}"
+    if REQUIRE:
+        pytest.fail(message + " (FASTLDP_REQUIRE_BROWSER=1)")
+    pytest.skip(message)
+
+
+def _import(module: str, extra: str):
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        _missing(f"{module} (pip install {extra!r})")
+
+
+def _chromium_path(playwright) -> str:
+    """Debian's chromium (or $FASTLDP_CHROMIUM), else the browser Playwright installed."""
+    for candidate in (os.environ.get("FASTLDP_CHROMIUM"), shutil.which("chromium"),
+                      shutil.which("chromium-browser"), shutil.which("google-chrome")):
+        if candidate and os.path.exists(candidate):
+            return candidate
+    try:
+        bundled = playwright.chromium.executable_path
+    except Exception:  # noqa: BLE001 - no bundled browser registered
+        bundled = None
+    if bundled and os.path.exists(bundled):
+        return bundled
+    _missing("a Chromium (apt-get install chromium, or set FASTLDP_CHROMIUM)")
+    raise AssertionError("unreachable")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    for module in ("starlette", "uvicorn", "httpx", "pyarrow"):
+        _import(module, "fastldp[serve]")
+    sync_api = _import("playwright.sync_api", "playwright")
+    with sync_api.sync_playwright() as p:
+        executable = _chromium_path(p)
+        try:
+            # --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start
+            b = p.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+        except Exception as exc:  # noqa: BLE001 - a browser that does not start
+            _missing(f"a Chromium that starts headless ({executable}: {exc})")
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    pg = context.new_page()
+    pg.errors = []
+    pg.requests = []
+    pg.on("pageerror", lambda exc: pg.errors.append(str(exc)))
+    # a resource that failed to load is logged as an error too; the page retries those
+    pg.on("console", lambda msg: pg.errors.append(msg.text) if msg.type == "error"
+          and not msg.text.startswith("Failed to load resource") else None)
+    pg.on("request", lambda req: pg.requests.append(req.url))
+    yield pg
+    context.close()
+
+
+# ---------------------------------------------------------------------- helpers
+def _top(values: list, k: int) -> list[int]:
+    """The page's choice, written independently: the k largest finite values,
+    largest first, ties broken by the smaller index."""
+    finite = [(v, i) for i, v in enumerate(values) if v is not None]
+    finite.sort(key=lambda vi: (-vi[0], vi[1]))
+    return [i for _, i in finite[:k]]
+
+
+def _wait_for_n(page, n: int) -> None:
+    """Until the page shows an estimate of n reports, its count, and a drawn chart."""
+    page.wait_for_function(
+        """n => {
+            const q = (id) => document.querySelector(`[data-testid="${id}"]`);
+            const chart = q("estimate-chart");
+            return q("estimate-n")?.dataset.value === String(n)
+                && q("report-count")?.dataset.value === String(n)
+                && chart && Number(chart.dataset.bars) > 0;
+        }""", arg=n, timeout=WAIT_MS)
+
+
+def _rows(page) -> list[dict]:
+    return page.eval_on_selector_all(
+        '[data-testid^="estimate-row-"]',
+        "rows => rows.map(r => ({testid: r.dataset.testid, index: Number(r.dataset.index),"
+        " value: r.dataset.value, std: r.dataset.std}))")
+
+
+def _value(page, testid: str) -> str:
+    return page.get_attribute(f'[data-testid="{testid}"]', "data-value")
+
+
+def _as_float(text: str):
+    return None if text == "nan" else float(text)
+
+
+def _check_rows(page, est: dict, expected: list[int], with_std: bool) -> list[str]:
+    rows = _rows(page)
+    assert [r["testid"] for r in rows] == [f"estimate-row-{r}" for r in range(len(expected))]
+    assert [r["index"] for r in rows] == expected
+    for r in rows:
+        # exact: the page's text of the double parses back to the same double
+        assert _as_float(r["value"]) == est["estimate"][r["index"]], r
+        if with_std:
+            assert _as_float(r["std"]) == est["std"][r["index"]], r
+    return [r["value"] for r in rows]
+
+
+def _check_common(page, est: dict, stats: dict) -> None:
+    assert _value(page, "report-count") == str(stats["reports"])
+    assert _value(page, "batch-count") == str(stats["batches"])
+    assert _value(page, "sanitized-count") == str(stats["sanitized"])
+    assert _value(page, "refused-count") == str(sum(stats["refused"].values()))
+    assert page.text_content('[data-testid="privacy"]') == est["privacy"]
+    san = est["sanitization"]
+    for key in ("n_received", "n_valid", "n_sanitized"):
+        assert _value(page, f"sanitization-{key}") == str(san[key])
+    for reason, count in san["by_reason"].items():
+        assert _value(page, f"sanitization-reason-{reason}") == str(count)
+    assert int(page.get_attribute('[data-testid="history-chart"]', "data-points")) >= 1
+
+
+def _screenshot(page, tmp_path: Path, name: str) -> Path:
+    path = tmp_path / name
+    page.screenshot(path=str(path), full_page=True)
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
+    artifacts = os.environ.get("FASTLDP_ARTIFACTS")
+    if artifacts:
+        Path(artifacts).mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, Path(artifacts) / name)
+    return path
+
+
+def _only_local(page, url: str) -> None:
+    # every asset comes from the collector itself: no CDN at run time
+    assert page.requests and all(u.startswith(url + "/") for u in page.requests), page.requests
+    assert not page.errors, page.errors
+
+
+# ---------------------------------------------------------------------- tests
+def test_oracle_dashboard_shows_the_estimate_exactly_and_follows_new_reports(page, tmp_path):
+    from fastldp.service import Client
+    from fastldp.service.testing import running_server
+
+    rng = np.random.default_rng(20261201)
+    with running_server(tmp_path, mechanism="olh-4096") as srv, Client(srv.url, srv.token) as client:
+        client.send(rng.zipf(1.3, 2000) % 4096, identities=np.arange(2000), rng=1)
+        est, stats = client.estimate(), client.stats()
+        assert est["n"] == 2000 and stats["reports"] == 2000
+
+        page.goto(srv.url + "/")
+        _wait_for_n(page, 2000)
+        first = _check_rows(page, est, _top(est["estimate"], TOP_K), with_std=True)
+        _check_common(page, est, stats)
+        # the chart: one bar and one error bar per listed item, in the table's order
+        assert page.get_attribute('[data-testid="estimate-chart"]', "data-bars") == str(TOP_K)
+        bars = page.eval_on_selector_all('[data-testid="estimate-chart"] g[data-index]',
+                                         "gs => gs.map(g => Number(g.dataset.index))")
+        assert bars == _top(est["estimate"], TOP_K)
+        assert page.locator('[data-testid="estimate-chart"] rect.bar').count() == TOP_K
+        assert page.locator('[data-testid="estimate-chart"] path.errorbar').count() == TOP_K
+        assert page.get_attribute('[data-testid="mechanism-name"]', "data-testid")
+        assert page.text_content('[data-testid="mechanism-name"]') == "OLH"
+        assert _value(page, "param-domain_size") == "4096"
+        assert _value(page, "param-epsilon") == "1"
+        assert _value(page, "param-codebook_seed") == "20261130"
+
+        # more reports: the page follows without a reload
+        client.send(rng.zipf(1.3, 1500) % 4096, identities=np.arange(2000, 3500), rng=2)
+        est2, stats2 = client.estimate(), client.stats()
+        assert est2["n"] == 3500 and est2["estimate"] != est["estimate"]
+        _wait_for_n(page, 3500)
+        second = _check_rows(page, est2, _top(est2["estimate"], TOP_K), with_std=True)
+        _check_common(page, est2, stats2)
+        assert second != first
+        _screenshot(page, tmp_path, "dashboard_oracle.png")
+        _only_local(page, srv.url)
+
+
+def test_jprs_dashboard_draws_the_matrix_heat_map_exactly(page, tmp_path):
+    from fastldp import mechanisms
+    from fastldp.service import Client
+    from fastldp.service.testing import running_server
+
+    mech = mechanisms.from_spec(mechanisms.read_spec("jprs-4096"))
+    rng = np.random.default_rng(7)
+    n = 600
+    reports = mech.privatize(mechanisms._relations_chunk(mech, n, rng), identities=np.arange(n),
+                             epsilons=np.ones(n), rng=3)
+    with running_server(tmp_path, mechanism="jprs-4096") as srv, Client(srv.url, srv.token) as client:
+        page.goto(srv.url + "/")
+        client.send(reports, identities=np.arange(n), epsilons=np.ones(n), privatize=False)
+        est, stats = client.estimate(), client.stats()
+        rows, cols = est["shape"]
+        assert est["n"] == n and (rows, cols) == (64, 64)
+        _wait_for_n(page, n)
+        cells = page.eval_on_selector_all('[data-testid="estimate-chart"] g.cells rect',
+                                          "rs => rs.map(r => [Number(r.dataset.index), r.dataset.value])")
+        assert [c[0] for c in cells] == list(range(rows * cols))
+        assert [_as_float(c[1]) for c in cells] == est["estimate"]
+        # the colour scale is the largest |value|
+        finite = [abs(v) for v in est["estimate"] if v is not None]
+        assert _as_float(page.get_attribute('[data-testid="estimate-chart"]', "data-scale")) == max(finite)
+        _check_rows(page, est, _top(est["estimate"], TOP_K), with_std=False)
+        _check_common(page, est, stats)
+        _screenshot(page, tmp_path, "dashboard_jprs.png")
+        _only_local(page, srv.url)
