@@ -468,3 +468,18 @@ def test_tau_reports_through_the_memo_hold_epsilon_inf_and_the_skipped_memo_is_c
 
     caught = threshold_test(draw_skipped, 1.0, n=20_000, pilot=5_000, rng=3)
     assert not caught.holds and caught.lower_bound > 1.5
+
+
+def test_fastldp_decode_rebuilds_the_protocol_from_a_report_file(tmp_path, capsys):
+    pytest.importorskip("pyarrow")
+    from fastldp import cli, mechanisms
+    from fastldp.reports import write_reports
+
+    assert {"LGRR", "LOUE", "LOSUE", "LSUE", "LSOUE"} <= set(mechanisms.STREAMING)
+    m = LOSUE(domain_size=6, epsilon_inf=2.0, epsilon_1=1.0, codebook_seed=3)
+    reports = m.privatize(np.arange(120) % 6, rng=0)
+    path = write_reports(tmp_path / "r.parquet", m, reports)
+    again = mechanisms.from_spec(mechanisms.mechanism_spec(m))
+    np.testing.assert_array_equal(again.estimate(reports).counts, m.estimate(reports).counts)
+    assert cli.main(["decode", str(path), "--quiet"]) == 0
+    assert "LOSUE" in capsys.readouterr().out
