@@ -247,8 +247,15 @@ class Lasso(RegressionEstimator):
     def fit(self: _Lasso, X: ArrayLike, y: ArrayLike, *, users: Optional[ArrayLike] = None,
             rng: RngLike = None) -> _Lasso:
         """Fit on all rows (``users`` and ``rng`` are accepted and ignored)."""
+        X, y = check_Xy(X, y, "Lasso")
+        return self._fit(X, y)
+
+    def fit_precomputed(self: _Lasso, pre: Precomputed, *, rng: RngLike = None) -> _Lasso:
+        """:meth:`fit` on the rows of ``pre``, which were checked when it was made."""
+        return self._fit(pre.X, pre.y)
+
+    def _fit(self: _Lasso, X: np.ndarray, y: np.ndarray) -> _Lasso:
         o = "Lasso"
-        X, y = check_Xy(X, y, o)
         N, d = X.shape
         alpha = (self.sigma_default(N, d) if self.alpha is None
                  else check_float(self.alpha, "alpha", o, low=0, low_open=False))
