@@ -68,6 +68,49 @@ static inline void fastldp_cms_ripple(uint64_t *c, uint64_t *carry, int64_t W, i
     }
 }
 
+/* Sixteen reports' words (p[0..16)) into the bit-sliced ones / twos / fours /
+ * eights words; the weight-sixteen carries go to carry. A function of its
+ * own, with restrict pointers, so that compilers vectorize the loop over j. */
+static inline void fastldp_cms_csa16(
+    const uint64_t *const *p, int64_t W, uint64_t *FASTLDP_CMS_RESTRICT ones,
+    uint64_t *FASTLDP_CMS_RESTRICT twos, uint64_t *FASTLDP_CMS_RESTRICT fours,
+    uint64_t *FASTLDP_CMS_RESTRICT eights, uint64_t *FASTLDP_CMS_RESTRICT carry)
+{
+    int64_t j;
+    const uint64_t *FASTLDP_CMS_RESTRICT p0 = p[0], *FASTLDP_CMS_RESTRICT p1 = p[1];
+    const uint64_t *FASTLDP_CMS_RESTRICT p2 = p[2], *FASTLDP_CMS_RESTRICT p3 = p[3];
+    const uint64_t *FASTLDP_CMS_RESTRICT p4 = p[4], *FASTLDP_CMS_RESTRICT p5 = p[5];
+    const uint64_t *FASTLDP_CMS_RESTRICT p6 = p[6], *FASTLDP_CMS_RESTRICT p7 = p[7];
+    const uint64_t *FASTLDP_CMS_RESTRICT p8 = p[8], *FASTLDP_CMS_RESTRICT p9 = p[9];
+    const uint64_t *FASTLDP_CMS_RESTRICT p10 = p[10], *FASTLDP_CMS_RESTRICT p11 = p[11];
+    const uint64_t *FASTLDP_CMS_RESTRICT p12 = p[12], *FASTLDP_CMS_RESTRICT p13 = p[13];
+    const uint64_t *FASTLDP_CMS_RESTRICT p14 = p[14], *FASTLDP_CMS_RESTRICT p15 = p[15];
+    for (j = 0; j < W; ++j) {
+        uint64_t o = ones[j], tw = twos[j], f = fours[j], e = eights[j];
+        uint64_t twosA, twosB, foursA, foursB, eightsA, eightsB, x;
+        FASTLDP_CMS_CSA(twosA, o, o, p0[j], p1[j]);
+        FASTLDP_CMS_CSA(twosB, o, o, p2[j], p3[j]);
+        FASTLDP_CMS_CSA(foursA, tw, tw, twosA, twosB);
+        FASTLDP_CMS_CSA(twosA, o, o, p4[j], p5[j]);
+        FASTLDP_CMS_CSA(twosB, o, o, p6[j], p7[j]);
+        FASTLDP_CMS_CSA(foursB, tw, tw, twosA, twosB);
+        FASTLDP_CMS_CSA(eightsA, f, f, foursA, foursB);
+        FASTLDP_CMS_CSA(twosA, o, o, p8[j], p9[j]);
+        FASTLDP_CMS_CSA(twosB, o, o, p10[j], p11[j]);
+        FASTLDP_CMS_CSA(foursA, tw, tw, twosA, twosB);
+        FASTLDP_CMS_CSA(twosA, o, o, p12[j], p13[j]);
+        FASTLDP_CMS_CSA(twosB, o, o, p14[j], p15[j]);
+        FASTLDP_CMS_CSA(foursB, tw, tw, twosA, twosB);
+        FASTLDP_CMS_CSA(eightsB, f, f, foursA, foursB);
+        FASTLDP_CMS_CSA(x, e, e, eightsA, eightsB);
+        ones[j] = o;
+        twos[j] = tw;
+        fours[j] = f;
+        eights[j] = e;
+        carry[j] = x;
+    }
+}
+
 /* As in src/unary.h: GCC on x86-64 glibc also compiles an AVX2 clone (the
  * carry-save loop and the flush vectorize there) and picks one at load time. */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__) \
@@ -91,7 +134,7 @@ FASTLDP_CMS_CLONES static void fastldp_cms_count_rows(const int64_t *words, int6
     uint64_t *FASTLDP_CMS_RESTRICT carry = scratch + 11 * W;
     const uint64_t *p[16];
     int64_t start, r, j;
-    int l, b, t;
+    int l, t;
     for (start = 0; start < cnt; start += FASTLDP_CMS_BLOCK_ROWS) {
         int64_t stop = start + FASTLDP_CMS_BLOCK_ROWS < cnt ? start + FASTLDP_CMS_BLOCK_ROWS : cnt;
         memset(scratch, 0, (size_t)(12 * W) * sizeof(uint64_t));
@@ -107,38 +150,7 @@ FASTLDP_CMS_CLONES static void fastldp_cms_count_rows(const int64_t *words, int6
                     FASTLDP_CMS_PREFETCH(next + W - 1);
                 }
             }
-            const uint64_t *FASTLDP_CMS_RESTRICT p0 = p[0], *FASTLDP_CMS_RESTRICT p1 = p[1];
-            const uint64_t *FASTLDP_CMS_RESTRICT p2 = p[2], *FASTLDP_CMS_RESTRICT p3 = p[3];
-            const uint64_t *FASTLDP_CMS_RESTRICT p4 = p[4], *FASTLDP_CMS_RESTRICT p5 = p[5];
-            const uint64_t *FASTLDP_CMS_RESTRICT p6 = p[6], *FASTLDP_CMS_RESTRICT p7 = p[7];
-            const uint64_t *FASTLDP_CMS_RESTRICT p8 = p[8], *FASTLDP_CMS_RESTRICT p9 = p[9];
-            const uint64_t *FASTLDP_CMS_RESTRICT p10 = p[10], *FASTLDP_CMS_RESTRICT p11 = p[11];
-            const uint64_t *FASTLDP_CMS_RESTRICT p12 = p[12], *FASTLDP_CMS_RESTRICT p13 = p[13];
-            const uint64_t *FASTLDP_CMS_RESTRICT p14 = p[14], *FASTLDP_CMS_RESTRICT p15 = p[15];
-            for (j = 0; j < W; ++j) {
-                uint64_t o = ones[j], tw = twos[j], f = fours[j], e = eights[j];
-                uint64_t twosA, twosB, foursA, foursB, eightsA, eightsB, x;
-                FASTLDP_CMS_CSA(twosA, o, o, p0[j], p1[j]);
-                FASTLDP_CMS_CSA(twosB, o, o, p2[j], p3[j]);
-                FASTLDP_CMS_CSA(foursA, tw, tw, twosA, twosB);
-                FASTLDP_CMS_CSA(twosA, o, o, p4[j], p5[j]);
-                FASTLDP_CMS_CSA(twosB, o, o, p6[j], p7[j]);
-                FASTLDP_CMS_CSA(foursB, tw, tw, twosA, twosB);
-                FASTLDP_CMS_CSA(eightsA, f, f, foursA, foursB);
-                FASTLDP_CMS_CSA(twosA, o, o, p8[j], p9[j]);
-                FASTLDP_CMS_CSA(twosB, o, o, p10[j], p11[j]);
-                FASTLDP_CMS_CSA(foursA, tw, tw, twosA, twosB);
-                FASTLDP_CMS_CSA(twosA, o, o, p12[j], p13[j]);
-                FASTLDP_CMS_CSA(twosB, o, o, p14[j], p15[j]);
-                FASTLDP_CMS_CSA(foursB, tw, tw, twosA, twosB);
-                FASTLDP_CMS_CSA(eightsB, f, f, foursA, foursB);
-                FASTLDP_CMS_CSA(x, e, e, eightsA, eightsB);
-                ones[j] = o;
-                twos[j] = tw;
-                fours[j] = f;
-                eights[j] = e;
-                carry[j] = x;
-            }
+            fastldp_cms_csa16(p, W, ones, twos, fours, eights, carry);
             fastldp_cms_ripple(c16, carry, W, 7);
         }
         for (; r < stop; ++r) { /* leftover reports, one at a time */
@@ -174,7 +186,8 @@ FASTLDP_CMS_CLONES static void fastldp_cms_count_rows(const int64_t *words, int6
                 for (j = 0; j < W; ++j) {
                     uint64_t x = lv[j];
                     int64_t *FASTLDP_CMS_RESTRICT cj = counts + 64 * j;
-                    for (b = 0; b < 64; ++b) cj[b] += (int64_t)((x >> b) & 1) * wt;
+                    int64_t bb;
+                    for (bb = 0; bb < 64; ++bb) cj[bb] += -(int64_t)((x >> bb) & 1) & wt;
                 }
             }
         }
