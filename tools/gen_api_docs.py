@@ -27,9 +27,9 @@ PAGES = {
                    "and bounds.", "fastldp.histograms"),
     "oracles": ("Oracles and randomizers", "Frequency oracles and scalar randomizers shared "
                 "by the families.", "fastldp.oracles"),
-    "longitudinal": ("Longitudinal collection", "Memoized two-round frequency oracles (L-GRR, "
-                     "L-OUE, L-OSUE, L-SUE, L-SOUE) and the client memo.",
-                     "fastldp.longitudinal"),
+    "longitudinal": ("Longitudinal collection", "Memoized protocols for reports over time "
+                     "(L-GRR, L-OUE, L-OSUE, L-SUE, L-SOUE, full RAPPOR, dBitFlipPM) and the "
+                     "client memo.", "fastldp.longitudinal"),
     "audit": ("Privacy audit", "Exact and empirical audits of every local channel.",
               "fastldp.audit"),
     "experiments": ("Experiment harness", "Specs, the runner, the results table, reports and "
