@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import time
 import uuid
 from typing import Any, Optional
@@ -15,8 +16,11 @@ __all__ = ["Client", "ServiceError"]
 ARROW_TYPE = "application/vnd.apache.arrow.stream"
 
 
-class ServiceError(RuntimeError):
+class ServiceError(OSError):
     """The collector refused a request (4xx), or kept failing after every retry.
+
+    An ``OSError``: a failed exchange with another machine (the command line
+    reports it in one line, exit status 2).
 
     Attributes
     ----------
@@ -29,6 +33,15 @@ class ServiceError(RuntimeError):
     def __init__(self, status: Optional[int], body: dict) -> None:
         self.status, self.body = status, body
         super().__init__(f"HTTP {status}: {body.get('error')}: {body.get('detail')}")
+
+
+def tls_context(verify: Any) -> Any:
+    """httpx's ``verify``: ``True``/``False``, or an SSL context trusting a CA file's certificates."""
+    if isinstance(verify, (str, os.PathLike)):
+        import ssl
+
+        return ssl.create_default_context(cafile=os.fspath(verify))
+    return verify
 
 
 def arrow_batch(identities: np.ndarray, reports: np.ndarray,
@@ -103,7 +116,7 @@ class Client:
         self.url = url.rstrip("/")
         self.retries, self.backoff, self.max_backoff = int(retries), backoff, max_backoff
         self.format = format
-        self._http = httpx.Client(base_url=self.url, timeout=timeout, verify=verify,
+        self._http = httpx.Client(base_url=self.url, timeout=timeout, verify=tls_context(verify),
                                   headers={"Authorization": f"Bearer {token}"})
         self._mechanism = None
 

@@ -130,7 +130,7 @@ class Store:
         self.report_shape = tuple(report_shape)
         self.report_dtype = np.dtype(report_dtype)
         self.segment_rows = int(segment_rows)
-        self.row_group = int(row_group)
+        self.row_group = min(int(row_group), self.segment_rows)
         self.max_group = int(max_group)
         self.stats = _Stats()
         self.stats.buckets = [0] * (len(LATENCY_BUCKETS) + 1)

@@ -80,7 +80,9 @@ class RunningServer:
             self.proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT,
                                          env=env)
         deadline = time.monotonic() + self.timeout
-        verify = str(self.tls[0]) if self.tls else True
+        from .client import tls_context
+
+        verify = tls_context(str(self.tls[0])) if self.tls else True
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"fastldp serve exited with {self.proc.returncode}:\n"
