@@ -483,3 +483,16 @@ def test_fastldp_decode_rebuilds_the_protocol_from_a_report_file(tmp_path, capsy
     np.testing.assert_array_equal(again.estimate(reports).counts, m.estimate(reports).counts)
     assert cli.main(["decode", str(path), "--quiet"]) == 0
     assert "LOSUE" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("cls", UNARY)
+def test_reports_do_not_depend_on_the_thread_count(cls):
+    values = np.arange(3000) % 40
+    out = []
+    for threads in (1, 2):
+        m = cls(domain_size=40, epsilon_inf=3.0, epsilon_1=1.0, codebook_seed=0,
+                n_threads=threads)
+        reports = m.privatize(values, memo=MemoryMemo(), rng=5)
+        out.append((reports, m.estimate(reports).counts))
+    np.testing.assert_array_equal(out[0][0], out[1][0])
+    np.testing.assert_array_equal(out[0][1], out[1][1])

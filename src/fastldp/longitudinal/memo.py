@@ -44,7 +44,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from typing import Callable, Optional, Union
+from typing import Callable, Literal, Optional, Union
 
 import numpy as np
 
@@ -268,7 +268,7 @@ class MemoStore:
     def __enter__(self) -> "MemoStore":
         return self
 
-    def __exit__(self, *exc: object) -> bool:
+    def __exit__(self, *exc: object) -> Literal[False]:
         self.close()
         return False
 
