@@ -233,7 +233,7 @@ def she_column_sums(const double[:, ::1] x, const double[::1] lo, const double[:
     per_thread = np.zeros((nt, n_groups, ROWS, D), dtype=np.int64)
     cdef int64_t[:, :, :, ::1] part = per_thread
     cdef uint8_t[::1] lg = legal
-    cdef int64_t width = (<int64_t>n_groups * (FASTLDP_SHE_LEVELS + 1)
+    cdef int64_t width = (<int64_t>n_groups * FASTLDP_SHE_LEVELS
                           + FASTLDP_SHE_GROUP_ROWS + 1) * D
     cdef double *scratch = <double *>malloc(nt * width * sizeof(double))
     if scratch == NULL:

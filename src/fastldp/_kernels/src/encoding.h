@@ -40,9 +40,9 @@
  * them as they are). The last grid's unit is 2^(beta - 85): an entry with
  * bits below it (an entry below about 2^(beta - 33), a subnormal; for
  * Laplace noise of scale b, about one entry in 2^33 / b) leaves a nonzero
- * remainder r_2, which a per-column flag catches, and the block's
- * remainders of that column are then added to the digits one by one from
- * their bits. Integer addition is associative, so the digits do not depend
+ * remainder r_2; the pass over eight rows ORs each row's |r_2| bits, and a
+ * row with a nonzero word has its remainders added to the digits one by one from
+ * their bits (one more pass over that row only). Integer addition is associative, so the digits do not depend
  * on how rows are split among threads; the caller adds the threads' digits
  * and normalizes.
  *
@@ -313,13 +313,13 @@ FASTLDP_SHE_CLONES static int fastldp_she_row_legal(const double *row, int64_t D
 
 
 /* The levels of eight rows (y[0..7]; a missing row points to zeros) added
- * into acc (FASTLDP_SHE_LEVELS rows of D) and the magnitudes of their last
- * remainders into rem. Each level sum stays exact (header comment), so the
- * eight terms are added as a tree (short dependency chains). */
+ * into acc (FASTLDP_SHE_LEVELS rows of D), and for each row a word that is
+ * zero when the levels hold the row exactly (every last remainder zero). Each level sum stays exact (header comment), so the eight terms
+ * are added as a tree (short dependency chains). */
 FASTLDP_SHE_CLONES static void fastldp_she_add_rows8(const double *const *y, int64_t D,
                                                      const double *sigma,
                                                      double *FASTLDP_SHE_RESTRICT acc,
-                                                     double *FASTLDP_SHE_RESTRICT rem)
+                                                     uint64_t *FASTLDP_SHE_RESTRICT row_rem)
 {
     int64_t j;
     int r;
@@ -330,9 +330,13 @@ FASTLDP_SHE_CLONES static void fastldp_she_add_rows8(const double *const *y, int
     const double *FASTLDP_SHE_RESTRICT y6 = y[6], *FASTLDP_SHE_RESTRICT y7 = y[7];
     double *FASTLDP_SHE_RESTRICT a0 = acc;
     double *FASTLDP_SHE_RESTRICT a1 = acc + D;
+    /* an OR of the remainders' bits, sign cleared (-0.0 is no remainder): an integer
+     * reduction, which compilers vectorize (a floating-point sum they would not reorder) */
+    const uint64_t magnitude = 0x7FFFFFFFFFFFFFFFULL;
+    uint64_t e0 = 0, e1 = 0, e2 = 0, e3 = 0, e4 = 0, e5 = 0, e6 = 0, e7 = 0;
     for (j = 0; j < D; ++j) {
         double v[FASTLDP_SHE_GROUP_ROWS], h0[FASTLDP_SHE_GROUP_ROWS], h1[FASTLDP_SHE_GROUP_ROWS];
-        double e[FASTLDP_SHE_GROUP_ROWS];
+        uint64_t e[FASTLDP_SHE_GROUP_ROWS];
         v[0] = y0[j]; v[1] = y1[j]; v[2] = y2[j]; v[3] = y3[j];
         v[4] = y4[j]; v[5] = y5[j]; v[6] = y6[j]; v[7] = y7[j];
         for (r = 0; r < FASTLDP_SHE_GROUP_ROWS; ++r) {
@@ -340,12 +344,15 @@ FASTLDP_SHE_CLONES static void fastldp_she_add_rows8(const double *const *y, int
             h0[r] = (s0 + x) - s0;
             r0 = x - h0[r];
             h1[r] = (s1 + r0) - s1;
-            e[r] = fabs(r0 - h1[r]);
+            e[r] = fastldp_she_double_bits(r0 - h1[r]) & magnitude;
         }
         a0[j] += ((h0[0] + h0[1]) + (h0[2] + h0[3])) + ((h0[4] + h0[5]) + (h0[6] + h0[7]));
         a1[j] += ((h1[0] + h1[1]) + (h1[2] + h1[3])) + ((h1[4] + h1[5]) + (h1[6] + h1[7]));
-        rem[j] += ((e[0] + e[1]) + (e[2] + e[3])) + ((e[4] + e[5]) + (e[6] + e[7]));
+        e0 |= e[0]; e1 |= e[1]; e2 |= e[2]; e3 |= e[3];
+        e4 |= e[4]; e5 |= e[5]; e6 |= e[6]; e7 |= e[7];
     }
+    row_rem[0] = e0; row_rem[1] = e1; row_rem[2] = e2; row_rem[3] = e3;
+    row_rem[4] = e4; row_rem[5] = e5; row_rem[6] = e6; row_rem[7] = e7;
 }
 
 static void fastldp_she_scale_row(const double *x, int64_t D, double w, double *out)
@@ -354,14 +361,11 @@ static void fastldp_she_scale_row(const double *x, int64_t D, double w, double *
     for (j = 0; j < D; ++j) out[j] = x[j] * w;
 }
 
-/* Move a block's level sums (and any flagged remainders) of group g into the digits. */
-static void fastldp_she_flush(const fastldp_she_sum_source *src, int g, int64_t b0, int64_t b1,
-                              const uint8_t *legal, double *acc, double *rem, double *rowbuf,
-                              int64_t *digits)
+/* Move a block's level sums into the digits (as integers times u_k: exact). */
+static void fastldp_she_flush(const fastldp_she_sum_source *src, double *acc, int64_t *digits)
 {
-    int64_t D = src->D, j, i;
+    int64_t D = src->D, j;
     int k;
-    double h[FASTLDP_SHE_LEVELS];
     for (k = 0; k < FASTLDP_SHE_LEVELS; ++k) {
         double *a = acc + k * D;
         for (j = 0; j < D; ++j) {
@@ -375,37 +379,37 @@ static void fastldp_she_flush(const fastldp_she_sum_source *src, int g, int64_t 
             }
         }
     }
+}
+
+/* Add the last remainders of one row (those the levels do not hold) from their bits. */
+static void fastldp_she_add_remainders(const fastldp_she_sum_source *src, const double *y,
+                                       int64_t *digits)
+{
+    int64_t D = src->D, j;
+    double h[FASTLDP_SHE_LEVELS];
     for (j = 0; j < D; ++j) {
-        if (rem[j] == 0.0) continue;
-        rem[j] = 0.0;
-        for (i = b0; i < b1; ++i) {
-            double y, r;
-            if (!legal[i] || (src->group != NULL && src->group[i] != g)) continue;
-            if (src->weights != NULL) {
-                fastldp_she_scale_row(src->x + i * D + j, 1, src->weights[i], rowbuf);
-                y = rowbuf[0];
-            } else {
-                y = src->x[i * D + j];
-            }
-            r = fastldp_she_split(src->sigma, y, h);
-            if (r != 0.0) fastldp_she_add_double(digits + j, D, r);
-        }
+        double r = fastldp_she_split(src->sigma, y[j], h);
+        if (r != 0.0) fastldp_she_add_double(digits + j, D, r);
     }
 }
 
 /* Rows [r0, r1): legal[i] for each, and the exact sums of the legal rows of
  * each group into digits (n_groups blocks of FASTLDP_SHE_ROWS x D, zeroed by
- * the caller, normalized on return). scratch: n_groups * (LEVELS + 1) * D
- * + (GROUP_ROWS + 1) * D doubles. */
+ * the caller, normalized on return). scratch: (n_groups * LEVELS
+ * + GROUP_ROWS + 1) * D doubles. A row whose levels leave a remainder (an
+ * entry with bits below the last grid) has its remainders added from their
+ * bits right away: one pass over that row, whatever the others hold. */
 static void fastldp_she_sum_range(const fastldp_she_sum_source *src, int64_t r0, int64_t r1,
                                   uint8_t *legal, int64_t *digits, double *scratch)
 {
     int64_t D = src->D, start, sub, i;
     int g, G = src->n_groups, r;
-    int64_t stride = (int64_t)(FASTLDP_SHE_LEVELS + 1) * D;
+    int64_t stride = (int64_t)FASTLDP_SHE_LEVELS * D;
+    int64_t digit_stride = (int64_t)FASTLDP_SHE_ROWS * D;
     double *rowbufs = scratch + (int64_t)G * stride;      /* GROUP_ROWS rows of x * w */
     double *zeros = rowbufs + FASTLDP_SHE_GROUP_ROWS * D; /* a missing row */
     const double *ptr[256][FASTLDP_SHE_GROUP_ROWS];
+    uint64_t row_rem[FASTLDP_SHE_GROUP_ROWS];
     int count[256];
     int64_t blocks = 0;
     uint8_t used[256];
@@ -432,24 +436,21 @@ static void fastldp_she_sum_range(const fastldp_she_sum_source *src, int64_t r0,
             for (g = 0; g < G; ++g) {
                 if (count[g] == 0) continue;
                 for (r = count[g]; r < FASTLDP_SHE_GROUP_ROWS; ++r) ptr[g][r] = zeros;
-                fastldp_she_add_rows8(ptr[g], D, src->sigma, scratch + g * stride,
-                                      scratch + g * stride + FASTLDP_SHE_LEVELS * D);
+                fastldp_she_add_rows8(ptr[g], D, src->sigma, scratch + g * stride, row_rem);
+                for (r = 0; r < count[g]; ++r)
+                    if (row_rem[r] != 0)
+                        fastldp_she_add_remainders(src, ptr[g][r], digits + g * digit_stride);
                 used[g] = 1;
             }
         }
-        for (g = 0; g < G; ++g) {
-            if (!used[g]) continue;
-            fastldp_she_flush(src, g, start, stop, legal, scratch + g * stride,
-                              scratch + g * stride + FASTLDP_SHE_LEVELS * D, rowbufs,
-                              digits + (int64_t)g * FASTLDP_SHE_ROWS * D);
-        }
+        for (g = 0; g < G; ++g)
+            if (used[g]) fastldp_she_flush(src, scratch + g * stride, digits + g * digit_stride);
         if (++blocks == FASTLDP_SHE_NORMALIZE_BLOCKS) {
-            for (g = 0; g < G; ++g)
-                fastldp_she_normalize(digits + (int64_t)g * FASTLDP_SHE_ROWS * D, D);
+            for (g = 0; g < G; ++g) fastldp_she_normalize(digits + g * digit_stride, D);
             blocks = 0;
         }
     }
-    for (g = 0; g < G; ++g) fastldp_she_normalize(digits + (int64_t)g * FASTLDP_SHE_ROWS * D, D);
+    for (g = 0; g < G; ++g) fastldp_she_normalize(digits + g * digit_stride, D);
 }
 
 /* legal[i] for rows [r0, r1) only (sanitize without a sum). */
