@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 #: The experiment packages, imported by :func:`load_families` in this order.
-FAMILIES = ("relations", "vectors", "regression", "histograms", "oracles")
+FAMILIES = ("relations", "vectors", "regression", "histograms", "oracles", "longitudinal")
 
 
 @dataclass(frozen=True)
