@@ -240,3 +240,38 @@ def test_jprs_dashboard_draws_the_matrix_heat_map_exactly(page, tmp_path):
         _check_common(page, est, stats)
         _screenshot(page, tmp_path, "dashboard_jprs.png")
         _only_local(page, srv.url)
+
+
+def test_rpc_dashboard_draws_the_mean_vector_and_counts_sanitized_reports(page, tmp_path):
+    from fastldp.reports import mechanism_spec
+    from fastldp.service import Client
+    from fastldp.service.testing import running_server
+    from fastldp.vectors.rpc import RPC
+
+    d, n, bad = 16, 800, 7
+    mech = RPC(d=d, m=2, epsilon=1.0, codebook_seed=5)
+    rng = np.random.default_rng(11)
+    x = np.zeros((n, d), dtype=np.int64)
+    for row in x:
+        row[rng.choice(d, 2, replace=False)] = rng.choice([-1, 1], 2)
+    reports = mech.privatize(x, identities=np.arange(n), rng=4)
+    reports[:bad] = 123.0  # off the Duchi alphabet: the decoder sanitizes these
+    with running_server(tmp_path, mechanism=mechanism_spec(mech)) as srv, \
+            Client(srv.url, srv.token) as client:
+        client.send(reports, identities=np.arange(n), privatize=False)
+        est, stats = client.estimate(), client.stats()
+        assert est["kind"] == "rpc" and est["shape"] == [d]
+        assert est["sanitization"]["n_sanitized"] == bad == stats["sanitized"]
+        page.goto(srv.url + "/")
+        _wait_for_n(page, n)
+        assert page.get_attribute('[data-testid="estimate-chart"]', "data-bars") == str(d)
+        bars = page.eval_on_selector_all('[data-testid="estimate-chart"] g[data-index]',
+                                         "gs => gs.map(g => [Number(g.dataset.index), g.dataset.value])")
+        assert [b[0] for b in bars] == list(range(d))
+        assert [_as_float(b[1]) for b in bars] == est["estimate"]
+        _check_rows(page, est, list(range(d)), with_std=True)  # every coordinate, in order
+        _check_common(page, est, stats)
+        assert _value(page, "sanitized-count") == str(bad)
+        assert _value(page, "param-d") == "16" and _value(page, "param-m") == "2"
+        _screenshot(page, tmp_path, "dashboard_rpc.png")
+        _only_local(page, srv.url)

@@ -113,7 +113,7 @@
       const tr = el("tr", {"data-testid": "param-" + k}, body);
       tr.dataset.value = typeof v === "string" ? v : JSON.stringify(v);
       el("th", {}, tr, k);
-      el("td", {}, tr, typeof v === "string" ? v : JSON.stringify(v));
+      el("td", {}, tr, typeof v === "string" ? v : v === null ? "\u2014" : JSON.stringify(v));
     }
     const rate = m.rate_limit === null ? "no rate limit" : fmt(m.rate_limit) + " reports/s per token";
     $("limits").textContent = "Request body limit " + fmt(m.max_body) + " bytes; " + rate + ".";
@@ -149,10 +149,20 @@
     drawHistory($("history-chart"), s);
   }
 
-  /** Cumulative reports (top) and the ingest rate between history points (bottom). */
+  /**
+   * Cumulative reports (top) and the ingest rate (bottom) from /v1/stats' history.
+   *
+   * The collector opens a history point [t, count] at the first acknowledged
+   * batch a second or more after the previous point, and keeps updating that
+   * point's count during the second that follows; so the reports of point k
+   * arrived in [t_k, t_k + 1) (or up to the next point, if sooner), and none
+   * arrived between that window and t_{k+1}. The charts draw exactly that: the
+   * count ramps inside each window, and the rate is the window's reports over
+   * its length (an idle gap shows as zero, not as an average over the gap).
+   */
   function drawHistory(svg, s) {
     clear(svg);
-    const W = 560, H = 300, left = 64, right = 16;
+    const W = 420, H = 300, left = 52, right = 12;
     svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
     const hist = (s.history || []).filter((p) => finite(p[0]) && finite(p[1]));
     svg.dataset.points = String(hist.length);
@@ -160,18 +170,19 @@
       el("svg:text", {x: W / 2, y: H / 2, "text-anchor": "middle", class: "empty"}, svg, "no data yet");
       return;
     }
-    const t0 = Math.min(s.started || hist[0][0], hist[0][0]);
-    const t1 = Math.max(hist[hist.length - 1][0], t0 + 1);
-    const x = (t) => left + (t - t0) / (t1 - t0) * (W - left - right);
-    const rates = [];
+    const windows = [];  // [start, end, reports in the window, count at its end]
     for (let k = 1; k < hist.length; k++) {
-      const dt = hist[k][0] - hist[k - 1][0];
-      if (dt > 0) rates.push([hist[k - 1][0], hist[k][0], (hist[k][1] - hist[k - 1][1]) / dt]);
+      const a = hist[k][0];
+      const b = k + 1 < hist.length ? Math.min(a + 1, hist[k + 1][0]) : a + 1;
+      if (b > a) windows.push([a, b, hist[k][1] - hist[k - 1][1], hist[k][1]]);
     }
+    const t0 = Math.min(s.started || hist[0][0], hist[0][0]);
+    const t1 = Math.max(t0 + 1, hist[hist.length - 1][0], ...windows.map((w) => w[1]));
+    const x = (t) => left + (t - t0) / (t1 - t0) * (W - left - right);
     const panels = [
       {top: 18, height: 110, title: "reports (cumulative)", max: Math.max(1, hist[hist.length - 1][1])},
       {top: 170, height: 100, title: "ingest rate (reports/s)",
-       max: Math.max(1, ...rates.map((r) => r[2]))},
+       max: Math.max(1, ...windows.map((w) => w[2] / (w[1] - w[0])))},
     ];
     for (const p of panels) {
       const y = (v) => p.top + p.height - v / p.max * p.height;
@@ -186,18 +197,21 @@
       el("svg:text", {x: x(t0 + t), y: H - 8, "text-anchor": "middle", class: "tick"}, svg,
          fmt(t) + " s");
     }
-    // the count as a step function: it changes when a batch is acknowledged
-    const cum = panels[0];
-    const pts = hist.map((p, k) => (k ? "H" + x(p[0]).toFixed(1) + " V" : "M" + x(p[0]).toFixed(1) + ",") +
-                                   cum.y(p[1]).toFixed(1));
-    el("svg:path", {d: pts.join(" "), class: "line", "data-testid": "history-line"}, svg);
-    const rate = panels[1];
-    let d = "";
-    for (const [a, b, r] of rates) {
-      d += `M${x(a).toFixed(1)},${rate.y(0).toFixed(1)} V${rate.y(r).toFixed(1)} ` +
-           `H${x(b).toFixed(1)} V${rate.y(0).toFixed(1)} `;
+    const cum = panels[0], rate = panels[1];
+    const X = (t) => x(t).toFixed(1);
+    let line = `M${X(hist[0][0])},${cum.y(hist[0][1]).toFixed(1)}`;
+    let area = "";
+    for (const [a, b, n, count] of windows) {
+      line += ` H${X(a)} L${X(b)},${cum.y(count).toFixed(1)}`;
+      if (n > 0) {
+        area += `M${X(a)},${rate.y(0).toFixed(1)} V${rate.y(n / (b - a)).toFixed(1)} ` +
+                `H${X(b)} V${rate.y(0).toFixed(1)} `;
+      }
     }
-    if (d) el("svg:path", {d: d, class: "area", "data-testid": "rate-steps"}, svg);
+    line += ` H${X(t1)}`;
+    el("svg:path", {d: line, class: "line", "data-testid": "history-line"}, svg);
+    el("svg:line", {x1: left, x2: W - right, y1: rate.y(0), y2: rate.y(0), class: "zero"}, svg);
+    if (area) el("svg:path", {d: area, class: "area", "data-testid": "rate-steps"}, svg);
   }
 
   // ------------------------------------------------------------------ estimate
@@ -215,7 +229,7 @@
       drawHeatmap($("estimate-chart"), values, shape[0], shape[1]);
       const order = topIndices(values, TOP_K);
       fillTable(est, order, (i) => `(${Math.floor(i / shape[1])}, ${i % shape[1]})`,
-                ["rank", "cell (row, col)", "estimate"], false);
+                ["rank", "cell (row, col)", "estimate"], false, true);
     } else if (est.kind === "rpc") {
       $("estimate-title").textContent = "Estimate: the mean vector";
       const m = Math.min(values.length, VECTOR_ROWS);
@@ -224,7 +238,7 @@
         (m < values.length ? `; the table lists the first ${m}` : "");
       drawVector($("estimate-chart"), values, stds);
       fillTable(est, [...Array(m).keys()], (i) => label(est, i),
-                ["#", "coordinate", "mean", `\u00b1${Z} std`], true);
+                ["coordinate", "mean", `\u00b1${Z} std`], true, false);
     } else {
       $("estimate-title").textContent = "Estimate: the top items";
       $("estimate-caption").textContent = `the ${TOP_K} largest of ${values.length} frequencies` +
@@ -233,7 +247,7 @@
       drawTopItems($("estimate-chart"), order.map((i) => ({
         index: i, label: label(est, i), value: values[i], std: stds ? stds[i] : null})));
       fillTable(est, order, (i) => label(est, i),
-                ["rank", "item", "estimate", `\u00b1${Z} std`], true);
+                ["rank", "item", "estimate", `\u00b1${Z} std`], true, true);
     }
   }
 
@@ -245,7 +259,7 @@
     return idx.slice(0, k);
   }
 
-  function fillTable(est, order, name, head, withStd) {
+  function fillTable(est, order, name, head, withStd, withRank) {
     const headRow = $("estimate-head");
     clear(headRow);
     for (const h of head) el("th", {}, headRow, h);
@@ -259,7 +273,7 @@
       tr.dataset.label = name(i);
       tr.dataset.value = exact(v);
       tr.dataset.std = exact(s);
-      el("td", {class: "num"}, tr, String(r + 1));
+      if (withRank) el("td", {class: "num"}, tr, String(r + 1));
       el("td", {}, tr, name(i));
       el("td", {class: "num", "data-testid": "estimate-value-" + r}, tr, fmt(v));
       if (withStd) el("td", {class: "num"}, tr, finite(s) ? fmt(Z * s) : "\u2014");
