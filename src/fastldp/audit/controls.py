@@ -343,6 +343,9 @@ def negative_controls(epsilon: float = 1.0) -> dict[str, Channel]:
     ]
     out += _regression_controls(reg)
     out += _longitudinal_controls(reg)
+    from .rappor_dbitflip import rappor_dbitflip_controls
+
+    out += rappor_dbitflip_controls(reg)
     return {ch.name: ch for ch in out}
 
 

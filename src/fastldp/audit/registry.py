@@ -659,6 +659,9 @@ def channels(epsilon: float = 1.0) -> dict[str, Channel]:
     from .longitudinal import longitudinal_channels
 
     out += longitudinal_channels(epsilon)
+    from .rappor_dbitflip import rappor_dbitflip_channels
+
+    out += rappor_dbitflip_channels(epsilon)
     return {ch.name: ch for ch in out}
 
 

@@ -181,6 +181,23 @@ class DBitFlipPM:
                               "precision", epsilon_inf)
         self._memo: Optional[MemoryMemo] = None
 
+    @staticmethod
+    def gamma_for(epsilon_inf: float, epsilon_1: float) -> float:
+        """The output perturbation ``gamma`` that makes one report exactly ``epsilon_1``-LDP.
+
+        ``P* = p1 (1 - gamma) + gamma / 2`` with ``P* / (1 - P*) = e^(epsilon_1 / 2)``:
+        ``gamma = (p1 - P*) / (p1 - 1/2)``, for ``0 < epsilon_1 <= epsilon_inf``.
+
+        Examples
+        --------
+        >>> g = DBitFlipPM.gamma_for(2.0, 1.0)
+        >>> round(DBitFlipPM(domain_size=4, n_sampled=2, epsilon_inf=2.0, gamma=g).epsilon_1, 12)
+        1.0
+        """
+        e_inf, e_1 = math.exp(epsilon_inf / 2), math.exp(epsilon_1 / 2)
+        p1, target = e_inf / (e_inf + 1), e_1 / (e_1 + 1)
+        return (p1 - target) / (p1 - 0.5)
+
     # ------------------------------------------------------------ public attributes
     @property
     def epsilon(self) -> float:

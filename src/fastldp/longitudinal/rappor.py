@@ -108,7 +108,7 @@ from ..streaming import ExactSum, Partial, check_partial
 from .memo import MemoryMemo, MemoStore
 from .protocols import LongitudinalPrivacy
 
-__all__ = ["LongitudinalRAPPOR", "RAPPORDecode", "rappor_epsilons"]
+__all__ = ["LongitudinalRAPPOR", "RAPPORDecode", "rappor_epsilons", "symmetric_q"]
 
 Memo = Union[MemoryMemo, MemoStore]
 
@@ -133,6 +133,37 @@ def rappor_epsilons(*, h: int, f: float, p: float, q: float) -> tuple[float, flo
     ps = 0.5 * f * (p + q) + (1 - f) * p
     e_1 = h * math.log(qs * (1 - ps) / (ps * (1 - qs)))
     return e_inf, e_1
+
+
+def symmetric_q(epsilon_1: float, *, h: int, f: float) -> float:
+    """The ``q`` (with ``p = 1 - q``) that gives one report exactly ``epsilon_1``.
+
+    One report's ratio grows with ``q`` on ``(1/2, 1]`` from 1 to the
+    permanent response's (at ``q = 1`` a report is the permanent response),
+    so every ``epsilon_1 < epsilon_inf`` has one such ``q``, found here by
+    bisection to the last bit.
+
+    Examples
+    --------
+    >>> q = symmetric_q(1.0, h=2, f=0.25)
+    >>> round(rappor_epsilons(h=2, f=0.25, p=1 - q, q=q)[1], 12)
+    1.0
+    """
+    e_inf = rappor_epsilons(h=h, f=f, p=0.0, q=1.0)[0]
+    if not 0.0 < epsilon_1 < e_inf:
+        raise ValueError(f"epsilon_1 must lie in (0, epsilon_inf) = (0, {e_inf!r}) for h = {h}, "
+                         f"f = {f!r}; got {epsilon_1!r}")
+    lo, hi = 0.5, 1.0
+    while True:
+        mid = 0.5 * (lo + hi)
+        if mid in (lo, hi):
+            break
+        if rappor_epsilons(h=h, f=f, p=1.0 - mid, q=mid)[1] > epsilon_1:
+            hi = mid
+        else:
+            lo = mid
+    err = [abs(rappor_epsilons(h=h, f=f, p=1.0 - t, q=t)[1] - epsilon_1) for t in (lo, hi)]
+    return lo if err[0] <= err[1] else hi
 
 
 @dataclass(frozen=True, repr=False)
