@@ -153,14 +153,16 @@ WRITER = textwrap.dedent("""
     import json, os, sys, time
     import numpy as np
     sys.path.insert(0, {src!r})
-    from fastldp.longitudinal import MemoStore
+    from fastldp.longitudinal import LGRR, MemoStore
+
+    class Transparent(LGRR):
+        # the instantaneous round is the identity: a report IS the permanent response used
+        def _instantaneous(self, perm, gen):
+            return perm[:, 0].copy()
+
     path, tag, seed, go = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
     rng = np.random.default_rng(seed)
-    counter = [tag * 10**9]
-    def draw(index):
-        out = np.arange(counter[0], counter[0] + index.shape[0], dtype=np.int64)
-        counter[0] += index.shape[0]
-        return out[:, None]
+    mech = Transparent(domain_size=5, epsilon_inf=1.0, epsilon_1=0.5, codebook_seed=0)
     with MemoStore(path) as memo:
         print("ready", flush=True)
         while not os.path.exists(go):  # both start together
@@ -169,14 +171,14 @@ WRITER = textwrap.dedent("""
         for _ in range(80):
             ids = rng.choice(np.arange(1000, dtype=np.uint64), 50, replace=False)
             x = rng.integers(0, 5, 50)
-            rows = memo.responses("scope", ids, x, 5, draw, np.int64, 1)
-            for i, v, r in zip(ids.tolist(), x.tolist(), rows[:, 0].tolist()):
+            reports = mech.privatize(x, memo=memo, identities=ids, rng=rng)
+            for i, v, r in zip(ids.tolist(), x.tolist(), reports.tolist()):
                 print(json.dumps([i, v, r]), flush=True)
         print(json.dumps(["end", time.time()]), flush=True)
 """)
 
 
-def test_two_processes_writing_concurrently_share_one_response_per_key(tmp_path):
+def test_two_processes_reporting_concurrently_share_one_response_per_key(tmp_path):
     path = str(tmp_path / "memo.sqlite")
     go = str(tmp_path / "go")
     script = tmp_path / "writer.py"
@@ -201,9 +203,10 @@ def test_two_processes_writing_concurrently_share_one_response_per_key(tmp_path)
     assert len(both) > 300
     with MemoStore(path) as memo:
         assert memo.integrity_check() == "ok"
+        scope = LGRR(domain_size=5, epsilon_inf=1.0, epsilon_1=0.5).memo_scope
         stored = {(i, v): int.from_bytes(r, "little", signed=True)
                   for i, v, r in memo.conn.execute(
-                      "SELECT identity, value, response FROM memo WHERE scope = 'scope'")}
+                      "SELECT identity, value, response FROM memo WHERE scope = ?", (scope,))}
     # exactly one response per key, and it is the one both processes used
     assert len(stored) == len(set(used[0]) | set(used[1]))
     for k in range(2):
