@@ -586,7 +586,7 @@ def _serve(args) -> int:
           "(Ctrl-C stops it and closes the open segment)", flush=True)
     serve(args.mechanism, args.store, args.tokens, host=args.host, port=args.port,
           tls_cert=args.tls_cert, tls_key=args.tls_key, max_body=args.max_body, rate=args.rate,
-          segment_rows=args.segment_rows)
+          segment_rows=args.segment_rows, threads=args.threads)
     return 0
 
 
@@ -623,6 +623,8 @@ def _add_serve_command(sub) -> None:
                      help="reports per second per token (default: no limit); over it: HTTP 429")
     srv.add_argument("--segment-rows", type=_count, default=1 << 20, metavar="N",
                      help="reports per closed Parquet segment (default 1048576)")
+    srv.add_argument("--threads", type=_count, default=None,
+                     help="threads of the live estimate's decode (default: all cores)")
     srv.add_argument("--hash-token", metavar="TOKEN",
                      help="print the tokens-file line of TOKEN (its SHA-256) and exit")
     srv.set_defaults(func=_serve)

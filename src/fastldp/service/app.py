@@ -43,6 +43,7 @@ class ServiceConfig:
     max_body: int = 16 << 20
     rate: Optional[float] = None  # reports per second per token
     segment_rows: int = 1 << 20
+    threads: Optional[int] = None  # the decoder's threads (default: the mechanism's, all cores)
 
 
 class Malformed(ValueError):
@@ -225,6 +226,8 @@ class Collector:
         self.spec = mechanisms.read_spec(config.mechanism) if not isinstance(
             config.mechanism, dict) else config.mechanism
         self.mechanism = mechanisms.from_spec(self.spec)
+        if config.threads is not None and hasattr(self.mechanism, "n_threads"):
+            self.mechanism.n_threads = int(config.threads)  # not a public parameter: no spec change
         self.spec = mechanism_spec(self.mechanism)
         self.report_shape, self.report_dtype = probe_reports(self.mechanism)
         self.parser = BatchParser(self.mechanism, self.report_shape, self.report_dtype)
@@ -248,8 +251,9 @@ class Collector:
                 "labels": None if labels is None else _json_safe(list(labels)),
                 "max_body": self.config.max_body, "rate_limit": self.config.rate}
 
-    def estimate_json(self) -> dict:
-        self.store.wait_applied(self.store.committed_seq())
+    def estimate_json(self, wait: bool = False) -> dict:
+        if wait:
+            self.store.wait_applied(self.store.committed_seq())
         result, _ = self.store.result()
         est = np.asarray(result.estimate)
         san = getattr(result, "sanitization", None)
@@ -263,6 +267,7 @@ class Collector:
                     "n_sanitized": int(san.n_sanitized),
                     "by_reason": {k: int(v) for k, v in san.by_reason.items()}},
                 "privacy": str(getattr(result, "privacy", "")),
+                "pending": max(0, self.store.stats.reports - int(result.n)),
                 "updated": self.store.stats.updated}
 
     def sanitized(self) -> int:
@@ -285,6 +290,7 @@ class Collector:
         return {"reports": st.reports, "batches": st.batches, "accepted": st.reports,
                 "refused": dict(self.refused), "replayed_batches": st.replayed,
                 "sanitized": self.sanitized(), "rate": rate,
+                "pending": self.store.pending(),
                 "history": [[t, n] for t, n in hist[-600:]],
                 "latency_ms": {"p50": 1e3 * lat[len(lat) // 2] if lat else None,
                                "p99": 1e3 * lat[min(len(lat) - 1, int(0.99 * len(lat)))]
@@ -344,7 +350,8 @@ def create_app(config: ServiceConfig):
         return JSONResponse(await run_in_threadpool(col.mechanism_json))
 
     async def estimate(request: Request) -> Response:
-        return JSONResponse(await run_in_threadpool(col.estimate_json))
+        wait = request.query_params.get("wait", "0").lower() in ("1", "true", "yes")
+        return JSONResponse(await run_in_threadpool(col.estimate_json, wait))
 
     async def stats(request: Request) -> Response:
         return JSONResponse(await run_in_threadpool(col.stats_json))

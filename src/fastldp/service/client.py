@@ -166,9 +166,15 @@ class Client:
             self._mechanism = from_spec(self._json("/v1/mechanism")["spec"])
         return self._mechanism
 
-    def estimate(self) -> dict:
-        """``GET /v1/estimate``: the live estimate (includes every batch acknowledged before)."""
-        return self._json("/v1/estimate")
+    def estimate(self, *, wait: bool = True) -> dict:
+        """``GET /v1/estimate``: the live estimate.
+
+        With ``wait=True`` the server first decodes every batch it
+        acknowledged before the request (``?wait=1``), so the estimate holds
+        all of them; otherwise it answers at once and ``"pending"`` counts
+        the acknowledged reports not in it yet.
+        """
+        return self._json("/v1/estimate?wait=1" if wait else "/v1/estimate")
 
     def stats(self) -> dict:
         """``GET /v1/stats``."""

@@ -122,7 +122,8 @@ class Store:
 
     def __init__(self, directory: Any, mechanism: Any, *, report_shape: tuple = (),
                  report_dtype: Any = np.int64, segment_rows: int = 1 << 20,
-                 row_group: int = 1 << 16, max_group: int = 64) -> None:
+                 row_group: int = 1 << 16, max_group: int = 64,
+                 backlog: int = 1 << 21) -> None:
         self.dir = Path(directory)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.mechanism = mechanism
@@ -132,6 +133,7 @@ class Store:
         self.segment_rows = int(segment_rows)
         self.row_group = min(int(row_group), self.segment_rows)
         self.max_group = int(max_group)
+        self.backlog = int(backlog)
         self.stats = _Stats()
         self.stats.buckets = [0] * (len(LATENCY_BUCKETS) + 1)
         self.started = time.time()
@@ -154,6 +156,7 @@ class Store:
         self._lock = threading.Lock()  # guards the partial and the stats
         self._partial = self._empty_partial()
         self._applied_seq = 0
+        self._applied_rows = 0
         self._applied = threading.Condition(self._lock)
         self._cache: Optional[tuple[int, Any]] = None
         self._writer: Optional[ReportWriter] = None
@@ -163,7 +166,9 @@ class Store:
         self._buffered = 0
         self._recover()
         self._queue: queue.Queue = queue.Queue()
-        self._decode_queue: queue.Queue = queue.Queue(maxsize=256)
+        self._decode_queue: queue.Queue = queue.Queue()
+        self._pending_rows = 0  # acknowledged, not yet in the partial (at most ``backlog``)
+        self._backlog_cv = threading.Condition()
         self._closing = False
         self._thread = threading.Thread(target=self._write_loop, name="fastldp-store",
                                         daemon=True)
@@ -227,6 +232,7 @@ class Store:
         self.stats.history.append((time.time(), self.stats.reports))
         self._next_seq = self._seq() + 1
         self._applied_seq = self._next_seq - 1
+        self._applied_rows = self.stats.reports
         self._committed_seq = self._applied_seq
 
     # ------------------------------------------------------------------ payloads
@@ -262,6 +268,11 @@ class Store:
         """Block until the batches up to ``seq`` are in the live partial."""
         with self._applied:
             return self._applied.wait_for(lambda: self._applied_seq >= seq, timeout)
+
+    def pending(self) -> int:
+        """Reports acknowledged but not yet in the live partial (the decoder's backlog)."""
+        with self._lock:
+            return self.stats.reports - self._applied_rows
 
     def result(self) -> tuple[Any, int]:
         """The finalized live estimate and the last batch it includes."""
@@ -331,7 +342,7 @@ class Store:
                 inside = uniq[counts > 1]
                 db.execute("SAVEPOINT b")
                 cur = db.executemany("INSERT OR IGNORE INTO identities VALUES (?)",
-                                     ((int(i),) for i in uniq))
+                                     zip(uniq.tolist()))
                 if cur.rowcount != uniq.shape[0] or inside.size:
                     db.execute("ROLLBACK TO b")
                     db.execute("RELEASE b")
@@ -391,6 +402,10 @@ class Store:
                     h.append((now, self.stats.reports))
             self.stats.replayed += sum(1 for a in answers if a[1] in (200, "same"))
         for batch, fut, seq, body in accepted:
+            n = batch.identities.shape[0]
+            with self._backlog_cv:  # the decoder's backlog is bounded: it holds memory
+                self._backlog_cv.wait_for(lambda: self._pending_rows < self.backlog)
+                self._pending_rows += n
             self._decode_queue.put((batch.identities, batch.epsilons, batch.reports, seq))
         for batch, fut, seq, body in accepted:
             fut.set_result((201, dict(body)))
@@ -436,7 +451,11 @@ class Store:
             with self._applied:
                 self._partial = self.mechanism.merge(self._partial, part)
                 self._applied_seq = items[-1][3]
+                self._applied_rows += rows
                 self._applied.notify_all()
+            with self._backlog_cv:
+                self._pending_rows -= rows
+                self._backlog_cv.notify_all()
 
     # ------------------------------------------------------------------ segments
     def _buffer_rows(self, ids, eps, reps, seq) -> None:

@@ -1,0 +1,195 @@
+"""Load benchmark of ``fastldp serve``: throughput, ack latency and server memory (loopback only).
+
+It times the installed fastldp (``pip install '.[serve]'``)::
+
+    python bench/serve_load.py            # 32 clients, 10^7 OLH reports (several minutes)
+    python bench/serve_load.py --quick    # 32 clients, 10^6 reports
+
+A collector for the ``olh-4096`` preset (OLH, domain 4,096, eps = 1) runs in
+a subprocess on a loopback port, with a fresh store in a temporary folder.
+``--clients`` asyncio clients (one process, httpx) send batches of
+``--batch`` reports as Arrow IPC until ``--total`` reports were
+acknowledged. The reports are a pool privatized once by the server's
+mechanism and re-sent under new identities (each identity once, as the
+server demands), so the client process spends its time on HTTP, not on
+privatizing. It prints:
+
+* the acknowledged reports per second (an ack means durable: the SQLite
+  journal fsynced), over the first ``--window`` seconds and over the
+  whole ingest, and the p50 / p99 latency of a batch (request to ack);
+* the decoded reports per second: the total over the time until
+  ``GET /v1/estimate?wait=1`` holds every report (the live estimate's
+  decode runs behind the ack, in a bounded backlog, so a sustained
+  ingest settles at the slower of the two);
+* the server's resident set (``VmRSS``) sampled at each tenth of the
+  ingest, and its peak (``VmHWM``) at the end: flat means bounded memory;
+* that the final estimate holds exactly ``--total`` reports;
+
+then a table for the README. Targets on 2 cores: >= 100,000 reports/s,
+p99 < 250 ms, peak RSS < 500 MiB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import io
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+
+def _status(pid: int, key: str) -> int:
+    """A ``/proc/PID/status`` memory field in bytes (``VmRSS``, ``VmHWM``)."""
+    with open(f"/proc/{pid}/status") as fh:
+        for line in fh:
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) * 1024
+    raise KeyError(key)
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process (``/proc/PID/stat``)."""
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _arrow(ids: np.ndarray, reports: np.ndarray) -> bytes:
+    import pyarrow as pa
+
+    table = pa.table({"identity": pa.array(ids), "report": pa.array(reports)})
+    sink = io.BytesIO()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue()
+
+
+async def _load(url: str, token: str, pool: np.ndarray, *, clients: int, batch: int,
+                total: int, window: float, pid: int):
+    import httpx
+
+    batches = total // batch
+    state = {"next": 0, "acked": 0, "window_acked": None}
+    latencies: list[float] = []
+    rss: list[tuple[int, int]] = []
+    marks = [int(total * k / 10) for k in range(1, 11)]
+    t0 = time.perf_counter()
+    headers = {"Authorization": f"Bearer {token}",
+               "Content-Type": "application/vnd.apache.arrow.stream"}
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+
+    async def worker(http: httpx.AsyncClient) -> None:
+        while state["next"] < batches:
+            b = state["next"]
+            state["next"] += 1
+            ids = np.arange(b * batch, (b + 1) * batch, dtype=np.uint64)
+            start = (b * batch) % (pool.size - batch)
+            body = _arrow(ids, pool[start:start + batch])
+            sent = time.perf_counter()
+            for attempt in range(20):
+                answer = await http.post("/v1/reports", content=body,
+                                         headers=dict(headers, **{"Idempotency-Key": f"b{b}"}))
+                if answer.status_code in (200, 201):
+                    break
+                if answer.status_code < 500:
+                    raise RuntimeError(f"batch {b}: HTTP {answer.status_code} {answer.text}")
+                await asyncio.sleep(0.05 * 2 ** attempt)
+            now = time.perf_counter()
+            latencies.append(now - sent)
+            state["acked"] += batch
+            if state["window_acked"] is None and now - t0 >= window:
+                state["window_acked"] = (state["acked"], now - t0)
+            while marks and state["acked"] >= marks[0]:
+                rss.append((marks.pop(0), _status(pid, "VmRSS")))
+
+    async with httpx.AsyncClient(base_url=url, timeout=120, limits=limits) as http:
+        await asyncio.gather(*(worker(http) for _ in range(clients)))
+        acked_at = time.perf_counter() - t0
+        answer = await http.get("/v1/estimate?wait=1", timeout=3600)
+        decoded_at = time.perf_counter() - t0
+    estimate = answer.json()
+    return {"acked": state["acked"], "acked_at": acked_at, "decoded_at": decoded_at,
+            "window": state["window_acked"] or (state["acked"], acked_at),
+            "latencies": np.array(latencies), "rss": rss, "n": estimate["n"]}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="10^6 reports instead of 10^7")
+    parser.add_argument("--total", type=float, default=None, help="reports to ingest")
+    parser.add_argument("--clients", type=int, default=32)
+    parser.add_argument("--batch", type=int, default=1000)
+    parser.add_argument("--window", type=float, default=10.0,
+                        help="seconds of the first throughput window (default 10)")
+    parser.add_argument("--mechanism", default="olh-4096")
+    parser.add_argument("--dir", type=Path, default=None, help="where the store goes")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="the server's decode threads (fastldp serve --threads)")
+    args = parser.parse_args(argv)
+    total = int(args.total if args.total else (1e6 if args.quick else 1e7))
+    total -= total % args.batch
+
+    from fastldp.mechanisms import from_spec
+    from fastldp.service.testing import RunningServer
+
+    root = Path(args.dir or tempfile.mkdtemp(prefix="fastldp-serve-load-"))
+    root.mkdir(parents=True, exist_ok=True)
+    options = {} if args.threads is None else {"threads": args.threads}
+    server = RunningServer(root, args.mechanism, None, timeout=120.0, **options)
+    mech = from_spec(args.mechanism)
+    pool_size = 200_000
+    rng = np.random.default_rng(0)
+    w = 1.0 / np.arange(1, mech.domain_size + 1) ** 1.1
+    values = rng.choice(mech.domain_size, size=pool_size, p=w / w.sum())
+    pool = np.asarray(mech.privatize(values, identities=np.arange(pool_size), rng=rng))
+    server.start()
+    try:
+        out = asyncio.run(_load(server.url, server.token, pool, clients=args.clients,
+                                batch=args.batch, total=total, window=args.window,
+                                pid=server.pid))
+        hwm = _status(server.pid, "VmHWM")
+        server_cpu = _cpu_seconds(server.pid)
+        client_cpu = time.process_time()
+    finally:
+        server.stop()
+    lat = out["latencies"] * 1e3
+    win_n, win_t = out["window"]
+    mib = 1 << 20
+    print(f"fastldp serve load: {args.mechanism}, {args.clients} clients, batches of "
+          f"{args.batch:,} reports (Arrow IPC), {total:,} reports, loopback, "
+          f"{os.cpu_count()} CPUs")
+    print(f"  acked (durable) reports/s, first {win_t:.1f} s : {win_n / win_t:>12,.0f}")
+    print(f"  acked (durable) reports/s, whole ingest   : {out['acked'] / out['acked_at']:>12,.0f}"
+          f"   ({out['acked_at']:.1f} s)")
+    print(f"  decoded into the live estimate, reports/s : {total / out['decoded_at']:>12,.0f}"
+          f"   ({out['decoded_at']:.1f} s until /v1/estimate held them all)")
+    print(f"  batch latency p50 / p99 / max (ms)        : {np.percentile(lat, 50):.1f} / "
+          f"{np.percentile(lat, 99):.1f} / {lat.max():.1f}")
+    print("  server RSS (MiB) at each tenth of the ingest: "
+          + " ".join(f"{r / mib:.0f}" for _, r in out["rss"]))
+    print(f"  server peak RSS (VmHWM)                   : {hwm / mib:,.0f} MiB")
+    print(f"  CPU seconds: server {server_cpu:.1f}, client process {client_cpu:.1f} "
+          f"(the pool's privatization included)")
+    print(f"  final estimate n                          : {out['n']:,} "
+          f"({'== ' if out['n'] == total else '!= '}{total:,})")
+    print()
+    print("| collector (`bench/serve_load.py`)                 | this run | target |")
+    print("|---------------------------------------------------|---------:|-------:|")
+    print(f"| acked reports/s, {args.clients} clients x {args.batch:,}-report batches "
+          f"| {out['acked'] / out['acked_at']:,.0f} | >= 100,000 |")
+    print(f"| reports/s decoded into the live estimate           "
+          f"| {total / out['decoded_at']:,.0f} | |")
+    print(f"| p99 batch latency (request to durable ack)         "
+          f"| {np.percentile(lat, 99):.0f} ms | < 250 ms |")
+    print(f"| server peak RSS after {total:,} reports            "
+          f"| {hwm / mib:,.0f} MiB | < 500 MiB |")
+    return 0 if out["n"] == total else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
