@@ -23,6 +23,7 @@
   const TOP_K = 20;          // items shown for an oracle, cells listed for a matrix
   const VECTOR_ROWS = 64;    // entries listed for a mean vector
   const Z = 1.96;            // error bars: estimate +- Z * std
+  const MAX_SVG_CELLS = 16384; // a larger matrix is painted as an image, not one rect per cell
   const SVG_NS = "http://www.w3.org/2000/svg";
 
   const state = {mechanism: null, estimate: null, estimateKey: null, heatShape: null};
@@ -380,15 +381,23 @@
     });
   }
 
-  /** A diverging heat map (blue < 0 < red) of a rows x cols matrix in row-major order. */
+  /**
+   * A diverging heat map (blue < 0 < red, scaled by the largest |value|) of a
+   * rows x cols matrix in row-major order. Up to MAX_SVG_CELLS cells, one SVG
+   * rect per cell (with data-index, data-value and a tooltip); a larger matrix
+   * is painted as one image, a pixel per cell (its top cells stay in the table).
+   */
   function drawHeatmap(svg, values, rows, cols) {
-    const cell = Math.max(2, Math.min(10, Math.floor(640 / Math.max(rows, cols))));
+    const big = rows * cols > MAX_SVG_CELLS;
+    const cell = big ? 640 / Math.max(rows, cols)
+      : Math.max(2, Math.min(10, Math.floor(640 / Math.max(rows, cols))));
     const left = 40, top = 24, legendW = 200;
     const W = left + cols * cell + 24, H = top + rows * cell + 56;
     const shapeKey = rows + "x" + cols;
     if (state.heatShape !== shapeKey) {
       clear(svg);
       svg.dataset.kind = "heatmap";
+      svg.dataset.cells = big ? "image" : "rects";
       svg.setAttribute("viewBox", `0 0 ${Math.max(W, left + legendW + 80)} ${H}`);
       for (const t of ticks(0, rows - 1, 4)) {
         el("svg:text", {x: left - 6, y: top + (t + 0.5) * cell + 4, "text-anchor": "end", class: "tick"}, svg, String(t));
@@ -396,12 +405,17 @@
       for (const t of ticks(0, cols - 1, 4)) {
         el("svg:text", {x: left + (t + 0.5) * cell, y: top - 6, "text-anchor": "middle", class: "tick"}, svg, String(t));
       }
-      const grid = el("svg:g", {class: "cells"}, svg);
-      for (let i = 0; i < rows; i++) {
-        for (let j = 0; j < cols; j++) {
-          const r = el("svg:rect", {x: left + j * cell, y: top + i * cell, width: cell, height: cell,
-                                    "data-index": i * cols + j}, grid);
-          el("svg:title", {}, r);
+      if (big) {
+        el("svg:image", {id: "heat-image", x: left, y: top, width: cols * cell, height: rows * cell,
+                         preserveAspectRatio: "none", style: "image-rendering: pixelated"}, svg);
+      } else {
+        const grid = el("svg:g", {class: "cells"}, svg);
+        for (let i = 0; i < rows; i++) {
+          for (let j = 0; j < cols; j++) {
+            const r = el("svg:rect", {x: left + j * cell, y: top + i * cell, width: cell, height: cell,
+                                      "data-index": i * cols + j}, grid);
+            el("svg:title", {}, r);
+          }
         }
       }
       const defs = el("svg:defs", {}, svg);
@@ -421,26 +435,45 @@
     svg.dataset.bars = String(rows * cols);
     svg.dataset.scale = exact(scale);
     if (scale === 0) scale = 1;
-    const cells = svg.querySelector("g.cells").children;
-    for (let k = 0; k < cells.length; k++) {
-      const v = values[k];
-      const r = cells[k];
-      r.setAttribute("fill", finite(v) ? heatColor(v / scale) : "#bbb");
-      r.setAttribute("data-value", exact(v));
-      r.firstChild.textContent = `(${Math.floor(k / cols)}, ${k % cols}): ${finite(v) ? v : "not finite"}`;
+    if (big) {
+      const canvas = document.createElement("canvas");
+      canvas.width = cols;
+      canvas.height = rows;
+      const ctx = canvas.getContext("2d");
+      const img = ctx.createImageData(cols, rows);
+      for (let k = 0; k < rows * cols; k++) {
+        const v = values[k];
+        const [r, g, b] = finite(v) ? heatRGB(v / scale) : [187, 187, 187];
+        img.data[4 * k] = r;
+        img.data[4 * k + 1] = g;
+        img.data[4 * k + 2] = b;
+        img.data[4 * k + 3] = 255;
+      }
+      ctx.putImageData(img, 0, 0);
+      svg.querySelector("#heat-image").setAttribute("href", canvas.toDataURL("image/png"));
+    } else {
+      const cells = svg.querySelector("g.cells").children;
+      for (let k = 0; k < cells.length; k++) {
+        const v = values[k];
+        const r = cells[k];
+        r.setAttribute("fill", finite(v) ? heatColor(v / scale) : "#bbb");
+        r.setAttribute("data-value", exact(v));
+        r.firstChild.textContent = `(${Math.floor(k / cols)}, ${k % cols}): ${finite(v) ? v : "not finite"}`;
+      }
     }
     svg.querySelector("#heat-min").textContent = fmt(-scale);
     svg.querySelector("#heat-max").textContent = fmt(scale);
   }
 
-  /** u in [-1, 1] -> a colour from blue (-1) through white (0) to red (1). */
-  function heatColor(u) {
+  /** u in [-1, 1] -> [r, g, b] from blue (-1) through white (0) to red (1). */
+  function heatRGB(u) {
     const t = Math.max(-1, Math.min(1, u));
     const [r, g, b] = t >= 0 ? [178, 24, 43] : [33, 102, 172];
     const a = Math.abs(t);
-    const mix = (c) => Math.round(255 + (c - 255) * a);
-    return `rgb(${mix(r)},${mix(g)},${mix(b)})`;
+    return [r, g, b].map((c) => Math.round(255 + (c - 255) * a));
   }
+
+  function heatColor(u) { return "rgb(" + heatRGB(u).join(",") + ")"; }
 
   // ------------------------------------------------------------------ the loop
   async function tick() {
