@@ -315,3 +315,30 @@ def test_rpc_dashboard_draws_the_mean_vector_and_counts_sanitized_reports(page, 
         assert _value(page, "param-d") == "16" and _value(page, "param-m") == "2"
         _screenshot(page, tmp_path, "dashboard_rpc.png")
         _only_local(page, srv.url)
+
+
+def test_labelled_oracle_shows_its_categories_and_every_item_when_fewer_than_top_k(page, tmp_path):
+    from fastldp import oracles
+    from fastldp.reports import mechanism_spec
+    from fastldp.service import Client
+    from fastldp.service.testing import running_server
+
+    labels = ["apple", "pear", "fig", "kiwi", "plum"]  # D = 5 < TOP_K: every item is listed
+    mech = oracles.GRR(epsilon=2.0, categories=labels, codebook_seed=9)
+    rng = np.random.default_rng(3)
+    with running_server(tmp_path, mechanism=mechanism_spec(mech)) as srv, \
+            Client(srv.url, srv.token) as client:
+        client.send(rng.choice(labels, 500, p=[0.4, 0.3, 0.15, 0.1, 0.05]),
+                    identities=np.arange(500), rng=5)
+        est, stats = client.estimate(), client.stats()
+        assert est["labels"] == labels
+        page.goto(srv.url + "/")
+        _wait_for_n(page, 500)
+        order = _top(est["estimate"], TOP_K)
+        assert sorted(order) == list(range(len(labels)))
+        _check_rows(page, est, order, with_std=True)
+        shown = page.eval_on_selector_all('[data-testid^="estimate-row-"]',
+                                          "rows => rows.map(r => r.dataset.label)")
+        assert shown == [labels[i] for i in order]
+        _check_common(page, est, stats)
+        _only_local(page, srv.url)
