@@ -18,6 +18,8 @@ import time
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("dp_accounting")
 
@@ -92,6 +94,41 @@ def test_spent_remaining_groups_and_history_match_a_plain_python_twin():
         assert ledger.history(int(i)) == twin.log.get(int(i), [])
     assert [r.name for r in ledger.releases()] == twin.names
     assert [r.index for r in ledger.releases()] == list(range(1, len(twin.names) + 1))
+
+
+_charges = st.lists(st.tuples(
+    st.lists(st.integers(-3, 8), min_size=1, max_size=8, unique=True),   # identities
+    st.one_of(st.sampled_from([0.25, 0.5, 1.0]),                         # one epsilon
+              st.lists(st.sampled_from([0.125, 0.25, 0.75]), min_size=8, max_size=8)),
+    st.one_of(st.none(), st.sampled_from([1.0, 1.5, 2.0])),              # a cap, or none
+    st.booleans()),                                                      # retried
+    min_size=1, max_size=8)
+
+
+@settings(max_examples=100)
+@given(_charges)
+def test_any_sequence_of_charges_matches_the_twin(charges):
+    ledger, twin = Ledger(":memory:"), Twin()
+    for k, (ids, eps, cap, retried) in enumerate(charges):
+        eps = eps if isinstance(eps, float) else eps[:len(ids)]
+        per = np.broadcast_to(eps, (len(ids),))
+        fits = [twin.spent(i) + e <= cap * (1 + ROUNDING) for i, e in zip(ids, per)] if cap \
+            else [True] * len(ids)
+        if cap is not None:
+            assert ledger.can_release(ids, eps, cap).tolist() == fits
+        if all(fits):
+            ledger.charge(ids, eps, release=f"r{k}", cap=cap)
+            twin.charge(ids, eps, f"r{k}")
+            if retried:  # the same release again: nothing more is charged
+                ledger.charge(ids[::-1], per[::-1].copy(), release=f"r{k}", cap=cap)
+        else:
+            with pytest.raises(BudgetExceededError):
+                ledger.charge(ids, eps, release=f"r{k}", cap=cap)
+    everyone = np.arange(-3, 9)
+    np.testing.assert_array_equal(ledger.spent(everyone), [twin.spent(i) for i in everyone])
+    groups = {g.releases: (g.n_identities, g.spent_min, g.spent_max) for g in ledger.groups()}
+    assert groups == {k: (len(v), min(v), max(v)) for k, v in twin.groups().items()}
+    assert [r.name for r in ledger.releases()] == twin.names
 
 
 def test_the_extreme_int64_identities_are_kept_exactly():
