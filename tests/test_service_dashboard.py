@@ -152,6 +152,7 @@ def _check_common(page, est: dict, stats: dict) -> None:
         assert _value(page, f"sanitization-reason-{reason}") == str(count)
     assert int(page.get_attribute('[data-testid="history-chart"]', "data-points")) >= 1
     assert page.get_attribute('[data-testid="status"]', "data-state") == "live"
+    assert _value(page, "estimate-pending") == str(est.get("pending", 0))
 
 
 def _screenshot(page, tmp_path: Path, name: str) -> Path:

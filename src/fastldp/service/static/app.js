@@ -219,6 +219,10 @@
   function renderEstimate(est) {
     setNumber($("estimate-n"), est.n);
     setNumber($("estimate-updated"), est.updated, timeText(est.updated));
+    // acknowledged reports the live estimate does not hold yet (the decode runs behind the ack)
+    const pending = finite(est.pending) ? est.pending : 0;
+    setNumber($("estimate-pending"), pending,
+              pending > 0 ? `; ${fmt(pending)} acknowledged reports still being decoded` : "");
     renderSanitization(est.sanitization);
     const shape = est.shape || [];
     const values = est.estimate || [];
