@@ -186,6 +186,13 @@ DECODER_EXAMPLES = {
     "RAPPOR": (lambda: fastldp.RAPPOR(domain_size=1200, epsilon=2.0, n_bits=128, n_cohorts=16,
                                       codebook_seed=1),
                lambda rng: rng.integers(0, 1200, 300)),
+    # full RAPPOR decodes 1200 candidates by least squares; dBitFlipPM at D = 5000 buckets
+    "LongitudinalRAPPOR": (lambda: fastldp.LongitudinalRAPPOR(
+        domain_size=1200, n_bits=128, n_cohorts=16, epsilon_inf=4.0, epsilon=1.0,
+        codebook_seed=1), lambda rng: rng.integers(0, 1200, 300)),
+    "DBitFlipPM": (lambda: fastldp.DBitFlipPM(domain_size=5000, n_sampled=4, epsilon_inf=4.0,
+                                              epsilon=2.0, codebook_seed=1),
+                   lambda rng: rng.integers(0, 5000, 300)),
     "JPRS": (lambda: fastldp.JPRS(shape=(100, 100), k=2, s=50, epsilon=1.0, codebook_seed=1),
              lambda rng: [np.array([[i % 100, (3 * i) % 100]]) for i in range(300)]),
     "PaddedRelationSampling": (

@@ -227,3 +227,13 @@ def test_bad_parameters_are_named():
         m.privatize([0, 1], epsilons=2.0)
     with pytest.raises(ValueError, match="'reports' parameter"):
         m.estimate(np.zeros((3, 5), dtype=np.int64))
+
+
+def test_epsilon_sets_the_output_perturbation():
+    m = DBitFlipPM(domain_size=10, epsilon_inf=4.0, epsilon=1.0, n_sampled=3)
+    assert m.gamma == DBitFlipPM.gamma_for(4.0, 1.0) and m.epsilon == 1.0
+    assert 2 * math.log(m.P / m.Q) == pytest.approx(1.0, rel=1e-13)
+    with pytest.raises(ValueError, match="not both"):
+        DBitFlipPM(domain_size=10, epsilon_inf=4.0, epsilon=1.0, gamma=0.1)
+    with pytest.raises(ValueError, match="'epsilon' parameter"):
+        DBitFlipPM(domain_size=10, epsilon_inf=1.0, epsilon=2.0)

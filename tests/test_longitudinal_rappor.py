@@ -269,3 +269,18 @@ def test_bad_parameters_are_named():
     with pytest.raises(ValueError, match="singular"):
         LongitudinalRAPPOR(domain_size=100, k=8, h=2, m=1, codebook_seed=0).estimate(
             np.zeros((4, 1), np.uint8))
+
+
+def test_budget_keywords_set_f_and_a_symmetric_p_q():
+    r = LongitudinalRAPPOR(domain_size=10, h=2, epsilon_inf=4.0, epsilon=1.0, codebook_seed=0)
+    # f / 2 = 1 / (1 + e^(epsilon_inf / 2h)); p = 1 - q reaching epsilon_1 by the paper's formula
+    assert r.f == pytest.approx(2 / (1 + math.exp(1.0)), rel=1e-15) and r.p == 1 - r.q
+    e_inf, e_1 = rappor_epsilons(h=2, f=r.f, p=r.p, q=r.q)
+    assert e_inf == pytest.approx(4.0, rel=1e-14) and e_1 == pytest.approx(1.0, rel=1e-13)
+    assert (r.epsilon_inf, r.epsilon_1, r.epsilon) == (4.0, 1.0, 1.0)
+    with pytest.raises(ValueError, match="'epsilon' parameter"):
+        LongitudinalRAPPOR(domain_size=10, epsilon=1.0, q=0.9)
+    with pytest.raises(ValueError, match="'epsilon_inf' parameter"):
+        LongitudinalRAPPOR(domain_size=10, epsilon_inf=4.0, f=0.3)
+    with pytest.raises(ValueError, match="'epsilon' parameter"):
+        LongitudinalRAPPOR(domain_size=10, epsilon_inf=2.0, epsilon=2.5)  # above epsilon_inf

@@ -72,8 +72,8 @@ _EXPORTS = {
                      "ShuffledVectorSum", "ShuffledBits", "Privacy"), "regression"),
     **dict.fromkeys(("ShiftedLogGaussian", "EqualNoiseGaussian", "DataIndependentRelease",
                      "PrivacyReport", "HistogramRelease"), "histograms"),
-    **dict.fromkeys(("LGRR", "LOUE", "LOSUE", "LSUE", "LSOUE", "MemoStore", "MemoryMemo"),
-                    "longitudinal"),
+    **dict.fromkeys(("LGRR", "LOUE", "LOSUE", "LSUE", "LSOUE", "MemoStore", "MemoryMemo",
+                     "LongitudinalRAPPOR", "RAPPORDecode", "DBitFlipPM"), "longitudinal"),
     **dict.fromkeys(("Result", "PrivacyStatement"), "results"),
     "Accountant": "accounting",
 }
@@ -100,6 +100,8 @@ if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ imports on 
     from .histograms import ShiftedLogGaussian as ShiftedLogGaussian
     from .longitudinal import LGRR as LGRR, LOSUE as LOSUE, LOUE as LOUE, LSOUE as LSOUE
     from .longitudinal import LSUE as LSUE, MemoryMemo as MemoryMemo, MemoStore as MemoStore
+    from .longitudinal import DBitFlipPM as DBitFlipPM, LongitudinalRAPPOR as LongitudinalRAPPOR
+    from .longitudinal import RAPPORDecode as RAPPORDecode
     from .oracles import FLH as FLH, GRR as GRR, OLH as OLH, OUE as OUE, SUE as SUE
     from .oracles import CMS as CMS, HCMS as HCMS, SketchEstimate as SketchEstimate
     from .oracles import BLH as BLH, AdaptiveOracle as AdaptiveOracle

@@ -15,10 +15,12 @@ while each report alone is ``epsilon_1``-LDP (Arcolezi et al., 2022):
 The estimates are :class:`~fastldp.oracles.FrequencyEstimate` objects.
 """
 
+from .dbitflip import DBitFlipPM
 from .memo import MemoryMemo, MemoStore
 from .protocols import (LGRR, LOSUE, LOUE, LSOUE, LSUE, LongitudinalOracle, LongitudinalPrivacy,
                         epsilon_1_limit, lgrr_parameters, unary_parameters)
+from .rappor import LongitudinalRAPPOR, RAPPORDecode
 
 __all__ = ["LGRR", "LOUE", "LOSUE", "LSUE", "LSOUE", "LongitudinalOracle",
            "LongitudinalPrivacy", "MemoStore", "MemoryMemo", "epsilon_1_limit", "lgrr_parameters",
-           "unary_parameters"]
+           "unary_parameters", "LongitudinalRAPPOR", "RAPPORDecode", "DBitFlipPM"]

@@ -116,6 +116,9 @@ class DBitFlipPM:
     gamma : float in [0, 1)
         Output perturbation: each reported bit is replaced by a fair coin
         with this probability, afresh per report (default 0).
+    epsilon : float in (0, epsilon_inf], optional
+        One report's budget ``epsilon_1`` instead of ``gamma``: sets
+        ``gamma`` by :meth:`gamma_for` (the contract's budget keyword).
     codebook_seed : int or None
         Keys the public sanitization rows.
 
@@ -131,8 +134,7 @@ class DBitFlipPM:
     Examples
     --------
     >>> import numpy as np
-    >>> from fastldp.longitudinal import MemoryMemo
-    >>> from fastldp.longitudinal.dbitflip import DBitFlipPM
+    >>> from fastldp.longitudinal import DBitFlipPM, MemoryMemo
     >>> dbf = DBitFlipPM(domain_size=100, n_buckets=10, n_sampled=3, epsilon_inf=2.0,
     ...                  codebook_seed=0)
     >>> values = np.arange(20000) % 100
@@ -151,9 +153,9 @@ class DBitFlipPM:
     name = "dbitflippm"
 
     def __init__(self, *, domain_size: int, epsilon_inf: float, n_buckets: Optional[int] = None,
-                 n_sampled: Optional[int] = None, gamma: float = 0.0,
-                 codebook_seed: Optional[int] = None, k: Optional[int] = None,
-                 d: Optional[int] = None) -> None:
+                 n_sampled: Optional[int] = None, gamma: Optional[float] = None,
+                 epsilon: Optional[float] = None, codebook_seed: Optional[int] = None,
+                 k: Optional[int] = None, d: Optional[int] = None) -> None:
         owner = type(self).__name__
         self.domain_size = check_int(domain_size, "domain_size", owner, low=2,
                                      high=MAX_DOMAIN_SIZE)
@@ -167,7 +169,17 @@ class DBitFlipPM:
         self.n_sampled = check_int(sampled, "n_sampled", owner, low=1, high=self.n_buckets)
         self.epsilon_inf = check_float(epsilon_inf, "epsilon_inf", owner, low=0.0,
                                        high=EPSILON_MAX, high_open=False)
-        self.gamma = check_float(gamma, "gamma", owner, low=0.0, high=1.0, low_open=False)
+        if epsilon is not None:
+            if gamma is not None:
+                raise ValueError(f"The 'epsilon' parameter of {owner} sets gamma (one report's "
+                                 "budget through the output perturbation): pass epsilon or "
+                                 f"gamma, not both. Got epsilon={epsilon!r} and gamma={gamma!r} "
+                                 "instead.")
+            e1 = check_float(epsilon, "epsilon", owner, low=0.0, high=self.epsilon_inf,
+                             high_open=False)
+            gamma = self.gamma_for(self.epsilon_inf, e1)
+        self.gamma = check_float(0.0 if gamma is None else gamma, "gamma", owner, low=0.0,
+                                 high=1.0, low_open=False)
         self.codebook_seed = resolve_codebook_seed(codebook_seed, owner)
         e = math.exp(self.epsilon_inf / 2)
         self.p1 = e / (e + 1.0)
@@ -175,6 +187,7 @@ class DBitFlipPM:
         self.P = self.p1 * (1.0 - self.gamma) + self.gamma / 2
         self.Q = self.q1 * (1.0 - self.gamma) + self.gamma / 2
         self.epsilon_1 = (self.epsilon_inf if self.gamma == 0.0
+                          else float(epsilon) if epsilon is not None  # reached to rounding
                           else 2.0 * math.log(self.P / self.Q))
         if not self.P > self.Q:
             raise param_error("epsilon_inf", owner, "large enough that P* > Q* in double "

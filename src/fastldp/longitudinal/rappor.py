@@ -216,6 +216,13 @@ class LongitudinalRAPPOR:
     p, q : float in [0, 1], p < q
         The instantaneous response sets a bit with probability ``q`` when
         the permanent bit is 1, ``p`` when it is 0 (defaults 0.5, 0.75).
+    epsilon_inf : float, optional
+        Sets ``f`` from the longitudinal bound instead
+        (``f / 2 = 1 / (1 + e^(epsilon_inf / (2 h)))``).
+    epsilon : float, optional
+        One report's budget ``epsilon_1`` instead of ``(p, q)``: sets the
+        symmetric ``p = 1 - q`` that reaches it (:func:`symmetric_q`); it
+        must stay below ``epsilon_inf``.
     candidates : array_like of int, optional
         The values the server decodes (default every value; then
         ``domain_size <= 8192``).
@@ -237,8 +244,7 @@ class LongitudinalRAPPOR:
     Examples
     --------
     >>> import numpy as np
-    >>> from fastldp.longitudinal import MemoryMemo
-    >>> from fastldp.longitudinal.rappor import LongitudinalRAPPOR
+    >>> from fastldp.longitudinal import LongitudinalRAPPOR, MemoryMemo
     >>> rappor = LongitudinalRAPPOR(domain_size=20, k=128, h=2, m=64, f=0.5, p=0.5, q=0.75,
     ...                             codebook_seed=3)
     >>> round(rappor.epsilon_inf, 3), round(rappor.epsilon_1, 4)
@@ -256,7 +262,9 @@ class LongitudinalRAPPOR:
 
     def __init__(self, *, domain_size: int, n_bits: Optional[int] = None,
                  n_hashes: Optional[int] = None, n_cohorts: Optional[int] = None,
-                 f: float = 0.5, p: float = 0.5, q: float = 0.75,
+                 f: Optional[float] = None, p: Optional[float] = None,
+                 q: Optional[float] = None, epsilon_inf: Optional[float] = None,
+                 epsilon: Optional[float] = None,
                  candidates: Optional[ArrayLike] = None, alpha: float = 0.05,
                  codebook_seed: Optional[int] = None, n_threads: Optional[int] = None,
                  k: Optional[int] = None, h: Optional[int] = None,
@@ -276,9 +284,27 @@ class LongitudinalRAPPOR:
                                   low=1, high=MAX_HASHES)
         self.n_cohorts = check_int(pick("n_cohorts", n_cohorts, "m", m, 64), "n_cohorts", owner,
                                    low=1, high=MAX_DESIGN_ROWS // self.n_bits)
-        self.f = check_float(f, "f", owner, low=0.0, high=1.0)
-        self.p = check_float(p, "p", owner, low=0.0, high=1.0, low_open=False, high_open=False)
-        self.q = check_float(q, "q", owner, low=0.0, high=1.0, low_open=False, high_open=False)
+        if epsilon_inf is not None:
+            if f is not None:
+                raise ValueError(f"The 'epsilon_inf' parameter of {owner} sets f: pass one of "
+                                 f"them. Got f={f!r} and epsilon_inf={epsilon_inf!r} instead.")
+            e_inf = check_float(epsilon_inf, "epsilon_inf", owner, low=0.0, high=700.0,
+                                high_open=False)
+            f = 2.0 / (1.0 + math.exp(e_inf / (2 * self.n_hashes)))
+        self.f = check_float(0.5 if f is None else f, "f", owner, low=0.0, high=1.0)
+        if epsilon is not None:
+            if p is not None or q is not None:
+                raise ValueError(f"The 'epsilon' parameter of {owner} sets p = 1 - q: pass "
+                                 f"epsilon or (p, q). Got epsilon={epsilon!r}, p={p!r}, q={q!r} "
+                                 "instead.")
+            top = rappor_epsilons(h=self.n_hashes, f=self.f, p=0.0, q=1.0)[0]
+            e1 = check_float(epsilon, "epsilon", owner, low=0.0, high=top)
+            q = symmetric_q(e1, h=self.n_hashes, f=self.f)
+            p = 1.0 - q
+        self.p = check_float(0.5 if p is None else p, "p", owner, low=0.0, high=1.0,
+                             low_open=False, high_open=False)
+        self.q = check_float(0.75 if q is None else q, "q", owner, low=0.0, high=1.0,
+                             low_open=False, high_open=False)
         if not self.p < self.q:
             raise param_error("q", owner, f"a float in (p, 1] = ({self.p!r}, 1] (a set bit must "
                               "be reported more often than a clear one)", q)
@@ -303,6 +329,11 @@ class LongitudinalRAPPOR:
             self._default_candidates = False
         self.epsilon_inf, self.epsilon_1 = rappor_epsilons(h=self.n_hashes, f=self.f, p=self.p,
                                                            q=self.q)
+        # a budget asked for is the one stated (reached to the last bits by symmetric_q)
+        if epsilon_inf is not None:
+            self.epsilon_inf = float(epsilon_inf)
+        if epsilon is not None:
+            self.epsilon_1 = float(epsilon)
         half = self.f / 2
         self.q_star = half * (self.p + self.q) + (1 - self.f) * self.q
         self.p_star = half * (self.p + self.q) + (1 - self.f) * self.p
