@@ -100,16 +100,19 @@ def _top(values: list, k: int) -> list[int]:
     return [i for _, i in finite[:k]]
 
 
-def _wait_for_n(page, n: int) -> None:
-    """Until the page shows an estimate of n reports, its count, and a drawn chart."""
+def _wait_for(page, stats: dict) -> None:
+    """Until the page shows the estimate of every report in ``stats``, the count, the
+    sanitized count (a /v1/stats poll can fall between an ack and its decode: the
+    next poll has it), and a drawn chart."""
     page.wait_for_function(
-        """n => {
+        """([n, sanitized]) => {
             const q = (id) => document.querySelector(`[data-testid="${id}"]`);
             const chart = q("estimate-chart");
             return q("estimate-n")?.dataset.value === String(n)
                 && q("report-count")?.dataset.value === String(n)
+                && q("sanitized-count")?.dataset.value === String(sanitized)
                 && chart && Number(chart.dataset.bars) > 0;
-        }""", arg=n, timeout=WAIT_MS)
+        }""", arg=[stats["reports"], stats["sanitized"]], timeout=WAIT_MS)
 
 
 def _rows(page) -> list[dict]:
@@ -225,7 +228,7 @@ def test_oracle_dashboard_shows_the_estimate_exactly_and_follows_new_reports(pag
         assert est["n"] == 2000 and stats["reports"] == 2000
 
         page.goto(srv.url + "/")
-        _wait_for_n(page, 2000)
+        _wait_for(page, stats)
         first = _check_rows(page, est, _top(est["estimate"], TOP_K), with_std=True)
         _check_common(page, est, stats)
         # the chart: one bar and one error bar per listed item, in the table's order
@@ -245,7 +248,7 @@ def test_oracle_dashboard_shows_the_estimate_exactly_and_follows_new_reports(pag
         client.send(rng.zipf(1.3, 1500) % 4096, identities=np.arange(2000, 3500), rng=2)
         est2, stats2 = client.estimate(), client.stats()
         assert est2["n"] == 3500 and est2["estimate"] != est["estimate"]
-        _wait_for_n(page, 3500)
+        _wait_for(page, stats2)
         second = _check_rows(page, est2, _top(est2["estimate"], TOP_K), with_std=True)
         _check_common(page, est2, stats2)
         assert second != first
@@ -269,7 +272,7 @@ def test_jprs_dashboard_draws_the_matrix_heat_map_exactly(page, tmp_path):
         est, stats = client.estimate(), client.stats()
         rows, cols = est["shape"]
         assert est["n"] == n and (rows, cols) == (64, 64)
-        _wait_for_n(page, n)
+        _wait_for(page, stats)
         cells = page.eval_on_selector_all('[data-testid="estimate-chart"] g.cells rect',
                                           "rs => rs.map(r => [Number(r.dataset.index), r.dataset.value])")
         assert [c[0] for c in cells] == list(range(rows * cols))
@@ -304,7 +307,7 @@ def test_rpc_dashboard_draws_the_mean_vector_and_counts_sanitized_reports(page, 
         assert est["kind"] == "rpc" and est["shape"] == [d]
         assert est["sanitization"]["n_sanitized"] == bad == stats["sanitized"]
         page.goto(srv.url + "/")
-        _wait_for_n(page, n)
+        _wait_for(page, stats)
         assert page.get_attribute('[data-testid="estimate-chart"]', "data-bars") == str(d)
         bars = page.eval_on_selector_all('[data-testid="estimate-chart"] g[data-index]',
                                          "gs => gs.map(g => [Number(g.dataset.index), g.dataset.value])")
@@ -334,7 +337,7 @@ def test_labelled_oracle_shows_its_categories_and_every_item_when_fewer_than_top
         est, stats = client.estimate(), client.stats()
         assert est["labels"] == labels
         page.goto(srv.url + "/")
-        _wait_for_n(page, 500)
+        _wait_for(page, stats)
         order = _top(est["estimate"], TOP_K)
         assert sorted(order) == list(range(len(labels)))
         _check_rows(page, est, order, with_std=True)
