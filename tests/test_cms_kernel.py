@@ -150,27 +150,32 @@ def test_cms_counts_equal_the_bit_by_bit_loop(k, m, n):
 
 
 # ---------------------------------------------------------------- RAPPOR's Gram
-@pytest.mark.parametrize("R, D", [(1, 1), (6, 9), (40, 25)])
+@pytest.mark.parametrize("R, D", [(1, 1), (6, 9), (40, 25), (300, 700)])
 def test_bloom_gram_is_the_dense_weighted_product(R, D):
+    """Blocks of G's rows of every size, threads splitting them: always the same sums."""
     rng = np.random.default_rng(R * D)
     X = (rng.random((R, D)) < 0.3).astype(np.int64)
     X[0] = 0  # an empty row
     rows = [np.flatnonzero(X[r]) for r in range(R)]
-    cols = [np.flatnonzero(X[:, v]) for v in range(D)]
     row_ptr = np.r_[0, np.cumsum([len(c) for c in rows])].astype(np.int64)
-    col_ptr = np.r_[0, np.cumsum([len(c) for c in cols])].astype(np.int64)
     row_cols = np.concatenate(rows + [np.zeros(0, np.int64)]).astype(np.int64)
-    col_rows = np.concatenate(cols + [np.zeros(0, np.int64)]).astype(np.int64)
     w = rng.integers(0, 1000, R).astype(np.float64)
     want = X.T @ np.diag(w) @ X  # integers: exact in both
     for threads in (1, 3):
-        np.testing.assert_array_equal(bloom_gram(row_ptr, row_cols, col_ptr, col_rows, w, D,
-                                                 threads), want)
+        for block in (0, 1, 7):  # the default block, one row of G per pass, blocks of 7
+            np.testing.assert_array_equal(bloom_gram(row_ptr, row_cols, w, D, threads, block),
+                                          want)
     frac = rng.random(R)
-    np.testing.assert_allclose(bloom_gram(row_ptr, row_cols, col_ptr, col_rows, frac, D),
+    np.testing.assert_allclose(bloom_gram(row_ptr, row_cols, frac, D),
                                X.T @ np.diag(frac) @ X, rtol=1e-13, atol=1e-13)
     if row_cols.shape[0]:
         bad = row_cols.copy()
         bad[-1] = D
         with pytest.raises(ValueError, match="outside"):
-            bloom_gram(row_ptr, bad, col_ptr, col_rows, w, D)
+            bloom_gram(row_ptr, bad, w, D)
+    long = int(np.argmax(np.diff(row_ptr)))
+    if row_ptr[long + 1] - row_ptr[long] > 1:  # a row's columns must be increasing
+        shuffled = row_cols.copy()
+        shuffled[row_ptr[long]:row_ptr[long + 1]] = shuffled[row_ptr[long]:row_ptr[long + 1]][::-1]
+        with pytest.raises(ValueError, match="increasing"):
+            bloom_gram(row_ptr, shuffled, w, D)

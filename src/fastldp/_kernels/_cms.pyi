@@ -15,9 +15,8 @@ def cms_counts(
 def bloom_gram(
     row_ptr: npt.NDArray[np.int64],
     row_cols: npt.NDArray[np.int64],
-    col_ptr: npt.NDArray[np.int64],
-    col_rows: npt.NDArray[np.int64],
     row_weights: npt.NDArray[np.float64],
     D: int,
     n_threads: int = ...,
+    block_rows: int = ...,
 ) -> npt.NDArray[np.float64]: ...

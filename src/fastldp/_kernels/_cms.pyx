@@ -20,11 +20,11 @@ order of the additions, so the results are the same for any thread count.
   reports of sketch row ``j`` that set sign ``l``; a counting sort by row,
   then each row's reports through the carry-save adder of ``src/cms.h``
   (rows are shared among threads; each row is counted by one thread).
-* :func:`bloom_gram` (RAPPOR): ``G = X^T diag(w) X`` of a 0/1 design given
-  in both compressed layouts, row by row of ``G`` (each row is a sum over
-  the design rows that hold its candidate, in increasing row order, so the
-  result does not depend on the threads; with integer weights every entry
-  is an exact integer while it stays below ``2**53``).
+* :func:`bloom_gram` (RAPPOR): ``G = X^T diag(w) X`` of a 0/1 design in
+  compressed rows, a block of ``G``'s rows at a time (every entry a sum over
+  the design rows in increasing order, so the result does not depend on the
+  threads; with integer weights every entry is an exact integer while it
+  stays below ``2**53``).
 """
 
 import numpy as np
@@ -41,6 +41,9 @@ cdef extern from "src/cms.h" nogil:
     void fastldp_cms_count_rows(const int64_t *words, int64_t stride, const int64_t *idx,
                                 int64_t cnt, int64_t W, int64_t *counts, uint64_t *scratch)
     void fastldp_fwht_i64(int64_t *x, int64_t m)
+    void fastldp_gram_rows(const int64_t *row_ptr, const int64_t *row_cols, const double *w,
+                           int64_t R, int64_t D, int64_t u0, int64_t u1, int64_t B,
+                           int64_t *cursor, double *G)
 
 
 def pair_counts(const int64_t[:, ::1] reports, int64_t h, int64_t g):
@@ -240,55 +243,83 @@ def cms_counts(const int64_t[:, ::1] reports, int64_t k, int64_t m, int n_thread
 
 
 def bloom_gram(const int64_t[::1] row_ptr, const int64_t[::1] row_cols,
-               const int64_t[::1] col_ptr, const int64_t[::1] col_rows,
-               const double[::1] row_weights, int64_t D, int n_threads=1):
-    """``G = X^T diag(w) X`` (dense ``D x D``) of a 0/1 matrix ``X`` given twice.
+               const double[::1] row_weights, int64_t D, int n_threads=1,
+               int64_t block_rows=0):
+    """``G = X^T diag(w) X`` (dense ``D x D``) of a 0/1 matrix ``X`` in compressed rows.
 
     Parameters
     ----------
     row_ptr, row_cols : int64 arrays
         ``X`` in compressed rows: the columns of row ``r`` are
-        ``row_cols[row_ptr[r]:row_ptr[r + 1]]`` (no repeats).
-    col_ptr, col_rows : int64 arrays
-        The same ``X`` in compressed columns, the rows of each column in
-        increasing order.
+        ``row_cols[row_ptr[r]:row_ptr[r + 1]]``, increasing (no repeats).
     row_weights : float64 array
         ``w_r``, one per row of ``X``.
     D : int
         Columns of ``X``.
     n_threads : int
         Threads; the result does not depend on it.
+    block_rows : int
+        Rows of ``G`` filled per pass over ``X`` (0: ``2**19 / D``, blocks
+        of 4 MiB); the result does not depend on it.
 
     Returns
     -------
     float64 array, shape (D, D)
         ``G[u, v] = sum_r w_r X[r, u] X[r, v]``, summed over ``r`` in
         increasing order.
+
+    Notes
+    -----
+    ``G`` is filled a block of rows at a time, each block by one pass over
+    the rows of ``X`` in order (``src/cms.h``): the design is read in
+    order and the block stays in cache. Threads take contiguous ranges of
+    ``G``'s rows.
     """
     cdef int64_t R = row_ptr.shape[0] - 1
-    if R < 0 or row_weights.shape[0] != R or col_ptr.shape[0] != D + 1:
-        raise ValueError("row_ptr, row_weights and col_ptr do not describe one matrix")
-    if row_cols.shape[0] != row_ptr[R] or col_rows.shape[0] != col_ptr[D]:
-        raise ValueError("the index arrays' lengths do not match their pointers")
+    if R < 0 or row_weights.shape[0] != R or D < 0:
+        raise ValueError("row_ptr and row_weights do not describe one matrix")
+    if row_cols.shape[0] != row_ptr[R] or row_ptr[0] != 0:
+        raise ValueError("row_cols's length does not match row_ptr")
     cdef intp_t t
-    for t in range(row_cols.shape[0]):
-        if not (0 <= row_cols[t] < D):
-            raise ValueError(f"row_cols[{t}] = {row_cols[t]} is outside [0, {D})")
-    for t in range(col_rows.shape[0]):
-        if not (0 <= col_rows[t] < R):
-            raise ValueError(f"col_rows[{t}] = {col_rows[t]} is outside [0, {R})")
+    cdef int64_t a
+    for t in range(R):
+        if row_ptr[t + 1] < row_ptr[t]:
+            raise ValueError(f"row_ptr decreases at {t}")
+        for a in range(row_ptr[t], row_ptr[t + 1]):
+            if not (0 <= row_cols[a] < D):
+                raise ValueError(f"row_cols[{a}] = {row_cols[a]} is outside [0, {D})")
+            if a > row_ptr[t] and row_cols[a] <= row_cols[a - 1]:
+                raise ValueError(f"the columns of row {t} are not increasing")
     out = np.zeros((D, D), dtype=np.float64)
-    if D == 0:
+    if D == 0 or R == 0:
         return out
     cdef double[:, ::1] G = out
-    cdef int nt = max(1, min(n_threads, <int>D))
-    cdef int64_t u, a, r, b
-    cdef double w
-    with nogil:
-        for u in prange(D, num_threads=nt, schedule="static"):
-            for a in range(col_ptr[u], col_ptr[u + 1]):
-                r = col_rows[a]
-                w = row_weights[r]
-                for b in range(row_ptr[r], row_ptr[r + 1]):
-                    G[u, row_cols[b]] += w
+    cdef int nt = max(1, min(n_threads, <int>max(1, D // 64)))
+    cdef int64_t B = block_rows if block_rows > 0 else max(1, (<int64_t>1 << 19) // D)
+    cdef int64_t *cursors = <int64_t *>malloc(nt * R * sizeof(int64_t))
+    if cursors == NULL:
+        raise MemoryError()
+    cdef int th
+    cdef int64_t u0, u1, r, lo, hi, mid
+    cdef int64_t *cur
+    try:
+        with nogil:
+            for th in prange(nt, num_threads=nt, schedule="static"):
+                u0 = (D * th) // nt
+                u1 = (D * (th + 1)) // nt
+                cur = cursors + th * R
+                for r in range(R):  # the first column >= u0 of every row
+                    lo = row_ptr[r]
+                    hi = row_ptr[r + 1]
+                    while lo < hi:
+                        mid = lo + (hi - lo) // 2
+                        if row_cols[mid] < u0:
+                            lo = mid + 1
+                        else:
+                            hi = mid
+                    cur[r] = lo
+                fastldp_gram_rows(&row_ptr[0], &row_cols[0] if row_cols.shape[0] else NULL,
+                                  &row_weights[0], R, D, u0, u1, B, cur, &G[0, 0])
+    finally:
+        free(cursors)
     return out

@@ -458,17 +458,17 @@ class RAPPOR(MatrixReports, FrequencyOracle):
         docstring).
         """
         if self._design is None:
-            self._design = self._design_pair()[0]
+            self._design = self._shared_design()
         return self._design
 
     def _design_key(self) -> tuple:
         return (self.codebook_seed, self.n_bits, self.n_hashes, self.n_cohorts, self.domain_size)
 
-    def _design_pair(self) -> tuple:
-        """``(X, X in compressed columns)`` from the module's cache, built on a miss."""
+    def _shared_design(self) -> Any:
+        """``X`` (compressed rows, increasing columns) from the module's cache, built on a miss."""
         key = self._design_key()
-        pair = _DESIGNS.get(key)
-        if pair is None:
+        X = _DESIGNS.get(key)
+        if X is None:
             import scipy.sparse as sp
 
             C, h, k, D = self.n_cohorts, self.n_hashes, self.n_bits, self.domain_size
@@ -480,11 +480,9 @@ class RAPPOR(MatrixReports, FrequencyOracle):
             X = sp.csr_matrix((np.ones(rows.shape[0]), (rows, cols)), shape=(C * k, D))
             X.sum_duplicates()
             X.data[:] = 1.0  # a bit two hash functions set is still one bit
-            Xc = X.tocsc()
-            Xc.sort_indices()
-            pair = (X, Xc)
-            _DESIGNS.put(key, pair)
-        return pair
+            X.sort_indices()
+            _DESIGNS.put(key, X)
+        return X
 
     def channel(self, eps: float, identity: int = 0) -> np.ndarray:
         """Exact law ``P[x, y]`` of the report of ``identity`` for every bit vector ``y``.
@@ -684,15 +682,14 @@ class RAPPOR(MatrixReports, FrequencyOracle):
     def gram(self, cohort_sizes: ArrayLike) -> np.ndarray:
         """``G = sum_c m_c X_c^T X_c`` for the given cohort sizes (dense ``(D, D)``).
 
-        Built from the design's compressed rows and columns by
+        Built from the design's compressed rows by
         :func:`~fastldp._kernels._cms.bloom_gram` (no dense ``X``): entry
         ``(u, v)`` sums ``m_c`` over the bits that ``u`` and ``v`` share in
         cohort ``c``; exact for integer cohort sizes.
         """
-        X, Xc = self._design_pair()
+        X = self.design()
         w = np.repeat(np.asarray(cohort_sizes, dtype=np.float64), self.n_bits)
         return bloom_gram(X.indptr.astype(np.int64), X.indices.astype(np.int64),
-                          Xc.indptr.astype(np.int64), Xc.indices.astype(np.int64),
                           np.ascontiguousarray(w), self.domain_size, self.n_threads)
 
     def _factor(self, m: np.ndarray) -> _Factor:

@@ -211,4 +211,31 @@ FASTLDP_CMS_CLONES static void fastldp_fwht_i64(int64_t *x, int64_t m)
     }
 }
 
+/* Rows u0 .. u1 - 1 of G = X^T diag(w) X for a 0/1 matrix X in compressed rows
+ * (row r: columns row_cols[row_ptr[r] .. row_ptr[r + 1]), increasing).
+ * G is filled B rows at a time (a block that stays in cache) by one pass over
+ * X's rows in order: every row r that holds a candidate u of the block adds
+ * w[r] to G[u, v] for each of its candidates v. cursor[r] must point at the
+ * first column >= u0 of row r; it is advanced. Each G[u, v] is summed over r
+ * in increasing order whatever u0, u1 and B are. */
+static void fastldp_gram_rows(const int64_t *row_ptr, const int64_t *row_cols, const double *w,
+                              int64_t R, int64_t D, int64_t u0, int64_t u1, int64_t B,
+                              int64_t *cursor, double *G)
+{
+    int64_t start, r, a, b;
+    for (start = u0; start < u1; start += B) {
+        int64_t stop = start + B < u1 ? start + B : u1;
+        for (r = 0; r < R; ++r) {
+            int64_t lo = row_ptr[r], hi = row_ptr[r + 1], len = hi - lo;
+            const int64_t *cols = row_cols + lo;
+            double wr = w[r];
+            for (a = cursor[r]; a < hi && row_cols[a] < stop; ++a) {
+                double *g = G + row_cols[a] * D;
+                for (b = 0; b < len; ++b) g[cols[b]] += wr;
+            }
+            cursor[r] = a;
+        }
+    }
+}
+
 #endif
