@@ -82,6 +82,7 @@ References
 from __future__ import annotations
 
 import hashlib
+import json
 import numbers
 import sqlite3
 import uuid
@@ -303,7 +304,7 @@ def _sorted_release(identities, epsilons, owner: str):
     """Identities sorted (with their epsilons), checked distinct, epsilons finite and > 0."""
     ids = _identities(identities, owner, distinct=True)
     eps = check_positive_array(epsilons, "epsilons", owner, size=ids.size)
-    order = np.argsort(ids, kind="stable")
+    order = np.argsort(ids)  # distinct identities: any sort kind gives one order
     ids, eps = ids[order], eps[order]  # sorted: the B-trees are filled in key order
     same = ids[1:] == ids[:-1]
     if same.any():
@@ -357,7 +358,7 @@ def _distinct(values: np.ndarray) -> np.ndarray:
 
 
 def _json_ints(values: np.ndarray) -> str:
-    return "[" + ",".join(map(str, values.tolist())) + "]"
+    return json.dumps(values.tolist())  # the C encoder: twice as fast as str.join
 
 
 #: Up to this many distinct epsilons, a charge's rows are inserted by SQLite from a JSON
@@ -367,7 +368,10 @@ _JSON_GROUPS = 64
 
 
 def _insert_charges(con, index: int, ids: np.ndarray, eps: np.ndarray) -> None:
-    values, inverse = np.unique(eps, return_inverse=True)
+    if eps[0] == eps.min() == eps.max():  # one epsilon for all: no sort
+        values, inverse = eps[:1], np.zeros(eps.size, dtype=np.intp)
+    else:
+        values, inverse = np.unique(eps, return_inverse=True)
     if values.size > _JSON_GROUPS:  # epsilons of their own: one bound row at a time
         con.executemany("INSERT INTO charges(release, identity, epsilon) VALUES (?, ?, ?)",
                         zip([index] * ids.size, ids.tolist(), eps.tolist()))
@@ -617,7 +621,7 @@ class Ledger:
             return spent, pure, sets
         # sorted queries: the lookups below walk the found rows in order (random binary
         # searches over 10^6 rows cost ten times more in cache misses)
-        order = np.argsort(ids, kind="stable")
+        order = np.argsort(ids)
         queried = ids[order]
         uniq = queried[np.concatenate(([True], queried[1:] != queried[:-1]))]
         parts = []
