@@ -579,6 +579,7 @@ def test_account_prints_each_group_spend_and_remaining(tmp_path, capsys):
     (None, [], "No such ledger file"),
     ("text", [], "not a fastldp ledger"),
     ("folder", [], "A folder, not a ledger file"),
+    ("damaged", [], "malformed"),
     ("ledger", ["--cap", "nan"], "'--cap' option of fastldp account"),
     ("ledger", ["--delta", "1e-6"], "'--delta' option of fastldp account needs --cap"),
     ("ledger", ["--cap", "1", "--delta", "2"], "'--delta' option of fastldp account"),
@@ -591,6 +592,13 @@ def test_account_errors_are_one_line(tmp_path, capsys, make, argv, said):
         path.mkdir()
     elif make == "ledger":
         _small_ledger(path)
+    elif make == "damaged":  # pages overwritten in the middle of the file
+        with Ledger(path) as ledger:
+            ledger.charge(np.arange(50_000), 0.5, release="a")
+        size = path.stat().st_size
+        with open(path, "r+b") as fh:
+            fh.seek(size // 2)
+            fh.write(b"\xff" * (size // 4))
     assert main(["account", str(path), *argv]) == 2
     err = capsys.readouterr().err
     assert err.startswith("fastldp: error: ") and err.count("\n") == 1, err
