@@ -237,3 +237,13 @@ def test_epsilon_sets_the_output_perturbation():
         DBitFlipPM(domain_size=10, epsilon_inf=4.0, epsilon=1.0, gamma=0.1)
     with pytest.raises(ValueError, match="'epsilon' parameter"):
         DBitFlipPM(domain_size=10, epsilon_inf=1.0, epsilon=2.0)
+
+
+def test_report_files_refuse_float_reports(tmp_path):
+    pytest.importorskip("pyarrow")
+    from fastldp.reports import write_reports
+
+    m = DBitFlipPM(domain_size=20, n_buckets=10, n_sampled=3, epsilon_inf=1.0, codebook_seed=2)
+    reports = m.privatize(np.arange(30) % 20, rng=1)
+    with pytest.raises(ValueError):
+        write_reports(tmp_path / "f.parquet", m, reports.astype(float))

@@ -284,3 +284,13 @@ def test_budget_keywords_set_f_and_a_symmetric_p_q():
         LongitudinalRAPPOR(domain_size=10, epsilon_inf=4.0, f=0.3)
     with pytest.raises(ValueError, match="'epsilon' parameter"):
         LongitudinalRAPPOR(domain_size=10, epsilon_inf=2.0, epsilon=2.5)  # above epsilon_inf
+
+
+def test_report_files_refuse_float_reports(tmp_path):
+    pytest.importorskip("pyarrow")
+    from fastldp.reports import write_reports
+
+    r = LongitudinalRAPPOR(domain_size=30, k=16, h=2, m=4, codebook_seed=8)
+    reports = r.privatize(np.arange(50) % 30, rng=1)
+    with pytest.raises(ValueError):
+        write_reports(tmp_path / "f.parquet", r, reports.astype(float))

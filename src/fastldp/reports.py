@@ -91,7 +91,8 @@ _CHECKPOINT_VERSION = 2  # version 1 named the files only by path
 # rows for these; RPC, Succinct and SHE (a FrequencyOracle, so the float kind is
 # looked up first) report floats. Any other streaming estimator takes any numeric column.
 _INTEGER_REPORTS = frozenset({"FrequencyOracle", "JPRS", "PaddedRelationSampling", "PCKVUE",
-                              "PCKVGRR", "Collision", "PrivKVM", "LongitudinalOracle"})
+                              "PCKVGRR", "Collision", "PrivKVM", "LongitudinalOracle",
+                              "LongitudinalRAPPOR", "DBitFlipPM"})
 _FLOAT_REPORTS = frozenset({"RPC", "Succinct", "SHE"})
 
 
