@@ -31,12 +31,12 @@ Composition
 -----------
 A float ``cap`` is an epsilon under basic composition: an identity charged
 :math:`\\varepsilon_1, \\dots, \\varepsilon_r` has spent
-:math:`\\sum_j \\varepsilon_j` (Dwork and Roth 2014, Theorem 3.14), and may
+:math:`\\sum_j \\varepsilon_j` (basic composition [1]_, Theorem 3.14), and may
 take a new charge :math:`\\varepsilon` while
 :math:`\\sum_j \\varepsilon_j + \\varepsilon \\le` ``cap``.
 
 A pair ``cap=(epsilon, delta)`` composes each identity's releases with
-:func:`fastldp.accounting.epsilon_at` (basic composition, PLD or RDP,
+:func:`fastldp.accounting.epsilon_at` (basic composition, PLD or RDP [2]_,
 whichever is tightest), and the identity's epsilon at ``delta`` must not
 exceed the cap's epsilon. What enters the composition:
 
