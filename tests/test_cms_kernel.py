@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from fastldp._kernels._cms import (
-    bloom_gram, cms_counts, fwht_rows_int64, hcms_counts, int64_to_float64, pair_counts,
+    bloom_gram, cms_counts, cohort_bit_counts, fwht_rows_int64, hcms_counts, int64_to_float64,
+    pair_counts,
 )
 
 
@@ -147,6 +148,26 @@ def test_cms_counts_equal_the_bit_by_bit_loop(k, m, n):
             assert cms_counts(bad, k, m) is None
     with pytest.raises(ValueError, match="columns"):
         cms_counts(np.zeros((2, W + 2), dtype=np.int64), k, m)
+
+
+@pytest.mark.parametrize("C, m, n", [(1, 1, 0), (3, 63, 1), (64, 128, 3000), (5, 130, 400),
+                                     (1, 65, 4500)])
+def test_cohort_bit_counts_equal_the_unpacked_sums_per_cohort(C, m, n):
+    """RAPPOR's counts: cohort ``identity mod C`` (identities up to 2**64 - 1)."""
+    rng = np.random.default_rng(C * m + n)
+    W = (m + 63) // 64
+    words = rng.integers(-(2**63), 2**63 - 1, (n, W), dtype=np.int64, endpoint=True)
+    ids = rng.integers(0, 2**64 - 1, n, dtype=np.uint64, endpoint=True)
+    bits = np.unpackbits(words.astype("<i8").view(np.uint8), axis=1, bitorder="little",
+                         count=m).astype(np.int64)
+    cohort = (ids % np.uint64(C)).astype(np.int64)
+    want = np.zeros((C, m), dtype=np.int64)
+    for i in range(n):  # the plain loop
+        want[cohort[i]] += bits[i]
+    for threads in (1, 3):
+        counts, sizes = cohort_bit_counts(words, ids, C, m, threads)
+        np.testing.assert_array_equal(counts, want)
+        np.testing.assert_array_equal(sizes, np.bincount(cohort, minlength=C))
 
 
 # ---------------------------------------------------------------- RAPPOR's Gram

@@ -12,6 +12,13 @@ def int64_to_float64(values: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]: 
 def cms_counts(
     reports: npt.NDArray[np.int64], k: int, m: int, n_threads: int = ...
 ) -> npt.NDArray[np.int64] | None: ...
+def cohort_bit_counts(
+    words: npt.NDArray[np.int64],
+    identities: npt.NDArray[np.uint64],
+    n_cohorts: int,
+    m: int,
+    n_threads: int = ...,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]: ...
 def bloom_gram(
     row_ptr: npt.NDArray[np.int64],
     row_cols: npt.NDArray[np.int64],

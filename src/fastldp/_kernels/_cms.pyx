@@ -212,7 +212,6 @@ def cms_counts(const int64_t[:, ::1] reports, int64_t k, int64_t m, int n_thread
     out = np.zeros((k, 64 * W), dtype=np.int64)
     if n == 0:
         return out[:, :m].copy()
-    cdef int64_t[:, ::1] o = out
     fill = np.cumsum(starts)
     starts[:] = fill
     cdef int64_t[::1] pos = fill  # the next free slot of each row (a copy of the starts)
@@ -221,6 +220,16 @@ def cms_counts(const int64_t[:, ::1] reports, int64_t k, int64_t m, int n_thread
             j = reports[i, 0]
             od[pos[j]] = i
             pos[j] += 1
+    _count_groups(&reports[0, 1], 1 + W, od, st, k, W, n_threads, out)
+    return out[:, :m].copy() if m != 64 * W else out
+
+
+cdef void _count_groups(const int64_t *words, int64_t stride, const int64_t[::1] order,
+                        const int64_t[::1] starts, int64_t k, int64_t W, int n_threads,
+                        int64_t[:, ::1] out) except *:
+    """``out[g, 64 w + b]`` += the reports of group ``g`` (listed in ``order`` from
+    ``starts[g]``) whose word ``w`` has bit ``b`` set; groups shared among threads."""
+    cdef intp_t n = order.shape[0]
     cdef int nt = max(1, min(n_threads, <int>min(k, max(1, n // 4096))))
     cdef uint64_t *scratch = <uint64_t *>malloc(nt * 12 * W * sizeof(uint64_t))
     if scratch == NULL:
@@ -232,14 +241,66 @@ def cms_counts(const int64_t[:, ::1] reports, int64_t k, int64_t m, int n_thread
             for t in prange(nt, num_threads=nt, schedule="static"):
                 row = t
                 while row < k:
-                    if st[row + 1] > st[row]:
-                        fastldp_cms_count_rows(&reports[0, 1], 1 + W, &od[st[row]],
-                                               st[row + 1] - st[row], W, &o[row, 0],
+                    if starts[row + 1] > starts[row]:
+                        fastldp_cms_count_rows(words, stride, &order[starts[row]],
+                                               starts[row + 1] - starts[row], W, &out[row, 0],
                                                scratch + t * 12 * W)
                     row = row + nt
     finally:
         free(scratch)
-    return out[:, :m].copy() if m != 64 * W else out
+
+
+def cohort_bit_counts(const int64_t[:, ::1] words, const uint64_t[::1] identities,
+                      int64_t n_cohorts, int64_t m, int n_threads=1):
+    """Per cohort ``identity mod n_cohorts``, how many rows set each bit, and the cohort sizes.
+
+    Parameters
+    ----------
+    words : int64 array, shape (n, ceil(m / 64))
+        One row of bits per report: bit ``l`` is bit ``l % 64`` of word
+        ``l // 64`` (RAPPOR's packed bytes read as little-endian words).
+    identities : uint64 array, shape (n,)
+    n_cohorts, m : int
+    n_threads : int
+        Threads; the counts do not depend on it.
+
+    Returns
+    -------
+    counts : int64 array, shape (n_cohorts, m)
+    sizes : int64 array, shape (n_cohorts,)
+        The reports per cohort.
+    """
+    cdef intp_t n = words.shape[0]
+    cdef int64_t W = (m + 63) // 64
+    if n_cohorts < 1 or m < 1:
+        raise ValueError(f"need n_cohorts >= 1 and m >= 1, got {n_cohorts} and {m}")
+    if words.shape[1] != W or identities.shape[0] != n:
+        raise ValueError(f"words must be ({n}, {W}) and identities ({n},), got "
+                         f"({words.shape[0]}, {words.shape[1]}) and ({identities.shape[0]},)")
+    starts = np.zeros(n_cohorts + 1, dtype=np.int64)
+    order = np.empty(n, dtype=np.int64)
+    out = np.zeros((n_cohorts, 64 * W), dtype=np.int64)
+    if n == 0:
+        return out[:, :m].copy(), starts[1:].copy()
+    cdef int64_t[::1] st = starts
+    cdef int64_t[::1] od = order
+    cdef uint64_t C = <uint64_t>n_cohorts
+    cdef intp_t i
+    cdef int64_t c
+    with nogil:
+        for i in range(n):
+            st[<int64_t>(identities[i] % C) + 1] += 1
+    sizes = starts[1:].copy()
+    fill = np.cumsum(starts)
+    starts[:] = fill
+    cdef int64_t[::1] pos = fill
+    with nogil:
+        for i in range(n):  # a stable counting sort of the reports by cohort
+            c = <int64_t>(identities[i] % C)
+            od[pos[c]] = i
+            pos[c] += 1
+    _count_groups(&words[0, 0], W, od, st, n_cohorts, W, n_threads, out)
+    return (out[:, :m].copy() if m != 64 * W else out), sizes
 
 
 def bloom_gram(const int64_t[::1] row_ptr, const int64_t[::1] row_cols,

@@ -132,8 +132,8 @@ from typing import Any, Callable, Hashable, Optional, cast
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._kernels._cms import bloom_gram
-from .._kernels._unary import ue_counts, ue_perturb
+from .._kernels._cms import bloom_gram, cohort_bit_counts
+from .._kernels._unary import ue_perturb
 from .._random import resolve_identities
 from .._sanitize import SanitizationReport
 from .._validation import check_int, param_error
@@ -568,22 +568,26 @@ class RAPPOR(MatrixReports, FrequencyOracle):
     def bit_counts(self, clean: np.ndarray, cohorts: np.ndarray) -> np.ndarray:
         """Per cohort, how many of the (legal) reports set each bit: int64 ``(C, n_bits)``.
 
-        The reports are grouped by cohort (one stable sort) and each group's
-        columns are counted by unary encoding's carry-save kernel.
+        One kernel pass (:func:`~fastldp._kernels._cms.cohort_bit_counts`):
+        a counting sort of the reports by cohort, then each cohort's bits
+        counted in place by a carry-save adder.
         """
-        C, k = self.n_cohorts, self.n_bits
-        out = np.zeros((C, k), dtype=np.int64)
-        if clean.shape[0] == 0:
-            return out
-        if C == 1:
-            out[0] = ue_counts(np.ascontiguousarray(clean), k, self.n_threads)
-            return out
-        order = np.argsort(cohorts, kind="stable")
-        rows = np.ascontiguousarray(clean[order])
-        bounds = np.searchsorted(cohorts[order], np.arange(C + 1))
-        for c in np.flatnonzero(bounds[1:] > bounds[:-1]):
-            out[c] = ue_counts(rows[bounds[c]:bounds[c + 1]], k, self.n_threads)
-        return out
+        c = np.ascontiguousarray(cohorts, dtype=np.uint64)
+        return self._cohort_counts(clean, c)[0]
+
+    def _cohort_counts(self, clean: np.ndarray,
+                       identities: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(bit counts (C, k), reports per cohort)`` of legal reports and their identities."""
+        n, nbytes = clean.shape[0], self.n_bytes
+        W = (self.n_bits + 63) // 64
+        if nbytes == 8 * W:
+            rows = np.require(clean, dtype=np.uint8, requirements=["C", "A"])
+        else:  # whole words: the padding bytes zero
+            rows = np.zeros((n, 8 * W), dtype=np.uint8)
+            rows[:, :nbytes] = clean
+        words = rows.view("<i8").astype(np.int64, copy=False)  # bit j: bit j % 64 of word j // 64
+        return cohort_bit_counts(words, np.ascontiguousarray(identities, dtype=np.uint64),
+                                 self.n_cohorts, self.n_bits, self.n_threads)
 
     def partial(self, reports: ArrayLike, epsilons: Optional[ArrayLike] = None,
                 identities: Optional[ArrayLike] = None) -> Partial:
@@ -616,11 +620,11 @@ class RAPPOR(MatrixReports, FrequencyOracle):
         eps = self._budgets(epsilons, n, owner)
         ids = resolve_identities(identities, n, owner)
         clean, report = self.sanitize(reports, eps, ids, owner)
-        cohorts = self.cohorts(ids)
+        counts, per_cohort = self._cohort_counts(clean, ids)
         bits = ExactSum(self.n_cohorts * self.n_bits)
-        bits.add_integers(self.bit_counts(clean, cohorts).ravel())
+        bits.add_integers(counts.ravel())
         sizes = ExactSum(self.n_cohorts)
-        sizes.add_integers(np.bincount(cohorts, minlength=self.n_cohorts))
+        sizes.add_integers(per_cohort)
         return Partial(type(self).__name__, self.stream_params(),
                        sums={"bits": bits, "reports": sizes}, counts=report_counts(report),
                        flags={"wrong_dtype": report.wrong_dtype})
