@@ -1,0 +1,18 @@
+"""Heavy hitters of huge domains: 64-bit integers and short strings, found without enumerating them.
+
+* :class:`PEM`, the prefix extending method (Wang, Li, Jha, IEEE TDSC 2019):
+  OLH on item prefixes by public group, extended level by level (:mod:`.pem`);
+* the result :class:`HeavyHitters` and the base :class:`HeavyHitterProtocol`
+  with its exact, mergeable :class:`HeavyPartial` (:mod:`._base`);
+* items: :class:`ItemCodec`, :func:`prefix`, :func:`extend` (:mod:`.items`);
+* workloads: :func:`zipf_items`, :func:`word_items` (:mod:`.data`);
+* metrics: :func:`precision_at_k`, :func:`recall_at_k`, :func:`f1_at_k`,
+  :func:`ncr`, :func:`relative_error` (:mod:`.metrics`).
+"""
+
+from ._base import HeavyHitterProtocol, HeavyHitters, HeavyPartial
+from .items import ItemCodec, decode_items, encode_items, extend, prefix
+from .pem import PEM
+
+__all__ = ["PEM", "HeavyHitters", "HeavyHitterProtocol", "HeavyPartial", "ItemCodec",
+           "encode_items", "decode_items", "prefix", "extend"]

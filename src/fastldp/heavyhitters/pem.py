@@ -1,0 +1,270 @@
+"""PEM, the prefix extending method (Wang, Li, Jha: heavy hitters of a huge domain by OLH on prefixes).
+
+Users are split into ``g`` public groups by their identity: group
+``j(i) = floor(u_i g)``, ``u_i`` a public uniform of ``(codebook_seed, i)``
+(word 2 of block 0 of the sanitize stream), so the split needs no
+coordination and no order. Group ``j`` (``j = 0 .. g-1``) reports the
+prefix of its item of
+
+    b_j = s + j * eta  bits,   s = m - (g - 1) * eta,  b_{g-1} = m,
+
+by OLH on the prefix domain ``[0, 2^b_j)``: identity ``i`` hashes its
+prefix with its own hash ``H_i`` onto ``G = round(e^eps) + 1`` buckets
+(the OLH hash of :mod:`fastldp.oracles.olh`) and reports the bucket kept
+with probability ``p = e^eps / (e^eps + G - 1)``, else one of the other
+``G - 1`` buckets uniformly. A user sends one report, so PEM is
+``eps``-LDP.
+
+The server decodes level by level. Level 0 evaluates all ``2^s`` prefixes;
+level ``j > 0`` evaluates the candidates ``C_j``: each of the ``c k``
+prefixes kept at level ``j - 1`` extended by every ``eta``-bit suffix
+(``c k 2^eta`` candidates). A candidate's support is
+``S(v) = #{i in group j : H_i(v) = y_i}`` (:func:`~fastldp._kernels._heavy.heavy_support`,
+``O(n_j |C_j| / 8)`` Philox blocks), its count in the group
+``f_j(v) = (S(v) - n_j / G) / (p - 1/G)`` (OLH's unbiased estimate) and its
+count in the population ``f(v) = (n / n_j) f_j(v)``. The top ``c k``
+candidates by ``f`` (ties: the smaller code) are kept; the last level's top
+``k`` are the result.
+
+Variance of a final count (group ``J = g - 1``, ``n_J`` reports, scale
+``r = n / n_J``): OLH's plug-in variance of the group's count,
+``n_J V0 + f_J (V1 - V0)`` with ``V0 = (1/G)(1 - 1/G) / (p - 1/G)^2`` and
+``V1 = p (1 - p) / (p - 1/G)^2``, times ``r^2``, plus the sampling variance
+of the group's share of the item's holders, ``f (r - 1)`` (a holder is in
+the group with probability ``1/r``: ``Var[r X] = r^2 f (1/r)(1 - 1/r)``).
+``f`` and ``f_J`` are clipped to ``[0, n]`` and ``[0, n_J]`` in the plug-in.
+
+Defaults: ``k = 32`` (the issue's setting), ``c = 1`` (the paper keeps the
+top ``k`` prefixes at each level), ``eta = 4``, and ``g`` the fewest groups
+whose first level covers ``c k 2^eta`` prefixes at most:
+``g = 1 + ceil((m - s_min) / eta)``, ``s_min = ceil(log2(c k)) + eta``
+(one group when ``s_min >= m``: the whole domain at once).
+
+Partials keep the reports (:mod:`fastldp.heavyhitters._base`); report
+files decode in ``g`` passes with bounded memory
+(:meth:`~fastldp.heavyhitters.HeavyHitterProtocol.decode_report_files`).
+
+References
+----------
+.. [1] T. Wang, N. Li, S. Jha, "Locally differentially private heavy hitter
+   identification", IEEE TDSC 2019 (arXiv:1708.06674).
+.. [2] T. Wang, J. Blocki, N. Li, S. Jha, "Locally differentially private
+   protocols for frequency estimation", USENIX Security 2017 (OLH).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterator, Optional
+
+import numpy as np
+
+from .._kernels._heavy import heavy_buckets, heavy_support
+from .._sanitize import SanitizationReport
+from .._validation import check_int, param_error
+from ..oracles._base import (
+    all_legal_report, as_report_array, classify_integers, public_uniform, tally_report,
+)
+from ..oracles.olh import olh_buckets_for
+from ._base import Chunks, HeavyHitterProtocol
+from .items import extend
+
+__all__ = ["PEM", "pem_groups", "pem_levels"]
+
+#: the most prefixes the first level may enumerate
+MAX_FIRST_LEVEL_BITS = 24
+
+
+def pem_groups(seed: int, identities: Any, g: int) -> np.ndarray:
+    """The public group ``floor(u_i g)`` of each identity (int64 in ``[0, g)``)."""
+    ids = np.ascontiguousarray(identities, dtype=np.uint64)
+    if g == 1:
+        return np.zeros(ids.shape[0], dtype=np.int64)
+    return public_uniform(seed, ids, np.full(ids.shape[0], g, dtype=np.int64), word=2)
+
+
+def pem_levels(item_bits: int, k: int, c: int, eta: Optional[int], g: Optional[int]):
+    """``(g, eta, s)``: the defaults of the module docstring where ``g`` / ``eta`` are None."""
+    if eta is None:
+        eta = 4
+    s_min = math.ceil(math.log2(c * k)) + eta
+    if g is None:
+        g = 1 if s_min >= item_bits else 1 + math.ceil((item_bits - s_min) / eta)
+    s = item_bits - (g - 1) * eta
+    return g, eta, s
+
+
+class PEM(HeavyHitterProtocol):
+    """The prefix extending method: OLH on item prefixes, by group, extended level by level.
+
+    Parameters
+    ----------
+    epsilon : float in (0, 700]
+    k : int >= 1, default 32
+        Heavy hitters returned.
+    g : int >= 1, optional
+        Groups (levels); default: module docstring.
+    eta : int >= 1, optional
+        Bits added per level; default 4.
+    c : int >= 1, default 1
+        Prefixes kept per level: ``c * k``.
+    item_bits, item_bytes : int, optional
+        The items (:mod:`fastldp.heavyhitters.items`); default 32-bit integers.
+    codebook_seed : int or None
+        Keys the groups and the OLH hashes.
+    n_threads : int or None
+
+    Attributes
+    ----------
+    prefix_bits : tuple of int
+        ``b_j`` for each group.
+
+    Notes
+    -----
+    ``s = item_bits - (g - 1) * eta`` must lie in ``[1, 24]`` (the first
+    level enumerates ``2^s`` prefixes). See the module docstring for the
+    protocol, the estimator and its variance.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> pem = PEM(epsilon=4.0, k=2, item_bytes=3, codebook_seed=5)
+    >>> words = [b"cat"] * 5000 + [b"dog"] * 3000 + [b"ox"] * 500
+    >>> result = pem.estimate(pem.privatize(words, rng=2))
+    >>> result.items
+    [b'cat', b'dog']
+    >>> pem.prefix_bits
+    (4, 8, 12, 16, 20, 24)
+    """
+
+    def __init__(self, *, epsilon: float, k: int = 32, g: Optional[int] = None,
+                 eta: Optional[int] = None, c: int = 1, item_bits: Optional[int] = None,
+                 item_bytes: Optional[int] = None, codebook_seed: Optional[int] = None,
+                 n_threads: Optional[int] = None) -> None:
+        super().__init__(epsilon=epsilon, k=k, item_bits=item_bits, item_bytes=item_bytes,
+                         codebook_seed=codebook_seed, n_threads=n_threads)
+        owner = "PEM"
+        m = self.item_bits
+        self.c = check_int(c, "c", owner, low=1, high=1 << 16)
+        if eta is not None:
+            eta = check_int(eta, "eta", owner, low=1, high=m)
+        if g is not None:
+            g = check_int(g, "g", owner, low=1, high=m)
+        self.g, self.eta, self.s = pem_levels(m, self.k, self.c, eta, g)
+        if not 1 <= self.s <= MAX_FIRST_LEVEL_BITS:
+            raise param_error(
+                "g" if g is not None else "eta", owner,
+                f"such that s = item_bits - (g - 1) * eta lies in [1, {MAX_FIRST_LEVEL_BITS}] "
+                f"(item_bits={m}, eta={self.eta}, g={self.g})", g if g is not None else eta)
+        self.prefix_bits = tuple(self.s + j * self.eta for j in range(self.g))
+        self.n_buckets = int(olh_buckets_for(np.array([self.epsilon]))[0])
+        e = math.exp(self.epsilon)
+        self.p = e / (e + self.n_buckets - 1)
+
+    def _stream_extra(self) -> dict:
+        return {"g": self.g, "eta": self.eta, "c": self.c}
+
+    # ------------------------------------------------------------ client
+    def groups(self, identities: Any) -> np.ndarray:
+        """The public group of each identity (module docstring)."""
+        return pem_groups(self.codebook_seed, identities, self.g)
+
+    def _prefixes(self, codes: np.ndarray, groups: np.ndarray) -> np.ndarray:
+        shift = (self.item_bits - np.asarray(self.prefix_bits, dtype=np.uint64)[groups])
+        return codes >> shift.astype(np.uint64)
+
+    def _privatize_codes(self, codes, identities, rng):
+        n = codes.shape[0]
+        G = self.n_buckets
+        prefixes = self._prefixes(codes, self.groups(identities))
+        hashed = heavy_buckets(self.codebook_seed, identities, prefixes,
+                               np.full(n, G, dtype=np.int64))
+        keep = rng.random(n) < self.p
+        other = np.minimum((rng.random(n) * (G - 1)).astype(np.int64), G - 2)
+        other += other >= hashed
+        np.copyto(other, hashed, where=keep)
+        return other
+
+    def level_channel(self, identity: int = 0) -> tuple[int, np.ndarray]:
+        """``(b, P)``: the identity's prefix length and its exact law ``P[x, y]``.
+
+        ``x`` ranges over the ``2^b`` prefixes, ``y`` over the ``G`` buckets:
+        ``P[x, H(x)] = p``, every other bucket ``(1 - p) / (G - 1)``. For the
+        audit of tiny instances (``b <= 16``).
+        """
+        j = int(self.groups(np.array([identity], dtype=np.uint64))[0])
+        b = self.prefix_bits[j]
+        if b > 16:
+            raise ValueError(f"level_channel enumerates 2^{b} prefixes; at most 2^16")
+        size = 1 << b
+        G = self.n_buckets
+        hashed = heavy_buckets(self.codebook_seed, np.full(size, identity, dtype=np.uint64),
+                               np.arange(size, dtype=np.uint64), np.full(size, G, dtype=np.int64))
+        law = np.full((size, G), (1 - self.p) / (G - 1))
+        law[np.arange(size), hashed] = self.p
+        return b, law
+
+    # ------------------------------------------------------------ server
+    def _sanitize(self, reports, identities, owner) -> tuple[np.ndarray, SanitizationReport]:
+        n = identities.shape[0]
+        arr = as_report_array(reports)
+        if arr.ndim != 1 or arr.shape[0] != n:
+            raise ValueError(f"The 'reports' parameter of {owner} must be a 1-d array with one "
+                             f"report per identity ({n}). Got shape {arr.shape} instead.")
+        G = self.n_buckets
+        if arr.dtype.kind in "iu" and arr.dtype.itemsize <= 8 and n:
+            if int(arr.min()) >= 0 and int(arr.max()) < G:
+                return np.ascontiguousarray(arr, dtype=np.int64), all_legal_report(n)
+        if n == 0:
+            return np.zeros(0, dtype=np.int64), all_legal_report(0)
+        values, numeric, integral, wrong_dtype = classify_integers(arr)
+        legal = integral & (values >= 0) & (values < G)
+        out = values.copy()
+        bad = ~legal
+        if bad.any():
+            out[bad] = public_uniform(self.codebook_seed, identities[bad],
+                                      np.full(int(bad.sum()), G, dtype=np.int64))
+        return out, tally_report(n, numeric, integral, legal, bool(wrong_dtype))
+
+    def _level_support(self, chunks: Chunks, level: int,
+                       candidates: np.ndarray) -> tuple[np.ndarray, int]:
+        """``(S(v) for v in candidates, n_j)`` over the reports of group ``level``."""
+        hits = np.zeros(candidates.shape[0], dtype=np.int64)
+        n_j = 0
+        for ids, reps in chunks():
+            mine = self.groups(ids) == level
+            m = int(mine.sum())
+            if not m:
+                continue
+            n_j += m
+            hits += heavy_support(self.codebook_seed, np.ascontiguousarray(ids[mine]),
+                                  np.ascontiguousarray(reps[mine]),
+                                  np.full(m, self.n_buckets, dtype=np.int64), candidates,
+                                  self.n_threads)
+        return hits, n_j
+
+    def _decode(self, chunks: Chunks, n: int):
+        G, p = self.n_buckets, self.p
+        candidates = np.arange(1 << self.s, dtype=np.uint64)
+        levels = []
+        for j, bits in enumerate(self.prefix_bits):
+            hits, n_j = self._level_support(chunks, j, candidates)
+            in_group = (hits - n_j / G) / (p - 1.0 / G)
+            scale = n / n_j if n_j else 0.0
+            counts = in_group * scale
+            last = j == self.g - 1
+            keep = min(self.k if last else self.c * self.k, candidates.shape[0])
+            order = np.lexsort((candidates, -counts))[:keep]  # by count, ties: smaller code
+            levels.append({"level": j, "prefix_bits": bits, "n_reports": n_j,
+                           "n_candidates": int(candidates.shape[0]), "kept": keep})
+            if last:
+                v0 = (1.0 / G) * (1 - 1.0 / G) / (p - 1.0 / G) ** 2
+                v1 = p * (1 - p) / (p - 1.0 / G) ** 2
+                f_j = np.clip(in_group[order], 0.0, n_j)
+                f = np.clip(counts[order], 0.0, n)
+                variances = (scale ** 2 * (n_j * v0 + f_j * (v1 - v0))
+                             + f * max(scale - 1.0, 0.0)) if n_j else np.full(keep, np.inf)
+                return candidates[order], counts[order], variances, levels
+            candidates = extend(np.sort(candidates[order]), self.eta)
+        raise AssertionError("unreachable")  # pragma: no cover
+
