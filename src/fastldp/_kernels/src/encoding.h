@@ -8,7 +8,7 @@
  * FASTLDP_SHE_STREAM, 0): a row depends on the key and the row index only,
  * never on the thread. A word w becomes a standard Laplace variate by the
  * inverse CDF, as fastldp.oracles.histogram_encoding._laplace_from_words
- * does in NumPy, operation for operation:
+ * does in NumPy (the same operations but for the logarithm, below):
  *
  *     u = min(((w >> 11) + 0.5) 2^-53, 1 - 2^-53),  t = u - 0.5,
  *     L = -sign(t) log1p(-2 |t|)
@@ -39,12 +39,13 @@
  * layout of fastldp._kernels._exact, so fastldp.streaming.ExactSum takes
  * them as they are). The last grid's unit is 2^(beta - 85): an entry with
  * bits below it (an entry below about 2^(beta - 33), a subnormal; for
- * Laplace noise of scale b, about one entry in 2^33 / b) leaves a nonzero
- * remainder r_2; the pass over eight rows ORs each row's |r_2| bits, and a
- * row with a nonzero word has its remainders added to the digits one by one from
- * their bits (one more pass over that row only). Integer addition is associative, so the digits do not depend
- * on how rows are split among threads; the caller adds the threads' digits
- * and normalizes.
+ * Laplace noise of scale b, a fraction of about 2^(beta - 33) / b of the
+ * entries, 2^-22 at b = 2) leaves a nonzero remainder r_2; the pass over
+ * eight rows ORs each row's |r_2| bits, and a row with a nonzero word has
+ * its remainders added to the digits one by one from their bits (one more
+ * pass over that row only). Integer addition is associative, so the digits
+ * do not depend on how rows are split among threads; the caller adds the
+ * threads' digits and normalizes.
  *
  * The legality check of the sanitization (every entry of a row finite and in
  * [lo_r, hi_r]) runs on a row just before the row is summed, so the reports
