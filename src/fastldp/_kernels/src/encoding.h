@@ -315,8 +315,9 @@ FASTLDP_SHE_CLONES static int fastldp_she_row_legal(const double *row, int64_t D
 
 /* The levels of eight rows (y[0..7]; a missing row points to zeros) added
  * into acc (FASTLDP_SHE_LEVELS rows of D), and for each row a word that is
- * zero when the levels hold the row exactly (every last remainder zero). Each level sum stays exact (header comment), so the eight terms
- * are added as a tree (short dependency chains). */
+ * zero when the levels hold the row exactly (every last remainder zero).
+ * Each level sum stays exact (header comment), so the eight terms are added
+ * as a tree (short dependency chains). */
 FASTLDP_SHE_CLONES static void fastldp_she_add_rows8(const double *const *y, int64_t D,
                                                      const double *sigma,
                                                      double *FASTLDP_SHE_RESTRICT acc,
