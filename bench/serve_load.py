@@ -74,7 +74,7 @@ async def _load(url: str, token: str, pool: np.ndarray, *, clients: int, batch: 
     import httpx
 
     batches = total // batch
-    state = {"next": 0, "acked": 0, "window_acked": None}
+    state = {"next": 0, "acked": 0, "window_acked": None, "retries": 0}
     latencies: list[float] = []
     rss: list[tuple[int, int]] = []
     marks = [int(total * k / 10) for k in range(1, 11)]
@@ -91,14 +91,23 @@ async def _load(url: str, token: str, pool: np.ndarray, *, clients: int, batch: 
             start = (b * batch) % (pool.size - batch)
             body = _arrow(ids, pool[start:start + batch])
             sent = time.perf_counter()
-            for attempt in range(20):
-                answer = await http.post("/v1/reports", content=body,
-                                         headers=dict(headers, **{"Idempotency-Key": f"b{b}"}))
+            for attempt in range(20):  # retries keep the key: a batch is counted once
+                try:
+                    answer = await http.post(
+                        "/v1/reports", content=body,
+                        headers=dict(headers, **{"Idempotency-Key": f"b{b}"}))
+                except httpx.TransportError:  # e.g. a keep-alive connection the server closed
+                    state["retries"] += 1
+                    await asyncio.sleep(0.05 * 2 ** attempt)
+                    continue
                 if answer.status_code in (200, 201):
                     break
                 if answer.status_code < 500:
                     raise RuntimeError(f"batch {b}: HTTP {answer.status_code} {answer.text}")
+                state["retries"] += 1
                 await asyncio.sleep(0.05 * 2 ** attempt)
+            else:
+                raise RuntimeError(f"batch {b}: no answer after 20 attempts")
             now = time.perf_counter()
             latencies.append(now - sent)
             state["acked"] += batch
@@ -115,7 +124,8 @@ async def _load(url: str, token: str, pool: np.ndarray, *, clients: int, batch: 
     estimate = answer.json()
     return {"acked": state["acked"], "acked_at": acked_at, "decoded_at": decoded_at,
             "window": state["window_acked"] or (state["acked"], acked_at),
-            "latencies": np.array(latencies), "rss": rss, "n": estimate["n"]}
+            "latencies": np.array(latencies), "rss": rss, "n": estimate["n"],
+            "retries": state["retries"]}
 
 
 def main(argv=None) -> int:
@@ -149,12 +159,13 @@ def main(argv=None) -> int:
     pool = np.asarray(mech.privatize(values, identities=np.arange(pool_size), rng=rng))
     server.start()
     try:
+        cpu0, own0 = _cpu_seconds(server.pid), time.process_time()
         out = asyncio.run(_load(server.url, server.token, pool, clients=args.clients,
                                 batch=args.batch, total=total, window=args.window,
                                 pid=server.pid))
         hwm = _status(server.pid, "VmHWM")
-        server_cpu = _cpu_seconds(server.pid)
-        client_cpu = time.process_time()
+        server_cpu = _cpu_seconds(server.pid) - cpu0
+        client_cpu = time.process_time() - own0
     finally:
         server.stop()
     lat = out["latencies"] * 1e3
@@ -173,8 +184,10 @@ def main(argv=None) -> int:
     print("  server RSS (MiB) at each tenth of the ingest: "
           + " ".join(f"{r / mib:.0f}" for _, r in out["rss"]))
     print(f"  server peak RSS (VmHWM)                   : {hwm / mib:,.0f} MiB")
-    print(f"  CPU seconds: server {server_cpu:.1f}, client process {client_cpu:.1f} "
-          f"(the pool's privatization included)")
+    print(f"  requests retried (same key)               : {out['retries']}")
+    print(f"  CPU seconds during the load: server {server_cpu:.1f} "
+          f"({1e6 * server_cpu / total:.1f} us/report), clients {client_cpu:.1f} "
+          f"({1e6 * client_cpu / total:.1f} us/report); wall {out['decoded_at']:.1f} s")
     print(f"  final estimate n                          : {out['n']:,} "
           f"({'== ' if out['n'] == total else '!= '}{total:,})")
     print()

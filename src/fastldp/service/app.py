@@ -76,8 +76,11 @@ def probe_reports(mechanism: Any) -> tuple[tuple, np.dtype]:
     kwargs = {"epsilons": eps} if eps is not None else {}
     reports = np.asarray(mechanism.privatize(data, identities=np.arange(2), rng=rng, **kwargs))
     kind = _report_kind(mechanism)
-    dtype = np.dtype(np.int64) if (kind == "integer" or (kind is None and reports.dtype.kind in "biu")) \
-        else np.dtype(np.float64)
+    if kind == "integer" or (kind is None and reports.dtype.kind in "biu"):
+        # the width privatize uses (int8 bits for JPRS and unary encodings, int64 symbols)
+        dtype = np.dtype(np.int8) if reports.dtype.kind == "b" else reports.dtype
+    else:
+        dtype = np.dtype(np.float64)
     return tuple(reports.shape[1:]), dtype
 
 
@@ -120,6 +123,7 @@ class BatchParser:
         self.report_dtype = report_dtype
 
     def arrays(self, ids: Any, eps: Any, reps: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Checked ``(identities, epsilons, reports)`` in the store's types, or :class:`Malformed`."""
         ids = _identities(ids)
         n = ids.shape[0]
         if n == 0:
@@ -147,11 +151,15 @@ class BatchParser:
         if arr.shape != want:
             raise Malformed(f"'reports' must have shape {list(want)} (one report of shape "
                             f"{list(self.report_shape)} per identity); got {list(arr.shape)}")
-        if self.report_dtype.kind == "i":
-            if arr.dtype.kind not in "iu" or (arr.dtype.kind == "u" and arr.size
-                                               and arr.max() >= 2**63):
-                raise Malformed(f"reports of {type(self.mechanism).__name__} are integers "
-                                f"(int64); got {arr.dtype} values")
+        if self.report_dtype.kind in "iu":
+            if arr.dtype.kind not in "iu":
+                raise Malformed(f"reports of {type(self.mechanism).__name__} are integers; "
+                                f"got {arr.dtype} values")
+            info = np.iinfo(self.report_dtype)  # stored as given: no value may wrap
+            if arr.size and (int(arr.min()) < info.min or int(arr.max()) > info.max):
+                raise Malformed(f"reports of {type(self.mechanism).__name__} are stored as "
+                                f"{self.report_dtype} ({info.min}..{info.max}); got values "
+                                f"{int(arr.min())}..{int(arr.max())}")
         elif arr.dtype.kind not in "iuf":
             raise Malformed(f"reports of {type(self.mechanism).__name__} are numbers; got "
                             f"{arr.dtype} values")
@@ -231,6 +239,7 @@ class Collector:
         self.spec = mechanism_spec(self.mechanism)
         self.report_shape, self.report_dtype = probe_reports(self.mechanism)
         self.parser = BatchParser(self.mechanism, self.report_shape, self.report_dtype)
+        import pyarrow.ipc  # noqa: F401  (imported now, not during the first Arrow request)
         self.tokens = TokenTable(read_tokens(config.tokens))
         self.limiter = RateLimiter(config.rate)
         self.refused = dict.fromkeys(REFUSAL_REASONS, 0)
@@ -276,7 +285,7 @@ class Collector:
         return 0 if san is None else int(san.n_sanitized)
 
     def stats_json(self) -> dict:
-        st = self.store.stats
+        st = self.store.snapshot()
         now = time.time()
         hist = list(st.history)
         if not hist or hist[-1][1] != st.reports or now - hist[-1][0] >= 1.0:
@@ -298,7 +307,7 @@ class Collector:
                 "started": self.started, "updated": st.updated}
 
     def metrics_text(self) -> str:
-        st = self.store.stats
+        st = self.store.snapshot()
         lines = ["# HELP fastldp_reports_accepted_total Reports acknowledged (durable).",
                  "# TYPE fastldp_reports_accepted_total counter",
                  f"fastldp_reports_accepted_total {st.reports}",

@@ -30,5 +30,5 @@ def serve(mechanism: Any, store: Any, tokens: Any, *, host: str = "127.0.0.1", p
                                    max_body=max_body, rate=rate, segment_rows=segment_rows,
                                    threads=threads))
     uvicorn.run(app, host=host, port=port, ssl_certfile=tls_cert, ssl_keyfile=tls_key,
-                log_level=log_level, access_log=False, workers=1,
+                log_level=log_level, access_log=False, workers=1, timeout_keep_alive=30,
                 timeout_graceful_shutdown=3)  # idle keep-alive clients must not hold a stop

@@ -269,6 +269,16 @@ class Store:
         with self._applied:
             return self._applied.wait_for(lambda: self._applied_seq >= seq, timeout)
 
+    def snapshot(self) -> _Stats:
+        """A consistent copy of the counters (the writer thread updates them)."""
+        with self._lock:
+            st = self.stats
+            return _Stats(reports=st.reports, batches=st.batches, replayed=st.replayed,
+                          history=collections.deque(st.history),
+                          latencies=collections.deque(st.latencies), buckets=list(st.buckets),
+                          latency_sum=st.latency_sum, latency_count=st.latency_count,
+                          updated=st.updated)
+
     def pending(self) -> int:
         """Reports acknowledged but not yet in the live partial (the decoder's backlog)."""
         with self._lock:
@@ -402,18 +412,19 @@ class Store:
                     h.append((now, self.stats.reports))
             self.stats.replayed += sum(1 for a in answers if a[1] in (200, "same"))
         for batch, fut, seq, body in accepted:
-            n = batch.identities.shape[0]
-            with self._backlog_cv:  # the decoder's backlog is bounded: it holds memory
-                self._backlog_cv.wait_for(lambda: self._pending_rows < self.backlog)
-                self._pending_rows += n
-            self._decode_queue.put((batch.identities, batch.epsilons, batch.reports, seq))
-        for batch, fut, seq, body in accepted:
             fut.set_result((201, dict(body)))
         for fut, status, body in answers:
             if status == "same":
                 status, first = seen_keys[body]
                 body = dict(first, replayed=True) if status == 200 else dict(first)
             fut.set_result((status, body))
+        for batch, fut, seq, body in accepted:
+            n = batch.identities.shape[0]
+            with self._backlog_cv:  # the decoder's backlog is bounded (it holds memory): the
+                # next group waits here, so a sustained ingest runs at the decoder's speed
+                self._backlog_cv.wait_for(lambda: self._pending_rows < self.backlog)
+                self._pending_rows += n
+            self._decode_queue.put((batch.identities, batch.epsilons, batch.reports, seq))
         for batch, fut, seq, body in accepted:
             self._buffer_rows(batch.identities, batch.epsilons, batch.reports, seq)
         if self._buffered >= self.row_group:
