@@ -223,11 +223,16 @@ def test_oracle_dashboard_shows_the_estimate_exactly_and_follows_new_reports(pag
 
     rng = np.random.default_rng(20261201)
     with running_server(tmp_path, mechanism="olh-4096") as srv, Client(srv.url, srv.token) as client:
+        page.goto(srv.url + "/")  # before any report: nothing drawn, the page waits
+        page.wait_for_function("document.querySelector('[data-testid=\"estimate-n\"]')"
+                               "?.dataset.value === '0'", timeout=WAIT_MS)
+        assert page.text_content("#estimate-caption") == "waiting for the first report"
+        assert page.get_attribute('[data-testid="estimate-chart"]', "data-bars") == "0"
+        assert _rows(page) == []
+
         client.send(rng.zipf(1.3, 2000) % 4096, identities=np.arange(2000), rng=1)
         est, stats = client.estimate(), client.stats()
         assert est["n"] == 2000 and stats["reports"] == 2000
-
-        page.goto(srv.url + "/")
         _wait_for(page, stats)
         first = _check_rows(page, est, _top(est["estimate"], TOP_K), with_std=True)
         _check_common(page, est, stats)

@@ -227,7 +227,12 @@
     const shape = est.shape || [];
     const values = est.estimate || [];
     const stds = est.std;
-    if (shape.length === 2) {
+    if (est.n === 0) {  // the decode of no report: nothing to draw yet
+      $("estimate-title").textContent = "Estimate";
+      $("estimate-caption").textContent = "waiting for the first report";
+      drawTopItems($("estimate-chart"), []);
+      fillTable(est, [], String, [], false, false);
+    } else if (shape.length === 2) {
       $("estimate-title").textContent = "Estimate: the relation matrix";
       $("estimate-caption").textContent =
         `${shape[0]} \u00d7 ${shape[1]} heat map; the table lists the ${TOP_K} largest cells`;
@@ -313,7 +318,7 @@
     svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
     svg.dataset.bars = String(items.length);
     if (items.length === 0) {
-      el("svg:text", {x: W / 2, y: H / 2, "text-anchor": "middle", class: "empty"}, svg, "no estimate yet");
+      el("svg:text", {x: W / 2, y: H / 2, "text-anchor": "middle", class: "empty"}, svg, "no report yet");
       return;
     }
     let lo = 0, hi = 0;
