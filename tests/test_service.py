@@ -400,3 +400,50 @@ def test_simulate_send_drives_a_collector(olh_server, capsys):
     assert cli.main(["simulate", "--send", srv.url, "--token", srv.token, "--n", "400",
                      "--first-identity", str(first), "--quiet"]) == 2
     assert "409" in capsys.readouterr().err
+
+
+def test_store_recovers_a_roll_cut_between_its_steps(tmp_path):
+    """A crash after the journal listed a segment but before its rename, and a segment file
+    written after the last listed one: both recovered, the estimate unchanged (in process)."""
+    from fastldp.service.app import probe_reports
+    from fastldp.service.store import Batch, Store
+
+    mech = from_spec(OLH)
+    shape, dtype = probe_reports(mech)
+    ids = np.arange(3000, dtype=np.uint64)
+    reports = mech.privatize(np.arange(3000) % 64, identities=ids, rng=4)
+    eps = np.ones(3000)
+    store = Store(tmp_path, mech, report_shape=shape, report_dtype=dtype, segment_rows=1000)
+    answers = [store.submit(Batch("t", f"k{i}", ids[i * 500:(i + 1) * 500], eps[:500],
+                                  reports[i * 500:(i + 1) * 500])).result(30)
+               for i in range(6)]
+    assert [a[0] for a in answers] == [201] * 6
+    store.close()
+    names = sorted(p.name for p in tmp_path.glob("seg-*.parquet"))
+    assert names == ["seg-000001.parquet", "seg-000002.parquet", "seg-000003.parquet"]
+    (tmp_path / names[-1]).rename(tmp_path / (names[-1] + ".partial"))  # listed, not renamed
+    (tmp_path / "seg-000004.parquet.partial").write_bytes(b"PAR1 torn")  # unlisted: deleted
+    store = Store(tmp_path, mech, report_shape=shape, report_dtype=dtype, segment_rows=1000)
+    result, _ = store.result()
+    store.close()
+    assert sorted(p.name for p in tmp_path.glob("seg-*")) == names
+    offline = mech.estimate(reports, identities=ids)
+    assert result.n == 3000 and np.array_equal(result.estimate, offline.estimate)
+    # a store keeps one mechanism: another spec is refused, naming the difference
+    other = from_spec({"mechanism": "OLH", "params": dict(OLH["params"], codebook_seed=8)})
+    with pytest.raises(ValueError, match="holds reports with spec"):
+        Store(tmp_path, other, report_shape=shape, report_dtype=dtype)
+
+
+def test_serve_errors_are_one_line(tmp_path, capsys):
+    from fastldp import cli
+
+    tokens = tmp_path / "tokens.txt"
+    tokens.write_text(f"a {hash_token('a')}\n")
+    assert cli.main(["serve", "--mechanism", "no-such-preset", "--store", str(tmp_path / "s"),
+                     "--tokens", str(tokens)]) == 2
+    assert "neither a preset" in capsys.readouterr().err
+    tokens.write_text("a not-a-hash\n")
+    assert cli.main(["serve", "--mechanism", json.dumps(OLH), "--store", str(tmp_path / "s"),
+                     "--tokens", str(tokens)]) == 2
+    assert "64 hex digits" in capsys.readouterr().err
