@@ -13,9 +13,10 @@ import numpy as np
 import pytest
 
 from fastldp._kernels._cms import (
-    bloom_gram, cms_counts, cohort_bit_counts, fwht_rows_int64, hcms_counts, int64_to_float64,
-    pair_counts,
+    bloom_design, bloom_gram, cms_counts, cohort_bit_counts, fwht_rows_int64, hcms_counts,
+    int64_to_float64, pair_counts,
 )
+from fastldp.oracles.olh import olh_hash
 
 
 # ---------------------------------------------------------------- naive twins
@@ -168,6 +169,23 @@ def test_cohort_bit_counts_equal_the_unpacked_sums_per_cohort(C, m, n):
         counts, sizes = cohort_bit_counts(words, ids, C, m, threads)
         np.testing.assert_array_equal(counts, want)
         np.testing.assert_array_equal(sizes, np.bincount(cohort, minlength=C))
+
+
+@pytest.mark.parametrize("C, h, k, D, seed", [(1, 1, 2, 1, 0), (5, 3, 16, 37, 11),
+                                              (3, 9, 4, 20, 2**64 - 1), (2, 2, 128, 1030, 7)])
+def test_bloom_design_is_the_set_of_olh_hashes_per_cohort(C, h, k, D, seed):
+    """Row c k + j lists, increasing, every v with olh_hash(seed, c h + t, v, k) = j for some t
+    (a bit two hash functions set listed once); D = 1030 ends in a partial Philox block."""
+    indptr, indices = bloom_design(seed, C, h, k, D)
+    want_rows = [[] for _ in range(C * k)]
+    for c in range(C):
+        pos = olh_hash(seed, np.repeat(np.arange(c * h, (c + 1) * h, dtype=np.uint64), D),
+                       np.tile(np.arange(D), h), k).reshape(h, D)
+        for v in range(D):
+            for j in sorted(set(pos[:, v].tolist())):
+                want_rows[c * k + j].append(v)
+    assert indptr.tolist() == np.r_[0, np.cumsum([len(r) for r in want_rows])].tolist()
+    assert indices.tolist() == [v for r in want_rows for v in r]
 
 
 # ---------------------------------------------------------------- RAPPOR's Gram

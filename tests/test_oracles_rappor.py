@@ -82,6 +82,7 @@ def test_parameters_are_validated():
     with pytest.raises(TypeError, match="'epsilon' parameter of RAPPOR"):
         RAPPOR(domain_size=4, epsilon=None)
     for kw, match in ((dict(n_bits=0), "'n_bits' parameter of RAPPOR"),
+                      (dict(n_bits=1), r"'n_bits' parameter of RAPPOR must be an int in \[2, "),
                       (dict(n_bits=5000), "'n_bits' parameter of RAPPOR"),
                       (dict(n_hashes=0), "'n_hashes' parameter of RAPPOR"),
                       (dict(n_hashes=65), "'n_hashes' parameter of RAPPOR"),

@@ -27,3 +27,6 @@ def bloom_gram(
     n_threads: int = ...,
     block_rows: int = ...,
 ) -> npt.NDArray[np.float64]: ...
+def bloom_design(
+    seed: int, n_cohorts: int, n_hashes: int, k: int, D: int
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]: ...

@@ -20,6 +20,11 @@ order of the additions, so the results are the same for any thread count.
   reports of sketch row ``j`` that set sign ``l``; a counting sort by row,
   then each row's reports through the carry-save adder of ``src/cms.h``
   (rows are shared among threads; each row is counted by one thread).
+* :func:`bloom_design` (RAPPOR): the 0/1 design of every cohort's Bloom
+  filters in compressed rows, from the OLH hashes of ``src/olh.h`` (eight
+  symbols per Philox block), each row's candidates increasing.
+* :func:`cohort_bit_counts` (RAPPOR): the bit counts per cohort
+  ``identity mod C`` and the cohort sizes, as :func:`cms_counts` counts.
 * :func:`bloom_gram` (RAPPOR): ``G = X^T diag(w) X`` of a 0/1 design in
   compressed rows, a block of ``G``'s rows at a time (every entry a sum over
   the design rows in increasing order, so the result does not depend on the
@@ -33,6 +38,10 @@ from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy
 
 from ._typedefs cimport intp_t, uint64_t, int64_t
+from ._cdefs cimport (
+    fastldp_philox_block, fastldp_hash_block, fastldp_block_lane32, fastldp_bucket_of_lane,
+    FASTLDP_STREAM_OLH_HASH,
+)
 
 from cython.parallel cimport prange
 
@@ -384,3 +393,76 @@ def bloom_gram(const int64_t[::1] row_ptr, const int64_t[::1] row_cols,
     finally:
         free(cursors)
     return out
+
+
+def bloom_design(uint64_t seed, int64_t n_cohorts, int64_t n_hashes, int64_t k, int64_t D):
+    """RAPPOR's design in compressed rows: row ``c k + j`` holds ``v`` iff ``H_{c h + t}(v) = j``.
+
+    ``H_f`` is the OLH hash of identity ``f`` under ``seed`` onto ``k``
+    buckets (``olh_hash(seed, f, v, k)``); a bit two of a symbol's hash
+    functions set counts once.
+
+    Parameters
+    ----------
+    seed : int
+    n_cohorts, n_hashes, k, D : int
+        ``C``, ``h``, the filter's bits and the candidates ``0 .. D-1``.
+
+    Returns
+    -------
+    indptr : int64 array, shape (C k + 1,)
+    indices : int64 array
+        The candidates of each row, increasing.
+    """
+    if n_cohorts < 1 or n_hashes < 1 or k < 1 or D < 1 or k > (<int64_t>1 << 32):
+        raise ValueError(f"need n_cohorts, n_hashes, D >= 1 and 1 <= k <= 2**32, got "
+                         f"{n_cohorts}, {n_hashes}, {D}, {k}")
+    cdef int64_t C = n_cohorts, h = n_hashes
+    pos = np.empty((C, D, h), dtype=np.int64)
+    indptr = np.zeros(C * k + 1, dtype=np.int64)
+    cdef int64_t[:, :, ::1] P = pos
+    cdef int64_t[::1] ptr = indptr
+    cdef int64_t c, t, b, v, j, s, lane
+    cdef bint seen
+    cdef fastldp_philox_block blk
+    with nogil:
+        for c in range(C):
+            for t in range(h):
+                for b in range((D + 7) // 8):
+                    blk = fastldp_hash_block(seed, <uint64_t>(c * h + t), <uint64_t>b,
+                                             FASTLDP_STREAM_OLH_HASH)
+                    for lane in range(8):
+                        v = 8 * b + lane
+                        if v >= D:
+                            break
+                        P[c, v, t] = fastldp_bucket_of_lane(
+                            fastldp_block_lane32(&blk, <int>lane), k)
+            for v in range(D):
+                for t in range(h):
+                    j = P[c, v, t]
+                    seen = False
+                    for s in range(t):
+                        if P[c, v, s] == j:
+                            seen = True
+                            break
+                    if not seen:
+                        ptr[c * k + j + 1] += 1
+    fill = np.cumsum(indptr)
+    indptr[:] = fill
+    indices = np.empty(indptr[C * k], dtype=np.int64)
+    cdef int64_t[::1] nxt = fill
+    cdef int64_t[::1] ind = indices
+    with nogil:
+        for c in range(C):
+            for v in range(D):  # increasing v: every row's candidates come out sorted
+                for t in range(h):
+                    j = P[c, v, t]
+                    seen = False
+                    for s in range(t):
+                        if P[c, v, s] == j:
+                            seen = True
+                            break
+                    if not seen:
+                        ind[nxt[c * k + j]] = v
+                        nxt[c * k + j] += 1
+    return indptr, indices

@@ -132,7 +132,7 @@ from typing import Any, Callable, Hashable, Optional, cast
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._kernels._cms import bloom_gram, cohort_bit_counts
+from .._kernels._cms import bloom_design, bloom_gram, cohort_bit_counts
 from .._kernels._unary import ue_perturb
 from .._random import resolve_identities
 from .._sanitize import SanitizationReport
@@ -291,7 +291,7 @@ class RAPPOR(MatrixReports, FrequencyOracle):
         ``D``, the candidates ``0 .. D-1``; defaults to ``len(categories)``.
     epsilon : float in (0, 700]
         Sets ``f = 2 / (1 + e^(epsilon / (2 h)))``; one budget for every report.
-    n_bits : int in [1, 4096]
+    n_bits : int in [2, 4096]
         ``k``, the bits of the Bloom filter (default 128).
     n_hashes : int in [1, 64]
         ``h``, the hash functions per cohort (default 2).
@@ -343,7 +343,8 @@ class RAPPOR(MatrixReports, FrequencyOracle):
         if epsilon is None:
             raise param_error("epsilon", owner, "a float in (0, 700.0] (one-time RAPPOR has one "
                               "budget: it fixes f)", epsilon, TypeError)
-        self.n_bits = check_int(n_bits, "n_bits", owner, low=1, high=MAX_BITS)
+        # two bits at least: the OLH hash has g >= 2 buckets (one bit tells no values apart)
+        self.n_bits = check_int(n_bits, "n_bits", owner, low=2, high=MAX_BITS)
         self.n_hashes = check_int(n_hashes, "n_hashes", owner, low=1, high=MAX_HASHES)
         self.n_cohorts = check_int(n_cohorts, "n_cohorts", owner, low=1,
                                    high=MAX_DESIGN_ROWS // self.n_bits)
@@ -472,15 +473,10 @@ class RAPPOR(MatrixReports, FrequencyOracle):
             import scipy.sparse as sp
 
             C, h, k, D = self.n_cohorts, self.n_hashes, self.n_bits, self.domain_size
-            cohort = np.repeat(np.arange(C, dtype=np.int64), D)
-            value = np.tile(np.arange(D, dtype=np.int64), C)
-            pos = self.bloom_positions(cohort, value)                   # (C D, h)
-            rows = (cohort[:, None] * k + pos).ravel()
-            cols = np.repeat(value, h)
-            X = sp.csr_matrix((np.ones(rows.shape[0]), (rows, cols)), shape=(C * k, D))
-            X.sum_duplicates()
-            X.data[:] = 1.0  # a bit two hash functions set is still one bit
-            X.sort_indices()
+            # the cohorts' filters (bloom_positions' hashes), a bit set twice counted once
+            indptr, indices = bloom_design(self.codebook_seed, C, h, k, D)
+            X = sp.csr_matrix((np.ones(indices.shape[0]), indices, indptr), shape=(C * k, D))
+            X.has_sorted_indices = True
             _DESIGNS.put(key, X)
         return X
 
