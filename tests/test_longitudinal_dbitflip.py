@@ -247,3 +247,11 @@ def test_report_files_refuse_float_reports(tmp_path):
     reports = m.privatize(np.arange(30) % 20, rng=1)
     with pytest.raises(ValueError):
         write_reports(tmp_path / "f.parquet", m, reports.astype(float))
+
+
+@pytest.mark.parametrize("kwargs", [dict(gamma=0.2), dict(epsilon=1.0), {}])
+def test_stream_params_rebuild_the_same_object(kwargs):
+    m = DBitFlipPM(domain_size=30, n_sampled=3, epsilon_inf=2.0, codebook_seed=8, **kwargs)
+    again = DBitFlipPM(**m.stream_params())
+    assert again.stream_params() == m.stream_params()
+    assert (again.gamma, again.epsilon_1, again.P) == (m.gamma, m.epsilon_1, m.P)

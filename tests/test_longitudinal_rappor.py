@@ -294,3 +294,13 @@ def test_report_files_refuse_float_reports(tmp_path):
     reports = r.privatize(np.arange(50) % 30, rng=1)
     with pytest.raises(ValueError):
         write_reports(tmp_path / "f.parquet", r, reports.astype(float))
+
+
+@pytest.mark.parametrize("kwargs", [dict(f=0.3, p=0.2, q=0.9), dict(epsilon_inf=3.0, epsilon=1.0),
+                                    dict(epsilon_inf=3.0), dict(f=0.4, epsilon=0.7)])
+def test_stream_params_rebuild_the_same_object(kwargs):
+    r = LongitudinalRAPPOR(domain_size=30, k=16, h=2, m=4, codebook_seed=8, **kwargs)
+    again = LongitudinalRAPPOR(**r.stream_params())
+    assert again.stream_params() == r.stream_params()
+    assert (again.f, again.p, again.q) == (r.f, r.p, r.q)
+    assert (again.epsilon_inf, again.epsilon_1) == (r.epsilon_inf, r.epsilon_1)

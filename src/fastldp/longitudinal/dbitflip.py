@@ -180,6 +180,7 @@ class DBitFlipPM:
             gamma = self.gamma_for(self.epsilon_inf, e1)
         self.gamma = check_float(0.0 if gamma is None else gamma, "gamma", owner, low=0.0,
                                  high=1.0, low_open=False)
+        self._epsilon_given = None if epsilon is None else float(epsilon)
         self.codebook_seed = resolve_codebook_seed(codebook_seed, owner)
         e = math.exp(self.epsilon_inf / 2)
         self.p1 = e / (e + 1.0)
@@ -244,10 +245,16 @@ class DBitFlipPM:
         return text + f", codebook_seed={self.codebook_seed})"
 
     def stream_params(self) -> dict:
-        """The public parameters a partial and a report file are bound to (JSON values)."""
+        """The public parameters a partial and a report file are bound to (JSON values).
+
+        ``type(self)(**params)`` rebuilds an equivalent object.
+        """
+        # a budget given as epsilon is kept as such, so the rebuilt object states it exactly
+        budget = ({"gamma": self.gamma} if self._epsilon_given is None
+                  else {"epsilon": self._epsilon_given})
         return {"domain_size": self.domain_size, "n_buckets": self.n_buckets,
-                "n_sampled": self.n_sampled, "epsilon_inf": self.epsilon_inf,
-                "gamma": self.gamma, "codebook_seed": self.codebook_seed}
+                "n_sampled": self.n_sampled, "epsilon_inf": self.epsilon_inf, **budget,
+                "codebook_seed": self.codebook_seed}
 
     def buckets(self, values: ArrayLike) -> np.ndarray:
         """The bucket ``floor(x k / D)`` of each value (int64)."""

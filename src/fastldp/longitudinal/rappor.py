@@ -330,10 +330,11 @@ class LongitudinalRAPPOR:
         self.epsilon_inf, self.epsilon_1 = rappor_epsilons(h=self.n_hashes, f=self.f, p=self.p,
                                                            q=self.q)
         # a budget asked for is the one stated (reached to the last bits by symmetric_q)
+        self._budgets_given = {}
         if epsilon_inf is not None:
-            self.epsilon_inf = float(epsilon_inf)
+            self.epsilon_inf = self._budgets_given["epsilon_inf"] = float(epsilon_inf)
         if epsilon is not None:
-            self.epsilon_1 = float(epsilon)
+            self.epsilon_1 = self._budgets_given["epsilon"] = float(epsilon)
         half = self.f / 2
         self.q_star = half * (self.p + self.q) + (1 - self.f) * self.q
         self.p_star = half * (self.p + self.q) + (1 - self.f) * self.p
@@ -375,10 +376,18 @@ class LongitudinalRAPPOR:
                 f"p={self.p!r}, q={self.q!r}, codebook_seed={self.codebook_seed})")
 
     def stream_params(self) -> dict:
-        """The public parameters a partial and a report file are bound to (JSON values)."""
+        """The public parameters a partial and a report file are bound to (JSON values).
+
+        ``type(self)(**params)`` rebuilds an equivalent object.
+        """
+        # budgets given as such are kept as such (the rebuilt object states them exactly)
         params: dict[str, Any] = {
             "domain_size": self.domain_size, "n_bits": self.n_bits, "n_hashes": self.n_hashes,
-            "n_cohorts": self.n_cohorts, "f": self.f, "p": self.p, "q": self.q,
+            "n_cohorts": self.n_cohorts,
+            **({"epsilon_inf": self.epsilon_inf} if "epsilon_inf" in self._budgets_given
+               else {"f": self.f}),
+            **({"epsilon": self.epsilon_1} if "epsilon" in self._budgets_given
+               else {"p": self.p, "q": self.q}),
             "alpha": self.alpha, "codebook_seed": self.codebook_seed}
         if not self._default_candidates:
             params["candidates"] = [int(c) for c in self.candidates]
@@ -648,18 +657,15 @@ class LongitudinalRAPPOR:
             y = partial.sums["bits"].value().reshape(self.n_cohorts, self.n_bits)
             sizes = partial.sums["reports"].value()
             counts, variances = self._fit(y, sizes)
-            from scipy.stats import norm
-
             with np.errstate(divide="ignore", invalid="ignore"):
                 z = np.where(variances > 0, counts / np.sqrt(variances), 0.0)
-            pvals = norm.sf(z)
+            # P(Z > z) = erfc(z / sqrt 2) / 2 (no scipy.stats import on the first decode)
+            pvals = np.array([0.5 * math.erfc(float(v) / math.sqrt(2.0)) for v in z])
         return RAPPORDecode(counts, variances, partial_report(partial), n, self.privacy,
                             tuple(int(c) for c in self.candidates), candidates=self.candidates,
                             p_values=pvals, detected=pvals < self.alpha / M, alpha=self.alpha)
 
     def _fit(self, y: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        import scipy.linalg
-
         ps, qs = self.p_star, self.q_star
         m = sizes.astype(np.float64)
         t = (y - ps * m[:, None]) / (qs - ps)
@@ -668,7 +674,8 @@ class LongitudinalRAPPOR:
         G = np.asarray((X.T @ X.multiply(w[:, None])).todense())
         rhs = np.asarray(X.T @ t.ravel(), dtype=np.float64)
         try:
-            cho = scipy.linalg.cho_factor(G, lower=True, check_finite=False)
+            np.linalg.cholesky(G)  # G must be positive definite (full column rank)
+            Ginv = np.linalg.inv(G)
         except np.linalg.LinAlgError:
             raise ValueError(
                 f"{type(self).__name__}.finalize: the least-squares design of the "
@@ -676,10 +683,10 @@ class LongitudinalRAPPOR:
                 "equations n_cohorts * n_bits than candidates, or candidates with the same "
                 "Bloom filter in every cohort): decode fewer candidates") from None
         n = float(m.sum())
-        counts = n * scipy.linalg.cho_solve(cho, rhs, check_finite=False)
+        counts = n * (Ginv @ rhs)
         a = np.clip(t, 0.0, m[:, None]).ravel()
         var_t = (a * qs * (1 - qs) + (w - a) * ps * (1 - ps)) / (qs - ps) ** 2
-        S = np.asarray(X @ scipy.linalg.cho_solve(cho, np.eye(G.shape[0]), check_finite=False))
+        S = np.asarray(X @ Ginv)
         variances = n * n * (var_t @ (S * S))
         return counts, variances
 
