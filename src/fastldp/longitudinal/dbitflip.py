@@ -9,14 +9,21 @@ Client, for an identity holding the value ``x`` in ``[0, D)``:
 3. **once per identity and case** (memoized), it draws the permanent bits
    ``b_1 .. b_d``: ``b_p = 1`` with probability ``e^(eps/2) / (e^(eps/2) + 1)``
    if ``v = j_p``, ``1 / (e^(eps/2) + 1)`` otherwise (``eps = epsilon_inf``).
-   The bits depend on ``v`` only through its *case*: the position ``p`` with
-   ``j_p = v``, or "none of them" (``d + 1`` cases, section 3 of [1]_: a
-   user memoizes ``d + 1`` responses, so moving between buckets it did not
-   sample changes nothing it sends);
+   The bits' law depends on ``v`` only through its *case*: the position
+   ``p`` with ``j_p = v``, or "none of them" (``d + 1`` cases), so the memo
+   keeps one response per case and moving between buckets the identity did
+   not sample changes nothing it sends;
 4. each report sends ``((j_1, b'_1), .., (j_d, b'_d))``, where the optional
    **output perturbation** replaces each memoized bit by a fair coin with
    probability ``gamma`` afresh per report (``gamma = 0``, the default,
    sends the memoized bits).
+
+The full text of [1]_ was not reachable while this module was written: the
+one-round protocol and its estimator follow the paper's abstract, multi-freq-
+ldpy's implementation and Arcolezi et al.'s description; the keying of the
+memo by case and the form of the output perturbation (a fair coin with
+probability ``gamma``) are this module's choices, recalled from the paper's
+sections on memoization and output perturbation but not checked against it.
 
 Reports are int64 rows of ``d`` entries ``2 j_p + b'_p`` (buckets ascending).
 
