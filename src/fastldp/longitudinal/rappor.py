@@ -37,7 +37,7 @@ bits only ``v`` sets and ``S_j = 0`` on the ``h`` bits only ``v'`` sets:
 
     epsilon_1 = h ln(q* (1 - p*) / (p* (1 - q*)))
 
-(the paper's Theorem 2). The headline example ``k = 128, h = 2, m = 64,
+(the paper's bound for one report). The headline example ``k = 128, h = 2, m = 64,
 f = 0.5, p = 0.5, q = 0.75`` gives ``epsilon_inf = 4 ln 3 = 4.394`` and
 ``epsilon_1 = 1.0743``. Both are attained exactly when two values have
 disjoint filters of ``h`` bits in the identity's cohort; a hash collision
