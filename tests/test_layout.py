@@ -15,7 +15,8 @@ import pytest
 import fastldp
 
 PKG = Path(fastldp.__file__).resolve().parent
-FAMILIES = ("relations", "vectors", "regression", "histograms", "longitudinal")
+FAMILIES = ("relations", "vectors", "regression", "histograms", "longitudinal",
+            "heavyhitters")
 
 
 def _module_name(path: Path) -> str:

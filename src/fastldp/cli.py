@@ -340,6 +340,9 @@ def _decode(args) -> int:
         rows, cols = np.divmod(top, result.matrix.shape[1])
         print("  largest entries: " + ", ".join(
             f"({r}, {c}) {flat[i]:.4f}" for i, r, c in zip(top, rows, cols)))
+    elif getattr(result, "codes", None) is not None:  # heavy hitters: the items found
+        print("  top items: " + ", ".join(f"{label}: {c:,.1f}" for label, c in
+                                          zip(result.categories[:5], result.counts[:5])))
     elif hasattr(result, "counts"):
         top = np.argsort(-result.counts, kind="stable")[:5]
         print("  largest counts: " + ", ".join(f"{v}: {result.counts[v]:,.1f}" for v in top))

@@ -41,7 +41,7 @@ from typing import Any, Callable, Optional, Union
 
 import numpy as np
 
-from . import longitudinal, oracles, relations, vectors
+from . import heavyhitters, longitudinal, oracles, relations, vectors
 from ._random import as_generator
 from ._validation import param_error
 from .reports import ReportWriter, mechanism_spec
@@ -51,7 +51,7 @@ __all__ = ["STREAMING", "PRESETS", "from_spec", "read_spec", "simulate", "mechan
 
 def _streaming_classes() -> dict[str, type]:
     found = {"JPRS": relations.JPRS, "PaddedRelationSampling": relations.PaddedRelationSampling}
-    for module in (oracles, vectors, longitudinal):
+    for module in (oracles, vectors, longitudinal, heavyhitters):
         for name in getattr(module, "__all__", ()):
             obj = getattr(module, name)
             if isinstance(obj, type) and hasattr(obj, "partial") and hasattr(obj, "stream_params"):

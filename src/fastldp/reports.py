@@ -92,7 +92,7 @@ _CHECKPOINT_VERSION = 2  # version 1 named the files only by path
 # looked up first) report floats. Any other streaming estimator takes any numeric column.
 _INTEGER_REPORTS = frozenset({"FrequencyOracle", "JPRS", "PaddedRelationSampling", "PCKVUE",
                               "PCKVGRR", "Collision", "PrivKVM", "LongitudinalOracle",
-                              "LongitudinalRAPPOR", "DBitFlipPM"})
+                              "LongitudinalRAPPOR", "DBitFlipPM", "HeavyHitterProtocol"})
 _FLOAT_REPORTS = frozenset({"RPC", "Succinct", "SHE"})
 
 
@@ -971,6 +971,14 @@ def decode_files(mechanism: Any, sources: Union[str, "os.PathLike[str]", Sequenc
     SanitizationWarning
         When more than half of the reports were malformed (sanitized).
     """
+    if checkpoint is None and finalize and hasattr(mechanism, "decode_report_files"):
+        # heavy hitters: one pass per level over the files, memory flat in n
+        # (fastldp.heavyhitters._base); bit-identical to the partial/merge path
+        result = mechanism.decode_report_files(sources)
+        message = sanitization_warning(result)
+        if message is not None:
+            warnings.warn(message, SanitizationWarning, stacklevel=2)
+        return result
     readers = open_reports(mechanism, sources)
     files = [r.identity() for r in readers]
     total = sum(r.num_rows for r in readers)

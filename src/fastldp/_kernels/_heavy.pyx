@@ -18,7 +18,7 @@ import numpy as np
 from ._typedefs cimport intp_t, uint64_t, int64_t
 from ._cdefs cimport (
     fastldp_philox_block, fastldp_hash_block, fastldp_block_lane32, fastldp_bucket_of_lane,
-    fastldp_olh_bucket, FASTLDP_STREAM_OLH_HASH,
+    fastldp_olh_bucket, FASTLDP_STREAM_OLH_HASH, FASTLDP_STREAM_SANITIZE,
 )
 
 from cython.parallel cimport prange
@@ -47,6 +47,27 @@ def heavy_buckets(uint64_t seed, const uint64_t[::1] identities, const uint64_t[
     with nogil:
         for j in range(n):
             o[j] = fastldp_olh_bucket(seed, identities[j], <int64_t>codes[j], g[j])
+    return out
+
+
+def heavy_groups(uint64_t seed, const uint64_t[::1] identities, int64_t g):
+    """Public group ``(h_i * g) >> 32`` of each identity, int64 in ``[0, g)``.
+
+    ``h_i`` is the high 32-bit half of word 2 of block 0 of the sanitize
+    stream of ``(seed, identities[i])`` (word 1 is the sanitization's public
+    uniform, so the two are independent). ``g`` in ``[1, 2**32]``.
+    """
+    if g < 1 or g > MAX_G:
+        raise ValueError(f"g must be in [1, 2**32], got {g}")
+    cdef intp_t n = identities.shape[0]
+    out = np.empty(n, dtype=np.int64)
+    cdef int64_t[::1] o = out
+    cdef intp_t j
+    cdef fastldp_philox_block blk
+    with nogil:
+        for j in range(n):
+            blk = fastldp_hash_block(seed, identities[j], 0, FASTLDP_STREAM_SANITIZE)
+            o[j] = <int64_t>(((blk.v[2] >> 32) * <uint64_t>g) >> 32)
     return out
 
 

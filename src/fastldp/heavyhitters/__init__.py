@@ -13,6 +13,7 @@
 from ._base import HeavyHitterProtocol, HeavyHitters, HeavyPartial
 from .items import ItemCodec, decode_items, encode_items, extend, prefix
 from .pem import PEM
+from . import data, metrics
 
 __all__ = ["PEM", "HeavyHitters", "HeavyHitterProtocol", "HeavyPartial", "ItemCodec",
-           "encode_items", "decode_items", "prefix", "extend"]
+           "encode_items", "decode_items", "prefix", "extend", "data", "metrics"]

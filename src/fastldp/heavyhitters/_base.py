@@ -37,7 +37,8 @@ from .items import ItemCodec
 __all__ = ["HeavyHitters", "HeavyHitterProtocol", "HeavyPartial", "Chunks"]
 
 #: A re-iterable source of sanitized reports: calling it yields ``(identities, reports)``
-#: chunks (uint64 identities, int64 reports of the protocol's layout).
+#: chunks (uint64 identities, int64 reports of the protocol's layout). A source held
+#: in memory also has the attribute ``memory = (identities, reports)`` (one chunk).
 Chunks = Callable[[], Iterator[tuple[np.ndarray, np.ndarray]]]
 
 
@@ -338,6 +339,7 @@ class HeavyHitterProtocol:
         def chunks() -> Iterator[tuple[np.ndarray, np.ndarray]]:
             yield ids, reps
 
+        chunks.memory = (ids, reps)  # type: ignore[attr-defined]  # one chunk, in memory
         report = sanitization_report(partial.counts, {"wrong_dtype": partial.wrong_dtype})
         return self._result(chunks, partial.n, report)
 
@@ -362,7 +364,7 @@ class HeavyHitterProtocol:
         Bit-identical to :meth:`estimate` on all the reports in memory.
         Identities are checked distinct within each row group only.
         """
-        from ..reports import open_reports  # shared module; imported late (pyarrow optional)
+        from ..reports import chunk_epsilons, open_reports  # late: pyarrow is optional
 
         owner = f"{type(self).__name__}.decode_report_files"
         readers = open_reports(self, sources)
@@ -373,8 +375,9 @@ class HeavyHitterProtocol:
         def chunks() -> Iterator[tuple[np.ndarray, np.ndarray]]:
             count = first[0]
             for reader in readers:
-                for reps, eps, ids in reader:
-                    self._check_epsilons(eps, owner)
+                for gi in range(reader.num_row_groups):
+                    reps, eps, ids = reader.row_group(gi)
+                    chunk_epsilons(self, eps, f"{reader.path}, row group {gi}")
                     ids = resolve_identities(ids, ids.shape[0], owner)
                     clean, report = self._sanitize(reps, ids, owner)
                     if count:

@@ -162,15 +162,17 @@ class ItemCodec:
         return [int(c).to_bytes(L, "big").rstrip(b"\x00") for c in codes]
 
     def label(self, code: Any) -> str:
-        """A short text label of one code (the decimal integer, or the string's repr)."""
+        """A short text label of one code: the decimal integer, the string when it is
+        printable UTF-8, else the ``repr`` of its bytes."""
         if self.kind == "int":
             return str(int(code))
         L = int(self.item_bytes)  # type: ignore[arg-type]
         raw = int(code).to_bytes(L, "big").rstrip(b"\x00")
         try:
-            return raw.decode("utf-8")
+            text = raw.decode("utf-8")
         except UnicodeDecodeError:
             return repr(raw)
+        return text if text.isprintable() else repr(raw)
 
 
 def operator_index(v: Any) -> int:

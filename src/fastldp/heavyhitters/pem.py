@@ -1,9 +1,9 @@
 """PEM, the prefix extending method (Wang, Li, Jha: heavy hitters of a huge domain by OLH on prefixes).
 
 Users are split into ``g`` public groups by their identity: group
-``j(i) = floor(u_i g)``, ``u_i`` a public uniform of ``(codebook_seed, i)``
-(word 2 of block 0 of the sanitize stream), so the split needs no
-coordination and no order. Group ``j`` (``j = 0 .. g-1``) reports the
+``j(i) = (h_i g) >> 32``, ``h_i`` a public 32-bit hash of
+``(codebook_seed, i)`` (:func:`~fastldp._kernels._heavy.heavy_groups`), so
+the split needs no coordination and does not depend on the reports' order. Group ``j`` (``j = 0 .. g-1``) reports the
 prefix of its item of
 
     b_j = s + j * eta  bits,   s = m - (g - 1) * eta,  b_{g-1} = m,
@@ -55,11 +55,11 @@ References
 from __future__ import annotations
 
 import math
-from typing import Any, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 
 import numpy as np
 
-from .._kernels._heavy import heavy_buckets, heavy_support
+from .._kernels._heavy import heavy_buckets, heavy_groups, heavy_support
 from .._sanitize import SanitizationReport
 from .._validation import check_int, param_error
 from ..oracles._base import (
@@ -76,11 +76,8 @@ MAX_FIRST_LEVEL_BITS = 24
 
 
 def pem_groups(seed: int, identities: Any, g: int) -> np.ndarray:
-    """The public group ``floor(u_i g)`` of each identity (int64 in ``[0, g)``)."""
-    ids = np.ascontiguousarray(identities, dtype=np.uint64)
-    if g == 1:
-        return np.zeros(ids.shape[0], dtype=np.int64)
-    return public_uniform(seed, ids, np.full(ids.shape[0], g, dtype=np.int64), word=2)
+    """The public group ``(h_i g) >> 32`` of each identity (int64 in ``[0, g)``)."""
+    return heavy_groups(seed, np.ascontiguousarray(identities, dtype=np.uint64), g)
 
 
 def pem_levels(item_bits: int, k: int, c: int, eta: Optional[int], g: Optional[int]):
@@ -226,29 +223,54 @@ class PEM(HeavyHitterProtocol):
                                       np.full(int(bad.sum()), G, dtype=np.int64))
         return out, tally_report(n, numeric, integral, legal, bool(wrong_dtype))
 
-    def _level_support(self, chunks: Chunks, level: int,
+    def _by_level(self, chunks: Chunks) -> Callable[[int], Iterator[tuple[np.ndarray, np.ndarray]]]:
+        """``level -> iterator of (identities, reports)`` of that level's group.
+
+        Reports held in memory are split by group once; a streamed source is
+        read again for every level, each chunk filtered by its groups.
+        """
+        memory = getattr(chunks, "memory", None)
+        if memory is not None:
+            ids, reps = memory
+            groups = self.groups(ids)
+            order = np.argsort(groups, kind="stable")
+            bounds = np.searchsorted(groups[order], np.arange(self.g + 1))
+            ids_by, reps_by = ids[order], reps[order]
+
+            def in_memory(level: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+                lo, hi = bounds[level], bounds[level + 1]
+                yield ids_by[lo:hi], reps_by[lo:hi]
+            return in_memory
+
+        def streamed(level: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+            for ids, reps in chunks():
+                mine = self.groups(ids) == level
+                yield ids[mine], reps[mine]
+        return streamed
+
+    def _level_support(self, level_data, level: int,
                        candidates: np.ndarray) -> tuple[np.ndarray, int]:
         """``(S(v) for v in candidates, n_j)`` over the reports of group ``level``."""
         hits = np.zeros(candidates.shape[0], dtype=np.int64)
         n_j = 0
-        for ids, reps in chunks():
-            mine = self.groups(ids) == level
-            m = int(mine.sum())
+        for ids, reps in level_data(level):
+            m = int(ids.shape[0])
             if not m:
                 continue
             n_j += m
-            hits += heavy_support(self.codebook_seed, np.ascontiguousarray(ids[mine]),
-                                  np.ascontiguousarray(reps[mine]),
+            hits += heavy_support(self.codebook_seed, np.ascontiguousarray(ids),
+                                  np.ascontiguousarray(reps),
                                   np.full(m, self.n_buckets, dtype=np.int64), candidates,
                                   self.n_threads)
         return hits, n_j
 
     def _decode(self, chunks: Chunks, n: int):
         G, p = self.n_buckets, self.p
+        level_data = self._by_level(chunks)
         candidates = np.arange(1 << self.s, dtype=np.uint64)
         levels = []
         for j, bits in enumerate(self.prefix_bits):
-            hits, n_j = self._level_support(chunks, j, candidates)
+            hits, n_j = self._level_support(level_data, j, candidates)
             in_group = (hits - n_j / G) / (p - 1.0 / G)
             scale = n / n_j if n_j else 0.0
             counts = in_group * scale
