@@ -26,6 +26,7 @@ mf_epsilon_inf = 4.0
 mf_users = 300
 mf_repetitions = 2
 mf_domain_sizes = [4]
+mf_protocols = ["L-OSUE", "L-GRR (paper)"]   # two of multi-freq-ldpy's numba compilations
 """
 
 
@@ -87,8 +88,7 @@ def test_multi_freq_side_by_side(tiny):
     pytest.importorskip("multi_freq_ldpy")
     out, _, _ = tiny
     rows = _read(out / "multi_freq.csv")
-    assert {r["protocol"] for r in rows} == {"L-GRR (paper)", "L-OUE", "L-OSUE", "L-SUE",
-                                             "L-SOUE"}
+    assert {r["protocol"] for r in rows} == {"L-GRR (paper)", "L-OSUE"}
     for r in rows:
         assert float(r["fastldp_mse"]) > 0 and float(r["multi_freq_ldpy_mse"]) > 0
         assert math.isfinite(float(r["ratio"]))

@@ -214,7 +214,7 @@ def _multi_freq(grid, rng, log) -> list[dict]:
         protos = _protocols(D, e_inf, e_1)
         law = _law(D, grid["zipf_exponent"])
         for name, (mod, stem) in mods.items():
-            if name not in protos:
+            if name not in protos or name not in grid.get("mf_protocols", mods):
                 continue
             client = getattr(mod, f"{stem}_Client")
             agg = getattr(mod, f"{stem}_Aggregator_MI")
