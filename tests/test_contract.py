@@ -22,7 +22,8 @@ import pytest
 import fastldp
 from fastldp.results import REPR_WIDTH, PrivacyStatement, Result
 
-FAMILIES = ("oracles", "relations", "vectors", "regression", "histograms", "longitudinal")
+FAMILIES = ("oracles", "relations", "vectors", "regression", "histograms", "longitudinal",
+            "heavyhitters")
 
 #: estimators the contract exempts from a budget, with its reason
 NO_EPSILON = {
@@ -211,6 +212,9 @@ DECODER_EXAMPLES = {
                  lambda rng: _vectors(300, 2000, 3, rng)),
     "Collision": (lambda: fastldp.Collision(d=2000, m=3, epsilon=1.0, codebook_seed=1),
                   lambda rng: _vectors(300, 2000, 3, rng)),
+    # heavy hitters: the top k = 1500 of 2^16 items (two levels: 2^12 prefixes, then 24,000)
+    "PEM": (lambda: fastldp.PEM(epsilon=2.0, k=1500, item_bits=16, codebook_seed=1),
+            lambda rng: rng.integers(0, 2**16, 300)),
 }
 
 

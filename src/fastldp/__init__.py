@@ -20,6 +20,8 @@ Families
   shifted-log Gaussian mechanism, its baselines and bounds)
 - :mod:`fastldp.longitudinal` - memoized reports over time: L-GRR, L-OUE, L-OSUE,
   L-SUE, L-SOUE and the client memo (MemoStore in SQLite, MemoryMemo)
+- :mod:`fastldp.heavyhitters` - heavy hitters of huge domains (64-bit integers,
+  short strings): PEM (prefix extending on OLH), its items, workloads and metrics
 
 Shared modules
 --------------
@@ -52,7 +54,7 @@ __version__ = "0.1.0"
 #: the families and shared modules, loaded on first attribute access
 _SUBMODULES = (
     "oracles", "relations", "vectors", "regression", "histograms", "longitudinal",
-    "results", "audit", "reports", "streaming", "distributed", "mechanisms", "experiments",
+    "heavyhitters", "results", "audit", "reports", "streaming", "distributed", "mechanisms", "experiments",
     "budgets", "corruption", "metrics", "noise", "accounting",
 )
 
@@ -74,6 +76,7 @@ _EXPORTS = {
                      "PrivacyReport", "HistogramRelease"), "histograms"),
     **dict.fromkeys(("LGRR", "LOUE", "LOSUE", "LSUE", "LSOUE", "MemoStore", "MemoryMemo",
                      "LongitudinalRAPPOR", "RAPPORDecode", "DBitFlipPM"), "longitudinal"),
+    **dict.fromkeys(("PEM", "HeavyHitters"), "heavyhitters"),
     **dict.fromkeys(("Result", "PrivacyStatement"), "results"),
     "Accountant": "accounting",
 }
@@ -87,6 +90,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ imports on 
     from . import distributed as distributed, experiments as experiments
     from . import histograms as histograms, mechanisms as mechanisms, metrics as metrics
     from . import longitudinal as longitudinal
+    from . import heavyhitters as heavyhitters
     from . import noise as noise
     from . import oracles as oracles, regression as regression, relations as relations
     from . import reports as reports, results as results, streaming as streaming
@@ -102,6 +106,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ imports on 
     from .longitudinal import LSUE as LSUE, MemoryMemo as MemoryMemo, MemoStore as MemoStore
     from .longitudinal import DBitFlipPM as DBitFlipPM, LongitudinalRAPPOR as LongitudinalRAPPOR
     from .longitudinal import RAPPORDecode as RAPPORDecode
+    from .heavyhitters import PEM as PEM, HeavyHitters as HeavyHitters
     from .oracles import FLH as FLH, GRR as GRR, OLH as OLH, OUE as OUE, SUE as SUE
     from .oracles import CMS as CMS, HCMS as HCMS, SketchEstimate as SketchEstimate
     from .oracles import BLH as BLH, AdaptiveOracle as AdaptiveOracle
