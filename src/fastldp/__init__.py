@@ -54,7 +54,8 @@ __version__ = "0.1.0"
 #: the families and shared modules, loaded on first attribute access
 _SUBMODULES = (
     "oracles", "relations", "vectors", "regression", "histograms", "longitudinal",
-    "heavyhitters", "results", "audit", "reports", "streaming", "distributed", "mechanisms", "experiments",
+    "heavyhitters",
+    "results", "audit", "reports", "streaming", "distributed", "mechanisms", "experiments",
     "budgets", "corruption", "metrics", "noise", "accounting",
 )
 
