@@ -255,3 +255,17 @@ def test_stream_params_rebuild_the_same_object(kwargs):
     again = DBitFlipPM(**m.stream_params())
     assert again.stream_params() == m.stream_params()
     assert (again.gamma, again.epsilon_1, again.P) == (m.gamma, m.epsilon_1, m.P)
+
+
+def test_memo_store_on_disk_keeps_samples_and_bits(tmp_path):
+    from fastldp.longitudinal import MemoStore
+
+    m = DBitFlipPM(domain_size=40, n_buckets=8, n_sampled=3, epsilon_inf=1.0)
+    x = np.arange(40)
+    ids = np.arange(40, dtype=np.uint64) * np.uint64(5) + np.uint64(2**63)
+    with MemoStore(tmp_path / "memo.sqlite") as memo:
+        day1 = m.privatize(x, memo=memo, identities=ids, rng=1)
+    with MemoStore(tmp_path / "memo.sqlite") as memo:
+        day2 = m.privatize(x, memo=memo, identities=ids, rng=2)
+        assert len(memo) == 80   # one sample and one case response per identity
+    assert np.array_equal(day1, day2)

@@ -304,3 +304,18 @@ def test_stream_params_rebuild_the_same_object(kwargs):
     assert again.stream_params() == r.stream_params()
     assert (again.f, again.p, again.q) == (r.f, r.p, r.q)
     assert (again.epsilon_inf, again.epsilon_1) == (r.epsilon_inf, r.epsilon_1)
+
+
+def test_memo_store_on_disk_keeps_the_permanent_responses(tmp_path):
+    from fastldp.longitudinal import MemoStore
+
+    r = LongitudinalRAPPOR(domain_size=50, k=32, h=2, m=4, f=0.5, p=0.0, q=1.0,
+                           codebook_seed=1)
+    x = np.arange(40) % 50
+    ids = np.arange(40, dtype=np.uint64) * np.uint64(7) + np.uint64(2**63)  # beyond int64
+    with MemoStore(tmp_path / "memo.sqlite") as memo:
+        day1 = r.privatize(x, memo=memo, identities=ids, rng=1)
+    with MemoStore(tmp_path / "memo.sqlite") as memo:   # reopened
+        day2 = r.privatize(x, memo=memo, identities=ids, rng=2)
+        assert len(memo) == 40
+    assert np.array_equal(day1, day2)
