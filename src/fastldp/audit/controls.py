@@ -236,6 +236,24 @@ def _half_sigma_discrete_gaussian(eps):
                        noise_param=DISCRETE_GAUSSIAN_SIGMA2 / 4)  # the claim reads sigma2
 
 
+def _undernoised_pem(eps):
+    from ..heavyhitters import PEM
+
+    class UnderNoisedPEM(PEM):
+        """Keeps the hashed prefix with the probability of 1.5 eps; level_channel stays honest."""
+
+        def _privatize_codes(self, codes, identities, rng):
+            honest, e = self.p, np.exp(LAW_FACTOR * self.epsilon)
+            self.p = e / (e + self.n_buckets - 1)
+            try:
+                return super()._privatize_codes(codes, identities, rng)
+            finally:
+                self.p = honest
+
+    return UnderNoisedPEM(epsilon=eps, k=1, g=2, eta=1, item_bits=3, codebook_seed=20240614,
+                          n_threads=1)
+
+
 def negative_controls(epsilon: float = 1.0) -> dict[str, Channel]:
     """Every control, by name (``control:<what>``); each must be flagged."""
     reg = channels(epsilon)
@@ -283,6 +301,10 @@ def negative_controls(epsilon: float = 1.0) -> dict[str, Channel]:
         replace(reg["blh"], control_of="blh", name="control:blh-sampler", build=_undernoised_blh,
                 description="BLH keeping its bit with the probability of 1.5 eps (law honest)",
                 expect_violation=True),
+        replace(reg["pem-olh"], control_of="pem-olh", name="control:pem-olh-sampler",
+                build=_undernoised_pem,
+                description="PEM keeping its hashed prefix with the probability of 1.5 eps "
+                            "(law honest)", expect_violation=True),
         replace(reg["laplace"], control_of="laplace", name="control:laplace-half-scale",
                 build=_half_scale_laplace,
                 description="Laplace with half the scale", expect_violation=True),

@@ -652,6 +652,7 @@ def channels(epsilon: float = 1.0) -> dict[str, Channel]:
     out[0:0] = (_oracle_channels(epsilon) + _subset_hash_channels(epsilon)
                 + _encoding_channels(epsilon))
     out += _vector_channels(epsilon)
+    out += _heavy_hitter_channels(epsilon)
     out += _shuffle_channels(epsilon)
     from .regression import regression_channels
 
@@ -1020,6 +1021,41 @@ def _succinct_draw(mech, eps, side, size, gen):
     for j in range(mech.m):
         x[:, j] = mech.signs(ids, np.full(size, j))
     return mech.privatize(x if side == 0 else -x, identities=ids, rng=gen)[:, 0]
+
+
+#: PEM's audit: 3-bit items, g = 2 groups, eta = 1 (prefixes of 2 and 3 bits)
+PEM_ITEM_BITS = 3
+
+
+def _pem(eps):
+    from ..heavyhitters import PEM
+
+    return PEM(epsilon=eps, k=1, g=2, eta=1, item_bits=PEM_ITEM_BITS, codebook_seed=20240614,
+               n_threads=1)
+
+
+def _pem_law(mech, eps, ids):
+    """Identity i reports OLH of its item's prefix of b_j(i) bits: row x is the row of x >> (m - b)."""
+    ids = np.ascontiguousarray(ids, dtype=np.uint64)
+    items = np.arange(2 ** mech.item_bits)
+    probs = np.empty((ids.shape[0], items.shape[0], mech.n_buckets))
+    for r, identity in enumerate(ids):
+        b, level = mech.level_channel(int(identity))
+        probs[r] = level[items >> (mech.item_bits - b)]
+    return ExactLaw(items.tolist(), list(range(mech.n_buckets)), ids, probs)
+
+
+def _pem_sample(mech, eps, xs, ids, gen):
+    return mech.privatize(np.asarray(xs, dtype=np.uint64), identities=ids, rng=gen)
+
+
+def _heavy_hitter_channels(epsilon):
+    """The heavy-hitter protocols' randomizers, through the protocol objects."""
+    return [
+        Channel("pem-olh", f"PEM: OLH of the item's prefix, {PEM_ITEM_BITS}-bit items, g = 2 "
+                "groups of 2- and 3-bit prefixes, per-identity hash and group", epsilon, _pem,
+                law=_pem_law, sample=_pem_sample, keyed=True),
+    ]
 
 
 def _vector_channels(epsilon):
