@@ -146,8 +146,8 @@ def _mse_table(grid, rng, log) -> list[dict]:
     for D in grid["domain_sizes"]:
         for e_inf in grid["epsilon_inf"]:
             protos = _protocols(D, e_inf, e_1)
-            sq = {name: [] for name in protos}
-            an = {name: [] for name in protos}
+            sq: dict[str, list[float]] = {name: [] for name in protos}
+            an: dict[str, list[float]] = {name: [] for name in protos}
             for _ in range(grid["repetitions"]):
                 values = _rounds(D, n, tau, grid["change_rate"], grid["zipf_exponent"], rng)
                 memos = {name: MemoryMemo() for name in protos}
