@@ -80,7 +80,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Any, Optional, Union
+from typing import Optional, Union
 
 import numpy as np
 from numpy.typing import ArrayLike

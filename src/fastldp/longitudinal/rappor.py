@@ -490,7 +490,7 @@ class LongitudinalRAPPOR:
         return rows ^ self._bernoulli(rng, values.shape[0], self.f / 2)
 
     def instantaneous(self, permanent: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """One report of each permanent response: a set bit reads 1 w.p. ``q``, a clear one ``p``."""
+        """One report per permanent response: a set bit reads 1 w.p. ``q``, a clear one ``p``."""
         n = permanent.shape[0]
         ones_if_set = self._bernoulli(rng, n, self.q)
         ones_if_clear = self._bernoulli(rng, n, self.p)
@@ -592,7 +592,7 @@ class LongitudinalRAPPOR:
 
     def partial(self, reports: ArrayLike, epsilons: Optional[ArrayLike] = None,
                 identities: Optional[ArrayLike] = None) -> Partial:
-        """The exact, mergeable state of :meth:`estimate`: bit counts per cohort and cohort sizes."""
+        """The exact, mergeable state of :meth:`estimate`: bit counts per cohort, cohort sizes."""
         return self._partial(reports, epsilons, identities, f"{type(self).__name__}.partial")
 
     def _partial(self, reports, epsilons, identities, owner: str) -> Partial:
