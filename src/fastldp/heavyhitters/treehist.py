@@ -100,7 +100,7 @@ from ._base import Chunks, HeavyHitterProtocol
 from .items import extend
 
 __all__ = ["TreeHist", "hadamard_fo_perturb", "hadamard_fo_table", "hadamard_fo_counts",
-           "sanitize_triples"]
+           "hadamard_fo_law", "sanitize_triples", "fo_hash"]
 
 #: the largest ``R T`` of one oracle table
 MAX_TABLE_CELLS = 1 << 22
@@ -155,6 +155,26 @@ def hadamard_fo_counts(seed: int, table: np.ndarray, n_reports: int, hash_base: 
         total += F[j, fo_hash(seed, hash_base + j, cands, T)]
     c = float(c_eps(epsilon))
     return (T / (T - 1.0)) * (c * total - n_reports / T)
+
+
+def hadamard_fo_law(seed: int, hash_base: int, n_rows: int, n_columns: int, epsilon: float,
+                    codes: np.ndarray) -> np.ndarray:
+    """Exact law ``P[i, 2 (j T + l) + (omega + 1) / 2]`` of the oracle's report of ``codes[i]``.
+
+    ``P = (1 - q) / (R T)`` where ``omega = H_T[l, h_j(x)]``, else ``q / (R T)``,
+    ``q = 1 / (1 + e^eps)``; the hashes are public (fixed by the seed).
+    """
+    R, T = n_rows, n_columns
+    size = codes.shape[0]
+    q = 1.0 / (math.exp(epsilon) + 1.0)
+    law = np.empty((size, R, T, 2))
+    ls = np.arange(T, dtype=np.int64)
+    for j in range(R):
+        h = fo_hash(seed, hash_base + j, codes, T)
+        w = hadamard_entries(np.tile(ls, size), np.repeat(h, T)).reshape(size, T)
+        law[:, j, :, 1] = np.where(w > 0, 1 - q, q) / (R * T)
+        law[:, j, :, 0] = np.where(w < 0, 1 - q, q) / (R * T)
+    return law.reshape(size, 2 * R * T)
 
 
 def sanitize_triples(arr: np.ndarray, identities: np.ndarray, seed: int, n_rows: int,
@@ -291,18 +311,9 @@ class TreeHist(HeavyHitterProtocol):
         b = self.item_bits if level == self.g else self.prefix_bits[level]
         if b > 12:
             raise ValueError(f"part_channel enumerates 2^{b} prefixes; at most 2^12")
-        R, T = self.n_rows, self.n_columns
-        size = 1 << b
-        q = 1.0 / (math.exp(self.part_epsilon) + 1.0)
-        xs = np.arange(size, dtype=np.uint64)
-        law = np.empty((size, R, T, 2))
-        ls = np.arange(T, dtype=np.int64)
-        for j in range(R):
-            h = fo_hash(self.codebook_seed, int(self._hash_base(level)) + j, xs, T)
-            w = hadamard_entries(np.tile(ls, size), np.repeat(h, T)).reshape(size, T)
-            law[:, j, :, 1] = np.where(w > 0, 1 - q, q) / (R * T)
-            law[:, j, :, 0] = np.where(w < 0, 1 - q, q) / (R * T)
-        return law.reshape(size, 2 * R * T)
+        return hadamard_fo_law(self.codebook_seed, int(self._hash_base(level)), self.n_rows,
+                               self.n_columns, self.part_epsilon,
+                               np.arange(1 << b, dtype=np.uint64))
 
     def channel(self, identity: int = 0) -> np.ndarray:
         """Exact law of a whole report of ``identity`` on the items (``item_bits <= 6``).
