@@ -1,4 +1,4 @@
-"""The per-identity ledger: charges against a plain-Python twin, all-or-nothing, kill -9, concurrency.
+"""The per-identity ledger against a plain-Python twin; all-or-nothing, kill -9, two writers.
 
 The twin below keeps, for each identity, the list of (release, epsilon) it
 was charged, in plain Python; every answer of the ledger (spent, remaining,
