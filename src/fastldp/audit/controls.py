@@ -254,6 +254,27 @@ def _undernoised_pem(eps):
                           n_threads=1)
 
 
+def _undernoised_two_part(build):
+    """TreeHist / SFP flipping each part's bit with the probability of 1.5 eps / 2 (law honest)."""
+
+    def make(eps):
+        mech = build(eps)
+        honest = mech.part_epsilon
+        privatize = mech._privatize_codes
+
+        def loud(codes, identities, rng):
+            mech.part_epsilon = LAW_FACTOR * honest
+            try:
+                return privatize(codes, identities, rng)
+            finally:
+                mech.part_epsilon = honest
+
+        mech._privatize_codes = loud
+        return mech
+
+    return make
+
+
 def negative_controls(epsilon: float = 1.0) -> dict[str, Channel]:
     """Every control, by name (``control:<what>``); each must be flagged."""
     reg = channels(epsilon)
@@ -305,6 +326,11 @@ def negative_controls(epsilon: float = 1.0) -> dict[str, Channel]:
                 build=_undernoised_pem,
                 description="PEM keeping its hashed prefix with the probability of 1.5 eps "
                             "(law honest)", expect_violation=True),
+        *(replace(reg[name], control_of=name, name=f"control:{name}-sampler",
+                  build=_undernoised_two_part(reg[name].build),
+                  description=f"{name} flipping each part's bit with the probability of "
+                              "1.5 eps / 2 (law honest)", expect_violation=True)
+          for name in ("treehist", "sfp")),
         replace(reg["laplace"], control_of="laplace", name="control:laplace-half-scale",
                 build=_half_scale_laplace,
                 description="Laplace with half the scale", expect_violation=True),

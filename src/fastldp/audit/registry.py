@@ -1055,7 +1055,57 @@ def _heavy_hitter_channels(epsilon):
         Channel("pem-olh", f"PEM: OLH of the item's prefix, {PEM_ITEM_BITS}-bit items, g = 2 "
                 "groups of 2- and 3-bit prefixes, per-identity hash and group", epsilon, _pem,
                 law=_pem_law, sample=_pem_sample, keyed=True),
+        Channel("treehist", f"TreeHist: HCMS-law parts at eps/2 (the prefix at the identity's "
+                f"level, the item), {TREEHIST_ITEM_BITS}-bit items, binary tree of 3 levels, "
+                "R = 1 x T = 2, all 16 (j, l, omega, j', l', omega') outputs", epsilon,
+                _treehist, law=_two_part_law, sample=_pem_sample, output_key=_six_key,
+                keyed=True),
+        Channel("sfp", f"Apple's SFP: HCMS-law parts at eps/2 (fragment + puzzle piece at the "
+                f"identity's position, the item), {SFP_ITEM_BITS}-bit items, 2 positions of "
+                "2 bits, 1-bit puzzle, R = 1 x T = 2, all 16 outputs", epsilon, _sfp,
+                law=_two_part_law, sample=_pem_sample, output_key=_six_key, keyed=True),
     ]
+
+
+#: TreeHist's and SFP's audits: tiny items, one hash row of two columns per part
+TREEHIST_ITEM_BITS = 3
+SFP_ITEM_BITS = 4
+
+
+def _treehist(eps):
+    from ..heavyhitters.treehist import TreeHist
+
+    return TreeHist(epsilon=eps, k=1, eta=1, n_rows=1, n_columns=2,
+                    item_bits=TREEHIST_ITEM_BITS, codebook_seed=20240615, n_threads=1)
+
+
+def _sfp(eps):
+    from ..heavyhitters.sfp import SFP
+
+    return SFP(epsilon=eps, k=1, fragment_bits=2, puzzle_bits=1, n_rows=1, n_columns=2,
+               item_bits=SFP_ITEM_BITS, codebook_seed=20240615, n_threads=1)
+
+
+def _six_key(r):
+    return tuple(int(v) for v in r)
+
+
+def _two_part_law(mech, eps, ids):
+    """``mech.channel(i)`` per identity: ``P[x, o1 K + o2]``, ``o = 2 (j T + l) + (omega + 1) / 2``."""
+    ids = np.ascontiguousarray(ids, dtype=np.uint64)
+    R, T = mech.n_rows, mech.n_columns
+    part = [(j, l, w) for j in range(R) for l in range(T) for w in (-1, 1)]
+    outputs = [a + b for a in part for b in part]
+    items = np.arange(2 ** mech.item_bits)
+    cache: dict = {}
+    probs = np.empty((ids.shape[0], items.shape[0], len(outputs)))
+    for r, identity in enumerate(ids):
+        group = int((mech.levels_of if hasattr(mech, "levels_of") else mech.positions_of)(
+            np.array([identity], dtype=np.uint64))[0])
+        if group not in cache:
+            cache[group] = mech.channel(int(identity))
+        probs[r] = cache[group]
+    return ExactLaw(items.tolist(), outputs, ids, probs)
 
 
 def _vector_channels(epsilon):
