@@ -89,9 +89,10 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Optional, Sequence, Union
+from typing import Any, Optional, Sequence, Tuple, Union
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import check_float, check_positive_array, param_error
 
@@ -156,6 +157,9 @@ ON CONFLICT(identity) DO UPDATE SET
 """
 
 _INT64 = np.iinfo(np.int64)
+
+#: A budget: an epsilon (basic composition) or a pair (epsilon, delta).
+Cap = Union[float, Tuple[float, float]]
 _STATE = [("identity", np.int64), ("spent", np.float64), ("pure", np.float64),
           ("set_id", np.int64)]
 
@@ -166,7 +170,7 @@ class BudgetExceededError(ValueError):
     ``identities`` holds the identities that would exceed it (sorted).
     """
 
-    def __init__(self, message: str, identities: np.ndarray):
+    def __init__(self, message: str, identities: np.ndarray) -> None:
         super().__init__(message)
         self.identities = identities
 
@@ -201,7 +205,7 @@ class Release:
     created: str
 
     @property
-    def event(self):
+    def event(self) -> Any:
         """The release's ``DpEvent``, or ``None`` for a pure-epsilon release."""
         return None if self.event_json is None else _event_from_json(self.event_json)
 
@@ -510,7 +514,7 @@ class Ledger:
     def __enter__(self) -> "Ledger":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def __repr__(self) -> str:
@@ -529,8 +533,9 @@ class Ledger:
 
     # --- charging ------------------------------------------------------------------------
 
-    def charge(self, identities, epsilons, event=None, *, release: Optional[str] = None,
-               cap=None) -> Release:
+    def charge(self, identities: ArrayLike, epsilons: Union[float, ArrayLike],
+               event: Any = None, *, release: Optional[str] = None,
+               cap: Optional[Cap] = None) -> Release:
         """Record one release for these identities, whole or not at all.
 
         Parameters
@@ -599,6 +604,7 @@ class Ledger:
                 (name, int(ids.size), float(eps.min()), float(eps.max()), event_json, digest,
                  created))
             index = cur.lastrowid
+            assert index is not None  # an INSERT sets it
             _insert_charges(con, index, ids, eps)
             con.execute(_NEW_SETS, (index,))
             con.execute(_MOVE, (index, 1.0 if event_json is None else 0.0))
@@ -720,7 +726,7 @@ class Ledger:
             out[members] = values[back.ravel()]
         return out
 
-    def spent(self, identities) -> np.ndarray:
+    def spent(self, identities: ArrayLike) -> np.ndarray:
         """The epsilon each identity has spent under basic composition (0 if never charged).
 
         Parameters
@@ -737,7 +743,7 @@ class Ledger:
         ids = _identities(identities, "Ledger.spent", distinct=False)
         return self._state(ids)[0]
 
-    def remaining(self, identities, cap) -> np.ndarray:
+    def remaining(self, identities: ArrayLike, cap: Cap) -> np.ndarray:
         """Each identity's budget left under ``cap`` (negative when it spent more).
 
         Parameters
@@ -776,7 +782,8 @@ class Ledger:
             after = self._epsilons_at(sets, pure, delta, extra_event=event_json)
         return after <= bound
 
-    def can_release(self, identities, epsilons, cap, event=None) -> np.ndarray:
+    def can_release(self, identities: ArrayLike, epsilons: Union[float, ArrayLike], cap: Cap,
+                    event: Any = None) -> np.ndarray:
         """Whether each identity can take this release and stay within ``cap``.
 
         Parameters
@@ -815,13 +822,13 @@ class Ledger:
             "WHERE release = ?", (index,)).fetchone()
         return Release(*row)
 
-    def releases(self) -> list:
+    def releases(self) -> list[Release]:
         """Every charged release, in the order charged, as :class:`Release` records."""
         return [Release(*row) for row in self._con.execute(
             "SELECT name, release, n, epsilon_min, epsilon_max, event, created FROM releases "
             "ORDER BY release")]
 
-    def history(self, identity: int) -> list:
+    def history(self, identity: int) -> list[tuple[str, float]]:
         """``(release name, epsilon)`` of every release that charged ``identity``, in order."""
         ids = _identities(identity, "Ledger.history", distinct=False)
         if ids.size != 1:
@@ -837,7 +844,7 @@ class Ledger:
             out.append((name, eps))
         return out
 
-    def groups(self, cap=None) -> list:
+    def groups(self, cap: Optional[Cap] = None) -> list[Group]:
         """The identities grouped by the set of releases they took part in.
 
         Parameters
