@@ -261,8 +261,8 @@ class Collector:
                 "max_body": self.config.max_body, "rate_limit": self.config.rate}
 
     def estimate_json(self, wait: bool = False) -> dict:
-        if wait:
-            self.store.wait_applied(self.store.committed_seq())
+        if wait:  # at most 60 s: "pending" then says what is not in yet
+            self.store.wait_applied(self.store.committed_seq(), timeout=60.0)
         result, _ = self.store.result()
         est = np.asarray(result.estimate)
         san = getattr(result, "sanitization", None)

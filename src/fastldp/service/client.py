@@ -174,7 +174,13 @@ class Client:
         all of them; otherwise it answers at once and ``"pending"`` counts
         the acknowledged reports not in it yet.
         """
-        return self._json("/v1/estimate?wait=1" if wait else "/v1/estimate")
+        if not wait:
+            return self._json("/v1/estimate")
+        acknowledged = self._json("/v1/stats")["reports"]
+        while True:  # the server waits at most 60 s per request
+            answer = self._json("/v1/estimate?wait=1")
+            if answer["n"] >= acknowledged:
+                return answer
 
     def stats(self) -> dict:
         """``GET /v1/stats``."""
