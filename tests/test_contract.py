@@ -215,6 +215,14 @@ DECODER_EXAMPLES = {
     # heavy hitters: the top k = 1500 of 2^16 items (two levels: 2^12 prefixes, then 24,000)
     "PEM": (lambda: fastldp.PEM(epsilon=2.0, k=1500, item_bits=16, codebook_seed=1),
             lambda rng: rng.integers(0, 2**16, 300)),
+    # TreeHist without a threshold keeps the top c k = 1500 prefixes per level; SFP assembles
+    # 2 x 4096 combinations of 8-bit fragments (1-bit puzzle) and keeps the top 1500
+    "TreeHist": (lambda: fastldp.TreeHist(epsilon=2.0, k=1500, c=1, eta=4, threshold=None,
+                                          item_bits=16, codebook_seed=1),
+                 lambda rng: rng.integers(0, 2**16, 300)),
+    "SFP": (lambda: fastldp.SFP(epsilon=2.0, k=1500, c=1, fragment_bits=8, puzzle_bits=1,
+                                item_bits=16, codebook_seed=1),
+            lambda rng: rng.integers(0, 2**16, 300)),
 }
 
 

@@ -21,7 +21,8 @@ Families
 - :mod:`fastldp.longitudinal` - memoized reports over time: L-GRR, L-OUE, L-OSUE,
   L-SUE, L-SOUE and the client memo (MemoStore in SQLite, MemoryMemo)
 - :mod:`fastldp.heavyhitters` - heavy hitters of huge domains (64-bit integers,
-  short strings): PEM (prefix extending on OLH), its items, workloads and metrics
+  short strings): PEM (prefix extending on OLH), TreeHist, Apple's SFP, their items,
+  workloads and metrics
 
 Shared modules
 --------------
@@ -77,7 +78,7 @@ _EXPORTS = {
                      "PrivacyReport", "HistogramRelease"), "histograms"),
     **dict.fromkeys(("LGRR", "LOUE", "LOSUE", "LSUE", "LSOUE", "MemoStore", "MemoryMemo",
                      "LongitudinalRAPPOR", "RAPPORDecode", "DBitFlipPM"), "longitudinal"),
-    **dict.fromkeys(("PEM", "HeavyHitters"), "heavyhitters"),
+    **dict.fromkeys(("PEM", "TreeHist", "SFP", "HeavyHitters"), "heavyhitters"),
     **dict.fromkeys(("Result", "PrivacyStatement"), "results"),
     "Accountant": "accounting",
 }
@@ -108,6 +109,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ imports on 
     from .longitudinal import DBitFlipPM as DBitFlipPM, LongitudinalRAPPOR as LongitudinalRAPPOR
     from .longitudinal import RAPPORDecode as RAPPORDecode
     from .heavyhitters import PEM as PEM, HeavyHitters as HeavyHitters
+    from .heavyhitters import SFP as SFP, TreeHist as TreeHist
     from .oracles import FLH as FLH, GRR as GRR, OLH as OLH, OUE as OUE, SUE as SUE
     from .oracles import CMS as CMS, HCMS as HCMS, SketchEstimate as SketchEstimate
     from .oracles import BLH as BLH, AdaptiveOracle as AdaptiveOracle

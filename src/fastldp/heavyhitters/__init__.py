@@ -2,6 +2,10 @@
 
 * :class:`PEM`, the prefix extending method (Wang, Li, Jha, IEEE TDSC 2019):
   OLH on item prefixes by public group, extended level by level (:mod:`.pem`);
+* :class:`TreeHist` (Bassily, Nissim, Stemmer, Thakurta, NeurIPS 2017): a
+  pruned prefix tree over a Hadamard (HCMS-law) frequency oracle (:mod:`.treehist`);
+* :class:`SFP`, Apple's Sequence Fragment Puzzle: fragments behind a puzzle
+  piece through HCMS, assembled by the server (:mod:`.sfp`);
 * the result :class:`HeavyHitters` and the base :class:`HeavyHitterProtocol`
   with its exact, mergeable :class:`HeavyPartial` (:mod:`._base`);
 * items: :class:`ItemCodec`, :func:`prefix`, :func:`extend` (:mod:`.items`);
@@ -13,7 +17,9 @@
 from ._base import HeavyHitterProtocol, HeavyHitters, HeavyPartial
 from .items import ItemCodec, decode_items, encode_items, extend, prefix
 from .pem import PEM
+from .sfp import SFP
+from .treehist import TreeHist
 from . import data, metrics
 
-__all__ = ["PEM", "HeavyHitters", "HeavyHitterProtocol", "HeavyPartial", "ItemCodec",
+__all__ = ["PEM", "TreeHist", "SFP", "HeavyHitters", "HeavyHitterProtocol", "HeavyPartial", "ItemCodec",
            "encode_items", "decode_items", "prefix", "extend", "data", "metrics"]
