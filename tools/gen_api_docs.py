@@ -30,6 +30,8 @@ PAGES = {
     "longitudinal": ("Longitudinal collection", "Memoized protocols for reports over time "
                      "(L-GRR, L-OUE, L-OSUE, L-SUE, L-SOUE, full RAPPOR, dBitFlipPM) and the "
                      "client memo.", "fastldp.longitudinal"),
+    "heavyhitters": ("Heavy hitters", "Heavy hitters of huge domains (64-bit integers, short "
+                     "strings): PEM, items, workloads and metrics.", "fastldp.heavyhitters"),
     "audit": ("Privacy audit", "Exact and empirical audits of every local channel.",
               "fastldp.audit"),
     "experiments": ("Experiment harness", "Specs, the runner, the results table, reports and "
