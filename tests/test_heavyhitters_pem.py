@@ -316,3 +316,26 @@ def test_report_files_decode_bit_identically_in_level_passes(tmp_path):
     # the partial / merge path over row groups agrees too
     merged = decode_files(rebuilt, path, finalize=False)
     assert pem.finalize(merged).counts.tobytes() == want.counts.tobytes()
+
+
+def test_cli_decode_and_the_dask_path(tmp_path, capsys):
+    pytest.importorskip("pyarrow")
+    from fastldp import cli
+    from fastldp.reports import write_reports
+
+    pem = PEM(epsilon=5.0, k=2, item_bytes=3, codebook_seed=4)
+    words = [b"cat"] * 3000 + [b"dog"] * 2000 + [b"x"] * 200
+    reports = pem.privatize(words, rng=0)
+    path = write_reports(tmp_path / "w.parquet", pem, reports, row_group_size=1000)
+    assert cli.main(["decode", str(path), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "1 file(s), 5,200 reports of PEM" in out
+    assert "top items: cat: " in out and ", dog: " in out
+    pytest.importorskip("dask")
+    from fastldp import distributed
+
+    # partial per row group, merged as a tree (dask's local scheduler): the same result
+    got = distributed.estimate(pem, str(path))
+    want = pem.estimate(reports)
+    assert got.items == want.items == [b"cat", b"dog"]
+    assert got.counts.tobytes() == want.counts.tobytes()
