@@ -112,6 +112,8 @@ def test_bad_calls():
     pem.privatize([1, 2], epsilons=2.0, rng=0)  # the constructor's budget is accepted
     with pytest.raises(ValueError, match="'epsilons' parameter of PEM.estimate"):
         pem.estimate(np.zeros(2, dtype=np.int64), epsilons=[2.0, 3.0])
+    with pytest.raises(ValueError, match="'epsilons' parameter of PEM.estimate"):
+        pem.estimate(np.zeros(2, dtype=np.int64), epsilons=["a", "b"])
     with pytest.raises(ValueError, match="one report per identity"):
         pem.estimate(np.zeros((2, 2), dtype=np.int64))
     with pytest.raises(ValueError, match="'identities' parameter"):

@@ -260,7 +260,10 @@ class HeavyHitterProtocol:
     def _check_epsilons(self, epsilons: Any, owner: str) -> None:
         if epsilons is None:
             return
-        arr = np.asarray(epsilons, dtype=np.float64) if not isinstance(epsilons, str) else None
+        try:
+            arr = None if isinstance(epsilons, str) else np.asarray(epsilons, dtype=np.float64)
+        except (TypeError, ValueError):
+            arr = None
         if arr is None or not np.all(arr == self.epsilon):
             raise param_error("epsilons", owner,
                               f"None or the constructor's epsilon ({self.epsilon!r}): the "
