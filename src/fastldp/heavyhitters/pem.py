@@ -37,8 +37,12 @@ the group with probability ``1/r``: ``Var[r X] = r^2 f (1/r)(1 - 1/r)``).
 Defaults: ``k = 32`` (the issue's setting), ``c = 1`` (the paper keeps the
 top ``k`` prefixes at each level), ``eta = 4``, and ``g`` the fewest groups
 whose first level covers ``c k 2^eta`` prefixes at most:
-``g = 1 + ceil((m - s_min) / eta)``, ``s_min = ceil(log2(c k)) + eta``
-(one group when ``s_min >= m``: the whole domain at once).
+``g = 1 + ceil((m - s_min) / eta) = ceil((m - ceil(log2(c k))) / eta)``,
+``s_min = ceil(log2(c k)) + eta`` (one group when ``s_min >= m``: the whole
+domain at once). That is the paper's number of groups, whose first group
+reports ``ceil(log2 k) + eta`` bits (as pure-ldp's ``PEMServer``); here the
+first level is shortened instead, so that the last level is exactly ``m``
+bits and no item is padded.
 
 Partials keep the reports (:mod:`fastldp.heavyhitters._base`); report
 files decode in ``g`` passes with bounded memory
