@@ -2,8 +2,9 @@
 
 An item of ``m`` bits (a byte string of at most ``L <= 8`` bytes, or an
 integer; :mod:`fastldp.heavyhitters.items`) is cut into ``P = ceil(m / f)``
-fragments of ``f`` bits (``f = 16``, Apple's two characters, by default; the
-code is padded with zero bits on the right to ``P f`` bits). Every user sends
+fragments of ``f`` bits (``f = 8``, one byte, by default; Apple's two
+characters are ``f = 16``; the code is padded with zero bits on the right to
+``P f`` bits). Every user sends
 one report of two parts, each at budget ``eps / 2`` (``eps``-LDP by
 composition; Apple and pure-ldp's ``SFPServer`` split it the same way):
 
@@ -48,6 +49,18 @@ The server (Apple's, "Learning with Privacy at Scale", Section 4.3):
 
 Every table is an integer sum of ``omega``, so any chunking of the reports
 decodes bit-identically; the decode makes one pass over the reports.
+
+Sketch size. The hashes are fixed by the seed, so a record that shares a
+bucket with a heavy record in ``s`` of the ``R`` rows carries ``s / R`` of
+its count (:mod:`fastldp.oracles.cms`, "Moments for a fixed set of hash
+functions"). Step 1 ranks all ``2^(a+f)`` records, so such twins compete
+with the true fragments: about ``2^(a+f) R / T`` records share one row
+(bias ``1/R`` of the heavy count) and ``2^(a+f) C(R, 2) / T^2`` share two.
+The defaults ``R = 16``, ``T = 4096`` keep both small for ``a + f = 16``
+(256 records at ``1/16``, about 0.5 at ``1/8``); the noise of a count does not
+depend on ``R`` or ``T`` (HCMS's variance ``r^2 (c^2 - kappa^2)``). With
+``R = 2``, ``T = 1024`` the twins of the most frequent word fill the top of
+every position.
 
 Variance of a final count (plug-in, ``f`` clipped to ``[0, n]``):
 ``r^2 (f (c^2 - 1) + (n - f)(c^2 - 1/T^2 - (1/T)(1 - 1/T) / R))``.
@@ -103,7 +116,8 @@ class SFP(HeavyHitterProtocol):
     k : int >= 1, default 32
         Heavy hitters returned (at most).
     fragment_bits : int >= 1, optional
-        ``f``, bits per fragment; default ``min(16, item_bits)``.
+        ``f``, bits per fragment; default ``min(8, item_bits)`` (one byte;
+        Apple's two characters are ``fragment_bits=16``).
     puzzle_bits : int >= 1, default 8
         ``a``, bits of the puzzle piece; ``a + f <= 24``.
     c : int >= 1, default 2
@@ -113,10 +127,11 @@ class SFP(HeavyHitterProtocol):
         ``threshold`` standard deviations of a record nobody holds.
     max_combinations : int >= 1, default 4096
         The most combinations assembled per puzzle piece.
-    n_rows : int >= 1, default 2
+    n_rows : int >= 1, default 16
         ``R``, hash functions of each sketch.
-    n_columns : int, a power of two >= 2, default 1024
-        ``T``, their range and the Hadamard order.
+    n_columns : int, a power of two >= 2, default 4096
+        ``T``, their range and the Hadamard order (the defaults: module
+        docstring, "Sketch size").
     item_bits, item_bytes : int, optional
         The items (:mod:`fastldp.heavyhitters.items`); default 32-bit integers.
     codebook_seed : int or None
@@ -148,7 +163,7 @@ class SFP(HeavyHitterProtocol):
 
     def __init__(self, *, epsilon: float, k: int = 32, fragment_bits: Optional[int] = None,
                  puzzle_bits: int = 8, c: int = 2, threshold: Optional[float] = None,
-                 max_combinations: int = 4096, n_rows: int = 2, n_columns: int = 1024,
+                 max_combinations: int = 4096, n_rows: int = 16, n_columns: int = 4096,
                  item_bits: Optional[int] = None, item_bytes: Optional[int] = None,
                  codebook_seed: Optional[int] = None, n_threads: Optional[int] = None) -> None:
         super().__init__(epsilon=epsilon, k=k, item_bits=item_bits, item_bytes=item_bytes,
@@ -159,7 +174,7 @@ class SFP(HeavyHitterProtocol):
                                      high=MAX_RECORD_BITS - 1)
         high_f = min(m, MAX_RECORD_BITS - self.puzzle_bits)
         if fragment_bits is None:
-            fragment_bits = min(16, high_f)
+            fragment_bits = min(8, high_f)
         self.fragment_bits = check_int(fragment_bits, "fragment_bits", owner, low=1, high=high_f)
         self.c = check_int(c, "c", owner, low=1, high=1 << 16)
         self.threshold = None if threshold is None else check_float(

@@ -218,9 +218,9 @@ class TreeHist(HeavyHitterProtocol):
         standard deviations of the count of a prefix nobody holds.
     c : int >= 1, default 4
         At most ``c * k`` prefixes are kept per level (the largest above the threshold).
-    n_rows : int >= 1, default 4
+    n_rows : int >= 1, default 8
         ``R``, hash functions of the oracle.
-    n_columns : int, a power of two >= 2, default 1024
+    n_columns : int, a power of two >= 2, default 4096
         ``T``, their range and the Hadamard order (``R T <= 2^22``).
     item_bits, item_bytes : int, optional
         The items (:mod:`fastldp.heavyhitters.items`); default 32-bit integers.
@@ -256,7 +256,7 @@ class TreeHist(HeavyHitterProtocol):
     report_width = 6
 
     def __init__(self, *, epsilon: float, k: int = 32, eta: int = 1, threshold: Optional[float] = 3.0,
-                 c: int = 4, n_rows: int = 4, n_columns: int = 1024,
+                 c: int = 4, n_rows: int = 8, n_columns: int = 4096,
                  item_bits: Optional[int] = None, item_bytes: Optional[int] = None,
                  codebook_seed: Optional[int] = None, n_threads: Optional[int] = None) -> None:
         super().__init__(epsilon=epsilon, k=k, item_bits=item_bits, item_bytes=item_bytes,
