@@ -12,6 +12,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from _reference import numpy_philox_block, numpy_olh_bucket
 from fastldp.heavyhitters import PEM, HeavyHitters, HeavyPartial
@@ -341,3 +343,28 @@ def test_cli_decode_and_the_dask_path(tmp_path, capsys):
     want = pem.estimate(reports)
     assert got.items == want.items == [b"cat", b"dog"]
     assert got.counts.tobytes() == want.counts.tobytes()
+
+
+_SPLIT_PEM = PEM(epsilon=2.0, k=3, item_bits=12, codebook_seed=31)
+_SPLIT_REPORTS = _SPLIT_PEM.privatize(
+    np.random.default_rng(0).zipf(1.3, 600).clip(max=4095).astype(np.uint64), rng=1)
+_SPLIT_WHOLE = _SPLIT_PEM.estimate(_SPLIT_REPORTS)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(st.integers(1, 599), max_size=5, unique=True), st.randoms(use_true_random=False))
+def test_any_split_and_merge_order_is_bit_identical(cuts, order):
+    cuts = [0, *sorted(cuts), 600]
+    ids = np.arange(600, dtype=np.uint64)
+    parts = [_SPLIT_PEM.partial(_SPLIT_REPORTS[a:b], identities=ids[a:b])
+             for a, b in zip(cuts, cuts[1:])]
+    order.shuffle(parts)
+    merged = parts[0]
+    for part in parts[1:]:
+        merged = _SPLIT_PEM.merge(part, merged) if order.random() < 0.5 else \
+            _SPLIT_PEM.merge(merged, part)
+    assert merged == _SPLIT_PEM.partial(_SPLIT_REPORTS)  # the state itself, in identity order
+    got = _SPLIT_PEM.finalize(merged)
+    assert got.codes.tolist() == _SPLIT_WHOLE.codes.tolist()
+    assert got.counts.tobytes() == _SPLIT_WHOLE.counts.tobytes()
+    assert got.variances.tobytes() == _SPLIT_WHOLE.variances.tobytes()
