@@ -176,3 +176,47 @@ def test_rows_do_not_depend_on_which_cells_ran_before(tmp_path):
     for cell in cells[::-1]:  # each cell cold, in reverse order
         alone.update(rows([cell]))
     assert forward == alone
+
+
+def test_a_repetition_is_drawn_into_the_previous_ones_array_with_fresh_values():
+    """The runner draws seed 1's X over seed 0's (same shape): the same object, and every
+    array bit for bit what a fresh draw from seed 1's data stream gives. Fails if the reuse
+    is lost, or if drawing into an array changed a value."""
+    from fastldp.experiments.regression import runner
+    from fastldp.regression import make_sparse_regression
+
+    cfg = expand_grid(spec_from_dict_regression(TINY))[0].config
+    runner._CACHE.clear()
+    first = runner.load_data(cfg, 0, runner.streams(cfg, 0))
+    array = first.X
+    second = runner.load_data(cfg, 1, runner.streams(cfg, 1))
+    assert second.X is array
+    fresh = make_sparse_regression(n=300, m=20, d=16, k=2, sigma=0.1, n_test=50,
+                                   rng=np.random.default_rng(runner.streams(cfg, 1)("data")))
+    for field in ("X", "y", "users", "theta", "X_test", "y_test"):
+        np.testing.assert_array_equal(getattr(second, field), getattr(fresh, field))
+    runner._CACHE.clear()
+
+
+def test_make_sparse_regression_out_is_checked():
+    from fastldp.regression import make_sparse_regression
+
+    with pytest.raises(TypeError, match=r"'out' parameter of make_sparse_regression must be a "
+                                        r"writeable C-contiguous float64 array of shape \(40, 3\)"):
+        make_sparse_regression(n=10, m=4, d=3, k=1, out=np.zeros((40, 3), dtype=np.float32))
+    with pytest.raises(TypeError, match="'out' parameter"):
+        make_sparse_regression(n=10, m=4, d=3, k=1, out=np.zeros((3, 40)).T)
+
+
+def test_cells_run_with_one_blas_thread_give_the_rows_of_two(tmp_path):
+    """run_cell limits BLAS to its n_threads: the rows (but runtime) do not depend on it."""
+    from fastldp.experiments.regression import runner
+
+    cell = expand_grid(spec_from_dict_regression(TINY))[0]
+    rows = []
+    for threads in (1, 2):
+        runner._CACHE.clear()
+        rows.append([{k: v for k, v in r.items() if k != "runtime_s"}
+                     for r in runner.run_cell(cell, n_threads=threads)])
+    assert rows[0] == rows[1] and not any(r["failure"] for r in rows[0])
+    runner._CACHE.clear()
