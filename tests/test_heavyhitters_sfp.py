@@ -304,3 +304,16 @@ def test_bad_reports_and_items():
         sfp.partial(sfp.privatize([b"a"], rng=0), epsilons=[1.0])
     empty = sfp.estimate(np.zeros((0, 6), dtype=np.int64))
     assert empty.n == 0 and empty.items == []
+
+
+def test_result_does_not_depend_on_threads():
+    # the record counts go through flh_support with n_threads: bit-identical for any count
+    items, _, _ = _words(3000, 9)
+    one = SFP(epsilon=4.0, k=3, item_bytes=4, codebook_seed=31, n_threads=1)
+    many = SFP(epsilon=4.0, k=3, item_bytes=4, codebook_seed=31, n_threads=4)
+    reps = one.privatize(items, rng=1)
+    a, b = one.estimate(reps), many.estimate(reps)
+    assert a.items == b.items and np.array_equal(a.counts, b.counts)
+    Z, npos, _ = one.tables(lambda: iter([(np.arange(3000, dtype=np.uint64), reps)]))
+    assert np.array_equal(one.record_counts(Z[0], 3000, int(npos[0]), 0),
+                          many.record_counts(Z[0], 3000, int(npos[0]), 0))
