@@ -11,7 +11,9 @@
 * items: :class:`ItemCodec`, :func:`prefix`, :func:`extend` (:mod:`.items`);
 * workloads: :func:`zipf_items`, :func:`word_items` (:mod:`.data`);
 * metrics: :func:`precision_at_k`, :func:`recall_at_k`, :func:`f1_at_k`,
-  :func:`ncr`, :func:`relative_error` (:mod:`.metrics`).
+  :func:`ncr`, :func:`relative_error` (:mod:`.metrics`);
+* poisoning: MGA's fake reports against PEM (:mod:`.attacks`) and a decode
+  that detects them (:mod:`.robust`).
 """
 
 from ._base import HeavyHitterProtocol, HeavyHitters, HeavyPartial
@@ -19,7 +21,8 @@ from .items import ItemCodec, decode_items, encode_items, extend, prefix
 from .pem import PEM
 from .sfp import SFP
 from .treehist import TreeHist
-from . import data, metrics
+from . import attacks, data, metrics, robust
 
 __all__ = ["PEM", "TreeHist", "SFP", "HeavyHitters", "HeavyHitterProtocol", "HeavyPartial", "ItemCodec",
-           "encode_items", "decode_items", "prefix", "extend", "data", "metrics"]
+           "encode_items", "decode_items", "prefix", "extend", "data", "metrics",
+           "attacks", "robust"]

@@ -1,0 +1,226 @@
+"""A robust PEM decode: fake users detected by how many kept candidates one report supports.
+
+An MGA fake user (:mod:`fastldp.heavyhitters.attacks`) reports a bucket that
+its hash maps *several* targets to; an honest report supports its own item
+and, otherwise, each other prefix only by a hash collision. PEM's decode
+(:mod:`fastldp.heavyhitters.pem`) is repeated level by level with one more
+step: after a level's candidates are ranked, each user ``i`` of the level's
+group gets the score
+
+    s_i = #{v in K : H_i(v) = y_i},
+
+``K`` the ``c k`` kept candidates (``k`` at the last level). For an honest
+user, given its report ``y_i``, the hashes of the candidates other than its
+own item's prefix are independent and uniform on the ``G`` buckets (OLH's
+hash, modelled as a random function), so ``s_i`` is stochastically at most
+``1 + Binomial(|K|, 1/G)``. The level's threshold is the smallest ``t``
+with ``n_j P(1 + Binomial(|K|, 1/G) >= t) <= alpha``: fewer than ``alpha``
+honest users of the group are flagged on average. Users with ``s_i >= t``
+are removed from the group, the level's supports are recomputed without
+them, and the ranking is redone (up to ``rounds`` times, until no new user
+is flagged). The population count of a final item is its in-group count
+times ``n' / n_J'``, the reports and the group's reports left after the
+removals. Everything is an integer count, so the result does not depend on
+the order of the reports.
+
+What it stops: fake reports that each promote several targets at once (the
+attack's gain per fake user). An attacker who knows the rule can keep each
+fake report below the threshold, promoting fewer targets per fake user
+(the gain per user then falls to that of the input-manipulation attacks);
+that trade-off is Cao, Jia and Gong's observation for their detection
+countermeasure [1]_ (section 6).
+
+References
+----------
+.. [1] X. Cao, J. Jia, N. Z. Gong, "Data poisoning attacks to local
+   differential privacy protocols", USENIX Security 2021, section 6.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._kernels._heavy import heavy_buckets, heavy_support
+from .._sanitize import sanitization_report
+from .._validation import check_float, check_int, param_error
+from ..results import PrivacyStatement
+from ._base import HeavyHitters
+from .items import extend
+from .pem import PEM
+
+__all__ = ["RobustDecode", "robust_pem_estimate", "detection_threshold", "support_matrix",
+           "pair_thresholds"]
+
+#: users scored per block (bounds the memory of the scores to 8 |K| BLOCK bytes)
+BLOCK = 1 << 16
+
+
+@dataclass(frozen=True)
+class RobustDecode:
+    """What :func:`robust_pem_estimate` returns.
+
+    Attributes
+    ----------
+    result : HeavyHitters
+        The top-k after the removals.
+    flagged : uint64 array
+        The identities removed as fake (sorted).
+    thresholds : tuple of int
+        The score threshold of each level.
+    """
+
+    result: HeavyHitters
+    flagged: np.ndarray
+    thresholds: tuple
+
+
+def detection_threshold(n_j: int, n_kept: int, n_buckets: int, alpha: float = 0.01) -> int:
+    """The smallest ``t`` with ``n_j P(1 + Binomial(n_kept, 1/G) >= t) <= alpha`` (module docstring)."""
+    from scipy.stats import binom  # late: scipy.stats is slow to import
+
+    t = 1
+    while t <= n_kept + 1 and n_j * binom.sf(t - 2, n_kept, 1.0 / n_buckets) > alpha:
+        t += 1
+    return t
+
+
+def support_matrix(pem: PEM, identities: np.ndarray, reports: np.ndarray,
+                   candidates: np.ndarray) -> np.ndarray:
+    """``M[i, c] = (H_i(candidates[c]) == y_i)`` (bool, users x candidates), in blocks of users."""
+    ids = np.ascontiguousarray(identities, dtype=np.uint64)
+    reps = np.asarray(reports, dtype=np.int64)
+    cands = np.ascontiguousarray(candidates, dtype=np.uint64)
+    c = cands.shape[0]
+    out = np.zeros((ids.shape[0], c), dtype=bool)
+    for lo in range(0, ids.shape[0], BLOCK):
+        block = ids[lo:lo + BLOCK]
+        b = block.shape[0]
+        hashed = heavy_buckets(pem.codebook_seed, np.repeat(block, c), np.tile(cands, b),
+                               np.full(b * c, pem.n_buckets, dtype=np.int64)).reshape(b, c)
+        out[lo:lo + b] = hashed == reps[lo:lo + b, None]
+    return out
+
+
+def pair_thresholds(n_j: int, freq: np.ndarray, p: float, n_buckets: int,
+                    alpha: float = 0.01) -> np.ndarray:
+    """``T[u, v]``: the smallest co-support count of two kept candidates flagged as anomalous.
+
+    An honest user supports both ``u`` and ``v`` with probability at most
+    ``pi_uv = (f_u + f_v) p / G + 1/G^2`` (its own item and one collision,
+    or two collisions; ``f`` the candidates' frequencies, here the level's
+    estimates clipped to ``[0, 1]``); ``T`` is the ``1 - alpha / P``
+    quantile of ``Binomial(n_j, pi_uv)`` plus one, ``P`` the number of pairs
+    (a Bonferroni bound: fewer than ``alpha`` false pairs per level).
+    """
+    from scipy.stats import binom  # late: scipy.stats is slow to import
+
+    f = np.clip(freq, 0.0, 1.0)
+    K = f.shape[0]
+    pairs = max(K * (K - 1) // 2, 1)
+    pi = np.minimum((f[:, None] + f[None, :]) * p / n_buckets + 1.0 / n_buckets ** 2, 1.0)
+    return binom.isf(alpha / pairs, n_j, pi) + 1
+
+
+def _support(pem: PEM, ids: np.ndarray, reps: np.ndarray, candidates: np.ndarray) -> np.ndarray:
+    if not ids.shape[0]:
+        return np.zeros(candidates.shape[0], dtype=np.int64)
+    return heavy_support(pem.codebook_seed, np.ascontiguousarray(ids), np.ascontiguousarray(reps),
+                         np.full(ids.shape[0], pem.n_buckets, dtype=np.int64),
+                         np.ascontiguousarray(candidates), pem.n_threads)
+
+
+def robust_pem_estimate(pem: PEM, reports: Any, *, identities: Any = None, alpha: float = 0.01,
+                        rounds: int = 3) -> RobustDecode:
+    """PEM's decode with the fake-user detection of the module docstring.
+
+    Parameters
+    ----------
+    pem : PEM
+    reports, identities
+        As for :meth:`PEM.estimate` (sanitized the same way).
+    alpha : float in (0, inf), default 0.01
+        Expected honest users flagged per level (at most).
+    rounds : int >= 1, default 3
+        Detection rounds per level.
+
+    Returns
+    -------
+    RobustDecode
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> pem = PEM(epsilon=4.0, k=2, item_bits=16, codebook_seed=1)
+    >>> items = np.repeat([7, 400, 9000], [6000, 3000, 1000])
+    >>> out = robust_pem_estimate(pem, pem.privatize(items, rng=0))
+    >>> out.result.items.tolist(), out.flagged.size
+    ([7, 400], 0)
+    """
+    owner = "robust_pem_estimate"
+    if not isinstance(pem, PEM):
+        raise param_error("pem", owner, "a PEM object", pem, TypeError)
+    alpha = check_float(alpha, "alpha", owner, low=0.0)
+    rounds = check_int(rounds, "rounds", owner, low=1, high=100)
+    part = pem.partial(reports, identities=identities)
+    ids, reps, n = part.identities, part.reports, part.n
+    groups = pem.groups(ids)
+    G, p = pem.n_buckets, pem.p
+    d = p - 1.0 / G
+    candidates = np.arange(1 << pem.s, dtype=np.uint64)
+    flagged: list[np.ndarray] = []
+    thresholds, levels = [], []
+    for j, bits in enumerate(pem.prefix_bits):
+        mine = groups == j
+        ids_j, reps_j = ids[mine], reps[mine]
+        last = j == pem.g - 1
+        keep = min(pem.k if last else pem.c * pem.k, candidates.shape[0])
+        hits = _support(pem, ids_j, reps_j, candidates)
+        alive = np.ones(ids_j.shape[0], dtype=bool)
+        t = detection_threshold(int(ids_j.shape[0]), keep, G, alpha)
+        for _ in range(rounds):
+            n_j = int(alive.sum())
+            freq = (hits / max(n_j, 1) - 1.0 / G) / d
+            order = np.lexsort((candidates, -freq))[:keep]
+            matrix = support_matrix(pem, ids_j[alive], reps_j[alive], candidates[order])
+            co = matrix.T.astype(np.int64) @ matrix.astype(np.int64)
+            bad = np.triu(co >= pair_thresholds(n_j, freq[order], p, G, alpha), 1)
+            new = matrix.sum(axis=1) >= t
+            for u, v in zip(*np.nonzero(bad)):
+                new |= matrix[:, u] & matrix[:, v]
+            if not new.any():
+                break
+            where = np.flatnonzero(alive)[new]
+            hits = hits - _support(pem, ids_j[where], reps_j[where], candidates)
+            alive[where] = False
+            flagged.append(ids_j[where])
+        n_j = int(alive.sum())
+        freq = (hits / max(n_j, 1) - 1.0 / G) / d
+        order = np.lexsort((candidates, -freq))[:keep]
+        thresholds.append(t)
+        levels.append({"level": j, "prefix_bits": bits, "n_reports": n_j,
+                       "n_candidates": int(candidates.shape[0]), "kept": keep,
+                       "flagged": int(ids_j.shape[0] - n_j), "threshold": t})
+        if not last:
+            candidates = extend(np.sort(candidates[order]), pem.eta)
+            continue
+        out = np.sort(np.concatenate(flagged)) if flagged else np.zeros(0, dtype=np.uint64)
+        n_left = n - int(out.shape[0])
+        scale = n_left / n_j if n_j else 0.0
+        f_j = freq[order] * n_j
+        counts = f_j * scale
+        v0 = (1.0 / G) * (1 - 1.0 / G) / d ** 2
+        v1 = p * (1 - p) / d ** 2
+        variances = (scale ** 2 * (n_j * v0 + np.clip(f_j, 0, n_j) * (v1 - v0))
+                     + np.clip(counts, 0, n_left) * max(scale - 1.0, 0.0)) if n_j \
+            else np.full(keep, np.inf)
+        codes = candidates[order]
+        result = HeavyHitters(
+            counts=counts, variances=variances, items=pem.codec.decode(codes), codes=codes,
+            n=n, sanitization=sanitization_report(part.counts, {"wrong_dtype": part.wrong_dtype}),
+            privacy=PrivacyStatement.local(epsilon=pem.epsilon),
+            categories=tuple(pem.codec.label(c) for c in codes), levels=tuple(levels), k=pem.k)
+        return RobustDecode(result=result, flagged=out, thresholds=tuple(thresholds))
+    raise AssertionError("unreachable")  # pragma: no cover
