@@ -57,8 +57,10 @@ def test_heavy_support_counts_match_a_loop_for_any_candidates_and_threads():
     ids = rng.permutation(10_000)[:n].astype(np.uint64)
     g = rng.integers(2, 9, n).astype(np.int64)
     reports = (rng.random(n) * g).astype(np.int64)
-    # unsorted, with a repeat, runs of one block and codes beyond 2^63
-    cand = np.array([5, 6, 7, 8, 3, 3, 2**63 + 1, 2**63 + 2, 1000, 17], dtype=np.uint64)
+    # unsorted, with repeats, a run of 10 codes of one block (counted 8 at a time), runs
+    # across blocks and codes beyond 2^63
+    cand = np.array([0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 5, 6, 7, 8, 3, 3, 2**63 + 1, 2**63 + 2,
+                     1000, 17], dtype=np.uint64)
     want = [sum(naive_bucket(7, int(i), int(c), int(gi)) == int(y)
                 for i, y, gi in zip(ids, reports, g)) for c in cand]
     one = heavy_support(7, ids, reports, g, cand, 1)

@@ -76,17 +76,25 @@ cdef void _count_run(uint64_t seed, const uint64_t *ids, const int64_t *reports,
                      int64_t *out) noexcept nogil:
     """Counts of candidates ``cand[lo:hi]`` (one Philox block) over every report."""
     cdef intp_t i, j
+    cdef intp_t width = hi - lo
     cdef uint64_t block = <uint64_t>((<int64_t>cand[lo]) >> 3)
     cdef fastldp_philox_block blk
     cdef uint64_t ug
     cdef int64_t y
+    cdef int lanes[8]
+    cdef int64_t acc[8]
+    for j in range(width):
+        lanes[j] = <int>(cand[lo + j] & 7)
+        acc[j] = 0
     for i in range(n):
         blk = fastldp_hash_block(seed, ids[i], block, FASTLDP_STREAM_OLH_HASH)
         ug = <uint64_t>g[i]
         y = reports[i]
-        for j in range(lo, hi):
-            out[j] += (<int64_t>((<uint64_t>fastldp_block_lane32(&blk, <int>(cand[j] & 7)) * ug) >> 32)
+        for j in range(width):
+            acc[j] += (<int64_t>((<uint64_t>fastldp_block_lane32(&blk, lanes[j]) * ug) >> 32)
                        == y)
+    for j in range(width):
+        out[lo + j] += acc[j]
 
 
 def heavy_support(uint64_t seed, const uint64_t[::1] identities, const int64_t[::1] reports,
@@ -111,9 +119,12 @@ def heavy_support(uint64_t seed, const uint64_t[::1] identities, const int64_t[:
     out = np.zeros(m, dtype=np.int64)
     if m == 0 or n == 0:
         return out
-    # runs of candidates in one Philox block
+    # runs of at most 8 consecutive candidates in one Philox block
     blocks = np.asarray(candidates).view(np.int64) >> 3
-    starts = np.flatnonzero(np.r_[True, blocks[1:] != blocks[:m - 1]]).astype(np.intp)
+    new_block = np.r_[True, blocks[1:] != blocks[:m - 1]]
+    index = np.arange(m)
+    run_start = np.maximum.accumulate(np.where(new_block, index, 0))
+    starts = np.flatnonzero(new_block | ((index - run_start) % 8 == 0)).astype(np.intp)
     bounds = np.r_[starts, m].astype(np.intp)
     cdef intp_t[::1] bd = bounds
     cdef intp_t n_runs = starts.shape[0]
