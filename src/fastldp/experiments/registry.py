@@ -34,7 +34,8 @@ __all__ = [
 ]
 
 #: The experiment packages, imported by :func:`load_families` in this order.
-FAMILIES = ("relations", "vectors", "regression", "histograms", "oracles", "longitudinal")
+FAMILIES = ("relations", "vectors", "regression", "histograms", "oracles", "longitudinal",
+            "heavyhitters")
 
 
 @dataclass(frozen=True)

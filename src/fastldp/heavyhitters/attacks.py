@@ -143,7 +143,9 @@ def _draw_identities(gen: np.random.Generator, size: int, taken: np.ndarray) -> 
     out = np.zeros(0, dtype=np.uint64)
     while out.shape[0] < size:
         more = gen.integers(FAKE_BASE, 1 << 63, size=size, dtype=np.uint64)
-        out = np.setdiff1d(np.unique(np.concatenate([out, more])), taken)
+        out = np.unique(np.concatenate([out, more]))
+        if taken.shape[0]:
+            out = out[~np.isin(out, taken, assume_unique=True)]
     return gen.permutation(out)[:size]
 
 
@@ -164,8 +166,9 @@ def _choose(pem: PEM, codes: np.ndarray, n_fake: int, search: int,
     have = np.zeros(pem.g, dtype=np.int64)
     taken = np.zeros(0, dtype=np.uint64)
     while np.any(have < want):
-        draw = _draw_identities(gen, int(np.sum(np.maximum(want - have, 0))) + 16, taken)
-        taken = np.concatenate([taken, draw])
+        size = int(np.max(want - have)) * pem.g * 5 // 4 + 64  # enough for the neediest group
+        draw = _draw_identities(gen, size, taken)
+        taken = np.union1d(taken, draw)
         groups = pem.groups(draw)
         for j in range(pem.g):
             need = int(want[j] - have[j])
