@@ -470,6 +470,9 @@ class Ledger:
             if not self._readonly:
                 if not memory:
                     con.execute("PRAGMA journal_mode=WAL")
+                    # a charge of 10^6 identities writes ~300 MB of WAL; once checkpointed,
+                    # keep at most 64 MiB of it on disk
+                    con.execute("PRAGMA journal_size_limit=67108864")
                 con.execute("PRAGMA synchronous=FULL")
             # the write lock (not needed to read) makes two processes that create one
             # file wait for each other instead of both creating the tables
