@@ -395,8 +395,10 @@ def test_ibu_on_two_symbols_is_the_mle_solved_by_hand():
         assert out.postprocessing_info["converged"]
         np.testing.assert_allclose(out.counts, [0, 100], rtol=0, atol=1e-8)
     # from the uniform start EM shrinks f(0) by the factor q R + (p - q) r(0) = 13/15 an update
-    steps = pp.ibu(boundary, oracle=grr, start="uniform", tol=1e-300, max_iter=200).counts[0]
-    later = pp.ibu(boundary, oracle=grr, start="uniform", tol=1e-300, max_iter=201).counts[0]
+    steps = pp.ibu(boundary, oracle=grr, start="uniform", tol=1e-300, max_iter=200,
+                   accelerate=False).counts[0]
+    later = pp.ibu(boundary, oracle=grr, start="uniform", tol=1e-300, max_iter=201,
+                   accelerate=False).counts[0]
     assert later / steps == pytest.approx(13 / 15, rel=1e-6)
 
 
@@ -437,7 +439,8 @@ def test_ibu_is_the_dense_matrix_em_step_for_step(name):
     channel = oracle.count_channel(eps)
     S = channel.statistic_from_counts(est.counts, est.n)
     for steps in (1, 2, 7, 40):
-        out = pp.ibu(est, oracle=oracle, start="uniform", tol=1e-300, max_iter=steps)
+        out = pp.ibu(est, oracle=oracle, start="uniform", tol=1e-300, max_iter=steps,
+                     accelerate=False)
         assert out.postprocessing_info["iterations"] == steps
         np.testing.assert_allclose(out.counts / est.n, twin_em(channel.dense(), S, steps),
                                    rtol=1e-10, atol=1e-13)
@@ -452,7 +455,7 @@ def test_ibu_on_a_hadamard_partial_is_the_dense_em_on_the_column_histogram():
     h = np.bincount(reports, minlength=hr.K).astype(float)
     for steps in (1, 5, 30):
         out = pp.ibu(hr.partial(reports), oracle=hr, start="uniform", tol=1e-300,
-                     max_iter=steps)
+                     max_iter=steps, accelerate=False)
         np.testing.assert_allclose(out.counts / 600, twin_em(M, h, steps), rtol=1e-10,
                                    atol=1e-13)
     full = pp.ibu(hr.partial(reports), oracle=hr, tol=1e-10, max_iter=100_000)
@@ -490,7 +493,7 @@ def test_ibu_never_lowers_the_likelihood(name):
     lls = [dense_log_likelihood(M, S, np.full(D, 1 / D))]
     for steps in range(1, 40):
         f = pp.ibu(source, oracle=oracle, start="uniform", tol=1e-300,
-                   max_iter=steps).counts / 300
+                   max_iter=steps, accelerate=False).counts / 300
         lls.append(dense_log_likelihood(M, S, f))
     assert all(b >= a - 1e-10 * abs(a) for a, b in zip(lls, lls[1:]))
     assert lls[-1] > lls[0]  # it does climb
@@ -506,8 +509,10 @@ def test_ibu_reports_convergence():
     assert full["converged"] is True and full["gap"] <= 1e-8 and full["iterations"] == 0
     assert full["tol"] == 1e-8 and full["max_iter"] == 10_000 and full["epsilon"] == 1.0
     assert full["start"] == "auto"
+    assert full["accelerate"] is True
     assert set(full) == {"iterations", "converged", "gap", "change", "tol", "max_iter", "start",
-                         "epsilon", "statistic", "channel", "likelihood", "log_likelihood"}
+                         "accelerate", "epsilon", "statistic", "channel", "likelihood",
+                         "log_likelihood"}
     none = pp.ibu(est, oracle=grr, start="uniform", max_iter=0).postprocessing_info
     assert none["iterations"] == 0 and none["converged"] is False
 
@@ -622,3 +627,137 @@ def test_count_channel_products_match_the_dense_matrix():
     # the hadamard channel's columns are laws: every report lands in one column
     np.testing.assert_allclose(CountChannel.hadamard(5, 1.7).dense().sum(axis=0), 1.0,
                                rtol=1e-12)
+
+
+# ------------------------------------------------------------------ IBU: the SQUAREM accelerator
+def test_plain_ibu_is_the_em_of_before_the_accelerator_bit_for_bit():
+    # accelerate=False is the plain EM as it was before SQUAREM was added: these bits were
+    # printed by ibu at commit 74893cf (no accelerate parameter then), same inputs
+    x = np.random.default_rng(11).choice(5, 300, p=[0.5, 0.25, 0.15, 0.1, 0.0])
+    grr = GRR(domain_size=5, epsilon=0.9, codebook_seed=0)
+    oue = OUE(domain_size=5, epsilon=0.9, codebook_seed=0)
+    hr = HadamardResponse(domain_size=5, epsilon=0.9, codebook_seed=0)
+    runs = [
+        (pp.ibu(grr.estimate(grr.privatize(x, rng=12)), oracle=grr, start="uniform",
+                max_iter=60, accelerate=False),
+         ["0x1.e6cea30e99482p+6", "0x1.6d6d312919f33p+6", "0x1.e69c2f38f3be0p+4",
+          "0x1.a9fa8b8f2239fp+5", "0x1.a3fb464fd7073p+1"], 60, "0x1.e0b841e0bd800p-11"),
+        (pp.ibu(oue.estimate(oue.privatize(x, rng=12)), oracle=oue, start="uniform",
+                max_iter=60, accelerate=False),
+         ["0x1.3f283b2496cdbp+7", "0x1.6c8f8041be473p+5", "0x1.f00ad8c6294f5p+4",
+          "0x1.f00ad8c6294f5p+4", "0x1.06c4ba65bd32ep+5"], 60, "0x1.532f53cc22000p-8"),
+        (pp.ibu(hr.partial(hr.privatize(x, rng=12)), oracle=hr, max_iter=40, accelerate=False),
+         ["0x1.906ef4ec2bddcp+6", "0x1.85ee982d696f6p+5", "0x1.b7ec06ac5d4f8p-33",
+          "0x1.03286d418aaddp+6", "0x1.597151bb914cfp+6"], 40, "0x1.3868d50511000p-12"),
+    ]
+    for out, counts, iterations, gap in runs:
+        assert [float(v).hex() for v in out.counts] == counts
+        info = out.postprocessing_info
+        assert info["iterations"] == iterations and info["converged"] is False
+        assert float(info["gap"]).hex() == gap and info["accelerate"] is False
+
+
+def _count_evaluations(monkeypatch):
+    """Count the accelerated EM's evaluations of g (each costs one plain EM update)."""
+    calls = []
+    real = pp._evaluate
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(pp, "_evaluate", counted)
+    return calls
+
+
+def _gap(M, S, f):
+    """max_x g(x) - 1 with g = M^T (S / sum S / (M f)), from the dense matrix."""
+    w = S / S.sum()
+    m = M @ f
+    g = M.T @ np.where(w > 0, w / np.where(m > 0, m, 1.0), 0.0)
+    return max(float(g.max()) - 1.0, 0.0)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_accelerated_ibu_reaches_grrs_closed_form_mle_with_far_fewer_evaluations(seed,
+                                                                                monkeypatch):
+    # GRR's histogram is exact: the MLE is the KKT closed form (twin: bisection on lambda);
+    # a sparse truth on 40 symbols at eps = 0.5 puts most of the MLE on the boundary
+    rng = np.random.default_rng(seed)
+    D, n = 40, 5_000
+    grr = GRR(domain_size=D, epsilon=0.5, codebook_seed=0)
+    truth = rng.dirichlet(np.full(D, 0.1))
+    est = grr.estimate(grr.privatize(rng.choice(D, n, p=truth), rng=seed))
+    channel = grr.count_channel(0.5)
+    S = channel.statistic_from_counts(est.counts, est.n)
+    best = twin_symmetric_mle(S / S.sum(), channel.p, channel.q)
+    M = channel.dense()
+    calls = _count_evaluations(monkeypatch)
+    fast = pp.ibu(est, oracle=grr, start="uniform", tol=1e-10, max_iter=100_000)
+    info = fast.postprocessing_info
+    # honest report: one evaluation at the start, then every evaluation is an update
+    assert info["iterations"] == len(calls) - 1
+    assert info["converged"] and info["gap"] <= 1e-10
+    assert _gap(M, S, fast.counts / n) == pytest.approx(info["gap"], abs=1e-13)
+    # the gap bounds the likelihood's distance to the maximum, hence the same point
+    top = dense_log_likelihood(M, S, best)
+    assert 0 <= top - dense_log_likelihood(M, S, fast.counts / n) <= n * 1e-10 + 1e-9
+    np.testing.assert_allclose(fast.counts / n, best, rtol=0, atol=2e-4)
+    # plain EM given five times the updates is still short of the tolerance
+    plain = pp.ibu(est, oracle=grr, start="uniform", tol=1e-10, max_iter=5 * info["iterations"],
+                   accelerate=False).postprocessing_info
+    assert not plain["converged"] and plain["gap"] > 1e-10
+
+
+def test_accelerated_em_reaches_a_three_by_three_mle_solved_by_scipy():
+    from scipy.optimize import minimize
+
+    M = np.array([[0.6, 0.3, 0.1], [0.3, 0.5, 0.2], [0.1, 0.2, 0.7]])  # columns are laws
+    channel = CountChannel.from_matrix(M, exact=True)
+    for S in (np.array([50.0, 30.0, 20.0]), np.array([70.0, 10.0, 20.0])):
+        res = minimize(lambda f: -float(S @ np.log(M @ f)), np.full(3, 1 / 3), method="SLSQP",
+                       jac=lambda f: -M.T @ (S / (M @ f)), bounds=[(0, 1)] * 3,
+                       constraints=[{"type": "eq", "fun": lambda f: f.sum() - 1.0}],
+                       options={"ftol": 1e-14, "maxiter": 1_000})
+        assert res.fun < 1e3  # it may stop on a line-search warning at the optimum; checked below
+        top = -res.fun
+        for run in (pp._squarem, pp._em):
+            f, updates, converged, gap, _ = run(channel, S, np.full(3, 1 / 3), 1e-12, 100_000)
+            assert converged and gap <= 1e-12 and f.sum() == pytest.approx(1.0, abs=1e-15)
+            assert gap == pytest.approx(_gap(M, S, f), abs=1e-14)
+            # within sum(S) * gap of the maximum, and no better than scipy's optimum allows
+            assert dense_log_likelihood(M, S, f) >= top - S.sum() * 1e-12 - 1e-9
+            assert dense_log_likelihood(M, S, f) <= top + 1e-7
+        fa = pp._squarem(channel, S, np.full(3, 1 / 3), 1e-12, 100_000)[0]
+        fe = pp._em(channel, S, np.full(3, 1 / 3), 1e-12, 100_000)[0]
+        np.testing.assert_allclose(fa, fe, rtol=0, atol=1e-5)
+        np.testing.assert_allclose(fa, res.x, rtol=0, atol=1e-4)
+    # the second histogram's MLE is on the boundary: symbol 1 gets nothing
+    assert fa[1] < 1e-6
+
+
+def test_accelerated_ibu_counts_updates_honestly_and_never_loses_likelihood(monkeypatch):
+    hr = HadamardResponse(domain_size=20, epsilon=1.0, codebook_seed=0)
+    law = np.r_[np.full(5, 0.15), np.full(15, 0.25 / 15)]
+    x = np.random.default_rng(2).choice(20, 2_000, p=law)
+    reports = hr.privatize(x, rng=3)
+    part = hr.partial(reports)
+    M = hr.channel(1.0).T
+    h = np.bincount(reports, minlength=hr.K).astype(float)
+    calls = _count_evaluations(monkeypatch)
+    start = dense_log_likelihood(M, h, 0.5 * pp.ibu(hr.estimate(reports), oracle=hr).counts
+                                 / 2_000 + 0.5 / 20)
+    for budget in (0, 1, 2, 3, 5, 8, 13, 40):
+        calls.clear()
+        out = pp.ibu(part, oracle=hr, tol=1e-300, max_iter=budget)
+        info = out.postprocessing_info
+        assert info["iterations"] == budget == len(calls) - 1 and info["converged"] is False
+        assert info["gap"] == pytest.approx(_gap(M, h, out.counts / 2_000), rel=1e-9, abs=1e-15)
+        assert dense_log_likelihood(M, h, out.counts / 2_000) >= start - 1e-9
+    full = pp.ibu(part, oracle=hr, tol=1e-10, max_iter=100_000).postprocessing_info
+    plain = pp.ibu(part, oracle=hr, tol=1e-10, max_iter=100_000,
+                   accelerate=False).postprocessing_info
+    assert full["converged"] and plain["converged"]
+    assert plain["iterations"] >= 3 * full["iterations"]
+    with pytest.raises(TypeError, match="'accelerate'"):
+        pp.ibu(part, oracle=hr, accelerate=1)

@@ -114,9 +114,35 @@ than ``2e-8``. So by default
 gap (0 updates when it is already below ``tol``); ``start="uniform"`` is the
 textbook start. For Hadamard response's columns it starts from the same
 closed form on the support counts (the composite maximizer) and climbs to
-the exact MLE, slowly on a large domain: at ``D = 4096`` (``K = 8192``),
-``eps = 1``, ``n = 10^5``, the default 10,000 updates take about 1.5 s and
-stop at a gap of ``4e-4`` (``converged`` is ``False``).
+the exact MLE. The plain EM climbs slowly on a large domain: at
+``D = 4096`` (``K = 8192``), ``eps = 1``, ``n = 10^5`` (Zipf data),
+10,000 updates take about 1.5 s and stop at a gap of ``2e-4``
+(``converged`` is ``False``).
+
+IBU: the accelerator
+--------------------
+By default (``accelerate=True``) the EM is accelerated by SQUAREM
+(Varadhan and Roland 2008, scheme S3): from ``f0``, two EM updates
+``f1 = F(f0)``, ``f2 = F(f1)``, ``r = f1 - f0``, ``v = f2 - 2 f1 + f0``,
+the step ``a = ||r|| / ||v||`` clipped to ``[1, step_max]``, the
+extrapolation ``f0 + 2 a r + a^2 v`` projected (Euclidean) onto the
+simplex with every frequency kept at least 1% of its value in ``f0`` (so
+that the multiplicative update can revive it), and one EM update from
+there. That point is kept when its log-likelihood is at least ``L(f0)``;
+otherwise the cycle falls back to the plain EM iterate ``f2`` and the cap
+``step_max`` shrinks below the rejected step (it starts at 1 and grows
+fourfold after each accepted step at the cap). The fixed points are the
+EM's, the stopping rule is the same duality gap ``max_x g(x) - 1 <= tol``
+at the returned point, and every evaluation of ``g`` (one ``M f`` and one
+``M^T r``, what one plain update costs) counts as an update against
+``max_iter`` and in the reported ``iterations``. For Hadamard response's
+columns the accelerated run starts from the composite maximizer mixed half
+and half with the uniform distribution (a symbol starting near zero grows
+only by the factor ``g(x)`` per update). In the example above it converges
+after 971 evaluations, in about 0.3 s on a loaded machine; from the uniform
+start, GRR, OUE and OLH at ``D = 4096`` converge after 351, 103 and 139
+evaluations (the plain EM is unconverged after 10,000). ``accelerate=False``
+is the plain EM, update for update.
 
 IBU needs reports at one budget (one channel): an estimate with personal
 budgets is refused.
@@ -159,6 +185,10 @@ References
 .. [7] Pinzon et al., "Estimating the true distribution of data collected with
    randomized response", AAAI 2026, as multi-freq-ldpy cites it (its ``MLE``:
    the closed-form maximum-likelihood estimate for GRR).
+.. [8] R. Varadhan, C. Roland, "Simple and globally convergent methods for
+   accelerating the convergence of any EM algorithm", Scand. J. Statist. 35
+   (2008) 335-353 (SQUAREM; the S3 step and its safeguards as in the
+   ``SQUAREM`` R package).
 """
 
 from __future__ import annotations
@@ -527,6 +557,139 @@ def _em(channel: CountChannel, stat: np.ndarray, f: np.ndarray, tol: float, max_
         updates += 1
 
 
+#: SQUAREM's step-length safeguards (Varadhan and Roland 2008; the ``SQUAREM`` package's
+#: defaults): the step ``a`` is at least 1 (a plain pair of EM updates) and at most
+#: ``step_max``, which starts at 1, is multiplied by ``_STEP_FACTOR`` when a step at the cap is
+#: accepted and divided by it (not below 1) when one is rejected
+_STEP_FACTOR = 4.0
+#: an extrapolated iterate is projected onto the simplex with every frequency kept at least
+#: this fraction of its value at the start of the cycle (so the EM can revive any of them)
+_KEEP = 0.01
+
+
+def _evaluate(channel: CountChannel, w: np.ndarray, hit: np.ndarray, f: np.ndarray,
+              likelihood: bool = True) -> tuple[np.ndarray, float]:
+    """One evaluation at ``f``: ``g = M^T (w / M f)`` and ``L(f) / sum(S) = sum_y w log (M f)``.
+
+    (``-inf`` when ``(M f)(y) = 0`` at some ``w(y) > 0``.)
+    """
+    m = channel.forward(f)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.where(hit, w / m, 0.0)
+        ll = float(np.sum(w[hit] * np.log(m[hit]))) if likelihood else math.nan
+    if likelihood and not math.isfinite(ll):
+        ll = -math.inf
+    return channel.adjoint(r), ll
+
+
+def _project_above(x: np.ndarray, low: np.ndarray) -> np.ndarray:
+    """The Euclidean projection of ``x`` onto ``{f >= low, sum f = 1}`` (``sum low < 1``).
+
+    ``low + P(x - low)`` with ``P`` the projection onto ``{y >= 0, sum y = 1 - sum low}``
+    (Duchi et al.'s sort, as in :func:`project_simplex`).
+    """
+    y = x - low
+    total = 1.0 - float(low.sum())
+    u = np.sort(y)[::-1]
+    css = np.cumsum(u) - total
+    j = np.arange(1, u.shape[0] + 1)
+    ok = np.flatnonzero(u - css / j > 0)
+    rho = int(ok[-1]) + 1 if ok.shape[0] else 1
+    out = low + np.maximum(y - css[rho - 1] / rho, 0.0)
+    out /= out.sum()
+    return out
+
+
+def _squarem(channel: CountChannel, stat: np.ndarray, f: np.ndarray, tol: float,
+             max_iter: int) -> tuple[np.ndarray, int, bool, float, float]:
+    """The EM of :func:`_em`, accelerated by SQUAREM (scheme S3, Varadhan and Roland 2008).
+
+    One cycle from ``f0`` (where ``g0`` is known): ``f1 = F(f0)``,
+    ``f2 = F(f1)`` (``F(f) = f g / sum(f g)``, the EM map), ``r = f1 - f0``,
+    ``v = f2 - 2 f1 + f0``, the step ``a = ||r|| / ||v||`` clipped to
+    ``[1, step_max]``, the extrapolation ``f0 + 2 a r + a^2 v`` projected
+    onto the simplex (:func:`_project_above`, with ``_KEEP``), then one EM
+    update from it (the stabilization step). The result is kept when its
+    log-likelihood is at least ``L(f0)``; otherwise the cycle falls back to
+    the plain EM iterate ``f2``. With ``a = 1`` the extrapolation is ``f2``
+    itself (two plain updates). The fixed points are those of the EM, and
+    the stopping rule is the same: the duality gap ``max_x g(x) - 1 <= tol``
+    at a returned point where ``g`` was evaluated.
+
+    Every evaluation of ``g`` after the one at the start (each costs what
+    one plain EM update does: one ``M f`` and one ``M^T r``) counts as an
+    update against ``max_iter``: a cycle costs 2 (``a = 1``), 3 (accepted)
+    or 4 (rejected). Returns ``(f, updates, converged, gap, change)`` as
+    :func:`_em` does, ``change`` the largest move from the previous returned
+    candidate.
+    """
+    total = stat.sum()
+    w = stat / total
+    hit = w > 0
+    slack = 1e-12
+    f0 = f / f.sum()
+    g0, l0 = _evaluate(channel, w, hit, f0)
+    gap0 = max(float(g0.max()) - 1.0, 0.0)
+    updates, change, step_max = 0, 0.0, 1.0
+
+    def em_map(x: np.ndarray, g: np.ndarray) -> np.ndarray:
+        nxt = np.maximum(x * g, 0.0)
+        out: np.ndarray = nxt / nxt.sum()
+        return out
+
+    while True:
+        if gap0 <= tol:
+            return f0, updates, True, gap0, change
+        if updates == max_iter:
+            return f0, updates, False, gap0, change
+        f1 = em_map(f0, g0)
+        g1, _ = _evaluate(channel, w, hit, f1, False)
+        updates += 1
+        gap1 = max(float(g1.max()) - 1.0, 0.0)
+        if gap1 <= tol or updates == max_iter:
+            return f1, updates, gap1 <= tol, gap1, float(np.abs(f1 - f0).max())
+        f2 = em_map(f1, g1)
+        r = f1 - f0
+        v = f2 - 2.0 * f1 + f0
+        norm_v = float(np.sqrt(v @ v))
+        a = 1.0 if norm_v == 0.0 else min(max(float(np.sqrt(r @ r)) / norm_v, 1.0), step_max)
+        nxt: Optional[np.ndarray] = None
+        if a > 1.0:
+            ext = _project_above(f0 + 2.0 * a * r + (a * a) * v, _KEEP * f0)
+            ge, _ = _evaluate(channel, w, hit, ext, False)
+            updates += 1
+            gap_e = max(float(ge.max()) - 1.0, 0.0)
+            if gap_e <= tol or updates == max_iter:
+                # a certified point is returned as is; out of updates, the best point known
+                # (f1: L(f1) >= L(f0) by the EM property) is
+                if gap_e <= tol:
+                    return ext, updates, True, gap_e, float(np.abs(ext - f1).max())
+                return f1, updates, False, gap1, float(np.abs(f1 - f0).max())
+            cand = em_map(ext, ge)
+            gc, lc = _evaluate(channel, w, hit, cand)
+            updates += 1
+            if lc >= l0 - slack * abs(l0):
+                nxt, g_next, l_next = cand, gc, lc
+                if a == step_max:
+                    step_max *= _STEP_FACTOR
+            else:
+                step_max = max(1.0, a / _STEP_FACTOR)
+                gap_c = max(float(gc.max()) - 1.0, 0.0)
+                if gap_c <= tol:
+                    return cand, updates, True, gap_c, float(np.abs(cand - f1).max())
+                if updates == max_iter:
+                    return f1, updates, False, gap1, float(np.abs(f1 - f0).max())
+        if nxt is None:  # the plain EM iterate f2 (L(f2) >= L(f1) >= L(f0))
+            nxt = f2
+            g_next, l_next = _evaluate(channel, w, hit, f2)
+            updates += 1
+            if a == 1.0 == step_max:  # a step at the cap (1), accepted: the cap grows
+                step_max = _STEP_FACTOR
+        change = float(np.abs(nxt - f0).max())
+        f0, g0, l0 = nxt, g_next, l_next
+        gap0 = max(float(g0.max()) - 1.0, 0.0)
+
+
 def _log_likelihood(channel: CountChannel, stat: np.ndarray, f: np.ndarray) -> float:
     """``sum_y S(y) log (M f)(y)`` (terms with ``S(y) = 0`` are 0)."""
     m = channel.forward(f)
@@ -547,7 +710,7 @@ _STARTS = ("auto", "uniform")
 
 def ibu(est: Union[EstimateLike, Partial], *, oracle: Optional[FrequencyOracle] = None,
         n: Any = None, tol: float = 1e-8, max_iter: int = 10_000,
-        start: str = "auto") -> FrequencyEstimate:
+        start: str = "auto", accelerate: bool = True) -> FrequencyEstimate:
     """The iterative Bayesian update: the EM estimate of the counts given the oracle's channel.
 
     See the module docstring for the update, the statistic each oracle
@@ -582,17 +745,22 @@ def ibu(est: Union[EstimateLike, Partial], *, oracle: Optional[FrequencyOracle] 
         response's columns, the closed-form maximizer of its support
         counts' composite likelihood, from which the EM climbs to the exact
         MLE. ``"uniform"``: the textbook start ``f = 1/D`` (Agrawal and
-        Aggarwal; multi-freq-ldpy), from which the EM can need millions of
-        updates on a large domain.
+        Aggarwal; multi-freq-ldpy), from which the plain EM can need
+        millions of updates on a large domain.
+    accelerate : bool
+        ``True`` (the default): SQUAREM (module docstring), the same fixed
+        point in far fewer evaluations; ``False``: the plain EM, one update
+        at a time.
 
     Returns
     -------
     FrequencyEstimate
         Counts ``n f`` (``>= 0``, summing to ``n``), ``variances=None``,
         ``postprocessing="ibu"``. ``postprocessing_info``: ``iterations``
-        (EM updates), ``converged``, ``gap`` (``max_x g(x) - 1`` at the
+        (EM updates; with ``accelerate``, evaluations of the EM map, each
+        the cost of one update), ``converged``, ``gap`` (``max_x g(x) - 1`` at the
         result), ``change`` (the last update's largest move of a
-        frequency), ``tol``, ``max_iter``, ``start``, ``epsilon``,
+        frequency), ``tol``, ``max_iter``, ``start``, ``accelerate``, ``epsilon``,
         ``statistic`` (``"counts"`` or ``"hits"``), ``channel`` (its kind),
         ``likelihood`` (``"exact"`` or ``"composite"``) and
         ``log_likelihood`` (``L`` at the result).
@@ -603,6 +771,8 @@ def ibu(est: Union[EstimateLike, Partial], *, oracle: Optional[FrequencyOracle] 
         Without ``oracle``; for an estimate with personal budgets (IBU
         needs one channel); when the domain sizes differ; or when the counts
         cannot be this oracle's (a support count below zero).
+    TypeError
+        When ``accelerate`` is not a bool.
     NotImplementedError
         For an oracle that does not give its channel (FLH).
     """
@@ -616,6 +786,9 @@ def ibu(est: Union[EstimateLike, Partial], *, oracle: Optional[FrequencyOracle] 
     max_iter = check_int(max_iter, "max_iter", owner, low=0)
     if start not in _STARTS:
         raise param_error("start", owner, "'auto' or 'uniform'", start)
+    if not isinstance(accelerate, (bool, np.bool_)):
+        raise param_error("accelerate", owner, "a bool", accelerate, TypeError)
+    accelerate = bool(accelerate)
     D = oracle.domain_size
     counts: Optional[np.ndarray] = None
     if isinstance(est, Partial):
@@ -666,7 +839,8 @@ def ibu(est: Union[EstimateLike, Partial], *, oracle: Optional[FrequencyOracle] 
             f"S = counts (p - q) + n q is >= 0). Got S = {float(stat[i])!r} at index {i} "
             "instead.")
     stat = np.maximum(stat, 0.0)
-    info: dict[str, Any] = {"tol": tol, "max_iter": max_iter, "start": start, "epsilon": eps,
+    info: dict[str, Any] = {"tol": tol, "max_iter": max_iter, "start": start,
+                            "accelerate": accelerate, "epsilon": eps,
                             "statistic": statistic, "channel": channel.kind,
                             "likelihood": "exact" if channel.exact else "composite"}
     if total == 0 or stat.sum() == 0:
@@ -680,8 +854,12 @@ def ibu(est: Union[EstimateLike, Partial], *, oracle: Optional[FrequencyOracle] 
         elif start == "auto" and channel.kind == "hadamard":
             support = _hadamard_support(stat, D)
             f = _symmetric_mle(support / support.sum(), channel.p, 0.5)
-            f = np.maximum(f, 1e-12)  # the EM cannot revive a zero it starts from
-        f, updates, converged, gap, change = _em(channel, stat, f, tol, max_iter)
+            if accelerate:  # half and half with uniform: no symbol starts near zero, where a
+                f = 0.5 * f + 0.5 / D  # multiplicative update revives it only slowly
+            else:
+                f = np.maximum(f, 1e-12)  # the EM cannot revive a zero it starts from
+        run = _squarem if accelerate else _em
+        f, updates, converged, gap, change = run(channel, stat, f, tol, max_iter)
         info.update(iterations=updates, converged=converged, gap=gap, change=change)
     info["log_likelihood"] = _log_likelihood(channel, stat, f)
     privacy_out = PrivacyStatement.local(epsilon=eps) if source is None else None
