@@ -269,3 +269,74 @@ def test_memo_store_on_disk_keeps_samples_and_bits(tmp_path):
         day2 = m.privatize(x, memo=memo, identities=ids, rng=2)
         assert len(memo) == 80   # one sample and one case response per identity
     assert np.array_equal(day1, day2)
+
+
+# ------------------------------------------------------------------ 1BitMean
+from fastldp.longitudinal.dbitflip import OneBitMean  # noqa: E402
+
+
+@pytest.mark.parametrize("gamma", [0.0, 0.3])
+def test_one_bit_mean_law_at_the_ends_and_its_epsilons(gamma):
+    # grid values round deterministically (t - floor(t) = 0 is never above alpha; x = m rounds
+    # to s): the bit is Bernoulli(c0 + c1 k / s); x = 0 against x = m is the largest ratio
+    m = OneBitMean(max_value=10.0, epsilon_inf=1.2, n_points=5, gamma=gamma)
+    e = math.exp(1.2)
+    lo = (1 - gamma) / (e + 1) + gamma / 2
+    hi = (1 - gamma) * e / (e + 1) + gamma / 2
+    assert (m.c0, m.c0 + m.c1) == (pytest.approx(lo, rel=1e-15), pytest.approx(hi, rel=1e-15))
+    ratio = max(hi / lo, (1 - lo) / (1 - hi))
+    assert math.log(ratio) == pytest.approx(m.epsilon_1, rel=1e-12)
+    if gamma == 0:
+        assert m.epsilon_1 == 1.2
+    n = 200_000
+    for x, p in ((0.0, lo), (10.0, hi), (4.0, lo + (hi - lo) * 2 / 5)):
+        bits = m.privatize(np.full(n, x), memo=MemoryMemo(), rng=int(x) + 1)
+        assert abs(bits.mean() - p) < 5 * math.sqrt(p * (1 - p) / n)
+
+
+def test_alpha_point_rounding_is_unbiased_over_alpha():
+    # over J evenly spaced alphas the mean rounded index is t to within 1 / J
+    m = OneBitMean(max_value=7.0, epsilon_inf=1.0, n_points=4)
+    x = np.array([0.0, 0.3, 1.75, 2.0, 5.123, 6.99, 7.0])
+    t = x * 4 / 7
+    J = 1000
+    alphas = (np.arange(J) + 0.5) / J
+    mean_k = np.mean([m.round_points(x, np.full(x.shape, a)) for a in alphas], axis=0)
+    assert np.all(np.abs(mean_k - t) <= 1 / J + 1e-12)
+
+
+def test_one_bit_mean_memo_and_unbiasedness():
+    m = OneBitMean(max_value=100.0, epsilon_inf=1.0, n_points=8)
+    x = np.random.default_rng(0).uniform(0, 100, 5000)
+    memo = MemoryMemo()
+    day1 = m.privatize(x, memo=memo, rng=1)
+    assert np.array_equal(m.privatize(x, memo=memo, rng=2), day1)
+    assert len(memo) == 2 * 5000        # one alpha and one grid-point bit per identity
+    # 300 collections with fresh memos: the mean within 4 sd / sqrt(300) of the truth, and
+    # the conservative variance at least the empirical one (relative sd of the sample
+    # variance sqrt(2 / 299) = 0.08: a 0.75 factor is 3 sd)
+    rng = np.random.default_rng(3)
+    ests = [m.estimate(m.privatize(x, memo=MemoryMemo(), rng=rng)) for _ in range(300)]
+    means = np.array([e.mean[0] for e in ests])
+    var = np.mean([e.variances[0] for e in ests])
+    assert abs(means.mean() - x.mean()) < 4 * means.std(ddof=1) / math.sqrt(300)
+    assert means.var(ddof=1) * 0.75 <= var
+
+
+def test_one_bit_mean_partials_sanitization_and_budgets():
+    m = OneBitMean(max_value=1.0, epsilon_inf=2.0, epsilon=1.0, n_points=3, codebook_seed=4)
+    assert m.epsilon == 1.0 and m.gamma == OneBitMean.gamma_for(2.0, 1.0)
+    assert OneBitMean(**m.stream_params()).stream_params() == m.stream_params()
+    bits = m.privatize(np.linspace(0, 1, 1000), rng=0)
+    whole = m.estimate(bits)
+    parts = [m.partial(bits[:300]), m.partial(bits[300:], identities=np.arange(300, 1000))]
+    assert np.array_equal(m.finalize(merge_in_order(m, parts, "random", seed=0)).mean,
+                          whole.mean)
+    bad = bits.astype(float)
+    bad[[3, 4]] = [2.0, 0.5]
+    s = m.estimate(bad).sanitization
+    assert (s.n_valid, s.by_reason["out_of_range"], s.by_reason["non_integer"]) == (998, 1, 1)
+    with pytest.raises(ValueError, match="'values' parameter"):
+        m.privatize([0.5, 1.5])
+    with pytest.raises(ValueError, match="not both"):
+        OneBitMean(max_value=1.0, epsilon_inf=2.0, epsilon=1.0, gamma=0.1)

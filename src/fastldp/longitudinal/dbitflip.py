@@ -60,13 +60,22 @@ reported as the plug-in value at ``N(v)`` = the estimate clipped to
 with ``mid(v)`` the mean of the integers of bucket ``v``
 (:meth:`DBitFlipPM.mean`).
 
-What the paper has and this module does not
--------------------------------------------
-[1]_'s mean estimator for counters is 1BitMean (one bit per report), made
-longitudinal by alpha-point rounding (a public-per-user offset ``alpha``
-chosen once, the value rounded to a grid point accordingly, and one
-memoized bit per grid point); that mechanism is not implemented here: the
-mean above is the histogram's.
+1BitMean with alpha-point rounding
+----------------------------------
+[1]_'s mean estimator for counters in ``[0, m]`` is 1BitMean: one bit, 1
+with probability ``pi(x) = 1 / (e^eps + 1) + (x / m) (e^eps - 1) / (e^eps + 1)``,
+``eps``-LDP, and the unbiased mean ``m (b (e^eps + 1) - 1) / (e^eps - 1)``
+averaged over the reports. Its longitudinal form (:class:`OneBitMean`)
+rounds the value to a grid of ``s + 1`` points ``k m / s`` by *alpha-point
+rounding*: each identity draws ``alpha`` uniform in ``[0, 1)`` once
+(memoized); a value at ``t = x s / m`` rounds up to ``floor(t) + 1`` when
+``t - floor(t) > alpha`` and down otherwise, so over ``alpha`` the rounded
+point is ``t`` on average and the estimator stays unbiased; each grid point
+has one memoized bit. A value that changes but rounds to the same point
+sends the same bit; ``c`` distinct grid points cost ``c epsilon_inf``. The
+optional output perturbation is the same fair coin with probability
+``gamma`` as above. (This is the mechanism as recalled from [1]_; the text
+was not at hand to check the details of its rounding.)
 
 References
 ----------
@@ -80,6 +89,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import dataclass
 from typing import Optional, Union
 
 import numpy as np
@@ -92,11 +102,12 @@ from ..oracles import FrequencyEstimate
 from ..oracles._base import (EPSILON_MAX, MAX_DOMAIN_SIZE, RngLike, _Text, all_legal_report,
                              as_report_array, classify_integers, partial_report, report_counts,
                              tally_report)
+from ..results import PrivacyStatement, Result
 from ..streaming import ExactSum, Partial, check_partial
 from .memo import MemoryMemo, MemoStore
 from .protocols import LongitudinalPrivacy
 
-__all__ = ["DBitFlipPM"]
+__all__ = ["DBitFlipPM", "OneBitMean", "MeanEstimate"]
 
 Memo = Union[MemoryMemo, MemoStore]
 
@@ -526,3 +537,234 @@ class DBitFlipPM:
         if estimate.n == 0:
             return float("nan")
         return float(estimate.counts @ self.bucket_midpoints() / estimate.n)
+
+
+# ---------------------------------------------------------------------- 1BitMean
+@dataclass(frozen=True, repr=False)
+class MeanEstimate(Result):
+    """The mean of :class:`OneBitMean`'s reports (a :class:`~fastldp.results.Result`).
+
+    Attributes
+    ----------
+    mean : float64 array, shape (1,)
+        The unbiased estimate of the identities' mean value (also ``.estimate``).
+    variances : float64 array, shape (1,)
+        A conservative plug-in variance (:meth:`OneBitMean.finalize`).
+    sanitization, n, privacy
+        As every result.
+    """
+
+    _estimate_field = "mean"
+    mean: np.ndarray
+    variances: np.ndarray
+    sanitization: object
+    n: int
+    privacy: PrivacyStatement
+
+
+class OneBitMean:
+    """1BitMean with alpha-point rounding and memoized bits (module docstring).
+
+    Parameters
+    ----------
+    max_value : float in (0, inf)
+        ``m``: the values lie in ``[0, m]``.
+    epsilon_inf : float in (0, 700]
+        The budget of a memoized bit (the paper's ``epsilon``).
+    n_points : int >= 1
+        ``s``: the grid has the ``s + 1`` points ``k m / s`` (default 16).
+    gamma : float in [0, 1), optional
+        Output perturbation: a fair coin with this probability per report.
+    epsilon : float in (0, epsilon_inf], optional
+        One report's budget instead of ``gamma`` (sets ``gamma``).
+    codebook_seed : int or None
+        Keys the public replacement bits of malformed reports.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastldp.longitudinal import MemoryMemo
+    >>> from fastldp.longitudinal.dbitflip import OneBitMean
+    >>> obm = OneBitMean(max_value=100.0, epsilon_inf=1.0, n_points=8, codebook_seed=0)
+    >>> x = np.random.default_rng(0).uniform(0, 100, 200_000)
+    >>> memo = MemoryMemo()
+    >>> day1 = obm.estimate(obm.privatize(x, memo=memo, rng=1))
+    >>> day2 = obm.privatize(x, memo=memo, rng=2)        # the same memoized bits
+    >>> bool(abs(day1.mean[0] - x.mean()) < 5 * day1.std[0])
+    True
+    """
+
+    name = "1bitmean"
+
+    def __init__(self, *, max_value: float, epsilon_inf: float, n_points: int = 16,
+                 gamma: Optional[float] = None, epsilon: Optional[float] = None,
+                 codebook_seed: Optional[int] = None) -> None:
+        owner = type(self).__name__
+        self.max_value = check_float(max_value, "max_value", owner, low=0.0,
+                                     high=float("inf"))
+        self.epsilon_inf = check_float(epsilon_inf, "epsilon_inf", owner, low=0.0,
+                                       high=EPSILON_MAX, high_open=False)
+        self.n_points = check_int(n_points, "n_points", owner, low=1, high=MAX_DOMAIN_SIZE - 1)
+        if epsilon is not None:
+            if gamma is not None:
+                raise ValueError(f"The 'epsilon' parameter of {owner} sets gamma: pass epsilon "
+                                 f"or gamma, not both. Got epsilon={epsilon!r} and "
+                                 f"gamma={gamma!r} instead.")
+            e1 = check_float(epsilon, "epsilon", owner, low=0.0, high=self.epsilon_inf,
+                             high_open=False)
+            gamma = self.gamma_for(self.epsilon_inf, e1)
+        self.gamma = check_float(0.0 if gamma is None else gamma, "gamma", owner, low=0.0,
+                                 high=1.0, low_open=False)
+        self._epsilon_given = None if epsilon is None else float(epsilon)
+        self.codebook_seed = resolve_codebook_seed(codebook_seed, owner)
+        e = math.exp(self.epsilon_inf)
+        # a reported bit is 1 with probability c0 + c1 x / m
+        self.c0 = (1.0 - self.gamma) / (e + 1.0) + self.gamma / 2
+        self.c1 = (1.0 - self.gamma) * (e - 1.0) / (e + 1.0)
+        self.epsilon_1 = (self.epsilon_inf if self.gamma == 0.0
+                          else float(epsilon) if epsilon is not None
+                          else math.log((1.0 - self.c0) / self.c0))
+        self._memo: Optional[MemoryMemo] = None
+
+    @staticmethod
+    def gamma_for(epsilon_inf: float, epsilon_1: float) -> float:
+        """The ``gamma`` that makes one report ``epsilon_1``-LDP: ``(1 - c0) / c0 = e^epsilon_1``.
+
+        ``c0 = (1 - gamma) / (e^epsilon_inf + 1) + gamma / 2`` is the probability of a 1 at
+        ``x = 0``.
+        """
+        e, target = math.exp(epsilon_inf), 1.0 / (math.exp(epsilon_1) + 1.0)
+        return (target - 1.0 / (e + 1.0)) / (0.5 - 1.0 / (e + 1.0))
+
+    @property
+    def epsilon(self) -> float:
+        """One report's budget, ``epsilon_1``."""
+        return self.epsilon_1
+
+    @property
+    def privacy(self) -> LongitudinalPrivacy:
+        """Per report ``epsilon_1``; ``epsilon_inf`` over any number of reports of one point."""
+        return LongitudinalPrivacy.memoized(epsilon_1=self.epsilon_1, epsilon_inf=self.epsilon_inf)
+
+    @property
+    def memo(self) -> MemoryMemo:
+        """This object's own in-memory memo (used when :meth:`privatize` gets none)."""
+        if self._memo is None:
+            self._memo = MemoryMemo()
+        return self._memo
+
+    @property
+    def memo_scopes(self) -> tuple[str, str]:
+        """The memo scopes of the offsets ``alpha`` and of the bits per grid point."""
+        return ("1bitmean-alpha",
+                f"1bitmean-bits:s={self.n_points}:epsilon_inf={self.epsilon_inf!r}")
+
+    def __repr__(self) -> str:
+        return (f"OneBitMean(max_value={self.max_value!r}, epsilon_inf={self.epsilon_inf!r}, "
+                f"n_points={self.n_points}, gamma={self.gamma!r}, "
+                f"codebook_seed={self.codebook_seed})")
+
+    def stream_params(self) -> dict:
+        """The public parameters a partial is bound to; ``type(self)(**params)`` rebuilds it."""
+        budget = ({"gamma": self.gamma} if self._epsilon_given is None
+                  else {"epsilon": self._epsilon_given})
+        return {"max_value": self.max_value, "epsilon_inf": self.epsilon_inf,
+                "n_points": self.n_points, **budget, "codebook_seed": self.codebook_seed}
+
+    def round_points(self, values: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+        """Alpha-point rounding: the grid index of each value (int64 in ``[0, s]``)."""
+        t = np.asarray(values, dtype=np.float64) * (self.n_points / self.max_value)
+        k = np.minimum(np.floor(t), self.n_points - 1)
+        return (k + ((t - k) > alpha)).astype(np.int64)
+
+    def privatize(self, values: ArrayLike, *, memo: Optional[Memo] = None,
+                  epsilons: Optional[ArrayLike] = None, identities: Optional[ArrayLike] = None,
+                  rng: RngLike = None) -> np.ndarray:
+        """One bit per identity (uint8 0/1) from its memoized offset and grid-point bit."""
+        owner = f"{type(self).__name__}.privatize"
+        if epsilons is not None and not np.all(np.asarray(epsilons, dtype=float)
+                                               == self.epsilon_1):
+            raise param_error("epsilons", owner, f"None or epsilon_1 = {self.epsilon_1!r}",
+                              _Text("other budgets"))
+        x = np.asarray(values, dtype=np.float64)
+        if x.ndim != 1 or not np.all((x >= 0) & (x <= self.max_value)):
+            raise param_error("values", owner, f"a 1-d array of floats in [0, {self.max_value!r}]",
+                              _Text("other values"))
+        ids = resolve_identities(identities, x.shape[0], owner)
+        gen = as_generator(rng, owner)
+        store = self.memo if memo is None else memo
+        if not isinstance(store, (MemoryMemo, MemoStore)):
+            raise param_error("memo", owner, "None, a MemoryMemo or a MemoStore", store,
+                              TypeError)
+        n = x.shape[0]
+        scope_a, scope_b = self.memo_scopes
+        alpha = store.responses(scope_a, ids, np.zeros(n, np.int64), 1,
+                                lambda index: np.asarray(gen.random(index.shape[0])),
+                                np.float64, 1)[:, 0]
+        k = self.round_points(x, alpha)
+        e = math.exp(self.epsilon_inf)
+        pi = 1.0 / (e + 1.0) + (k / self.n_points) * (e - 1.0) / (e + 1.0)
+        bits = store.responses(scope_b, ids, k, self.n_points + 1,
+                               lambda index: (gen.random(index.shape[0]) < pi[index]),
+                               np.uint8, 1)[:, 0]
+        if self.gamma > 0.0:
+            coin = gen.random(n) < self.gamma
+            bits = np.where(coin, gen.integers(0, 2, size=n), bits).astype(np.uint8)
+        return bits
+
+    def partial(self, reports: ArrayLike, epsilons: Optional[ArrayLike] = None,
+                identities: Optional[ArrayLike] = None) -> Partial:
+        """Exact state: the number of reports and of ones (malformed bits replaced, counted)."""
+        owner = f"{type(self).__name__}.partial"
+        arr = as_report_array(reports)
+        if arr.ndim != 1:
+            raise ValueError(f"The 'reports' parameter of {owner} must be a 1-d array of bits. "
+                             f"Got shape {arr.shape} instead.")
+        n = arr.shape[0]
+        ids = resolve_identities(identities, n, owner)
+        vals, numeric, integral, wrong_dtype = classify_integers(arr)
+        legal = integral & ((vals == 0) | (vals == 1))
+        out = np.where(legal, vals, 0)
+        if not legal.all():
+            bad = ~legal
+            words = hash_blocks(self.codebook_seed, ids[bad].astype(np.uint64), 2,
+                                SANITIZE_STREAM)[:, 1, 0]
+            out[bad] = (words & np.uint64(1)).astype(np.int64)
+        report = tally_report(n, numeric, integral, legal, wrong_dtype)
+        ones = ExactSum(1)
+        ones.add_integers(np.array([int(out.sum())], dtype=np.int64))
+        return Partial(type(self).__name__, self.stream_params(), sums={"ones": ones},
+                       counts=report_counts(report), flags={"wrong_dtype": report.wrong_dtype})
+
+    def merge(self, a: Partial, b: Partial) -> Partial:
+        """Merge two partials (exact)."""
+        owner = f"{type(self).__name__}.merge"
+        check_partial(a, type(self).__name__, self.stream_params(), owner)
+        check_partial(b, type(self).__name__, self.stream_params(), owner)
+        return a.merge(b)
+
+    def estimate(self, reports: ArrayLike, *, epsilons: Optional[ArrayLike] = None,
+                 identities: Optional[ArrayLike] = None) -> MeanEstimate:
+        """The mean ``m (ones / n - c0) / c1``; ``finalize(partial(...))``."""
+        return self.finalize(self.partial(reports, epsilons, identities))
+
+    def finalize(self, partial: Partial) -> MeanEstimate:
+        """The mean of a (merged) partial and its conservative variance.
+
+        The bits of different identities are independent Bernoulli with
+        probabilities ``pi_i``, ``sum pi_i (1 - pi_i) <= n pbar (1 - pbar)``,
+        so ``m^2 pbar (1 - pbar) / (n c1^2)`` with ``pbar`` the fraction of
+        ones bounds the variance of the mean from above (to the plug-in).
+        """
+        check_partial(partial, type(self).__name__, self.stream_params(),
+                      f"{type(self).__name__}.finalize")
+        n = partial.counts["n"]
+        ones = float(partial.sums["ones"].value()[0])
+        if n == 0:
+            mean, var = math.nan, math.nan
+        else:
+            pbar = ones / n
+            mean = self.max_value * (pbar - self.c0) / self.c1
+            var = self.max_value ** 2 * pbar * (1 - pbar) / (n * self.c1 ** 2)
+        return MeanEstimate(np.array([mean]), np.array([var]), partial_report(partial), n,
+                            self.privacy)
