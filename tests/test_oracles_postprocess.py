@@ -233,7 +233,7 @@ def _labelled_estimate():
 
 
 @pytest.mark.parametrize("method", ["base_cut", "norm_sub", "norm_mul", "norm_cut",
-                                    "project_simplex", "ibu"])
+                                    "project_simplex", "ibu", "power", "power_ns"])
 def test_each_method_returns_a_new_labelled_estimate_without_variances(method):
     grr, est = _labelled_estimate()
     before = est.counts.copy()
@@ -248,7 +248,7 @@ def test_each_method_returns_a_new_labelled_estimate_without_variances(method):
     assert (out.n, out.categories, out.privacy, out.sanitization) == (
         est.n, est.categories, est.privacy, est.sanitization)
     assert (out.counts >= 0).all()
-    if method in ("norm_sub", "norm_mul", "project_simplex", "ibu"):
+    if method in ("norm_sub", "norm_mul", "project_simplex", "ibu", "power_ns"):
         assert out.counts.sum() == pytest.approx(est.n, rel=1e-9)
     text = repr(out)
     assert text.startswith(f"FrequencyEstimate[{method}](shape (5,), n=500, epsilon=0.5")
@@ -308,13 +308,16 @@ def test_plain_vectors_need_n_and_valid_counts():
 
 def test_postprocess_dispatches_every_method_by_name():
     assert pp.METHODS == ("base_cut", "norm_sub", "norm_mul", "norm_cut", "project_simplex",
-                          "ibu")
+                          "ibu", "power", "power_ns")
     c = np.array([9.0, -2.0, 3.0, 0.5])
     direct = {"base_cut": pp.base_cut(c, n=10, threshold=1.0), "norm_sub": pp.norm_sub(c, n=10),
               "norm_mul": pp.norm_mul(c, n=10), "norm_cut": pp.norm_cut(c, n=10),
-              "project_simplex": pp.project_simplex(c, n=10)}
+              "project_simplex": pp.project_simplex(c, n=10),
+              "power": pp.power(c, n=10, variance=2.0),
+              "power_ns": pp.power_ns(c, n=10, variance=2.0)}
     for name, want in direct.items():
-        kw = {"threshold": 1.0} if name == "base_cut" else {}
+        kw = ({"threshold": 1.0} if name == "base_cut"
+              else {"variance": 2.0} if name.startswith("power") else {})
         got = pp.postprocess(c, name, n=10, **kw)
         np.testing.assert_array_equal(got.counts, want.counts)
         assert got.postprocessing == name
@@ -761,3 +764,81 @@ def test_accelerated_ibu_counts_updates_honestly_and_never_loses_likelihood(monk
     assert plain["iterations"] >= 3 * full["iterations"]
     with pytest.raises(TypeError, match="'accelerate'"):
         pp.ibu(part, oracle=hr, accelerate=1)
+
+
+# ------------------------------------------------------------------ Power and Power-Ns
+def twin_power(c, n, variance):
+    """Wang et al.'s Power with plain loops: alpha by bisection on the power-law mean, then
+    every posterior mean summed over all of x = 1..N (no window), in log space."""
+    N = int(math.floor(n))
+    xs = range(1, N + 1)
+
+    def law_mean(a):
+        top = max(-a * math.log(x) for x in xs)
+        w = [math.exp(-a * math.log(x) - top) for x in xs]
+        return sum(x * wx for x, wx in zip(xs, w)) / sum(w)
+
+    mean = sum(c) / len(c)
+    if mean < 1:
+        alpha = 1.01
+    elif mean >= law_mean(1.0):
+        alpha = 1.0
+    else:  # law_mean falls as alpha grows
+        alpha = _bisect(lambda a: mean - law_mean(a), 1.0, 64.0, iters=200)
+    out = []
+    for cv in c:
+        logs = [-alpha * math.log(x) - (cv - x) ** 2 / (2 * variance) for x in xs]
+        top = max(logs)
+        w = [math.exp(t - top) for t in logs]
+        out.append(sum(x * wx for x, wx in zip(xs, w)) / sum(w))
+    return np.array(out), alpha
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_power_and_power_ns_are_their_twins(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(50, 400))
+    D = int(rng.integers(3, 25))
+    truth = n * rng.dirichlet(np.full(D, 0.3))
+    variance = float(rng.uniform(1.0, 400.0))
+    c = truth + rng.normal(0.0, math.sqrt(variance), D)  # negative counts too
+    want, alpha = twin_power(list(c), n, variance)
+    out = pp.power(c, n=n, variance=variance)
+    assert out.postprocessing == "power" and out.std is None
+    assert out.postprocessing_info["alpha"] == pytest.approx(alpha, abs=1e-9)
+    np.testing.assert_allclose(out.counts, want, rtol=1e-9, atol=1e-9)
+    assert (out.counts >= 1 - 1e-12).all() and (out.counts <= n + 1e-9).all()
+    ns = pp.postprocess(c, "power_ns", n=n, variance=variance)
+    assert ns.postprocessing == "power_ns"
+    np.testing.assert_allclose(ns.counts, twin_norm_sub(list(want), n), rtol=0, atol=1e-7)
+    assert abs(ns.counts.sum() - n) < 1e-8 * n and (ns.counts >= 0).all()
+
+
+def test_power_window_holds_a_count_far_from_the_data_and_the_exponent_edges():
+    # a count far below 0 or above n: the posterior sits at 1 or near N (twin: full sums)
+    c = [-5_000.0, 30.0, 5.0, 2_000.0]
+    want, _ = twin_power(c, 60, 25.0)
+    np.testing.assert_allclose(pp.power(np.array(c), n=60, variance=25.0).counts, want,
+                               rtol=1e-9)
+    assert want[0] == pytest.approx(1.0, abs=1e-9)
+    # a mean below 1 (more values than reports) gives alpha = 1.01, as the authors' code does
+    small = pp.power(np.r_[3.0, np.zeros(9)], n=3, variance=1.0).postprocessing_info
+    assert small["alpha"] == 1.01
+    # a flat estimate (mean above the alpha = 1 law's N / H_N) gives alpha = 1
+    flat = pp.power(np.full(2, 50.0), n=100, variance=1.0).postprocessing_info
+    assert flat["alpha"] == 1.0
+
+
+def test_power_reads_the_variance_of_the_estimate_and_refuses_without_one():
+    grr = GRR(domain_size=6, epsilon=1.0, codebook_seed=0)
+    est = grr.estimate(grr.privatize(np.random.default_rng(0).choice(6, 300, p=F0), rng=1))
+    out = pp.power(est)
+    assert out.postprocessing_info["variance"] == pytest.approx(float(np.mean(est.variances)))
+    want, _ = twin_power(list(est.counts), 300, float(np.mean(est.variances)))
+    np.testing.assert_allclose(out.counts, want, rtol=1e-9)
+    assert out.n == 300 and out.sanitization == est.sanitization
+    with pytest.raises(ValueError, match="'variance' parameter of power"):
+        pp.power(np.array([1.0, 2.0]), n=3)
+    with pytest.raises(ValueError, match="'variance'"):
+        pp.power_ns(np.array([1.0, 2.0]), n=3, variance=-1.0)
+    np.testing.assert_array_equal(pp.power(np.array([1.0, -1.0]), n=0, variance=1.0).counts, 0)
