@@ -180,7 +180,6 @@ def test_headline_example_detects_the_heavy_values():
         assert abs(count - truth) < 5 * se
 
 
-@pytest.mark.slow
 def test_unbiased_and_variance_by_simulation():
     # 300 independent collections (fresh memos): each count's mean within 4 sd of the truth
     # (sd of the mean = sd / sqrt(300)); the mean plug-in variance against the empirical one:

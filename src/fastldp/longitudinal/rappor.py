@@ -437,16 +437,19 @@ class LongitudinalRAPPOR:
             thr = np.full(n, np.ldexp(prob, 64), dtype=np.float64).astype(np.uint64)
             # a row of k + 1 bits with the held bit k (dropped): every kept bit is Bernoulli(prob)
             rows = ue_perturb(int(key[0]), int(key[1]), np.full(n, k, dtype=np.int64), thr,
-                              np.full(n, 0.5), k + 1, self._threads())[:, :self.n_bytes].copy()
+                              np.full(n, 0.5), k + 1, self._threads(n * (k + 1)))
+            rows = rows[:, :self.n_bytes].copy()
         pad = self._padding_mask()
         if pad:
             rows[:, -1] &= np.uint8(~pad & 0xFF)
         return rows
 
-    def _threads(self) -> int:
+    def _threads(self, work: int = 1 << 30) -> int:
+        """The kernels' threads: one below about 2^18 bits of work (starting a team of
+        threads costs more there; results never depend on the count)."""
         from .._random import resolve_n_threads
 
-        return resolve_n_threads(self.n_threads, type(self).__name__)
+        return 1 if work < 1 << 18 else resolve_n_threads(self.n_threads, type(self).__name__)
 
     def _padding_mask(self) -> int:
         used = self.n_bits - 8 * (self.n_bytes - 1)
@@ -587,7 +590,8 @@ class LongitudinalRAPPOR:
         rows = np.ascontiguousarray(clean[order])
         bounds = np.searchsorted(cohorts[order], np.arange(C + 1))
         for c in np.flatnonzero(bounds[1:] > bounds[:-1]):
-            out[c] = ue_counts(rows[bounds[c]:bounds[c + 1]], k, self._threads())
+            out[c] = ue_counts(rows[bounds[c]:bounds[c + 1]], k,
+                               self._threads(int(bounds[c + 1] - bounds[c]) * k))
         return out
 
     def partial(self, reports: ArrayLike, epsilons: Optional[ArrayLike] = None,
