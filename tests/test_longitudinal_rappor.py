@@ -318,3 +318,14 @@ def test_memo_store_on_disk_keeps_the_permanent_responses(tmp_path):
         day2 = r.privatize(x, memo=memo, identities=ids, rng=2)
         assert len(memo) == 40
     assert np.array_equal(day1, day2)
+
+
+def test_reports_and_counts_do_not_depend_on_the_thread_count():
+    # 20000 x 33 bits is above the one-thread cut (2^18): the kernels run on a team
+    x = np.arange(20_000) % 40
+    out = []
+    for threads in (1, 2):
+        r = LongitudinalRAPPOR(domain_size=40, k=32, h=2, m=1, codebook_seed=3, n_threads=threads)
+        reports = r.privatize(x, memo=MemoryMemo(), rng=5)
+        out.append((reports, r.bit_counts(reports, np.zeros(x.shape[0], np.int64))))
+    assert np.array_equal(out[0][0], out[1][0]) and np.array_equal(out[0][1], out[1][1])
