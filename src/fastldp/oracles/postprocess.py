@@ -573,8 +573,9 @@ def power(est: EstimateLike, *, n: Any = None, variance: Optional[float] = None
           ) -> FrequencyEstimate:
     """Power: each count replaced by its mean under a fitted power-law prior (Wang et al. 2020).
 
-    Wang et al.'s *Power* (after Jia and Gong's use of prior knowledge),
-    as the authors' code computes it: a power law
+    Wang et al.'s *Power*, as the authors' code computes it
+    (``post-process/power.py`` of github.com/vvv214/LDP_Protocols; the
+    paper's own text was not reachable when this was written): a power law
     ``P(x) ~ x^(-alpha)`` on the counts ``x = 1, ..., N`` (``N = floor(n)``)
     is fitted to the estimate by its mean (``alpha >= 1`` such that
     ``sum_x x^(1 - alpha) / sum_x x^(-alpha)`` equals the mean of the
@@ -624,6 +625,9 @@ def power_ns(est: EstimateLike, *, n: Any = None, variance: Optional[float] = No
              ) -> FrequencyEstimate:
     """Power-Ns: :func:`power`, then :func:`norm_sub` (Wang et al. 2020's PowerNS).
 
+    The authors' ``power_ns.py`` applies their Norm-Sub to the counts it is
+    given; that it is given Power's output is our reading of the name (the
+    code that chains them, like the paper's text, was not reachable here).
     Consistent: counts ``>= 0`` summing to ``n``. ``postprocessing_info``
     holds ``alpha`` and ``variance`` (Power's) and ``delta`` (Norm-Sub's).
 
