@@ -1,4 +1,4 @@
-"""TreeHist: the Hadamard oracle's law and estimator, the pruned tree, partials, files, sanitization."""
+"""TreeHist: the Hadamard oracle's law and estimator, the pruned tree, streaming, sanitization."""
 
 import math
 

@@ -291,7 +291,10 @@ class SFP(HeavyHitterProtocol):
         return clean, SanitizationReport(n, int(legal.sum()), by_reason, wrong)
 
     def tables(self, chunks: Chunks) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """One pass: ``(Z, n_position, Z_item)``, integer tables of shape ``(P, R, T)``, ``(P,)``, ``(R, T)``."""
+        """One pass over the reports: the integer tables ``(Z, n_position, Z_item)``.
+
+        ``Z``: ``(P, R, T)``; ``n_position``: ``(P,)``; ``Z_item``: ``(R, T)``.
+        """
         R, T, P = self.n_rows, self.n_columns, self.n_positions
         Z = np.zeros((P, R, T), dtype=np.int64)
         n_pos = np.zeros(P, dtype=np.int64)
@@ -369,7 +372,8 @@ class SFP(HeavyHitterProtocol):
             for frags, _ in lists:
                 combo = ((combo[:, None] << np.uint64(f)) | frags[None, :]).ravel()
             if self._pad:
-                combo = combo[(combo & np.uint64((1 << self._pad) - 1)) == 0] >> np.uint64(self._pad)
+                low = np.uint64((1 << self._pad) - 1)
+                combo = combo[(combo & low) == 0] >> np.uint64(self._pad)
             combo = combo[self.puzzle(combo) == psi]
             out.append(combo)
         if not out:

@@ -1,4 +1,4 @@
-"""TreeHist (Bassily, Nissim, Stemmer, Thakurta): a pruned prefix tree over a Hadamard frequency oracle.
+"""TreeHist (Bassily, Nissim, Stemmer, Thakurta): a pruned prefix tree over a Hadamard oracle.
 
 The items' ``m`` bits are read as a prefix tree: level ``l`` (``l = 0 ..
 g-1``) holds the prefixes of
@@ -94,7 +94,7 @@ from .._kernels._hadamard import hadamard_entries
 from .._kernels._heavy import heavy_buckets, heavy_groups
 from .._sanitize import SanitizationReport
 from .._validation import check_float, check_int, param_error
-from ..oracles._base import classify_integers, public_uniform
+from ..oracles._base import as_report_array, classify_integers, public_uniform
 from ..oracles.cms import c_eps, fwht_rows
 from ._base import Chunks, HeavyHitterProtocol
 from .items import extend
@@ -123,8 +123,8 @@ def hadamard_fo_perturb(seed: int, codes: np.ndarray, hash_base: Any, n_rows: in
     ``h_j`` is the OLH hash of identity ``hash_base + j``.
     """
     n = codes.shape[0]
-    rows = rng.integers(0, n_rows, n, dtype=np.int64)
-    cols = rng.integers(0, n_columns, n, dtype=np.int64)
+    rows = np.asarray(rng.integers(0, n_rows, n, dtype=np.int64))
+    cols = np.asarray(rng.integers(0, n_columns, n, dtype=np.int64))
     base = np.asarray(hash_base, dtype=np.uint64)
     h = fo_hash(seed, base + rows.astype(np.uint64), codes, n_columns)
     w = hadamard_entries(cols, h).astype(np.int64)
@@ -255,8 +255,9 @@ class TreeHist(HeavyHitterProtocol):
 
     report_width = 6
 
-    def __init__(self, *, epsilon: float, k: int = 32, eta: int = 1, threshold: Optional[float] = 3.0,
-                 c: int = 4, n_rows: int = 8, n_columns: int = 4096,
+    def __init__(self, *, epsilon: float, k: int = 32, eta: int = 1,
+                 threshold: Optional[float] = 3.0, c: int = 4, n_rows: int = 8,
+                 n_columns: int = 4096,
                  item_bits: Optional[int] = None, item_bytes: Optional[int] = None,
                  codebook_seed: Optional[int] = None, n_threads: Optional[int] = None) -> None:
         super().__init__(epsilon=epsilon, k=k, item_bits=item_bits, item_bytes=item_bytes,
@@ -333,7 +334,6 @@ class TreeHist(HeavyHitterProtocol):
     # ------------------------------------------------------------ server
     def _sanitize(self, reports, identities, owner) -> tuple[np.ndarray, SanitizationReport]:
         n = identities.shape[0]
-        from ..oracles._base import as_report_array
         arr = as_report_array(reports)
         if arr.ndim != 2 or arr.shape != (n, 6):
             raise ValueError(f"The 'reports' parameter of {owner} must be an array of shape "
@@ -353,7 +353,7 @@ class TreeHist(HeavyHitterProtocol):
         return clean, SanitizationReport(n, int(legal.sum()), by_reason, wrong)
 
     def tables(self, chunks: Chunks) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """One pass: ``(Z, n_level, Z_item)``: the integer tables of every level and of the item part.
+        """One pass: ``(Z, n_level, Z_item)``, the integer tables of every level and of the items.
 
         ``Z`` has shape ``(g, R, T)``, ``n_level`` the reports per level.
         """
@@ -377,7 +377,7 @@ class TreeHist(HeavyHitterProtocol):
         return Z, n_level, Z_item
 
     def noise_sd(self, n: int, n_level: int) -> float:
-        """``sigma_l``: the sd of the population count of a prefix nobody holds (module docstring)."""
+        """``sigma_l``: the sd of the count of a prefix nobody holds (module docstring)."""
         if n_level <= 0:
             return math.inf
         R, T = self.n_rows, self.n_columns
