@@ -38,6 +38,9 @@ method               counts                                                     
                      (Duchi et al. 2008)
 ``ibu``              the EM estimate of the counts given the oracle's channel    ``>= 0``, ``= n``
                      (iterative Bayesian update)
+``power``            the posterior mean of each count under a power-law prior    in ``[1, n]``
+                     fitted to the estimate and Gaussian noise (Power)
+``power_ns``         ``power``, then ``norm_sub`` (PowerNS)                      ``>= 0``, ``= n``
 ===================  ==========================================================  ==============
 
 ``norm_sub`` and ``project_simplex`` are the same map: the projection is
@@ -536,15 +539,17 @@ def _posterior_means(values: np.ndarray, alpha: float, sigma: float, N: int) -> 
     K = math.sqrt(2.0 * ((alpha + 1.0) * math.log(max(N, 2)) + 40.0))
     half = int(math.ceil(K * sigma)) + 1
     L = min(N, 2 * half + 1)
-    offsets = np.arange(L, dtype=np.float64)
+    offsets = np.arange(L)
+    log_prior = -alpha * np.log(np.arange(1.0, N + 1.0))  # once, indexed by x - 1
     out = np.empty(values.shape[0])
     rows = max(1, 4_000_000 // L)
     for start in range(0, values.shape[0], rows):
         c = values[start:start + rows]
         x0 = np.clip(np.rint(c), 1.0, float(N))
-        lo = np.clip(x0 - half, 1.0, float(N - L + 1))
-        x = lo[:, None] + offsets[None, :]
-        logw = -alpha * np.log(x) - (c[:, None] - x) ** 2 / (2.0 * sigma * sigma)
+        lo = np.clip(x0 - half, 1.0, float(N - L + 1)).astype(np.int64)
+        index = (lo - 1)[:, None] + offsets[None, :]
+        x = index + 1.0
+        logw = log_prior[index] - (c[:, None] - x) ** 2 / (2.0 * sigma * sigma)
         w = np.exp(logw - logw.max(axis=1, keepdims=True))
         out[start:start + rows] = (w * x).sum(axis=1) / w.sum(axis=1)
     return out
