@@ -842,3 +842,37 @@ def test_power_reads_the_variance_of_the_estimate_and_refuses_without_one():
     with pytest.raises(ValueError, match="'variance'"):
         pp.power_ns(np.array([1.0, 2.0]), n=3, variance=-1.0)
     np.testing.assert_array_equal(pp.power(np.array([1.0, -1.0]), n=0, variance=1.0).counts, 0)
+
+
+def test_accelerated_cycles_never_start_lower_and_extrapolations_get_rejected(monkeypatch):
+    # The evaluations with the likelihood are a cycle's start, its stabilized extrapolation and,
+    # after a rejection, the plain iterate f2; a cycle's first evaluation (at f1 = F(f0)) skips
+    # it. So a likelihood-evaluation followed by one without is a cycle start (the loop's f0):
+    # their log-likelihoods never fall. Two likelihood-evaluations in a row are a rejection.
+    calls = []
+    real = pp._evaluate
+
+    def recorded(channel, w, hit, f, likelihood=True):
+        g, ll = real(channel, w, hit, f, likelihood)
+        calls.append((likelihood, ll))
+        return g, ll
+
+    monkeypatch.setattr(pp, "_evaluate", recorded)
+    rejected = 0
+    for seed in (0, 3, 5):  # instances where an unchecked SQUAREM accepts a lower point
+        rng = np.random.default_rng(seed)
+        D = int(rng.integers(8, 60))
+        grr = GRR(domain_size=D, epsilon=float(rng.uniform(0.3, 1.5)), codebook_seed=0)
+        channel = grr.count_channel(grr.epsilon)
+        truth = rng.dirichlet(np.full(D, 0.2))
+        S = rng.multinomial(int(rng.integers(200, 3000)), channel.forward(truth)).astype(float)
+        counts = (S - S.sum() * channel.q) / (channel.p - channel.q)
+        calls.clear()
+        out = pp.ibu(counts, oracle=grr, n=S.sum(), start="uniform", tol=1e-12, max_iter=3000)
+        assert out.postprocessing_info["converged"]
+        starts = [ll for i, (flag, ll) in enumerate(calls)
+                  if flag and (i + 1 == len(calls) or not calls[i + 1][0])]
+        assert len(starts) > 5
+        assert all(b >= a - 1e-12 * abs(a) for a, b in zip(starts, starts[1:]))
+        rejected += sum(a[0] and b[0] for a, b in zip(calls, calls[1:]))
+    assert rejected > 0  # the check does act
