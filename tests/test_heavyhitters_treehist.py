@@ -238,3 +238,19 @@ def test_bad_reports_and_items():
         th.estimate(th.privatize([1, 2], rng=0), epsilons=[2.0, 2.0])
     empty = th.estimate(np.zeros((0, 6), dtype=np.int64))
     assert empty.n == 0 and len(empty.codes) == 0
+
+
+def test_fast_legal_path_agrees_with_the_classifying_path():
+    # legal integer reports skip the classification; the result must be the same rows
+    th = TreeHist(epsilon=2.0, k=2, item_bits=8, n_rows=2, n_columns=8, codebook_seed=1)
+    reps = th.privatize(np.arange(50, dtype=np.uint64), rng=0)
+    fast, slow = th.partial(reps), th.partial(reps.astype(np.float64))
+    assert np.array_equal(fast.reports, slow.reports) and fast.counts == slow.counts
+    assert not fast.wrong_dtype and slow.wrong_dtype
+    as_u64 = reps.astype(np.uint64)  # omega = -1 wraps to 2**64 - 1: out of range, not -1
+    assert th.partial(as_u64).counts["n_valid"] == int((reps[:, [2, 5]] == 1).all(axis=1).sum())
+    bad = reps.astype(np.int32)
+    bad[3, 4] = 8  # one column out of range: the whole array takes the classifying path
+    part = th.partial(bad)
+    assert part.counts["reason:out_of_range"] == 1
+    assert np.array_equal(np.delete(part.reports, 3, 0), np.delete(reps, 3, 0))

@@ -92,12 +92,12 @@ from .._kernels._flh import flh_support
 from .._kernels._heavy import heavy_groups
 from .._sanitize import SanitizationReport
 from .._validation import check_float, check_int, param_error
-from ..oracles._base import as_report_array
+from ..oracles._base import all_legal_report, as_report_array
 from ..oracles.cms import c_eps, fwht_rows
 from ._base import Chunks, HeavyHitterProtocol
 from .treehist import (
-    fo_hash, hadamard_fo_counts, hadamard_fo_law, hadamard_fo_perturb, hadamard_fo_table,
-    sanitize_triples,
+    all_legal_rows, fo_hash, hadamard_fo_counts, hadamard_fo_law, hadamard_fo_perturb,
+    hadamard_fo_table, sanitize_triples,
 )
 
 __all__ = ["SFP"]
@@ -281,6 +281,8 @@ class SFP(HeavyHitterProtocol):
             return np.zeros((0, 6), dtype=np.int64), SanitizationReport(0, 0, {
                 "non_numeric": 0, "non_integer": 0, "out_of_range": 0}, False)
         R, T, seed = self.n_rows, self.n_columns, self.codebook_seed
+        if all_legal_rows(arr, R, T):
+            return np.ascontiguousarray(arr, dtype=np.int64), all_legal_report(n)
         a, num_a, int_a, leg_a, wrong = sanitize_triples(arr[:, :3], identities, seed, R, T, 2)
         b, num_b, int_b, leg_b, _ = sanitize_triples(arr[:, 3:], identities, seed, R, T, 3)
         numeric, integral, legal = num_a & num_b, int_a & int_b, leg_a & leg_b

@@ -94,13 +94,15 @@ from .._kernels._hadamard import hadamard_entries
 from .._kernels._heavy import heavy_buckets, heavy_groups
 from .._sanitize import SanitizationReport
 from .._validation import check_float, check_int, param_error
-from ..oracles._base import as_report_array, classify_integers, public_uniform
+from ..oracles._base import (
+    all_legal_report, as_report_array, classify_integers, public_uniform,
+)
 from ..oracles.cms import c_eps, fwht_rows
 from ._base import Chunks, HeavyHitterProtocol
 from .items import extend
 
 __all__ = ["TreeHist", "hadamard_fo_perturb", "hadamard_fo_table", "hadamard_fo_counts",
-           "hadamard_fo_law", "sanitize_triples", "fo_hash"]
+           "hadamard_fo_law", "sanitize_triples", "all_legal_rows", "fo_hash"]
 
 #: the largest ``R T`` of one oracle table
 MAX_TABLE_CELLS = 1 << 22
@@ -177,6 +179,20 @@ def hadamard_fo_law(seed: int, hash_base: int, n_rows: int, n_columns: int, epsi
     return law.reshape(size, 2 * R * T)
 
 
+def all_legal_rows(arr: np.ndarray, n_rows: int, n_columns: int) -> bool:
+    """Whether an integer ``(n, 6)`` array holds two legal triples in every row (the fast path)."""
+    if arr.dtype.kind not in "iu" or arr.dtype.itemsize > 8 or arr.shape[0] == 0:
+        return False
+    if arr.dtype.kind == "u" and arr.dtype.itemsize == 8:
+        return False  # 2**64 - 1 is not -1: the classifying path reads it out of range
+    for first in (0, 3):
+        j, l, w = arr[:, first], arr[:, first + 1], arr[:, first + 2]
+        if (int(j.min()) < 0 or int(j.max()) >= n_rows or int(l.min()) < 0
+                or int(l.max()) >= n_columns or not bool(np.all((w == 1) | (w == -1)))):
+            return False
+    return True
+
+
 def sanitize_triples(arr: np.ndarray, identities: np.ndarray, seed: int, n_rows: int,
                      n_columns: int, word: int) -> tuple[np.ndarray, np.ndarray, np.ndarray,
                                                          np.ndarray, bool]:
@@ -188,6 +204,9 @@ def sanitize_triples(arr: np.ndarray, identities: np.ndarray, seed: int, n_rows:
     values, numeric, integral, wrong_dtype = classify_integers(arr)
     legal_cells = ((values[:, 0] >= 0) & (values[:, 0] < n_rows) & (values[:, 1] >= 0)
                    & (values[:, 1] < n_columns) & (np.abs(values[:, 2]) == 1))
+    if arr.dtype.kind == "u" and arr.dtype.itemsize == 8:
+        # classify_integers reads entries >= 2**63 as -1, a legal omega: they are out of range
+        legal_cells &= ~(arr >= np.uint64(2**63)).any(axis=1)
     numeric_rows = numeric.all(axis=1)
     integral_rows = integral.all(axis=1)
     legal = integral_rows & legal_cells
@@ -343,6 +362,8 @@ class TreeHist(HeavyHitterProtocol):
             return np.zeros((0, 6), dtype=np.int64), SanitizationReport(0, 0, {
                 "non_numeric": 0, "non_integer": 0, "out_of_range": 0}, False)
         R, T, seed = self.n_rows, self.n_columns, self.codebook_seed
+        if all_legal_rows(arr, R, T):
+            return np.ascontiguousarray(arr, dtype=np.int64), all_legal_report(n)
         a, num_a, int_a, leg_a, wrong = sanitize_triples(arr[:, :3], identities, seed, R, T, 2)
         b, num_b, int_b, leg_b, _ = sanitize_triples(arr[:, 3:], identities, seed, R, T, 3)
         numeric, integral, legal = num_a & num_b, int_a & int_b, leg_a & leg_b
