@@ -924,7 +924,8 @@ def ibu(est: Union[EstimateLike, Partial], *, oracle: Optional[FrequencyOracle] 
         (EM updates; with ``accelerate``, evaluations of the EM map, each
         the cost of one update), ``converged``, ``gap`` (``max_x g(x) - 1`` at the
         result), ``change`` (the last update's largest move of a
-        frequency), ``tol``, ``max_iter``, ``start``, ``accelerate``, ``epsilon``,
+        frequency; with ``accelerate``, the move from the previous
+        iterate), ``tol``, ``max_iter``, ``start``, ``accelerate``, ``epsilon``,
         ``statistic`` (``"counts"`` or ``"hits"``), ``channel`` (its kind),
         ``likelihood`` (``"exact"`` or ``"composite"``) and
         ``log_likelihood`` (``L`` at the result).
