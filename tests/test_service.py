@@ -445,3 +445,36 @@ def test_serve_errors_are_one_line(tmp_path, capsys):
     assert cli.main(["serve", "--mechanism", json.dumps(OLH), "--store", str(tmp_path / "s"),
                      "--tokens", str(tokens)]) == 2
     assert "64 hex digits" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("json_each", [True, False])
+def test_store_identity_index_at_the_ends_of_uint64(tmp_path, json_each):
+    """The identity index (one ``json_each`` statement, or its ``executemany`` fallback) keeps
+    identities at both ends of [0, 2**64) apart: a repeat is refused (409) naming exactly the
+    repeated ones, a neighbour is accepted, and a batch with an identity twice is refused."""
+    from fastldp.service.app import probe_reports
+    from fastldp.service.store import Batch, Store
+
+    mech = from_spec(OLH)
+    shape, dtype = probe_reports(mech)
+    top = 2**64 - 1
+    first = np.array([0, 1, 2**63 - 1, 2**63, top - 1, top], dtype=np.uint64)
+    store = Store(tmp_path, mech, report_shape=shape, report_dtype=dtype)
+    store._json_each = json_each
+    try:
+        def send(key, ids):
+            ids = np.asarray(ids, dtype=np.uint64)
+            reps = np.zeros(ids.shape[0], dtype=dtype)
+            return store.submit(Batch("t", key, ids, np.ones(ids.shape[0]), reps)).result(30)
+
+        assert send("a", first)[0] == 201
+        status, body = send("b", [5, 2**63, top, 7])
+        assert status == 409 and body["identities"] == [2**63, top]
+        assert send("c", [2**63 - 2, 2**63 + 1, top - 2])[0] == 201  # neighbours are new
+        status, body = send("d", [9, 9, 10])
+        assert status == 409 and body["identities"] == [9]
+        assert send("e", [5, 7, 9, 10])[0] == 201  # refused batches counted nothing
+        assert send("a", [11])[0] == 200  # a repeated key: the first answer, not a new batch
+    finally:
+        store.close()
+    assert store.stats.reports == 6 + 3 + 4

@@ -41,6 +41,7 @@ from __future__ import annotations
 import collections
 import concurrent.futures
 import json
+import logging
 import os
 import queue
 import sqlite3
@@ -159,6 +160,11 @@ class Store:
         except sqlite3.OperationalError:  # pragma: no cover - an SQLite without JSON
             self._json_each = False
         self._lock = threading.Lock()  # guards the partial and the stats
+        self._db_lock = threading.RLock()  # one transaction at a time on the connection
+        try:  # ReportWriter's first segment would import it (~0.3 s of CPU with the GIL held)
+            import pyarrow.parquet  # noqa: F401
+        except ImportError:  # pragma: no cover - the serve extra brings pyarrow
+            pass
         self._partial = self._empty_partial()
         self._applied_seq = 0
         self._applied_rows = 0
@@ -175,11 +181,15 @@ class Store:
         self._pending_rows = 0  # acknowledged, not yet in the partial (at most ``backlog``)
         self._backlog_cv = threading.Condition()
         self._closing = False
+        self._segment_queue: queue.Queue = queue.Queue()
         self._thread = threading.Thread(target=self._write_loop, name="fastldp-store",
                                         daemon=True)
+        self._segmenter = threading.Thread(target=self._segment_loop, name="fastldp-segments",
+                                           daemon=True)
         self._decoder = threading.Thread(target=self._decode_loop, name="fastldp-decode",
                                          daemon=True)
         self._thread.start()
+        self._segmenter.start()
         self._decoder.start()
 
     # ------------------------------------------------------------------ set-up and recovery
@@ -307,6 +317,8 @@ class Store:
         self._closing = True
         self._queue.put(None)
         self._thread.join()
+        self._segment_queue.put(None)
+        self._segmenter.join()
         self._decode_queue.put(None)
         self._decoder.join()
         self._roll()
@@ -339,61 +351,63 @@ class Store:
         db = self._db
         answers = []
         accepted = []
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            seen_keys: dict = {}
-            for batch, fut in group:
-                k = (batch.token, batch.key)
-                if k in seen_keys:  # the same key twice in one group: the first answer
-                    answers.append((fut, "same", k))
-                    continue
-                row = db.execute("SELECT response FROM batches WHERE token = ? AND key = ?",
-                                 k).fetchone()
-                if row is not None:
-                    answers.append((fut, 200, dict(json.loads(row[0]), replayed=True)))
-                    continue
-                signed = batch.identities.view(_SIGNED)
-                uniq, counts = np.unique(signed, return_counts=True)
-                inside = uniq[counts > 1]
-                db.execute("SAVEPOINT b")
-                cur = self._insert_identities(uniq)
-                if cur.rowcount != uniq.shape[0] or inside.size:
-                    db.execute("ROLLBACK TO b")
+        with self._db_lock:  # the segment thread's roll uses the connection too
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                seen_keys: dict = {}
+                for batch, fut in group:
+                    k = (batch.token, batch.key)
+                    if k in seen_keys:  # the same key twice in one group: the first answer
+                        answers.append((fut, "same", k))
+                        continue
+                    row = db.execute("SELECT response FROM batches WHERE token = ? AND key = ?",
+                                     k).fetchone()
+                    if row is not None:
+                        answers.append((fut, 200, dict(json.loads(row[0]), replayed=True)))
+                        continue
+                    signed = batch.identities.view(_SIGNED)
+                    uniq, counts = np.unique(signed, return_counts=True)
+                    inside = uniq[counts > 1]
+                    db.execute("SAVEPOINT b")
+                    cur = self._insert_identities(uniq)
+                    if cur.rowcount != uniq.shape[0] or inside.size:
+                        db.execute("ROLLBACK TO b")
+                        db.execute("RELEASE b")
+                        dup = set(inside.tolist())
+                        for start in range(0, uniq.shape[0], 500):
+                            part = [int(i) for i in uniq[start:start + 500]]
+                            q = ("SELECT id FROM identities WHERE id IN (%s)"
+                                 % ",".join("?" * len(part)))
+                            dup.update(r[0] for r in db.execute(q, part))
+                        named = np.sort(np.array(sorted(dup), dtype=np.int64).view(np.uint64))
+                        refusal = {
+                            "error": "duplicate_identity",
+                            "identities": [int(i) for i in named[:1000]],
+                            "detail": f"{named.size} identities of the batch were already "
+                                      "reported (or repeat within it); the batch is refused whole"}
+                        seen_keys[k] = (409, refusal)
+                        answers.append((fut, 409, refusal))
+                        continue
                     db.execute("RELEASE b")
-                    dup = set(inside.tolist())
-                    for start in range(0, uniq.shape[0], 500):
-                        part = [int(i) for i in uniq[start:start + 500]]
-                        q = "SELECT id FROM identities WHERE id IN (%s)" % ",".join("?" * len(part))
-                        dup.update(r[0] for r in db.execute(q, part))
-                    named = np.sort(np.array(sorted(dup), dtype=np.int64).view(np.uint64))
-                    refusal = {
-                        "error": "duplicate_identity",
-                        "identities": [int(i) for i in named[:1000]],
-                        "detail": f"{named.size} identities of the batch were already "
-                                  "reported (or repeat within it); the batch is refused whole"}
-                    seen_keys[k] = (409, refusal)
-                    answers.append((fut, 409, refusal))
-                    continue
-                db.execute("RELEASE b")
-                seq = self._next_seq
-                self._next_seq += 1
-                n = int(batch.identities.shape[0])
-                body = {"accepted": n, "batch": seq, "reports": 0, "replayed": False}
-                db.execute("INSERT INTO pending VALUES (?, ?, ?)",
-                           (seq, n, self._pack(batch.identities, batch.epsilons, batch.reports)))
-                seen_keys[k] = (200, body)
-                accepted.append((batch, fut, seq, body))
-            total = self.stats.reports
-            for batch, fut, seq, body in accepted:
-                total += body["accepted"]
-                body["reports"] = total
-                db.execute("INSERT INTO batches VALUES (?, ?, ?, ?, ?)",
-                           (batch.token, batch.key, seq, body["accepted"], json.dumps(body)))
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            self._next_seq = self._seq() + 1
-            raise
+                    seq = self._next_seq
+                    self._next_seq += 1
+                    n = int(batch.identities.shape[0])
+                    body = {"accepted": n, "batch": seq, "reports": 0, "replayed": False}
+                    payload = self._pack(batch.identities, batch.epsilons, batch.reports)
+                    db.execute("INSERT INTO pending VALUES (?, ?, ?)", (seq, n, payload))
+                    seen_keys[k] = (200, body)
+                    accepted.append((batch, fut, seq, body))
+                total = self.stats.reports
+                for batch, fut, seq, body in accepted:
+                    total += body["accepted"]
+                    body["reports"] = total
+                    db.execute("INSERT INTO batches VALUES (?, ?, ?, ?, ?)",
+                               (batch.token, batch.key, seq, body["accepted"], json.dumps(body)))
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                self._next_seq = self._seq() + 1
+                raise
         now = time.time()
         done = time.perf_counter()
         with self._lock:
@@ -429,12 +443,28 @@ class Store:
                 self._backlog_cv.wait_for(lambda: self._pending_rows < self.backlog)
                 self._pending_rows += n
             self._decode_queue.put((batch.identities, batch.epsilons, batch.reports, seq))
-        for batch, fut, seq, body in accepted:
-            self._buffer_rows(batch.identities, batch.epsilons, batch.reports, seq)
-        if self._buffered >= self.row_group:
-            self._flush()
-        if self._writer is not None and self._writer.rows >= self.segment_rows:
-            self._roll()
+        if accepted:  # the Parquet segment is written by its own thread, off the ack's path
+            self._segment_queue.put([(batch.identities, batch.epsilons, batch.reports, seq)
+                                     for batch, fut, seq, body in accepted])
+
+    # ------------------------------------------------------------------ the segment thread
+    def _segment_loop(self) -> None:
+        while True:
+            item = self._segment_queue.get()
+            if item is None:
+                return
+            try:
+                for ids, eps, reps, seq in item:
+                    self._buffer_rows(ids, eps, reps, seq)
+                if self._buffered >= self.row_group:
+                    self._flush()
+                if self._writer is not None and self._writer.rows >= self.segment_rows:
+                    self._roll()
+            except BaseException:  # pragma: no cover - disk full, I/O errors
+                # the batches stay in the write-ahead records (durable, acknowledged): a
+                # restart writes them to a segment
+                logging.getLogger("fastldp.service").exception(
+                    "writing a report segment failed; its batches stay in the journal")
 
     def _insert_identities(self, uniq: np.ndarray) -> sqlite3.Cursor:
         """``INSERT OR IGNORE`` the sorted distinct identities; ``rowcount`` = the new ones.
@@ -496,8 +526,9 @@ class Store:
         if not self._buffer:
             return
         if self._writer is None:
-            last = self._db.execute("SELECT name FROM segments ORDER BY name DESC LIMIT 1"
-                                    ).fetchone()
+            with self._db_lock:
+                last = self._db.execute("SELECT name FROM segments ORDER BY name DESC LIMIT 1"
+                                        ).fetchone()
             number = int(last[0][4:10]) + 1 if last else 1
             self._segment_name = f"seg-{number:06d}.parquet"
             self._writer = ReportWriter(self.dir / (self._segment_name + ".partial"),
@@ -519,15 +550,22 @@ class Store:
         with open(part, "rb+") as fh:
             os.fsync(fh.fileno())
         db = self._db
-        db.execute("BEGIN IMMEDIATE")
-        db.execute("INSERT INTO segments VALUES (?, ?, ?)", (name, self._segment_last_seq, rows))
-        db.execute("DELETE FROM pending WHERE seq <= ?", (self._segment_last_seq,))
-        db.execute("COMMIT")
+        with self._db_lock:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.execute("INSERT INTO segments VALUES (?, ?, ?)",
+                           (name, self._segment_last_seq, rows))
+                db.execute("DELETE FROM pending WHERE seq <= ?", (self._segment_last_seq,))
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
         os.replace(part, self.dir / name)
         _fsync_dir(self.dir)
         self._writer, self._segment_name = None, None
 
     def segments(self) -> list[Path]:
         """The closed segment files, in order."""
-        names = [r[0] for r in self._db.execute("SELECT name FROM segments ORDER BY name")]
+        with self._db_lock:
+            names = [r[0] for r in self._db.execute("SELECT name FROM segments ORDER BY name")]
         return [self.dir / n for n in names]
