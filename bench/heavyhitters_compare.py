@@ -1,4 +1,4 @@
-"""Heavy hitters: fastldp's PEM / TreeHist / SFP beside pure-ldp's, the 10^6-user run, the file decode's memory.
+"""Heavy hitters: PEM / TreeHist / SFP beside pure-ldp, 10^6 users, a file decode's memory.
 
 Three parts, each printed as a table, then a "README lines" block:
 
@@ -232,7 +232,8 @@ def main(argv=None):
             print(f"{name:<9} {fmt(tc):>10} {fmt(ts):>10} {fmt(tc + ts):>10} {prec:>9.3f} "
                   f"{ncr:>6.3f}")
             lines.append(f"{name}, {n:,} users, 2^32, k = 32, eps = 4: client {fmt(tc)} + "
-                         f"server {fmt(ts)} = {fmt(tc + ts)} (precision {prec:.3f}, NCR {ncr:.3f})")
+                         f"server {fmt(ts)} = {fmt(tc + ts)} "
+                         f"(precision {prec:.3f}, NCR {ncr:.3f})")
 
     if "3" not in skip:
         rows3 = part3(args)

@@ -1,6 +1,6 @@
 """MGA: promoting chosen items into PEM's top-k with fake users' legal reports.
 
-The maximal gain attack of Cao, Jia and Gong [1]_ (section 4, for OLH),
+The maximal gain attack of Cao, Jia and Gong [1]_ (MGA, for OLH),
 applied to PEM (:mod:`fastldp.heavyhitters.pem`). The attacker wants ``r``
 *target* items in the top-k. It controls ``m = beta n`` fake users and knows
 everything public (the codebook seed, hence every identity's group and OLH
@@ -49,7 +49,7 @@ realized gain can be measured whether or not a target reached the top-k.
 References
 ----------
 .. [1] X. Cao, J. Jia, N. Z. Gong, "Data poisoning attacks to local
-   differential privacy protocols", USENIX Security 2021, section 4 (MGA).
+   differential privacy protocols", USENIX Security 2021 (MGA).
 .. [2] T. Wang, N. Li, S. Jha, "Locally differentially private heavy hitter
    identification", IEEE TDSC 2019 (PEM).
 """

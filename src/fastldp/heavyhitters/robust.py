@@ -1,39 +1,48 @@
-"""A robust PEM decode: fake users detected by how many kept candidates one report supports.
+"""A robust PEM decode: MGA's fake users detected by what their reports support together.
 
 An MGA fake user (:mod:`fastldp.heavyhitters.attacks`) reports a bucket that
 its hash maps *several* targets to; an honest report supports its own item
 and, otherwise, each other prefix only by a hash collision. PEM's decode
 (:mod:`fastldp.heavyhitters.pem`) is repeated level by level with one more
-step: after a level's candidates are ranked, each user ``i`` of the level's
-group gets the score
+step: after a level's candidates are ranked, the ``c k`` kept candidates
+``K`` (``k`` at the last level) are checked against every user ``i`` of the
+level's group through the support matrix ``M[i, v] = (H_i(v) = y_i)``.
+Two rules flag a user:
 
-    s_i = #{v in K : H_i(v) = y_i},
+* **many kept candidates at once**: ``s_i = sum_v M[i, v] >= t``. Given its
+  report, an honest user's hashes of the candidates other than its own
+  item's prefix are independent and uniform on the ``G`` buckets (OLH's
+  hash, modelled as a random function), so ``s_i`` is stochastically at most
+  ``1 + Binomial(|K|, 1/G)``; ``t`` is the smallest value with
+  ``n_j P(1 + Binomial(|K|, 1/G) >= t) <= alpha``
+  (:func:`detection_threshold`);
+* **an anomalous pair**: the co-support ``C[u, v] = sum_i M[i, u] M[i, v]``
+  of two kept candidates exceeds the ``1 - alpha / P`` quantile of
+  ``Binomial(n_j, pi_uv)``, ``pi_uv = (f_u + f_v) p / G + 1 / G^2`` the
+  most an honest user can support both (own item and a collision, or two
+  collisions), ``P`` the pairs (:func:`pair_thresholds`); every user that
+  supports such a pair is flagged (a few honest ones among them).
 
-``K`` the ``c k`` kept candidates (``k`` at the last level). For an honest
-user, given its report ``y_i``, the hashes of the candidates other than its
-own item's prefix are independent and uniform on the ``G`` buckets (OLH's
-hash, modelled as a random function), so ``s_i`` is stochastically at most
-``1 + Binomial(|K|, 1/G)``. The level's threshold is the smallest ``t``
-with ``n_j P(1 + Binomial(|K|, 1/G) >= t) <= alpha``: fewer than ``alpha``
-honest users of the group are flagged on average. Users with ``s_i >= t``
-are removed from the group, the level's supports are recomputed without
-them, and the ranking is redone (up to ``rounds`` times, until no new user
-is flagged). The population count of a final item is its in-group count
-times ``n' / n_J'``, the reports and the group's reports left after the
-removals. Everything is an integer count, so the result does not depend on
-the order of the reports.
+Flagged users are removed from the group, the level's supports are
+recomputed without them, and the ranking is redone (up to ``rounds`` times,
+until no new user is flagged). The population count of a final item is its
+in-group count times ``n' / n_J'``, the reports and the group's reports
+left after the removals. Everything is an integer count, so the result does
+not depend on the order of the reports; on clean reports few users are
+flagged (``alpha`` per rule and level, in expectation or probability) and
+the result is PEM's.
 
-What it stops: fake reports that each promote several targets at once (the
-attack's gain per fake user). An attacker who knows the rule can keep each
-fake report below the threshold, promoting fewer targets per fake user
-(the gain per user then falls to that of the input-manipulation attacks);
-that trade-off is Cao, Jia and Gong's observation for their detection
-countermeasure [1]_ (section 6).
+What it stops: fake reports that each promote several targets at once
+(MGA's gain per fake user). What it does not: fake reports that each
+support one target (MGA with ``search = 1`` mostly sends those), which
+neither rule sees; the attacker then pays about one fake user per unit of
+support per target, as in an input-manipulation attack. Detecting fake
+users is one of the countermeasures Cao, Jia and Gong discuss [1]_.
 
 References
 ----------
 .. [1] X. Cao, J. Jia, N. Z. Gong, "Data poisoning attacks to local
-   differential privacy protocols", USENIX Security 2021, section 6.
+   differential privacy protocols", USENIX Security 2021 (countermeasures).
 """
 
 from __future__ import annotations
@@ -78,7 +87,10 @@ class RobustDecode:
 
 
 def detection_threshold(n_j: int, n_kept: int, n_buckets: int, alpha: float = 0.01) -> int:
-    """The smallest ``t`` with ``n_j P(1 + Binomial(n_kept, 1/G) >= t) <= alpha`` (module docstring)."""
+    """The smallest ``t`` with ``n_j P(1 + Binomial(n_kept, 1/G) >= t) <= alpha``.
+
+    See the module docstring.
+    """
     from scipy.stats import binom  # late: scipy.stats is slow to import
 
     t = 1

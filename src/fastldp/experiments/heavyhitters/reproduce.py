@@ -5,7 +5,8 @@ Accuracy. ``n`` users hold Zipf items over ``[0, 2^32)``
 1.1, scattered over the domain). For each protocol (PEM, TreeHist, SFP,
 each with its own defaults), ``k`` in ``{16, 32, 64}`` and ``epsilon``, the
 run records the PEM paper's *precision* (the share of the true top-k found
-among the ``k`` returned, ``|found ∩ truth| / k``: :func:`~fastldp.heavyhitters.metrics.recall_at_k`,
+among the ``k`` returned, ``|found ∩ truth| / k``:
+:func:`~fastldp.heavyhitters.metrics.recall_at_k`,
 equal to precision when ``k`` items are returned), the precision of what
 was returned (SFP and TreeHist may return fewer than ``k`` items), NCR, and
 client + server seconds, averaged over repetitions.
@@ -139,7 +140,8 @@ def _accuracy(grid: dict, classes: dict, log) -> list[dict]:
     for (name, k, eps), vals in cells.items():
         v = np.array(vals, dtype=np.float64)
         rows.append({"protocol": name, "k": int(k), "epsilon": float(eps),
-                     "precision": float(v[:, 0].mean()), "precision_returned": float(v[:, 1].mean()),
+                     "precision": float(v[:, 0].mean()),
+                     "precision_returned": float(v[:, 1].mean()),
                      "ncr": float(v[:, 2].mean()), "returned": float(v[:, 3].mean()),
                      "seconds": float(v[:, 4].mean()), "repetitions": len(vals),
                      "n_users": grid["n_users"]})
@@ -297,8 +299,9 @@ def _report(grid, acc, attack_mean, checks, skipped, quick, seconds) -> str:
                 f"{r['precision_clean']:>10.3f} {r['precision_attacked']:>8.3f} "
                 f"{r['precision_defended']:>8.3f} {r['flagged_fake']:>8.0f} "
                 f"{r['flagged_honest']:>10.0f}")
+        clean = np.mean([r["precision_clean_defended"] for r in attack_mean])
         lines.append("(best rank 0: no target in the top-k; precision with the defence on clean "
-                     f"reports: {np.mean([r['precision_clean_defended'] for r in attack_mean]):.3f})")
+                     f"reports: {clean:.3f})")
     failed = [c for c in checks if not c["ok"]]
     lines += ["", f"Checks: {len(checks) - len(failed)} of {len(checks)} passed."]
     for c in failed:
