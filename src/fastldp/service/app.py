@@ -20,6 +20,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .. import mechanisms, oracles, relations
+from .._random import resolve_n_threads
 from ..reports import _fixed_epsilon, _report_kind, mechanism_spec
 from .auth import RateLimiter, TokenTable, read_tokens
 from .store import LATENCY_BUCKETS, Batch, Store
@@ -43,7 +44,7 @@ class ServiceConfig:
     max_body: int = 16 << 20
     rate: Optional[float] = None  # reports per second per token
     segment_rows: int = 1 << 20
-    threads: Optional[int] = None  # the decoder's threads (default: the mechanism's, all cores)
+    threads: Optional[int] = None  # the live decode's threads (default: all cores but one)
 
 
 class Malformed(ValueError):
@@ -246,6 +247,12 @@ class Collector:
         self.kind = kind_of(self.mechanism)
         self.store = Store(config.store, self.mechanism, report_shape=self.report_shape,
                            report_dtype=self.report_dtype, segment_rows=config.segment_rows)
+        if config.threads is None and hasattr(self.mechanism, "n_threads"):
+            # the recovery above decoded on all cores; the live decode leaves one core to the
+            # event loop and the journal: on 2 busy cores, 2 decode threads took the CPU the
+            # ack needs (bench/serve_load.py --quick, 2 runs each: 71,000-79,000 vs
+            # 89,000-173,000 acked reports/s; 9.9-10.2 vs 8.7-8.9 us of server CPU per report)
+            self.mechanism.n_threads = max(1, resolve_n_threads(None, "fastldp serve") - 1)
         self.started = time.time()
 
     def _warm_arrow(self) -> None:
