@@ -19,8 +19,8 @@ Client (Erlingsson, Pihur and Korolova [1]_, section 3), for an identity
    ``S_j = 1`` with probability ``q`` if ``B'_j = 1`` and ``p`` if
    ``B'_j = 0``.
 
-Privacy (section 3.2 of [1]_; both checked exactly by the audit)
------------------------------------------------------------------
+Privacy (section 3.2 of the paper; both checked exactly by the audit)
+---------------------------------------------------------------------
 The filters of two values differ in at most ``2 h`` bits, each flipped
 independently, so the permanent response (and therefore any number of
 reports of an unchanged value) is ``epsilon_inf``-LDP with
@@ -45,8 +45,8 @@ only lowers the ratio. A value that changes gets a permanent response per
 distinct value: ``c`` distinct values cost at most ``c epsilon_inf``
 (:class:`~fastldp.longitudinal.LongitudinalPrivacy`).
 
-Decoding a candidate list (sections 4 and 5 of [1]_)
--------------------------------------------------
+Decoding a candidate list (sections 4 and 5 of the paper)
+---------------------------------------------------------
 With ``m_c`` reports in cohort ``c``, ``y_cj`` of them setting bit ``j``,
 
     t_cj = (y_cj - p* m_c) / (q* - p*)
@@ -120,7 +120,7 @@ MAX_DESIGN_ROWS = 2**24
 
 
 def rappor_epsilons(*, h: int, f: float, p: float, q: float) -> tuple[float, float]:
-    """``(epsilon_inf, epsilon_1)`` of full RAPPOR (module docstring; [1]_, section 3.2).
+    """``(epsilon_inf, epsilon_1)`` of full RAPPOR (module docstring; Erlingsson et al., section 3.2).
 
     Examples
     --------

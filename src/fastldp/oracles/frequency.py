@@ -20,7 +20,7 @@ estimate ``c_i(v)`` of the indicator ``[x_i = v]`` for every ``v``:
 * :class:`SHE`, :class:`THE` (:mod:`.histogram_encoding`): a noisy one-hot float
   vector (``D`` doubles), or its thresholded bits (``ceil(D / 8)`` packed bytes);
   server ``O(n D)`` exact sums, or ``O(n D / 64)`` word operations.
-* :class:`RAPPOR` (:mod:`.rappor`): a randomized Bloom filter (``ceil(k / 8)``
+* :class:`RAPPOR` (:mod:`fastldp.oracles.rappor`): a randomized Bloom filter (``ceil(k / 8)``
   packed bytes) decoded by least squares, one budget; server ``O(n k / 64 + D^3)``.
 
 The public API (keyword-only constructors, validated ``privatize`` and
