@@ -32,13 +32,18 @@ PAGES = {
                      "client memo.", "fastldp.longitudinal"),
     "heavyhitters": ("Heavy hitters", "Heavy hitters of huge domains (64-bit integers, short "
                      "strings): PEM, items, workloads and metrics.", "fastldp.heavyhitters"),
+    "accounting": ("Accounting", "Privacy events of every release, the accountant (on "
+                   "dp-accounting) and the per-identity ledger.", "fastldp.accounting"),
+    "service": ("Collector service", "fastldp serve: the HTTP collector, its store, tokens and "
+                "client.", "fastldp.service"),
     "audit": ("Privacy audit", "Exact and empirical audits of every local channel.",
               "fastldp.audit"),
     "experiments": ("Experiment harness", "Specs, the runner, the results table, reports and "
                     "the registry of every family's experiments.", "fastldp.experiments"),
     "shared": ("Shared modules", "The result base every family's results derive from, budget "
-               "profiles, corruption policies and metrics.",
-               ("fastldp.results", "fastldp.budgets", "fastldp.corruption", "fastldp.metrics")),
+               "profiles, corruption policies, metrics and the exact noise samplers.",
+               ("fastldp.results", "fastldp.budgets", "fastldp.corruption", "fastldp.metrics",
+                "fastldp.noise")),
     "scale": ("Scale-out", "Exact mergeable partial decodes, report files, the streaming and "
               "Dask decoders, and mechanisms by name.",
               ("fastldp.streaming", "fastldp.reports", "fastldp.distributed",
@@ -49,7 +54,10 @@ PAGES = {
 #: class lists (``std``) to the one documented object of that name, so a second one makes the
 #: link ambiguous. ``LoadedResult.std`` mirrors the result base's ``Result.std`` (the class
 #: docstring says so), which is the target every result's ``std`` should reach.
-EXCLUDED = {"fastldp.reports": ("std",)}
+EXCLUDED = {"fastldp.reports": ("std",),
+            # dp-accounting's own base class, re-exported for type hints: its docstring is
+            # not reStructuredText (Sphinx -W fails on it) and it is documented upstream
+            "fastldp.accounting": ("DpEvent",), "fastldp.accounting.events": ("DpEvent",)}
 
 
 def public_modules(package: str) -> list[str]:

@@ -277,7 +277,7 @@ def bernoulli_exp(gamma: RationalLike, size: SizeLike = None, *, rng: RngLike = 
 
     Returns
     -------
-    numpy.ndarray of bool or numpy.bool_
+    numpy.ndarray of bool, or one NumPy bool scalar
         True with probability exactly ``exp(-gamma)``.
 
     Notes
