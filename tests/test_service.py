@@ -478,3 +478,20 @@ def test_store_identity_index_at_the_ends_of_uint64(tmp_path, json_each):
     finally:
         store.close()
     assert store.stats.reports == 6 + 3 + 4
+
+
+def test_collector_decode_threads_leave_a_core(tmp_path, monkeypatch):
+    """The live decode runs on all cores but one (at least one) unless ``threads`` is given."""
+    from fastldp.service import app as service_app
+    from fastldp.service.app import Collector, ServiceConfig
+
+    tokens = tmp_path / "tokens.txt"
+    tokens.write_text(f"t {hash_token('t')}\n")
+    got = {}
+    for cores, threads in [(4, None), (1, None), (4, 2)]:
+        monkeypatch.setattr(service_app, "resolve_n_threads", lambda n, owner, c=cores: c)
+        col = Collector(ServiceConfig(mechanism=OLH, store=tmp_path / f"s{cores}{threads}",
+                                      tokens=tokens, threads=threads))
+        col.store.close()
+        got[(cores, threads)] = col.mechanism.n_threads
+    assert got == {(4, None): 3, (1, None): 1, (4, 2): 2}

@@ -21,8 +21,10 @@ fsynced: the write-ahead record, the identities and the idempotency key
 become durable in one atomic step, so a crash leaves either all of a batch or
 none of it (and a client that got no answer retries with the same key).
 
-Segments are derived data: batches are buffered and written to the open
-segment with :class:`~fastldp.reports.ReportWriter`; when it holds
+Segments are derived data: after the ack, a thread of their own buffers the
+batches and writes them to the open segment with
+:class:`~fastldp.reports.ReportWriter` (the commit's thread hands them over
+and moves on to the next group); when it holds
 ``segment_rows`` reports it is closed (footer written), fsynced, listed in
 ``segments`` in the same transaction that drops its batches' write-ahead
 records, and renamed from ``.parquet.partial`` to ``.parquet``. Recovery at
