@@ -121,12 +121,17 @@ class Store:
         Reports per closed segment.
     row_group : int
         Reports buffered before they are written as one Parquet row group.
+    decode_rows : int
+        At most this many reports per ``partial`` call of the live decode:
+        when the backlog is full, a group waits for the decoder to free
+        room, and smaller calls free it more often (the partials are exact,
+        so any split gives the same estimate).
     """
 
     def __init__(self, directory: Any, mechanism: Any, *, report_shape: tuple = (),
                  report_dtype: Any = np.int64, segment_rows: int = 1 << 20,
                  row_group: int = 1 << 16, max_group: int = 64,
-                 backlog: int = 1 << 21) -> None:
+                 backlog: int = 1 << 21, decode_rows: int = 1 << 13) -> None:
         self.dir = Path(directory)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.mechanism = mechanism
@@ -137,6 +142,7 @@ class Store:
         self.row_group = min(int(row_group), self.segment_rows)
         self.max_group = int(max_group)
         self.backlog = int(backlog)
+        self.decode_rows = int(decode_rows)
         self.stats = _Stats()
         self.stats.buckets = [0] * (len(LATENCY_BUCKETS) + 1)
         self.started = time.time()
@@ -494,7 +500,7 @@ class Store:
                 return
             items = [item]
             rows = item[0].shape[0]
-            while rows < self.row_group:
+            while rows < self.decode_rows:
                 try:
                     nxt = self._decode_queue.get_nowait()
                 except queue.Empty:
