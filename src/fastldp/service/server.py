@@ -20,8 +20,7 @@ def serve(mechanism: Any, store: Any, tokens: Any, *, host: str = "127.0.0.1", p
     TLS: ``tls_cert`` and ``tls_key`` are PEM files passed to uvicorn's
     ``ssl_certfile`` / ``ssl_keyfile``. uvicorn parses HTTP with httptools
     and runs on uvloop where they are installed (the ``serve`` extra brings
-    them): about a third of the CPU per request of h11 on asyncio. The
-    environment variable ``FASTLDP_SERVE_PROFILE=FILE`` profiles the event
+    them) instead of the pure-Python h11 on asyncio. The environment variable ``FASTLDP_SERVE_PROFILE=FILE`` profiles the event
     loop's thread with cProfile and writes the stats to ``FILE`` at a
     graceful stop.
     """
