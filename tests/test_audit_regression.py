@@ -108,7 +108,7 @@ def test_u2r_views_are_fits():
 
 
 def test_u2r_control_fits_with_the_noise_of_a_larger_eps_and_claims_eps():
-    bad = rg.CONTROLS[-1][1](1.0)
+    bad = dict((ch, build) for ch, build, _ in rg.CONTROLS)["u2r-fit"](1.0)  # by name
     honest = rg.U2RFit(U2R(epsilon=rg.U2R_CONTROL_FACTOR, delta=1e-5, k=2,
                            rows_per_user=rg.U2R_ROWS))
     pre = bad.precomputed(0)
