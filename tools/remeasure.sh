@@ -47,6 +47,11 @@ if [ "$quick" = 1 ]; then
     run python bench/long_format.py --n 20000
     run python bench/stream_decode.py --quick --repeats 1
     run python bench/table5_check.py --seeds 1 --support-rule raw
+    run python bench/noise_throughput.py --quick
+    run python bench/longitudinal_compare.py --n 10000 --repeat 1
+    run python bench/longitudinal_memo.py --users 10000 --rounds 3
+    run python bench/ledger_charge.py --identities 200000 --batch 100000
+    run python bench/heavyhitters_compare.py
     run python tools/readme_figures.py --quick ${data[@]+"${data[@]}"}
 else
     run python bench/compare.py
@@ -56,6 +61,11 @@ else
     run python bench/long_format.py
     run python bench/stream_decode.py
     run python bench/table5_check.py --seeds 5
+    run python bench/noise_throughput.py
+    run python bench/longitudinal_compare.py
+    run python bench/longitudinal_memo.py
+    run python bench/ledger_charge.py
+    run python bench/heavyhitters_compare.py
     run python tools/readme_figures.py ${data[@]+"${data[@]}"}
 fi
 exit $status
