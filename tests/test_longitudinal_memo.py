@@ -20,9 +20,12 @@ import time
 import numpy as np
 import pytest
 
+import fastldp
 from fastldp.longitudinal import LGRR, LOUE, MemoryMemo, MemoStore
 
-SRC = os.path.join(os.path.dirname(__file__), os.pardir, "src")
+# the folder holding the fastldp this test imports (the installed package in CI, src/ in a
+# development install): the child processes must import the same build, not src/ unbuilt
+SRC = os.path.dirname(os.path.dirname(os.path.abspath(fastldp.__file__)))
 
 
 def _draw_counter(start):

@@ -147,6 +147,11 @@ def _check_common(page, est: dict, stats: dict) -> None:
     assert _value(page, "batch-count") == str(stats["batches"])
     assert _value(page, "sanitized-count") == str(stats["sanitized"])
     assert _value(page, "refused-count") == str(sum(stats["refused"].values()))
+    # the mechanism panel is filled from /v1/mechanism on its own fetch: wait for it, then
+    # compare exactly (a fixed read raced that fetch in one CI run)
+    page.wait_for_function(
+        "t => (document.querySelector('[data-testid=\"privacy\"]') || {}).textContent === t",
+        arg=est["privacy"], timeout=15_000)
     assert page.text_content('[data-testid="privacy"]') == est["privacy"]
     san = est["sanitization"]
     for key in ("n_received", "n_valid", "n_sanitized"):
