@@ -105,7 +105,7 @@ from ..oracles._base import (EPSILON_MAX, MAX_DOMAIN_SIZE, RngLike, _Text, all_l
 from ..results import PrivacyStatement, Result
 from ..streaming import ExactSum, Partial, check_partial
 from .memo import MemoryMemo, MemoStore
-from .protocols import LongitudinalPrivacy
+from .protocols import LongitudinalPrivacy, MemoizedBudgets
 
 __all__ = ["DBitFlipPM", "OneBitMean", "MeanEstimate"]
 
@@ -115,7 +115,7 @@ Memo = Union[MemoryMemo, MemoStore]
 MAX_BUCKETS = 1 << 16
 
 
-class DBitFlipPM:
+class DBitFlipPM(MemoizedBudgets):
     """dBitFlipPM: ``d`` memoized bits about ``d`` sampled buckets of ``k`` (module docstring).
 
     Parameters
@@ -169,6 +169,9 @@ class DBitFlipPM:
     """
 
     name = "dbitflippm"
+
+    _NO_PERSONAL_BUDGETS = ("no personal budgets: the memoized bits are drawn at one "
+                            "epsilon_inf")
 
     def __init__(self, *, domain_size: int, epsilon_inf: float, n_buckets: Optional[int] = None,
                  n_sampled: Optional[int] = None, gamma: Optional[float] = None,
@@ -232,23 +235,6 @@ class DBitFlipPM:
 
     # ------------------------------------------------------------ public attributes
     @property
-    def epsilon(self) -> float:
-        """One report's budget, ``epsilon_1``."""
-        return self.epsilon_1
-
-    @property
-    def privacy(self) -> LongitudinalPrivacy:
-        """Per report ``epsilon_1``; ``epsilon_inf`` over any number of reports of one case."""
-        return LongitudinalPrivacy.memoized(epsilon_1=self.epsilon_1, epsilon_inf=self.epsilon_inf)
-
-    @property
-    def memo(self) -> MemoryMemo:
-        """This object's own in-memory memo (used when :meth:`privatize` gets none)."""
-        if self._memo is None:
-            self._memo = MemoryMemo()
-        return self._memo
-
-    @property
     def memo_scopes(self) -> tuple[str, str]:
         """The memo scopes of the sampled buckets and of the memoized bits."""
         k, d = self.n_buckets, self.n_sampled
@@ -290,19 +276,6 @@ class DBitFlipPM:
         return (lo + hi) / 2.0
 
     # ------------------------------------------------------------ client
-    def _check_epsilons(self, epsilons, owner: str) -> None:
-        if epsilons is None:
-            return
-        try:
-            eps = np.asarray(epsilons, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise param_error("epsilons", owner, f"None or epsilon_1 = {self.epsilon_1!r}",
-                              epsilons, TypeError) from None
-        if not np.all(eps == self.epsilon_1):
-            raise param_error("epsilons", owner, f"None or epsilon_1 = {self.epsilon_1!r} for "
-                              "every report (no personal budgets: the memoized bits are drawn "
-                              "at one epsilon_inf)", _Text("other budgets"))
-
     def _check_values(self, values, owner: str) -> np.ndarray:
         arr = np.asarray(values)
         if arr.ndim != 1:
@@ -562,7 +535,7 @@ class MeanEstimate(Result):
     privacy: PrivacyStatement
 
 
-class OneBitMean:
+class OneBitMean(MemoizedBudgets):
     """1BitMean with alpha-point rounding and memoized bits (module docstring).
 
     Parameters
@@ -635,23 +608,6 @@ class OneBitMean:
         """
         e, target = math.exp(epsilon_inf), 1.0 / (math.exp(epsilon_1) + 1.0)
         return (target - 1.0 / (e + 1.0)) / (0.5 - 1.0 / (e + 1.0))
-
-    @property
-    def epsilon(self) -> float:
-        """One report's budget, ``epsilon_1``."""
-        return self.epsilon_1
-
-    @property
-    def privacy(self) -> LongitudinalPrivacy:
-        """Per report ``epsilon_1``; ``epsilon_inf`` over any number of reports of one point."""
-        return LongitudinalPrivacy.memoized(epsilon_1=self.epsilon_1, epsilon_inf=self.epsilon_inf)
-
-    @property
-    def memo(self) -> MemoryMemo:
-        """This object's own in-memory memo (used when :meth:`privatize` gets none)."""
-        if self._memo is None:
-            self._memo = MemoryMemo()
-        return self._memo
 
     @property
     def memo_scopes(self) -> tuple[str, str]:

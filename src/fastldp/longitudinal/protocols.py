@@ -299,7 +299,54 @@ class LongitudinalPrivacy(PrivacyStatement):
 
 
 # ---------------------------------------------------------------------- the protocols
-class LongitudinalOracle:
+class MemoizedBudgets:
+    """What every memoized protocol of the family shares: its two budgets, its own memo, the
+    contract's ``epsilons`` check.
+
+    A class sets ``epsilon_1``, ``epsilon_inf`` and ``_memo = None`` in its constructor, and
+    ``_NO_PERSONAL_BUDGETS``, the reason its error gives for refusing other budgets.
+    """
+
+    epsilon_1: float
+    epsilon_inf: float
+    _memo: Optional[MemoryMemo]
+    _NO_PERSONAL_BUDGETS = ("a memoized protocol has no personal budgets: its permanent "
+                            "responses are drawn at one epsilon_inf")
+
+    @property
+    def epsilon(self) -> float:
+        """The budget of one report, ``epsilon_1`` (the contract's name)."""
+        return self.epsilon_1
+
+    @property
+    def memo(self) -> MemoryMemo:
+        """This object's own in-memory memo (used when :meth:`privatize` gets none)."""
+        if self._memo is None:
+            self._memo = MemoryMemo()
+        return self._memo
+
+    @property
+    def privacy(self) -> LongitudinalPrivacy:
+        """Per report ``epsilon_1``; ``epsilon_inf`` over any number of reports of one memoized
+        value (module docstring, "Privacy")."""
+        return LongitudinalPrivacy.memoized(epsilon_1=self.epsilon_1, epsilon_inf=self.epsilon_inf)
+
+    def _check_epsilons(self, epsilons, owner: str) -> None:
+        """The contract's ``epsilons``: None or this protocol's ``epsilon_1`` (no personal budgets)."""
+        if epsilons is None:
+            return
+        try:
+            eps = np.asarray(epsilons, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise param_error("epsilons", owner, f"None or epsilon_1 = {self.epsilon_1!r}",
+                              epsilons, TypeError) from None
+        if not np.all(eps == self.epsilon_1):
+            raise param_error(
+                "epsilons", owner, f"None or epsilon_1 = {self.epsilon_1!r} for every report "
+                f"({self._NO_PERSONAL_BUDGETS})", _Text("other budgets"))
+
+
+class LongitudinalOracle(MemoizedBudgets):
     """Base class of the memoized two-round oracles (module docstring).
 
     Parameters
@@ -367,26 +414,9 @@ class LongitudinalOracle:
 
     # ------------------------------------------------------------ public attributes
     @property
-    def epsilon(self) -> float:
-        """The budget of one report, ``epsilon_1`` (the contract's name)."""
-        return self.epsilon_1
-
-    @property
-    def memo(self) -> MemoryMemo:
-        """This object's own in-memory memo (used when :meth:`privatize` gets none)."""
-        if self._memo is None:
-            self._memo = MemoryMemo()
-        return self._memo
-
-    @property
     def memo_scope(self) -> str:
         """The memo scope of the permanent round: its law, ``D`` and ``epsilon_inf``."""
         return f"{self.first}:D={self.domain_size}:epsilon_inf={self.epsilon_inf!r}"
-
-    @property
-    def privacy(self) -> LongitudinalPrivacy:
-        """What the reports guarantee (module docstring, "Privacy")."""
-        return LongitudinalPrivacy.memoized(epsilon_1=self.epsilon_1, epsilon_inf=self.epsilon_inf)
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(domain_size={self.domain_size}, "
@@ -404,21 +434,6 @@ class LongitudinalOracle:
         return (n * Q * (1 - Q) + c * (P * (1 - P) - Q * (1 - Q))) / (P - Q) ** 2
 
     # ------------------------------------------------------------ validation
-    def _check_epsilons(self, epsilons, owner: str) -> None:
-        """The contract's ``epsilons``: None or this protocol's ``epsilon_1`` (no personal budgets)."""
-        if epsilons is None:
-            return
-        try:
-            eps = np.asarray(epsilons, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise param_error("epsilons", owner, f"None or epsilon_1 = {self.epsilon_1!r}",
-                              epsilons, TypeError) from None
-        if not np.all(eps == self.epsilon_1):
-            raise param_error(
-                "epsilons", owner, f"None or epsilon_1 = {self.epsilon_1!r} for every report "
-                "(a memoized protocol has no personal budgets: its permanent responses are "
-                "drawn at one epsilon_inf)", _Text("other budgets"))
-
     def _check_values(self, values, owner: str) -> np.ndarray:
         return self._server.check_values(values, owner)
 

@@ -106,7 +106,7 @@ from ..oracles._base import (MAX_DOMAIN_SIZE, RngLike, _Text, all_legal_report, 
 from ..oracles.olh import olh_hash
 from ..streaming import ExactSum, Partial, check_partial
 from .memo import MemoryMemo, MemoStore
-from .protocols import LongitudinalPrivacy
+from .protocols import LongitudinalPrivacy, MemoizedBudgets
 
 __all__ = ["LongitudinalRAPPOR", "RAPPORDecode", "rappor_epsilons", "symmetric_q"]
 
@@ -198,7 +198,7 @@ class RAPPORDecode(FrequencyEstimate):
         return [(int(self.candidates[j]), float(self.counts[j]), float(std[j])) for j in idx]
 
 
-class LongitudinalRAPPOR:
+class LongitudinalRAPPOR(MemoizedBudgets):
     """Full RAPPOR: Bloom filter, memoized permanent response ``f``, instantaneous ``p``, ``q``.
 
     Parameters
@@ -259,6 +259,8 @@ class LongitudinalRAPPOR:
     """
 
     name = "rappor-longitudinal"
+
+    _NO_PERSONAL_BUDGETS = "f, p and q are parameters of the deployment"
 
     def __init__(self, *, domain_size: int, n_bits: Optional[int] = None,
                  n_hashes: Optional[int] = None, n_cohorts: Optional[int] = None,
@@ -342,23 +344,6 @@ class LongitudinalRAPPOR:
         self._fit_cache: dict[bytes, Any] = {}
 
     # ------------------------------------------------------------ public attributes
-    @property
-    def epsilon(self) -> float:
-        """The budget of one report, ``epsilon_1`` (the contract's name)."""
-        return self.epsilon_1
-
-    @property
-    def privacy(self) -> LongitudinalPrivacy:
-        """Per report ``epsilon_1``; ``epsilon_inf`` over any number of reports of one value."""
-        return LongitudinalPrivacy.memoized(epsilon_1=self.epsilon_1, epsilon_inf=self.epsilon_inf)
-
-    @property
-    def memo(self) -> MemoryMemo:
-        """This object's own in-memory memo (used when :meth:`privatize` gets none)."""
-        if self._memo is None:
-            self._memo = MemoryMemo()
-        return self._memo
-
     @property
     def memo_scope(self) -> str:
         """The memo scope: the permanent round's law (filter, hashes, cohorts, ``f``, seed)."""
@@ -456,19 +441,6 @@ class LongitudinalRAPPOR:
         return (0xFF << used) & 0xFF
 
     # ------------------------------------------------------------ client
-    def _check_epsilons(self, epsilons, owner: str) -> None:
-        if epsilons is None:
-            return
-        try:
-            eps = np.asarray(epsilons, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise param_error("epsilons", owner, f"None or epsilon_1 = {self.epsilon_1!r}",
-                              epsilons, TypeError) from None
-        if not np.all(eps == self.epsilon_1):
-            raise param_error("epsilons", owner, f"None or epsilon_1 = {self.epsilon_1!r} for "
-                              "every report (f, p and q are parameters of the deployment)",
-                              _Text("other budgets"))
-
     def _check_values(self, values, owner: str) -> np.ndarray:
         arr = np.asarray(values)
         if arr.ndim != 1:
