@@ -2,6 +2,7 @@ import numpy as np
 import numpy.typing as npt
 
 MAX_G: int
+PREFIX_KEY_TAG: int
 
 def heavy_buckets(
     seed: int,
@@ -18,3 +19,4 @@ def heavy_support(
     n_threads: int = ...,
 ) -> npt.NDArray[np.int64]: ...
 def heavy_groups(seed: int, identities: npt.NDArray[np.uint64], g: int) -> npt.NDArray[np.int64]: ...
+def heavy_prefix_keys(prefixes: npt.NDArray[np.uint64], bits: int) -> npt.NDArray[np.uint64]: ...

@@ -11,6 +11,9 @@ hashes it, and the codes from ``2**63`` on get blocks no smaller code uses).
 ``O(n |C| / 8)`` Philox blocks when the candidates come in runs of 8
 consecutive codes. Counts are integers: the result does not depend on the
 thread count (each candidate run is counted by one thread).
+
+:func:`heavy_prefix_keys` maps a prefix wider than 64 bits (several words)
+to the one ``uint64`` key those hashes see (:func:`fastldp.heavyhitters.items.prefix_keys`).
 """
 
 import numpy as np
@@ -18,7 +21,7 @@ import numpy as np
 from ._typedefs cimport intp_t, uint64_t, int64_t
 from ._cdefs cimport (
     fastldp_philox_block, fastldp_hash_block, fastldp_block_lane32, fastldp_bucket_of_lane,
-    fastldp_olh_bucket, FASTLDP_STREAM_OLH_HASH, FASTLDP_STREAM_SANITIZE,
+    fastldp_olh_bucket, fastldp_philox4x64_10, FASTLDP_STREAM_OLH_HASH, FASTLDP_STREAM_SANITIZE,
 )
 
 from cython.parallel cimport prange
@@ -134,4 +137,58 @@ def heavy_support(uint64_t seed, const uint64_t[::1] identities, const int64_t[:
         for r in prange(n_runs, num_threads=nt, schedule="dynamic"):
             _count_run(seed, &identities[0], &reports[0], &g[0], n, &candidates[0],
                        bd[r], bd[r + 1], &o[0])
+    return out
+
+
+#: Counter word 2 of the prefix-key chain (ASCII "prefixke"): no other stream of the
+#: package uses it, so the chain's blocks are apart from every identity's blocks.
+PREFIX_KEY_TAG = 0x7072656669786B65
+cdef uint64_t _PREFIX_KEY_TAG = 0x7072656669786B65ULL
+
+
+cdef inline uint64_t _prefix_key(const uint64_t *words, intp_t W, uint64_t bits) noexcept nogil:
+    """``2^63 | (h << 3) | (prefix & 7)`` of one prefix (``W`` words, most significant first)."""
+    cdef uint64_t k0 = bits
+    cdef uint64_t k1 = <uint64_t>W
+    cdef uint64_t q
+    cdef intp_t t
+    cdef fastldp_philox_block blk
+    blk.v[2] = 0
+    for t in range(W):
+        # word t of prefix >> 3 (most significant first)
+        q = words[t] >> 3
+        if t > 0:
+            q |= words[t - 1] << 61
+        blk = fastldp_philox4x64_10(q, <uint64_t>t, _PREFIX_KEY_TAG, 0, k0, k1)
+        k0 = blk.v[0]
+        k1 = blk.v[1]
+    return (<uint64_t>1 << 63) | ((blk.v[2] >> 4) << 3) | (words[W - 1] & 7)
+
+
+def heavy_prefix_keys(const uint64_t[:, ::1] prefixes, int64_t bits):
+    """The 64-bit key of each prefix of ``bits > 64`` bits (rows: words, most significant first).
+
+    ``key = 2^63 | (h << 3) | (prefix & 7)`` with ``h`` the top 60 bits of
+    word 2 of the last block of a Philox chain over the words of
+    ``q = prefix >> 3`` (``W = ceil(bits / 64)`` words, most significant
+    first): ``(k0, k1) = (bits, W)``, then for ``t = 0 .. W-1`` the block
+    ``Philox4x64-10(counter = (q_t, t, PREFIX_KEY_TAG, 0), key = (k0, k1))``,
+    whose words 0 and 1 key the next step. Public (no seed); the 8
+    prefixes that differ only in their low 3 bits share ``h``.
+    """
+    if bits <= 64 or bits > 64 * 64:
+        raise ValueError(f"bits must be in [65, 4096], got {bits}")
+    cdef intp_t W = (bits + 63) // 64
+    if prefixes.shape[1] != W:
+        raise ValueError(f"prefixes of {bits} bits take {W} words; got {prefixes.shape[1]}")
+    cdef intp_t n = prefixes.shape[0]
+    out = np.empty(n, dtype=np.uint64)
+    if n == 0:
+        return out
+    cdef uint64_t[::1] o = out
+    cdef intp_t i
+    cdef uint64_t ub = <uint64_t>bits
+    with nogil:
+        for i in range(n):
+            o[i] = _prefix_key(&prefixes[i, 0], W, ub)
     return out

@@ -56,8 +56,10 @@ class HeavyHitters(Result):
     items : uint64 array or list of bytes
         The items, in the order of ``counts``: integers for ``item_bits``
         protocols, byte strings (padding stripped) for ``item_bytes`` ones.
-    codes : uint64 array
-        The items' codes (:mod:`fastldp.heavyhitters.items`).
+    codes : uint64 array, shape (k,) or (k, W)
+        The items' codes (:mod:`fastldp.heavyhitters.items`): 1-d up to 64
+        bits, rows of ``W = ceil(item_bits / 64)`` words (most significant
+        first) for longer strings.
     n : int
         Reports decoded.
     sanitization : SanitizationReport
@@ -201,8 +203,9 @@ class HeavyHitterProtocol:
     k : int >= 1
         How many heavy hitters to return.
     item_bits, item_bytes : int, optional
-        The item encoding (:class:`~fastldp.heavyhitters.items.ItemCodec`);
-        default 32-bit integers.
+        The item encoding (:class:`~fastldp.heavyhitters.items.ItemCodec`):
+        integers of at most 64 bits or strings of at most 64 bytes; default
+        32-bit integers.
     codebook_seed : int or None
         The public randomness (hashes, groups); ``None`` draws one.
     n_threads : int or None

@@ -21,6 +21,8 @@ Examples
 (dtype('uint64'), True)
 >>> vocabulary(item_bytes=4)[:4]
 [b'the', b'a', b'is', b'of']
+>>> max(len(w) for w in vocabulary(item_bytes=64)) > 8   # longer words need 2-d codes
+True
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import numpy as np
 
 from .._random import as_generator
 from .._validation import check_float, check_int
+from .items import MAX_ITEM_BYTES, top_k_order, unique_codes
 
 __all__ = ["zipf_items", "zipf_ranked_items", "scatter", "word_items", "vocabulary",
            "word_counts", "true_top_k"]
@@ -112,16 +115,17 @@ def word_counts() -> tuple:
 
 
 def vocabulary(item_bytes: int = 8) -> list:
-    """The corpus words of at most ``item_bytes`` bytes (as ``bytes``), most frequent first."""
-    item_bytes = check_int(item_bytes, "item_bytes", "vocabulary", low=1, high=8)
+    """The corpus words of at most ``item_bytes`` bytes (``1 .. 64``; as ``bytes``), most frequent first."""
+    item_bytes = check_int(item_bytes, "item_bytes", "vocabulary", low=1, high=MAX_ITEM_BYTES)
     return [w.encode() for w, _ in word_counts() if len(w) <= item_bytes]
 
 
 def word_items(n: int, *, item_bytes: int = 8, rng: Any = None) -> list:
-    """``n`` words (``bytes``) drawn with their corpus frequencies (module docstring)."""
+    """``n`` words (``bytes``, at most ``item_bytes`` in ``1 .. 64``) drawn with their corpus
+    frequencies (module docstring)."""
     owner = "word_items"
     n = check_int(n, "n", owner, low=0)
-    item_bytes = check_int(item_bytes, "item_bytes", owner, low=1, high=8)
+    item_bytes = check_int(item_bytes, "item_bytes", owner, low=1, high=MAX_ITEM_BYTES)
     pairs = [(w.encode(), c) for w, c in word_counts() if len(w) <= item_bytes]
     weights = np.array([c for _, c in pairs], dtype=np.float64)
     picks = as_generator(rng, owner).choice(len(pairs), size=n, p=weights / weights.sum())
@@ -130,8 +134,11 @@ def word_items(n: int, *, item_bytes: int = 8, rng: Any = None) -> list:
 
 
 def true_top_k(codes: Any, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The ``k`` most frequent codes and their counts (ties: the smaller code first)."""
+    """The ``k`` most frequent codes and their counts (ties: the smaller code first).
+
+    ``codes`` 1-d, or 2-d for items over 64 bits (:mod:`fastldp.heavyhitters.items`).
+    """
     k = check_int(k, "k", "true_top_k", low=0)
-    values, counts = np.unique(np.asarray(codes, dtype=np.uint64), return_counts=True)
-    order = np.lexsort((values, -counts))[:k]
+    values, counts = unique_codes(np.asarray(codes, dtype=np.uint64), return_counts=True)
+    order = top_k_order(values, counts, k)
     return values[order], counts[order].astype(np.int64)
