@@ -11,6 +11,13 @@ the server sent. Then more reports are sent and the page must show the new
 count and the new estimate without a reload. A screenshot is saved under
 ``tmp_path`` and copied to ``$FASTLDP_ARTIFACTS`` when that is set.
 
+The oracle test's screenshot is README's picture (``docs/figures/dashboard.png``):
+before it, a few more batches arrive in waves a moment apart, so that the
+ingest-rate chart has a history. To regenerate it::
+
+    FASTLDP_ARTIFACTS=/tmp/shots python -m pytest -q tests/test_service_dashboard.py
+    cp /tmp/shots/dashboard.png docs/figures/dashboard.png
+
 The browser test skips, with the reason, when Playwright or a Chromium is
 missing, unless ``FASTLDP_REQUIRE_BROWSER=1`` (CI sets it in ``.ci/run``),
 where a missing piece fails it.
@@ -21,12 +28,14 @@ from __future__ import annotations
 import importlib
 import os
 import shutil
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 TOP_K = 20  # app.js: the items (cells) listed for an oracle (a matrix)
+WAVES, WAVE_PAUSE = 4, 0.7  # README's picture: batches a moment apart (about 3 s in all)
 WAIT_MS = 20_000  # the page polls every second; a loaded CI machine gets time
 
 
@@ -262,7 +271,24 @@ def test_oracle_dashboard_shows_the_estimate_exactly_and_follows_new_reports(pag
         second = _check_rows(page, est2, _top(est2["estimate"], TOP_K), with_std=True)
         _check_common(page, est2, stats2)
         assert second != first
-        _screenshot(page, tmp_path, "dashboard_oracle.png")
+
+        # README's picture: a few more batches in waves, so the ingest-rate chart has a
+        # history; the page must again show exactly what the API says
+        sent = 3500
+        for wave in range(WAVES):
+            time.sleep(WAVE_PAUSE)
+            client.send(rng.zipf(1.3, 1000) % 4096, identities=np.arange(sent, sent + 1000),
+                        rng=10 + wave)
+            sent += 1000
+        est3, stats3 = client.estimate(), client.stats()
+        assert est3["n"] == stats3["reports"] == sent
+        _wait_for(page, stats3)
+        _check_rows(page, est3, _top(est3["estimate"], TOP_K), with_std=True)
+        _check_common(page, est3, stats3)
+        # the ingest history spans the waves: more than one point (the collector keeps one
+        # per second of ingest)
+        assert int(page.get_attribute('[data-testid="history-chart"]', "data-points")) > 1
+        _screenshot(page, tmp_path, "dashboard.png")  # FASTLDP_ARTIFACTS: README's picture
         _only_local(page, srv.url)
 
 
