@@ -1,22 +1,58 @@
-"""Heavy hitters: PEM / TreeHist / SFP beside pure-ldp, 10^6 users, a file decode's memory.
+"""Heavy hitters: PEM / TreeHist / SFP beside pure-ldp over seeds, 10^6 users, file decode RSS.
 
 Three parts, each printed as a table, then a "README lines" block:
 
-1. **Side by side with pure-ldp 1.2.0** (``xxhash<4``) on the same items
-   and budget: ``--peer-n`` users (default 1,000) hold Zipf items over
-   ``2^--peer-bits`` (default 16: pure-ldp's servers keep a float64 array of
-   the whole domain per level, and its PEM server aggregates a report in
-   time linear in the domain), ``k = 16``, ``eps = 4``. pure-ldp's classes run
-   with their own defaults (OLH oracles; bit strings over the alphabet
-   ``{0, 1}``); its PEM is given the structure of fastldp's (``start_length
-   = 4``, ``fragment_length = 4``: the same levels of 8, 12, 16 bits).
-   pure-ldp's ``TreeHistServer`` and ``SFPServer`` are built with their
-   defaults as well; where one cannot be built or run, the row says why
-   (the exception, verbatim). Times: client (privatize every item; pure-ldp
-   one ``privatise`` per item) and server (pure-ldp: ``aggregate`` per
-   report, then ``find_heavy_hitters(k)``; fastldp: ``estimate``); accuracy:
-   the PEM paper's precision (share of the true top-k found) and NCR. The
-   peer is also built for a ``2^32`` domain, to show whether it can be.
+1. **Side by side with pure-ldp 1.2.0** (``xxhash<4``), per protocol at the
+   largest setting where the peer's Python server finishes in bounded time
+   (``PEER_SETTINGS``: its LH servers test every value of the domain for
+   every report, so PEM and TreeHist run over ``2^12``; SFP's per-report cost
+   does not grow with the domain and runs over ``2^16``). For each of
+   ``--seeds`` seeds (default 5) both libraries get the same Zipf items
+   (exponent 1.1), ``k = 16`` and ``eps = 4``; fastldp runs with its
+   defaults (``codebook_seed`` and ``rng`` = the seed), pure-ldp with its own
+   classes and defaults (its global ``random`` / ``numpy.random`` seeded with
+   the seed), bit strings over its default alphabet ``{0, 1}`` and
+   ``fragment_length = 4`` (a required argument; for PEM ``start_length = 4``
+   too, the levels of fastldp's PEM: 8 and 12 bits). Printed per protocol:
+   client and server seconds (median over seeds; fastldp best of
+   ``--repeats`` within a seed), the ratio of the totals, precision (the PEM
+   paper's: the share of the true top-k found) and NCR as mean +- standard
+   error over seeds for both, and the verdict "equal or better": yes when
+   fastldp's mean is at least the peer's minus two standard errors of the
+   paired difference (``mean(d) >= -2 sd(d) / sqrt(S)``, ``d`` = fastldp minus
+   pure-ldp on the same items), for precision and for NCR. The peer's server
+   time is its ``aggregate`` of every report plus ``find_heavy_hitters(k)``
+   (its constructor, which allocates its tables, is not counted); the
+   client time is one ``privatise`` per item.
+
+   **The NumPy 2 shim** (``numpy2_shim``, applied in this process only,
+   never in the package). pure-ldp's ``FreqOracleServer.__init__`` and
+   ``reset`` call ``np.zeros(self.d)`` while ``d`` is still ``None`` (an LH
+   server built with ``d=None`` by ``TreeHistServer`` / ``SFPServer``, and
+   every ``CMSServer``, which has no ``d``). NumPy 1.x read a ``None`` shape
+   as ``()`` (deprecated in 1.20: "Passing None into shape arguments as an
+   alias for () is deprecated"); NumPy 2 raises ``TypeError: Use () not None
+   as shape arguments``. The shim replaces the ``np`` name of the one module
+   ``pure_ldp.core._freq_oracle_server`` by a proxy that forwards every
+   attribute to NumPy, except that ``zeros(None, ...)`` is ``zeros(())``:
+   NumPy 1's own reading. These placeholder arrays are replaced by
+   ``update_params(d=...)`` before any report arrives (TreeHist's two LH
+   servers), or never read (CMS keeps its sketch in ``sketch_matrix``), so no
+   estimate, report or random draw of the peer changes.
+
+   **SFP needs three arguments beyond the shim**, each because pure-ldp's
+   own code cannot run without it (the bench prints each default's
+   exception verbatim): ``SFPServer`` and ``SFPClient`` read
+   ``fo_server.sketch_based`` / ``fo_client.sketch_based``, which only the
+   sketch oracles (CMS, sketch response) define, so the default LH oracle
+   (and the client's ``fo_client=None``) raise ``AttributeError``; and
+   ``find_heavy_hitters`` calls ``alphabet.add(padding_char)``, so the
+   default alphabet, the list ``["0", "1"]``, raises ``AttributeError``.
+   The bench passes the same alphabet as a set, and pure-ldp's
+   ``CMSServer`` / ``CMSClient`` with ``is_hadamard=True`` (HCMS, Apple's
+   oracle for SFP and fastldp's) of the size of fastldp's SFP sketch
+   (``k = 16`` hash functions, ``m = 4096`` columns), the client given the
+   server's hash functions as pure-ldp's own simulations do.
 2. **10^6 users, 2^32 domain, k = 32, eps = 4**: fastldp's client + server
    seconds per protocol (best of ``--repeats``), with precision and NCR.
 3. **Report-file decode in bounded memory**: ``--file-n`` reports (default
@@ -25,24 +61,35 @@ Three parts, each printed as a table, then a "README lines" block:
    peak resident set (``VmHWM`` of ``/proc/self/status``); the same at a
    tenth of the reports shows whether it is flat in n.
 
-Usage: ``python bench/heavyhitters_compare.py [--quick]`` (``--quick``:
-10^5 users in part 2, 10^6 reports in part 3).
+Usage: ``python bench/heavyhitters_compare.py [--quick]`` (``--quick``: part
+1 at a tenth of the users and 3 seeds, 10^5 users in part 2, 10^6 reports in
+part 3).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
 
 from fastldp.heavyhitters import PEM, SFP, TreeHist, data, metrics
+
+#: protocol -> (item bits, users) of part 1: the largest setting where the peer's
+#: server finishes in bounded time (about 0.3-0.5 us per domain value per report)
+PEER_SETTINGS = {"PEM": (12, 50_000), "TreeHist": (12, 10_000), "SFP": (16, 500_000)}
+PEER_K, PEER_EPS, FRAGMENT = 16, 4.0, 4
+#: the HCMS sketch the peer's SFP is given: fastldp's SFP defaults (n_rows, n_columns)
+SFP_SKETCH = (16, 4096)
 
 
 def best(fn, repeats):
@@ -59,26 +106,86 @@ def fmt(s):
 
 
 # ------------------------------------------------------------------ part 1: pure-ldp
-def peer_run(name, items, bits, k, eps):
-    """pure-ldp's client + server on ``items``: (client s, server s, found codes) or an error."""
+class _NumPy1Shapes:
+    """NumPy for pure-ldp's oracle base: all forwarded, ``zeros(None)`` read as ``zeros(())``."""
+
+    def __getattr__(self, name):
+        return getattr(np, name)
+
+    @staticmethod
+    def zeros(shape, *args, **kwargs):
+        return np.zeros(() if shape is None else shape, *args, **kwargs)
+
+
+def numpy2_shim():
+    """Let pure-ldp's oracle servers be built under NumPy 2 (module docstring); idempotent."""
+    import pure_ldp.core._freq_oracle_server as base
+
+    if not isinstance(base.np, _NumPy1Shapes):
+        base.np = _NumPy1Shapes()
+
+
+def _exc(exc):
+    return f"{type(exc).__name__}: {str(exc).splitlines()[0][:90] if str(exc) else ''}"
+
+
+def peer_defaults_errors(bits):
+    """What pure-ldp's TreeHist / SFP defaults raise before and after the shim (verbatim)."""
+    from pure_ldp.heavy_hitters.apple_sfp import SFPClient, SFPServer
+    from pure_ldp.heavy_hitters.treehistogram import TreeHistServer
+
+    eps, out = PEER_EPS, {}
+    builds = {"TreeHistServer": lambda: TreeHistServer(eps, bits, FRAGMENT),
+              "SFPServer": lambda: SFPServer(eps, FRAGMENT, bits),
+              "SFPClient": lambda: SFPClient(eps, FRAGMENT, bits)}
+    for name, build in builds.items():
+        try:
+            build()
+            out[name] = "builds"
+        except Exception as exc:  # the peer's own code fails with its defaults
+            out[name] = _exc(exc)
+    return out
+
+
+def peer_sfp_list_alphabet(bits):
+    """pure-ldp's SFP decode with its default (list) alphabet, on an HCMS oracle."""
+    from pure_ldp.frequency_oracles.apple_cms import CMSServer
+    from pure_ldp.heavy_hitters.apple_sfp import SFPServer
+
+    try:
+        SFPServer(PEER_EPS, FRAGMENT, bits,
+                  fo_server=CMSServer(PEER_EPS, 2, 16, is_hadamard=True)).find_heavy_hitters(k=1)
+        return "runs"
+    except Exception as exc:
+        return _exc(exc)
+
+
+def peer_build(name, bits):
+    from pure_ldp.frequency_oracles.apple_cms import CMSClient, CMSServer
     from pure_ldp.heavy_hitters.apple_sfp import SFPClient, SFPServer
     from pure_ldp.heavy_hitters.prefix_extending import PEMClient, PEMServer
     from pure_ldp.heavy_hitters.treehistogram import TreeHistClient, TreeHistServer
 
-    random.seed(0)
-    np.random.seed(0)
+    eps = PEER_EPS
+    if name == "PEM":
+        return (PEMClient(eps, FRAGMENT, bits, FRAGMENT),
+                PEMServer(eps, FRAGMENT, bits, FRAGMENT))
+    if name == "TreeHist":
+        return TreeHistClient(eps, FRAGMENT, bits), TreeHistServer(eps, bits, FRAGMENT)
+    rows, cols = SFP_SKETCH
+    fo_server = CMSServer(eps, rows, cols, is_hadamard=True)
+    fo_client = CMSClient(eps, fo_server.get_hash_funcs(), cols, is_hadamard=True)
+    return (SFPClient(eps, FRAGMENT, bits, alphabet={"0", "1"}, fo_client=fo_client),
+            SFPServer(eps, FRAGMENT, bits, alphabet={"0", "1"}, fo_server=fo_server))
+
+
+def peer_run(name, items, bits, k, seed):
+    """pure-ldp's client + server on ``items``: (client s, server s, found codes) or an error."""
+    random.seed(seed)
+    np.random.seed(seed)
     strings = [format(int(x), f"0{bits}b") for x in items]
     try:
-        if name == "PEM":
-            client, server = PEMClient(eps, 4, bits, 4), PEMServer(eps, 4, bits, 4)
-        elif name == "TreeHist":
-            client, server = TreeHistClient(eps, 4, bits), TreeHistServer(eps, bits, 4)
-        else:
-            server = SFPServer(eps, 4, bits)
-            client = SFPClient(eps, 4, bits)
-    except Exception as exc:  # the peer's defaults may not build
-        return f"{type(exc).__name__}: {str(exc).splitlines()[0][:90]}"
-    try:
+        client, server = peer_build(name, bits)
         t = time.perf_counter()
         reports = [client.privatise(s) for s in strings]
         tc = time.perf_counter() - t
@@ -88,37 +195,86 @@ def peer_run(name, items, bits, k, eps):
         found, _ = server.find_heavy_hitters(k=k)
         ts = time.perf_counter() - t
     except Exception as exc:
-        return f"{type(exc).__name__}: {str(exc).splitlines()[0][:90]}"
-    return tc, ts, [int(s.split("*")[0], 2) for s in found]
+        return _exc(exc)
+    return tc, ts, [peer_code(s, bits) for s in found]
 
 
-def fast_run(cls, items, bits, k, eps, repeats, **kw):
-    proto = cls(epsilon=eps, k=k, item_bits=bits, codebook_seed=1, **kw)
-    tc, reports = best(lambda: proto.privatize(items, rng=2), repeats)
+def peer_code(string, bits):
+    """A found string as an item code; -1 (no item) for one with padding characters
+    (pure-ldp's SFP assembles fragments over the alphabet plus its padding ``*``)."""
+    return int(string, 2) if len(string) == bits and set(string) <= {"0", "1"} else -1
+
+
+def fast_run(cls, items, bits, k, eps, repeats, seed=1, **kw):
+    proto = cls(epsilon=eps, k=k, item_bits=bits, codebook_seed=seed, **kw)
+    tc, reports = best(lambda: proto.privatize(items, rng=seed + 1), repeats)
     ts, res = best(lambda: proto.estimate(reports), repeats)
     return tc, ts, res.codes
 
 
+def mean_se(xs):
+    m = statistics.fmean(xs)
+    return m, (statistics.stdev(xs) / math.sqrt(len(xs)) if len(xs) > 1 else float("nan"))
+
+
+def verdict(fast, peer):
+    """"yes" when mean(fast - peer) >= -2 standard errors of the paired difference."""
+    d = [f - p for f, p in zip(fast, peer)]
+    m, se = mean_se(d)
+    return "yes" if m >= -2 * (0.0 if math.isnan(se) else se) else "no"
+
+
 def part1(args):
-    bits, k, eps, n = args.peer_bits, 16, 4.0, args.peer_n
-    items = data.zipf_items(n, item_bits=bits, rng=11)
-    truth, _ = data.true_top_k(items, k)
+    numpy2_shim()
     rows = []
     for name, cls in (("PEM", PEM), ("TreeHist", TreeHist), ("SFP", SFP)):
-        f = fast_run(cls, items, bits, k, eps, args.repeats)
-        p = peer_run(name, items, bits, k, eps)
-        row = {"protocol": name, "fast": f,
-               "fast_acc": (metrics.recall_at_k(f[2], truth), metrics.ncr(f[2], truth))}
-        if isinstance(p, str):
-            row["peer_error"] = p
-        else:
-            row["peer"] = p
-            row["peer_acc"] = (metrics.recall_at_k(p[2], truth), metrics.ncr(p[2], truth))
+        if name not in args.protocols:
+            continue
+        bits, n = PEER_SETTINGS[name]
+        n = args.peer_n or (n // 10 if args.quick else n)
+        row = {"protocol": name, "bits": bits, "n": n, "fast": [], "peer": [], "error": None}
+        for s in range(args.seeds):
+            seed = 1000 + s
+            items = data.zipf_items(n, item_bits=bits, support=min(1 << 16, 1 << bits),
+                                    rng=seed)
+            truth, _ = data.true_top_k(items, PEER_K)
+            f = fast_run(cls, items, bits, PEER_K, PEER_EPS, args.repeats, seed=seed)
+            row["fast"].append((f[0], f[1], metrics.recall_at_k(f[2], truth),
+                                metrics.ncr(f[2], truth)))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # pure-ldp warns at every estimate below n = 10^4
+                p = peer_run(name, items, bits, PEER_K, seed)
+            if isinstance(p, str):
+                row["error"] = p
+                break
+            row["peer"].append((p[0], p[1], metrics.recall_at_k(p[2], truth),
+                                metrics.ncr(p[2], truth)))
+            print(f"  part 1: {name} seed {s + 1}/{args.seeds} done", file=sys.stderr)
         rows.append(row)
-        print(f"  part 1: {name} done", file=sys.stderr)
-    big = peer_run("PEM", np.zeros(0, dtype=np.uint64), 32, k, eps) \
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        notes = {"defaults": peer_defaults_errors(12),
+                 "sfp_list_alphabet": peer_sfp_list_alphabet(12)}
+    big = peer_run("PEM", np.zeros(0, dtype=np.uint64), 32, PEER_K, 0) \
         if args.try_peer_32 else "not tried (--no-peer-32)"
-    return rows, big, (n, bits, k, eps)
+    return rows, big, notes
+
+
+def summarize(row):
+    """Medians of the times, mean +- se of the accuracies, the verdicts."""
+    f, p = np.array(row["fast"]), np.array(row["peer"])
+    out = {"fast_c": float(np.median(f[:, 0])), "fast_s": float(np.median(f[:, 1])),
+           "peer_c": float(np.median(p[:, 0])), "peer_s": float(np.median(p[:, 1]))}
+    out["ratio"] = (out["peer_c"] + out["peer_s"]) / (out["fast_c"] + out["fast_s"])
+    for j, key in ((2, "prec"), (3, "ncr")):
+        out[f"fast_{key}"] = mean_se(list(f[:, j]))
+        out[f"peer_{key}"] = mean_se(list(p[:, j]))
+        out[f"ok_{key}"] = verdict(list(f[:, j]), list(p[:, j]))
+    return out
+
+
+def pm(ms):
+    return f"{ms[0]:.3f} +- {ms[1]:.3f}"
 
 
 # ------------------------------------------------------------------ part 2: 10^6 users
@@ -180,14 +336,18 @@ def part3(args):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--peer-n", type=int, default=1000)
-    ap.add_argument("--peer-bits", type=int, default=16)
+    ap.add_argument("--seeds", type=int, default=None, help="part 1 seeds (default 5; quick 3)")
+    ap.add_argument("--peer-n", type=int, default=None,
+                    help="part 1 users for every protocol (default: PEER_SETTINGS)")
     ap.add_argument("--n", type=int, default=None)
     ap.add_argument("--file-n", type=int, default=None)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--no-peer-32", dest="try_peer_32", action="store_false")
     ap.add_argument("--skip", default="", help="comma-separated parts to skip (1,2,3)")
+    ap.add_argument("--protocols", default="PEM,TreeHist,SFP", help="part 1's protocols")
     args = ap.parse_args(argv)
+    args.protocols = set(args.protocols.split(","))
+    args.seeds = args.seeds or (3 if args.quick else 5)
     args.n = args.n or (100_000 if args.quick else 1_000_000)
     args.file_n = args.file_n or (1_000_000 if args.quick else 10_000_000)
     skip = set(args.skip.split(","))
@@ -195,29 +355,62 @@ def main(argv=None):
     lines = []
 
     if "1" not in skip:
-        rows, big, (n, bits, k, eps) = part1(args)
-        print(f"\n1. Beside pure-ldp: n = {n:,} users, Zipf items over 2^{bits}, k = {k}, "
-              f"eps = {eps:g} (fastldp best of {args.repeats})")
-        print(f"{'protocol':<9} {'library':<8} {'client':>10} {'server':>10} {'precision':>9} "
-              f"{'NCR':>6}  ratio (pure-ldp / fastldp, client + server)")
+        rows, big, notes = part1(args)
+        print(f"\n1. Beside pure-ldp: Zipf items (exponent 1.1), k = {PEER_K}, "
+              f"eps = {PEER_EPS:g}, {args.seeds} seeds (times: median over seeds, fastldp "
+              f"best of {args.repeats} within a seed; accuracy: mean +- standard error)")
+        print(f"{'protocol':<9} {'domain':>6} {'users':>8} {'library':<8} {'client':>10} "
+              f"{'server':>10} {'precision':>15} {'NCR':>15}  ratio (total)")
         for r in rows:
-            f = r["fast"]
-            print(f"{r['protocol']:<9} {'fastldp':<8} {fmt(f[0]):>10} {fmt(f[1]):>10} "
-                  f"{r['fast_acc'][0]:>9.3f} {r['fast_acc'][1]:>6.3f}")
-            if "peer" in r:
-                p = r["peer"]
+            where = f"{r['protocol']:<9} {'2^' + str(r['bits']):>6} {r['n']:>8,}"
+            if r["error"] or not r["peer"]:
+                f = np.array(r["fast"])
+                print(f"{where} {'fastldp':<8} {fmt(float(np.median(f[:, 0]))):>10} "
+                      f"{fmt(float(np.median(f[:, 1]))):>10}")
+                print(f"{'':<25} {'pure-ldp':<8} could not run: {r['error']}")
+                lines.append(f"| {r['protocol']} | 2^{r['bits']} | {r['n']:,} | {args.seeds} | "
+                             f"could not run ({r['error']}) | - | - | - | - | - |")
+                continue
+            s = summarize(r)
+            print(f"{where} {'fastldp':<8} {fmt(s['fast_c']):>10} {fmt(s['fast_s']):>10} "
+                  f"{pm(s['fast_prec']):>15} {pm(s['fast_ncr']):>15}")
+            print(f"{'':<25} {'pure-ldp':<8} {fmt(s['peer_c']):>10} {fmt(s['peer_s']):>10} "
+                  f"{pm(s['peer_prec']):>15} {pm(s['peer_ncr']):>15}  {s['ratio']:,.0f}x")
+            print(f"{'':<25} fastldp equal or better (mean >= pure-ldp's - 2 se of the paired "
+                  f"difference): precision {s['ok_prec']}, NCR {s['ok_ncr']}")
+            if "no" in (s["ok_prec"], s["ok_ncr"]):
+                print(f"{'':<25} NOTE: fastldp's {r['protocol']} is LESS accurate than "
+                      f"pure-ldp's here ({'precision' if s['ok_prec'] == 'no' else 'NCR'}"
+                      f"{' and NCR' if s['ok_prec'] == s['ok_ncr'] == 'no' else ''})")
+            lines.append(f"| {r['protocol']} | 2^{r['bits']} | {r['n']:,} | {args.seeds} | "
+                         f"{fmt(s['peer_c'] + s['peer_s'])} | {fmt(s['fast_c'] + s['fast_s'])} | "
+                         f"{s['ratio']:,.0f}x | {pm(s['peer_prec'])} | {pm(s['fast_prec'])} | "
+                         f"{pm(s['peer_ncr'])} | {pm(s['fast_ncr'])} | "
+                         f"{s['ok_prec']} / {s['ok_ncr']} |")
+        print("\nPer seed (one run each; the same columns as the table above without the "
+              "spread):")
+        print("| protocol | domain | users | pure-ldp client + server | fastldp | ratio "
+              "| pure-ldp precision / NCR | fastldp precision / NCR |")
+        print("|---|---|---|---|---|---|---|---|")
+        for r in rows:
+            bits, n = r["bits"], r["n"]
+            for i, f in enumerate(r["fast"]):
+                if i >= len(r["peer"]):
+                    print(f"| {r['protocol']} | 2^{bits} | {n:,} | could not run "
+                          f"({r['error']}) | {fmt(f[0] + f[1])} | - | - | "
+                          f"{f[2]:.3f} / {f[3]:.3f} |")
+                    continue
+                p = r["peer"][i]
                 ratio = (p[0] + p[1]) / (f[0] + f[1])
-                print(f"{'':<9} {'pure-ldp':<8} {fmt(p[0]):>10} {fmt(p[1]):>10} "
-                      f"{r['peer_acc'][0]:>9.3f} {r['peer_acc'][1]:>6.3f}  {ratio:,.0f}x")
-                lines.append(f"| {r['protocol']} | 2^{bits} | {n:,} | {fmt(p[0] + p[1])} | "
-                             f"{fmt(f[0] + f[1])} | {ratio:,.0f}x | {r['peer_acc'][0]:.3f} / "
-                             f"{r['peer_acc'][1]:.3f} | {r['fast_acc'][0]:.3f} / "
-                             f"{r['fast_acc'][1]:.3f} |")
-            else:
-                print(f"{'':<9} {'pure-ldp':<8} could not run: {r['peer_error']}")
-                lines.append(f"| {r['protocol']} | 2^{bits} | {n:,} | could not run "
-                             f"({r['peer_error']}) | {fmt(f[0] + f[1])} | - | - | "
-                             f"{r['fast_acc'][0]:.3f} / {r['fast_acc'][1]:.3f} |")
+                print(f"| {r['protocol']} | 2^{bits} | {n:,} | {fmt(p[0] + p[1])} | "
+                      f"{fmt(f[0] + f[1])} | {ratio:,.0f}x | {p[2]:.3f} / "
+                      f"{p[3]:.3f} | {f[2]:.3f} / "
+                      f"{f[3]:.3f} |")
+        d = notes["defaults"]
+        print("pure-ldp with its defaults, under the NumPy 2 shim: TreeHistServer "
+              f"{d['TreeHistServer']}; SFPServer {d['SFPServer']}; SFPClient {d['SFPClient']}; "
+              f"SFPServer.find_heavy_hitters with the default list alphabet: "
+              f"{notes['sfp_list_alphabet']}")
         big_text = big if isinstance(big, str) else "built and ran (0 users)"
         print(f"pure-ldp PEMServer for a 2^32 domain with its defaults: {big_text}")
         lines.append(f"pure-ldp's PEMServer for a 2^32 domain (its defaults): {big_text}")
@@ -248,9 +441,10 @@ def main(argv=None):
     print(f"\nREADME lines (Heavy hitters), from this run (load {load0:.1f} at start, "
           f"{os.getloadavg()[0]:.1f} at end, {os.cpu_count()} cores):")
     if "1" not in skip:
-        print("| protocol | domain | users | pure-ldp client + server | fastldp | ratio "
-              "| pure-ldp precision / NCR | fastldp precision / NCR |")
-        print("|---|---|---|---|---|---|---|---|")
+        print("| protocol | domain | users | seeds | pure-ldp client + server | fastldp "
+              "| ratio | pure-ldp precision | fastldp precision | pure-ldp NCR | fastldp NCR "
+              "| fastldp equal or better (precision / NCR) |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for line in lines:
         print(line)
 
