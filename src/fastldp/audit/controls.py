@@ -255,7 +255,7 @@ def _undernoised_pem(eps):
 
 
 def _undernoised_two_part(build):
-    """TreeHist / SFP flipping each part's bit with the probability of 1.5 eps / 2 (law honest)."""
+    """TreeHist / SFP flipping each part's bit at 1.5 x the part's eps (law honest)."""
 
     def make(eps):
         mech = build(eps)
@@ -329,8 +329,8 @@ def negative_controls(epsilon: float = 1.0) -> dict[str, Channel]:
         *(replace(reg[name], control_of=name, name=f"control:{name}-sampler",
                   build=_undernoised_two_part(reg[name].build),
                   description=f"{name} flipping each part's bit with the probability of "
-                              "1.5 eps / 2 (law honest)", expect_violation=True)
-          for name in ("treehist", "sfp")),
+                              "1.5 times the part's budget (law honest)", expect_violation=True)
+          for name in ("treehist", "sfp", "sfp-cms")),
         replace(reg["laplace"], control_of="laplace", name="control:laplace-half-scale",
                 build=_half_scale_laplace,
                 description="Laplace with half the scale", expect_violation=True),

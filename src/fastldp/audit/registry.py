@@ -1055,15 +1055,20 @@ def _heavy_hitter_channels(epsilon):
         Channel("pem-olh", f"PEM: OLH of the item's prefix, {PEM_ITEM_BITS}-bit items, g = 2 "
                 "groups of 2- and 3-bit prefixes, per-identity hash and group", epsilon, _pem,
                 law=_pem_law, sample=_pem_sample, keyed=True),
-        Channel("treehist", f"TreeHist: HCMS-law parts at eps/2 (the prefix at the identity's "
-                f"level, the item), {TREEHIST_ITEM_BITS}-bit items, binary tree of 3 levels, "
-                "R = 1 x T = 2, all 16 (j, l, omega, j', l', omega') outputs", epsilon,
-                _treehist, law=_two_part_law, sample=_pem_sample, output_key=_six_key,
+        Channel("treehist", f"TreeHist: one HCMS-law report at eps (the prefix at the "
+                f"identity's level), {TREEHIST_ITEM_BITS}-bit items, binary tree of 3 levels, "
+                "R = 1 x T = 2, all 4 (j, l, omega) outputs", epsilon,
+                _treehist, law=_one_part_law, sample=_pem_sample, output_key=_six_key,
                 keyed=True),
         Channel("sfp", f"Apple's SFP: HCMS-law parts at eps/2 (fragment + puzzle piece at the "
                 f"identity's position, the item), {SFP_ITEM_BITS}-bit items, 2 positions of "
                 "2 bits, 1-bit puzzle, R = 1 x T = 2, all 16 outputs", epsilon, _sfp,
                 law=_two_part_law, sample=_pem_sample, output_key=_six_key, keyed=True),
+        Channel("sfp-cms", f"Apple's SFP with CMS parts (its default): fragment + puzzle piece "
+                f"at 0.625 eps, the item at 0.375 eps, {SFP_ITEM_BITS}-bit items, 2 positions of "
+                "2 bits, 1-bit puzzle, R = 1 x m = 2, all 16 (j, signs, j', signs') outputs",
+                epsilon, _sfp_cms, law=_sfp_cms_law, sample=_pem_sample, output_key=_six_key,
+                keyed=True),
     ]
 
 
@@ -1075,15 +1080,35 @@ SFP_ITEM_BITS = 4
 def _treehist(eps):
     from ..heavyhitters.treehist import TreeHist
 
-    return TreeHist(epsilon=eps, k=1, eta=1, n_rows=1, n_columns=2,
+    return TreeHist(epsilon=eps, k=1, eta=1, g=3, n_rows=1, n_columns=2,
                     item_bits=TREEHIST_ITEM_BITS, codebook_seed=20240615, n_threads=1)
 
 
 def _sfp(eps):
     from ..heavyhitters.sfp import SFP
 
-    return SFP(epsilon=eps, k=1, fragment_bits=2, puzzle_bits=1, n_rows=1, n_columns=2,
-               item_bits=SFP_ITEM_BITS, codebook_seed=20240615, n_threads=1)
+    return SFP(epsilon=eps, k=1, oracle="hcms", fragment_share=0.5, fragment_bits=2,
+               puzzle_bits=1, n_rows=1, n_columns=2, item_bits=SFP_ITEM_BITS,
+               codebook_seed=20240615, n_threads=1)
+
+
+def _sfp_cms(eps):
+    from ..heavyhitters.sfp import SFP
+
+    return SFP(epsilon=eps, k=1, oracle="cms", fragment_share=0.625, fragment_bits=2,
+               puzzle_bits=1, n_rows=1, n_columns=2, item_bits=SFP_ITEM_BITS,
+               codebook_seed=20240615, n_threads=1)
+
+
+def _sfp_cms_law(mech, eps, ids):
+    """``mech.channel(i)`` per identity: ``P[x, o1 K + o2]``, ``o = j 2^m + s`` (CMS parts)."""
+    ids = np.ascontiguousarray(ids, dtype=np.uint64)
+    R, m = mech.n_rows, mech.n_columns
+    part = [(j, s) for j in range(R) for s in range(2 ** m)]
+    outputs = [a + b for a in part for b in part]
+    items = np.arange(2 ** mech.item_bits)
+    probs = np.stack([mech.channel(int(identity)) for identity in ids])
+    return ExactLaw(items.tolist(), outputs, ids, probs)
 
 
 def _six_key(r):
@@ -1105,6 +1130,16 @@ def _two_part_law(mech, eps, ids):
         if group not in cache:
             cache[group] = mech.channel(int(identity))
         probs[r] = cache[group]
+    return ExactLaw(items.tolist(), outputs, ids, probs)
+
+
+def _one_part_law(mech, eps, ids):
+    """``mech.channel(i)`` per identity: ``P[x, o]``, ``o = 2 (j T + l) + (omega + 1) / 2``."""
+    ids = np.ascontiguousarray(ids, dtype=np.uint64)
+    R, T = mech.n_rows, mech.n_columns
+    outputs = [(j, l, w) for j in range(R) for l in range(T) for w in (-1, 1)]
+    items = np.arange(2 ** mech.item_bits)
+    probs = np.stack([mech.channel(int(identity)) for identity in ids])
     return ExactLaw(items.tolist(), outputs, ids, probs)
 
 
