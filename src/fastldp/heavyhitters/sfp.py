@@ -2,39 +2,54 @@
 
 An item of ``m`` bits (a byte string of at most ``L <= 8`` bytes, or an
 integer; :mod:`fastldp.heavyhitters.items`) is cut into ``P = ceil(m / f)``
-fragments of ``f`` bits (``f = 8``, one byte, by default; Apple's two
-characters are ``f = 16``; the code is padded with zero bits on the right to
-``P f`` bits). Every user sends
-one report of two parts, each at budget ``eps / 2`` (``eps``-LDP by
-composition; Apple and pure-ldp's ``SFPServer`` split it the same way):
+fragments of ``f`` bits (the code is padded with zero bits on the right to
+``P f`` bits). Every user sends one report of two parts, the fragment part
+at budget ``eps_f = s eps`` and the item part at ``eps_i = (1 - s) eps``
+(``eps``-LDP by composition; ``s = fragment_share``):
 
 1. **the fragment part**: the user's public position ``t(i) = (h_i P) >> 32``
    (the PEM split of the identity, :func:`~fastldp._kernels._heavy.heavy_groups`)
    and the *record* ``y = (psi(x) << f) | frag_t(x)``: the fragment at position
    ``t`` behind the *puzzle piece* ``psi(x)``, a public hash of the whole item onto
-   ``2^a`` values (``a = 8``, Apple's 256, by default), through the HCMS law
-   (Apple's Algorithm 3) with the hash functions of position ``t``;
-2. **the item part**: the whole item through HCMS with other hash functions.
+   ``2^a`` values, through the oracle with the hash functions of position ``t``;
+2. **the item part**: the whole item through the oracle with other hash functions.
 
-The HCMS oracle is that of :mod:`fastldp.heavyhitters.treehist`
-(:func:`~fastldp.heavyhitters.treehist.hadamard_fo_perturb`: ``R`` hash
-functions onto ``T`` columns, one signed Hadamard coefficient, flipped with
-probability ``1 / (1 + e^(eps/2))``; :class:`fastldp.oracles.HCMS` is the same
-law). Position ``t``'s hash functions are the OLH hashes of identities
-``0 .. R-1`` under the seed ``s_t`` derived from ``(codebook_seed, t)``; the
-item part uses ``s_P``, the puzzle piece the hash of identity 0 under
-``s_{P+1}`` onto ``2^a`` values (:meth:`SFP.derived_seed`).
+The oracle (``oracle=``) is one of Apple's two sketches, with ``R`` hash
+functions onto ``T`` columns (:mod:`fastldp.oracles.cms` gives both laws;
+the same hashes under the same seed):
+
+* ``"cms"`` (default; Apple's Algorithm 1, :class:`fastldp.oracles.CMS`):
+  a row ``j ~ U[R]`` and the ``T`` signs of the one-hot vector of
+  ``h_j(x)``, each flipped with probability ``1 / (1 + e^(e/2))`` (``e`` the
+  part's budget); a part is ``1 + ceil(T / 64)`` int64 words ``(j, sign
+  words)``, sign ``l`` the bit ``l % 64`` of word ``1 + l // 64``;
+* ``"hcms"`` (Apple's Algorithm 3, :class:`fastldp.oracles.HCMS`,
+  :func:`~fastldp.heavyhitters.treehist.hadamard_fo_perturb`): one signed
+  Hadamard coefficient ``(j, l, omega)``, flipped with probability
+  ``1 / (1 + e^e)``.
+
+Position ``t``'s hash functions are the OLH hashes of identities ``0 .. R-1``
+under the seed ``s_t`` derived from ``(codebook_seed, t)``; the item part
+uses ``s_P``, the puzzle piece the hash of identity 0 under ``s_{P+1}`` onto
+``2^a`` values (:meth:`SFP.derived_seed`).
 
 The server (Apple's, "Learning with Privacy at Scale", Section 4.3):
 
 1. for each position ``t`` it estimates the count of every record
-   ``y in [0, 2^(a + f))`` from the position's integer table ``Z_t``
-   (``f_t(y) = (n / n_t) r (c sum_j F_t[j, h_j(y)] - n_t / T)``,
-   ``F_t = Z_t H_T``, in ``O(R 2^(a+f))`` by
-   :func:`~fastldp._kernels._flh.flh_support`) and keeps the ``c k``
-   largest (ties: the smaller record), among those at least ``threshold``
-   standard deviations of a record nobody holds (``threshold = None``, the
-   default, keeps the ``c k`` largest: Apple's "most frequent fragments");
+   ``y in [0, 2^(a + f))`` from the position's integer table ``Z_t`` (HCMS:
+   ``sum omega`` per ``(j, l)``, transformed ``F_t = Z_t H_T``; CMS: the
+   number of ``+1`` signs per ``(j, l)``, ``F_t = Z_t``) through
+   ``S_t(y) = sum_j F_t[j, h_j(y)]`` (:func:`~fastldp._kernels._flh.flh_support`,
+   ``O(R 2^(a+f))``)::
+
+       HCMS: f_t(y) = (n / n_t) r (c S_t(y) - n_t / T),            c = c_(eps_f),
+       CMS:  f_t(y) = (n / n_t) r (c S_t(y) + n_t (1/2 - c/2 - 1/T)), c = c_(eps_f / 2),
+
+   ``r = T / (T - 1)``, ``c_e = (e^e + 1) / (e^e - 1)`` (Apple's Algorithms 2
+   and 4), and keeps the ``c k`` largest (ties: the smaller record), among
+   those at least ``threshold`` standard deviations of a record nobody holds
+   (``threshold = None``, the default, keeps the ``c k`` largest: Apple's
+   "most frequent fragments");
 2. for each puzzle piece ``psi`` that has a kept record at every position,
    it assembles every combination of those positions' fragments (the
    puzzle: fragments of one item share its piece). When a piece has more
@@ -43,31 +58,92 @@ The server (Apple's, "Learning with Privacy at Scale", Section 4.3):
    combination is kept when it is an item (the padding bits are zero) and
    its own puzzle piece is ``psi`` (a check Apple leaves to the second
    sketch, which removes ``1 - 2^-a`` of the false combinations for free);
-3. it counts the candidates with the item part over all ``n`` reports
-   (``r (c sum_j F[j, h_j(v)] - n / T)``) and returns the top ``k`` (ties:
-   the smaller code).
+3. it counts the candidates with the item part over all ``n`` reports (the
+   same formulas with ``n``, the item table and ``eps_i``) and returns the
+   top ``k`` (ties: the smaller code).
 
-Every table is an integer sum of ``omega``, so any chunking of the reports
-decodes bit-identically; the decode makes one pass over the reports.
+Every table is an integer count, so any chunking of the reports decodes
+bit-identically; the decode makes one pass over the reports.
 
-Sketch size. The hashes are fixed by the seed, so a record that shares a
-bucket with a heavy record in ``s`` of the ``R`` rows carries ``s / R`` of
-its count (:mod:`fastldp.oracles.cms`, "Moments for a fixed set of hash
-functions"). Step 1 ranks all ``2^(a+f)`` records, so such twins compete
-with the true fragments: about ``2^(a+f) R / T`` records share one row
-(bias ``1/R`` of the heavy count) and ``2^(a+f) C(R, 2) / T^2`` share two.
-The defaults ``R = 16``, ``T = 4096`` keep both small for ``a + f = 16``
-(256 records at ``1/16``, about 0.5 at ``1/8``); the noise of a count does not
-depend on ``R`` or ``T`` (HCMS's variance ``r^2 (c^2 - kappa^2)``). With
-``R = 2``, ``T = 1024`` the twins of the most frequent word fill the top of
-every position.
+Variance of a final count (plug-in, ``f`` clipped to ``[0, n]``; the
+moments of :mod:`fastldp.oracles.cms` averaged over the hash functions)::
 
-Variance of a final count (plug-in, ``f`` clipped to ``[0, n]``):
-``r^2 (f (c^2 - 1) + (n - f)(c^2 - 1/T^2 - (1/T)(1 - 1/T) / R))``.
+    HCMS: r^2 (f (c^2 - 1) + (n - f)(c^2 - 1/T^2 - (1/T)(1 - 1/T) / R)),        c = c_(eps_i),
+    CMS:  r^2 (f (c^2 - 1) + (n - f)(c^2 - (1 - 2/T)^2 - 4 (1/T)(1 - 1/T) / R)) / 4,
+                                                                            c = c_(eps_i / 2).
 
-Reports are int64 rows ``(j, l, omega, j', l', omega')`` (fragment part, item
-part); the position is public. Illegal parts are replaced as in
-:mod:`~fastldp.heavyhitters.treehist` (the triple ``(0, 0, s)``, a public fair sign).
+Defaults
+--------
+Measured at the issue's setting (``python bench/heavyhitters_compare.py``,
+part 2: 10^6 users, Zipf items over ``2^32`` from
+:func:`~fastldp.heavyhitters.data.zipf_items`, ``k = 32``, ``eps = 4``),
+precision / NCR averaged over the item seeds 21, 22, 23 (codebook seed
+``1 + seed``); PEM reaches 0.844 / 0.972 there. The numbers of the
+previous defaults (HCMS, ``R = 16``, ``T = 4096``, ``c = 2``, ``s = 1/2``)
+were 0.240 / 0.416; one change at a time from the defaults below:
+
+==========================================  =============  ==============
+setting                                     precision      NCR
+==========================================  =============  ==============
+defaults (CMS 256 x 256, s = 0.625, c = 32)  0.615          0.835
+``oracle="hcms"`` (16 x 4096)               0.417          0.640
+``fragment_share=0.5`` (Apple's split)       0.510          0.742
+``fragment_share=0.5, c=2``                 0.375          0.600
+``fragment_share=0.75``                     0.646          0.854
+``c=8`` / ``c=128``                         0.531 / 0.604  0.763 / 0.821
+``n_columns=1024`` (CMS)                    0.625          0.833
+``fragment_bits=16, puzzle_bits=4``         0.583          0.807
+``max_combinations=256``                    0.573          0.801
+==========================================  =============  ==============
+
+Why each default:
+
+* **the oracle, CMS** (Apple's SFP used CMS): at a part's budget ``e`` a
+  report's variance is ``(c_(e/2)^2 - 1) / 4`` against HCMS's
+  ``c_e^2``; at ``e = 2`` that is 0.92 against 1.72, and the record
+  counts' noise is what loses the true fragments (a Gaussian model of
+  steps 1-3 reproduces the measured precision: 0.29 for the old defaults).
+* **``T = 256`` columns, ``R = 256`` rows for CMS** (Apple's CMS uses
+  ``m = 1024``): the client draws ``T`` signs per part, 0.4 s per 10^6
+  parts at ``T = 256`` against 2.2 s at 1024, and 1024 measured no better
+  (0.625). ``R`` sets the bias a fixed set of hashes gives the records
+  that share buckets with a heavy one (sd about ``count / sqrt(R T)``,
+  :mod:`fastldp.oracles.cms`): with ``R = 64`` the twins of the heaviest
+  items crowd the kept records (precision 0.375 at ``f = 16``). HCMS keeps
+  16 x 4096.
+* **``fragment_share = 0.625``**: Apple and pure-ldp split ``eps`` in
+  halves; the candidates are lost at step 1 (a true item whose fragment
+  misses one position's cut is never assembled), while step 3 ranks a few
+  hundred candidates, so the fragment part is worth more of the budget:
+  0.615 against 0.510 at halves. The Gaussian model over
+  ``eps in {1, 2, 4, 8}`` prefers 0.625 to 0.5 up to ``eps = 4`` and 0.5 at
+  ``eps = 8`` (0.958 against 0.927); 0.75 helps at small ``eps`` but is
+  worse than 0.625 at 8. ``fragment_share=0.5`` is Apple's split.
+* **``c = 32``** (``c k = 1024`` records per position out of ``2^16``): the
+  cut is a multiple test over all ``2^(a+f)`` records, so it sits near the
+  ``1 - ck / 2^(a+f)`` quantile of the noise; keeping more lowers it until
+  the false candidates (about ``(ck)^P / 2^(a (P - 1))`` combinations pass
+  the puzzle check) compete at step 3. 8: 0.531, 32: 0.615, 128: 0.604.
+* **``f`` and ``a``**: Apple's fragment is two characters and its puzzle
+  256 pieces. For byte strings ``f = 16`` (two characters), for integers
+  ``f = 8``; ``a = min(8, 20 - f)``, so ``2^(a+f) <= 2^20`` records (the
+  server's cost, ``O(R 2^(a+f))`` per position, and the multiple test grow
+  with it): ``f = 16, a = 4`` for strings, ``f = 8, a = 8`` for integers.
+  Fewer positions (``P``) means more reports per position (the record
+  variance is ``P n`` times a report's): on the words workload
+  (:func:`~fastldp.heavyhitters.data.word_items`, 8-byte items, same
+  ``n``, ``k``, ``eps``, item seeds 21-23) ``f = 16, a = 4`` reaches
+  0.771 / 0.939 against 0.625 / 0.843 at ``f = 8, a = 8`` (PEM: 0.740 /
+  0.900); on the 32-bit Zipf items ``f = 8`` is better (0.615 against
+  0.583).
+* **``max_combinations = 4096``**: the trimming only bites when a piece
+  collects many records; 256 lost true items (0.573).
+
+Reports are int64 rows (fragment part, item part); the position is public.
+An illegal part is replaced by a public random legal part (HCMS: the triple
+``(0, 0, s)``, a public fair sign, as in :mod:`~fastldp.heavyhitters.treehist`;
+CMS: :meth:`fastldp.oracles.CMS.public_rows`, one codebook per part) and the
+row is counted once, under its first reason.
 
 Strings longer than 8 bytes are not supported: the family carries an item in
 one ``uint64`` (:mod:`fastldp.heavyhitters.items`).
@@ -88,12 +164,14 @@ from typing import Any, Optional
 
 import numpy as np
 
+from .._kernels._cms import cms_counts
 from .._kernels._flh import flh_support
 from .._kernels._heavy import heavy_groups
+from .._kernels._unary import ue_perturb
 from .._sanitize import SanitizationReport
 from .._validation import check_float, check_int, param_error
-from ..oracles._base import all_legal_report, as_report_array
-from ..oracles.cms import c_eps, fwht_rows
+from ..oracles._base import all_legal_report, as_report_array, tally_report
+from ..oracles.cms import CMS, _exact_words, c_eps, fwht_rows
 from ._base import Chunks, HeavyHitterProtocol
 from .treehist import (
     all_legal_rows, fo_hash, hadamard_fo_counts, hadamard_fo_law, hadamard_fo_perturb,
@@ -104,6 +182,17 @@ __all__ = ["SFP"]
 
 #: the most records ``2^(a + f)`` a position enumerates
 MAX_RECORD_BITS = 24
+#: ``(n_rows, n_columns)`` by oracle (module docstring, "Defaults")
+SKETCH_DEFAULTS = {"cms": (256, 256), "hcms": (16, 4096)}
+#: the fewest parts the client's kernel draws on several threads (their start costs more
+#: below; the draws do not depend on the thread count)
+_THREADED_MIN = 1 << 16
+#: ``a = min(8, 20 - f)`` by default: at most ``2^20`` records per position (module docstring)
+RECORD_BITS_DEFAULT = 20
+#: records kept per position: ``c * k`` (module docstring, "Defaults")
+C_DEFAULT = 32
+#: the fragment part's share of the budget (module docstring, "Defaults")
+SHARE_DEFAULT = 0.625
 
 
 class SFP(HeavyHitterProtocol):
@@ -112,26 +201,32 @@ class SFP(HeavyHitterProtocol):
     Parameters
     ----------
     epsilon : float in (0, 700]
-        The budget of a report: ``eps / 2`` for the fragment, ``eps / 2`` for the item.
+        The budget of a report: ``s eps`` for the fragment, ``(1 - s) eps`` for the item.
     k : int >= 1, default 32
         Heavy hitters returned (at most).
+    oracle : {"cms", "hcms"}, default "cms"
+        Apple's sketch for both parts (module docstring).
+    fragment_share : float in (0, 1), default 0.625
+        ``s``, the fragment part's share of ``eps`` (Apple's: 0.5; module
+        docstring, "Defaults").
     fragment_bits : int >= 1, optional
-        ``f``, bits per fragment; default ``min(8, item_bits)`` (one byte;
-        Apple's two characters are ``fragment_bits=16``).
-    puzzle_bits : int >= 1, default 8
-        ``a``, bits of the puzzle piece; ``a + f <= 24``.
-    c : int >= 1, default 2
+        ``f``, bits per fragment; default 16 (Apple's two characters) for
+        byte strings, 8 for integers, at most ``item_bits``.
+    puzzle_bits : int >= 1, optional
+        ``a``, bits of the puzzle piece; default ``min(8, 20 - f)``;
+        ``a + f <= 24``.
+    c : int >= 1, default 32
         Records kept per position: ``c * k``.
     threshold : float >= 0 or None, default None
         When set, a record is kept only if its count is at least
         ``threshold`` standard deviations of a record nobody holds.
     max_combinations : int >= 1, default 4096
         The most combinations assembled per puzzle piece.
-    n_rows : int >= 1, default 16
-        ``R``, hash functions of each sketch.
-    n_columns : int, a power of two >= 2, default 4096
-        ``T``, their range and the Hadamard order (the defaults: module
-        docstring, "Sketch size").
+    n_rows : int >= 1, optional
+        ``R``, hash functions of each sketch; default 256 (CMS), 16 (HCMS).
+    n_columns : int >= 2, optional
+        ``T``, their range; default 256 (CMS), 4096 (HCMS, a power of two:
+        the Hadamard order).
     item_bits, item_bytes : int, optional
         The items (:mod:`fastldp.heavyhitters.items`); default 32-bit integers.
     codebook_seed : int or None
@@ -142,6 +237,11 @@ class SFP(HeavyHitterProtocol):
     ----------
     n_positions : int
         ``P = ceil(item_bits / fragment_bits)``.
+    part_epsilon, item_epsilon : float
+        ``eps_f = s eps`` and ``eps_i = eps - eps_f``.
+    part_width, report_width : int
+        int64 words of one part (3 for HCMS, ``1 + ceil(T / 64)`` for CMS) and
+        of a report (two parts).
 
     Notes
     -----
@@ -161,21 +261,33 @@ class SFP(HeavyHitterProtocol):
 
     report_width = 6
 
-    def __init__(self, *, epsilon: float, k: int = 32, fragment_bits: Optional[int] = None,
-                 puzzle_bits: int = 8, c: int = 2, threshold: Optional[float] = None,
-                 max_combinations: int = 4096, n_rows: int = 16, n_columns: int = 4096,
+    def __init__(self, *, epsilon: float, k: int = 32, oracle: str = "cms",
+                 fragment_share: float = SHARE_DEFAULT, fragment_bits: Optional[int] = None,
+                 puzzle_bits: Optional[int] = None, c: int = C_DEFAULT,
+                 threshold: Optional[float] = None, max_combinations: int = 4096,
+                 n_rows: Optional[int] = None, n_columns: Optional[int] = None,
                  item_bits: Optional[int] = None, item_bytes: Optional[int] = None,
                  codebook_seed: Optional[int] = None, n_threads: Optional[int] = None) -> None:
         super().__init__(epsilon=epsilon, k=k, item_bits=item_bits, item_bytes=item_bytes,
                          codebook_seed=codebook_seed, n_threads=n_threads)
         owner = "SFP"
+        if oracle not in ("cms", "hcms"):
+            raise param_error("oracle", owner, "'cms' or 'hcms'", oracle)
+        self.oracle = oracle
+        rows_default, columns_default = SKETCH_DEFAULTS[oracle]
+        n_rows = rows_default if n_rows is None else n_rows
+        n_columns = columns_default if n_columns is None else n_columns
         m = self.item_bits
-        self.puzzle_bits = check_int(puzzle_bits, "puzzle_bits", owner, low=1,
-                                     high=MAX_RECORD_BITS - 1)
-        high_f = min(m, MAX_RECORD_BITS - self.puzzle_bits)
-        if fragment_bits is None:
-            fragment_bits = min(8, high_f)
+        if puzzle_bits is not None:
+            puzzle_bits = check_int(puzzle_bits, "puzzle_bits", owner, low=1,
+                                    high=MAX_RECORD_BITS - 1)
+        high_f = min(m, MAX_RECORD_BITS - (puzzle_bits or 1))
+        if fragment_bits is None:  # Apple's two characters for strings, a byte for integers
+            fragment_bits = min(16 if self.codec.kind == "bytes" else 8, high_f)
         self.fragment_bits = check_int(fragment_bits, "fragment_bits", owner, low=1, high=high_f)
+        if puzzle_bits is None:  # Apple's 256 pieces while the records stay <= 2^16 ... 2^20
+            puzzle_bits = max(1, min(8, RECORD_BITS_DEFAULT - self.fragment_bits))
+        self.puzzle_bits = puzzle_bits
         self.c = check_int(c, "c", owner, low=1, high=1 << 16)
         self.threshold = None if threshold is None else check_float(
             threshold, "threshold", owner, low=0.0, high=1e6, low_open=False, high_open=False)
@@ -184,15 +296,28 @@ class SFP(HeavyHitterProtocol):
         self.n_rows = check_int(n_rows, "n_rows", owner, low=1, high=1 << 12)
         self.n_columns = check_int(n_columns, "n_columns", owner, low=2,
                                    high=(1 << 22) // self.n_rows)
-        if self.n_columns & (self.n_columns - 1):
+        if oracle == "hcms" and self.n_columns & (self.n_columns - 1):
             raise param_error("n_columns", owner, "a power of two (the Hadamard order)",
                               n_columns)
         self.n_positions = -(-m // self.fragment_bits)
-        self.part_epsilon = self.epsilon / 2.0
+        self.fragment_share = check_float(fragment_share, "fragment_share", owner, low=0.0,
+                                          high=1.0)
+        #: the fragment part's budget ``s eps``; the item part's is ``item_epsilon = eps - s eps``
+        self.part_epsilon = self.epsilon * self.fragment_share
+        self.item_epsilon = self.epsilon - self.part_epsilon
         self._seeds = tuple(self.derived_seed(t) for t in range(self.n_positions + 2))
+        #: int64 words of one part: ``(j, l, omega)`` (HCMS) or ``(j, ceil(m / 64) sign words)``
+        self.part_width = 3 if oracle == "hcms" else 1 + (self.n_columns + 63) // 64
+        self.report_width = 2 * self.part_width
+        if oracle == "cms":  # the sanitizer's public rows, one codebook per part
+            self._cms_parts = tuple(
+                CMS(domain_size=2, epsilon=self.epsilon, n_rows=self.n_rows,
+                    n_columns=self.n_columns, codebook_seed=self.derived_seed(t), n_threads=1)
+                for t in (self.n_positions + 2, self.n_positions + 3))
 
     def _stream_extra(self) -> dict:
-        return {"fragment_bits": self.fragment_bits, "puzzle_bits": self.puzzle_bits,
+        return {"oracle": self.oracle, "fragment_share": self.fragment_share,
+                "fragment_bits": self.fragment_bits, "puzzle_bits": self.puzzle_bits,
                 "c": self.c, "threshold": self.threshold,
                 "max_combinations": self.max_combinations, "n_rows": self.n_rows,
                 "n_columns": self.n_columns}
@@ -235,31 +360,61 @@ class SFP(HeavyHitterProtocol):
         n = codes.shape[0]
         pos = self.positions_of(identities)
         rec = self.records(codes, pos)
-        R, T, e = self.n_rows, self.n_columns, self.part_epsilon
-        first = np.empty((n, 3), dtype=np.int64)
+        R, T, e, e_item = self.n_rows, self.n_columns, self.part_epsilon, self.item_epsilon
+        perturb = hadamard_fo_perturb if self.oracle == "hcms" else self._cms_perturb
+        first = np.empty((n, self.part_width), dtype=np.int64)
         for t in range(self.n_positions):
             mine = np.flatnonzero(pos == t)
             if mine.size:
-                first[mine] = hadamard_fo_perturb(self._seeds[t], rec[mine], 0, R, T, e, rng)
-        second = hadamard_fo_perturb(self._seeds[self.n_positions], codes, 0, R, T, e, rng)
+                first[mine] = perturb(self._seeds[t], rec[mine], 0, R, T, e, rng)
+        second = perturb(self._seeds[self.n_positions], codes, 0, R, T, e_item, rng)
         return np.concatenate([first, second], axis=1)
+
+    def _cms_perturb(self, seed: int, values: np.ndarray, hash_base: int, n_rows: int,
+                     n_columns: int, epsilon: float, rng: np.random.Generator) -> np.ndarray:
+        """Apple's CMS client on ``values``: ``(n, 1 + ceil(m / 64))`` rows ``(j, sign words)``.
+
+        ``j ~ U[R]``; bit ``h_j(x)`` (the hash of identity ``hash_base + j``
+        under ``seed``, as the HCMS part's) is set with probability
+        ``e^(eps/2) / (1 + e^(eps/2))``, every other of the ``m`` bits with
+        ``1 / (1 + e^(eps/2))`` (:class:`fastldp.oracles.CMS`'s law and layout).
+        """
+        n, W = values.shape[0], (n_columns + 63) // 64
+        rows = np.asarray(rng.integers(0, n_rows, n, dtype=np.int64))
+        buckets = fo_hash(seed, np.uint64(hash_base) + rows.astype(np.uint64), values, n_columns)
+        q = 1.0 / (math.exp(epsilon / 2.0) + 1.0)
+        key = rng.integers(0, 2**64, size=2, dtype=np.uint64)
+        bits = ue_perturb(int(key[0]), int(key[1]), np.ascontiguousarray(buckets, dtype=np.int64),
+                          np.full(n, np.ldexp(q, 64), dtype=np.float64).astype(np.uint64),
+                          np.full(n, 1.0 - q), n_columns,
+                          self.n_threads if n >= _THREADED_MIN else 1)
+        buf = np.zeros((n, 8 * W), dtype=np.uint8)
+        buf[:, :bits.shape[1]] = bits
+        out = np.empty((n, 1 + W), dtype=np.int64)
+        out[:, 0] = rows
+        out[:, 1:] = buf.view("<i8")
+        return out
 
     def part_channel(self, t: int) -> np.ndarray:
         """Exact law of one part: rows the records (``t < P``) or the items (``t = P``).
 
-        Columns ``2 (j T + l) + (omega + 1) / 2``; at most ``2^12`` rows.
+        Columns: HCMS ``2 (j T + l) + (omega + 1) / 2``; CMS ``j 2^m + s``, ``s``
+        the sign word (bit ``l`` set for ``+1``; ``m <= 8``). At most ``2^12`` rows.
         """
         t = check_int(t, "t", "SFP.part_channel", low=0, high=self.n_positions)
         b = self.item_bits if t == self.n_positions else self.puzzle_bits + self.fragment_bits
         if b > 12:
             raise ValueError(f"part_channel enumerates 2^{b} inputs; at most 2^12")
-        return hadamard_fo_law(self._seeds[t], 0, self.n_rows, self.n_columns,
-                               self.part_epsilon, np.arange(1 << b, dtype=np.uint64))
+        xs = np.arange(1 << b, dtype=np.uint64)
+        e = self.item_epsilon if t == self.n_positions else self.part_epsilon
+        law = hadamard_fo_law if self.oracle == "hcms" else cms_part_law
+        return law(self._seeds[t], 0, self.n_rows, self.n_columns, e, xs)
 
     def channel(self, identity: int = 0) -> np.ndarray:
         """Exact law of a whole report of ``identity`` on the items (``item_bits <= 6``).
 
-        ``P[x, o1 K + o2] = P_t[y_t(x), o1] P_item[x, o2]``, ``K = 2 R T``.
+        ``P[x, o1 K + o2] = P_t[y_t(x), o1] P_item[x, o2]``, ``K`` the outputs
+        of one part (``2 R T``, or ``R 2^m`` for CMS).
         """
         if self.item_bits > 6:
             raise ValueError("SFP.channel enumerates the items; item_bits <= 6")
@@ -271,15 +426,20 @@ class SFP(HeavyHitterProtocol):
 
     # ------------------------------------------------------------ server
     def _sanitize(self, reports, identities, owner) -> tuple[np.ndarray, SanitizationReport]:
-        n = identities.shape[0]
+        n, width = identities.shape[0], self.report_width
         arr = as_report_array(reports)
-        if arr.ndim != 2 or arr.shape != (n, 6):
+        if arr.ndim != 2 or arr.shape != (n, width):
+            layout = ("(j, l, omega, j', l', omega')" if self.oracle == "hcms" else
+                      f"(j, {self.part_width - 1} sign words, j', {self.part_width - 1} "
+                      "sign words)")
             raise ValueError(f"The 'reports' parameter of {owner} must be an array of shape "
-                             f"({n}, 6) (one row (j, l, omega, j', l', omega') per identity). "
+                             f"({n}, {width}) (one row {layout} per identity). "
                              f"Got shape {arr.shape} instead.")
         if n == 0:
-            return np.zeros((0, 6), dtype=np.int64), SanitizationReport(0, 0, {
+            return np.zeros((0, width), dtype=np.int64), SanitizationReport(0, 0, {
                 "non_numeric": 0, "non_integer": 0, "out_of_range": 0}, False)
+        if self.oracle == "cms":
+            return self._sanitize_cms(arr, identities)
         R, T, seed = self.n_rows, self.n_columns, self.codebook_seed
         if all_legal_rows(arr, R, T):
             return np.ascontiguousarray(arr, dtype=np.int64), all_legal_report(n)
@@ -292,49 +452,132 @@ class SFP(HeavyHitterProtocol):
         clean = np.ascontiguousarray(np.concatenate([a, b], axis=1), dtype=np.int64)
         return clean, SanitizationReport(n, int(legal.sum()), by_reason, wrong)
 
+    def _sanitize_cms(self, arr, identities) -> tuple[np.ndarray, SanitizationReport]:
+        """CMS parts: a part is legal when ``j in [0, R)``, every word an integer in
+        ``[-2^63, 2^64)`` (read as 64-bit two's complement) and no padding bit is set;
+        an illegal part becomes a public random legal part (:meth:`CMS.public_rows`,
+        one codebook per part); a row counts once, under its first reason."""
+        n, w = arr.shape[0], self.part_width
+        if arr.dtype.kind in "iu" and arr.dtype.itemsize <= 8:
+            values = arr.view(np.int64) if arr.dtype == np.uint64 else arr.astype(np.int64)
+            numeric = integral = in_word = np.ones(arr.shape, dtype=bool)
+            wrong_dtype = False
+        else:
+            values, numeric, integral, in_word = _exact_words(arr)
+            wrong_dtype = True
+        oks = []
+        for part, cms in enumerate(self._cms_parts):
+            j = values[:, part * w]
+            ok = (j >= 0) & (j < self.n_rows)
+            if wrong_dtype:
+                ok &= (integral & in_word)[:, part * w:(part + 1) * w].all(axis=1)
+            pad = cms._padding_mask()
+            if pad:
+                ok &= (values[:, (part + 1) * w - 1].view(np.uint64) & np.uint64(pad)) == 0
+            oks.append(ok)
+        legal = oks[0] & oks[1]
+        if not wrong_dtype and legal.all():
+            return np.ascontiguousarray(values, dtype=np.int64), all_legal_report(n)
+        clean = np.ascontiguousarray(values, dtype=np.int64).copy()
+        for part, (cms, ok) in enumerate(zip(self._cms_parts, oks)):
+            if not ok.all():
+                clean[~ok, part * w:(part + 1) * w] = cms.public_rows(identities[~ok])
+        return clean, tally_report(n, numeric.all(axis=1), integral.all(axis=1), legal,
+                                   wrong_dtype)
+
+    def _part_table(self, parts: np.ndarray) -> np.ndarray:
+        """The ``(R, T)`` integer table of legal parts: HCMS ``sum omega`` per ``(j, l)``,
+        CMS the number of ``+1`` signs per ``(j, l)``."""
+        R, T = self.n_rows, self.n_columns
+        if self.oracle == "hcms":
+            return hadamard_fo_table(parts, R, T)
+        if parts.shape[0] == 0:
+            return np.zeros((R, T), dtype=np.int64)
+        z = cms_counts(np.ascontiguousarray(parts, dtype=np.int64), R, T,
+                       self.n_threads if parts.shape[0] >= _THREADED_MIN else 1)
+        if z is None:  # pragma: no cover - sanitized parts are legal
+            raise ValueError("SFP: the CMS table needs legal parts")
+        return np.asarray(z, dtype=np.int64).reshape(R, T)
+
     def tables(self, chunks: Chunks) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """One pass over the reports: the integer tables ``(Z, n_position, Z_item)``.
 
-        ``Z``: ``(P, R, T)``; ``n_position``: ``(P,)``; ``Z_item``: ``(R, T)``.
+        ``Z``: ``(P, R, T)``; ``n_position``: ``(P,)``; ``Z_item``: ``(R, T)``
+        (:meth:`_part_table`).
         """
-        R, T, P = self.n_rows, self.n_columns, self.n_positions
+        R, T, P, w = self.n_rows, self.n_columns, self.n_positions, self.part_width
         Z = np.zeros((P, R, T), dtype=np.int64)
         n_pos = np.zeros(P, dtype=np.int64)
         Z_item = np.zeros((R, T), dtype=np.int64)
         for ids, reps in chunks():
             if not ids.shape[0]:
                 continue
-            Z_item += hadamard_fo_table(reps[:, 3:], R, T)
+            Z_item += self._part_table(reps[:, w:])
             pos = self.positions_of(ids)
             for t in range(P):
                 mine = reps[pos == t]
                 if mine.shape[0]:
-                    Z[t] += hadamard_fo_table(mine[:, :3], R, T)
+                    Z[t] += self._part_table(mine[:, :w])
                     n_pos[t] += mine.shape[0]
         return Z, n_pos, Z_item
 
-    def _v0(self) -> float:
-        R, T = self.n_rows, self.n_columns
-        c = float(c_eps(self.part_epsilon))
-        return c * c - 1.0 / T**2 - (1.0 / T) * (1 - 1.0 / T) / R
+    def _c(self, e: float) -> float:
+        """``c`` of a part of budget ``e``: ``c_e`` for HCMS, ``c_(e/2)`` for CMS."""
+        return float(c_eps(e if self.oracle == "hcms" else e / 2.0))
+
+    def _v0(self, e: float) -> float:
+        """Variance of one report's term at an item the user does not hold, over the hashes,
+        divided by ``r^2`` (part budget ``e``)."""
+        R, T, c = self.n_rows, self.n_columns, self._c(e)
+        if self.oracle == "hcms":
+            return c * c - 1.0 / T**2 - (1.0 / T) * (1 - 1.0 / T) / R
+        return (c * c - (1 - 2.0 / T) ** 2 - 4 * (1.0 / T) * (1 - 1.0 / T) / R) / 4.0
+
+    def _v1(self, e: float) -> float:
+        """The same at the item the user holds (``kappa = 1``), divided by ``r^2``."""
+        c = self._c(e)
+        return c * c - 1.0 if self.oracle == "hcms" else (c * c - 1.0) / 4.0
+
+    def _sums_to_counts(self, sums: np.ndarray, n_reports: int, e: float) -> np.ndarray:
+        """Counts from ``S(v) = sum_j F[j, h_j(v)]`` of ``n_reports`` reports of budget ``e``."""
+        T, c = self.n_columns, self._c(e)
+        r = T / (T - 1.0)
+        if self.oracle == "hcms":
+            return r * (c * sums - n_reports / T)
+        return r * (c * sums + n_reports * (0.5 - c / 2.0 - 1.0 / T))
+
+    def _transformed(self, table: np.ndarray) -> np.ndarray:
+        """``F``: ``Z H_T`` for HCMS, the bit counts themselves for CMS (float64)."""
+        if self.oracle == "hcms":
+            return np.ascontiguousarray(fwht_rows(table))
+        return np.ascontiguousarray(table, dtype=np.float64)
 
     def record_counts(self, table: np.ndarray, n: int, n_t: int, t: int) -> np.ndarray:
         """``f_t(y)`` for every record ``y in [0, 2^(a+f))`` (module docstring, step 1)."""
-        T = self.n_columns
         size = 1 << (self.puzzle_bits + self.fragment_bits)
         if n_t == 0:
             return np.zeros(size)
-        F = np.ascontiguousarray(fwht_rows(table))
-        total = flh_support(self._seeds[t], F, size, self.n_threads)
-        c = float(c_eps(self.part_epsilon))
-        return (n / n_t) * (T / (T - 1.0)) * (c * total - n_t / T)
+        total = flh_support(self._seeds[t], self._transformed(table), size, self.n_threads)
+        return (n / n_t) * self._sums_to_counts(total, n_t, self.part_epsilon)
+
+    def item_counts(self, table: np.ndarray, n: int, candidates: Any) -> np.ndarray:
+        """The item part's count of every candidate code (module docstring, step 3)."""
+        cands = np.ascontiguousarray(candidates, dtype=np.uint64)
+        if self.oracle == "hcms":
+            return hadamard_fo_counts(self._seeds[self.n_positions], table, n, 0,
+                                      self.item_epsilon, cands)
+        total = np.zeros(cands.shape[0])
+        seed, T = self._seeds[self.n_positions], self.n_columns
+        for j in range(self.n_rows):
+            total += table[j, fo_hash(seed, j, cands, T)]
+        return self._sums_to_counts(total, n, self.item_epsilon) if cands.shape[0] else total
 
     def _top_records(self, counts: np.ndarray, n: int, n_t: int) -> np.ndarray:
         """The ``c k`` largest records (ties: the smaller), above the threshold if set; sorted."""
         idx = np.arange(counts.shape[0])
         if self.threshold is not None:
             sd = (n / n_t) * (self.n_columns / (self.n_columns - 1.0)) * math.sqrt(
-                n_t * self._v0()) if n_t else math.inf
+                n_t * self._v0(self.part_epsilon)) if n_t else math.inf
             idx = np.flatnonzero(counts >= self.threshold * sd)
         cap = self.c * self.k
         vals = counts[idx]
@@ -395,15 +638,35 @@ class SFP(HeavyHitterProtocol):
             levels.append({"level": t, "prefix_bits": self.fragment_bits, "n_reports": n_t,
                            "n_candidates": size, "kept": int(recs.shape[0])})
         cands = self.assemble(kept, kept_counts)
-        final = hadamard_fo_counts(self._seeds[self.n_positions], Z_item, n, 0,
-                                   self.part_epsilon, cands)
+        final = self.item_counts(Z_item, n, cands)
         order = np.lexsort((cands, -final))[:self.k]
         levels.append({"level": self.n_positions, "prefix_bits": self.item_bits,
                        "n_reports": n, "n_candidates": int(cands.shape[0]),
                        "kept": int(order.shape[0])})
         codes, counts = cands[order], final[order]
-        c = float(c_eps(self.part_epsilon))
         r = self.n_columns / (self.n_columns - 1.0)
         f = np.clip(counts, 0.0, float(n))
-        variances = r * r * (f * (c * c - 1.0) + (n - f) * self._v0())
+        e = self.item_epsilon
+        variances = r * r * (f * self._v1(e) + (n - f) * self._v0(e))
         return codes, counts, variances, levels
+
+
+def cms_part_law(seed: int, hash_base: int, n_rows: int, n_columns: int, epsilon: float,
+                 codes: np.ndarray) -> np.ndarray:
+    """Exact law ``P[i, j 2^m + s]`` of the CMS part of ``codes[i]`` (``m <= 8``).
+
+    ``(1 / R) prod_l P(bit l of s)``, bit ``h_j(x)`` set with probability
+    ``p = e^(eps/2) / (1 + e^(eps/2))``, every other with ``q = 1 - p``.
+    """
+    R, m = n_rows, n_columns
+    if m > 8:
+        raise ValueError(f"cms_part_law enumerates R 2^m outputs; m <= 8, got {m}")
+    q = 1.0 / (math.exp(epsilon / 2.0) + 1.0)
+    bits = (np.arange(1 << m)[None, :] >> np.arange(m)[:, None]) & 1  # (m, 2^m)
+    law = np.empty((codes.shape[0], R, 1 << m))
+    for j in range(R):
+        h = fo_hash(seed, hash_base + j, codes, m)
+        on = np.where(np.arange(m)[None, :] == h[:, None], 1.0 - q, q)  # (size, m)
+        law[:, j] = np.prod(np.where(bits[None] == 1, on[:, :, None], 1.0 - on[:, :, None]),
+                            axis=1) / R
+    return law.reshape(codes.shape[0], R << m)
