@@ -491,3 +491,33 @@ def test_reported_std_matches_spread_over_seeds(oracle, T):
     low, high = chi2.ppf([0.0005, 0.9995], S - 1) / (S - 1)
     ratio = counts.var(axis=0, ddof=1) / variances.mean(axis=0)
     assert np.all((low < ratio) & (ratio < high)), (ratio, low, high)
+
+
+# ---------------------------------------------------------------- pinned fixed-seed results
+def test_fixed_seed_results_are_pinned():
+    # The defaults' results on short items (integers, 4-byte strings), as literals: the reports'
+    # SHA-256 (little-endian int64 words) and the decoded items and counts, bit for bit. Pinned
+    # after the CMS defaults (commit 40a92f3) and before long items, which must leave them as
+    # they are; a change to the client's draws, the hashes or the decode fails here.
+    import hashlib
+
+    def digest(reps):
+        return hashlib.sha256(np.ascontiguousarray(reps, dtype="<i8").tobytes()).hexdigest()[:24]
+    from fastldp.heavyhitters import data
+    items = data.zipf_items(20000, item_bits=16, rng=5)
+    sfp = SFP(epsilon=4.0, k=4, item_bits=16, codebook_seed=9)
+    reps = sfp.privatize(items, rng=3)
+    res = sfp.estimate(reps)
+    assert digest(reps) == "d97fd7856dc4faa4adc87a11"
+    assert res.codes.tolist() == [16411, 10737, 39417, 62423]
+    assert [float(c).hex() for c in res.counts] == [
+        "0x1.6c641feaf037bp+11", "0x1.67b0d3d850929p+10", "0x1.070a6403b3676p+10",
+        "0x1.4cc7e85e2c767p+9"]
+    words, _, _ = _words(8000, 7)
+    sfp = SFP(epsilon=4.0, k=3, item_bytes=4, n_rows=32, codebook_seed=9)
+    reps = sfp.privatize(words, rng=3)
+    res = sfp.estimate(reps)
+    assert digest(reps) == "5f2841bb2985159a84329a61"
+    assert res.items == [b"cat", b"dogs", b"pony"]
+    assert [float(c).hex() for c in res.counts] == [
+        "0x1.354a91f6e23b8p+11", "0x1.8910c9a855bbcp+10", "0x1.e92d55b0ded3dp+9"]
