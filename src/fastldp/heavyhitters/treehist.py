@@ -46,6 +46,21 @@ the standard deviation of the count of a prefix nobody holds. The last level
 (``b = m``: whole items) keeps its top ``k``: they are the result, with their
 counts from that level's reports.
 
+**Long items** (byte strings of 9 to 64 bytes, ``m > 64``): codes are
+``(n, ceil(m / 64))`` uint64 words (:mod:`fastldp.heavyhitters.items`). A
+user's oracle input is ``prefix_keys(prefix(code, b_l), b_l)``
+(:meth:`TreeHist.level_keys`): the prefix itself up to 64 bits (so items of at
+most 64 bits are unchanged, bit for bit), beyond that the public key
+``2^63 | (h << 3) | (prefix & 7)``, ``h`` a 60-bit hash of the width and the
+prefix's other bits, so two distinct prefixes of one width collide with
+probability ``2^-60``. The server keeps whole prefixes as codes, extends them
+with ``extend(..., bits=b_l)`` and ranks them with ``top_k_order`` (ties: the
+smaller code). The level rule gives many levels for long items (``m = 128``,
+``k = 32``: ``g = 30``), each with ``n / g`` users, so only items held by a
+few percent of the users are found (at ``10^6`` users and ``eps = 4`` a
+level's null sd is about ``1.04 sqrt(30 * 10^6) ~ 5,700``); ``eta`` and ``g``
+are parameters.
+
 Variance of a final count (level ``L = g - 1``, ``n_L`` reports,
 ``rho = n / n_L``; plug-in, ``f`` clipped to ``[0, n]``, ``f_L = f / rho``;
 the collision term averaged over random hashes, as
@@ -174,7 +189,7 @@ from ..oracles._base import (
 )
 from ..oracles.cms import c_eps, fwht_rows
 from ._base import Chunks, HeavyHitterProtocol
-from .items import extend
+from .items import code_order, extend, prefix, prefix_keys, top_k_order
 
 __all__ = ["TreeHist", "treehist_levels", "hadamard_fo_perturb", "hadamard_fo_table",
            "hadamard_fo_counts", "hadamard_fo_law", "sanitize_triples", "all_legal_rows",
@@ -349,7 +364,8 @@ class TreeHist(HeavyHitterProtocol):
     n_columns : int, a power of two >= 2, default 65536
         ``T``, their range and the Hadamard order (``R T <= 2^22``).
     item_bits, item_bytes : int, optional
-        The items (:mod:`fastldp.heavyhitters.items`); default 32-bit integers.
+        The items (:mod:`fastldp.heavyhitters.items`): integers of up to 64
+        bits or byte strings of up to 64 bytes; default 32-bit integers.
     codebook_seed : int or None
         Keys the levels and the hash functions.
     n_threads : int or None
@@ -427,12 +443,27 @@ class TreeHist(HeavyHitterProtocol):
     def _hash_base(self, level: Any) -> Any:
         return np.asarray(level, dtype=np.uint64) * np.uint64(self.n_rows)
 
+    def level_keys(self, codes: np.ndarray, levels: np.ndarray) -> np.ndarray:
+        """The oracle's input of each user: ``prefix_keys(prefix(code, b_l), b_l)``, uint64.
+
+        For items of at most 64 bits the key is the prefix itself.
+        """
+        m = self.item_bits
+        if m <= 64:
+            shift = m - np.asarray(self.prefix_bits, dtype=np.int64)[levels]
+            return codes >> shift.astype(np.uint64)
+        keys = np.empty(codes.shape[0], dtype=np.uint64)
+        for t, b in enumerate(self.prefix_bits):
+            mine = np.flatnonzero(levels == t)
+            if mine.shape[0]:
+                keys[mine] = prefix_keys(prefix(codes[mine], b, m), b)
+        return keys
+
     def _privatize_codes(self, codes, identities, rng):
         levels = self.levels_of(identities)
-        shift = (self.item_bits - np.asarray(self.prefix_bits, dtype=np.int64)[levels])
-        prefixes = codes >> shift.astype(np.uint64)
-        return hadamard_fo_perturb(self.codebook_seed, prefixes, self._hash_base(levels),
-                                   self.n_rows, self.n_columns, self.part_epsilon, rng)
+        return hadamard_fo_perturb(self.codebook_seed, self.level_keys(codes, levels),
+                                   self._hash_base(levels), self.n_rows, self.n_columns,
+                                   self.part_epsilon, rng)
 
     def part_channel(self, level: int) -> np.ndarray:
         """Exact law ``P[x, 2 (j T + t) + (omega + 1) / 2]`` of a report of ``level``.
@@ -541,9 +572,10 @@ class TreeHist(HeavyHitterProtocol):
         levels = []
         for t, Z, n_t in self.level_tables(chunks):
             last = t == self.g - 1
+            bits = self.prefix_bits[t]
             if n_t:
                 counts = (n / n_t) * hadamard_fo_counts(seed, Z, n_t, int(self._hash_base(t)),
-                                                        e, candidates)
+                                                        e, prefix_keys(candidates, bits))
             else:
                 counts = np.zeros(candidates.shape[0])
             if not n_t:  # no reports at this level: nothing to rank, nothing is kept
@@ -553,12 +585,13 @@ class TreeHist(HeavyHitterProtocol):
             else:
                 idx = np.flatnonzero(counts >= self.threshold * self.noise_sd(n, n_t))
             keep = self.k if last else self.c * self.k
-            order = idx[np.lexsort((candidates[idx], -counts[idx]))][:keep]
-            levels.append({"level": t, "prefix_bits": self.prefix_bits[t], "n_reports": n_t,
+            order = idx[top_k_order(candidates[idx], counts[idx], keep)]
+            levels.append({"level": t, "prefix_bits": bits, "n_reports": n_t,
                            "n_candidates": int(candidates.shape[0]),
                            "kept": int(order.shape[0])})
             if last:
                 codes, final = candidates[order], counts[order]
                 return codes, final, self.count_variances(final, n, n_t), levels
-            candidates = extend(np.sort(candidates[order]), self.eta)
+            kept = candidates[order]
+            candidates = extend(kept[code_order(kept)], self.eta, bits=bits)
         raise AssertionError("unreachable: g >= 1")  # pragma: no cover
