@@ -1,4 +1,4 @@
-"""SFP: fragments and puzzle pieces, the CMS / HCMS laws, record counts, assembly, decode, streaming."""
+"""SFP: fragments, puzzle pieces, the CMS / HCMS laws, record counts, assembly, decode, files."""
 
 import itertools
 import math

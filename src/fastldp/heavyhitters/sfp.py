@@ -145,8 +145,22 @@ An illegal part is replaced by a public random legal part (HCMS: the triple
 CMS: :meth:`fastldp.oracles.CMS.public_rows`, one codebook per part) and the
 row is counted once, under its first reason.
 
-Strings longer than 8 bytes are not supported: the family carries an item in
-one ``uint64`` (:mod:`fastldp.heavyhitters.items`).
+Long items. A byte string of ``L`` up to 64 bytes (``m = 8 L`` bits) is a
+code of ``W = ceil(m / 64)`` words (:mod:`fastldp.heavyhitters.items`);
+nothing else changes in the protocol. Fragment ``t`` is read from the prefix
+of ``min((t + 1) f, m)`` bits (:func:`~fastldp.heavyhitters.items.prefix`);
+the item part and the puzzle hash see the item's key
+:func:`~fastldp.heavyhitters.items.prefix_keys` ``(code, m)`` (the code
+itself when ``m <= 64``, so short items decode bit for bit as before; above
+64 bits a public 60-bit hash, so two distinct items share a key, hence their
+item-part counts and puzzle pieces, with probability ``2^-60``); the server
+joins the fragments of a combination into words (:meth:`SFP._join`) and
+returns codes of ``W`` words. The records stay ``a + f <= 24`` bits, so a
+position's cost does not grow with ``L``; the number of positions does
+(``P = ceil(8 L / f)``), and with it the variance of a record count
+(``P n`` times a report's) and the chance that a true item misses one
+position's cut. Every ``P f > 64`` takes this path (also a 64-bit integer
+with ``f = 23``).
 
 References
 ----------
@@ -173,6 +187,7 @@ from .._validation import check_float, check_int, param_error
 from ..oracles._base import all_legal_report, as_report_array, tally_report
 from ..oracles.cms import CMS, _exact_words, c_eps, fwht_rows
 from ._base import Chunks, HeavyHitterProtocol
+from .items import code_words, prefix, prefix_keys, top_k_order, unique_codes
 from .treehist import (
     all_legal_rows, fo_hash, hadamard_fo_counts, hadamard_fo_law, hadamard_fo_perturb,
     hadamard_fo_table, sanitize_triples,
@@ -333,6 +348,18 @@ class SFP(HeavyHitterProtocol):
     def _pad(self) -> int:
         return self.n_positions * self.fragment_bits - self.item_bits
 
+    @property
+    def _wide(self) -> bool:
+        """Whether the padded code ``P f`` exceeds one word (the multi-word path)."""
+        return self.n_positions * self.fragment_bits > 64
+
+    def keys(self, codes: Any) -> np.ndarray:
+        """The ``uint64`` key the item part and the puzzle hash of each code:
+        :func:`~fastldp.heavyhitters.items.prefix_keys` (the code itself up to 64 bits)."""
+        if self.item_bits <= 64:
+            return np.asarray(codes, dtype=np.uint64)
+        return prefix_keys(codes, self.item_bits)
+
     def positions_of(self, identities: Any) -> np.ndarray:
         """The public fragment position of each identity (int64 in ``[0, P)``)."""
         return heavy_groups(self.codebook_seed,
@@ -340,14 +367,33 @@ class SFP(HeavyHitterProtocol):
 
     def puzzle(self, codes: Any) -> np.ndarray:
         """``psi(x)``: the puzzle piece of each item code (int64 in ``[0, 2^a)``)."""
-        return fo_hash(self._seeds[self.n_positions + 1], 0, codes, 1 << self.puzzle_bits)
+        return fo_hash(self._seeds[self.n_positions + 1], 0, self.keys(codes),
+                       1 << self.puzzle_bits)
 
     def fragments(self, codes: Any, positions: Any) -> np.ndarray:
         """``frag_t(x)``: the ``f`` bits at position ``t`` of the zero-padded code (uint64)."""
-        codes = np.asarray(codes, dtype=np.uint64) << np.uint64(self._pad)
         f = self.fragment_bits
+        if self._wide:
+            return self._wide_fragments(codes, positions)
+        codes = np.asarray(codes, dtype=np.uint64) << np.uint64(self._pad)
         shift = ((self.n_positions - 1 - np.asarray(positions, dtype=np.int64)) * f)
         return (codes >> shift.astype(np.uint64)) & np.uint64((1 << f) - 1)
+
+    def _wide_fragments(self, codes: Any, positions: Any) -> np.ndarray:
+        """:meth:`fragments` when ``P f > 64``: fragment ``t`` is the low ``e - t f`` bits of
+        the prefix of ``e = min((t + 1) f, m)`` bits, shifted over the padding."""
+        m, f = self.item_bits, self.fragment_bits
+        codes = np.asarray(codes, dtype=np.uint64)
+        pos = np.broadcast_to(np.asarray(positions, dtype=np.int64), codes.shape[:1])
+        out = np.zeros(codes.shape[0], dtype=np.uint64)
+        for t in np.unique(pos).tolist():
+            sel = pos == t
+            end = min((t + 1) * f, m)
+            pre = prefix(codes[sel], end, m)
+            low = pre if pre.ndim == 1 else pre[:, -1]
+            frag = low & np.uint64((1 << (end - t * f)) - 1)
+            out[sel] = frag << np.uint64((t + 1) * f - end)
+        return out
 
     def records(self, codes: Any, positions: Any) -> np.ndarray:
         """``y = (psi(x) << f) | frag_t(x)`` (uint64)."""
@@ -367,7 +413,7 @@ class SFP(HeavyHitterProtocol):
             mine = np.flatnonzero(pos == t)
             if mine.size:
                 first[mine] = perturb(self._seeds[t], rec[mine], 0, R, T, e, rng)
-        second = perturb(self._seeds[self.n_positions], codes, 0, R, T, e_item, rng)
+        second = perturb(self._seeds[self.n_positions], self.keys(codes), 0, R, T, e_item, rng)
         return np.concatenate([first, second], axis=1)
 
     def _cms_perturb(self, seed: int, values: np.ndarray, hash_base: int, n_rows: int,
@@ -562,7 +608,7 @@ class SFP(HeavyHitterProtocol):
 
     def item_counts(self, table: np.ndarray, n: int, candidates: Any) -> np.ndarray:
         """The item part's count of every candidate code (module docstring, step 3)."""
-        cands = np.ascontiguousarray(candidates, dtype=np.uint64)
+        cands = np.ascontiguousarray(self.keys(candidates), dtype=np.uint64)
         if self.oracle == "hcms":
             return hadamard_fo_counts(self._seeds[self.n_positions], table, n, 0,
                                       self.item_epsilon, cands)
@@ -613,17 +659,44 @@ class SFP(HeavyHitterProtocol):
                     order = np.lexsort((frags, -cnt))[:per_piece]
                     trimmed.append((frags[order], cnt[order]))
                 lists = trimmed
-            combo = np.zeros(1, dtype=np.uint64)
-            for frags, _ in lists:
-                combo = ((combo[:, None] << np.uint64(f)) | frags[None, :]).ravel()
-            if self._pad:
-                low = np.uint64((1 << self._pad) - 1)
-                combo = combo[(combo & low) == 0] >> np.uint64(self._pad)
+            if self._wide:
+                combo = self._join([frags for frags, _ in lists])
+            else:
+                combo = np.zeros(1, dtype=np.uint64)
+                for frags, _ in lists:
+                    combo = ((combo[:, None] << np.uint64(f)) | frags[None, :]).ravel()
+                if self._pad:
+                    low = np.uint64((1 << self._pad) - 1)
+                    combo = combo[(combo & low) == 0] >> np.uint64(self._pad)
             combo = combo[self.puzzle(combo) == psi]
             out.append(combo)
+        W = code_words(self.item_bits)
         if not out:
-            return np.zeros(0, dtype=np.uint64)
-        return np.unique(np.concatenate(out))
+            return np.zeros(0 if W == 1 else (0, W), dtype=np.uint64)
+        return unique_codes(np.concatenate(out))
+
+    def _join(self, lists: list) -> np.ndarray:
+        """Every combination of the positions' fragments as item codes (``P f > 64``).
+
+        Combinations whose padding bits are not zero are dropped; the others are
+        ``sum_t frag_t << (f (P - 1 - t) - pad)`` written into ``W = ceil(m / 64)`` words
+        (most significant first; 1-d when ``m <= 64``).
+        """
+        f, P, pad = self.fragment_bits, self.n_positions, self._pad
+        W = code_words(self.item_bits)
+        grids = np.meshgrid(*[np.asarray(fr, dtype=np.uint64) for fr in lists], indexing="ij")
+        frags = np.stack([g.ravel() for g in grids], axis=1)
+        frags = frags[(frags[:, P - 1] & np.uint64((1 << pad) - 1)) == 0] if pad else frags
+        out = np.zeros((frags.shape[0], W), dtype=np.uint64)
+        for t in range(P):
+            v, shift = frags[:, t], f * (P - 1 - t) - pad
+            if shift < 0:  # the last fragment: its low bits are the padding
+                v, shift = v >> np.uint64(-shift), 0
+            word, r = divmod(shift, 64)
+            out[:, W - 1 - word] |= v << np.uint64(r)
+            if r + f > 64 and word + 1 < W:
+                out[:, W - 2 - word] |= v >> np.uint64(64 - r)
+        return out[:, 0].copy() if W == 1 else out
 
     def _decode(self, chunks: Chunks, n: int):
         Z, n_pos, Z_item = self.tables(chunks)
@@ -639,7 +712,8 @@ class SFP(HeavyHitterProtocol):
                            "n_candidates": size, "kept": int(recs.shape[0])})
         cands = self.assemble(kept, kept_counts)
         final = self.item_counts(Z_item, n, cands)
-        order = np.lexsort((cands, -final))[:self.k]
+        order = (np.lexsort((cands, -final))[:self.k] if cands.ndim == 1
+                 else top_k_order(cands, final, self.k))
         levels.append({"level": self.n_positions, "prefix_bits": self.item_bits,
                        "n_reports": n, "n_candidates": int(cands.shape[0]),
                        "kept": int(order.shape[0])})
