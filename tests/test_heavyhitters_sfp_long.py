@@ -170,3 +170,20 @@ def test_long_words_with_the_default_fragments():
     res = sfp.estimate(sfp.privatize(items, rng=6))
     assert res.items == heavy
     assert np.all(np.abs(res.counts - true) < 5 * res.std)
+
+
+def test_long_items_report_files_decode_like_estimate(tmp_path):
+    pytest.importorskip("pyarrow")
+    from fastldp.reports import decode_files, write_reports
+    n = 6000
+    items, heavy, _ = _long_words(n, 7)
+    sfp = SFP(epsilon=4.0, k=3, item_bytes=16, fragment_bits=8, puzzle_bits=8, n_rows=8,
+              codebook_seed=43)
+    reps = sfp.privatize(items, rng=8)
+    write_reports(tmp_path / "a.parquet", sfp, reps[:2500], identities=np.arange(2500))
+    write_reports(tmp_path / "b.parquet", sfp, reps[2500:], identities=np.arange(2500, n))
+    whole = sfp.estimate(reps)
+    res = decode_files(sfp, [tmp_path / "a.parquet", tmp_path / "b.parquet"])
+    assert res.items == whole.items and np.array_equal(res.codes, whole.codes)
+    assert np.array_equal(res.counts, whole.counts)
+    assert whole.items[:1] == heavy[:1]
