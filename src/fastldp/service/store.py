@@ -176,6 +176,13 @@ class Store:
                 rows INTEGER NOT NULL);
         """)
         self._check_meta()
+        # the segment thread's own connection: checkpoints, and dropping write-ahead records
+        # that a listed segment holds (no fsync needed: a crash that loses such a drop leaves
+        # records that recovery skips; the next commit of the writer fsyncs the WAL anyway)
+        self._ckpt_db = sqlite3.connect(self.dir / "index.sqlite", isolation_level=None,
+                                        check_same_thread=False)
+        self._ckpt_db.execute("PRAGMA synchronous=NORMAL")
+        self._wal_bytes = 0  # payload committed since the last checkpoint (segment thread)
         try:  # JSON functions are built into SQLite >= 3.38 unless it was compiled without
             self._json_each = self._db.execute(
                 "SELECT COUNT(*) FROM json_each('[-9223372036854775808, 1]')").fetchone()[0] == 2
@@ -204,9 +211,6 @@ class Store:
         self._backlog_cv = threading.Condition()
         self._closing = False
         self._segment_queue: queue.Queue = queue.Queue()
-        self._ckpt_db = sqlite3.connect(self.dir / "index.sqlite", isolation_level=None,
-                                        check_same_thread=False)
-        self._wal_bytes = 0  # payload committed since the last checkpoint (segment thread)
         self._thread = threading.Thread(target=self._write_loop, name="fastldp-store",
                                         daemon=True)
         self._segmenter = threading.Thread(target=self._segment_loop, name="fastldp-segments",
@@ -510,7 +514,7 @@ class Store:
         on it: a batch is durable once its commit fsynced the WAL.
         """
         self._wal_bytes = 0
-        self._ckpt_db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        self._ckpt_db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
 
     def _insert_identities(self, uniq: np.ndarray) -> sqlite3.Cursor:
         """``INSERT OR IGNORE`` the sorted distinct identities; ``rowcount`` = the new ones.
@@ -614,9 +618,10 @@ class Store:
         # spike every segment. A crash in between leaves records of listed batches, which
         # recovery skips and drops (seq <= the last listed segment's last_seq).
         while True:
-            with self._db_lock:
-                cur = db.execute("DELETE FROM pending WHERE seq IN (SELECT seq FROM pending "
-                                 "WHERE seq <= ? ORDER BY seq LIMIT ?)", (last, DELETE_BATCHES))
+            with self._db_lock:  # (one writer at a time, handed over without SQLite's busy waits)
+                cur = self._ckpt_db.execute(
+                    "DELETE FROM pending WHERE seq IN (SELECT seq FROM pending WHERE seq <= ? "
+                    "ORDER BY seq LIMIT ?)", (last, DELETE_BATCHES))
             if cur.rowcount < DELETE_BATCHES:
                 break
 
