@@ -107,12 +107,18 @@ T = 65536: the defaults                                              0.422   0.6
 Alternatives measured from the defaults: ``s = 16`` 0.418, ``eta = 3``
 0.391, ``eta = 5`` 0.426; a separate group of users recounting the ``c k``
 survivors of the last level with fresh hashes 0.426 (no gain, so none); ``c``
-= 1, 2, 4, 8, 16: 0.393, 0.409, 0.427, 0.427, 0.422 (12 seeds); more users
-for the last level (weights 1:1:1:1:1:2, 1:1:1:1:1:3): no gain; two reports
-per user at ``eps / 2`` each, for two levels (``2 n`` reports): 0.448 against
-0.427 (12 seeds, within 2 standard errors; not worth a second report). PEM on
-the same data: 0.84 recall, NCR 0.955. Time at this setting (this loaded
-2-core machine): clients 0.12 s, server 0.30 s (previous defaults: 0.72 s and
+= 1, 2, 4, 8, 16: 0.393, 0.409, 0.427, 0.427, 0.422 (12 seeds); more users for
+the last level, or for the first and the last (weights 1:1:1:1:1:2 and
+3:2:2:2:2:3: 0.417 and 0.424 against 0.422 over seeds 30 .. 53): no gain; two
+reports per user at ``eps / 2`` each, for two levels (``2 n`` reports): 0.448
+against 0.427 (12 seeds, within 2 standard errors; not worth a second report).
+Ranking a level's candidates by their count plus (a share of) their parent's
+count: 0.102 to 0.255 (worse: the kept parents' counts are biased upward).
+PEM on the same data: 0.84 recall, NCR 0.955. On words
+(``word_items(10^6, item_bytes=8)``, ``k = 32``, ``eps = 4``, 3 seeds):
+TreeHist 0.323 / NCR 0.525, PEM 0.750 / 0.896; at ``item_bytes = 16``: 0.156 /
+0.282 and 0.562 / 0.783. Time at the Zipf setting (this loaded 2-core
+machine): clients 0.12 s, server 0.30 s (previous defaults: 0.72 s and
 0.57 s).
 
 * **One report per user at eps, users split between the levels, the last
