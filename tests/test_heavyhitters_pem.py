@@ -370,3 +370,256 @@ def test_any_split_and_merge_order_is_bit_identical(cuts, order):
     assert got.codes.tolist() == _SPLIT_WHOLE.codes.tolist()
     assert got.counts.tobytes() == _SPLIT_WHOLE.counts.tobytes()
     assert got.variances.tobytes() == _SPLIT_WHOLE.variances.tobytes()
+
+
+# ------------------------------------------------------------------ short items: pinned
+def test_short_items_are_bit_identical_to_the_result_before_long_items():
+    """Recorded at commit 86494c0 (before items over 8 bytes): reports and results of
+    integer and 6-byte-string items must not change by one bit."""
+    import hashlib
+
+    from fastldp.heavyhitters import data
+
+    items = data.zipf_items(30000, item_bits=32, exponent=1.3, support=1000, rng=11)
+    pem = PEM(epsilon=3.0, k=6, item_bits=32, codebook_seed=7)
+    rep = pem.privatize(items, rng=12)
+    assert hashlib.sha256(rep.tobytes()).hexdigest()[:16] == "7fdb1f3da84a113b"
+    r = pem.estimate(rep)
+    assert r.items.tolist() == [1916155337, 3999007450, 2761033892, 2350767446, 1916155222,
+                                1916155343]
+    assert [float(x).hex() for x in r.counts] == [
+        '0x1.d8d6de18c52cep+12', '0x1.b1d79ee9dc805p+11', '0x1.e45a0caa05c76p+10',
+        '0x1.dba3bfe913290p+10', '0x1.187269c92cadep+9', '0x1.b6eca10514b24p+8']
+    assert [float(x).hex() for x in r.variances] == [
+        '0x1.4047155ea2d95p+17', '0x1.946500c04a84cp+16', '0x1.3bf5b9786f2eep+16',
+        '0x1.39f3320841789p+16', '0x1.d923a752c31b0p+15', '0x1.cb11f341831edp+15']
+    words = data.word_items(30000, item_bytes=6, rng=13)
+    spem = PEM(epsilon=4.0, k=5, item_bytes=6, codebook_seed=8)
+    srep = spem.privatize(words, rng=14)
+    assert hashlib.sha256(srep.tobytes()).hexdigest()[:16] == "eec3dac61cb439f1"
+    s = spem.estimate(srep)
+    assert s.items == [b'the', b'is', b'in', b'of', b'is\x00\x00\x00\x0e']
+    assert [float(x).hex() for x in s.counts] == [
+        '0x1.4e71c79240e5dp+11', '0x1.47310229ea5cep+10', '0x1.b32e4474481bbp+9',
+        '0x1.65d0b570ad111p+9', '0x1.62977a25dbf0ap+8']
+
+
+# ------------------------------------------------------------------ long items (> 8 bytes)
+def test_long_item_defaults_and_parameters():
+    pem = PEM(epsilon=4.0, k=32, item_bytes=16, codebook_seed=0)
+    # m = 128, s_min = 5 + 4 = 9: g = 1 + ceil(119 / 4) = 31, s = 128 - 30 * 4 = 8
+    assert (pem.g, pem.eta, pem.s) == (31, 4, 8)
+    assert pem.prefix_bits == tuple(range(8, 129, 4))
+    wide = PEM(epsilon=4.0, k=32, item_bytes=16, eta=8, codebook_seed=0)
+    # s_min = 5 + 8 = 13: g = 1 + ceil(115 / 8) = 16, s = 128 - 120 = 8
+    assert (wide.g, wide.s) == (16, 8)
+    assert PEM(epsilon=4.0, item_bytes=64, g=100, eta=5, codebook_seed=0).s == 17
+    with pytest.raises(ValueError, match=r"'eta' parameter of PEM must be an int in \[1, 63\]"):
+        PEM(epsilon=4.0, item_bytes=16, eta=64, codebook_seed=0)
+    with pytest.raises(ValueError, match=r"'g' parameter of PEM must be .* \[1, 24\]"):
+        PEM(epsilon=4.0, item_bytes=16, g=20, eta=4, codebook_seed=0)  # s = 52
+    with pytest.raises(ValueError, match=r"'item_bytes' parameter of PEM must be an int in "
+                                         r"\[1, 64\]"):
+        PEM(epsilon=4.0, item_bytes=65, codebook_seed=0)
+
+
+def _long_reports_follow_their_keys(pem, words, ids, reports):
+    """Share of reports equal to H_i(key of the own prefix) and of a wrong prefix's key."""
+    from test_heavyhitters_items import naive_key
+
+    groups = pem.groups(ids)
+    m = pem.item_bits
+    own, wrong = [], []
+    for i, (w, gi) in enumerate(zip(words, groups)):
+        b = pem.prefix_bits[gi]
+        v = int.from_bytes(w.ljust(m // 8, b"\x00"), "big") >> (m - b)
+        for value, out in ((v, own), (v ^ 8, wrong)):  # v ^ 8: another Philox block
+            key = value if b <= 64 else naive_key(value, b)
+            out.append(int(heavy_buckets(pem.codebook_seed, ids[i:i + 1],
+                                         np.array([key], dtype=np.uint64),
+                                         np.array([pem.n_buckets]))[0]) == int(reports[i]))
+    return np.mean(own), np.mean(wrong)
+
+
+def test_long_item_reports_are_olh_of_the_prefix_keys():
+    """Each report is OLH of the key of its group's prefix: it equals H_i(own key) with
+    probability p, and H_i(another key) with probability 1/G. Over N = 3,000 users the
+    shares have sd sqrt(p(1-p)/N) <= 0.0092 and sqrt((1/G)(1-1/G)/N) = 0.0080 (G = 16 at
+    eps = 2.7, p = e^eps / (e^eps + G - 1) = 0.50): 5 sd bounds."""
+    rng = np.random.default_rng(3)
+    N = 3000
+    pem = PEM(epsilon=2.7, k=2, item_bytes=12, eta=8, codebook_seed=12)
+    G, p = pem.n_buckets, pem.p
+    assert G == 16
+    words = [bytes(rng.integers(1, 256, rng.integers(1, 13), dtype=np.uint8)) for _ in range(N)]
+    ids = (np.arange(N, dtype=np.uint64) * np.uint64(2**40 + 7919)) ^ np.uint64(13)
+    reports = pem.privatize(words, identities=ids, rng=4)
+    own, wrong = _long_reports_follow_their_keys(pem, words, ids, reports)
+    assert abs(own - p) < 5 * math.sqrt(p * (1 - p) / N)
+    assert abs(wrong - 1 / G) < 5 * math.sqrt((1 / G) * (1 - 1 / G) / N)
+
+
+def naive_long_pem(pem, reports, identities):
+    """Plain-Python PEM decode on Python-int prefixes: keys by the plain Philox chain
+    (tests/test_heavyhitters_items.py), supports by the (separately tested) OLH hash."""
+    from test_heavyhitters_items import naive_key
+
+    groups = pem.groups(identities)
+    n, G, p = identities.shape[0], pem.n_buckets, pem.p
+    kept = None
+    for j, b in enumerate(pem.prefix_bits):
+        mine = groups == j
+        ids_j, reps_j = identities[mine], reports[mine]
+        n_j = int(mine.sum())
+        if kept is None:
+            candidates = list(range(2**b))
+        else:
+            candidates = [(v << pem.eta) | t for v in kept for t in range(2**pem.eta)]
+        est = {}
+        for v in candidates:
+            key = v if b <= 64 else naive_key(v, b)
+            hashed = heavy_buckets(pem.codebook_seed, ids_j, np.full(n_j, key, dtype=np.uint64),
+                                   np.full(n_j, G, dtype=np.int64))
+            hits = int(np.sum(hashed == reps_j))
+            est[v] = (hits - n_j / G) / (p - 1.0 / G) * (n / n_j)
+        ranked = sorted(candidates, key=lambda v: (-est[v], v))
+        last = j == pem.g - 1
+        top = ranked[: (pem.k if last else pem.c * pem.k)]
+        if last:
+            return top, [est[v] for v in top]
+        kept = sorted(top)
+
+
+def test_long_item_decode_matches_the_naive_twin():
+    from test_heavyhitters_items import as_ints
+
+    rng = np.random.default_rng(5)
+    n = 3000
+    pem = PEM(epsilon=3.0, k=2, item_bytes=9, codebook_seed=23)  # 72 bits: g = 18, s = 4
+    assert (pem.g, pem.s) == (18, 4) and pem.prefix_bits[-2:] == (68, 72)
+    heavy = [b"ninebytes", b"longwords"]
+    words = [heavy[0] if u < 0.4 else heavy[1] if u < 0.65 else
+             bytes(rng.integers(1, 256, 9, dtype=np.uint8)) for u in rng.random(n)]
+    ids = rng.permutation(10**6)[:n].astype(np.uint64)
+    reports = pem.privatize(words, identities=ids, rng=6)
+    result = pem.estimate(reports, identities=ids)
+    top, counts = naive_long_pem(pem, reports, ids)
+    assert result.codes.shape == (2, 2)
+    assert as_ints(result.codes, 72) == top
+    np.testing.assert_allclose(result.counts, counts, rtol=1e-12)
+    assert result.items == heavy and result.categories == ("ninebytes", "longwords")
+    assert list(result.to_frame()["category"]) == ["ninebytes", "longwords"]
+
+
+def test_eight_byte_words_give_the_same_top_items_at_16_bytes():
+    """The same words (at most 8 bytes) as 8-byte items (64-bit codes, g = 15) and as
+    16-byte items (2-word codes, g = 31): the same top 4.
+
+    Easy instance: n = 100,000, eps = 4 (G = 56, p = 0.498, V0 = 0.076). At L = 16 a
+    level's group has n_j ~ 3,200 users; a candidate nobody holds has an in-group count
+    of sd sqrt(n_j V0) ~ 16, the fourth word (5%) ~ 160 = 10 sd. c k = 12 prefixes are
+    kept per level; the check below shows that fewer than 8 other prefixes hold over 2.5%
+    at any level, so a heavy prefix falls out only if the noise moves it ~5 sd.
+    """
+    from fastldp.heavyhitters import data
+
+    rng = np.random.default_rng(9)
+    n = 100_000
+    voc = data.vocabulary(8)
+    heavy, rest = voc[:4], voc[4:]
+    sizes = [24_000, 16_000, 10_000, 5_000]
+    words = [w for w, c in zip(heavy, sizes) for _ in range(c)]
+    words += [rest[j] for j in rng.integers(0, len(rest), n - len(words))]
+    codes = [int.from_bytes(w.ljust(16, b"\x00"), "big") for w in words]
+    for b in range(8, 129, 4):  # the precondition: few other prefixes above 2.5%
+        tally = {}
+        for v in codes:
+            tally[v >> (128 - b)] = tally.get(v >> (128 - b), 0) + 1
+        hp = {int.from_bytes(w.ljust(16, b"\x00"), "big") >> (128 - b) for w in heavy}
+        assert sum(1 for v, c in tally.items() if v not in hp and c > 0.025 * n) < 8
+    tops = []
+    for L in (8, 16):
+        pem = PEM(epsilon=4.0, k=4, c=3, item_bytes=L, codebook_seed=17)
+        tops.append(pem.estimate(pem.privatize(words, rng=10)).items)
+    assert tops[0] == tops[1] == heavy
+
+
+def test_long_words_of_9_to_16_bytes_are_recovered():
+    """n = 200,000 words of 9-16 bytes (the corpus's), eps = 4, k = 8, c = 2, L = 16.
+
+    Four heavy words hold 24%, 16%, 10% and 5%, the rest are uniform over 952 other
+    long words. g = 31 groups (s = 8, eta = 4), so n_j ~ 6,450 per level. At eps = 4,
+    G = 56, p = 0.498, V0 = (1/G)(1-1/G)/(p-1/G)^2 = 0.076, V1 = p(1-p)/(p-1/G)^2 = 1.08:
+    a candidate nobody holds has an in-group count of sd sqrt(n_j V0) ~ 22, the
+    smallest heavy word ~ 0.05 n_j = 320, i.e. 14 sd; of the c k = 16 prefixes kept per
+    level, fewer than 12 others hold over 2.5% (checked below), so a heavy prefix
+    is lost only if noise moves it by ~ 7 sd. Margins between the four final counts
+    (>= 10,000) are >= 4 sd of their differences (each count's plug-in sd is 1,000-1,800
+    here: the scaled OLH term plus the group sampling term f (r - 1), r ~ 31), and
+    each count lies within 5 of its sd of the truth.
+    """
+    from fastldp.heavyhitters import data
+
+    rng = np.random.default_rng(0)
+    n = 200_000
+    voc = [w for w in data.vocabulary(16) if len(w) > 8]
+    heavy, rest = voc[:4], voc[4:]
+    sizes = [48_000, 32_000, 20_000, 10_000]
+    words = [w for w, c in zip(heavy, sizes) for _ in range(c)]
+    back = [rest[j] for j in rng.integers(0, len(rest), n - len(words))]
+    codes = [int.from_bytes(w.ljust(16, b"\x00"), "big") for w in back]
+    for b in (8, 12, 16, 20, 24, 28, 32):  # longer prefixes only split these further
+        tally = {}
+        for v in codes:
+            tally[v >> (128 - b)] = tally.get(v >> (128 - b), 0) + 1
+        hp = {int.from_bytes(w.ljust(16, b"\x00"), "big") >> (128 - b) for w in heavy}
+        assert sum(1 for v, c in tally.items() if v not in hp and c > 0.025 * n) < 12
+    words += back
+    pem = PEM(epsilon=4.0, k=8, c=2, item_bytes=16, codebook_seed=3)
+    assert (pem.g, pem.s) == (31, 8)
+    result = pem.estimate(pem.privatize(words, rng=1))
+    assert result.items[:4] == heavy
+    assert np.all(np.abs(result.counts[:4] - sizes) < 5 * result.std[:4])
+    assert np.all((result.std[:4] > 800) & (result.std[:4] < 2200))
+
+
+def test_long_item_partials_and_report_files_are_bit_identical(tmp_path):
+    pytest.importorskip("pyarrow")
+    from fastldp import mechanisms
+    from fastldp.reports import ReportFile, decode_files, write_reports
+
+    rng = np.random.default_rng(11)
+    n = 4000
+    pem = PEM(epsilon=3.0, k=3, item_bytes=10, eta=6, codebook_seed=41)
+    pool = [b"0123456789", b"abcdefghij", b"short", b"x" * 10]
+    words = [pool[j] for j in rng.choice(4, n, p=[0.4, 0.3, 0.2, 0.1])]
+    ids = rng.permutation(10**6)[:n].astype(np.uint64)
+    reports = pem.privatize(words, identities=ids, rng=2)
+    whole = pem.estimate(reports, identities=ids)
+    assert whole.codes.shape == (3, 2) and whole.items == pool[:3]
+    cuts = [0, 900, 2500, n]
+    parts = [pem.partial(reports[a:b], identities=ids[a:b]) for a, b in zip(cuts, cuts[1:])]
+    merged = pem.merge(parts[2], pem.merge(parts[0], parts[1]))
+    for m in (merged, HeavyPartial.from_bytes(merged.to_bytes())):
+        got = pem.finalize(m)
+        assert got.codes.tobytes() == whole.codes.tobytes()
+        assert got.counts.tobytes() == whole.counts.tobytes()
+        assert got.variances.tobytes() == whole.variances.tobytes()
+    path = write_reports(tmp_path / "long.parquet", pem, reports, identities=ids,
+                         row_group_size=700)
+    rebuilt = mechanisms.from_spec(ReportFile(path).spec)
+    assert repr(rebuilt) == repr(pem)
+    for got in (decode_files(rebuilt, path), rebuilt.decode_report_files(path)):
+        assert got.codes.tobytes() == whole.codes.tobytes()
+        assert got.counts.tobytes() == whole.counts.tobytes()
+        assert got.items == whole.items and got.n == n
+
+
+def test_level_channel_covers_the_short_levels_of_long_items():
+    pem = PEM(epsilon=2.0, k=2, item_bytes=9, eta=4, codebook_seed=2)
+    groups = pem.groups(np.arange(400, dtype=np.uint64))
+    short = int(np.flatnonzero(groups == 0)[0])
+    b, law = pem.level_channel(short)
+    assert b == pem.prefix_bits[0] and law.shape == (2**b, pem.n_buckets)
+    with pytest.raises(ValueError, match="at most 2\\^16"):
+        pem.level_channel(int(np.flatnonzero(groups == pem.g - 1)[0]))

@@ -44,6 +44,31 @@ reports ``ceil(log2 k) + eta`` bits (as pure-ldp's ``PEMServer``); here the
 first level is shortened instead, so that the last level is exactly ``m``
 bits and no item is padded.
 
+Long items (strings of ``9 .. 64`` bytes, ``m = 8 L > 64`` bits). A
+prefix wider than 64 bits is a code of several words
+(:mod:`fastldp.heavyhitters.items`); the OLH hash sees its 64-bit key
+``prefix_keys(prefix, b_j)`` (:func:`~fastldp.heavyhitters.items.prefix_keys`:
+the prefix itself up to 64 bits, so every level of at most 64 bits, and
+every short item, hashes exactly as before; beyond, a public 60-bit hash
+of the prefix with its low 3 bits kept). Group ``j`` reports
+``H_i(prefix_keys(prefix(x, b_j), b_j))``; the server keeps its candidates
+as full prefixes (codes) and hashes their keys. Two distinct candidates of
+one level share a key with probability ``2^-60`` (then they share their
+support); nothing else changes, so the estimator, its variance and the
+privacy (one OLH report of a function of the item: ``eps``-LDP) are the
+same. The default ``g`` grows with ``m`` (the first level stays at most
+``MAX_FIRST_LEVEL_BITS = 24`` bits, and at most ``ceil(log2(c k)) + eta``
+by default): ``L = 16``, ``k = 32``, ``eta = 4`` gives ``g = 31`` groups.
+That is the cost of long items: each level is decoded from its own group
+of ``n / g`` users, so the sd of a population count of an item nobody
+holds is ``sqrt(g n V0)``, ``sqrt(g)`` times that of a one-level OLH, and
+an item is found only when its count clears the noise at every one of the
+``g`` levels. ``eta`` (bits per level) and ``g`` are parameters: a larger
+``eta`` means fewer groups (``g ~ m / eta``) at ``c k 2^eta`` candidates
+per level. :meth:`PEM.level_channel` (and the audits built on it)
+enumerate prefixes of at most 16 bits, so they cover the short levels
+only.
+
 Partials keep the reports (:mod:`fastldp.heavyhitters._base`); report
 files decode in ``g`` passes with bounded memory
 (:meth:`~fastldp.heavyhitters.HeavyHitterProtocol.decode_report_files`).
@@ -71,7 +96,7 @@ from ..oracles._base import (
 )
 from ..oracles.olh import olh_buckets_for
 from ._base import Chunks, HeavyHitterProtocol
-from .items import extend
+from .items import code_order, extend, prefix, prefix_keys, top_k_order
 
 __all__ = ["PEM", "pem_groups", "pem_levels"]
 
@@ -105,12 +130,14 @@ class PEM(HeavyHitterProtocol):
         Heavy hitters returned.
     g : int >= 1, optional
         Groups (levels); default: module docstring.
-    eta : int >= 1, optional
-        Bits added per level; default 4.
+    eta : int in [1, 63], optional
+        Bits added per level; default 4 (each level evaluates ``c k 2^eta``
+        candidates).
     c : int >= 1, default 1
         Prefixes kept per level: ``c * k``.
     item_bits, item_bytes : int, optional
-        The items (:mod:`fastldp.heavyhitters.items`); default 32-bit integers.
+        The items (:mod:`fastldp.heavyhitters.items`): integers of up to 64
+        bits or strings of up to 64 bytes; default 32-bit integers.
     codebook_seed : int or None
         Keys the groups and the OLH hashes.
     n_threads : int or None
@@ -124,7 +151,8 @@ class PEM(HeavyHitterProtocol):
     -----
     ``s = item_bits - (g - 1) * eta`` must lie in ``[1, 24]`` (the first
     level enumerates ``2^s`` prefixes). See the module docstring for the
-    protocol, the estimator and its variance.
+    protocol, the estimator and its variance, and for long items (more than
+    8 bytes): about ``m / eta`` groups by default, ``n / g`` users each.
 
     Examples
     --------
@@ -136,6 +164,12 @@ class PEM(HeavyHitterProtocol):
     [b'cat', b'dog']
     >>> pem.prefix_bits
     (4, 8, 12, 16, 20, 24)
+    >>> long = PEM(epsilon=4.0, k=2, item_bytes=12, eta=8, codebook_seed=5)
+    >>> long.g, long.prefix_bits[:3], long.prefix_bits[-1]
+    (12, (8, 16, 24), 96)
+    >>> phrases = [b"heavy hitter"] * 9000 + [b"prefix tree"] * 6000 + [b"x"] * 500
+    >>> long.estimate(long.privatize(phrases, rng=2)).items
+    [b'heavy hitter', b'prefix tree']
     """
 
     def __init__(self, *, epsilon: float, k: int = 32, g: Optional[int] = None,
@@ -148,7 +182,7 @@ class PEM(HeavyHitterProtocol):
         m = self.item_bits
         self.c = check_int(c, "c", owner, low=1, high=1 << 16)
         if eta is not None:
-            eta = check_int(eta, "eta", owner, low=1, high=m)
+            eta = check_int(eta, "eta", owner, low=1, high=min(m, 63))
         if g is not None:
             g = check_int(g, "g", owner, low=1, high=m)
         self.g, self.eta, self.s = pem_levels(m, self.k, self.c, eta, g)
@@ -171,8 +205,16 @@ class PEM(HeavyHitterProtocol):
         return pem_groups(self.codebook_seed, identities, self.g)
 
     def _prefixes(self, codes: np.ndarray, groups: np.ndarray) -> np.ndarray:
-        shift = (self.item_bits - np.asarray(self.prefix_bits, dtype=np.uint64)[groups])
-        return codes >> shift.astype(np.uint64)
+        """The key (:func:`~fastldp.heavyhitters.items.prefix_keys`) of each user's prefix."""
+        if codes.ndim == 1:  # up to 64 bits: the prefix is its own key
+            shift = (self.item_bits - np.asarray(self.prefix_bits, dtype=np.uint64)[groups])
+            return codes >> shift.astype(np.uint64)
+        keys = np.empty(codes.shape[0], dtype=np.uint64)
+        for j, bits in enumerate(self.prefix_bits):
+            mine = groups == j
+            if mine.any():
+                keys[mine] = prefix_keys(prefix(codes[mine], bits, self.item_bits), bits)
+        return keys
 
     def _privatize_codes(self, codes, identities, rng):
         n = codes.shape[0]
@@ -191,7 +233,9 @@ class PEM(HeavyHitterProtocol):
 
         ``x`` ranges over the ``2^b`` prefixes, ``y`` over the ``G`` buckets:
         ``P[x, H(x)] = p``, every other bucket ``(1 - p) / (G - 1)``. For the
-        audit of tiny instances (``b <= 16``).
+        audit of tiny instances (``b <= 16``; for long items only the short
+        levels: a prefix of more than 64 bits is hashed through its key, a
+        function of the prefix, so a level's channel is OLH's on the keys).
         """
         j = int(self.groups(np.array([identity], dtype=np.uint64))[0])
         b = self.prefix_bits[j]
@@ -255,6 +299,7 @@ class PEM(HeavyHitterProtocol):
     def _level_support(self, level_data, level: int,
                        candidates: np.ndarray) -> tuple[np.ndarray, int]:
         """``(S(v) for v in candidates, n_j)`` over the reports of group ``level``."""
+        candidates = prefix_keys(candidates, self.prefix_bits[level])
         hits = np.zeros(candidates.shape[0], dtype=np.int64)
         n_j = 0
         for ids, reps in level_data(level):
@@ -280,7 +325,7 @@ class PEM(HeavyHitterProtocol):
             counts = in_group * scale
             last = j == self.g - 1
             keep = min(self.k if last else self.c * self.k, candidates.shape[0])
-            order = np.lexsort((candidates, -counts))[:keep]  # by count, ties: smaller code
+            order = top_k_order(candidates, counts, keep)  # by count, ties: smaller code
             levels.append({"level": j, "prefix_bits": bits, "n_reports": n_j,
                            "n_candidates": int(candidates.shape[0]), "kept": keep})
             if last:
@@ -291,6 +336,7 @@ class PEM(HeavyHitterProtocol):
                 variances = (scale ** 2 * (n_j * v0 + f_j * (v1 - v0))
                              + f * max(scale - 1.0, 0.0)) if n_j else np.full(keep, np.inf)
                 return candidates[order], counts[order], variances, levels
-            candidates = extend(np.sort(candidates[order]), self.eta)
+            kept = candidates[order]
+            candidates = extend(kept[code_order(kept)], self.eta, bits=bits)
         raise AssertionError("unreachable")  # pragma: no cover
 
