@@ -179,3 +179,68 @@ def test_mga_errors():
         mga_attack("PEM", [1], 10, n_honest=5)
     with pytest.raises(ValueError, match="n_fake"):
         mga_attack(pem, [1], -1, n_honest=5)
+
+
+# ------------------------------------------------------------------ long items (> 8 bytes)
+def _naive_hash(pem, identity, value, bits):
+    """H_i of a prefix given as a Python int: its key (plain Philox chain of
+    tests/test_heavyhitters_items.py beyond 64 bits) through the tested OLH hash."""
+    from fastldp._kernels._heavy import heavy_buckets
+    from test_heavyhitters_items import naive_key
+
+    key = value if bits <= 64 else naive_key(value, bits)
+    return int(heavy_buckets(pem.codebook_seed, np.array([identity], dtype=np.uint64),
+                             np.array([key], dtype=np.uint64),
+                             np.array([pem.n_buckets], dtype=np.int64))[0])
+
+
+def test_mga_and_level_frequencies_on_long_items_against_naive_hashes():
+    # fails if the attack (or level_frequencies) hashes anything but PEM's prefix keys
+    pem = PEM(epsilon=2.0, k=2, item_bytes=12, eta=8, codebook_seed=5)
+    m = pem.item_bits
+    targets = [b"target-one!!", b"target-two", b"target-one!?"]
+    ints = [int.from_bytes(t.ljust(12, b"\x00"), "big") for t in targets]
+    attack = mga_attack(pem, targets, 40, n_honest=100, search=3, rng=2)
+    assert attack.targets.shape == (3, 2)
+    for ident, rep, sup, j in zip(attack.identities, attack.reports, attack.supported,
+                                  attack.groups):
+        b = pem.prefix_bits[j]
+        hashes = [_naive_hash(pem, int(ident), v >> (m - b), b) for v in ints]
+        counts = np.bincount(hashes, minlength=pem.n_buckets)
+        assert sup == counts.max() == counts[rep]
+        assert rep == int(np.flatnonzero(counts == counts.max())[0])
+    n = 400
+    words = [targets[i % 3] if i % 2 else b"other words" for i in range(n)]
+    reps = pem.privatize(words, rng=4)
+    ids = np.arange(n, dtype=np.uint64)
+    groups = pem.groups(ids)
+    G = pem.n_buckets
+    for level in (pem.g - 1, 5, 0):  # 96, 48 and 8 bits
+        b = pem.prefix_bits[level]
+        got = level_frequencies(pem, reps, ids, targets, level=level)
+        users = np.flatnonzero(groups == level)
+        for v, f in zip(ints, got):
+            S = sum(_naive_hash(pem, int(ids[i]), v >> (m - b), b) == reps[i] for i in users)
+            assert f == pytest.approx((S / users.size - 1 / G) / (pem.p - 1 / G), rel=1e-12)
+
+
+@pytest.mark.slow
+def test_defence_on_long_items():
+    # MGA (search 32, beta = 5%) promotes 12-byte fake strings into PEM's top 8 over
+    # 40,000 corpus words; the detection decode removes them, and on the clean reports
+    # it flags nobody and returns PEM's items. Fails if either decode hashes other keys.
+    n = 40000
+    pem = PEM(epsilon=4.0, k=8, item_bytes=12, eta=8, codebook_seed=31)
+    reps = pem.privatize(data.word_items(n, item_bytes=12, rng=8), rng=9)
+    targets = [b"fakeitem%04d" % i for i in range(5)]
+    attack = mga_attack(pem, targets, n // 20, n_honest=n, search=32, rng=10)
+    ids = np.concatenate([np.arange(n, dtype=np.uint64), attack.identities])
+    attacked = np.concatenate([reps, attack.reports])
+    plain = pem.estimate(attacked, identities=ids)
+    robust = robust_pem_estimate(pem, attacked, identities=ids)
+    assert sum(t in plain.items for t in targets) >= 4
+    assert sum(t in robust.result.items for t in targets) <= 1
+    assert np.isin(robust.flagged, attack.identities).sum() >= 0.5 * np.sum(
+        attack.groups == pem.g - 1)
+    clean = robust_pem_estimate(pem, reps)
+    assert clean.flagged.size == 0 and clean.result.items == pem.estimate(reps).items

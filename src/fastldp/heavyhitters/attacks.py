@@ -46,6 +46,12 @@ deviation is ``m_J sqrt(N q_t (1 - q_t)) / (N (N + m_J) (p - 1/G))``
 at a level (what the server would compute if they were candidates), so the
 realized gain can be measured whether or not a target reached the top-k.
 
+Long items (more than 8 bytes): every hash above is of the key of the
+prefix (:func:`~fastldp.heavyhitters.items.prefix_keys`), as in PEM itself;
+the attacker knows the keys (they are public), so the attack and its
+objective are unchanged. For items of at most 64 bits the keys are the
+prefixes.
+
 References
 ----------
 .. [1] X. Cao, J. Jia, N. Z. Gong, "Data poisoning attacks to local
@@ -64,6 +70,7 @@ import numpy as np
 from .._kernels._heavy import heavy_buckets, heavy_support
 from .._random import as_generator, resolve_identities
 from .._validation import check_int, param_error
+from .items import prefix, prefix_keys
 from .pem import PEM
 
 __all__ = ["MGAResult", "mga_attack", "level_frequencies", "best_buckets"]
@@ -112,20 +119,28 @@ class MGAResult:
 
 
 def _target_prefixes(pem: PEM, targets: np.ndarray, groups: np.ndarray) -> np.ndarray:
-    """``(m, r)``: the ``b_j``-bit prefix of every target at each user's level."""
-    shift = pem.item_bits - np.asarray(pem.prefix_bits, dtype=np.int64)[groups]
-    return targets[None, :] >> shift.astype(np.uint64)[:, None]
+    """``(m, r)``: the key of the ``b_j``-bit prefix of every target at each user's level."""
+    if targets.ndim == 1:  # up to 64 bits: the prefix is its own key
+        shift = pem.item_bits - np.asarray(pem.prefix_bits, dtype=np.int64)[groups]
+        return targets[None, :] >> shift.astype(np.uint64)[:, None]
+    table = np.stack([prefix_keys(prefix(targets, b, pem.item_bits), b)
+                      for b in pem.prefix_bits])
+    return table[groups]
 
 
 def best_buckets(pem: PEM, identities: Any, targets: Any) -> tuple[np.ndarray, np.ndarray]:
     """For each identity: the bucket hit by the most targets' prefixes, and how many.
 
-    ``targets`` are codes (uint64). Ties go to the smaller bucket.
+    ``targets`` are codes (uint64; rows of words for items over 64 bits).
+    Ties go to the smaller bucket.
     Returns ``(bucket int64, supported int64)``.
     """
     ids = np.ascontiguousarray(identities, dtype=np.uint64)
     codes = np.ascontiguousarray(targets, dtype=np.uint64)
     m, r = ids.shape[0], codes.shape[0]
+    if codes.ndim != (1 if pem.codec.words == 1 else 2):
+        raise param_error("targets", "best_buckets", f"codes of {pem.item_bits}-bit items",
+                          f"an array of shape {codes.shape}")
     groups = pem.groups(ids)
     prefixes = _target_prefixes(pem, codes, groups)
     hashed = heavy_buckets(pem.codebook_seed, np.repeat(ids, r),
@@ -263,8 +278,9 @@ def mga_attack(pem: PEM, targets: Any, n_fake: int, *, honest_identities: Any = 
     m_J = int(last.sum())
     N = int(np.sum(pem.groups(honest) == J)) if honest.shape[0] else 0
     if m_J:
+        keys = prefix_keys(codes, pem.item_bits)
         hashed = heavy_buckets(pem.codebook_seed, np.repeat(ids[last], r),
-                               np.tile(codes, m_J), np.full(m_J * r, G, dtype=np.int64))
+                               np.tile(keys, m_J), np.full(m_J * r, G, dtype=np.int64))
         F = (hashed.reshape(m_J, r) == reports[last][:, None]).sum(axis=0)
     else:
         F = np.zeros(r, dtype=np.int64)
@@ -299,10 +315,10 @@ def level_frequencies(pem: PEM, reports: Any, identities: Any, items: Any,
     n_j = int(mine.sum())
     if not n_j:
         return np.full(codes.shape[0], np.nan)
-    shift = np.uint64(pem.item_bits - pem.prefix_bits[level])
+    bits = pem.prefix_bits[level]
+    keys = prefix_keys(prefix(codes, bits, pem.item_bits), bits)
     hits = heavy_support(pem.codebook_seed, np.ascontiguousarray(ids[mine]),
                          np.ascontiguousarray(reps[mine]),
-                         np.full(n_j, pem.n_buckets, dtype=np.int64),
-                         np.ascontiguousarray(codes >> shift), pem.n_threads)
+                         np.full(n_j, pem.n_buckets, dtype=np.int64), keys, pem.n_threads)
     G = pem.n_buckets
     return (hits / n_j - 1.0 / G) / (pem.p - 1.0 / G)

@@ -39,6 +39,12 @@ neither rule sees; the attacker then pays about one fake user per unit of
 support per target, as in an input-manipulation attack. Detecting fake
 users is one of the countermeasures Cao, Jia and Gong discuss [1]_.
 
+Long items (more than 8 bytes) are decoded as by PEM: candidates are full
+prefixes (1-d or 2-d codes, :mod:`fastldp.heavyhitters.items`) and every
+hash, in the supports and in the support matrix, is of their keys
+(:func:`~fastldp.heavyhitters.items.prefix_keys`); for items of at most 64
+bits the keys are the prefixes, so nothing changes there.
+
 References
 ----------
 .. [1] X. Cao, J. Jia, N. Z. Gong, "Data poisoning attacks to local
@@ -57,7 +63,7 @@ from .._sanitize import sanitization_report
 from .._validation import check_float, check_int, param_error
 from ..results import PrivacyStatement
 from ._base import HeavyHitters
-from .items import extend
+from .items import code_order, extend, prefix_keys, top_k_order
 from .pem import PEM
 
 __all__ = ["RobustDecode", "robust_pem_estimate", "detection_threshold", "support_matrix",
@@ -101,7 +107,11 @@ def detection_threshold(n_j: int, n_kept: int, n_buckets: int, alpha: float = 0.
 
 def support_matrix(pem: PEM, identities: np.ndarray, reports: np.ndarray,
                    candidates: np.ndarray) -> np.ndarray:
-    """``M[i, c] = (H_i(candidates[c]) == y_i)`` (bool, users x candidates), in blocks of users."""
+    """``M[i, c] = (H_i(candidates[c]) == y_i)`` (bool, users x candidates), in blocks of users.
+
+    ``candidates`` are what the hash sees: prefixes of at most 64 bits, or the
+    keys (:func:`~fastldp.heavyhitters.items.prefix_keys`) of longer ones.
+    """
     ids = np.ascontiguousarray(identities, dtype=np.uint64)
     reps = np.asarray(reports, dtype=np.int64)
     cands = np.ascontiguousarray(candidates, dtype=np.uint64)
@@ -189,14 +199,15 @@ def robust_pem_estimate(pem: PEM, reports: Any, *, identities: Any = None, alpha
         ids_j, reps_j = ids[mine], reps[mine]
         last = j == pem.g - 1
         keep = min(pem.k if last else pem.c * pem.k, candidates.shape[0])
-        hits = _support(pem, ids_j, reps_j, candidates)
+        keys = prefix_keys(candidates, bits)
+        hits = _support(pem, ids_j, reps_j, keys)
         alive = np.ones(ids_j.shape[0], dtype=bool)
         t = detection_threshold(int(ids_j.shape[0]), keep, G, alpha)
         for _ in range(rounds):
             n_j = int(alive.sum())
             freq = (hits / max(n_j, 1) - 1.0 / G) / d
-            order = np.lexsort((candidates, -freq))[:keep]
-            matrix = support_matrix(pem, ids_j[alive], reps_j[alive], candidates[order])
+            order = top_k_order(candidates, freq, keep)
+            matrix = support_matrix(pem, ids_j[alive], reps_j[alive], keys[order])
             co = matrix.T.astype(np.int64) @ matrix.astype(np.int64)
             bad = np.triu(co >= pair_thresholds(n_j, freq[order], p, G, alpha), 1)
             new = matrix.sum(axis=1) >= t
@@ -205,18 +216,19 @@ def robust_pem_estimate(pem: PEM, reports: Any, *, identities: Any = None, alpha
             if not new.any():
                 break
             where = np.flatnonzero(alive)[new]
-            hits = hits - _support(pem, ids_j[where], reps_j[where], candidates)
+            hits = hits - _support(pem, ids_j[where], reps_j[where], keys)
             alive[where] = False
             flagged.append(ids_j[where])
         n_j = int(alive.sum())
         freq = (hits / max(n_j, 1) - 1.0 / G) / d
-        order = np.lexsort((candidates, -freq))[:keep]
+        order = top_k_order(candidates, freq, keep)
         thresholds.append(t)
         levels.append({"level": j, "prefix_bits": bits, "n_reports": n_j,
                        "n_candidates": int(candidates.shape[0]), "kept": keep,
                        "flagged": int(ids_j.shape[0] - n_j), "threshold": t})
         if not last:
-            candidates = extend(np.sort(candidates[order]), pem.eta)
+            kept = candidates[order]
+            candidates = extend(kept[code_order(kept)], pem.eta, bits=bits)
             continue
         out = np.sort(np.concatenate(flagged)) if flagged else np.zeros(0, dtype=np.uint64)
         n_left = n - int(out.shape[0])
