@@ -52,6 +52,8 @@ if [ "$quick" = 1 ]; then
     run python bench/longitudinal_memo.py --users 10000 --rounds 3
     run python bench/ledger_charge.py --identities 200000 --batch 100000
     run python bench/heavyhitters_compare.py
+    run python bench/serve_load.py --quick
+    run python bench/serve_load.py --quick --rate 100000
     run python tools/readme_figures.py --quick ${data[@]+"${data[@]}"}
 else
     run python bench/compare.py
@@ -66,6 +68,8 @@ else
     run python bench/longitudinal_memo.py
     run python bench/ledger_charge.py
     run python bench/heavyhitters_compare.py
+    run python bench/serve_load.py                  # saturation (closed loop)
+    run python bench/serve_load.py --rate 100000    # latency at a paced 100,000 reports/s
     run python tools/readme_figures.py ${data[@]+"${data[@]}"}
 fi
 exit $status
