@@ -296,3 +296,10 @@ def test_vocabulary_and_word_items_take_long_words():
         tally[w] = tally.get(w, 0) + 1
     want = sorted(tally, key=lambda w: (-tally[w], w.ljust(16, b"\x00")))[:5]
     assert codec.decode(codes) == want and counts.tolist() == [tally[w] for w in want]
+
+
+def test_top_k_order_takes_unsigned_counts():
+    codes = from_ints([5, 3, 9], 100)
+    assert top_k_order(codes, np.array([1, 7, 7], dtype=np.uint64), 2).tolist() == [1, 2]
+    assert top_k_order(np.array([5, 3, 9], dtype=np.uint64),
+                       np.array([1, 7, 7], dtype=np.uint8), 3).tolist() == [1, 2, 0]

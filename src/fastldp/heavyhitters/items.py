@@ -413,7 +413,8 @@ def top_k_order(codes: Any, counts: Any, keep: int) -> np.ndarray:
     For 1-d codes this is ``np.lexsort((codes, -counts))[:keep]``.
     """
     arr = np.asarray(codes)
-    neg = -np.asarray(counts)
+    neg = np.asarray(counts)
+    neg = -(neg.astype(np.int64) if neg.dtype.kind in "ub" else neg)  # no unsigned wrap
     if arr.ndim == 1:
         return np.lexsort((arr, neg))[:keep]
     return np.lexsort((*arr.T[::-1], neg))[:keep]
@@ -423,7 +424,7 @@ def unique_codes(codes: Any, return_counts: bool = False) -> Any:
     """Sorted distinct codes (``np.unique``; rows for 2-d codes), with their counts if asked."""
     arr = np.asarray(codes, dtype=np.uint64)
     if arr.ndim == 1:
-        return np.unique(arr, return_counts=return_counts)
+        return np.unique(arr, return_counts=True) if return_counts else np.unique(arr)
     if arr.shape[0] == 0:
         empty = np.zeros((0, arr.shape[1]), dtype=np.uint64)
         return (empty, np.zeros(0, dtype=np.int64)) if return_counts else empty
