@@ -252,9 +252,10 @@ class Lasso(RegressionEstimator):
 
     def fit_precomputed(self: _Lasso, pre: Precomputed, *, rng: RngLike = None) -> _Lasso:
         """:meth:`fit` on the rows of ``pre``, which were checked when it was made."""
-        return self._fit(pre.X, pre.y)
+        return self._fit(pre.X, pre.y, pre)
 
-    def _fit(self: _Lasso, X: np.ndarray, y: np.ndarray) -> _Lasso:
+    def _fit(self: _Lasso, X: np.ndarray, y: np.ndarray,
+             pre: Optional[Precomputed] = None) -> _Lasso:
         o = "Lasso"
         N, d = X.shape
         alpha = (self.sigma_default(N, d) if self.alpha is None
@@ -270,13 +271,15 @@ class Lasso(RegressionEstimator):
         if big > _LASSO_SCALE_LIMIT:
             c = math.ldexp(1.0, math.frexp(big)[1])
             X, y = X / c, y / c
+        # X^T X: a sweep's Precomputed holds it (shared with Sample-SDP), unless X was scaled
+        XtX = pre.gram() if pre is not None and c == 1.0 else X.T @ X
         if self.fit_intercept:
             mx, my = X.mean(axis=0), float(y.mean())
-            G = (X.T @ X) / N - np.outer(mx, mx)
+            G = XtX / N - np.outer(mx, mx)
             b = (X.T @ y) / N - mx * my
         else:
             mx, my = np.zeros(d), 0.0
-            G, b = (X.T @ X) / N, (X.T @ y) / N
+            G, b = XtX / N, (X.T @ y) / N
         coef = lasso_gram(G, b, alpha / c / c, max_iter=max_iter, tol=tol)
         intercept = (my - float(mx @ coef)) * c
         if not (np.isfinite(coef).all() and math.isfinite(intercept)):  # never NaN silently

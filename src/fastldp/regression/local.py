@@ -395,6 +395,7 @@ class Precomputed:
         self._ls: dict = {}
         self._sums: dict = {}
         self._clipped: dict = {}
+        self._gram: Optional[np.ndarray] = None
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -461,6 +462,24 @@ class Precomputed:
             L[missing] = local_least_squares(Xs, data.y[missing])
             done[missing] = True
         return L[users]
+
+    def gram(self) -> np.ndarray:
+        """``X.T @ X`` of the rows (the Lasso's Gram matrix), cached.
+
+        Sample-SDP's clipped sums fill it from the same BLAS products
+        (:func:`fastldp.regression._gram.gram_and_l2_sums`), bit for bit.
+        """
+        if self._gram is None:
+            self._gram = self.X.T @ self.X
+        return self._gram
+
+    def gram_cached(self) -> bool:
+        """Whether :meth:`gram` is already computed."""
+        return self._gram is not None
+
+    def set_gram(self, gram: np.ndarray) -> None:
+        """Store ``X.T @ X`` computed elsewhere (bit for bit that product)."""
+        self._gram = gram
 
     def clipped_sums(self, x_clip: float, y_clip: float) -> tuple[np.ndarray, np.ndarray]:
         """``(Xc^T Xc, Xc^T yc)`` of the clipped rows (``Xc = clip(X, +-x_clip)``), cached."""

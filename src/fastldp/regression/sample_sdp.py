@@ -117,6 +117,7 @@ from numpy.typing import ArrayLike
 from .._random import RngLike, as_generator
 from .._validation import check_float, check_int, param_error
 from ._base import Privacy, RegressionEstimator, nonfinite_rows, soft_threshold
+from ._gram import gram_and_l2_sums
 from .shuffle import ShuffledVectorSum, SummationResult, owner_budget
 
 if TYPE_CHECKING:
@@ -495,7 +496,11 @@ def _l2_sums(pre: Precomputed, x_radius: float,
     """:func:`l2_clipped_sums` of ``pre``'s rows, cached in ``pre`` (they do not depend on eps)."""
     key = ("l2", float(x_radius), float(y_radius))
     if key not in pre._sums:
-        pre._sums[key] = l2_clipped_sums(pre.X, pre.y, x_radius, y_radius)
+        if pre.gram_cached():
+            pre._sums[key] = l2_clipped_sums(pre.X, pre.y, x_radius, y_radius)
+        else:  # X^T X (the Lasso's) from the same BLAS products, bit for bit
+            gram, pre._sums[key] = gram_and_l2_sums(pre.X, pre.y, x_radius, y_radius, _BLOCK)
+            pre.set_gram(gram)
     return pre._sums[key]
 
 
