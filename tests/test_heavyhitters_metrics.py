@@ -80,3 +80,13 @@ def test_words_come_from_the_shipped_corpus():
 def test_true_top_k_breaks_ties_by_code():
     codes, counts = true_top_k(np.array([4, 4, 2, 2, 7], dtype=np.uint64), 3)
     assert codes.tolist() == [2, 4, 7] and counts.tolist() == [2, 2, 1]
+
+
+def test_metrics_take_two_dimensional_codes():
+    # codes of items over 64 bits are (n, W) word rows: a row is one item
+    found = np.array([[1, 5], [0, 7], [2, 9]], dtype=np.uint64)
+    truth = np.array([[0, 7], [1, 5], [3, 3]], dtype=np.uint64)
+    assert precision_at_k(found, truth) == pytest.approx(2 / 3)
+    assert recall_at_k(found[:1], truth, k=2) == pytest.approx(1 / 2)
+    # a row differing in one word is another item
+    assert precision_at_k(np.array([[1, 6]], dtype=np.uint64), truth) == 0.0

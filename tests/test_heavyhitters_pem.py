@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 import pytest
+from scipy.stats import chi2
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -375,7 +376,7 @@ def test_any_split_and_merge_order_is_bit_identical(cuts, order):
 # ------------------------------------------------------------------ short items: pinned
 def test_short_items_are_bit_identical_to_the_result_before_long_items():
     """Recorded at commit 86494c0 (before items over 8 bytes): reports and results of
-    integer and 6-byte-string items must not change by one bit."""
+    integer and 6-byte-string items must not change by one bit (the variances: see below)."""
     import hashlib
 
     from fastldp.heavyhitters import data
@@ -390,9 +391,11 @@ def test_short_items_are_bit_identical_to_the_result_before_long_items():
     assert [float(x).hex() for x in r.counts] == [
         '0x1.d8d6de18c52cep+12', '0x1.b1d79ee9dc805p+11', '0x1.e45a0caa05c76p+10',
         '0x1.dba3bfe913290p+10', '0x1.187269c92cadep+9', '0x1.b6eca10514b24p+8']
+    # the variances were re-recorded when the group-sampling term got its finite-population
+    # correction f (1 - f/n)(r - 1) (test_reported_std_matches_the_spread_over_seeds)
     assert [float(x).hex() for x in r.variances] == [
-        '0x1.4047155ea2d95p+17', '0x1.946500c04a84cp+16', '0x1.3bf5b9786f2eep+16',
-        '0x1.39f3320841789p+16', '0x1.d923a752c31b0p+15', '0x1.cb11f341831edp+15']
+        '0x1.26900bd3595c3p+17', '0x1.899206bb92f64p+16', '0x1.38964978b9860p+16',
+        '0x1.36b28a475c76ep+16', '0x1.d892ea91dca07p+15', '0x1.cab9510cc3dbcp+15']
     words = data.word_items(30000, item_bytes=6, rng=13)
     spem = PEM(epsilon=4.0, k=5, item_bytes=6, codebook_seed=8)
     srep = spem.privatize(words, rng=14)
@@ -623,3 +626,35 @@ def test_level_channel_covers_the_short_levels_of_long_items():
     assert b == pem.prefix_bits[0] and law.shape == (2**b, pem.n_buckets)
     with pytest.raises(ValueError, match="at most 2\\^16"):
         pem.level_channel(int(np.flatnonzero(groups == pem.g - 1)[0]))
+
+
+@pytest.mark.slow
+def test_reported_std_matches_the_spread_over_seeds():
+    # The reported variance against the sample variance of the counts of two planted items
+    # (50 % and 25 % of the users) over N runs with fresh codebook seeds (a fresh group
+    # split, fresh hashes) and fresh privatization. (N - 1) s^2 / sigma^2 is chi-square with
+    # N - 1 degrees of freedom: accept within its 0.05 % and 99.95 % quantiles ([0.88, 1.13]
+    # at N = 1500); sigma^2 is the mean reported variance. Here g = 4 (r ~ 4), G = 56: the
+    # oracle term r^2 (n_J V0 + f_J (V1 - V0)) is ~ 27,700 for the 50 % item and the group
+    # sampling term f (1 - f/n)(r - 1) ~ 9,000; the binomial f (r - 1) (18,000) would make
+    # the ratio ~ 0.80 (fails), and dropping the sampling term ~ 1.3 (fails).
+    n, N = 12000, 1500
+    items = np.concatenate([np.full(6000, 1234), np.full(3000, 777),
+                            np.random.default_rng(0).integers(0, 1 << 16, 3000)]).astype(
+                                np.uint64)
+    counts = {1234: [], 777: []}
+    variances = {1234: [], 777: []}
+    for run in range(N):
+        pem = PEM(epsilon=4.0, k=2, item_bits=16, codebook_seed=100 + run)
+        assert pem.g == 4
+        res = pem.estimate(pem.privatize(items, rng=run))
+        assert sorted(res.codes.tolist()) == [777, 1234]
+        for code, cnt, var in zip(res.codes.tolist(), res.counts, res.variances):
+            counts[code].append(cnt)
+            variances[code].append(var)
+    lo, hi = chi2.ppf([0.0005, 0.9995], N - 1) / (N - 1)
+    for code, true in ((1234, 6000), (777, 3000)):
+        s2 = np.var(counts[code], ddof=1)
+        sigma2 = np.mean(variances[code])
+        assert lo < s2 / sigma2 < hi, (code, s2, sigma2)
+        assert abs(np.mean(counts[code]) - true) < 4 * math.sqrt(sigma2 / N)

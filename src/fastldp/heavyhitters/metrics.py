@@ -32,11 +32,17 @@ import numpy as np
 __all__ = ["precision_at_k", "recall_at_k", "f1_at_k", "ncr", "relative_error"]
 
 
+def _value(x: Any) -> Any:
+    if isinstance(x, (bytes, bytearray, np.bytes_)):
+        return bytes(x)
+    if isinstance(x, (list, tuple)):  # a row of a 2-d code array (items over 64 bits)
+        return tuple(int(w) for w in x)
+    return int(x)
+
+
 def _values(items: Any) -> list:
-    out = []
-    for x in (items.tolist() if isinstance(items, np.ndarray) else list(items)):
-        out.append(bytes(x) if isinstance(x, (bytes, bytearray, np.bytes_)) else int(x))
-    return out
+    """Hashable values of items: ``bytes``, ints, or word tuples (rows of 2-d codes)."""
+    return [_value(x) for x in (items.tolist() if isinstance(items, np.ndarray) else list(items))]
 
 
 def _cut(found, truth, k):

@@ -30,8 +30,13 @@ Variance of a final count (group ``J = g - 1``, ``n_J`` reports, scale
 ``r = n / n_J``): OLH's plug-in variance of the group's count,
 ``n_J V0 + f_J (V1 - V0)`` with ``V0 = (1/G)(1 - 1/G) / (p - 1/G)^2`` and
 ``V1 = p (1 - p) / (p - 1/G)^2``, times ``r^2``, plus the sampling variance
-of the group's share of the item's holders, ``f (r - 1)`` (a holder is in
-the group with probability ``1/r``: ``Var[r X] = r^2 f (1/r)(1 - 1/r)``).
+of the group's share of the item's holders, ``f (1 - f / n)(r - 1)``: the
+group is a random sample of ``n_J`` of the ``n`` users (the public hash of the
+identities) and ``r X``, ``X`` the holders in it, estimates ``f`` with
+variance ``n^2 q (1 - q)(1 / n_J - 1 / n)``, ``q = f / n`` (the
+finite-population correction of a ratio estimate; the binomial ``f (r - 1)``
+ignores that ``r`` uses the realized ``n_J`` and overstates it for an item
+held by a large share of the users).
 ``f`` and ``f_J`` are clipped to ``[0, n]`` and ``[0, n_J]`` in the plug-in.
 
 Defaults: ``k = 32`` (the issue's setting), ``c = 1`` (the paper keeps the
@@ -334,7 +339,7 @@ class PEM(HeavyHitterProtocol):
                 f_j = np.clip(in_group[order], 0.0, n_j)
                 f = np.clip(counts[order], 0.0, n)
                 variances = (scale ** 2 * (n_j * v0 + f_j * (v1 - v0))
-                             + f * max(scale - 1.0, 0.0)) if n_j else np.full(keep, np.inf)
+                             + f * (1.0 - f / n) * max(scale - 1.0, 0.0)) if n_j else np.full(keep, np.inf)
                 return candidates[order], counts[order], variances, levels
             kept = candidates[order]
             candidates = extend(kept[code_order(kept)], self.eta, bits=bits)
