@@ -179,9 +179,10 @@ def test_rows_do_not_depend_on_which_cells_ran_before(tmp_path):
 
 
 def test_a_repetition_is_drawn_into_the_previous_ones_array_with_fresh_values():
-    """The runner draws seed 1's X over seed 0's (same shape): the same object, and every
-    array bit for bit what a fresh draw from seed 1's data stream gives. Fails if the reuse
-    is lost, or if drawing into an array changed a value."""
+    """The runner draws seed 1's X over seed 0's memory (same shape), and a smaller data set
+    (fewer users, then fewer features) into the same memory too; every array is bit for bit
+    what a fresh draw from its data stream gives. Fails if the reuse is lost, or if drawing
+    into an array changed a value."""
     from fastldp.experiments.regression import runner
     from fastldp.regression import make_sparse_regression
 
@@ -189,13 +190,24 @@ def test_a_repetition_is_drawn_into_the_previous_ones_array_with_fresh_values():
     runner._CACHE.clear()
     first = runner.load_data(cfg, 0, runner.streams(cfg, 0))
     array = first.X
-    second = runner.load_data(cfg, 1, runner.streams(cfg, 1))
-    assert second.X is array
-    fresh = make_sparse_regression(n=300, m=20, d=16, k=2, sigma=0.1, n_test=50,
-                                   rng=np.random.default_rng(runner.streams(cfg, 1)("data")))
-    for field in ("X", "y", "users", "theta", "X_test", "y_test"):
-        np.testing.assert_array_equal(getattr(second, field), getattr(fresh, field))
+    cases = [(cfg, 1), ({**cfg, "n": 200}, 0), ({**cfg, "n": 250, "d": 9}, 2)]
+    for config, seed in cases:
+        data = runner.load_data(config, seed, runner.streams(config, seed))
+        assert np.shares_memory(data.X, array)
+        fresh = make_sparse_regression(
+            n=config["n"], m=20, d=config["d"], k=2, sigma=0.1, n_test=50,
+            rng=np.random.default_rng(runner.streams(config, seed)("data")))
+        for field in ("X", "y", "users", "theta", "X_test", "y_test"):
+            np.testing.assert_array_equal(getattr(data, field), getattr(fresh, field))
     runner._CACHE.clear()
+
+
+def test_larger_data_come_first_in_the_grid():
+    """The data configurations are ordered by size, largest first (the pool's tail is the
+    small repetitions; a worker reuses its largest array); seeds stay consecutive."""
+    spec = spec_from_dict_regression({**TINY, "seeds": 2, "grid": [{"n": [100, 300, 200]}]})
+    order = [(c.config["n"], c.seed) for c in expand_grid(spec)]
+    assert order == [(300, 0), (300, 1), (200, 0), (200, 1), (100, 0), (100, 1)]
 
 
 def test_make_sparse_regression_out_is_checked():

@@ -148,6 +148,18 @@ class _Data:
         return self._pre
 
 
+_BUFFER: list = []  # at most one flat float64 array: the synthetic X's memory
+
+
+def _buffer(rows: int, d: int) -> np.ndarray:
+    """A C-contiguous ``(rows, d)`` float64 view of this worker's buffer (grown when short)."""
+    size = rows * d
+    if not _BUFFER or _BUFFER[0].shape[0] < size:
+        _BUFFER.clear()  # the old buffer goes before the new one is allocated
+        _BUFFER.append(np.empty(size))
+    return _BUFFER[0][:size].reshape(rows, d)
+
+
 def _kelmarsh_loaded(path: Path):
     from ...regression import load_kelmarsh
 
@@ -169,16 +181,14 @@ def load_data(config: dict, seed: int, stream, data_dir=None) -> _Data:
     if kind == "synthetic":
         from ...regression import make_sparse_regression
 
-        # the previous repetition's X, when it has this shape, is drawn over (the same values
-        # as a fresh array, bit for bit): a fresh 1.5 GB array costs its page faults again
-        shape = (config["n"] * config["m"], config["d"])
-        old = [v.X for v in _CACHE.values() if isinstance(v, _Data) and v.X.shape == shape
-               and v.X.flags.owndata and v.X.flags.writeable]
-        _CACHE.clear()
+        # X is drawn into the memory of the previous repetitions (the same values as a fresh
+        # array, bit for bit): a fresh 1.5 GB array costs its page faults again, about as
+        # much as drawing its normals. The grid comes largest data first (spec.expand_grid),
+        # so a worker allocates once.
+        _CACHE.clear()  # nothing else reads the buffer now
         D = make_sparse_regression(n=config["n"], m=config["m"], d=config["d"], k=config["k"],
                                    sigma=config["sigma"], n_test=config["n_test"], rng=gen,
-                                   out=old[0] if old else None)
-        del old
+                                   out=_buffer(config["n"] * config["m"], config["d"]))
         data = _Data(D.X, D.y, D.users, D.X_test, D.y_test, D.theta, D.sigma, 1.0, D.beta_min)
     else:
         K = _kelmarsh_loaded(resolve_kelmarsh_path(config["population"], data_dir))
