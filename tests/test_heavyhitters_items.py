@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from fastldp._kernels._hash import philox4x64_10
 from fastldp.heavyhitters.items import (
     MAX_ITEM_BYTES, ItemCodec, code_order, decode_items, encode_items, extend, prefix,
-    prefix_keys, top_k_order, unique_codes,
+    prefix_keys, string_prefix_mask, top_k_order, unique_codes,
 )
 
 
@@ -303,3 +303,51 @@ def test_top_k_order_takes_unsigned_counts():
     assert top_k_order(codes, np.array([1, 7, 7], dtype=np.uint64), 2).tolist() == [1, 2]
     assert top_k_order(np.array([5, 3, 9], dtype=np.uint64),
                        np.array([1, 7, 7], dtype=np.uint8), 3).tolist() == [1, 2, 0]
+
+
+def _possible_string_twin(v: int, bits: int) -> bool:
+    """Python-int twin: no set bit after the first whole zero byte of the prefix."""
+    n_bytes, tail = divmod(bits, 8)
+    seen = False
+    for i in range(n_bytes):
+        octet = (v >> (bits - 8 * (i + 1))) & 0xFF
+        if seen and octet:
+            return False
+        seen = seen or octet == 0
+    return not (seen and tail and v & ((1 << tail) - 1))
+
+
+@pytest.mark.parametrize("bits", [1, 8, 9, 16, 23, 40, 63, 64, 65, 72, 100, 128, 130, 512])
+def test_string_prefix_mask_matches_the_python_twin(bits):
+    rng = np.random.default_rng(bits)
+    vals = []
+    for _ in range(300):
+        v = int.from_bytes(rng.bytes((bits + 7) // 8), "big") >> (8 * ((bits + 7) // 8) - bits)
+        if bits >= 8 and rng.random() < 0.7:  # a zero byte, often followed by zero bits only
+            shift = bits - 8 * (int(rng.integers(bits // 8)) + 1)
+            v &= ~(0xFF << shift)
+            if rng.random() < 0.5:
+                v &= ~((1 << shift) - 1)
+        vals.append(v)
+    W = (bits + 63) // 64
+    arr = (np.array(vals, dtype=np.uint64) if bits <= 64 else
+           np.array([[(v >> (64 * (W - 1 - w))) & (2**64 - 1) for w in range(W)] for v in vals],
+                    dtype=np.uint64))
+    expected = [_possible_string_twin(v, bits) for v in vals]
+    if bits >= 16:  # both kinds occur (under 16 bits every prefix is possible)
+        assert 0 < sum(expected) < len(vals)
+    assert string_prefix_mask(arr, bits).tolist() == expected
+
+
+@pytest.mark.parametrize("cls", ["PEM", "TreeHist", "SFP"])
+def test_decodes_never_return_an_impossible_string(cls):
+    # 30,000 words, k = 16 at eps = 4: the lower part of the top 16 is noise, which before the
+    # servers dropped impossible candidates included strings such as b"is\x00\x00\x00\x0e"
+    # (8 of PEM's 16 here, when measured without the mask)
+    import fastldp.heavyhitters as hh
+    from fastldp.heavyhitters.data import word_items
+
+    proto = getattr(hh, cls)(epsilon=4.0, k=16, item_bytes=6, codebook_seed=4)
+    result = proto.estimate(proto.privatize(word_items(30000, item_bytes=6, rng=5), rng=6))
+    assert len(result.items) > 0
+    assert all(b"\x00" not in item for item in result.items), result.items

@@ -32,7 +32,7 @@ from .._random import as_generator, resolve_codebook_seed, resolve_identities, r
 from .._sanitize import SanitizationReport, sanitization_counts, sanitization_report
 from .._validation import check_float, check_int, param_error
 from ..results import PrivacyStatement, Result
-from .items import ItemCodec
+from .items import ItemCodec, string_prefix_mask
 
 __all__ = ["HeavyHitters", "HeavyHitterProtocol", "HeavyPartial", "Chunks"]
 
@@ -359,6 +359,18 @@ class HeavyHitterProtocol:
     def _sanitize(self, reports: Any, identities: np.ndarray,
                   owner: str) -> tuple[np.ndarray, SanitizationReport]:  # pragma: no cover
         raise NotImplementedError
+
+    def _possible(self, candidates: np.ndarray, bits: int) -> np.ndarray:
+        """The candidates of ``bits`` bits that can begin an item's code.
+
+        For byte strings, the prefixes with no set bit after a zero byte
+        (:func:`~fastldp.heavyhitters.items.string_prefix_mask`): no user holds
+        another, so the servers drop them at every level and never return an
+        impossible string. Integers: every candidate.
+        """
+        if self.codec.kind != "bytes":
+            return candidates
+        return candidates[string_prefix_mask(candidates, bits)]
 
     def _decode(self, chunks: Chunks, n: int):  # pragma: no cover - abstract
         raise NotImplementedError

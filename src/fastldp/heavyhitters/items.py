@@ -74,6 +74,7 @@ from .._kernels._heavy import heavy_prefix_keys
 from .._validation import check_int, param_error
 
 __all__ = ["ItemCodec", "encode_items", "decode_items", "prefix", "extend", "prefix_keys",
+           "string_prefix_mask",
            "code_order", "top_k_order", "unique_codes", "code_words", "MAX_ITEM_BYTES"]
 
 #: The longest byte string an item holds (8 words of 64 bits).
@@ -436,3 +437,40 @@ def unique_codes(codes: Any, return_counts: bool = False) -> Any:
         return out
     starts = np.flatnonzero(new)
     return out, np.diff(np.r_[starts, srt.shape[0]]).astype(np.int64)
+
+
+def string_prefix_mask(prefixes: Any, bits: int) -> np.ndarray:
+    """Which ``bits``-bit prefixes can begin the code of a byte string (bool, one per prefix).
+
+    A string item has no zero byte and is right-padded with zero bytes, so in
+    its code every bit after the first zero byte is zero. A prefix is
+    possible unless one of its whole bytes is zero and a later bit of it is
+    not. The heavy-hitter servers drop impossible candidates at every level
+    (no user holds them; only noise can rank them), so an impossible string
+    such as ``b"is\\x00\\x0e"`` is never returned.
+    ``prefixes`` are of width ``bits`` (1-d up to 64 bits, else 2-d words).
+    """
+    bits = check_int(bits, "bits", "string_prefix_mask", low=0, high=MAX_ITEM_BITS)
+    if bits <= 64:
+        arr = np.asarray(prefixes, dtype=np.uint64).reshape(-1)
+        n = arr.shape[0]
+    else:
+        arr = _as_words(prefixes, "prefixes", "string_prefix_mask")
+        n = arr.shape[0]
+    n_bytes, tail_bits = divmod(bits, 8)
+    if n_bytes == 0 or n == 0:
+        return np.ones(n, dtype=bool)
+    whole = prefix(arr, 8 * n_bytes, bits)  # the prefix's whole bytes, right-aligned
+    if 8 * n_bytes <= 64:
+        shifts = np.uint64(8) * np.arange(n_bytes - 1, -1, -1, dtype=np.uint64)
+        octets = (whole[:, None] >> shifts[None, :]) & np.uint64(0xFF)
+    else:  # big-endian bytes of the words; the string's bytes are the last n_bytes
+        octets = whole.astype(">u8").view(np.uint8).reshape(n, -1)[:, -n_bytes:]
+    zero = octets == 0
+    seen = np.logical_or.accumulate(zero, axis=1)
+    bad = np.any(seen[:, :-1] & ~zero[:, 1:], axis=1)
+    if tail_bits:
+        last = arr if bits <= 64 else arr[:, -1]
+        tail = last & np.uint64((1 << tail_bits) - 1)
+        bad |= seen[:, -1] & (tail != 0)
+    return ~bad

@@ -321,7 +321,7 @@ class PEM(HeavyHitterProtocol):
     def _decode(self, chunks: Chunks, n: int):
         G, p = self.n_buckets, self.p
         level_data = self._by_level(chunks)
-        candidates = np.arange(1 << self.s, dtype=np.uint64)
+        candidates = self._possible(np.arange(1 << self.s, dtype=np.uint64), self.s)
         levels = []
         for j, bits in enumerate(self.prefix_bits):
             hits, n_j = self._level_support(level_data, j, candidates)
@@ -342,6 +342,7 @@ class PEM(HeavyHitterProtocol):
                              + f * (1.0 - f / n) * max(scale - 1.0, 0.0)) if n_j else np.full(keep, np.inf)
                 return candidates[order], counts[order], variances, levels
             kept = candidates[order]
-            candidates = extend(kept[code_order(kept)], self.eta, bits=bits)
+            candidates = self._possible(extend(kept[code_order(kept)], self.eta, bits=bits),
+                                        bits + self.eta)
         raise AssertionError("unreachable")  # pragma: no cover
 

@@ -191,7 +191,7 @@ def robust_pem_estimate(pem: PEM, reports: Any, *, identities: Any = None, alpha
     groups = pem.groups(ids)
     G, p = pem.n_buckets, pem.p
     d = p - 1.0 / G
-    candidates = np.arange(1 << pem.s, dtype=np.uint64)
+    candidates = pem._possible(np.arange(1 << pem.s, dtype=np.uint64), pem.s)
     flagged: list[np.ndarray] = []
     thresholds, levels = [], []
     for j, bits in enumerate(pem.prefix_bits):
@@ -228,7 +228,8 @@ def robust_pem_estimate(pem: PEM, reports: Any, *, identities: Any = None, alpha
                        "flagged": int(ids_j.shape[0] - n_j), "threshold": t})
         if not last:
             kept = candidates[order]
-            candidates = extend(kept[code_order(kept)], pem.eta, bits=bits)
+            candidates = pem._possible(extend(kept[code_order(kept)], pem.eta, bits=bits),
+                                       bits + pem.eta)
             continue
         out = np.sort(np.concatenate(flagged)) if flagged else np.zeros(0, dtype=np.uint64)
         n_left = n - int(out.shape[0])
@@ -237,8 +238,9 @@ def robust_pem_estimate(pem: PEM, reports: Any, *, identities: Any = None, alpha
         counts = f_j * scale
         v0 = (1.0 / G) * (1 - 1.0 / G) / d ** 2
         v1 = p * (1 - p) / d ** 2
+        f = np.clip(counts, 0, n_left)  # the group-sampling term as PEM's (its module docstring)
         variances = (scale ** 2 * (n_j * v0 + np.clip(f_j, 0, n_j) * (v1 - v0))
-                     + np.clip(counts, 0, n_left) * max(scale - 1.0, 0.0)) if n_j \
+                     + f * (1.0 - f / n_left) * max(scale - 1.0, 0.0)) if n_j \
             else np.full(keep, np.inf)
         codes = candidates[order]
         result = HeavyHitters(

@@ -55,7 +55,8 @@ The server (Apple's, "Learning with Privacy at Scale", Section 4.3):
    puzzle: fragments of one item share its piece). When a piece has more
    than ``max_combinations`` combinations, each position keeps its
    ``floor(max_combinations^(1/P))`` largest fragments of that piece. A
-   combination is kept when it is an item (the padding bits are zero) and
+   combination is kept when it is an item (the padding bits are zero; for
+   strings also no set bit after a zero byte) and
    its own puzzle piece is ``psi`` (a check Apple leaves to the second
    sketch, which removes ``1 - 2^-a`` of the false combinations for free);
 3. it counts the candidates with the item part over all ``n`` reports (the
@@ -715,7 +716,7 @@ class SFP(HeavyHitterProtocol):
             kept_counts.append(counts[recs.astype(np.int64)])
             levels.append({"level": t, "prefix_bits": self.fragment_bits, "n_reports": n_t,
                            "n_candidates": size, "kept": int(recs.shape[0])})
-        cands = self.assemble(kept, kept_counts)
+        cands = self._possible(self.assemble(kept, kept_counts), self.item_bits)
         final = self.item_counts(Z_item, n, cands)
         order = (np.lexsort((cands, -final))[:self.k] if cands.ndim == 1
                  else top_k_order(cands, final, self.k))

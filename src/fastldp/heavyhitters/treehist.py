@@ -574,7 +574,8 @@ class TreeHist(HeavyHitterProtocol):
 
     def _decode(self, chunks: Chunks, n: int):
         seed, e = self.codebook_seed, self.part_epsilon
-        candidates = np.arange(1 << self.prefix_bits[0], dtype=np.uint64)
+        candidates = self._possible(np.arange(1 << self.prefix_bits[0], dtype=np.uint64),
+                                    self.prefix_bits[0])
         levels = []
         for t, Z, n_t in self.level_tables(chunks):
             last = t == self.g - 1
@@ -599,5 +600,6 @@ class TreeHist(HeavyHitterProtocol):
                 codes, final = candidates[order], counts[order]
                 return codes, final, self.count_variances(final, n, n_t), levels
             kept = candidates[order]
-            candidates = extend(kept[code_order(kept)], self.eta, bits=bits)
+            candidates = self._possible(extend(kept[code_order(kept)], self.eta, bits=bits),
+                                        self.prefix_bits[t + 1])
         raise AssertionError("unreachable: g >= 1")  # pragma: no cover
