@@ -405,8 +405,10 @@ def main(argv=None) -> int:
     if paced:
         print(f"| p99 latency, paced {args.rate:,.0f} reports/s (due time to durable ack) "
               f"| {p99:.0f} ms | < {TARGET_P99_MS} ms |")
+        # (the last batch's latency is inside the ingest time: a server that keeps up acks a
+        # hair under the offered rate)
         print(f"| acked reports/s at that pace, {args.clients} clients x {args.batch:,}-report "
-              f"batches | {acked_rate:,.0f} | >= {TARGET_RATE:,} |")
+              f"batches | {acked_rate:,.0f} of {args.rate:,.0f} offered | |")
         print(f"| reports pending in the live decode at the last ack "
               f"| {out['pending_end']:,} | |")
     else:
