@@ -78,3 +78,10 @@ def test_quick_grid_is_the_spec_with_its_overrides():
     assert full["ks"] == quick["ks"] == [16, 32, 64]
     assert quick["n_users"] < full["n_users"]
     assert set(full["protocols"]) == {"PEM", "TreeHist", "SFP"}
+
+
+def test_tiny_run_draws_the_precision_and_ncr_figure(tiny):
+    pytest.importorskip("matplotlib", reason="figures need matplotlib (fastldp[plot])")
+    out, _, result = tiny
+    assert [p.name for p in result.figures] == ["heavy_hitters.png", "heavy_hitters.pdf"]
+    assert all((out / p.name).stat().st_size > 1000 for p in result.figures)

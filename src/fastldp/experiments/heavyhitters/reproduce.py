@@ -47,6 +47,7 @@ from ... import heavyhitters as hh
 from ...heavyhitters import data, metrics
 from ...heavyhitters.attacks import level_frequencies, mga_attack
 from ...heavyhitters.robust import robust_pem_estimate
+from ..figures import have_matplotlib
 
 try:  # Python 3.11+
     import tomllib
@@ -310,6 +311,36 @@ def _report(grid, acc, attack_mean, checks, skipped, quick, seconds) -> str:
     return "\n".join(lines) + "\n"
 
 
+
+def _figure(acc: list[dict], grid: dict, out: Path, quick: bool) -> list[Path]:
+    """Precision (top row) and NCR (bottom row) against epsilon, one column per k.
+
+    The shape of the PEM paper's figures: both measures rise with epsilon and fall as k
+    grows; one curve per protocol (``heavy_hitters.png`` and ``.pdf`` in ``out``).
+    """
+    from ..figures import _panels, _save, legend  # matplotlib is imported by these only
+
+    ks = [int(k) for k in grid["ks"]]
+    fig, axes = _panels(2 * len(ks))
+    for col, k in enumerate(ks):
+        for row, (key, label) in enumerate((("precision", "precision"), ("ncr", "NCR"))):
+            ax = axes[row * len(ks) + col]
+            for name in grid["protocols"]:
+                pts = sorted((r["epsilon"], r[key]) for r in acc
+                             if r["protocol"] == name and r["k"] == k)
+                if pts:
+                    ax.plot(*zip(*pts), marker="o", label=name)
+            ax.set_xlabel("epsilon")
+            ax.set_ylabel(label)
+            ax.set_ylim(0.0, 1.02)
+            ax.set_title(f"{label}, k = {k}")
+            ax.grid(alpha=0.3)
+    legend(axes, loc="upper left")
+    fig.suptitle(f"heavy hitters: {grid['n_users']:,} users, Zipf({grid['zipf_exponent']:g}) "
+                 f"over 2^{grid['item_bits']}" + (" (quick)" if quick else ""))
+    return _save(fig, out, "heavy_hitters")
+
+
 def reproduce(*, quick: bool = False, out: Any = None, workers: int = 1, data_dir: Any = None,
               progress: bool = True, figures: bool = True, file: Any = None,
               spec: Optional[Path] = None) -> HeavyHittersResult:
@@ -322,7 +353,9 @@ def reproduce(*, quick: bool = False, out: Any = None, workers: int = 1, data_di
     out : path, optional
         Output folder (default ``results/heavy-hitters`` or
         ``results/heavy-hitters-quick``).
-    workers, data_dir, figures
+    figures : bool
+        Draw precision and NCR against epsilon (``heavy_hitters.png``; needs matplotlib).
+    workers, data_dir
         Accepted for the common experiment interface; unused.
     progress : bool
         Print a line per finished cell on stderr.
@@ -353,6 +386,7 @@ def reproduce(*, quick: bool = False, out: Any = None, workers: int = 1, data_di
     report = out / "report.txt"
     report.write_text(text)
     files.append(report)
+    drawn = _figure(acc, grid, out, quick) if figures and acc and have_matplotlib() else []
     print(text, end="", file=file or sys.stdout)
-    return HeavyHittersResult(text=text, failed=failed, files=files, tables=tables,
+    return HeavyHittersResult(text=text, failed=failed, files=files, figures=drawn, tables=tables,
                               checks=checks, skipped=skipped)
