@@ -400,6 +400,44 @@ def test_simulate_send_drives_a_collector(olh_server, capsys):
     assert "409" in capsys.readouterr().err
 
 
+def test_store_skips_write_ahead_records_of_listed_batches(tmp_path):
+    """A crash while a listed segment's write-ahead records were being dropped (16 batches
+    per transaction, after the listing) leaves records of batches the segment holds: the
+    restart drops them and counts those reports once (from the segment), not twice."""
+    from fastldp.service.app import probe_reports
+    from fastldp.service.store import Batch, Store
+
+    mech = from_spec(OLH)
+    shape, dtype = probe_reports(mech)
+    ids = np.arange(3000, dtype=np.uint64)
+    reports = mech.privatize(np.arange(3000) % 64, identities=ids, rng=4)
+    eps = np.ones(3000)
+    store = Store(tmp_path, mech, report_shape=shape, report_dtype=dtype, segment_rows=1000)
+    for i in range(6):
+        sl = slice(i * 500, (i + 1) * 500)
+        assert store.submit(Batch("t", f"k{i}", ids[sl], eps[sl], reports[sl])).result(30)[0] == 201
+    store.close()
+    import sqlite3
+
+    db = sqlite3.connect(tmp_path / "index.sqlite")
+    assert db.execute("SELECT MAX(last_seq) FROM segments").fetchone()[0] == 6
+    assert db.execute("SELECT COUNT(*) FROM pending").fetchone()[0] == 0
+    # the crash's leftovers: the records of batches 3 and 4 (in the listed seg-000002)
+    for seq in (3, 4):
+        sl = slice((seq - 1) * 500, seq * 500)
+        db.execute("INSERT INTO pending VALUES (?, ?, ?)",
+                   (seq, 500, store._pack(ids[sl], eps[sl], reports[sl])))
+    db.commit()
+    store = Store(tmp_path, mech, report_shape=shape, report_dtype=dtype, segment_rows=1000)
+    result, _ = store.result()
+    store.close()
+    offline = mech.estimate(reports, identities=ids)
+    assert result.n == 3000 and np.array_equal(result.estimate, offline.estimate)
+    assert db.execute("SELECT COUNT(*) FROM pending").fetchone()[0] == 0
+    assert sorted(p.name for p in tmp_path.glob("seg-*")) == [
+        "seg-000001.parquet", "seg-000002.parquet", "seg-000003.parquet"]
+
+
 def test_store_recovers_a_roll_cut_between_its_steps(tmp_path):
     """A crash after the journal listed a segment but before its rename, and a segment file
     written after the last listed one: both recovered, the estimate unchanged (in process)."""
