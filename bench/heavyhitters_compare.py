@@ -49,10 +49,11 @@ Three parts, each printed as a table, then a "README lines" block:
    ``find_heavy_hitters`` calls ``alphabet.add(padding_char)``, so the
    default alphabet, the list ``["0", "1"]``, raises ``AttributeError``.
    The bench passes the same alphabet as a set, and pure-ldp's
-   ``CMSServer`` / ``CMSClient`` with ``is_hadamard=True`` (HCMS, Apple's
-   oracle for SFP and fastldp's) of the size of fastldp's SFP sketch
-   (``k = 16`` hash functions, ``m = 4096`` columns), the client given the
-   server's hash functions as pure-ldp's own simulations do.
+   ``CMSServer`` / ``CMSClient`` (Apple's oracles for SFP) of the kind and
+   size of fastldp's default SFP sketch, read from ``SFP``'s attributes at
+   run time (``oracle``: CMS, or HCMS with ``is_hadamard=True``; ``n_rows``
+   hash functions, ``n_columns`` columns), the client given the server's
+   hash functions as pure-ldp's own simulations do.
 2. **10^6 users, 2^32 domain, k = 32, eps = 4**: fastldp's client + server
    seconds per protocol (best of ``--repeats``), with precision and NCR.
 3. **Report-file decode in bounded memory**: ``--file-n`` reports (default
@@ -93,8 +94,17 @@ from fastldp.heavyhitters import PEM, SFP, TreeHist, data, metrics
 #: server finishes in bounded time (about 0.3-0.5 us per domain value per report)
 PEER_SETTINGS = {"PEM": (12, 50_000), "TreeHist": (12, 10_000), "SFP": (16, 500_000)}
 PEER_K, PEER_EPS, FRAGMENT = 16, 4.0, 4
-#: the HCMS sketch the peer's SFP is given: fastldp's SFP defaults (n_rows, n_columns)
-SFP_SKETCH = (16, 4096)
+#: the sketch the peer's SFP is given, ("cms" or "hcms", rows, columns); None: fastldp's
+#: SFP defaults, read at run time (:func:`sfp_sketch`)
+SFP_SKETCH = None
+
+
+def sfp_sketch():
+    """(kind, rows, columns) of the peer's SFP oracle: fastldp's SFP default sketch."""
+    if SFP_SKETCH is not None:
+        return SFP_SKETCH
+    ref = SFP(epsilon=PEER_EPS, k=PEER_K, item_bits=PEER_SETTINGS["SFP"][0])
+    return getattr(ref, "oracle", "hcms"), ref.n_rows, ref.n_columns
 
 
 def best(fn, repeats):
@@ -177,9 +187,9 @@ def peer_build(name, bits):
                 PEMServer(eps, FRAGMENT, bits, FRAGMENT))
     if name == "TreeHist":
         return TreeHistClient(eps, FRAGMENT, bits), TreeHistServer(eps, bits, FRAGMENT)
-    rows, cols = SFP_SKETCH
-    fo_server = CMSServer(eps, rows, cols, is_hadamard=True)
-    fo_client = CMSClient(eps, fo_server.get_hash_funcs(), cols, is_hadamard=True)
+    kind, rows, cols = sfp_sketch()
+    fo_server = CMSServer(eps, rows, cols, is_hadamard=kind == "hcms")
+    fo_client = CMSClient(eps, fo_server.get_hash_funcs(), cols, is_hadamard=kind == "hcms")
     return (SFPClient(eps, FRAGMENT, bits, alphabet={"0", "1"}, fo_client=fo_client),
             SFPServer(eps, FRAGMENT, bits, alphabet={"0", "1"}, fo_server=fo_server))
 
@@ -251,6 +261,8 @@ def part1(args):
             row["fast"].append((f[0], f[1], metrics.recall_at_k(f[2], truth),
                                 metrics.ncr(f[2], truth)))
             key = f"{name} 2^{bits} n={n} k={PEER_K} eps={PEER_EPS:g} seed={seed}"
+            if name == "SFP":
+                key += " sketch={}".format(sfp_sketch())
             if key in cache:
                 p = cache[key]
             else:
@@ -271,7 +283,7 @@ def part1(args):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         notes = {"defaults": peer_defaults_errors(12),
-                 "sfp_list_alphabet": peer_sfp_list_alphabet(12)}
+                 "sfp_list_alphabet": peer_sfp_list_alphabet(12), "sketch": sfp_sketch()}
     big = peer_run("PEM", np.zeros(0, dtype=np.uint64), 32, PEER_K, 0) \
         if args.try_peer_32 else "not tried (--no-peer-32)"
     return rows, big, notes
@@ -437,6 +449,9 @@ def main(argv=None):
               f"{d['TreeHistServer']}; SFPServer {d['SFPServer']}; SFPClient {d['SFPClient']}; "
               f"SFPServer.find_heavy_hitters with the default list alphabet: "
               f"{notes['sfp_list_alphabet']}")
+        kind, rows, cols = notes["sketch"]
+        print(f"pure-ldp's SFP ran on its CMSServer / CMSClient, {kind.upper()} with "
+              f"{rows} hash functions of {cols} columns (fastldp's SFP default sketch)")
         big_text = big if isinstance(big, str) else "built and ran (0 users)"
         print(f"pure-ldp PEMServer for a 2^32 domain with its defaults: {big_text}")
         lines.append(f"pure-ldp's PEMServer for a 2^32 domain (its defaults): {big_text}")

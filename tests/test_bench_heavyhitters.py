@@ -80,7 +80,7 @@ def test_pure_ldp_fails_without_the_shim_and_finds_a_heavy_item_with_it(bench, m
     bench.numpy2_shim()
     assert isinstance(base.np, bench._NumPy1Shapes)
     TreeHistServer(4.0, 8, 4)
-    monkeypatch.setattr(bench, "SFP_SKETCH", (4, 64))  # a small HCMS: seconds, not minutes
+    monkeypatch.setattr(bench, "SFP_SKETCH", ("hcms", 4, 64))  # small: seconds, not minutes
     items = np.array([0x5A] * 360 + list(range(40)), dtype=np.uint64)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # pure-ldp warns below n = 10^4
