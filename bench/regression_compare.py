@@ -22,6 +22,12 @@ Sections:
     ``Precomputed`` fills it with the eps-independent work, a fit at another
     eps reuses it (U2R: the local Lassos of users solved before; Sample-SDP:
     the clipped totals).
+(d) Where a repetition's fixed cost goes (one BLAS thread, as in the sweeps'
+    workers): the ``N d`` normals drawn into an existing array, ``X @ theta``,
+    and the two Gram matrices (the Lasso's ``X.T @ X`` and Sample-SDP's
+    clipped sums) computed apart against together
+    (:func:`fastldp.regression._gram.gram_and_l2_sums`, the same bits),
+    interleaved, best of ``max(3, repeats)``.
 
 No thread count is forced: NumPy's BLAS and the local-Lasso thread pool use
 the cores (set ``OPENBLAS_NUM_THREADS=1`` in the environment for a
@@ -35,8 +41,8 @@ times depend on it; the CPU time much less (run with
 
 It ends with README's sentences (Performance, and the memory note of the
 regression section), in the README's words, with this run's figures; the
-memory is the peak resident set of the whole script (the data and every
-fit).
+memory is the peak resident set of the script through section (c) (the data
+and every fit; section (d) draws a second array of the data's size).
 """
 
 from __future__ import annotations
@@ -128,6 +134,9 @@ def main(argv=None):
         print(f"{name:<11} fit_precomputed: first {first:7.3f} s, then at eps = "
               f"{2 * args.eps:g} {seconds:7.3f} s (relative error {rel(est.coef_):.5f})")
 
+    memory = peak_memory()  # the data and the fits, before section (d)'s second array
+    grams = gram_split(D, args.repeats)
+
     rng = np.random.default_rng(2)
     v = rng.normal(size=(7500, 8)) * 0.05
     summer = ShuffledVectorSum(epsilon=args.eps, delta=1e-5, norm_bound=0.5)
@@ -154,7 +163,48 @@ def main(argv=None):
           f"{v.shape[1]} coordinates, {res.messages:,} messages split, noised and shuffled) "
           f"takes {t_sh * 1e3:.1f} ms, {t_sh / t_np:.0f}x a plain NumPy sum of the same vectors")
     print(f"at n = {args.n:,} users and d = {args.d}, the data and a fit need about "
-          f"{peak_memory()} of memory")
+          f"{memory} of memory")
+    print(f"a repetition's data draw takes {grams['normals']:.2f} s of normals and "
+          f"{grams['theta']:.2f} s for X theta; the Lasso's and Sample-SDP's Gram matrices "
+          f"take {grams['apart']:.2f} s apart and {grams['together']:.2f} s from shared BLAS "
+          f"products ({grams['apart'] / grams['together']:.1f}x, the same bits), one thread")
+
+
+def gram_split(D, repeats):
+    """Section (d): CPU seconds of the draw's parts and of the Gram matrices apart / together."""
+    from fastldp.regression._gram import blas_chunk_rows, gram_and_l2_sums
+    from fastldp.regression.sample_sdp import default_radii, l2_clipped_sums
+
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        print("(d) needs threadpoolctl (one BLAS thread); skipped")
+        return {"normals": np.nan, "theta": np.nan, "apart": np.nan, "together": np.nan}
+    N, d = D.X.shape
+    r_x, r_y = default_radii(d, N, 0.25, 1.0)
+    gen = np.random.default_rng(5)
+    out = np.empty_like(D.X)
+    times = {"normals": [], "theta": [], "apart": [], "together": []}
+
+    def cpu(fn):
+        c0 = time.process_time()
+        fn()
+        return time.process_time() - c0
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        blas_chunk_rows()  # the probe, once, outside the timings
+        for _ in range(max(3, repeats)):
+            times["normals"].append(cpu(lambda: gen.standard_normal(out=out)))
+            times["theta"].append(cpu(lambda: D.X @ D.theta))
+            times["apart"].append(cpu(lambda: (D.X.T @ D.X,
+                                               l2_clipped_sums(D.X, D.y, r_x, r_y))))
+            times["together"].append(cpu(lambda: gram_and_l2_sums(D.X, D.y, r_x, r_y, 8192)))
+    del out
+    best = {k: min(v) for k, v in times.items()}
+    print(f"(d) CPU s, one BLAS thread, best of {max(3, repeats)}: normals {best['normals']:.2f}, "
+          f"X @ theta {best['theta']:.2f}; Gram matrices apart {best['apart']:.2f}, together "
+          f"{best['together']:.2f} (chunk Q = {blas_chunk_rows()})")
+    return best
 
 
 if __name__ == "__main__":

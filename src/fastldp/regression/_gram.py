@@ -127,13 +127,14 @@ def _full(lower: np.ndarray) -> np.ndarray:
 
 def _chunked_gram(X: np.ndarray, q: int) -> np.ndarray:
     """``X.T @ X`` as chunk products ``P`` added in order (the probe's candidate form)."""
-    C = None
+    C: Optional[np.ndarray] = None
     for s, e in _chunks(0, X.shape[0], q):
         if e - s <= q:
             P = _step(X, s, e, None)
             C = P if C is None else _add(C, P)
         else:
             C = _step(X, s, e, C)
+    assert C is not None  # X has rows
     return _full(C)
 
 
@@ -163,7 +164,8 @@ def gram_and_l2_sums(X: np.ndarray, y: np.ndarray, x_radius: float, y_radius: fl
         return _shared(X, y, x_radius, y_radius, rows, q)
 
 
-def _shared(X, y, x_radius, y_radius, rows, q):
+def _shared(X: np.ndarray, y: np.ndarray, x_radius: float, y_radius: float, rows: int,
+            q: int) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray, int, int]]:
     """:func:`gram_and_l2_sums` with the chunk ``q``."""
     from .sample_sdp import _row_norms
 
