@@ -418,8 +418,8 @@ def main(argv=None):
                       f"pure-ldp's here ({'precision' if s['ok_prec'] == 'no' else 'NCR'}"
                       f"{' and NCR' if s['ok_prec'] == s['ok_ncr'] == 'no' else ''})")
             if s["ratio"] < 100:
-                print(f"{'':<25} NOTE: the ratio is under the issue's target of 100 times "
-                      f"for {r['protocol']} here")
+                print(f"{'':<25} NOTE: the ratio ({s['ratio']:.1f}) is under the issue's "
+                      f"target of 100 times for {r['protocol']} here")
             lines.append(f"| {r['protocol']} | 2^{r['bits']} | {r['n']:,} | {args.seeds} | "
                          f"{fmt(s['peer_c'] + s['peer_s'])} | {fmt(s['fast_c'] + s['fast_s'])} | "
                          f"{s['ratio']:,.0f}x | {pm(s['peer_prec'])} | {pm(s['fast_prec'])} | "
