@@ -142,3 +142,27 @@ def test_a_quick_cell_is_pinned():
         assert row["rel_error"] == pytest.approx(rel, rel=1e-9), method
         assert row["test_mse"] == pytest.approx(mse, rel=1e-9), method
         assert (row["support_size"], row["exact_support"]) == (size, exact), method
+
+
+def test_a_chunk_mixing_float32_and_float64_users_solves_each_user_alone():
+    # screened_local_lasso gathers a chunk's rows once and splits it into the users solved in
+    # float32 and those whose huge rows need float64: each user's solution must be the one it
+    # gets alone (fails if the split takes another user's rows or row count)
+    from fastldp.regression._base import group_users
+    from fastldp.regression.local import screened_local_lasso
+
+    D = make_sparse_regression(n=40, m=12, d=10, k=2, sigma=0.25, rng=8)
+    data = group_users(D.X, D.y, D.users, "test")
+    X, y = data.X.copy(), data.y.copy()
+    counts = data.counts.copy()
+    wide = [3, 17, 30]
+    X[wide] *= 2.0 ** 70  # beyond float32's products: these users are solved in float64
+    y[wide] *= 2.0 ** 70
+    counts[5] = 7  # one user with fewer rows: its count must follow it
+    X[5, 7:], y[5, 7:] = 0.0, 0.0
+    together = screened_local_lasso(X, y, counts, 0.05, screen=6, chunk=40, n_threads=1)
+    for u in range(40):
+        alone = screened_local_lasso(X, y, counts, 0.05, users=np.array([u]), screen=6,
+                                     chunk=40, n_threads=1)
+        np.testing.assert_array_equal(together[u], alone[0], err_msg=str(u))
+    assert np.all(np.isfinite(together)) and np.abs(together[wide]).max() > 0

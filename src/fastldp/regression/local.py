@@ -258,8 +258,8 @@ def screened_local_lasso(X: np.ndarray, y: np.ndarray, counts: np.ndarray, alpha
     p = d if screen is None else max(1, min(int(screen), d))
     out = np.zeros((n, d))
 
-    def solve_users(who, dtype):
-        Xc, yc = X[who].astype(dtype), y[who].astype(dtype)
+    def solve_users(Xw, yw, counts_w, dtype):
+        Xc, yc = Xw.astype(dtype), yw.astype(dtype)
         # a user's extreme (finite) rows may overflow even in float64: its solution is then
         # non-finite, which the estimators replace by a public default
         with np.errstate(over="ignore", invalid="ignore"):
@@ -267,26 +267,27 @@ def screened_local_lasso(X: np.ndarray, y: np.ndarray, counts: np.ndarray, alpha
                 corr = np.abs(_xt(Xc, yc))
                 keep = np.sort(np.argpartition(-corr, p - 1, axis=1)[:, :p], axis=1)
                 Xc = np.take_along_axis(Xc, keep[:, None, :], axis=2)
-            b = local_lasso(Xc, yc, counts[who], alpha, threshold=threshold, max_iter=max_iter,
+            b = local_lasso(Xc, yc, counts_w, alpha, threshold=threshold, max_iter=max_iter,
                             patience=5, dtype=dtype)
         if p < d:
-            full = np.zeros((who.shape[0], d))
+            full = np.zeros((Xw.shape[0], d))
             np.put_along_axis(full, keep, b, axis=1)
             return full
         return b
 
     def solve(start):
         who = users[start:start + chunk]
+        Xw, yw, cw = X[who], y[who], counts[who]  # the chunk's rows, gathered once
         # float64 only for the users whose own rows need it (per user, never per chunk: a
         # user's solution must not depend on the other users of its chunk)
-        wide = ~_fits_float32(X[who], y[who], p)
+        wide = ~_fits_float32(Xw, yw, p)
         if not wide.any():
-            out[start:start + chunk] = solve_users(who, np.float32)
+            out[start:start + chunk] = solve_users(Xw, yw, cw, np.float32)
             return
         part = out[start:start + chunk]
         if not wide.all():
-            part[~wide] = solve_users(who[~wide], np.float32)
-        part[wide] = solve_users(who[wide], np.float64)
+            part[~wide] = solve_users(Xw[~wide], yw[~wide], cw[~wide], np.float32)
+        part[wide] = solve_users(Xw[wide], yw[wide], cw[wide], np.float64)
 
     starts = range(0, n, chunk)
     threads = max(1, min(os.cpu_count() or 1, len(starts))) if n_threads is None else n_threads
@@ -314,8 +315,10 @@ def _fits_float32(X, y, p: int) -> np.ndarray:
     data then gets the float64 answer instead of an overflow to zero.
     """
     n, m = X.shape[0], max(X.shape[1], 1)
-    big = np.maximum(np.abs(X).reshape(n, -1).max(axis=1, initial=0.0),
-                     np.abs(y).reshape(n, -1).max(axis=1, initial=0.0))
+    # max |v| as max(max v, -min v): the same value, without an |X| copy of the chunk
+    Xr, yr = X.reshape(n, -1), y.reshape(n, -1)
+    big = np.maximum(np.maximum(Xr.max(axis=1, initial=0.0), -Xr.min(axis=1, initial=0.0)),
+                     np.maximum(yr.max(axis=1, initial=0.0), -yr.min(axis=1, initial=0.0)))
     ok = (big < np.sqrt(_F32_MAX / (m * max(p, 1) * 1024.0))) & (big > 1e-12)
     return ok | (big == 0.0)
 
