@@ -518,8 +518,8 @@ def test_store_identity_index_at_the_ends_of_uint64(tmp_path, json_each):
     assert store.stats.reports == 6 + 3 + 4
 
 
-def test_collector_decode_threads_leave_a_core(tmp_path, monkeypatch):
-    """The live decode runs on all cores but one (at least one) unless ``threads`` is given."""
+def test_collector_decode_threads_default_to_all_cores(tmp_path, monkeypatch):
+    """The live decode runs on all cores unless ``threads`` is given."""
     from fastldp.service import app as service_app
     from fastldp.service.app import Collector, ServiceConfig
 
@@ -532,4 +532,4 @@ def test_collector_decode_threads_leave_a_core(tmp_path, monkeypatch):
                                       tokens=tokens, threads=threads))
         col.store.close()
         got[(cores, threads)] = col.mechanism.n_threads
-    assert got == {(4, None): 3, (1, None): 1, (4, 2): 2}
+    assert got == {(4, None): 4, (1, None): 1, (4, 2): 2}

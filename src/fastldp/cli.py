@@ -627,7 +627,7 @@ def _add_serve_command(sub) -> None:
     srv.add_argument("--segment-rows", type=_count, default=1 << 20, metavar="N",
                      help="reports per closed Parquet segment (default 1048576)")
     srv.add_argument("--threads", type=_count, default=None,
-                     help="threads of the live estimate's decode (default: all cores but one)")
+                     help="threads of the live estimate's decode (default: all cores)")
     srv.add_argument("--hash-token", metavar="TOKEN",
                      help="print the tokens-file line of TOKEN (its SHA-256) and exit")
     srv.set_defaults(func=_serve)

@@ -44,7 +44,7 @@ class ServiceConfig:
     max_body: int = 16 << 20
     rate: Optional[float] = None  # reports per second per token
     segment_rows: int = 1 << 20
-    threads: Optional[int] = None  # the live decode's threads (default: all cores but one)
+    threads: Optional[int] = None  # the live decode's threads (default: all cores)
 
 
 class Malformed(ValueError):
@@ -248,11 +248,13 @@ class Collector:
         self.store = Store(config.store, self.mechanism, report_shape=self.report_shape,
                            report_dtype=self.report_dtype, segment_rows=config.segment_rows)
         if config.threads is None and hasattr(self.mechanism, "n_threads"):
-            # the recovery above decoded on all cores; the live decode leaves one core to the
-            # event loop and the journal: on 2 busy cores, 2 decode threads took the CPU the
-            # ack needs (bench/serve_load.py --quick, 2 runs each: 71,000-79,000 vs
-            # 89,000-173,000 acked reports/s; 9.9-10.2 vs 8.7-8.9 us of server CPU per report)
-            self.mechanism.n_threads = max(1, resolve_n_threads(None, "fastldp serve") - 1)
+            # the live decode uses every core, as the recovery above did. On 2 quiet cores
+            # (bench/serve_load.py, 10^7 reports, olh-4096) 2 decode threads against 1: closed
+            # loop 148,848 vs 129,270 acked and 126,574 vs 101,495 decoded reports/s; paced at
+            # 100,000 reports/s the decode kept up (vs 88 %) and the p99 ack latency was 35 vs
+            # 213 ms. On cores other jobs keep busy, one thread fewer can ack more
+            # (--threads N sets it).
+            self.mechanism.n_threads = resolve_n_threads(None, "fastldp serve")
         self.started = time.time()
 
     def _warm_arrow(self) -> None:
