@@ -83,19 +83,19 @@ precision / NCR averaged over the item seeds 21, 22, 23 (codebook seed
 previous defaults (HCMS, ``R = 16``, ``T = 4096``, ``c = 2``, ``s = 1/2``)
 were 0.240 / 0.416; one change at a time from the defaults below:
 
-==========================================  =============  ==============
-setting                                     precision      NCR
-==========================================  =============  ==============
-defaults (CMS 256 x 256, s = 0.625, c = 32)  0.615          0.835
-``oracle="hcms"`` (16 x 4096)               0.417          0.640
-``fragment_share=0.5`` (Apple's split)       0.510          0.742
-``fragment_share=0.5, c=2``                 0.375          0.600
-``fragment_share=0.75``                     0.646          0.854
-``c=8`` / ``c=128``                         0.531 / 0.604  0.763 / 0.821
-``n_columns=1024`` (CMS)                    0.625          0.833
-``fragment_bits=16, puzzle_bits=4``         0.583          0.807
-``max_combinations=256``                    0.573          0.801
-==========================================  =============  ==============
+============================================  =============  ==============
+setting                                       precision      NCR
+============================================  =============  ==============
+defaults (CMS 256 x 256, s = 0.625, c = 32)    0.615          0.835
+``oracle="hcms"`` (16 x 4096)                 0.417          0.640
+``fragment_share=0.5`` (Apple's split)         0.510          0.742
+``fragment_share=0.5, c=2``                   0.375          0.600
+``fragment_share=0.75``                       0.646          0.854
+``c=8`` / ``c=128``                           0.531 / 0.604  0.763 / 0.821
+``n_columns=1024`` (CMS)                      0.625          0.833
+``fragment_bits=16, puzzle_bits=4``           0.583          0.807
+``max_combinations=256``                      0.573          0.801
+============================================  =============  ==============
 
 Why each default:
 
