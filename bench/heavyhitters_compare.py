@@ -456,6 +456,8 @@ def main(argv=None):
         print(f"pure-ldp PEMServer for a 2^32 domain with its defaults: {big_text}")
         lines.append(f"pure-ldp's PEMServer for a 2^32 domain (its defaults): {big_text}")
 
+    lines2: list[str] = []
+    lines3: list[str] = []
     if "2" not in skip:
         rows2, (n, bits, k, eps) = part2(args)
         print(f"\n2. n = {n:,} users, 2^{bits} domain, k = {k}, eps = {eps:g} "
@@ -465,9 +467,8 @@ def main(argv=None):
         for name, tc, ts, prec, ncr in rows2:
             print(f"{name:<9} {fmt(tc):>10} {fmt(ts):>10} {fmt(tc + ts):>10} {prec:>9.3f} "
                   f"{ncr:>6.3f}")
-            lines.append(f"{name}, {n:,} users, 2^32, k = 32, eps = 4: client {fmt(tc)} + "
-                         f"server {fmt(ts)} = {fmt(tc + ts)} "
-                         f"(precision {prec:.3f}, NCR {ncr:.3f})")
+            lines2.append(f"| {name} | {n:,} | 2^{bits} | {k} | {eps:g} | {fmt(tc)} | {fmt(ts)} "
+                          f"| {fmt(tc + ts)} | {prec:.3f} | {ncr:.3f} |")
 
     if "3" not in skip:
         rows3 = part3(args)
@@ -476,8 +477,7 @@ def main(argv=None):
         print(f"{'reports':>12} {'file MiB':>9} {'peak RSS MiB':>13} {'decode':>10}")
         for n, n_dec, mib, secs, wrote, size in rows3:
             print(f"{n:>12,} {size:>9.1f} {mib:>13.1f} {fmt(secs):>10}")
-            lines.append(f"PEM decode of a {n:,}-report file: peak RSS {mib:.0f} MiB "
-                         f"(VmHWM, fresh process), {fmt(secs)}")
+            lines3.append(f"| {n:,} | {size:.1f} MiB | {mib:.0f} MiB | {fmt(secs)} |")
 
     print(f"\nREADME lines (Heavy hitters), from this run (load {load0:.1f} at start, "
           f"{os.getloadavg()[0]:.1f} at end, {os.cpu_count()} cores):")
@@ -488,6 +488,20 @@ def main(argv=None):
         print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for line in lines:
         print(line)
+    if lines2:  # table rows: tests/test_readme_figures.py matches a README row as a whole
+        print()
+        print("| fastldp alone | users | domain | k | eps | client | server | client + server "
+              "| precision | NCR |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
+        for line in lines2:
+            print(line)
+    if lines3:
+        print()
+        print("| PEM report file, reports | file size | peak RSS (VmHWM, fresh process) "
+              "| decode |")
+        print("|---|---|---|---|")
+        for line in lines3:
+            print(line)
 
 
 if __name__ == "__main__":
