@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 from scipy.linalg import hadamard
-from scipy.stats import chi2
+from _reference import check_reported_variance
 
 from fastldp.heavyhitters.treehist import (
     MAX_FIRST_LEVEL_BITS, TreeHist, fo_hash, hadamard_fo_counts, hadamard_fo_table,
@@ -269,26 +269,8 @@ def test_reported_std_matches_the_spread_over_seeds():
     # (25 % item) of the total. Measured when written: ratios 0.96 and 1.01; without the
     # sampling term 1.24 and 1.17 (fails), with the binomial f (rho - 1) 0.78 (fails); it
     # fails as well without the n / n_l scale or with c at eps / 2.
-    n, N = 12000, 1500
-    items = np.concatenate([np.full(6000, 1234), np.full(3000, 777),
-                            np.random.default_rng(0).integers(0, 1 << 16, 3000)]).astype(
-                                np.uint64)
-    counts = {1234: [], 777: []}
-    variances = {1234: [], 777: []}
-    for run in range(N):
-        th = TreeHist(epsilon=4.0, k=2, item_bits=16, n_columns=4096, codebook_seed=100 + run)
-        res = th.estimate(th.privatize(items, rng=run))
-        assert sorted(res.codes.tolist()) == [777, 1234]
-        for code, cnt, var in zip(res.codes.tolist(), res.counts, res.variances):
-            counts[code].append(cnt)
-            variances[code].append(var)
-    lo, hi = chi2.ppf([0.0005, 0.9995], N - 1) / (N - 1)
-    for code, true in ((1234, 6000), (777, 3000)):
-        s2 = np.var(counts[code], ddof=1)
-        sigma2 = np.mean(variances[code])
-        assert lo < s2 / sigma2 < hi, (code, s2, sigma2)
-        # unbiased: the mean within 4 standard errors
-        assert abs(np.mean(counts[code]) - true) < 4 * math.sqrt(sigma2 / N)
+    check_reported_variance(lambda run: TreeHist(epsilon=4.0, k=2, item_bits=16,
+                                                 n_columns=4096, codebook_seed=100 + run))
 
 
 # ---------------------------------------------------------------- streaming
