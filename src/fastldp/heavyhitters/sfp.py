@@ -191,7 +191,7 @@ from .._kernels._unary import ue_perturb
 from .._sanitize import SanitizationReport
 from .._validation import check_float, check_int, param_error
 from ..oracles._base import all_legal_report, as_report_array, tally_report
-from ..oracles.cms import CMS, _exact_words, c_eps, fwht_rows
+from ..oracles.cms import CMS, _exact_words, c_eps, cms_report_rows, fwht_rows
 from ._base import Chunks, HeavyHitterProtocol
 from .items import code_words, prefix, prefix_keys, top_k_order, unique_codes
 from .treehist import (
@@ -440,12 +440,7 @@ class SFP(HeavyHitterProtocol):
                           np.full(n, np.ldexp(q, 64), dtype=np.float64).astype(np.uint64),
                           np.full(n, 1.0 - q), n_columns,
                           self.n_threads if n >= _THREADED_MIN else 1)
-        buf = np.zeros((n, 8 * W), dtype=np.uint8)
-        buf[:, :bits.shape[1]] = bits
-        out = np.empty((n, 1 + W), dtype=np.int64)
-        out[:, 0] = rows
-        out[:, 1:] = buf.view("<i8")
-        return out
+        return cms_report_rows(rows, bits, W)
 
     def part_channel(self, t: int) -> np.ndarray:
         """Exact law of one part: rows the records (``t < P``) or the items (``t = P``).

@@ -102,7 +102,7 @@ from ._categories import Categories
 from .flh import CountedEstimate, int64_rows
 from .olh import olh_hash
 
-__all__ = ["CMS", "HCMS", "SketchEstimate", "MAX_CELLS"]
+__all__ = ["CMS", "HCMS", "SketchEstimate", "MAX_CELLS", "cms_report_rows"]
 
 MAX_CELLS = 2**24  # k * m cells of the server's sketch matrix
 CHANNEL_MAX_M = 12  # CMS.channel() enumerates k 2^m outputs
@@ -394,6 +394,21 @@ class _CountMeanSketch(CountedEstimate, MatrixReports, FrequencyOracle):
                           "instead.")
 
 
+
+def cms_report_rows(rows: np.ndarray, bits: np.ndarray, n_words: int) -> np.ndarray:
+    """CMS reports ``(j, sign words)``: int64 rows of the row index and ``n_words`` words.
+
+    ``bits`` are the packed ``(n, ceil(m / 8))`` little-endian sign bits (bit ``l`` of
+    the words is sign ``l``); the words' padding bits are zero.
+    """
+    n = rows.shape[0]
+    buf = np.zeros((n, 8 * n_words), dtype=np.uint8)
+    buf[:, :bits.shape[1]] = bits
+    out = np.empty((n, 1 + n_words), dtype=np.int64)
+    out[:, 0] = rows
+    out[:, 1:] = buf.view("<i8")
+    return out
+
 class CMS(_CountMeanSketch):
     """Apple's Count Mean Sketch: a row index and ``m`` flipped signs per report.
 
@@ -514,13 +529,7 @@ class CMS(_CountMeanSketch):
 
     def _rows_of_bits(self, rows: np.ndarray, bits: np.ndarray) -> np.ndarray:
         """Reports from row indices and the packed ``(n, ceil(m / 8))`` little-endian bits."""
-        n, W = rows.shape[0], self.n_words
-        buf = np.zeros((n, 8 * W), dtype=np.uint8)
-        buf[:, :bits.shape[1]] = bits
-        out = np.empty((n, 1 + W), dtype=np.int64)
-        out[:, 0] = rows
-        out[:, 1:] = buf.view("<i8")
-        return out
+        return cms_report_rows(rows, bits, self.n_words)
 
     def _packed_bits(self, clean: np.ndarray) -> np.ndarray:
         """The sign words of clean reports as ``(n, 8 W)`` little-endian bytes (bit l = sign l)."""
