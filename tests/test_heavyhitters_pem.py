@@ -158,25 +158,35 @@ def test_privatize_follows_the_level_law():
 
 
 # ------------------------------------------------------------------ decode vs naive twin
-def naive_pem(pem, reports, identities, n):
-    """Plain-Python PEM: OLH.estimate of every prefix per level, Python candidate lists."""
-    groups = pem.groups(identities)
+def naive_levels(pem, counts_of):
+    """Plain-Python prefix extension: level ``j``'s candidates (all ``2^b`` prefixes, then the
+    ``eta``-bit children of the kept ones), ranked by ``counts_of(j, b, candidates)[v]``
+    (ties: the smaller prefix), ``c k`` kept per level and ``k`` at the last."""
     kept = None
     for j, b in enumerate(pem.prefix_bits):
-        mine = groups == j
-        n_j = int(mine.sum())
-        olh = OLH(domain_size=2**b, epsilon=pem.epsilon, codebook_seed=pem.codebook_seed)
-        est = olh.estimate(reports[mine], identities=identities[mine]).counts * (n / n_j)
         if kept is None:
             candidates = list(range(2**b))
         else:
-            candidates = [(p << pem.eta) | t for p in kept for t in range(2**pem.eta)]
+            candidates = [(v << pem.eta) | t for v in kept for t in range(2**pem.eta)]
+        est = counts_of(j, b, candidates)
         ranked = sorted(candidates, key=lambda v: (-est[v], v))
         last = j == pem.g - 1
         top = ranked[: (pem.k if last else pem.c * pem.k)]
         if last:
             return top, [est[v] for v in top]
         kept = sorted(top)
+
+
+def naive_pem(pem, reports, identities, n):
+    """Plain-Python PEM: OLH.estimate of every prefix per level, Python candidate lists."""
+    groups = pem.groups(identities)
+
+    def counts_of(j, b, candidates):
+        mine = groups == j
+        olh = OLH(domain_size=2**b, epsilon=pem.epsilon, codebook_seed=pem.codebook_seed)
+        return olh.estimate(reports[mine], identities=identities[mine]).counts * (
+            n / int(mine.sum()))
+    return naive_levels(pem, counts_of)
 
 
 @pytest.mark.parametrize("c, eta", [(1, 2), (2, 3)])
@@ -471,15 +481,11 @@ def naive_long_pem(pem, reports, identities):
 
     groups = pem.groups(identities)
     n, G, p = identities.shape[0], pem.n_buckets, pem.p
-    kept = None
-    for j, b in enumerate(pem.prefix_bits):
+
+    def counts_of(j, b, candidates):
         mine = groups == j
         ids_j, reps_j = identities[mine], reports[mine]
         n_j = int(mine.sum())
-        if kept is None:
-            candidates = list(range(2**b))
-        else:
-            candidates = [(v << pem.eta) | t for v in kept for t in range(2**pem.eta)]
         est = {}
         for v in candidates:
             key = v if b <= 64 else naive_key(v, b)
@@ -487,12 +493,8 @@ def naive_long_pem(pem, reports, identities):
                                    np.full(n_j, G, dtype=np.int64))
             hits = int(np.sum(hashed == reps_j))
             est[v] = (hits - n_j / G) / (p - 1.0 / G) * (n / n_j)
-        ranked = sorted(candidates, key=lambda v: (-est[v], v))
-        last = j == pem.g - 1
-        top = ranked[: (pem.k if last else pem.c * pem.k)]
-        if last:
-            return top, [est[v] for v in top]
-        kept = sorted(top)
+        return est
+    return naive_levels(pem, counts_of)
 
 
 def test_long_item_decode_matches_the_naive_twin():

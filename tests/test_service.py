@@ -400,10 +400,9 @@ def test_simulate_send_drives_a_collector(olh_server, capsys):
     assert "409" in capsys.readouterr().err
 
 
-def test_store_skips_write_ahead_records_of_listed_batches(tmp_path):
-    """A crash while a listed segment's write-ahead records were being dropped (16 batches
-    per transaction, after the listing) leaves records of batches the segment holds: the
-    restart drops them and counts those reports once (from the segment), not twice."""
+def _six_batches_in_a_store(root):
+    """A store (1,000-row segments) fed 6 batches of 500 OLH reports, each acknowledged,
+    then closed: ``(mech, shape, dtype, ids, eps, reports, store)``."""
     from fastldp.service.app import probe_reports
     from fastldp.service.store import Batch, Store
 
@@ -412,13 +411,25 @@ def test_store_skips_write_ahead_records_of_listed_batches(tmp_path):
     ids = np.arange(3000, dtype=np.uint64)
     reports = mech.privatize(np.arange(3000) % 64, identities=ids, rng=4)
     eps = np.ones(3000)
-    store = Store(tmp_path, mech, report_shape=shape, report_dtype=dtype, segment_rows=1000)
-    for i in range(6):
-        sl = slice(i * 500, (i + 1) * 500)
-        assert store.submit(Batch("t", f"k{i}", ids[sl], eps[sl], reports[sl])).result(30)[0] == 201
+    store = Store(root, mech, report_shape=shape, report_dtype=dtype, segment_rows=1000)
+    answers = [store.submit(Batch("t", f"k{i}", ids[i * 500:(i + 1) * 500],
+                                  eps[i * 500:(i + 1) * 500],
+                                  reports[i * 500:(i + 1) * 500])).result(30)
+               for i in range(6)]
+    assert [a[0] for a in answers] == [201] * 6
     store.close()
+    return mech, shape, dtype, ids, eps, reports, store
+
+
+def test_store_skips_write_ahead_records_of_listed_batches(tmp_path):
+    """A crash while a listed segment's write-ahead records were being dropped (16 batches
+    per transaction, after the listing) leaves records of batches the segment holds: the
+    restart drops them and counts those reports once (from the segment), not twice."""
     import sqlite3
 
+    from fastldp.service.store import Store
+
+    mech, shape, dtype, ids, eps, reports, store = _six_batches_in_a_store(tmp_path)
     db = sqlite3.connect(tmp_path / "index.sqlite")
     assert db.execute("SELECT MAX(last_seq) FROM segments").fetchone()[0] == 6
     assert db.execute("SELECT COUNT(*) FROM pending").fetchone()[0] == 0
@@ -441,20 +452,9 @@ def test_store_skips_write_ahead_records_of_listed_batches(tmp_path):
 def test_store_recovers_a_roll_cut_between_its_steps(tmp_path):
     """A crash after the journal listed a segment but before its rename, and a segment file
     written after the last listed one: both recovered, the estimate unchanged (in process)."""
-    from fastldp.service.app import probe_reports
-    from fastldp.service.store import Batch, Store
+    from fastldp.service.store import Store
 
-    mech = from_spec(OLH)
-    shape, dtype = probe_reports(mech)
-    ids = np.arange(3000, dtype=np.uint64)
-    reports = mech.privatize(np.arange(3000) % 64, identities=ids, rng=4)
-    eps = np.ones(3000)
-    store = Store(tmp_path, mech, report_shape=shape, report_dtype=dtype, segment_rows=1000)
-    answers = [store.submit(Batch("t", f"k{i}", ids[i * 500:(i + 1) * 500], eps[:500],
-                                  reports[i * 500:(i + 1) * 500])).result(30)
-               for i in range(6)]
-    assert [a[0] for a in answers] == [201] * 6
-    store.close()
+    mech, shape, dtype, ids, _, reports, _ = _six_batches_in_a_store(tmp_path)
     names = sorted(p.name for p in tmp_path.glob("seg-*.parquet"))
     assert names == ["seg-000001.parquet", "seg-000002.parquet", "seg-000003.parquet"]
     (tmp_path / names[-1]).rename(tmp_path / (names[-1] + ".partial"))  # listed, not renamed
