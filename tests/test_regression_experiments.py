@@ -232,3 +232,129 @@ def test_cells_run_with_one_blas_thread_give_the_rows_of_two(tmp_path):
                      for r in runner.run_cell(cell, n_threads=threads)])
     assert rows[0] == rows[1] and not any(r["failure"] for r in rows[0])
     runner._CACHE.clear()
+
+
+# ---------------------------------------------------------------- nested samples (regression-n)
+NESTED = dict(TINY, seeds=2, fixed={**TINY["fixed"], "population": {"kind": "synthetic",
+                                                                    "nested": True}},
+              grid=[{"n": [200, 300, 250]}])
+
+
+def test_nested_draws_are_prefixes_of_larger_draws():
+    """With nested=True the data of n users are the first n users of a larger draw (every
+    field), whatever n; the default order is unchanged (it differs from the nested one)."""
+    from fastldp.regression import make_sparse_regression
+
+    kw = dict(m=7, d=5, k=2, sigma=0.3, n_test=11)
+    big = make_sparse_regression(n=40, rng=3, nested=True, **kw)
+    for n in (1, 13, 39):
+        small = make_sparse_regression(n=n, rng=3, nested=True, **kw)
+        for field in ("X", "y", "users"):
+            np.testing.assert_array_equal(getattr(small, field), getattr(big, field)[:n * 7])
+        for field in ("theta", "X_test", "y_test"):
+            np.testing.assert_array_equal(getattr(small, field), getattr(big, field))
+    # y is x theta + sigma e, user by user
+    e = (big.y - big.X @ big.theta) / 0.3
+    assert abs(e.mean()) < 4 / np.sqrt(e.size) and abs(e.std() - 1) < 0.2
+    joint = make_sparse_regression(n=40, rng=3, **kw)
+    assert not np.array_equal(joint.X, big.X)
+    out = np.empty((40 * 7, 5))
+    into = make_sparse_regression(n=40, rng=3, nested=True, out=out, **kw)
+    assert into.X is out and np.array_equal(out, big.X) and np.array_equal(into.y, big.y)
+    with pytest.raises(TypeError, match="'nested' parameter of make_sparse_regression must be "
+                                        "a bool. Got 1"):
+        make_sparse_regression(n=4, m=2, d=3, k=1, nested=1)
+
+
+def test_nested_population_is_checked_and_false_is_the_default():
+    spec = spec_from_dict_regression(NESTED)
+    assert spec.fixed["population"] == {"kind": "synthetic", "nested": True}
+    plain = spec_from_dict_regression(
+        dict(TINY, fixed={**TINY["fixed"], "population": {"kind": "synthetic",
+                                                           "nested": False}}))
+    # nested = false is dropped: the configuration ids of earlier runs hold
+    assert [c.config_id for c in expand_grid(plain)] == [
+        c.config_id for c in expand_grid(spec_from_dict_regression(TINY))]
+    with pytest.raises(ValueError, match="'nested' is true or false, got"):
+        spec_from_dict_regression(dict(TINY, fixed={**TINY["fixed"], "population": {
+            "kind": "synthetic", "nested": "yes"}}))
+
+
+def test_nested_cells_of_a_seed_run_together_largest_first():
+    from fastldp.experiments.regression import runner
+
+    cells = expand_grid(spec_from_dict_regression(NESTED))
+    assert [(c.config["n"], c.seed) for c in cells] == [
+        (300, 0), (250, 0), (200, 0), (300, 1), (250, 1), (200, 1)]
+    groups = [runner._data_group(c) for c in cells]
+    assert groups[0] == groups[1] == groups[2] != groups[3] == groups[4] == groups[5]
+    # not nested: one group per n and seed, as before
+    plain = expand_grid(spec_from_dict_regression(dict(NESTED, fixed=TINY["fixed"])))
+    assert len({runner._data_group(c) for c in plain}) == 6
+
+
+def test_nested_rows_equal_each_cell_run_alone():
+    """A worker draws a seed's largest n once and serves the smaller cells from its first
+    users, sharing the users' local solutions: every row is the row of its cell run cold
+    (which draws only its own n users). Fails if a prefix is not the cold draw, or if a shared
+    cache leaks another cell's work into a row."""
+    from fastldp.experiments.regression import runner
+
+    cells = expand_grid(spec_from_dict_regression(NESTED))
+
+    def rows(order):
+        runner._CACHE.clear()
+        out, draws = {}, []
+        for cell in order:
+            for row in runner.run_cell(cell):
+                assert not row["failure"], row["failure"]
+                row.pop("runtime_s")
+                out[row["key"]] = row
+            cfg = cell.config  # the cached data the cell ran on
+            draws.append(runner.load_data(cfg, cell.seed, runner.streams(cfg, cell.seed)))
+        return out, draws
+
+    together, draws = rows(cells)
+    assert draws[1].parent is draws[0] and draws[2].parent is draws[0]  # one draw per seed
+    assert draws[1].pre._parent is draws[0].pre  # the local solutions are shared
+    alone = {}
+    for cell in cells[::-1]:
+        alone.update(rows([cell])[0])
+    assert together == alone
+    runner._CACHE.clear()
+
+
+def test_first_users_shares_the_local_solutions_bit_for_bit():
+    from fastldp.regression import make_sparse_regression
+    from fastldp.regression.local import Precomputed
+
+    data = make_sparse_regression(n=60, m=9, d=12, k=3, sigma=0.2, rng=5, nested=True)
+    big = Precomputed(data.X, data.y, data.users, n_threads=1)
+    small = big.first_users(25)
+    cold = Precomputed(data.X[:225], data.y[:225], data.users[:225], n_threads=1)
+    assert small.shape == (225, 12)
+    who = np.array([3, 24, 0, 7])
+    np.testing.assert_array_equal(small.local_lasso(who, 0.05, 6, rows_per_user=9),
+                                  cold.local_lasso(who, 0.05, 6, rows_per_user=9))
+    key = (0.05, 6, 9)
+    assert big._lasso[key][1][who].all() and not big._lasso[key][1][30:].any()
+    np.testing.assert_array_equal(small.local_least_squares(who, [1, 4]),
+                                  cold.local_least_squares(who, [1, 4]))
+    np.testing.assert_array_equal(small.gram(), cold.gram())
+    assert small.first_users(10)._parent is big
+    with pytest.raises(ValueError, match=r"'n_users' parameter of Precomputed.first_users "
+                                         r"must be .*60.* Got 61"):
+        big.first_users(61)
+    shuffled = Precomputed(data.X, data.y, data.users[::-1].copy())
+    with pytest.raises(ValueError, match="sorted by integer user id"):
+        shuffled.first_users(3)
+
+
+def test_a_regression_run_without_threadpoolctl_says_it_is_slow(tmp_path, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "threadpoolctl", None)  # import raises ImportError
+    spec = spec_from_dict_regression(dict(TINY, methods=["Lasso"], grid=[{"eps": [2.0]}]))
+    with pytest.warns(RuntimeWarning, match=r"threadpoolctl is not installed.*"
+                                            r"fastldp\[experiments\]"):
+        run(spec, tmp_path, progress=False)

@@ -79,8 +79,8 @@ class RegressionData:
 
 def make_sparse_regression(*, n: int = 15_000, m: int = 50, d: int = 256, k: int = 8,
                            sigma: float = 0.25, theta_norm: float = 1.0, n_test: int = 4000,
-                           rng: RngLike = None,
-                           out: Optional[np.ndarray] = None) -> RegressionData:
+                           rng: RngLike = None, out: Optional[np.ndarray] = None,
+                           nested: bool = False) -> RegressionData:
     """Draw the synthetic data of paper 002, section C.1.
 
     ``x ~ N(0, I_d)``, ``y = x^T theta + sigma e`` with ``e ~ N(0, 1)``;
@@ -105,6 +105,23 @@ def make_sparse_regression(*, n: int = 15_000, m: int = 50, d: int = 256, k: int
         (an experiment's repetitions) saves the allocation of a fresh
         ``X``, whose first touch of each page costs as much as drawing
         half its normals.
+    nested : bool
+        Draw user by user (``theta``, then the test set, then each user's
+        ``m`` rows of ``x`` followed by its ``m`` noises), so that the data of
+        ``n`` users are exactly the first ``n`` users of any larger draw with
+        the same ``rng`` and other arguments (nested samples: a sweep over
+        ``n`` draws its largest data set once and takes prefixes, and its
+        cells share common random numbers). The values differ from the
+        default order (``x`` of all users, then the noises, then the test
+        set), which stays the default so that earlier results are reproduced.
+
+    Examples
+    --------
+    >>> from fastldp.regression import make_sparse_regression
+    >>> big = make_sparse_regression(n=30, m=4, d=5, k=2, n_test=6, rng=1, nested=True)
+    >>> small = make_sparse_regression(n=10, m=4, d=5, k=2, n_test=6, rng=1, nested=True)
+    >>> bool((big.X[:40] == small.X).all() and (big.y[:40] == small.y).all())
+    True
     """
     owner = "make_sparse_regression"
     n = check_int(n, "n", owner, low=1)
@@ -114,12 +131,14 @@ def make_sparse_regression(*, n: int = 15_000, m: int = 50, d: int = 256, k: int
     sigma = check_float(sigma, "sigma", owner, low=0, low_open=False)
     theta_norm = check_float(theta_norm, "theta_norm", owner, low=0)
     n_test = check_int(n_test, "n_test", owner, low=1)
+    if not isinstance(nested, (bool, np.bool_)):
+        raise param_error("nested", owner, "a bool", nested, TypeError)
     gen = as_generator(rng, owner)
     theta = np.zeros(d)
     support = np.sort(gen.choice(d, size=k, replace=False))
     theta[support] = gen.choice([-1.0, 1.0], size=k) * theta_norm / math.sqrt(k)
     if out is None:
-        X = gen.standard_normal((n * m, d))
+        X = np.empty((n * m, d)) if nested else gen.standard_normal((n * m, d))
     else:
         if not (isinstance(out, np.ndarray) and out.dtype == np.float64
                 and out.shape == (n * m, d) and out.flags.c_contiguous and out.flags.writeable):
@@ -127,7 +146,18 @@ def make_sparse_regression(*, n: int = 15_000, m: int = 50, d: int = 256, k: int
                      if isinstance(out, np.ndarray) else type(out).__name__)
             raise param_error("out", owner, f"a writeable C-contiguous float64 array of shape "
                               f"({n * m}, {d})", shown, TypeError)
-        X = gen.standard_normal(out=out)
+        X = out if nested else gen.standard_normal(out=out)
+    if nested:
+        X_test = gen.standard_normal((n_test, d))
+        y_test = X_test @ theta + sigma * gen.standard_normal(n_test)
+        y = np.empty(n * m)
+        for start in range(0, n * m, m):  # one user at a time: a prefix never sees later users
+            x_u = X[start:start + m]
+            gen.standard_normal(out=x_u)
+            y[start:start + m] = x_u @ theta + sigma * gen.standard_normal(m)
+        users = np.repeat(np.arange(n), m)
+        return RegressionData(X, y, users, theta, X_test, y_test, sigma,
+                              theta_norm / math.sqrt(k))
     y = X @ theta + sigma * gen.standard_normal(n * m)
     X_test = gen.standard_normal((n_test, d))
     y_test = X_test @ theta + sigma * gen.standard_normal(n_test)

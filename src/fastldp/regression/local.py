@@ -13,6 +13,7 @@ from typing import Any, Optional
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
+from .._validation import check_int
 from ._base import UserData, check_Xy, first_rows, group_users, soft_threshold
 
 __all__ = ["local_lasso", "local_least_squares", "screened_local_lasso", "Precomputed",
@@ -399,6 +400,44 @@ class Precomputed:
         self._sums: dict = {}
         self._clipped: dict = {}
         self._gram: Optional[np.ndarray] = None
+        self._parent: Optional[Precomputed] = None  # set by first_users: per-user work shared
+
+    def first_users(self, n_users: int) -> "Precomputed":
+        """The :class:`Precomputed` of the first ``n_users`` users' rows, sharing per-user work.
+
+        For nested samples (a sweep over ``n`` whose smaller data sets are the
+        first users of the largest): the rows must be sorted by user id, and
+        the result holds the rows of the ``n_users`` smallest ids. Its local
+        Lassos and local least squares are read from, and added to, this
+        object's caches (each user's solution depends on its own rows only, so
+        they are the values a cold fit computes); its sums over rows (the
+        Gram matrix, the clipped sums) are its own.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastldp.regression import make_sparse_regression
+        >>> from fastldp.regression.local import Precomputed
+        >>> data = make_sparse_regression(n=50, m=8, d=6, k=2, rng=0, nested=True)
+        >>> big = Precomputed(data.X, data.y, data.users)
+        >>> small = big.first_users(20)
+        >>> small.shape, small.local_lasso(np.arange(20), 0.1, None).shape
+        ((160, 6), (20, 6))
+        >>> bool(np.array_equal(big.local_lasso(np.arange(20), 0.1, None),
+        ...                     small.local_lasso(np.arange(20), 0.1, None)))
+        True
+        """
+        owner = "Precomputed.first_users"
+        data = self.grouped(owner)
+        n_users = check_int(n_users, "n_users", owner, low=1, high=data.n)
+        u = np.asarray(self.users)
+        if u.dtype.kind not in "iu" or np.any(u[1:] < u[:-1]):
+            raise ValueError(f"{owner}: the rows must be sorted by integer user id (nested "
+                             f"samples); these are not.")
+        rows = int(data.counts[:n_users].sum())
+        child = Precomputed(self.X[:rows], self.y[:rows], u[:rows], n_threads=self.n_threads)
+        child._parent = self if self._parent is None else self._parent
+        return child
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -431,6 +470,9 @@ class Precomputed:
         The result is raw: a user whose solution overflowed has non-finite
         entries (the estimators replace them by their public default).
         """
+        if self._parent is not None:  # the same users, the same rows: the shared cache
+            self.grouped(owner)  # this object's own checks (min_rows)
+            return self._parent.local_lasso(users, alpha, screen, owner, rows_per_user)
         data = self.grouped(owner, rows_per_user=rows_per_user)
         key = (float(alpha), screen, rows_per_user)
         if key not in self._lasso:
@@ -452,6 +494,9 @@ class Precomputed:
         With ``rows_per_user``, on each user's first ``rows_per_user`` rows.
         Raw, like :meth:`local_lasso` (non-finite where a solve overflowed).
         """
+        if self._parent is not None:
+            self.grouped(owner)
+            return self._parent.local_least_squares(users, support, owner, rows_per_user)
         data = self.grouped(owner, rows_per_user=rows_per_user)
         S = np.asarray(support, dtype=np.intp)
         key = (tuple(int(j) for j in S), rows_per_user)

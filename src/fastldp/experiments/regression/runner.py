@@ -24,6 +24,7 @@ import hashlib
 import json
 import os
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -31,7 +32,7 @@ import numpy as np
 from ..runner import RunSummary, _message, run_grid
 from ..spec import UNSET, Cell, Spec, repetitions_alias
 from ..table import ResultsTable, read_results
-from .spec import METHODS, expand_grid, load_spec
+from .spec import METHODS, expand_grid, load_spec, share_key
 
 __all__ = ["COLUMNS", "RegressionResultsTable", "read_regression_results", "is_regression_table",
            "run", "run_cell", "streams", "build_estimator", "resolve_kelmarsh_path"]
@@ -87,9 +88,19 @@ def read_regression_results(path) -> list[dict]:
     return read_results(path, COLUMNS)
 
 
+def _nested(config: dict) -> bool:
+    """Whether the configuration draws nested samples (``population.nested``)."""
+    return bool(config["population"].get("nested", False))
+
+
 def streams(config: dict, seed: int):
-    """Return ``stream(name, method="") -> SeedSequence`` for one configuration and seed."""
-    data = {f: config[f] for f in ("population", "n", "m", "d", "k", "sigma", "n_test")}
+    """Return ``stream(name, method="") -> SeedSequence`` for one configuration and seed.
+
+    With nested samples the data stream does not depend on ``n`` (a cell's
+    users are the first ``n`` of every larger cell's).
+    """
+    data = {f: config[f] for f in ("population", "n", "m", "d", "k", "sigma", "n_test")
+            if not (f == "n" and _nested(config))}
 
     def stream(name: str, method: str = "") -> np.random.SeedSequence:
         fields = dict(data)
@@ -126,6 +137,8 @@ class _Data:
 
     def __init__(self, X, y, users, X_test, y_test, theta, sigma, theta_bound, rho):
         self.X, self.y, self.users = X, y, users
+        self.parent: "_Data | None" = None  # nested samples: the larger draw this is a prefix of
+        self.children: dict = {}  # nested samples: n -> the _Data of the first n users
         self.n_threads = None  # the local Lassos' threads (run_cell sets its own)
         self.X_test, self.y_test = X_test, y_test
         self.theta, self.sigma, self.theta_bound, self.rho = theta, sigma, theta_bound, rho
@@ -144,8 +157,26 @@ class _Data:
         if self._pre is None:
             from ...regression.local import Precomputed
 
-            self._pre = Precomputed(self.X, self.y, self.users, n_threads=self.n_threads)
+            if self.parent is not None:  # the first users of the parent: its per-user work
+                self.parent.n_threads = self.n_threads
+                self._pre = self.parent.pre.first_users(self.n_users)
+            else:
+                self._pre = Precomputed(self.X, self.y, self.users, n_threads=self.n_threads)
         return self._pre
+
+    @property
+    def n_users(self) -> int:
+        return int(self.users[-1]) + 1  # synthetic data: users 0, 1, ..., n - 1, sorted
+
+    def first_users(self, n: int) -> "_Data":
+        """The data of the first ``n`` users (nested samples), cached; shares this one's work."""
+        if n not in self.children:
+            rows = self.X.shape[0] // self.n_users * n
+            child = _Data(self.X[:rows], self.y[:rows], self.users[:rows], self.X_test,
+                          self.y_test, self.theta, self.sigma, self.theta_bound, self.rho)
+            child.parent = self
+            self.children[n] = child
+        return self.children[n]
 
 
 _BUFFER: list = []  # at most one flat float64 array: the synthetic X's memory
@@ -172,10 +203,17 @@ def _kelmarsh_loaded(path: Path):
 
 def load_data(config: dict, seed: int, stream, data_dir=None) -> _Data:
     """The data of one repetition (cached: consecutive cells share it)."""
-    key = (json.dumps({f: config[f] for f in ("population", "n", "m", "d", "k", "sigma",
-                                                  "n_test")}, sort_keys=True), seed)
+    nested = _nested(config)
+    key = (json.dumps({f: config[f] for f in _DATA_FIELDS if not (nested and f == "n")},
+                      sort_keys=True), seed)
     if key in _CACHE:
-        return _CACHE[key]
+        data = _CACHE[key]
+        if not nested:
+            return data
+        if config["n"] == data.n_users:
+            return data
+        if config["n"] < data.n_users:  # the first users of the larger draw
+            return data.first_users(config["n"])
     kind = config["population"]["kind"]
     gen = np.random.default_rng(stream("data"))
     if kind == "synthetic":
@@ -188,7 +226,8 @@ def load_data(config: dict, seed: int, stream, data_dir=None) -> _Data:
         _CACHE.clear()  # nothing else reads the buffer now
         D = make_sparse_regression(n=config["n"], m=config["m"], d=config["d"], k=config["k"],
                                    sigma=config["sigma"], n_test=config["n_test"], rng=gen,
-                                   out=_buffer(config["n"] * config["m"], config["d"]))
+                                   out=_buffer(config["n"] * config["m"], config["d"]),
+                                   nested=nested)
         data = _Data(D.X, D.y, D.users, D.X_test, D.y_test, D.theta, D.sigma, 1.0, D.beta_min)
     else:
         K = _kelmarsh_loaded(resolve_kelmarsh_path(config["population"], data_dir))
@@ -270,6 +309,17 @@ def _blas_threads(n_threads: int):
     return threadpool_limits(limits=max(1, int(n_threads)), user_api="blas")
 
 
+def _warn_without_threadpoolctl() -> None:
+    """Say once that the sweeps run slowly without threadpoolctl (their rows are the same)."""
+    try:
+        import threadpoolctl  # noqa: F401
+    except ImportError:
+        warnings.warn("threadpoolctl is not installed: each worker's BLAS runs one thread per "
+                      "core (oversubscribed) and the Gram products are not shared, so the "
+                      "regression sweeps run 2-3 times slower (with the same rows). Install it "
+                      "with pip install 'fastldp[experiments]'.", RuntimeWarning, stacklevel=3)
+
+
 def _run_methods(cell: Cell, rows: dict, n_threads: int, data_dir) -> None:
     """Fill ``rows`` (method -> row) for one cell."""
     cfg = cell.config
@@ -315,7 +365,7 @@ def _run_methods(cell: Cell, rows: dict, n_threads: int, data_dir) -> None:
 def _data_group(cell: Cell):
     """Cells on one repetition's data (every eps of a sweep) run in one worker, in order,
     so the data and the eps-independent work (``precompute``) are made once."""
-    return (json.dumps({f: cell.config[f] for f in _DATA_FIELDS}, sort_keys=True), cell.seed)
+    return (share_key(cell.config), cell.seed)
 
 
 _DATA_FIELDS = ("population", "n", "m", "d", "k", "sigma", "n_test")
@@ -355,6 +405,7 @@ def run(spec, out=None, *, workers: int = 1, quick: bool = False, repetitions=No
     if data_dir is None:
         data_dir = os.environ.get("FASTLDP_DATA")
     check_data(spec, data_dir)
+    _warn_without_threadpoolctl()
     out = Path(out) if out is not None else Path("results") / spec.name
     return run_grid(spec, out, RegressionResultsTable(out / "results.csv"), expand_grid(spec),
                     _task, workers=workers, threads=threads, data_dir=data_dir,

@@ -9,7 +9,10 @@ parameter   default        meaning
 =========== ============== ==================================================
 population  synthetic      ``{ kind = "synthetic" }`` or ``{ kind = "kelmarsh",
                            path = "DIR" }`` (a relative path is read under
-                           ``--data``)
+                           ``--data``); ``{ kind = "synthetic", nested = true }``
+                           draws user by user, so that the data of ``n`` users
+                           are the first ``n`` users of any larger draw of the
+                           same seed (see below)
 n           15000          users
 m           50             samples per user
 d           256            features (``None`` on Kelmarsh: the files fix it)
@@ -19,6 +22,15 @@ eps         4.0            privacy budget
 delta       1e-5
 n_test      4000           fresh test observations (synthetic)
 =========== ============== ==================================================
+
+Nested samples (``nested = true``, the ``n`` sweep): the users of a cell
+are the first ``n`` users of one draw per seed
+(:func:`~fastldp.regression.make_sparse_regression` with ``nested=True``;
+its data stream does not depend on ``n``), so the cells of one seed share
+common random numbers and the runner draws, and solves each user's local
+problems, once per seed for the largest ``n``. A row is still the row of its
+cell run alone (the tests check it); the values differ from the
+``nested = false`` draw.
 
 ``seeds`` is the number of repetitions (paper: 30 for the eps and n sweeps,
 10 for d and m). Methods: :data:`METHODS`.
@@ -31,12 +43,12 @@ import math
 
 from ..preflight import suggest
 from ..spec import (
-    UNSET, Cell, Spec, _error, expand_configs, int_at_least, make_normalize, population_table,
+    UNSET, Cell, Invalid, Spec, _error, expand_configs, int_at_least, make_normalize, population_table,
     read_spec_file, real_in, repetitions_alias, spec_family, spec_from_dict,
 )
 
 __all__ = ["DEFAULTS", "METHODS", "KINDS", "load_spec", "spec_from_dict_regression",
-           "expand_grid", "data_key", "is_regression_spec"]
+           "expand_grid", "data_key", "share_key", "is_regression_spec"]
 
 DEFAULTS = {
     "population": {"kind": "synthetic"},
@@ -104,9 +116,21 @@ def spec_from_dict_regression(data: dict, *, quick=False, repetitions=None, sour
     return spec
 
 
+def _population(value):
+    """:func:`population_table` of :data:`KINDS`, with a synthetic table's ``nested`` a bool
+    (``false`` is the default and is dropped, so the configuration ids of earlier runs hold)."""
+    table = population_table(KINDS)(value)
+    if table["kind"] == "synthetic" and "nested" in table:
+        if not isinstance(table["nested"], bool):
+            raise Invalid("a table whose 'nested' is true or false")
+        if not table["nested"]:
+            table = {k: v for k, v in table.items() if k != "nested"}
+    return table
+
+
 #: Return a value in the canonical form of its parameter or raise.
 normalize = make_normalize(DEFAULTS, {
-    "population": population_table(KINDS),
+    "population": _population,
     "n": int_at_least(1), "m": int_at_least(1), "d": int_at_least(1), "k": int_at_least(1),
     "n_test": int_at_least(1),
     "sigma": real_in(0, math.inf, low_open=False),
@@ -120,6 +144,14 @@ def data_key(config: dict) -> str:
     return json.dumps({f: config[f] for f in _DATA}, sort_keys=True)
 
 
+def share_key(config: dict) -> str:
+    """The fields of the data a worker draws once: :func:`data_key`, without ``n`` for nested
+    samples (every ``n`` of a seed is a prefix of its largest)."""
+    nested = bool(config["population"].get("nested", False))
+    return json.dumps({f: config[f] for f in _DATA if not (nested and f == "n")},
+                      sort_keys=True)
+
+
 def canonical(config: dict) -> dict:
     """Kelmarsh configurations store ``d = None`` (the files fix it)."""
     if config["population"]["kind"] == "kelmarsh":
@@ -130,7 +162,9 @@ def canonical(config: dict) -> dict:
 def expand_grid(spec: Spec) -> list[Cell]:
     """The cells, ordered so that cells on the same data and seed are consecutive.
 
-    (A worker keeps its last dataset, so an eps sweep draws each dataset once.)
+    (A worker keeps its last dataset, so an eps sweep draws each dataset once;
+    with nested samples the cells of one seed come largest ``n`` first, and the
+    worker draws the largest once.)
     The data configurations come largest first (``n m d`` entries; ties in grid
     order): the pool then ends on the small repetitions, not with one worker
     still drawing the largest (longest processing time first), and a worker
@@ -138,8 +172,11 @@ def expand_grid(spec: Spec) -> list[Cell]:
     pages to fault in). The rows do not depend on the order.
     """
     cells = expand_configs(spec, DEFAULTS, canonical)
-    keys = list(dict.fromkeys(data_key(c.config) for c in cells))
-    size = {data_key(c.config): c.config["n"] * c.config["m"] * (c.config["d"] or 1)
-            for c in cells}
+    keys = list(dict.fromkeys(share_key(c.config) for c in cells))
+    size: dict = {}
+    for c in cells:
+        k = share_key(c.config)
+        size[k] = max(size.get(k, 0), c.config["n"] * c.config["m"] * (c.config["d"] or 1))
     order = {key: i for i, key in enumerate(sorted(keys, key=lambda k: -size[k]))}
-    return sorted(cells, key=lambda c: (order[data_key(c.config)], c.seed))
+    # nested samples: a seed's cells run largest n first (the smaller are its prefixes)
+    return sorted(cells, key=lambda c: (order[share_key(c.config)], c.seed, -c.config["n"]))
