@@ -301,12 +301,14 @@ def test_nested_rows_equal_each_cell_run_alone():
     from fastldp.experiments.regression import runner
 
     cells = expand_grid(spec_from_dict_regression(NESTED))
+    sizes = runner._nested_sizes(cells)
+    assert set(sizes.values()) == {(300, 250, 200)}
 
     def rows(order):
         runner._CACHE.clear()
         out, draws = {}, []
         for cell in order:
-            for row in runner.run_cell(cell):
+            for row in runner._task(cell, cell.methods, 1, None, sizes):
                 assert not row["failure"], row["failure"]
                 row.pop("runtime_s")
                 out[row["key"]] = row
@@ -317,6 +319,11 @@ def test_nested_rows_equal_each_cell_run_alone():
     together, draws = rows(cells)
     assert draws[1].parent is draws[0] and draws[2].parent is draws[0]  # one draw per seed
     assert draws[1].pre._parent is draws[0].pre  # the local solutions are shared
+    # the sums over rows of every n came from the first cell's one pass, and Sample-SDP used
+    # them (it asked for no other radii)
+    for data in draws[:3]:
+        assert data.pre.gram_cached() and [k[0] for k in data.pre._sums] == ["l2"]
+    assert draws[0].shared and not draws[1].shared
     alone = {}
     for cell in cells[::-1]:
         alone.update(rows([cell])[0])

@@ -117,7 +117,7 @@ from numpy.typing import ArrayLike
 from .._random import RngLike, as_generator
 from .._validation import check_float, check_int, param_error
 from ._base import Privacy, RegressionEstimator, nonfinite_rows, soft_threshold
-from ._gram import gram_and_l2_sums
+from ._gram import gram_and_l2_sums, gram_and_l2_sums_prefixes
 from .shuffle import ShuffledVectorSum, SummationResult, owner_budget
 
 if TYPE_CHECKING:
@@ -502,6 +502,37 @@ def _l2_sums(pre: Precomputed, x_radius: float,
             gram, pre._sums[key] = gram_and_l2_sums(pre.X, pre.y, x_radius, y_radius, _BLOCK)
             pre.set_gram(gram)
     return pre._sums[key]
+
+
+def share_nested_sums(pres: "list[Precomputed]", sigma: float, theta_bound: float) -> None:
+    """Fill nested :class:`Precomputed` objects with their Gram and default-radius l2 sums.
+
+    ``pres`` hold prefixes of one set of rows (each ``X`` the first rows of the
+    largest, as :meth:`Precomputed.first_users` gives): each gets ``X.T @ X``
+    and the l2-clipped sums at :func:`default_radii` of its own row count (those
+    of a :class:`SampleSDP` with ``sigma`` and ``theta_bound`` and default
+    radii), bit for bit what it would compute itself, from one pass over the
+    largest (:func:`~fastldp.regression._gram.gram_and_l2_sums_prefixes`).
+    """
+    big = max(pres, key=lambda p: p.X.shape[0])
+    X, y = big.X, big.y
+
+    def start(a: np.ndarray) -> tuple:
+        return a.__array_interface__["data"][0], a.strides, a.shape[1:]
+
+    for pre in pres:  # the first rows of the largest: the same memory, start and layout
+        if start(pre.X) != start(X) or start(pre.y) != start(y):
+            raise ValueError("share_nested_sums: every Precomputed must hold the first rows of "
+                             "the largest one (nested samples).")
+    todo = [pre for pre in pres if not pre.gram_cached()]
+    if not todo:
+        return
+    d = X.shape[1]
+    radii = [default_radii(d, pre.X.shape[0], sigma, theta_bound) for pre in todo]
+    out = gram_and_l2_sums_prefixes(X, y, [pre.X.shape[0] for pre in todo], radii, _BLOCK)
+    for pre, (rx, ry), (gram, sums) in zip(todo, radii, out):
+        pre.set_gram(gram)
+        pre._sums.setdefault(("l2", float(rx), float(ry)), sums)
 
 
 def _coordinate_counts(pre: Precomputed, x_clip: float, y_clip: float) -> tuple[int, int]:

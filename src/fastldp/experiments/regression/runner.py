@@ -20,6 +20,7 @@ configuration, method and seed.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -139,6 +140,7 @@ class _Data:
         self.X, self.y, self.users = X, y, users
         self.parent: "_Data | None" = None  # nested samples: the larger draw this is a prefix of
         self.children: dict = {}  # nested samples: n -> the _Data of the first n users
+        self.shared = False  # nested samples: the sums of every n filled from one pass
         self.n_threads = None  # the local Lassos' threads (run_cell sets its own)
         self.X_test, self.y_test = X_test, y_test
         self.theta, self.sigma, self.theta_bound, self.rho = theta, sigma, theta_bound, rho
@@ -158,7 +160,6 @@ class _Data:
             from ...regression.local import Precomputed
 
             if self.parent is not None:  # the first users of the parent: its per-user work
-                self.parent.n_threads = self.n_threads
                 self._pre = self.parent.pre.first_users(self.n_users)
             else:
                 self._pre = Precomputed(self.X, self.y, self.users, n_threads=self.n_threads)
@@ -277,8 +278,14 @@ def build_estimator(method: str, config: dict, data: _Data):
 
 
 # ---------------------------------------------------------------- one cell
-def run_cell(cell: Cell, *, methods=None, n_threads: int = 1, data_dir=None) -> list[dict]:
-    """Run ``methods`` (default: the cell's) on one repetition; one row each, never raising."""
+def run_cell(cell: Cell, *, methods=None, n_threads: int = 1, data_dir=None,
+             nested_sizes=()) -> list[dict]:
+    """Run ``methods`` (default: the cell's) on one repetition; one row each, never raising.
+
+    ``nested_sizes`` (nested samples): the ``n`` of the other cells of this draw, whose
+    sums over rows are then computed with this cell's in one pass (the rows do not
+    depend on it).
+    """
     methods = tuple(cell.methods if methods is None else methods)
     cfg = cell.config
     base = {"config": cell.config_id, "seed": cell.seed, "spec": cell.spec,
@@ -291,7 +298,7 @@ def run_cell(cell: Cell, *, methods=None, n_threads: int = 1, data_dir=None) -> 
                 "unit": METHODS.get(m, ("", ""))[0], "model": METHODS.get(m, ("", ""))[1]}
             for m in methods}
     with _blas_threads(n_threads):
-        _run_methods(cell, rows, n_threads, data_dir)
+        _run_methods(cell, rows, n_threads, data_dir, tuple(nested_sizes))
     return list(rows.values())
 
 
@@ -320,8 +327,13 @@ def _warn_without_threadpoolctl() -> None:
                       "with pip install 'fastldp[experiments]'.", RuntimeWarning, stacklevel=3)
 
 
-def _run_methods(cell: Cell, rows: dict, n_threads: int, data_dir) -> None:
-    """Fill ``rows`` (method -> row) for one cell."""
+def _run_methods(cell: Cell, rows: dict, n_threads: int, data_dir,
+                 nested_sizes: tuple = ()) -> None:
+    """Fill ``rows`` (method -> row) for one cell.
+
+    ``nested_sizes``: with nested samples, the ``n`` of the cells that share this
+    cell's draw (their sums over rows are then made in one pass).
+    """
     cfg = cell.config
     stream = streams(cfg, cell.seed)
     try:
@@ -331,6 +343,19 @@ def _run_methods(cell: Cell, rows: dict, n_threads: int, data_dir) -> None:
             row["failure"] = _message(exc, "set-up: ")
         return
     data.n_threads = n_threads
+    if nested_sizes and "Sample-SDP" in rows and data.parent is None and not data.shared:
+        # nested samples: every n's Gram and clipped sums from one pass over the largest
+        from ...regression.sample_sdp import share_nested_sums
+
+        try:
+            share_nested_sums([data.first_users(n).pre if n < data.n_users else data.pre
+                               for n in nested_sizes if n <= data.n_users],
+                              data.sigma, data.theta_bound)
+        except Exception as exc:
+            for row in rows.values():
+                row["failure"] = _message(exc, "set-up: ")
+            return
+        data.shared = True
     for method, row in rows.items():
         row["d"] = data.X.shape[1]
         try:
@@ -371,8 +396,19 @@ def _data_group(cell: Cell):
 _DATA_FIELDS = ("population", "n", "m", "d", "k", "sigma", "n_test")
 
 
-def _task(cell: Cell, methods: tuple, n_threads: int, data_dir) -> list[dict]:
-    return run_cell(cell, methods=methods, n_threads=n_threads, data_dir=data_dir)
+def _task(cell: Cell, methods: tuple, n_threads: int, data_dir, sizes=None) -> list[dict]:
+    nested = sizes.get(_data_group(cell), ()) if sizes else ()
+    return run_cell(cell, methods=methods, n_threads=n_threads, data_dir=data_dir,
+                    nested_sizes=nested)
+
+
+def _nested_sizes(cells) -> dict:
+    """Nested samples: group (:func:`_data_group`) -> the ``n`` of its cells, largest first."""
+    out: dict = {}
+    for cell in cells:
+        if _nested(cell.config):
+            out.setdefault(_data_group(cell), set()).add(cell.config["n"])
+    return {k: tuple(sorted(v, reverse=True)) for k, v in out.items()}
 
 
 def check_data(spec: Spec, data_dir) -> None:
@@ -407,7 +443,10 @@ def run(spec, out=None, *, workers: int = 1, quick: bool = False, repetitions=No
     check_data(spec, data_dir)
     _warn_without_threadpoolctl()
     out = Path(out) if out is not None else Path("results") / spec.name
-    return run_grid(spec, out, RegressionResultsTable(out / "results.csv"), expand_grid(spec),
-                    _task, workers=workers, threads=threads, data_dir=data_dir,
+    cells = expand_grid(spec)
+    sizes = _nested_sizes(cells)
+    task = functools.partial(_task, sizes=sizes) if sizes else _task
+    return run_grid(spec, out, RegressionResultsTable(out / "results.csv"), cells,
+                    task, workers=workers, threads=threads, data_dir=data_dir,
                     progress=progress, retry_failures=retry_failures, group=_data_group)
 
