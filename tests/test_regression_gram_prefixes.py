@@ -84,15 +84,17 @@ def test_each_prefix_is_its_own_gram_and_clipped_sums_bit_for_bit(d):
 
 
 def test_default_radii_and_the_block_size_of_sample_sdp():
-    # the experiment's call: radii from default_radii per prefix, blocks of 8,192 rows
+    # the experiment's call: radii from default_radii per prefix, sample_sdp's blocks
+    from fastldp.regression.sample_sdp import _BLOCK as B
+
     q = _chunk()
-    N, d = 3 * 8192 + 2 * q + 3, 24
+    N, d = 3 * B + 2 * q + 3, 24
     X, y = _data(N, d, 7)
-    prefixes = [N, 8192, 8192 + q, 2 * 8192 + 1, 3 * 8192]
+    prefixes = [N, B, B + q, 2 * B + 1, 3 * B]
     radii = [default_radii(d, p, 0.25, 1.0) for p in prefixes]
     with _one_blas_thread():
-        got = _gram.gram_and_l2_sums_prefixes(X, y, prefixes, radii, 8192)
-        _check(X, y, prefixes, radii, 8192, got)
+        got = _gram.gram_and_l2_sums_prefixes(X, y, prefixes, radii, B)
+        _check(X, y, prefixes, radii, B, got)
 
 
 def test_a_prefix_of_one_row_alone():

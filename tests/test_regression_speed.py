@@ -18,7 +18,7 @@ from fastldp.experiments.regression.spec import expand_grid, spec_from_dict_regr
 from fastldp.regression import Lasso, SampleSDP, make_sparse_regression
 from fastldp.regression import _gram
 from fastldp.regression.local import Precomputed
-from fastldp.regression.sample_sdp import default_radii, l2_clipped_sums
+from fastldp.regression.sample_sdp import _BLOCK, default_radii, l2_clipped_sums
 
 
 def _data(N, d, seed=0):
@@ -35,12 +35,12 @@ def _one_blas_thread():
 # N around the chunk boundaries: whole blocks, a tail under Q, between Q and 2Q, one block
 # under 2Q; d odd (the two triangles round differently there) and even
 @pytest.mark.parametrize("N, d, radius", [
-    (3 * 8192, 24, None),
-    (2 * 8192 + 100, 17, None),
-    (2 * 8192 + 300, 32, None),
-    (8192 + 511, 9, None),
+    (3 * _BLOCK, 24, None),
+    (2 * _BLOCK + 100, 17, None),
+    (2 * _BLOCK + 300, 32, None),
+    (_BLOCK + 511, 9, None),
     (400, 5, None),
-    (2 * 8192 + 77, 12, 3.3),   # a radius that clips rows in every block: no sharing there
+    (2 * _BLOCK + 77, 12, 3.3),   # a radius that clips rows in every block: no sharing there
 ])
 def test_shared_grams_equal_the_plain_products_bit_for_bit(N, d, radius):
     # fails if a chunk product is added out of OpenBLAS's order, the wrong triangle is
@@ -54,7 +54,7 @@ def test_shared_grams_equal_the_plain_products_bit_for_bit(N, d, radius):
     with _one_blas_thread():
         plain_gram = X.T @ X
         plain = l2_clipped_sums(X, y, r_x, r_y)
-        gram, sums = _gram._shared(X, y, r_x, r_y, 8192, q)
+        gram, sums = _gram._shared(X, y, r_x, r_y, _BLOCK, q)
     assert np.array_equal(gram, plain_gram)
     assert np.array_equal(sums[0], plain[0]) and np.array_equal(sums[1], plain[1])
     assert sums[2:] == plain[2:]
@@ -112,6 +112,16 @@ def test_the_data_draw_is_pinned():
                                      -0.7916220300014756], rel=1e-12)
     assert float(D.y.sum()) == pytest.approx(-0.6969759678281093, rel=1e-10)
     assert D.y_test[:2] == pytest.approx([-0.35114010510216587, -1.4353880898744977], rel=1e-12)
+    # the nested draw (regression-n): theta first as before, then the test set, then user by
+    # user; a change of its order changes every row of the n sweep
+    N = make_sparse_regression(n=300, m=20, d=16, k=3, sigma=0.5, n_test=40, nested=True,
+                               rng=np.random.SeedSequence(2026, spawn_key=(1, 2)))
+    assert _sha(N.X) == "b55c4c153ddee7e42d05defd9a885bd240b442e5e44f8425ba331294bc7040ce"
+    assert _sha(N.X_test) == "fcbeef81d005864e1bf11d7545febbf1a543c0ea996af6fb65f8da41cfdd3689"
+    assert _sha(N.theta) == _sha(D.theta)
+    assert N.y[:3] == pytest.approx([-0.8592914439826775, -0.6759345272804449,
+                                     -0.16244299034646403], rel=1e-12)
+    assert float(N.y.sum()) == pytest.approx(150.9620464961534, rel=1e-10)
 
 
 #: one quick cell of regression-n (n = 2000, m = 50, d = 64, eps = 4, seed 0) before the

@@ -3,7 +3,7 @@
 An experiment's repetition needs ``X^T X`` twice: the non-private
 :class:`~fastldp.regression.Lasso` takes ``X.T @ X`` over all rows (one BLAS
 ``syrk``), and :class:`~fastldp.regression.SampleSDP` takes the sum over
-blocks of 8,192 rows of each block's ``xc.T @ xc`` (its rows clipped to the
+blocks of 7,680 rows of each block's ``xc.T @ xc`` (its rows clipped to the
 ball of radius ``R_x``; at the default radius almost every block has no
 clipped row, so its ``xc`` is its ``x``). Each costs ``N d^2`` flops.
 
