@@ -485,6 +485,20 @@ def test_lasso_is_never_nan_on_huge_data():
     X2, y2 = X.copy(), y.copy()
     X2[:5], y2[:5] = 1e200, -1e200
     assert np.isfinite(Lasso(alpha=0.01).fit(X2, y2).coef_).all()
+    # on a Precomputed the Gram diagonal proves ordinary data small (no pass over X); huge
+    # data, and entries just above the limit, are still rescaled: the same coefficients
+    from fastldp.regression.baselines import _LASSO_SCALE_LIMIT
+    from fastldp.regression.local import Precomputed
+
+    for Xp, yp, a in [(X * c, y * c, alpha * c * c), (X2, y2, 0.01), (X, y, alpha)]:
+        warm = Lasso(alpha=a).fit_precomputed(Precomputed(Xp, yp))
+        np.testing.assert_array_equal(warm.coef_, Lasso(alpha=a).fit(Xp, yp).coef_)
+    X3 = X.copy()
+    X3[0, 0] = _LASSO_SCALE_LIMIT * 1.5  # its square alone is above the limit's square
+    pre = Precomputed(X3, y)
+    assert not np.isfinite(pre.gram()).all() or pre.gram()[0, 0] > _LASSO_SCALE_LIMIT ** 2
+    np.testing.assert_array_equal(Lasso(alpha=alpha).fit_precomputed(pre).coef_,
+                                  Lasso(alpha=alpha).fit(X3, y).coef_)
 
 
 def test_rows_per_user_takes_each_users_first_rows(noiseless):

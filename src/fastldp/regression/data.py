@@ -106,10 +106,11 @@ def make_sparse_regression(*, n: int = 15_000, m: int = 50, d: int = 256, k: int
         ``X``, whose first touch of each page costs as much as drawing
         half its normals.
     nested : bool
-        Draw user by user (``theta``, then the test set, then each user's
-        ``m`` rows of ``x`` followed by its ``m`` noises), so that the data of
-        ``n`` users are exactly the first ``n`` users of any larger draw with
-        the same ``rng`` and other arguments (nested samples: a sweep over
+        Draw so that the data of ``n`` users are exactly the first ``n``
+        users of any larger draw with the same ``rng`` and other arguments
+        (``theta`` and the test set first, then two seeds from ``rng`` for
+        two generators, one filling ``x`` row by row and one the noise;
+        ``x^T theta`` summed over the support in increasing order) (nested samples: a sweep over
         ``n`` draws its largest data set once and takes prefixes, and its
         cells share common random numbers). The values differ from the
         default order (``x`` of all users, then the noises, then the test
@@ -150,11 +151,17 @@ def make_sparse_regression(*, n: int = 15_000, m: int = 50, d: int = 256, k: int
     if nested:
         X_test = gen.standard_normal((n_test, d))
         y_test = X_test @ theta + sigma * gen.standard_normal(n_test)
-        y = np.empty(n * m)
-        for start in range(0, n * m, m):  # one user at a time: a prefix never sees later users
-            x_u = X[start:start + m]
-            gen.standard_normal(out=x_u)
-            y[start:start + m] = x_u @ theta + sigma * gen.standard_normal(m)
+        # x and the noise from two generators seeded from gen (fixed draws, whatever n): each
+        # fills its array in row order, so a prefix is the smaller draw
+        x_gen, e_gen = (np.random.default_rng(int(s)) for s in gen.integers(0, 2 ** 63, 2))
+        x_gen.standard_normal(out=X)
+        y = sigma * e_gen.standard_normal(n * m)
+        # x theta over the support, column by column, elementwise: a row's value never depends
+        # on the other rows (a BLAS product's blocking might)
+        fitted = np.zeros(n * m)
+        for j in support:
+            fitted += X[:, j] * theta[j]
+        y += fitted
         users = np.repeat(np.arange(n), m)
         return RegressionData(X, y, users, theta, X_test, y_test, sigma,
                               theta_norm / math.sqrt(k))
