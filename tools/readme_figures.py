@@ -10,8 +10,8 @@ the ``bench/`` scripts come from those scripts, the rest from this one:
     build), one table row each, as README shows them. ``--quick`` runs the
     ``--quick`` form of each job instead (a smoke run: its rows are labelled
     with ``--quick``); ``--only NAME ...`` picks rows by name (``--list``
-    shows them). The full table takes about 15 minutes on 2 quiet cores,
-    most of it ``regression-eps``.
+    shows them). The full table takes about 25 minutes on 2 quiet cores,
+    most of it the four regression sweeps.
 ``python tools/readme_figures.py build``
     The build row alone, and the size of the compiled kernels (the
     *Building* section).
@@ -56,6 +56,9 @@ JOBS = [
     ("reproduce histograms --quick", ["reproduce", "histograms", "--quick"], None),
     ("reproduce histograms", ["reproduce", "histograms"], ["--quick"]),
     ("reproduce regression-eps", ["reproduce", "regression-eps"], ["--quick"]),
+    ("reproduce regression-n", ["reproduce", "regression-n"], ["--quick"]),
+    ("reproduce regression-d", ["reproduce", "regression-d"], ["--quick"]),
+    ("reproduce regression-m", ["reproduce", "regression-m"], ["--quick"]),
     ("audit", ["audit"], None),
     ("demo", ["demo"], None),
 ]
