@@ -172,6 +172,27 @@ def gram_and_l2_sums(X: np.ndarray, y: np.ndarray, x_radius: float, y_radius: fl
         return _shared(X, y, x_radius, y_radius, rows, q)
 
 
+def _plain_block(X: np.ndarray, start: int, stop: int, q: int, shared: dict,
+                 lasso_upto) -> np.ndarray:
+    """``X[start:stop]^T X[start:stop]`` (lower, Fortran order) by that block's ``syrk`` steps.
+
+    Each one-chunk product is left in ``shared`` under its rows, and ``lasso_upto``
+    (the running ``X^T X``) is advanced after it, so the chunks that the block
+    and the whole-``X`` product have in common are computed once.
+    """
+    B: Optional[np.ndarray] = None
+    for s, e in _chunks(start, stop, q):
+        if e - s <= q:
+            P = _step(X, s, e, None)
+            shared[(s, e)] = P
+            B = P.copy(order="F") if B is None else _add(B, P)
+            lasso_upto(e)
+        else:
+            B = _step(X, s, e, B)
+    assert B is not None  # the block has rows
+    return B
+
+
 def _shared(X: np.ndarray, y: np.ndarray, x_radius: float, y_radius: float, rows: int,
             q: int) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray, int, int]]:
     """:func:`gram_and_l2_sums` with the chunk ``q``."""
@@ -215,19 +236,13 @@ def _shared(X: np.ndarray, y: np.ndarray, x_radius: float, y_radius: float, rows
             xc, ys = xb, yb
         yc = np.clip(ys, -y_radius, y_radius)
         cx, cy = cx + n_over, cy + int((np.abs(ys) > y_radius).sum())
-        B: Optional[np.ndarray] = None
-        for s, e in _chunks(start, stop, q):
-            if n_over:
+        if n_over:
+            B: Optional[np.ndarray] = None
+            for s, e in _chunks(start, stop, q):
                 B = _step(xc, s - start, e - start, B)
-                continue
-            if e - s <= q:
-                P = _step(X, s, e, None)
-                shared[(s, e)] = P
-                B = P.copy(order="F") if B is None else _add(B, P)
-                lasso_upto(e)
-            else:
-                B = _step(X, s, e, B)
-        assert B is not None  # the block has rows
+            assert B is not None  # the block has rows
+        else:
+            B = _plain_block(X, start, stop, q, shared, lasso_upto)
         G = B if G is None else _add(G, B)
         b += xc.T @ yc
         lasso_upto(stop)
@@ -432,7 +447,8 @@ def _shared_prefixes(X: np.ndarray, y: np.ndarray, keys: list[tuple[int, float, 
 
     def add_block(u: int, B: np.ndarray, own: bool) -> None:
         # a shared block product is copied: the accumulator is summed into in place
-        G[u] = (B if own else B.copy(order="F")) if G[u] is None else _add(G[u], B)
+        acc = G[u]
+        G[u] = (B if own else B.copy(order="F")) if acc is None else _add(acc, B)
 
     for start in range(0, pmax, rows):
         stop = start + rows
@@ -454,16 +470,7 @@ def _shared_prefixes(X: np.ndarray, y: np.ndarray, keys: list[tuple[int, float, 
             if plain:
                 # xc is x for all of them: one set of chunk products, the aligned ones
                 # serving the running sum too (as in _shared)
-                B = None
-                for s, e in _chunks(start, stop, q):
-                    if e - s <= q:
-                        P = _step(X, s, e, None)
-                        shared[(s, e)] = P
-                        B = P.copy(order="F") if B is None else _add(B, P)
-                        lasso_upto(e)
-                    else:
-                        B = _step(X, s, e, B)
-                assert B is not None
+                B = _plain_block(X, start, stop, q, shared, lasso_upto)
                 xy = None  # x^T y of the block, for the prefixes with no y clipped either
                 for u in plain:
                     add_block(u, B, False)
