@@ -137,11 +137,7 @@ def _chunked_gram(X: np.ndarray, q: int) -> np.ndarray:
     """``X.T @ X`` as chunk products ``P`` added in order (the probe's candidate form)."""
     C: Optional[np.ndarray] = None
     for s, e in _chunks(0, X.shape[0], q):
-        if e - s <= q:
-            P = _step(X, s, e, None)
-            C = P if C is None else _add(C, P)
-        else:
-            C = _step(X, s, e, C)
+        C = _step_onto(X, s, e, C, q)
     assert C is not None  # X has rows
     return _full(C)
 
@@ -222,29 +218,18 @@ def _shared(X: np.ndarray, y: np.ndarray, x_radius: float, y_radius: float, rows
 
     for start in range(0, N, rows):
         stop = min(start + rows, N)
-        xb, yb = X[start:stop], y[start:stop]
-        # sample_sdp.l2_clip, with x_c not formed when no row is scaled (then x_c is x)
-        norms = _row_norms(xb)
-        over = norms > x_radius
-        n_over = int(over.sum())
-        if n_over:
-            scale = np.ones_like(norms)
-            scale[over] = x_radius / norms[over]
-            xc = xb * scale[:, None]
-            ys = yb * scale
-        else:
-            xc, ys = xb, yb
-        yc = np.clip(ys, -y_radius, y_radius)
-        cx, cy = cx + n_over, cy + int((np.abs(ys) > y_radius).sum())
-        if n_over:
-            B: Optional[np.ndarray] = None
-            for s, e in _chunks(start, stop, q):
-                B = _step(xc, s - start, e - start, B)
-            assert B is not None  # the block has rows
+        # sample_sdp.l2_clip; a block with no row scaled has x_c = x and shares its products
+        norms = _row_norms(X[start:stop])
+        if (norms > x_radius).any():
+            B, bb, nx, ny = _own_block(X, y, start, stop, x_radius, y_radius, q, norms)
         else:
             B = _plain_block(X, start, stop, q, shared, lasso_upto)
+            yb = y[start:stop]
+            bb = X[start:stop].T @ np.clip(yb, -y_radius, y_radius)
+            nx, ny = 0, int((np.abs(yb) > y_radius).sum())
+        cx, cy = cx + nx, cy + ny
         G = B if G is None else _add(G, B)
-        b += xc.T @ yc
+        b += bb
         lasso_upto(stop)
     lasso_upto(N)
     assert C is not None and G is not None
@@ -371,7 +356,8 @@ def _own_block(X: np.ndarray, y: np.ndarray, start: int, stop: int, x_radius: fl
                ) -> tuple[np.ndarray, np.ndarray, int, int]:
     """``(xc^T xc (lower), xc^T yc, clipped_x, clipped_y)`` of one block, products unshared.
 
-    :func:`_shared`'s block, step for step (``xc`` is ``x`` when no row is scaled).
+    The steps of ``l2_clipped_sums``'s block (``xc`` is ``x`` when no row is scaled);
+    :func:`_shared` and :func:`_shared_prefixes` take it for the blocks with a clipped row.
     """
     xb, yb = X[start:stop], y[start:stop]
     over = norms > x_radius
