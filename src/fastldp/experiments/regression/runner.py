@@ -33,7 +33,7 @@ import numpy as np
 from ..runner import RunSummary, _message, run_grid
 from ..spec import UNSET, Cell, Spec, repetitions_alias
 from ..table import ResultsTable, read_results
-from .spec import METHODS, expand_grid, load_spec, share_key
+from .spec import METHODS, expand_grid, is_nested, load_spec, share_fields, share_key
 
 __all__ = ["COLUMNS", "RegressionResultsTable", "read_regression_results", "is_regression_table",
            "run", "run_cell", "streams", "build_estimator", "resolve_kelmarsh_path"]
@@ -89,19 +89,13 @@ def read_regression_results(path) -> list[dict]:
     return read_results(path, COLUMNS)
 
 
-def _nested(config: dict) -> bool:
-    """Whether the configuration draws nested samples (``population.nested``)."""
-    return bool(config["population"].get("nested", False))
-
-
 def streams(config: dict, seed: int):
     """Return ``stream(name, method="") -> SeedSequence`` for one configuration and seed.
 
     With nested samples the data stream does not depend on ``n`` (a cell's
     users are the first ``n`` of every larger cell's).
     """
-    data = {f: config[f] for f in ("population", "n", "m", "d", "k", "sigma", "n_test")
-            if not (f == "n" and _nested(config))}
+    data = share_fields(config)
 
     def stream(name: str, method: str = "") -> np.random.SeedSequence:
         fields = dict(data)
@@ -170,7 +164,12 @@ class _Data:
         return int(self.users[-1]) + 1  # synthetic data: users 0, 1, ..., n - 1, sorted
 
     def first_users(self, n: int) -> "_Data":
-        """The data of the first ``n`` users (nested samples), cached; shares this one's work."""
+        """The data of the first ``n`` users (nested samples), cached; shares this one's work.
+
+        All of them (``n == n_users``): this object itself.
+        """
+        if n == self.n_users:
+            return self
         if n not in self.children:
             rows = self.X.shape[0] // self.n_users * n
             child = _Data(self.X[:rows], self.y[:rows], self.users[:rows], self.X_test,
@@ -204,16 +203,13 @@ def _kelmarsh_loaded(path: Path):
 
 def load_data(config: dict, seed: int, stream, data_dir=None) -> _Data:
     """The data of one repetition (cached: consecutive cells share it)."""
-    nested = _nested(config)
-    key = (json.dumps({f: config[f] for f in _DATA_FIELDS if not (nested and f == "n")},
-                      sort_keys=True), seed)
+    nested = is_nested(config)
+    key = (share_key(config), seed)
     if key in _CACHE:
         data = _CACHE[key]
         if not nested:
             return data
-        if config["n"] == data.n_users:
-            return data
-        if config["n"] < data.n_users:  # the first users of the larger draw
+        if config["n"] <= data.n_users:  # the first users of the larger draw
             return data.first_users(config["n"])
     kind = config["population"]["kind"]
     gen = np.random.default_rng(stream("data"))
@@ -348,8 +344,8 @@ def _run_methods(cell: Cell, rows: dict, n_threads: int, data_dir,
         from ...regression.sample_sdp import share_nested_sums
 
         try:
-            share_nested_sums([data.first_users(n).pre if n < data.n_users else data.pre
-                               for n in nested_sizes if n <= data.n_users],
+            share_nested_sums([data.first_users(n).pre for n in nested_sizes
+                               if n <= data.n_users],
                               data.sigma, data.theta_bound)
         except Exception as exc:
             for row in rows.values():
@@ -393,9 +389,6 @@ def _data_group(cell: Cell):
     return (share_key(cell.config), cell.seed)
 
 
-_DATA_FIELDS = ("population", "n", "m", "d", "k", "sigma", "n_test")
-
-
 def _task(cell: Cell, methods: tuple, n_threads: int, data_dir, sizes=None) -> list[dict]:
     nested = sizes.get(_data_group(cell), ()) if sizes else ()
     return run_cell(cell, methods=methods, n_threads=n_threads, data_dir=data_dir,
@@ -406,7 +399,7 @@ def _nested_sizes(cells) -> dict:
     """Nested samples: group (:func:`_data_group`) -> the ``n`` of its cells, largest first."""
     out: dict = {}
     for cell in cells:
-        if _nested(cell.config):
+        if is_nested(cell.config):
             out.setdefault(_data_group(cell), set()).add(cell.config["n"])
     return {k: tuple(sorted(v, reverse=True)) for k, v in out.items()}
 

@@ -10,9 +10,9 @@ parameter   default        meaning
 population  synthetic      ``{ kind = "synthetic" }`` or ``{ kind = "kelmarsh",
                            path = "DIR" }`` (a relative path is read under
                            ``--data``); ``{ kind = "synthetic", nested = true }``
-                           draws user by user, so that the data of ``n`` users
-                           are the first ``n`` users of any larger draw of the
-                           same seed (see below)
+                           draws so that the data of ``n`` users are the
+                           first ``n`` users of any larger draw of the same
+                           seed (see below)
 n           15000          users
 m           50             samples per user
 d           256            features (``None`` on Kelmarsh: the files fix it)
@@ -48,7 +48,8 @@ from ..spec import (
 )
 
 __all__ = ["DEFAULTS", "METHODS", "KINDS", "load_spec", "spec_from_dict_regression",
-           "expand_grid", "data_key", "share_key", "is_regression_spec"]
+           "expand_grid", "data_key", "share_key", "share_fields", "is_nested",
+           "is_regression_spec"]
 
 DEFAULTS = {
     "population": {"kind": "synthetic"},
@@ -144,12 +145,22 @@ def data_key(config: dict) -> str:
     return json.dumps({f: config[f] for f in _DATA}, sort_keys=True)
 
 
+def is_nested(config: dict) -> bool:
+    """Whether the configuration draws nested samples (``population.nested``)."""
+    return bool(config["population"].get("nested", False))
+
+
+def share_fields(config: dict) -> dict:
+    """The fields that fix the data a worker draws once (and its random stream): those of
+    :func:`data_key`, without ``n`` for nested samples (every ``n`` of a seed is a prefix of
+    its largest)."""
+    nested = is_nested(config)
+    return {f: config[f] for f in _DATA if not (nested and f == "n")}
+
+
 def share_key(config: dict) -> str:
-    """The fields of the data a worker draws once: :func:`data_key`, without ``n`` for nested
-    samples (every ``n`` of a seed is a prefix of its largest)."""
-    nested = bool(config["population"].get("nested", False))
-    return json.dumps({f: config[f] for f in _DATA if not (nested and f == "n")},
-                      sort_keys=True)
+    """:func:`share_fields` as a string (one per data set a worker draws)."""
+    return json.dumps(share_fields(config), sort_keys=True)
 
 
 def canonical(config: dict) -> dict:
