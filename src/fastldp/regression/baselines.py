@@ -202,6 +202,11 @@ def lasso_gram(G: ArrayLike, b: ArrayLike, alpha: float, *, max_iter: int = 1000
 _LASSO_SCALE_LIMIT = 2.0 ** 400
 
 
+def _largest_magnitude(a: np.ndarray) -> float:
+    """``max |a|`` as ``max(max a, -min a)``: the same value, without an ``|a|`` copy."""
+    return max(float(a.max()), -float(a.min()))
+
+
 def _entries_at_most(gram: np.ndarray, limit: float) -> bool:
     """Whether the diagonal of ``X^T X`` proves every ``|x_ij| <= limit``.
 
@@ -278,12 +283,12 @@ class Lasso(RegressionEstimator):
         # on (X / c, y / c) with penalty alpha / c^2 has the same solution (the objective is
         # scaled by c^2), so huge data is solved at unit scale; c is a power of two, so the
         # scaling is exact, and data of ordinary size is not scaled at all.
-        big_y = max(float(y.max()), -float(y.min()))
+        big_y = _largest_magnitude(y)
         if (pre is not None and big_y <= _LASSO_SCALE_LIMIT
                 and _entries_at_most(pre.gram(), _LASSO_SCALE_LIMIT)):
             big = None  # known to be below the limit from the Gram matrix: no pass over X
         else:
-            big = max(float(X.max()), -float(X.min()), big_y)  # no copy
+            big = max(_largest_magnitude(X), big_y)
         c = 1.0
         if big is not None and big > _LASSO_SCALE_LIMIT:
             c = math.ldexp(1.0, math.frexp(big)[1])
@@ -301,7 +306,7 @@ class Lasso(RegressionEstimator):
         intercept = (my - float(mx @ coef)) * c
         if not (np.isfinite(coef).all() and math.isfinite(intercept)):  # never NaN silently
             if big is None:
-                big = max(float(X.max()), -float(X.min()), big_y)
+                big = max(_largest_magnitude(X), big_y)
             raise ValueError(f"{o}: the solution is not finite (X and y have entries up to "
                              f"{big:.3g}); rescale X and y.")
         self.alpha_ = alpha

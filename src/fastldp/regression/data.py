@@ -110,9 +110,9 @@ def make_sparse_regression(*, n: int = 15_000, m: int = 50, d: int = 256, k: int
         users of any larger draw with the same ``rng`` and other arguments
         (``theta`` and the test set first, then two seeds from ``rng`` for
         two generators, one filling ``x`` row by row and one the noise;
-        ``x^T theta`` summed over the support in increasing order) (nested samples: a sweep over
-        ``n`` draws its largest data set once and takes prefixes, and its
-        cells share common random numbers). The values differ from the
+        ``x^T theta`` summed over the support in increasing order). These
+        are nested samples: a sweep over ``n`` draws its largest data set
+        once and takes prefixes, and its cells share common random numbers. The values differ from the
         default order (``x`` of all users, then the noises, then the test
         set), which stays the default so that earlier results are reproduced.
 
@@ -139,7 +139,7 @@ def make_sparse_regression(*, n: int = 15_000, m: int = 50, d: int = 256, k: int
     support = np.sort(gen.choice(d, size=k, replace=False))
     theta[support] = gen.choice([-1.0, 1.0], size=k) * theta_norm / math.sqrt(k)
     if out is None:
-        X = np.empty((n * m, d)) if nested else gen.standard_normal((n * m, d))
+        X = np.empty((n * m, d))  # standard_normal(out=X) gives the values of a fresh draw
     else:
         if not (isinstance(out, np.ndarray) and out.dtype == np.float64
                 and out.shape == (n * m, d) and out.flags.c_contiguous and out.flags.writeable):
@@ -147,7 +147,7 @@ def make_sparse_regression(*, n: int = 15_000, m: int = 50, d: int = 256, k: int
                      if isinstance(out, np.ndarray) else type(out).__name__)
             raise param_error("out", owner, f"a writeable C-contiguous float64 array of shape "
                               f"({n * m}, {d})", shown, TypeError)
-        X = out if nested else gen.standard_normal(out=out)
+        X = out
     if nested:
         X_test = gen.standard_normal((n_test, d))
         y_test = X_test @ theta + sigma * gen.standard_normal(n_test)
@@ -162,12 +162,11 @@ def make_sparse_regression(*, n: int = 15_000, m: int = 50, d: int = 256, k: int
         for j in support:
             fitted += X[:, j] * theta[j]
         y += fitted
-        users = np.repeat(np.arange(n), m)
-        return RegressionData(X, y, users, theta, X_test, y_test, sigma,
-                              theta_norm / math.sqrt(k))
-    y = X @ theta + sigma * gen.standard_normal(n * m)
-    X_test = gen.standard_normal((n_test, d))
-    y_test = X_test @ theta + sigma * gen.standard_normal(n_test)
+    else:
+        gen.standard_normal(out=X)
+        y = X @ theta + sigma * gen.standard_normal(n * m)
+        X_test = gen.standard_normal((n_test, d))
+        y_test = X_test @ theta + sigma * gen.standard_normal(n_test)
     users = np.repeat(np.arange(n), m)
     return RegressionData(X, y, users, theta, X_test, y_test, sigma, theta_norm / math.sqrt(k))
 

@@ -498,7 +498,7 @@ class SampleSDP(RegressionEstimator):
 def _l2_sums(pre: Precomputed, x_radius: float,
              y_radius: float) -> tuple[np.ndarray, np.ndarray, int, int]:
     """:func:`l2_clipped_sums` of ``pre``'s rows, cached in ``pre`` (they do not depend on eps)."""
-    key = ("l2", float(x_radius), float(y_radius))
+    key = _l2_key(x_radius, y_radius)
     if key not in pre._sums:
         if pre.gram_cached():
             pre._sums[key] = l2_clipped_sums(pre.X, pre.y, x_radius, y_radius)
@@ -506,6 +506,11 @@ def _l2_sums(pre: Precomputed, x_radius: float,
             gram, pre._sums[key] = gram_and_l2_sums(pre.X, pre.y, x_radius, y_radius, _BLOCK)
             pre.set_gram(gram)
     return pre._sums[key]
+
+
+def _l2_key(x_radius: float, y_radius: float) -> tuple:
+    """The key of the l2-clipped sums at these radii in a :class:`Precomputed`'s ``_sums``."""
+    return ("l2", float(x_radius), float(y_radius))
 
 
 def share_nested_sums(pres: "list[Precomputed]", sigma: float, theta_bound: float) -> None:
@@ -536,7 +541,7 @@ def share_nested_sums(pres: "list[Precomputed]", sigma: float, theta_bound: floa
     out = gram_and_l2_sums_prefixes(X, y, [pre.X.shape[0] for pre in todo], radii, _BLOCK)
     for pre, (rx, ry), (gram, sums) in zip(todo, radii, out):
         pre.set_gram(gram)
-        pre._sums.setdefault(("l2", float(rx), float(ry)), sums)
+        pre._sums.setdefault(_l2_key(rx, ry), sums)
 
 
 def _coordinate_counts(pre: Precomputed, x_clip: float, y_clip: float) -> tuple[int, int]:
