@@ -72,6 +72,14 @@ def test_the_probe_finds_openblas_chunk():
     assert _gram.blas_chunk_rows() is not None
 
 
+def test_sample_sdp_blocks_line_up_with_the_common_chunks():
+    # every block's chunk products serve the Lasso Gram only when the block is a multiple of
+    # the chunk; 7,680 is one of each chunk that sample_sdp._BLOCK's comment lists
+    # (OpenBLAS's common double-precision kernels use 256 rows on AMD Zen, 384 on Intel)
+    for q in (64, 96, 128, 160, 192, 256, 320, 384, 512, 640, 768):
+        assert _BLOCK % q == 0, q
+
+
 def test_the_probe_rejects_a_wrong_chunk():
     # the probe's test can fail: half the found chunk sums in another order (not NumPy's bits)
     q = _gram.blas_chunk_rows()
