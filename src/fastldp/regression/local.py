@@ -13,6 +13,7 @@ from typing import Any, Optional
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
+from .._kernels._users import gather_active, gather_users_float32, take_columns
 from .._validation import check_int
 from ._base import UserData, check_Xy, first_rows, group_users, soft_threshold
 
@@ -59,10 +60,13 @@ def local_lasso(X: ArrayLike, y: ArrayLike, counts: ArrayLike, alpha: float, *,
     counts = np.asarray(counts, dtype=np.float64)
     inv_m = (1.0 / counts.astype(dtype))[:, None]
     # power iteration for L_u
+    # the power iteration runs in float64 (v is float64: float32 / np.float64); X is cast once
+    # here, not by each product (a mixed-type matmul casts X to float64 every call)
+    X64 = X.astype(np.float64, copy=False)
     v = np.ones((n, d), dtype=dtype) / np.sqrt(d)
     norm = np.ones((n, 1), dtype=dtype)
     for _ in range(6):
-        v = _xt(X, _x(X, v)) * inv_m
+        v = _xt(X64, _x(X64, v)) * inv_m
         norm = np.linalg.norm(v, axis=1, keepdims=True)
         v /= np.maximum(norm, 1e-12)
     step = (1.0 / (norm[:, 0] * 1.15 + 1e-6).astype(dtype))[:, None]
@@ -76,7 +80,7 @@ def local_lasso(X: ArrayLike, y: ArrayLike, counts: ArrayLike, alpha: float, *,
                            min(warm_iter, max_iter), None, bound)
     out = b.astype(np.float64)
     y64 = y.astype(np.float64)
-    c64 = _xt(X.astype(np.float64), y64) / counts[:, None]
+    c64 = _xt(X64, y64) / counts[:, None]
     K = max(1, min(d, max_active, m - 1))
     done = _active_set(X, y64, c64, counts, alpha, out, active_rounds, K)
     left = np.flatnonzero(~done)
@@ -151,10 +155,10 @@ def _active_set(X, y, c, counts, alpha, b, rounds, K, kkt_tol=1e-5):
         A = bt != 0
         a = A.sum(axis=1)
         tried = (a <= K) & (a <= mt - 1)
-        order = np.argsort(~A, axis=1, kind="stable")[:, :K]
+        order = np.ascontiguousarray(np.argsort(~A, axis=1, kind="stable")[:, :K])
         pad = (ar[None, :] >= a[:, None]) | ~tried[:, None]
-        XA = np.take_along_axis(Xt, order[:, None, :], axis=2).astype(np.float64)
-        XA[np.broadcast_to(pad[:, None, :], XA.shape)] = 0.0
+        # each user's active columns in float64, zero on its padding columns
+        XA = gather_active(X, todo, order, np.where(tried, a, 0).astype(np.intp))
         G = np.matmul(XA.transpose(0, 2, 1), XA) / mt[:, None, None]
         G[:, ar, ar] += pad
         s = np.sign(np.take_along_axis(bt, order, axis=1))
@@ -254,41 +258,45 @@ def screened_local_lasso(X: np.ndarray, y: np.ndarray, counts: np.ndarray, alpha
     -------
     ndarray (len(users), d)
     """
-    users = np.arange(X.shape[0]) if users is None else np.asarray(users)
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    users = (np.arange(X.shape[0]) if users is None
+             else np.asarray(users).astype(np.intp, copy=False))
     n, d = users.shape[0], X.shape[2]
     p = d if screen is None else max(1, min(int(screen), d))
     out = np.zeros((n, d))
 
-    def solve_users(Xw, yw, counts_w, dtype):
-        Xc, yc = Xw.astype(dtype), yw.astype(dtype)
+    def solve_users(Xc, yc, counts_w, dtype):
         # a user's extreme (finite) rows may overflow even in float64: its solution is then
         # non-finite, which the estimators replace by a public default
         with np.errstate(over="ignore", invalid="ignore"):
             if p < d:
                 corr = np.abs(_xt(Xc, yc))
                 keep = np.sort(np.argpartition(-corr, p - 1, axis=1)[:, :p], axis=1)
-                Xc = np.take_along_axis(Xc, keep[:, None, :], axis=2)
+                Xc = take_columns(Xc, keep.astype(np.intp, copy=False))
             b = local_lasso(Xc, yc, counts_w, alpha, threshold=threshold, max_iter=max_iter,
                             patience=5, dtype=dtype)
         if p < d:
-            full = np.zeros((Xw.shape[0], d))
+            full = np.zeros((yc.shape[0], d))
             np.put_along_axis(full, keep, b, axis=1)
             return full
         return b
 
     def solve(start):
         who = users[start:start + chunk]
-        Xw, yw, cw = X[who], y[who], counts[who]  # the chunk's rows, gathered once
+        cw = counts[who]
+        # the chunk's rows in float32 and each user's largest entry, in one pass
+        Xc, yc, big = gather_users_float32(X, y, who)
         # float64 only for the users whose own rows need it (per user, never per chunk: a
         # user's solution must not depend on the other users of its chunk)
-        wide = ~_fits_float32(Xw, yw, p)
+        wide = ~_fits_float32(big, X.shape[1], p)
         if not wide.any():
-            out[start:start + chunk] = solve_users(Xw, yw, cw, np.float32)
+            out[start:start + chunk] = solve_users(Xc, yc, cw, np.float32)
             return
         part = out[start:start + chunk]
         if not wide.all():
-            part[~wide] = solve_users(Xw[~wide], yw[~wide], cw[~wide], np.float32)
-        part[wide] = solve_users(Xw[wide], yw[wide], cw[wide], np.float64)
+            part[~wide] = solve_users(Xc[~wide], yc[~wide], cw[~wide], np.float32)
+        part[wide] = solve_users(X[who[wide]], y[who[wide]], cw[wide], np.float64)
 
     starts = range(0, n, chunk)
     threads = max(1, min(os.cpu_count() or 1, len(starts))) if n_threads is None else n_threads
@@ -305,21 +313,19 @@ def screened_local_lasso(X: np.ndarray, y: np.ndarray, counts: np.ndarray, alpha
 _F32_MAX = float(np.finfo(np.float32).max)
 
 
-def _fits_float32(X, y, p: int) -> np.ndarray:
-    """Per user (first axis): whether float32 can hold the local Lasso's products.
+def _fits_float32(big: np.ndarray, m: int, p: int) -> np.ndarray:
+    """Per user: whether float32 can hold the local Lasso's products.
 
+    ``big`` holds each user's largest entry magnitude (of its ``X`` and ``y``;
+    NaN for a user with a NaN), ``m`` its rows and ``p`` the columns it solves on.
     The local Lasso forms sums of ``m p`` products of a user's entries
-    (``X^T X v``, ``X^T y``, ``y^T y``); with ``big`` the user's largest entry
-    they stay below ``big^2 m p``. A user whose bound comes within a factor
-    2^10 of float32's range, or whose entries are so small that their
-    products would be subnormal in float32, is solved in float64: scaled
-    data then gets the float64 answer instead of an overflow to zero.
+    (``X^T X v``, ``X^T y``, ``y^T y``); they stay below ``big^2 m p``. A user
+    whose bound comes within a factor 2^10 of float32's range, or whose
+    entries are so small that their products would be subnormal in float32,
+    is solved in float64: scaled data then gets the float64 answer instead of
+    an overflow to zero.
     """
-    n, m = X.shape[0], max(X.shape[1], 1)
-    # max |v| as max(max v, -min v): the same value, without an |X| copy of the chunk
-    Xr, yr = X.reshape(n, -1), y.reshape(n, -1)
-    big = np.maximum(np.maximum(Xr.max(axis=1, initial=0.0), -Xr.min(axis=1, initial=0.0)),
-                     np.maximum(yr.max(axis=1, initial=0.0), -yr.min(axis=1, initial=0.0)))
+    m = max(m, 1)
     ok = (big < np.sqrt(_F32_MAX / (m * max(p, 1) * 1024.0))) & (big > 1e-12)
     return ok | (big == 0.0)
 
