@@ -167,6 +167,28 @@ def test_shuffled_bits_accounting_bounds_the_direct_computation(n, gamma, eps):
     assert bound <= 3 * direct + 1e-3
 
 
+def test_shuffled_bits_delta_with_shared_pmf_rows_is_bit_identical():
+    # the flip-probability search keeps Bin(K, 1/2) rows across its steps; each value must be
+    # the one SciPy computes in one fresh matrix call
+    from fastldp.regression.shuffle import _bits_delta, _blanket_delta_given_k
+
+    rows: dict = {}
+    for gamma in (0.3, 0.05, 0.051, 0.2, 0.3):  # overlapping and repeated K windows
+        for n in (40, 700):
+            assert (_bits_delta(n, gamma, 0.7, rows).hex()
+                    == shuffled_bits_delta(n, gamma, 0.7).hex())
+    k = np.array([0, 3, 9, 250])
+    for rows_ in (None, {}, rows):
+        got = _blanket_delta_given_k(k, 0.1, 0.4, rows_)
+        z = np.arange(252)
+        b0 = stats.binom.pmf(z[None, :], k[:, None], 0.5)
+        b1 = np.zeros_like(b0)
+        b1[:, 1:] = b0[:, :-1]
+        p0, p1 = 0.9 * b0 + 0.1 * b1, 0.1 * b0 + 0.9 * b1
+        want = np.clip(p0 - math.exp(0.4) * p1, 0, None).sum(axis=1)
+        assert np.array_equal(got, want)
+
+
 def test_flip_probability_is_the_smallest_that_meets_delta():
     g = flip_probability(2000, 0.5, 1e-6)
     assert shuffled_bits_delta(2000, g, 0.5) <= 1e-6

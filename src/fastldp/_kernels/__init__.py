@@ -5,5 +5,5 @@
 - :mod:`._projection` - exact projection onto M_{s,k}
 - :mod:`._olh` - optimized-local-hashing hashing, support counts, bucket search
 - :mod:`._openmp` - whether OpenMP is on, and the default thread count
-- :mod:`._users` - one-pass gathers of users' rows for the per-user (local) solvers
+- :mod:`._gather` - one-pass gathers (and casts) of rows and columns for the regression solvers
 """

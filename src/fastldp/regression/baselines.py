@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Optional, TypeVar, Union
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._kernels._gather import take_block, take_entries
 from .._random import RngLike, as_generator
 from .._validation import check_float, check_int, param_error
 from ._base import (
@@ -502,14 +503,17 @@ class LDPIHT(RegressionEstimator):
         """``n_t`` times the server's estimate of the batch's mean gradient (one coordinate per record)."""
         cx, cy, cg = clips
         nb, d = batch.shape[0], X.shape[1]
-        j = gen.integers(0, d, nb)  # each record's coordinate, independent of its data
+        j = gen.integers(0, d, nb).astype(np.intp, copy=False)  # independent of the data
         S = np.flatnonzero(theta)  # theta is k-sparse after the first step
+        batch = batch.astype(np.intp, copy=False)
         # with huge public clips a product may overflow (inf * 0 = NaN): such a record's
         # value is replaced by the public default, zero, before clipping
         with np.errstate(over="ignore", invalid="ignore"):
-            r = (np.clip(X[batch[:, None], S], -cx, cx) @ theta[S]
+            # (the kernels are X[batch[:, None], S] and X[batch, j], without NumPy's 2-d
+            # fancy indexing, which cost most of a fit)
+            r = (np.clip(take_block(X, batch, S), -cx, cx) @ theta[S]
                  - np.clip(y[batch], -cy, cy))
-            g = np.clip(X[batch, j], -cx, cx) * r
+            g = np.clip(take_entries(X, batch, j), -cx, cx) * r
         bad = ~np.isfinite(g)
         g[bad] = 0.0
         np.clip(g, -cg, cg, out=g)

@@ -747,14 +747,37 @@ class ShuffledSumAnalyzer:
 
 
 # ---------------------------------------------------------------- shuffled bits
-def _blanket_delta_given_k(k, gamma, eps):
-    """``sum_z (P0 - e^eps P1)_+`` for ``own + Bin(K, 1/2)`` (vectorized over K, exact)."""
+def _half_binomial(k: np.ndarray, width: int, rows: Optional[dict]) -> np.ndarray:
+    """``binom.pmf(z, K, 1/2)`` for ``z < width`` (rows ``K`` of ``k``), from ``rows`` when given.
+
+    ``rows`` (K -> the pmf at ``z = 0..K``) keeps the rows of earlier calls:
+    the bisection of :func:`_flip_probability` asks for nearly the same ``K``
+    at every step, and SciPy's pmf costs most of it. The pmf is evaluated
+    entry by entry, so a cached row holds the values a fresh call computes,
+    bit for bit; beyond ``K`` the pmf is 0.
+    """
     from scipy.stats import binom
 
+    if rows is None:
+        z = np.arange(width)
+        return binom.pmf(z[None, :], k[:, None], 0.5)
+    missing = np.array(sorted({K for K in k.tolist() if K not in rows}), dtype=np.int64)
+    if missing.shape[0]:  # one call for the new rows (SciPy's per-call overhead is large)
+        z = np.arange(int(missing[-1]) + 1)
+        table = binom.pmf(z[None, :], missing[:, None], 0.5)
+        for K, row in zip(missing.tolist(), table):
+            rows[K] = row[:K + 1].copy()
+    out = np.zeros((k.shape[0], width))
+    for i, K in enumerate(k.tolist()):
+        out[i, :K + 1] = rows[K][:width]
+    return out
+
+
+def _blanket_delta_given_k(k, gamma, eps, rows: Optional[dict] = None):
+    """``sum_z (P0 - e^eps P1)_+`` for ``own + Bin(K, 1/2)`` (vectorized over K, exact)."""
     k = np.atleast_1d(np.asarray(k, dtype=np.int64))
     kmax = int(k.max())
-    z = np.arange(kmax + 2)
-    b0 = binom.pmf(z[None, :], k[:, None], 0.5)  # Bin(K, 1/2) at z
+    b0 = _half_binomial(k, kmax + 2, rows)       # Bin(K, 1/2) at z
     b1 = np.zeros_like(b0)
     b1[:, 1:] = b0[:, :-1]                       # at z - 1
     p0 = (1 - gamma) * b0 + gamma * b1
@@ -772,12 +795,17 @@ def shuffled_bits_delta(n_parties: int, gamma: float, epsilon: float) -> float:
     delta_K``. Mass of ``K`` outside 14 standard deviations of its mean is
     counted as ``delta_K = 1``.
     """
-    from scipy.stats import binom
-
     owner = "shuffled_bits_delta"
     n = check_int(n_parties, "n_parties", owner, low=1)
     gamma = check_float(gamma, "gamma", owner, low=0, high=0.5, high_open=False)
     epsilon = check_float(epsilon, "epsilon", owner, low=0, low_open=False)
+    return _bits_delta(n, gamma, epsilon)
+
+
+def _bits_delta(n: int, gamma: float, epsilon: float, rows: Optional[dict] = None) -> float:
+    """:func:`shuffled_bits_delta` on checked arguments; ``rows``: see :func:`_half_binomial`."""
+    from scipy.stats import binom
+
     others = n - 1
     w = 2 * gamma
     mean, sd = others * w, math.sqrt(others * w * (1 - w))
@@ -789,7 +817,7 @@ def shuffled_bits_delta(n_parties: int, gamma: float, epsilon: float) -> float:
     total = 0.0
     for start in range(0, ks.shape[0], 256):
         sl = slice(start, start + 256)
-        total += float(np.dot(weights[sl], _blanket_delta_given_k(ks[sl], gamma, epsilon)))
+        total += float(np.dot(weights[sl], _blanket_delta_given_k(ks[sl], gamma, epsilon, rows)))
     return min(1.0, total + outside)
 
 
@@ -811,7 +839,8 @@ def _smallest_bits_epsilon(n: int, delta: float, epsilon: float) -> float:
 
 @functools.lru_cache(maxsize=256)
 def _flip_probability(n: int, epsilon: float, delta: float) -> float:
-    if shuffled_bits_delta(n, 0.5 - 1e-9, epsilon) > delta:
+    rows: dict = {}  # the Bin(K, 1/2) pmf rows, shared by the steps of this search
+    if _bits_delta(n, 0.5 - 1e-9, epsilon, rows) > delta:
         smallest = _smallest_bits_epsilon(n, delta, epsilon)
         raise BudgetError("flip_probability", epsilon, smallest,
                           f"{n} parties at delta = {delta:g} cannot hide one bit at a smaller "
@@ -819,13 +848,13 @@ def _flip_probability(n: int, epsilon: float, delta: float) -> float:
     # bracket around the Gaussian approximation gamma n ~ 4 log(1.25/delta) / eps^2
     guess = min(0.25, 4 * math.log(1.25 / delta) / (epsilon ** 2 * max(n - 1, 1)))
     lo, hi = guess / 4, min(0.5 - 1e-9, guess * 2)
-    if shuffled_bits_delta(n, hi, epsilon) > delta:
+    if _bits_delta(n, hi, epsilon, rows) > delta:
         lo, hi = hi, 0.5 - 1e-9
-    if shuffled_bits_delta(n, lo, epsilon) <= delta:
+    if _bits_delta(n, lo, epsilon, rows) <= delta:
         lo = 0.0
     for _ in range(60):  # to 0.2% of gamma: the conservative end is returned
         mid = 0.5 * (lo + hi)
-        if shuffled_bits_delta(n, mid, epsilon) <= delta:
+        if _bits_delta(n, mid, epsilon, rows) <= delta:
             hi = mid
         else:
             lo = mid

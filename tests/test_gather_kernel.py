@@ -1,4 +1,4 @@
-"""The users' gathers (fastldp._kernels._users) against naive Python twins.
+"""The users' gathers (fastldp._kernels._gather) against naive Python twins.
 
 Each kernel only copies and casts, so it must equal its twin bit for bit:
 contiguous and strided inputs, float32 and float64, users with NaN, inf,
@@ -10,7 +10,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fastldp._kernels._users import gather_active, gather_users_float32, take_columns
+from fastldp._kernels._gather import (
+    gather_active, gather_users_float32, take_block, take_columns, take_entries,
+)
 
 
 # ---------------------------------------------------------------- naive twins
@@ -137,3 +139,47 @@ def test_gather_active_pads_with_zeros(dtype):
         gather_active(X, rows, bad, width)
     bad[2, 1] = 12
     gather_active(X, rows, bad, np.array([4, 0, 1, 1], dtype=np.intp))  # beyond the width: unread
+
+
+@pytest.mark.parametrize("d", [1, 3, 4, 5, 8, 9])
+def test_gather_users_float32_finds_every_lane(d):
+    # the largest magnitude and a NaN in every position of the unrolled loop and its tail
+    rng = np.random.default_rng(d)
+    m = 3
+    for pos in range(m * d + m):
+        X = rng.uniform(-1, 1, (2, m, d))
+        y = rng.uniform(-1, 1, (2, m))
+        flat = np.concatenate([X[1].ravel(), y[1]])
+        flat[pos] = -7.5
+        X[1], y[1] = flat[:m * d].reshape(m, d), flat[m * d:]
+        X[0].flat[pos % (m * d)] = np.nan
+        got = gather_users_float32(X, y, np.array([0, 1], dtype=np.intp))
+        assert np.isnan(got[2][0]) and got[2][1] == 7.5
+        for g, w in zip(got, naive_gather(X, y, [0, 1])):
+            assert _same(g, w)
+
+
+# ---------------------------------------------------------------- take_block, take_entries
+@pytest.mark.parametrize("layout", ["C", "F", "strided"])
+def test_take_block_and_entries_are_fancy_indexing(layout):
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((40, 9))
+    X = {"C": X, "F": np.asfortranarray(X), "strided": rng.standard_normal((40, 18))[:, ::2]}[layout]
+    rows = np.sort(rng.integers(0, 40, 25)).astype(np.intp)
+    cols = np.array([7, 0, 3, 3], dtype=np.intp)
+    block = take_block(X, rows, cols)
+    assert _same(block, X[rows[:, None], cols])
+    assert _same(block, np.array([[X[r, c] for c in cols] for r in rows]))
+    assert _same(take_block(X, rows, cols[:0]), X[rows[:, None], cols[:0]])  # no column
+    j = rng.integers(0, 9, 25).astype(np.intp)
+    entries = take_entries(X, rows, j)
+    assert _same(entries, X[rows, j])
+    assert _same(entries, np.array([X[r, c] for r, c in zip(rows, j)]))
+    with pytest.raises(IndexError, match=r"rows\[0\] = 40 is outside \[0, 40\)"):
+        take_block(X, np.array([40], dtype=np.intp), cols)
+    with pytest.raises(IndexError, match=r"cols\[1\] = -1"):
+        take_block(X, rows, np.array([0, -1], dtype=np.intp))
+    with pytest.raises(IndexError, match=r"cols\[2\] = 9 is outside \[0, 9\)"):
+        take_entries(X, rows[:3], np.array([0, 1, 9], dtype=np.intp))
+    with pytest.raises(ValueError, match="one length"):
+        take_entries(X, rows, j[:3])

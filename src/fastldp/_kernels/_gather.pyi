@@ -13,3 +13,9 @@ def gather_active(
     order: npt.NDArray[np.intp],
     width: npt.NDArray[np.intp],
 ) -> npt.NDArray[np.float64]: ...
+def take_block(
+    X: npt.NDArray[np.float64], rows: npt.NDArray[np.intp], cols: npt.NDArray[np.intp]
+) -> npt.NDArray[np.float64]: ...
+def take_entries(
+    X: npt.NDArray[np.float64], rows: npt.NDArray[np.intp], cols: npt.NDArray[np.intp]
+) -> npt.NDArray[np.float64]: ...
