@@ -396,7 +396,12 @@ class Precomputed:
 
     def __init__(self, X: ArrayLike, y: ArrayLike, users: Optional[ArrayLike] = None,
                  owner: str = "Precomputed", *, n_threads: Optional[int] = None) -> None:
-        self.X, self.y = check_Xy(X, y, owner)
+        self._setup(*check_Xy(X, y, owner), users, n_threads)
+
+    def _setup(self, X: np.ndarray, y: np.ndarray, users: Optional[ArrayLike],
+               n_threads: Optional[int]) -> None:
+        """Hold already-checked rows (``__init__`` after :func:`check_Xy`)."""
+        self.X, self.y = X, y
         self.users = users
         self.n_threads = n_threads
         self._grouped: Optional[UserData] = None
@@ -441,7 +446,9 @@ class Precomputed:
             raise ValueError(f"{owner}: the rows must be sorted by integer user id (nested "
                              f"samples); these are not.")
         rows = int(data.counts[:n_users].sum())
-        child = Precomputed(self.X[:rows], self.y[:rows], u[:rows], n_threads=self.n_threads)
+        # rows of this object's checked rows: a finite prefix needs no second scan
+        child = Precomputed.__new__(Precomputed)
+        child._setup(self.X[:rows], self.y[:rows], u[:rows], self.n_threads)
         child._parent = self if self._parent is None else self._parent
         return child
 
