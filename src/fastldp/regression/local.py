@@ -156,9 +156,10 @@ def _active_set(X, y, c, counts, alpha, b, rounds, K, kkt_tol=1e-5):
         a = A.sum(axis=1)
         tried = (a <= K) & (a <= mt - 1)
         order = np.ascontiguousarray(np.argsort(~A, axis=1, kind="stable")[:, :K])
-        pad = (ar[None, :] >= a[:, None]) | ~tried[:, None]
+        width = np.where(tried, a, 0).astype(np.intp)  # active columns gathered (0: not tried)
+        pad = ar[None, :] >= width[:, None]
         # each user's active columns in float64, zero on its padding columns
-        XA = gather_active(X, todo, order, np.where(tried, a, 0).astype(np.intp))
+        XA = gather_active(X, todo, order, width)
         G = np.matmul(XA.transpose(0, 2, 1), XA) / mt[:, None, None]
         G[:, ar, ar] += pad
         s = np.sign(np.take_along_axis(bt, order, axis=1))

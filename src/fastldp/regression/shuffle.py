@@ -821,16 +821,22 @@ def _bits_delta(n: int, gamma: float, epsilon: float, rows: Optional[dict] = Non
     return min(1.0, total + outside)
 
 
-def _smallest_bits_epsilon(n: int, delta: float, epsilon: float) -> float:
-    """The smallest eps (to 1%) at which ``n`` parties can hide one bit (``gamma -> 1/2``)."""
+def _smallest_bits_epsilon(n: int, delta: float, epsilon: float,
+                           rows: Optional[dict] = None) -> float:
+    """The smallest eps (to 1%) at which ``n`` parties can hide one bit (``gamma -> 1/2``).
+
+    ``rows``: the pmf rows of :func:`_half_binomial` (every step has the same ``gamma``,
+    so the same ``K``).
+    """
+    rows = {} if rows is None else rows
     lo, hi = epsilon, max(2 * epsilon, 1e-3)
-    while shuffled_bits_delta(n, 0.5 - 1e-9, hi) > delta:
+    while _bits_delta(n, 0.5 - 1e-9, hi, rows) > delta:
         lo, hi = hi, 2 * hi
         if hi > 1e4:
             return math.inf
     while hi - lo > 0.01 * hi:
         mid = 0.5 * (lo + hi)
-        if shuffled_bits_delta(n, 0.5 - 1e-9, mid) > delta:
+        if _bits_delta(n, 0.5 - 1e-9, mid, rows) > delta:
             lo = mid
         else:
             hi = mid
@@ -841,7 +847,7 @@ def _smallest_bits_epsilon(n: int, delta: float, epsilon: float) -> float:
 def _flip_probability(n: int, epsilon: float, delta: float) -> float:
     rows: dict = {}  # the Bin(K, 1/2) pmf rows, shared by the steps of this search
     if _bits_delta(n, 0.5 - 1e-9, epsilon, rows) > delta:
-        smallest = _smallest_bits_epsilon(n, delta, epsilon)
+        smallest = _smallest_bits_epsilon(n, delta, epsilon, rows)
         raise BudgetError("flip_probability", epsilon, smallest,
                           f"{n} parties at delta = {delta:g} cannot hide one bit at a smaller "
                           f"budget")
