@@ -250,6 +250,43 @@ def test_lasso_coordinate_descent_matches_a_generic_solver():
     np.testing.assert_allclose(lasso_gram(G, b, alpha, tol=1e-14), coef, atol=1e-10)
 
 
+@pytest.mark.parametrize("nested", [False, True])
+def test_fastldp_sampler_same_generators_same_order(nested):
+    """sampler="fastldp" draws every normal of the data with fastldp's ziggurat, from the
+    same generators in the same order as "numpy" (the default, NumPy's values)."""
+    from fastldp._random import standard_normal
+
+    kw = dict(n=30, m=4, d=5, k=2, n_test=6, sigma=0.5, nested=nested)
+    fast = make_sparse_regression(rng=3, sampler="fastldp", **kw)
+    default = make_sparse_regression(rng=3, **kw)
+    assert np.array_equal(make_sparse_regression(rng=3, sampler="numpy", **kw).X, default.X)
+    assert np.array_equal(fast.theta, default.theta)  # the same draws before the normals
+    # the same generators, fastldp's normals
+    gen = np.random.default_rng(3)
+    gen.choice(5, size=2, replace=False), gen.choice([-1.0, 1.0], size=2)
+    if nested:
+        X_test = standard_normal(gen, (6, 5))
+        e_test = standard_normal(gen, 6)
+        x_gen, e_gen = (np.random.default_rng(int(s)) for s in gen.integers(0, 2 ** 63, 2))
+        X, e = standard_normal(x_gen, (120, 5)), standard_normal(e_gen, 120)
+    else:
+        X, e = standard_normal(gen, (120, 5)), standard_normal(gen, 120)
+        X_test, e_test = standard_normal(gen, (6, 5)), standard_normal(gen, 6)
+    assert np.array_equal(fast.X, X) and np.array_equal(fast.X_test, X_test)
+    np.testing.assert_allclose(fast.y, X @ fast.theta + 0.5 * e, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(fast.y_test, X_test @ fast.theta + 0.5 * e_test, rtol=0,
+                               atol=1e-12)
+    assert not np.array_equal(fast.X, default.X)
+    if nested:  # prefixes of larger draws, as with NumPy's normals
+        big = make_sparse_regression(rng=3, sampler="fastldp", **dict(kw, n=50))
+        assert np.array_equal(big.X[:120], fast.X) and np.array_equal(big.y[:120], fast.y)
+    with pytest.raises(ValueError, match="'sampler' parameter of make_sparse_regression must "
+                       "be 'numpy' or 'fastldp'. Got 'mkl'"):
+        make_sparse_regression(rng=3, sampler="mkl", **kw)
+    with pytest.raises(TypeError, match="'sampler'"):
+        make_sparse_regression(rng=3, sampler=None, **kw)
+
+
 # ---------------------------------------------------------------- estimators
 @pytest.fixture(scope="module")
 def noiseless():

@@ -280,6 +280,43 @@ def test_nested_population_is_checked_and_false_is_the_default():
             "kind": "synthetic", "nested": "yes"}}))
 
 
+def test_sampler_population_is_checked_and_numpy_is_the_default():
+    fast = spec_from_dict_regression(dict(TINY, fixed={**TINY["fixed"], "population": {
+        "kind": "synthetic", "sampler": "fastldp"}}))
+    assert fast.fixed["population"] == {"kind": "synthetic", "sampler": "fastldp"}
+    plain = spec_from_dict_regression(dict(TINY, fixed={**TINY["fixed"], "population": {
+        "kind": "synthetic", "sampler": "numpy"}}))
+    # sampler = "numpy" is dropped: the configuration ids of earlier runs hold
+    ids = [c.config_id for c in expand_grid(spec_from_dict_regression(TINY))]
+    assert [c.config_id for c in expand_grid(plain)] == ids
+    assert not set(c.config_id for c in expand_grid(fast)) & set(ids)
+    for bad in ({"kind": "synthetic", "sampler": "mkl"},
+                {"kind": "kelmarsh", "path": ".", "sampler": "fastldp"}):
+        with pytest.raises(ValueError, match="'sampler' is \"numpy\" or \"fastldp\", got"):
+            spec_from_dict_regression(dict(TINY, fixed={**TINY["fixed"], "population": bad}))
+
+
+def test_sampler_population_reaches_the_data():
+    """A cell of a "fastldp" population draws its data with make_sparse_regression's
+    sampler="fastldp" (the runner passes the field through)."""
+    from fastldp.experiments.regression import runner
+    from fastldp.regression import make_sparse_regression
+
+    fast = spec_from_dict_regression(dict(TINY, fixed={**TINY["fixed"], "population": {
+        "kind": "synthetic", "sampler": "fastldp"}}))
+    for spec, sampler in ((fast, "fastldp"), (spec_from_dict_regression(TINY), "numpy")):
+        cell = expand_grid(spec)[0]
+        runner._CACHE.clear()
+        data = runner.load_data(cell.config, cell.seed, runner.streams(cell.config, cell.seed))
+        cfg = cell.config
+        gen = np.random.default_rng(runner.streams(cfg, cell.seed)("data"))
+        D = make_sparse_regression(n=cfg["n"], m=cfg["m"], d=cfg["d"], k=cfg["k"],
+                                   sigma=cfg["sigma"], n_test=cfg["n_test"], rng=gen,
+                                   sampler=sampler)
+        assert np.array_equal(data.X, D.X) and np.array_equal(data.y_test, D.y_test)
+    runner._CACHE.clear()
+
+
 def test_nested_cells_of_a_seed_run_together_largest_first():
     from fastldp.experiments.regression import runner
 

@@ -7,17 +7,20 @@ randomness (the codebook) from the counter-based hash keyed by
 
 from __future__ import annotations
 
+import functools
 import numbers
 import os
-from typing import Union
+from decimal import ROUND_FLOOR, Decimal, localcontext
+from typing import Optional, Union
 
 import numpy as np
 
+from ._kernels._normal import standard_normal_fill
 from ._kernels._openmp import max_threads
 from ._validation import param_error
 
 __all__ = ["as_generator", "resolve_codebook_seed", "resolve_n_threads", "resolve_identities",
-           "RngLike"]
+           "standard_normal", "ziggurat_tables", "RngLike"]
 
 UINT64_MAX = 2**64 - 1
 
@@ -100,3 +103,114 @@ def resolve_identities(identities, n: int, owner: str) -> np.ndarray:
         if bool(np.any(ordered[1:] == ordered[:-1])):
             raise param_error("identities", owner, expected, "repeated identities")
     return np.ascontiguousarray(arr)
+
+
+# ---------------------------------------------------------------- standard normals
+#: The 256-layer ziggurat's base-strip edge ``r`` and common layer area ``v``, to 40
+#: digits. They solve the two closing conditions of Marsaglia and Tsang's construction
+#: (f(x) = exp(-x**2 / 2)): the base strip plus the tail has area v,
+#: ``v = r f(r) + int_r^inf f``, and the recursion ``f(x_{i-1}) = f(x_i) + v / x_i``
+#: from ``x_255 = r`` ends at ``x_0 = 0``, ``f(x_1) + v / x_1 = 1`` (solved with mpmath at
+#: 60 digits; tests/test_normal_kernel.py checks both conditions).
+ZIGGURAT_R = "3.654152885361008771645429720399515762975"
+ZIGGURAT_V = "0.004928673233974655347361775402336028069135"
+
+
+@functools.lru_cache(maxsize=None)
+def ziggurat_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """The tables ``(k, w, f, r)`` of :func:`standard_normal`'s ziggurat.
+
+    Computed in 50-digit decimal arithmetic (the same values on every
+    platform), then rounded once: layer ``i`` spans ``[0, x_i)``
+    (``x_255 = r``), ``w[i] = x_i / 2**52``, ``f[i] = exp(-x_i**2 / 2)``,
+    ``k[i] = floor(2**52 x_{i-1} / x_i)`` (``k[1] = 0``); layer 0 is the
+    base strip of virtual width ``q = v / f(r)``: ``w[0] = q / 2**52``,
+    ``k[0] = floor(2**52 r / q)``, ``f[0] = 1``.
+    """
+    with localcontext() as ctx:
+        ctx.prec = 50
+        r, v = Decimal(ZIGGURAT_R), Decimal(ZIGGURAT_V)
+        two52 = Decimal(2) ** 52
+
+        def density(x):
+            return (-(x * x) / 2).exp()
+
+        x = [Decimal(0)] * 256
+        x[255] = r
+        for i in range(254, 0, -1):
+            x[i] = (-2 * (v / x[i + 1] + density(x[i + 1])).ln()).sqrt()
+        q = v / density(r)
+        k = [int((r / q * two52).to_integral_value(rounding=ROUND_FLOOR)), 0]
+        k += [int((x[i - 1] / x[i] * two52).to_integral_value(rounding=ROUND_FLOOR))
+              for i in range(2, 256)]
+        w = [float(q / two52)] + [float(x[i] / two52) for i in range(1, 256)]
+        f = [1.0] + [float(density(x[i])) for i in range(1, 256)]
+    tables = (np.array(k, dtype=np.uint64), np.array(w), np.array(f))
+    for t in tables:
+        t.flags.writeable = False
+    return (*tables, float(r))
+
+
+def standard_normal(rng: RngLike = None, size=None, *,
+                    out: Optional[np.ndarray] = None) -> Union[float, np.ndarray]:
+    """Standard normal variates, about 3 times as fast as NumPy's on some machines.
+
+    A 256-layer ziggurat (Marsaglia and Tsang 2000) reading the 64-bit
+    words of ``rng``'s own bit generator, so all randomness still flows from
+    the :class:`numpy.random.Generator`. One word makes a variate about 99%
+    of the time; its sign is set without a branch, which is where NumPy's
+    ``Generator.standard_normal`` loses most of its time on some machines
+    (on the 2-core Intel Xeon VM of the project: 1.3 s against 3.8 s for
+    192 million values; ``python bench/normal_sampler.py`` prints both).
+
+    The law is N(0, 1) (to the resolution of a 52-bit uniform on each
+    layer); the values are not NumPy's. Words are consumed in order, so the
+    first ``n`` values of a draw are those of a draw of ``n`` values from
+    the same generator state. The sampler is for simulated data: it is not
+    a privacy mechanism (floating-point Gaussian noise is not; see
+    :mod:`fastldp.noise` for exact discrete noise).
+
+    Parameters
+    ----------
+    rng : None, int, SeedSequence or Generator
+        The generator (advanced in place) or a seed for a new one.
+    size : int or tuple of int, optional
+        Output shape; ``None`` returns one float. Ignored with ``out``.
+    out : ndarray, optional
+        A writeable C-contiguous float64 array to fill (and return).
+
+    Returns
+    -------
+    float or ndarray
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastldp._random import standard_normal
+    >>> a = standard_normal(np.random.default_rng(7), 5)
+    >>> b = standard_normal(np.random.default_rng(7), 3)
+    >>> bool((a[:3] == b).all())
+    True
+    """
+    owner = "standard_normal"
+    gen = as_generator(rng, owner)
+    if out is None:
+        if size is None:
+            one = np.empty(1)
+            standard_normal_fill(gen.bit_generator, one, *ziggurat_tables())
+            return float(one[0])
+        expected = "None, a non-negative int or a tuple of them"
+        try:
+            out = np.empty(size)
+        except TypeError as exc:
+            raise param_error("size", owner, expected, size, TypeError) from exc
+        except ValueError as exc:  # a negative dimension
+            raise param_error("size", owner, expected, size) from exc
+    elif not (isinstance(out, np.ndarray) and out.dtype == np.float64
+              and out.flags.c_contiguous and out.flags.writeable):
+        shown = (f"array of dtype {out.dtype}" if isinstance(out, np.ndarray)
+                 else type(out).__name__)
+        raise param_error("out", owner, "a writeable C-contiguous float64 array", shown,
+                          TypeError)
+    standard_normal_fill(gen.bit_generator, out.reshape(-1), *ziggurat_tables())
+    return out

@@ -6,4 +6,5 @@
 - :mod:`._olh` - optimized-local-hashing hashing, support counts, bucket search
 - :mod:`._openmp` - whether OpenMP is on, and the default thread count
 - :mod:`._gather` - one-pass gathers (and casts) of rows and columns for the regression solvers
+- :mod:`._normal` - standard normals by a 256-layer ziggurat on a NumPy bit generator's words
 """

@@ -20,7 +20,7 @@ from typing import Optional, Union
 
 import numpy as np
 
-from .._random import RngLike, as_generator
+from .._random import RngLike, as_generator, standard_normal
 from .._validation import check_float, check_int, param_error
 
 __all__ = ["RegressionData", "make_sparse_regression", "KelmarshData", "load_kelmarsh",
@@ -80,7 +80,7 @@ class RegressionData:
 def make_sparse_regression(*, n: int = 15_000, m: int = 50, d: int = 256, k: int = 8,
                            sigma: float = 0.25, theta_norm: float = 1.0, n_test: int = 4000,
                            rng: RngLike = None, out: Optional[np.ndarray] = None,
-                           nested: bool = False) -> RegressionData:
+                           nested: bool = False, sampler: str = "numpy") -> RegressionData:
     """Draw the synthetic data of paper 002, section C.1.
 
     ``x ~ N(0, I_d)``, ``y = x^T theta + sigma e`` with ``e ~ N(0, 1)``;
@@ -115,6 +115,16 @@ def make_sparse_regression(*, n: int = 15_000, m: int = 50, d: int = 256, k: int
         once and takes prefixes, and its cells share common random numbers. The values differ from the
         default order (``x`` of all users, then the noises, then the test
         set), which stays the default so that earlier results are reproduced.
+    sampler : {"numpy", "fastldp"}
+        Which sampler draws the standard normals (``x``, the noise, the test
+        set), from the same generators in the same order. ``"numpy"``
+        (default, the values of earlier releases) is
+        ``Generator.standard_normal``; ``"fastldp"`` is
+        :func:`fastldp._random.standard_normal`, a ziggurat on the
+        generator's own 64-bit words, the same law with other values, about
+        3 times as fast on some machines (the draw of the experiments'
+        192 million normals: 1.3 s against 3.8 s on a 2-core Intel Xeon VM).
+        The experiments' regression sweeps use ``"fastldp"``.
 
     Examples
     --------
@@ -134,6 +144,14 @@ def make_sparse_regression(*, n: int = 15_000, m: int = 50, d: int = 256, k: int
     n_test = check_int(n_test, "n_test", owner, low=1)
     if not isinstance(nested, (bool, np.bool_)):
         raise param_error("nested", owner, "a bool", nested, TypeError)
+    if sampler == "numpy":
+        def normal(g, size=None, out=None):
+            return g.standard_normal(size, out=out)
+    elif sampler == "fastldp":
+        normal = standard_normal
+    else:
+        raise param_error("sampler", owner, "'numpy' or 'fastldp'", sampler,
+                          ValueError if isinstance(sampler, str) else TypeError)
     gen = as_generator(rng, owner)
     theta = np.zeros(d)
     support = np.sort(gen.choice(d, size=k, replace=False))
@@ -149,13 +167,13 @@ def make_sparse_regression(*, n: int = 15_000, m: int = 50, d: int = 256, k: int
                               f"({n * m}, {d})", shown, TypeError)
         X = out
     if nested:
-        X_test = gen.standard_normal((n_test, d))
-        y_test = X_test @ theta + sigma * gen.standard_normal(n_test)
+        X_test = normal(gen, (n_test, d))
+        y_test = X_test @ theta + sigma * normal(gen, n_test)
         # x and the noise from two generators seeded from gen (fixed draws, whatever n): each
         # fills its array in row order, so a prefix is the smaller draw
         x_gen, e_gen = (np.random.default_rng(int(s)) for s in gen.integers(0, 2 ** 63, 2))
-        x_gen.standard_normal(out=X)
-        y = sigma * e_gen.standard_normal(n * m)
+        normal(x_gen, out=X)
+        y = sigma * normal(e_gen, n * m)
         # x theta over the support, column by column, elementwise: a row's value never depends
         # on the other rows (a BLAS product's blocking might)
         fitted = np.zeros(n * m)
@@ -163,10 +181,10 @@ def make_sparse_regression(*, n: int = 15_000, m: int = 50, d: int = 256, k: int
             fitted += X[:, j] * theta[j]
         y += fitted
     else:
-        gen.standard_normal(out=X)
-        y = X @ theta + sigma * gen.standard_normal(n * m)
-        X_test = gen.standard_normal((n_test, d))
-        y_test = X_test @ theta + sigma * gen.standard_normal(n_test)
+        normal(gen, out=X)
+        y = X @ theta + sigma * normal(gen, n * m)
+        X_test = normal(gen, (n_test, d))
+        y_test = X_test @ theta + sigma * normal(gen, n_test)
     users = np.repeat(np.arange(n), m)
     return RegressionData(X, y, users, theta, X_test, y_test, sigma, theta_norm / math.sqrt(k))
 

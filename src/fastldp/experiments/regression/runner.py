@@ -224,7 +224,8 @@ def load_data(config: dict, seed: int, stream, data_dir=None) -> _Data:
         D = make_sparse_regression(n=config["n"], m=config["m"], d=config["d"], k=config["k"],
                                    sigma=config["sigma"], n_test=config["n_test"], rng=gen,
                                    out=_buffer(config["n"] * config["m"], config["d"]),
-                                   nested=nested)
+                                   nested=nested,
+                                   sampler=config["population"].get("sampler", "numpy"))
         data = _Data(D.X, D.y, D.users, D.X_test, D.y_test, D.theta, D.sigma, 1.0, D.beta_min)
     else:
         K = _kelmarsh_loaded(resolve_kelmarsh_path(config["population"], data_dir))
