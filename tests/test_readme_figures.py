@@ -385,3 +385,27 @@ def test_path_check_catches_the_old_stream_decode_pattern(tmp_path):
 def test_both_readmes_state_the_bench_rule():
     for path in (README, BENCH_README):
         assert BENCH_RULE in _normalize(path.read_text(encoding="utf-8")), path
+
+
+def test_readme_figures_keep_writes_each_job_to_its_folder(tmp_path, monkeypatch, capsys):
+    """``--keep DIR``: a reproduce job gets ``--out DIR/<experiment>``; an existing folder
+    is refused (a resumed run would skip rows and time nothing)."""
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location("readme_figures",
+                                                  ROOT / "tools" / "readme_figures.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    # a stand-in for the fastldp command: it writes its argv into --out
+    stub = ("import sys, pathlib; a = sys.argv[1:]; out = pathlib.Path(a[a.index('--out') + 1]);"
+            " out.mkdir(parents=True); (out / 'argv.txt').write_text(' '.join(a))")
+    monkeypatch.setattr(mod, "fastldp_command", lambda: [sys.executable, "-c", stub])
+    seconds: dict = {}
+    keep = tmp_path / "kept"
+    assert mod.run_jobs(["reproduce regression-eps"], False, None, seconds, keep) == 0
+    argv = (keep / "regression-eps" / "argv.txt").read_text().split()
+    assert argv[:2] == ["reproduce", "regression-eps"] and "--quiet" in argv
+    assert "reproduce regression-eps" in seconds
+    assert mod.run_jobs(["reproduce regression-eps"], False, None, {}, keep) == 1
+    assert "needs a fresh folder" in capsys.readouterr().out

@@ -327,6 +327,40 @@ def test_sample_sdp_privacy_is_the_summation_accounting(noiseless):
     assert est.summation_.delta_noise == pytest.approx(5e-7)
 
 
+@pytest.mark.parametrize("level", [True, 0.02, 0.0])
+def test_u2r_with_shrinkage_is_the_shrinkage_fit_bit_for_bit(noiseless, level):
+    D = noiseless
+    kw = dict(epsilon=6.0, k=3, rows_per_user=40, sigma=0.3, rho=D.beta_min)
+    plain = U2R(**kw).fit(D.X, D.y, users=D.users, rng=21)
+    before = plain.coef_.copy()
+    derived = plain.with_shrinkage(level)
+    cold = U2R(**kw, shrinkage=level).fit(D.X, D.y, users=D.users, rng=21)
+    assert np.array_equal(derived.coef_.view(np.uint64), cold.coef_.view(np.uint64))
+    assert np.array_equal(derived.support_, cold.support_)
+    assert derived.shrinkage == level and derived.get_params() == cold.get_params()
+    assert derived.privacy_ == cold.privacy_
+    assert np.array_equal(derived.support_recovered_, cold.support_recovered_)
+    assert np.array_equal(plain.coef_, before) and plain.shrinkage is False  # left as is
+    if level is True:  # the level sigma sqrt(log d / n) moved every coordinate
+        shift = 0.3 * np.sqrt(np.log(32) / 900)
+        S = plain.support_recovered_
+        np.testing.assert_allclose(np.abs(before[S]) - np.abs(derived.coef_[S]), shift,
+                                   rtol=1e-12)
+
+
+def test_u2r_with_shrinkage_errors(noiseless):
+    D = noiseless
+    kw = dict(epsilon=6.0, k=3, rows_per_user=40, sigma=0.3)
+    with pytest.raises(ValueError, match="not fitted"):
+        U2R(**kw).with_shrinkage()
+    shrunk = U2R(**kw, shrinkage=True).fit(D.X, D.y, users=D.users, rng=2)
+    with pytest.raises(ValueError, match="already has shrinkage=True"):
+        shrunk.with_shrinkage()
+    plain = U2R(**kw).fit(D.X, D.y, users=D.users, rng=2)
+    with pytest.raises(ValueError, match="'shrinkage'.*-1"):
+        plain.with_shrinkage(-1.0)
+
+
 def test_params_round_trip_like_clone():
     est = U2R(epsilon=2.0, k=4, rows_per_user=20, sigma=0.3, shrinkage=True)
     params = est.get_params()

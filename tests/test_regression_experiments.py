@@ -280,6 +280,32 @@ def test_nested_population_is_checked_and_false_is_the_default():
             "kind": "synthetic", "nested": "yes"}}))
 
 
+def test_u2r_shrink_row_is_u2r_fit_shrunk_whatever_the_other_methods():
+    """U2R-shrink's row is U2R(shrinkage=True) fitted with U2R's stream (the runner derives it
+    from the cell's U2R fit); a cell without U2R gives the same row."""
+    from fastldp.experiments.regression import runner
+    from fastldp.regression import U2R
+
+    both = spec_from_dict_regression(TINY)
+    alone = spec_from_dict_regression(dict(TINY, methods=["U2R-shrink"]))
+    keys = ("rel_error", "test_mse", "support_size", "delta", "stage1_exact")
+    cell = expand_grid(both)[0]
+    runner._CACHE.clear()
+    row = {r["method"]: r for r in runner.run_cell(cell)}["U2R-shrink"]
+    runner._CACHE.clear()
+    (solo,) = runner.run_cell(expand_grid(alone)[0])
+    assert not row["failure"] and all(row[k] == solo[k] for k in keys)
+    cfg = cell.config
+    data = runner.load_data(cfg, cell.seed, runner.streams(cfg, cell.seed))
+    est = runner.build_estimator("U2R-shrink", cfg, data)
+    assert isinstance(est, U2R) and est.shrinkage is True
+    est.fit(data.X, data.y, users=data.users,
+            rng=np.random.default_rng(runner.streams(cfg, cell.seed)("method", "U2R")))
+    assert row["rel_error"] == float(np.linalg.norm(est.coef_ - data.theta)
+                                     / np.linalg.norm(data.theta))
+    runner._CACHE.clear()
+
+
 def test_sampler_population_is_checked_and_numpy_is_the_default():
     fast = spec_from_dict_regression(dict(TINY, fixed={**TINY["fixed"], "population": {
         "kind": "synthetic", "sampler": "fastldp"}}))

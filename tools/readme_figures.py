@@ -10,7 +10,8 @@ the ``bench/`` scripts come from those scripts, the rest from this one:
     build), one table row each, as README shows them. ``--quick`` runs the
     ``--quick`` form of each job instead (a smoke run: its rows are labelled
     with ``--quick``); ``--only NAME ...`` picks rows by name (``--list``
-    shows them). The full table takes about 25 minutes on 2 quiet cores,
+    shows them); ``--keep DIR`` keeps each reproduce job's results in
+    ``DIR/<experiment>``. The full table takes about 25 minutes on 2 quiet cores,
     most of it the four regression sweeps.
 ``python tools/readme_figures.py build``
     The build row alone, and the size of the compiled kernels (the
@@ -129,9 +130,11 @@ def fastldp_command() -> list:
     return [exe] if exe else [sys.executable, "-m", "fastldp.cli"]
 
 
-def run_jobs(names, quick: bool, data, seconds: dict) -> int:
+def run_jobs(names, quick: bool, data, seconds: dict, keep=None) -> int:
     """Time the jobs named in ``names`` (all when None), recording their seconds;
-    return how many failed."""
+    return how many failed. With ``keep`` (a folder), each ``reproduce`` job writes its
+    results to ``keep/<experiment>`` instead of a temporary folder (the timed run's
+    tables and figures are then kept)."""
     failed = 0
     done = set()
     for name, args, quick_args in JOBS:
@@ -149,7 +152,15 @@ def run_jobs(names, quick: bool, data, seconds: dict) -> int:
                 continue
             args = args + ["--data", os.path.abspath(data)]
         with tempfile.TemporaryDirectory(prefix="fastldp-figures-") as out:
-            extra = ["--out", out, "--quiet"] if args[0] == "reproduce" else []
+            target = out
+            if keep is not None and args[0] == "reproduce":
+                target = os.path.join(os.path.abspath(keep), args[1])
+                if os.path.exists(target):  # a resumable run would skip its rows: not timed
+                    print(f"  ({name} skipped: {target} exists; --keep needs a fresh folder)",
+                          flush=True)
+                    failed += 1
+                    continue
+            extra = ["--out", target, "--quiet"] if args[0] == "reproduce" else []
             took, kib, rc, tail, load = timed(fastldp_command() + args + extra, cwd=out)
         if rc != 0:
             failed += 1
@@ -201,6 +212,8 @@ def main(argv=None) -> int:
     ap.add_argument("--only", nargs="+", metavar="NAME", help="rows by name (see --list)")
     ap.add_argument("--list", action="store_true", help="print the row names and stop")
     ap.add_argument("--data", help="folder of the small real-data sample files")
+    ap.add_argument("--keep", metavar="DIR", help="write each reproduce job's results to "
+                    "DIR/<experiment> (a fresh folder) instead of a temporary one")
     args = ap.parse_args(argv)
     names = [BUILD] + [name for name, _, _ in JOBS]
     if args.list:
@@ -219,7 +232,7 @@ def main(argv=None) -> int:
         failed += run_build(seconds)
     jobs = None if not args.only else [n for n in args.only if n != BUILD]
     if jobs != []:
-        failed += run_jobs(jobs, args.quick, args.data, seconds)
+        failed += run_jobs(jobs, args.quick, args.data, seconds, args.keep)
     quick_audit = "reproduce theorem-audit --quick"
     if BUILD in seconds and quick_audit in seconds:
         print(f"On {os.cpu_count()} cores the run takes about {seconds[quick_audit]:.0f} s after "

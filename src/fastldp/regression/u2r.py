@@ -40,6 +40,7 @@ suggests (see ``docs/regression.md``).
 
 from __future__ import annotations
 
+import copy
 import math
 from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar, Union
 
@@ -357,6 +358,59 @@ class U2R(RegressionEstimator):
         used = max(delta, res_a.delta, res_b.delta)
         return self._set_fitted(coef, 0.0, Privacy("user", "shuffle", eps, used,
                                                    rows_per_user=m, note=_NOTE))
+
+    def with_shrinkage(self: _U2R, shrinkage: Union[bool, float] = True) -> _U2R:
+        """A copy of this fitted U2R (fitted without shrinkage) with ``shrinkage`` applied.
+
+        The final soft-thresholding is U2R's last step, draws no randomness
+        and reads nothing but the estimate, so the copy is, bit for bit, the
+        fit of ``U2R(**params, shrinkage=shrinkage)`` on the same data with
+        the same ``rng`` (tests/test_regression.py checks it), at the cost
+        of one soft-thresholding instead of a second fit: an experiment
+        that reports both columns fits once (and the two columns then share
+        their random numbers, so their difference is the shrinkage alone).
+        It is post-processing: ``privacy_`` is this fit's.
+
+        Parameters
+        ----------
+        shrinkage : bool or float
+            As the ``shrinkage`` parameter (``True``: ``sigma sqrt(log d / n)``).
+
+        Returns
+        -------
+        U2R
+            A new fitted estimator; this one is left as it is.
+
+        Examples
+        --------
+        >>> from fastldp.regression import U2R, make_sparse_regression
+        >>> data = make_sparse_regression(n=300, m=20, d=16, k=2, sigma=0.1, rng=0)
+        >>> plain = U2R(epsilon=4.0, k=2, rows_per_user=20, sigma=0.1)
+        >>> plain = plain.fit(data.X, data.y, users=data.users, rng=0)
+        >>> shrunk = U2R(epsilon=4.0, k=2, rows_per_user=20, sigma=0.1, shrinkage=True)
+        >>> shrunk = shrunk.fit(data.X, data.y, users=data.users, rng=0)
+        >>> bool((plain.with_shrinkage().coef_ == shrunk.coef_).all())
+        True
+        """
+        owner = "U2R.with_shrinkage"
+        if not hasattr(self, "coef_"):
+            raise ValueError(f"{owner}: this U2R is not fitted yet; call fit first.")
+        if self.shrinkage is not False:
+            raise ValueError(f"{owner}: this fit already has shrinkage={self.shrinkage!r}; "
+                             f"shrink a fit made with shrinkage=False.")
+        twin = copy.copy(self)
+        twin.shrinkage = shrinkage
+        d = self.coef_.shape[0]
+        p = twin._validate(d)  # checks shrinkage (and the unchanged parameters) as fit does
+        shrink, n = p["shrink"], sum(self.groups_)
+        if shrink is not False:
+            level = p["sigma"] * math.sqrt(math.log(d) / n) if shrink is True else shrink
+            # fit shrinks theta on S; every other coordinate is 0 and stays 0
+            S = self.support_recovered_
+            coef = np.zeros(d)
+            coef[S] = soft_threshold(self.coef_[S], level)
+            twin._set_fitted(coef, self.intercept_, self.privacy_)
+        return twin
 
     @staticmethod
     def _local(pre, users, S, m, data, default, sanitized):

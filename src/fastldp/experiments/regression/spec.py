@@ -41,7 +41,11 @@ generators, about 3 times as fast on some machines. The shipped sweeps use
 ``"fastldp"``: the draw was a third of a repetition's time.
 
 ``seeds`` is the number of repetitions (paper: 30 for the eps and n sweeps,
-10 for d and m). Methods: :data:`METHODS`.
+10 for d and m). Methods: :data:`METHODS`. Each method's fit draws from its
+own stream of the repetition, except ``U2R-shrink``: it is U2R's fit (U2R's
+stream) shrunk (:meth:`fastldp.regression.U2R.with_shrinkage`, bit for bit
+a fit of ``U2R(shrinkage=True)`` with that stream), so the two columns
+differ by the shrinkage alone and a repetition fits U2R once.
 """
 
 from __future__ import annotations
