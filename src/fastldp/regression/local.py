@@ -13,6 +13,7 @@ from typing import Any, Optional
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
+from .._kernels import _lasso
 from .._kernels._gather import gather_active, gather_users_float32, take_columns
 from .._validation import check_int
 from ._base import UserData, check_Xy, first_rows, group_users, soft_threshold
@@ -24,7 +25,8 @@ __all__ = ["local_lasso", "local_least_squares", "screened_local_lasso", "Precom
 def local_lasso(X: ArrayLike, y: ArrayLike, counts: ArrayLike, alpha: float, *,
                 max_iter: int = 300, tol: float = 1e-4, threshold: Any = None,
                 patience: int = 8, dtype: DTypeLike = np.float32, warm_iter: int = 20,
-                active_rounds: int = 6, max_active: int = 32) -> np.ndarray:
+                active_rounds: int = 6, max_active: int = 32,
+                compiled: bool = True) -> np.ndarray:
     """Each user's Lasso ``argmin (1/(2 m_u)) ||y_u - X_u b||^2 + alpha ||b||_1``.
 
     Three steps, every one per user (a user's result depends on its own rows
@@ -50,6 +52,14 @@ def local_lasso(X: ArrayLike, y: ArrayLike, counts: ArrayLike, alpha: float, *,
 
     ``threshold`` and ``patience`` are accepted for compatibility and unused.
 
+    In float32 (the default), the power iteration and the FISTA iterations
+    run in the compiled kernel :mod:`fastldp._kernels._lasso` (one C loop
+    per user instead of one BLAS call per user and product); ``compiled=False``
+    runs them in NumPy, the kernel's twin. The two agree to float32
+    rounding (the additions inside a product are ordered differently); a
+    user certified by step 2 gets the same support and signs from either,
+    hence the same closed form, bit for bit (tests/test_lasso_kernel.py).
+
     Returns
     -------
     ndarray of shape (n, d), float64
@@ -59,25 +69,31 @@ def local_lasso(X: ArrayLike, y: ArrayLike, counts: ArrayLike, alpha: float, *,
     n, m, d = X.shape
     counts = np.asarray(counts, dtype=np.float64)
     inv_m = (1.0 / counts.astype(dtype))[:, None]
-    # power iteration for L_u
-    # the power iteration runs in float64 (v is float64: float32 / np.float64); X is cast once
-    # here, not by each product (a mixed-type matmul casts X to float64 every call)
     X64 = X.astype(np.float64, copy=False)
-    v = np.ones((n, d), dtype=dtype) / np.sqrt(d)
-    norm = np.ones((n, 1), dtype=dtype)
-    for _ in range(6):
-        v = _xt(X64, _x(X64, v)) * inv_m
-        norm = np.linalg.norm(v, axis=1, keepdims=True)
-        v /= np.maximum(norm, 1e-12)
-    step = (1.0 / (norm[:, 0] * 1.15 + 1e-6).astype(dtype))[:, None]
+    use_kernel = compiled and X.dtype == np.float32
+    fista = _fista_compiled if use_kernel else _fista
+    if use_kernel:
+        X = np.ascontiguousarray(X)
+        step = _lasso.power_steps(X, np.ascontiguousarray(inv_m[:, 0]))[:, None]
+    else:
+        # power iteration for L_u
+        # the power iteration runs in float64 (v is float64: float32 / np.float64); X is cast
+        # once here, not by each product (a mixed-type matmul casts X to float64 every call)
+        v = np.ones((n, d), dtype=dtype) / np.sqrt(d)
+        norm = np.ones((n, 1), dtype=dtype)
+        for _ in range(6):
+            v = _xt(X64, _x(X64, v)) * inv_m
+            norm = np.linalg.norm(v, axis=1, keepdims=True)
+            v /= np.maximum(norm, 1e-12)
+        step = (1.0 / (norm[:, 0] * 1.15 + 1e-6).astype(dtype))[:, None]
     Xty = _xt(X, y) * inv_m
     # the minimizer has alpha ||b||_1 <= ||y||^2 / (2 m); an iterate far beyond means the
     # power iteration underestimated L_u: that user restarts from 0 with half the step
     bound = (4.0 * np.einsum("um,um->u", y, y).astype(np.float64) * inv_m[:, 0]
              / (2 * max(alpha, 1e-12)) + 1.0)[:, None]
     t = np.ones((n, 1))
-    b, z, t, step = _fista(X, Xty, inv_m, step, alpha, np.zeros((n, d), dtype=dtype), None, t,
-                           min(warm_iter, max_iter), None, bound)
+    b, z, t, step = fista(X, Xty, inv_m, step, alpha, np.zeros((n, d), dtype=dtype), None, t,
+                          min(warm_iter, max_iter), None, bound)
     out = b.astype(np.float64)
     y64 = y.astype(np.float64)
     c64 = _xt(X64, y64) / counts[:, None]
@@ -86,8 +102,8 @@ def local_lasso(X: ArrayLike, y: ArrayLike, counts: ArrayLike, alpha: float, *,
     left = np.flatnonzero(~done)
     if left.shape[0] and max_iter > warm_iter:
         sub = (X[left], Xty[left], inv_m[left], step[left])
-        bl, _, _, _ = _fista(*sub, alpha, b[left], z[left], t[left], max_iter - warm_iter, tol,
-                             bound[left])
+        bl, _, _, _ = fista(*sub, alpha, b[left], z[left], t[left], max_iter - warm_iter, tol,
+                            bound[left])
         out_l = bl.astype(np.float64)
         _active_set(X[left], y64[left], c64[left], counts[left], alpha, out_l,
                     active_rounds, K)
@@ -136,6 +152,20 @@ def _fista(X, Xty, inv_m, step, alpha, b, z, t, iterations, tol, bound):
     if live.shape[0]:
         b[live], z[live], t[live], step[live] = bl, zl, tl, st
     return b, z, t, step
+
+
+def _fista_compiled(X, Xty, inv_m, step, alpha, b, z, t, iterations, tol, bound):
+    """:func:`_fista` by the kernel :func:`fastldp._kernels._lasso.fista` (float32 only)."""
+    f32 = np.float32
+    b = np.array(b, dtype=f32, order="C")
+    z = b.copy() if z is None else np.array(z, dtype=f32, order="C")
+    t = np.array(t[:, 0], dtype=np.float64)
+    step = np.array(step[:, 0], dtype=f32)
+    _lasso.fista(np.ascontiguousarray(X, dtype=f32), np.ascontiguousarray(Xty, dtype=f32),
+                 np.ascontiguousarray(inv_m[:, 0], dtype=f32), step, float(alpha), b, z, t,
+                 int(iterations), -1.0 if tol is None else float(tol),
+                 np.ascontiguousarray(bound[:, 0], dtype=np.float64))
+    return b, z, t[:, None], step[:, None]
 
 
 def _active_set(X, y, c, counts, alpha, b, rounds, K, kkt_tol=1e-5):
