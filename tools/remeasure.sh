@@ -44,6 +44,8 @@ if [ "$quick" = 1 ]; then
     run python bench/oracle_compare.py --n 20000 --repeats 1 --peer-n 500 --peer-olh-n 100
     run python bench/rpc_compare.py --n 2000 --repeats 1
     run python bench/regression_compare.py --n 2000 --d 64
+    run python bench/normal_sampler.py --quick --repeats 1
+    run python bench/local_lasso.py --quick --repeats 1
     run python bench/long_format.py --n 20000
     run python bench/stream_decode.py --quick --repeats 1
     run python bench/table5_check.py --seeds 1 --support-rule raw
@@ -60,6 +62,8 @@ else
     run python bench/oracle_compare.py
     run python bench/rpc_compare.py
     run python bench/regression_compare.py
+    run python bench/normal_sampler.py
+    run python bench/local_lasso.py
     run python bench/long_format.py
     run python bench/stream_decode.py
     run python bench/table5_check.py --seeds 5
