@@ -306,6 +306,30 @@ def test_u2r_shrink_row_is_u2r_fit_shrunk_whatever_the_other_methods():
     runner._CACHE.clear()
 
 
+def test_a_cell_leaves_no_reference_cycle_holding_its_data():
+    """Once the runner's cache lets go of a repetition's data, it is freed at once, without
+    the cyclic garbage collector (a self-calling closure in the runner once held every
+    repetition's data and caches in a cycle: a worker grew by them every repetition)."""
+    import gc
+    import weakref
+
+    from fastldp.experiments.regression import runner
+
+    runner._CACHE.clear()
+    gc.collect()
+    gc.disable()
+    try:
+        for row in runner.run_cell(expand_grid(spec_from_dict_regression(TINY))[0]):
+            assert not row["failure"], row["failure"]
+        (data,) = runner._CACHE.values()
+        ref = weakref.ref(data)
+        del data
+        runner._CACHE.clear()
+        assert ref() is None
+    finally:
+        gc.enable()
+
+
 def test_sampler_population_is_checked_and_numpy_is_the_default():
     fast = spec_from_dict_regression(dict(TINY, fixed={**TINY["fixed"], "population": {
         "kind": "synthetic", "sampler": "fastldp"}}))

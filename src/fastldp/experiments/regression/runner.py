@@ -354,32 +354,10 @@ def _run_methods(cell: Cell, rows: dict, n_threads: int, data_dir,
             return
         data.shared = True
     fits: dict = {}  # this cell's fits by method (U2R-shrink reads U2R's)
-
-    def fit(method):
-        if method not in fits:
-            if method == "Lasso" and data.lasso is not None:
-                fits[method] = data.lasso
-            elif method == "U2R-shrink":
-                # U2R's fit with U2R's stream, shrunk: bit for bit the fit of
-                # U2R(shrinkage=True) with that stream (U2R.with_shrinkage), at the cost of
-                # one soft-thresholding; its time is U2R's fit plus the shrinkage
-                plain, seconds = fit("U2R")
-                t0 = time.perf_counter()
-                fits[method] = (plain.with_shrinkage(True), seconds + time.perf_counter() - t0)
-            else:
-                est = build_estimator(method, cfg, data)
-                t0 = time.perf_counter()
-                est.fit_precomputed(data.pre,
-                                    rng=np.random.default_rng(stream("method", method)))
-                fits[method] = (est, time.perf_counter() - t0)
-                if method == "Lasso":
-                    data.lasso = fits[method]
-        return fits[method]
-
     for method, row in rows.items():
         row["d"] = data.X.shape[1]
         try:
-            est, seconds = fit(method)
+            est, seconds = _fit(method, cfg, data, stream, fits)
             row["runtime_s"] = seconds
             row["delta"] = est.privacy_.delta
             row["test_mse"] = float(np.mean((est.predict(data.X_test) - data.y_test) ** 2))
@@ -396,6 +374,35 @@ def _run_methods(cell: Cell, rows: dict, n_threads: int, data_dir,
                     row["stage1_exact"] = bool(np.array_equal(np.sort(recovered), truth))
         except Exception as exc:
             row["failure"] = _message(exc, f"{method}: ")
+
+
+def _fit(method: str, cfg: dict, data: _Data, stream, fits: dict):
+    """``(fitted estimator, seconds)`` of ``method`` on one cell, kept in ``fits``.
+
+    A module function, not a closure: a closure that calls itself holds its
+    cell (and with it the repetition's data and caches) in a reference cycle,
+    freed only by a full garbage collection, so a worker grew by the size of
+    those caches every repetition.
+    """
+    if method in fits:
+        return fits[method]
+    if method == "Lasso" and data.lasso is not None:
+        fits[method] = data.lasso
+    elif method == "U2R-shrink":
+        # U2R's fit with U2R's stream, shrunk: bit for bit the fit of U2R(shrinkage=True)
+        # with that stream (U2R.with_shrinkage), at the cost of one soft-thresholding; its
+        # time is U2R's fit plus the shrinkage
+        plain, seconds = _fit("U2R", cfg, data, stream, fits)
+        t0 = time.perf_counter()
+        fits[method] = (plain.with_shrinkage(True), seconds + time.perf_counter() - t0)
+    else:
+        est = build_estimator(method, cfg, data)
+        t0 = time.perf_counter()
+        est.fit_precomputed(data.pre, rng=np.random.default_rng(stream("method", method)))
+        fits[method] = (est, time.perf_counter() - t0)
+        if method == "Lasso":
+            data.lasso = fits[method]
+    return fits[method]
 
 
 def _data_group(cell: Cell):
