@@ -86,6 +86,17 @@ _NOTE = ("user-level: a user's whole local dataset of at most rows_per_user rows
          "dataset (its rows and its row count); the number of users n is public")
 
 
+def _shrunk(theta: np.ndarray, shrink: Union[bool, float], sigma: float, d: int,
+            n: int) -> np.ndarray:
+    """U2R's final step: ``theta`` soft-thresholded at ``shrink`` (``True``:
+    ``sigma sqrt(log d / n)``; ``False``: ``theta`` as it is). One function for the fit
+    and :meth:`U2R.with_shrinkage`, so the two give the same bits."""
+    if shrink is False:
+        return theta
+    level = sigma * math.sqrt(math.log(d) / n) if shrink is True else shrink
+    return soft_threshold(theta, level)
+
+
 class U2R(RegressionEstimator):
     """User-level two-round shuffled sparse regression (paper 002, Algorithm U2R).
 
@@ -347,10 +358,7 @@ class U2R(RegressionEstimator):
         lb = self._local(pre, gb, S, m, data, theta_a, sanitized)
         res_b = ShuffledVectorSum(norm_bound=rb, **summer).sum(clip_l2(lb, rb, theta_a), gen)
         theta = theta_a + res_b.total / nb
-        shrink = p["shrink"]
-        if shrink is not False:
-            level = sigma * math.sqrt(math.log(d) / n) if shrink is True else shrink
-            theta = soft_threshold(theta, level)
+        theta = _shrunk(theta, p["shrink"], sigma, d, n)
         coef[S] = theta
         coarse[S] = theta_a
         self.coef_coarse_, self.radii_ = coarse, (ra, rb)
@@ -402,13 +410,11 @@ class U2R(RegressionEstimator):
         twin.shrinkage = shrinkage
         d = self.coef_.shape[0]
         p = twin._validate(d)  # checks shrinkage (and the unchanged parameters) as fit does
-        shrink, n = p["shrink"], sum(self.groups_)
-        if shrink is not False:
-            level = p["sigma"] * math.sqrt(math.log(d) / n) if shrink is True else shrink
+        if p["shrink"] is not False:
             # fit shrinks theta on S; every other coordinate is 0 and stays 0
             S = self.support_recovered_
             coef = np.zeros(d)
-            coef[S] = soft_threshold(self.coef_[S], level)
+            coef[S] = _shrunk(self.coef_[S], p["shrink"], p["sigma"], d, sum(self.groups_))
             twin._set_fitted(coef, self.intercept_, self.privacy_)
         return twin
 
