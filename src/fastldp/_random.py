@@ -153,14 +153,14 @@ def ziggurat_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
 
 def standard_normal(rng: RngLike = None, size=None, *,
                     out: Optional[np.ndarray] = None) -> Union[float, np.ndarray]:
-    """Standard normal variates, about 3 times as fast as NumPy's on some machines.
+    """Standard normal variates, about 2.5 times as fast as NumPy's on some machines.
 
     A 256-layer ziggurat (Marsaglia and Tsang 2000) reading the 64-bit
     words of ``rng``'s own bit generator, so all randomness still flows from
     the :class:`numpy.random.Generator`. One word makes a variate about 99%
     of the time; its sign is set without a branch, which is where NumPy's
     ``Generator.standard_normal`` loses most of its time on some machines
-    (on the 2-core Intel Xeon VM of the project: 1.3 s against 3.8 s for
+    (on the 2-core Intel Xeon VM of the project: 1.5 s against 3.7 s for
     192 million values; ``python bench/normal_sampler.py`` prints both).
 
     The law is N(0, 1) (to the resolution of a 52-bit uniform on each

@@ -122,8 +122,8 @@ def make_sparse_regression(*, n: int = 15_000, m: int = 50, d: int = 256, k: int
         ``Generator.standard_normal``; ``"fastldp"`` is
         :func:`fastldp._random.standard_normal`, a ziggurat on the
         generator's own 64-bit words, the same law with other values, about
-        3 times as fast on some machines (the draw of the experiments'
-        192 million normals: 1.3 s against 3.8 s on a 2-core Intel Xeon VM).
+        2.5 times as fast on some machines (the draw of the experiments'
+        192 million normals: 1.5 s against 3.7 s on a 2-core Intel Xeon VM).
         The experiments' regression sweeps use ``"fastldp"``.
 
     Examples

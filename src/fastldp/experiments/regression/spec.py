@@ -37,7 +37,7 @@ Normals (``sampler``, synthetic only): ``"numpy"`` (the default, dropped
 from the table so that earlier configuration ids hold) draws with NumPy's
 ``Generator.standard_normal``; ``"fastldp"`` with
 :func:`fastldp._random.standard_normal`, the same law from the same
-generators, about 3 times as fast on some machines. The shipped sweeps use
+generators, about 2.5 times as fast on some machines. The shipped sweeps use
 ``"fastldp"``: the draw was a third of a repetition's time.
 
 ``seeds`` is the number of repetitions (paper: 30 for the eps and n sweeps,
