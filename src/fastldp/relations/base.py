@@ -23,8 +23,9 @@ from numpy.typing import ArrayLike
 from .._random import resolve_codebook_seed, resolve_identities, resolve_n_threads
 from .._validation import (check_choice, check_float, check_int, check_positive_array,
                            param_error, resolve_alias)
-from ..results import PrivacyStatement
 from .._sanitize import SanitizationReport
+from ._privacy import privacy_of_budgets, privacy_of_extremes
+from .decoders import decode as _decode
 from .relation_sets import CAP_POLICIES, RelationSets, as_relation_sets, is_long_format
 
 __all__ = ["RelationMechanism", "MAX_PAIRS", "MIN_EPSILON", "resolve_alias", "keyword_epsilons",
@@ -76,23 +77,6 @@ def keyword_epsilons(method: _F) -> _F:
         return method(self, *args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
-
-
-def privacy_of_budgets(eps: np.ndarray) -> PrivacyStatement:
-    """What a relation decode guarantees: each identity's whole set at its own budget."""
-    return PrivacyStatement.local(epsilons=eps, unit="user")
-
-
-def privacy_of_extremes(eps_min: Optional[float], eps_max: Optional[float]) -> PrivacyStatement:
-    """The statement a decode from partials can make: they keep the extremes, not the budgets.
-
-    Personal budgets give their min and max (no median: a partial holds
-    exact sums, not the budgets).
-    """
-    if eps_min is not None and eps_min == eps_max:
-        return PrivacyStatement.local(epsilon=eps_min, unit="user")
-    return PrivacyStatement("local DP", "user", epsilon=None, epsilon_min=eps_min,
-                            epsilon_max=eps_max, personal=eps_min is not None)
 
 
 class RelationMechanism:
@@ -264,10 +248,8 @@ class RelationMechanism:
         to the constructor's ``epsilon``, and ``support_rule`` (default: the
         mechanism's) picks the projection's support.
         """
-        from .decoders import decode
-
-        return decode(self, reports, epsilons, decoders=decoders, n_groups=n_groups,
-                      identities=identities, support_rule=support_rule)
+        return _decode(self, reports, epsilons, decoders=decoders, n_groups=n_groups,
+                       identities=identities, support_rule=support_rule)
 
     # ------------------------------------------------------------ interface
     def payload_bits(self, epsilons: ArrayLike) -> np.ndarray:  # pragma: no cover - abstract

@@ -33,7 +33,7 @@ from numpy.typing import ArrayLike
 from .._validation import check_choice, check_int
 from .._sanitize import SanitizationReport
 from ..results import PrivacyStatement, Result
-from .base import privacy_of_budgets
+from ._privacy import privacy_of_budgets
 from .projection import check_support_rule, project
 
 __all__ = ["DECODERS", "Decoded", "decode", "public_groups"]
