@@ -1,4 +1,10 @@
-"""Shared test settings: property tests are derandomized so CI is reproducible.
+"""Shared test settings: two tiers, and property tests derandomized so CI is reproducible.
+
+Tiers: ``python -m pytest`` runs the default tier (every test not marked
+``slow``); ``python -m pytest --slow`` (or ``FASTLDP_SLOW=1``) runs the slow
+tier too (simulation-size statistics, fuzzing with thousands of cases, kill -9
+loops, the browser, full reproductions). ``.ci/run`` runs both. Every slow
+test has a fast test of the same code path in the default tier.
 
 The fuzz suite (tests/test_fuzz_*.py) fixes its example counts per test with
 :func:`fuzz`, so it fits its CI budget (under a minute on two cores);
@@ -21,3 +27,42 @@ def fuzz(max_examples: int):
     """Settings of one fuzz property: ``max_examples`` (times the long profile's scale)."""
     return settings(max_examples=max_examples * _FUZZ_SCALE,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+def pytest_addoption(parser):
+    parser.addoption("--slow", action="store_true", default=False,
+                     help="also run the slow tier (tests marked slow); FASTLDP_SLOW=1 does too")
+
+
+def _run_slow(config) -> bool:
+    return bool(config.getoption("--slow")) or os.environ.get("FASTLDP_SLOW", "") not in ("", "0")
+
+
+def pytest_collection_modifyitems(config, items):
+    if _run_slow(config):
+        return
+    # a test named on the command line (path::name) runs whatever its tier
+    named = {arg.split("[")[0] for arg in config.args if "::" in arg}
+    slow = [item for item in items if item.get_closest_marker("slow") is not None
+            and item.nodeid.split("[")[0] not in named
+            and not any(item.nodeid.endswith(n.split("tests/", 1)[-1]) for n in named)]
+    if not slow:
+        return
+    dropped = {id(item) for item in slow}
+    keep = [item for item in items if id(item) not in dropped]
+    config.hook.pytest_deselected(items=slow)
+    items[:] = keep
+    config._fastldp_slow_deselected = len(slow)
+
+
+def pytest_report_header(config):
+    if _run_slow(config):
+        return "fastldp: default and slow tiers (--slow)"
+    return "fastldp: default tier only; the slow tier runs with --slow (or FASTLDP_SLOW=1)"
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    n = getattr(config, "_fastldp_slow_deselected", 0)
+    if n:
+        terminalreporter.write_line(f"fastldp: {n} slow-tier tests not run (python -m pytest "
+                                    "--slow runs them)")
