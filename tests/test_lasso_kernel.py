@@ -19,7 +19,7 @@ import pytest
 from fastldp._kernels import _lasso
 from fastldp.regression import make_sparse_regression
 from fastldp.regression import local as L
-from fastldp.regression._base import group_users
+from fastldp.regression._rows import group_users
 
 LANES = 16
 

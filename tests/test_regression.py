@@ -467,7 +467,7 @@ def test_u2r_error_is_within_the_predicted_noise():
 
 
 def test_local_lasso_does_not_depend_on_threads(noiseless):
-    from fastldp.regression._base import group_users
+    from fastldp.regression._rows import group_users
     from fastldp.regression.local import screened_local_lasso
 
     D = noiseless
@@ -482,7 +482,7 @@ def test_local_lasso_does_not_depend_on_threads(noiseless):
 
 def test_local_lasso_is_exact_and_per_user():
     """The local Lasso meets the KKT conditions, and a user's solution ignores its batch."""
-    from fastldp.regression._base import group_users
+    from fastldp.regression._rows import group_users
     from fastldp.regression.local import local_lasso, screened_local_lasso
 
     D = make_sparse_regression(n=300, m=30, d=40, k=3, sigma=0.25, rng=5)
@@ -627,7 +627,7 @@ def test_users_with_fewer_rows_follow_the_documented_rule(noiseless):
 
 def test_local_lasso_on_scaled_data_is_the_float64_answer():
     """float32 overflowed on data scaled by 1e20: empty support; now such users run in float64."""
-    from fastldp.regression._base import group_users
+    from fastldp.regression._rows import group_users
     from fastldp.regression.local import local_lasso, screened_local_lasso
 
     D = make_sparse_regression(n=20, m=30, d=12, k=2, sigma=0.1, rng=25)

@@ -168,7 +168,7 @@ def test_a_chunk_mixing_float32_and_float64_users_solves_each_user_alone():
     # screened_local_lasso gathers a chunk's rows once and splits it into the users solved in
     # float32 and those whose huge rows need float64: each user's solution must be the one it
     # gets alone (fails if the split takes another user's rows or row count)
-    from fastldp.regression._base import group_users
+    from fastldp.regression._rows import group_users
     from fastldp.regression.local import screened_local_lasso
 
     D = make_sparse_regression(n=40, m=12, d=10, k=2, sigma=0.25, rng=8)

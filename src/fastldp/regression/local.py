@@ -1,7 +1,7 @@
 """Per-user (local) solvers, batched over users (Lasso, least squares), and their cache.
 
 Every user solves on its own ``m`` rows; the solvers run all users at once
-on the ``(n, m, d)`` array of :class:`fastldp.regression._base.UserData`.
+on the ``(n, m, d)`` array of :class:`fastldp.regression._rows.UserData`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from numpy.typing import ArrayLike, DTypeLike
 from .._kernels import _lasso
 from .._kernels._gather import gather_active, gather_users_float32, take_columns
 from .._validation import check_int
-from ._base import UserData, check_Xy, first_rows, group_users, soft_threshold
+from ._rows import UserData, check_Xy, first_rows, group_users, soft_threshold
 
 __all__ = ["local_lasso", "local_least_squares", "screened_local_lasso", "Precomputed",
            "clipped_sums"]
@@ -489,10 +489,10 @@ class Precomputed:
 
     def grouped(self, owner: str, min_rows: int = 1,
                 rows_per_user: Optional[int] = None) -> UserData:
-        """The rows grouped by user (:class:`~fastldp.regression._base.UserData`), cached.
+        """The rows grouped by user (:class:`~fastldp.regression._rows.UserData`), cached.
 
         With ``rows_per_user``, each user's first ``rows_per_user`` rows
-        (:func:`~fastldp.regression._base.first_rows`).
+        (:func:`~fastldp.regression._rows.first_rows`).
         """
         if self._grouped is None:
             self._grouped = group_users(self.X, self.y, self.users, owner, min_rows=1)
