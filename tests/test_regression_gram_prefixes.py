@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from fastldp.regression import _gram
-from fastldp.regression.sample_sdp import _row_norms, default_radii, l2_clipped_sums
+from fastldp.regression._clipping import _row_norms
+from fastldp.regression.sample_sdp import default_radii, l2_clipped_sums
 
 
 def _data(N, d, seed):

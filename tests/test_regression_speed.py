@@ -18,7 +18,8 @@ from fastldp.experiments.regression.spec import expand_grid, spec_from_dict_regr
 from fastldp.regression import Lasso, SampleSDP, make_sparse_regression
 from fastldp.regression import _gram
 from fastldp.regression.local import Precomputed
-from fastldp.regression.sample_sdp import _BLOCK, default_radii, l2_clipped_sums
+from fastldp.regression._clipping import _BLOCK
+from fastldp.regression.sample_sdp import default_radii, l2_clipped_sums
 
 
 def _data(N, d, seed=0):

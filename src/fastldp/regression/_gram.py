@@ -39,6 +39,8 @@ from typing import Optional
 
 import numpy as np
 
+from ._clipping import _row_norms, l2_clipped_sums
+
 __all__ = ["blas_chunk_rows", "gram_and_l2_sums", "gram_and_l2_sums_prefixes"]
 
 #: OpenBLAS's GEMM_Q over its kernels (double precision); the probe tries each
@@ -157,8 +159,6 @@ def gram_and_l2_sums(X: np.ndarray, y: np.ndarray, x_radius: float, y_radius: fl
     ``rows`` rows with a clipped row has its own products (its ``xc`` is not
     ``x``); every other chunk's product serves both sums.
     """
-    from .sample_sdp import l2_clipped_sums
-
     q = blas_chunk_rows()
     if q is None or not X.flags.c_contiguous:
         return X.T @ X, l2_clipped_sums(X, y, x_radius, y_radius, rows)
@@ -192,8 +192,6 @@ def _plain_block(X: np.ndarray, start: int, stop: int, q: int, shared: dict,
 def _shared(X: np.ndarray, y: np.ndarray, x_radius: float, y_radius: float, rows: int,
             q: int) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray, int, int]]:
     """:func:`gram_and_l2_sums` with the chunk ``q``."""
-    from .sample_sdp import _row_norms
-
     N, d = X.shape
     lasso = _chunks(0, N, q)
     li = 0
@@ -382,8 +380,6 @@ def _own_block(X: np.ndarray, y: np.ndarray, start: int, stop: int, x_radius: fl
 def _shared_prefixes(X: np.ndarray, y: np.ndarray, keys: list[tuple[int, float, float]],
                      rows: int, q: int) -> dict:
     """:func:`gram_and_l2_sums_prefixes` with the chunk ``q``: ``{(p, xr, yr): result}``."""
-    from .sample_sdp import _row_norms
-
     d = X.shape[1]
     U = len(keys)
     plen = [k[0] for k in keys]
