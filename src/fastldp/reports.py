@@ -979,6 +979,26 @@ def decode_files(mechanism: Any, sources: Union[str, "os.PathLike[str]", Sequenc
         if message is not None:
             warnings.warn(message, SanitizationWarning, stacklevel=2)
         return result
+    if checkpoint is None:
+        return _decode_stream(mechanism, sources, None, progress, finalize)
+    from ._stores import FileLock
+
+    # one decode per checkpoint: two would overwrite each other's progress (the lock
+    # file beside it names the holder; the OS releases it when the holder exits)
+    lock = FileLock(f"{os.fspath(checkpoint)}.lock", f"the decode checkpoint {checkpoint}",
+                    "fastldp decode --checkpoint").acquire()
+    try:
+        result = _decode_stream(mechanism, sources, checkpoint, progress, finalize)
+    except BaseException:
+        lock.release()
+        raise
+    lock.release(remove=True)
+    return result
+
+
+def _decode_stream(mechanism: Any, sources: Any, checkpoint: Any, progress: Any,
+                   finalize: bool) -> Any:
+    """:func:`decode_files`'s streaming decode (the checkpoint, if any, locked by the caller)."""
     readers = open_reports(mechanism, sources)
     files = [r.identity() for r in readers]
     total = sum(r.num_rows for r in readers)
@@ -1018,5 +1038,5 @@ def decode_files(mechanism: Any, sources: Union[str, "os.PathLike[str]", Sequenc
         os.remove(checkpoint)
     message = sanitization_warning(result)
     if message is not None:
-        warnings.warn(message, SanitizationWarning, stacklevel=2)
+        warnings.warn(message, SanitizationWarning, stacklevel=3)
     return result

@@ -2,6 +2,7 @@
 
 Layout of a store directory ``DIR``::
 
+    DIR/store.lock            held (flock) by the one process that writes the store
     DIR/index.sqlite          the journal (SQLite in WAL mode, synchronous=FULL)
     DIR/seg-000001.parquet    closed report segments (fastldp.reports format)
     DIR/seg-000002.parquet.partial   the segment being written (not yet a report file)
@@ -14,6 +15,12 @@ The SQLite database holds, in one transaction per group of batches:
   budgets and reports as raw little-endian arrays) until the segment that
   holds it is closed,
 * ``segments``: the closed segments and the batches each holds.
+
+One process writes a store: :class:`Store` takes an exclusive ``flock`` on
+``store.lock`` before it reads or writes anything (recovery included) and
+holds it until :meth:`Store.close`; a second one is refused with
+:class:`StoreLocked`, naming the holder, and touches nothing. The operating
+system releases the lock when its holder exits, ``SIGKILL`` included.
 
 A batch is acknowledged only after that transaction has committed, and a
 commit with ``synchronous=FULL`` in WAL mode returns after the journal was
@@ -62,15 +69,24 @@ from typing import Any, Optional
 
 import numpy as np
 
+from .._stores import STORE_LOCK, FileLock, LockHeld
 from ..reports import ReportWriter, chunk_epsilons, decode_files, mechanism_spec
 
-__all__ = ["Store", "Batch", "StoreError"]
+__all__ = ["Store", "Batch", "StoreError", "StoreLocked", "StoreFull"]
 
 _SIGNED = np.int64  # identities are stored as the int64 with the same bits (SQLite integers are signed)
 
 
 class StoreError(ValueError):
     """The store directory cannot serve this mechanism (another spec, a missing segment)."""
+
+
+class StoreLocked(StoreError):
+    """Another process holds the store (the message names it); nothing was read or written."""
+
+
+class StoreFull(StoreError):
+    """A batch could not be stored for lack of space: nothing of it was kept (retry later)."""
 
 
 @dataclass
@@ -143,6 +159,27 @@ class Store:
                  backlog: int = 1 << 21, decode_rows: int = 1 << 13) -> None:
         self.dir = Path(directory)
         self.dir.mkdir(parents=True, exist_ok=True)
+        # one writer per store, before anything reads or writes it: a second collector's
+        # recovery would copy the first one's journal into a segment of its own (the same
+        # batches twice) and its commits would collide with the first's sequence numbers
+        self._store_lock = FileLock(self.dir / STORE_LOCK, f"the store {self.dir}",
+                                    "fastldp serve")
+        try:
+            self._store_lock.acquire()
+        except LockHeld as exc:
+            raise StoreLocked(str(exc)) from None
+        except OSError as exc:
+            raise StoreError(f"the store directory {self.dir} cannot be locked for writing "
+                             f"({exc.strerror}: {exc.filename})") from None
+        try:
+            self._open(mechanism, report_shape, report_dtype, segment_rows, row_group,
+                       max_group, backlog, decode_rows)
+        except BaseException:
+            self._store_lock.release()
+            raise
+
+    def _open(self, mechanism, report_shape, report_dtype, segment_rows, row_group, max_group,
+              backlog, decode_rows) -> None:
         self.mechanism = mechanism
         self.spec = mechanism_spec(mechanism)
         self.report_shape = tuple(report_shape)
@@ -354,9 +391,12 @@ class Store:
         self._segmenter.join()
         self._decode_queue.put(None)
         self._decoder.join()
-        self._roll()
-        self._ckpt_db.close()
-        self._db.close()
+        try:
+            self._roll()
+        finally:
+            self._ckpt_db.close()
+            self._db.close()
+            self._store_lock.release()
 
     # ------------------------------------------------------------------ the writer thread
     def _write_loop(self) -> None:

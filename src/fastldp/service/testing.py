@@ -59,12 +59,13 @@ class RunningServer:
         assert self.proc is not None
         return self.proc.pid
 
-    def command(self) -> list[str]:
+    def command(self, port: Optional[int] = None) -> list[str]:
+        """The ``fastldp serve`` command line (on ``port``, default the server's own)."""
         spec = self.mechanism if isinstance(self.mechanism, str) else __import__("json").dumps(
             self.mechanism)
         cmd = [sys.executable, "-m", "fastldp", "serve", "--mechanism", spec,
                "--store", str(self.store), "--tokens", str(self.tokens_file),
-               "--host", "127.0.0.1", "--port", str(self.port)]
+               "--host", "127.0.0.1", "--port", str(self.port if port is None else port)]
         if self.tls:
             cmd += ["--tls-cert", str(self.tls[0]), "--tls-key", str(self.tls[1])]
         for name, value in self.options.items():

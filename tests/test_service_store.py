@@ -1,0 +1,229 @@
+"""The collector's store under real operations: one writer per store, a full disk, reused keys.
+
+The two-collector scenarios run real ``fastldp serve`` subprocesses
+(:mod:`fastldp.service.testing`) on one store, as the review did; the rest
+drive :class:`~fastldp.service.store.Store` in process. Every count is
+exact: acknowledged reports = decoded reports, not approximately.
+"""
+
+import glob
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+pytest.importorskip("starlette")
+pytest.importorskip("uvicorn")
+httpx = pytest.importorskip("httpx")
+pytest.importorskip("pyarrow")
+
+from fastldp import cli  # noqa: E402
+from fastldp._stores import FileLock, LockHeld, store_segments  # noqa: E402
+from fastldp.mechanisms import from_spec  # noqa: E402
+from fastldp.reports import decode_files, write_reports  # noqa: E402
+from fastldp.service import Client  # noqa: E402
+from fastldp.service.app import probe_reports  # noqa: E402
+from fastldp.service.store import Batch, Store, StoreLocked  # noqa: E402
+from fastldp.service.testing import free_port, running_server  # noqa: E402
+
+OLH = {"mechanism": "OLH", "params": {"domain_size": 64, "epsilon": 1.0, "codebook_seed": 5}}
+
+
+def _reports(mech, first, n, seed):
+    ids = np.arange(first, first + n, dtype=np.uint64)
+    values = np.random.default_rng(seed).integers(0, 64, n)
+    return ids, mech.privatize(values, identities=ids, rng=seed)
+
+
+def _send(client, mech, first, batches, size=1000):
+    """``batches`` batches of ``size`` reports from identity ``first`` on; each must be 201."""
+    sent_ids, sent_reports = [], []
+    for b in range(batches):
+        ids, reports = _reports(mech, first + b * size, size, seed=first + b)
+        answer = client.send_batch(ids, reports, key=f"k{first + b * size}")
+        assert answer["accepted"] == size and answer["replayed"] is False
+        sent_ids.append(ids)
+        sent_reports.append(reports)
+    return np.concatenate(sent_ids), np.concatenate(sent_reports)
+
+
+def _files(store):
+    return sorted(p.name for p in store.iterdir())
+
+
+def _state(store):
+    """Names, sizes and modification times of every file of the store (what 'touched' means)."""
+    return {p.name: (p.stat().st_size, p.stat().st_mtime_ns) for p in store.iterdir()}
+
+
+def _one_error_line(stderr):
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, stderr
+    return lines[0]
+
+
+def _check_totals(srv, mech, ids, reports):
+    """After a graceful restart: acknowledged = estimated = decoded, the estimate exact."""
+    srv.restart()
+    health = httpx.get(srv.url + "/v1/health", timeout=10).json()
+    with Client(srv.url, srv.token) as client:
+        live = client.estimate()
+    offline = mech.estimate(reports, identities=ids)
+    assert health["reports"] == ids.size
+    assert live["n"] == ids.size and live["pending"] == 0
+    assert np.array_equal(np.array(live["estimate"]), offline.estimate)
+    srv.stop()  # the graceful stop closes the open segment: the files hold every report
+    decoded = decode_files(mech, sorted(glob.glob(str(srv.store / "*.parquet"))))
+    assert decoded.n == ids.size
+    assert np.array_equal(decoded.estimate, offline.estimate)
+
+
+def test_second_serve_on_the_same_store_and_port_refuses_before_recovery(tmp_path):
+    """The review's first scenario: a second ``fastldp serve`` on the same store and port.
+
+    The old code ran the store's recovery before it failed to bind the port:
+    it copied the first server's journal (10,000 acknowledged reports, in no
+    segment yet) into a segment of its own, and after a restart the first
+    server's estimate said n = 15,000 against 10,000 acknowledged. Now the
+    second one exits 2 in one line naming the holder, and the store is not
+    touched (no file created, written or renamed)."""
+    mech = from_spec(OLH)
+    with running_server(tmp_path, OLH) as srv:
+        with Client(srv.url, srv.token) as client:
+            ids, reports = _send(client, mech, 0, 10)
+        assert not glob.glob(str(srv.store / "*.parquet"))  # the journal holds them all
+        before = _state(srv.store)
+        second = subprocess.run(srv.command(), capture_output=True, text=True, timeout=120)
+        assert _state(srv.store) == before  # no recovery, no segment, no write
+        assert second.returncode == 2, second.stderr
+        line = _one_error_line(second.stderr)
+        assert f"the store {srv.store} is in use by pid {srv.pid}" in line
+        assert "fastldp serve since" in line
+        _check_totals(srv, mech, ids, reports)
+
+
+def test_second_serve_on_another_port_is_refused_and_the_first_keeps_counting(tmp_path):
+    """The review's second scenario: a second ``fastldp serve`` on the same store, another port.
+
+    The old code started it: both wrote the journal, and the first server's
+    next batch got a 500 (``UNIQUE constraint failed: pending.seq``) while
+    its acknowledged reports were stored more than once. Now the second one
+    exits 2 before it serves, and the first one's next batches are 201 with
+    exact totals."""
+    mech = from_spec(OLH)
+    with running_server(tmp_path, OLH) as srv:
+        with Client(srv.url, srv.token) as client:
+            ids1, reports1 = _send(client, mech, 0, 6)
+        other = free_port()
+        proc = subprocess.Popen(srv.command(port=other), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        try:
+            serving = False
+            deadline = time.monotonic() + 120
+            while proc.poll() is None and time.monotonic() < deadline:
+                try:  # the old code got this far: a second collector serving the same store
+                    serving = httpx.get(f"http://127.0.0.1:{other}/v1/health",
+                                        timeout=1).status_code == 200
+                    break
+                except httpx.HTTPError:
+                    time.sleep(0.05)
+            if serving:  # as a load balancer would, it gets a batch too (old code only)
+                with Client(f"http://127.0.0.1:{other}", srv.token, retries=0) as client:
+                    _send(client, mech, 100_000, 1)
+            with Client(srv.url, srv.token, retries=0) as client:
+                ids2, reports2 = _send(client, mech, 6000, 5)
+        finally:
+            if proc.poll() is None:
+                proc.terminate()
+            _, stderr = proc.communicate(timeout=60)
+        assert proc.returncode == 2, stderr
+        assert f"is in use by pid {srv.pid}" in _one_error_line(stderr)
+        _check_totals(srv, mech, np.concatenate([ids1, ids2]),
+                      np.concatenate([reports1, reports2]))
+
+
+def test_a_killed_collectors_lock_is_released_by_the_os(tmp_path):
+    """``kill -9`` leaves the lock file but not the lock: the restart takes it at once (no
+    timeout guess) and recovers the journal; the file then names the new holder."""
+    mech = from_spec(OLH)
+    with running_server(tmp_path, OLH) as srv:
+        with Client(srv.url, srv.token) as client:
+            ids, reports = _send(client, mech, 0, 3)
+        first = srv.pid
+        srv.kill()
+        assert json.loads((srv.store / "store.lock").read_text())["pid"] == first
+        srv.start()
+        assert json.loads((srv.store / "store.lock").read_text())["pid"] == srv.pid != first
+        _check_totals(srv, mech, ids, reports)
+
+
+def _store(root, **kwargs):
+    mech = from_spec(OLH)
+    shape, dtype = probe_reports(mech)
+    return Store(root, mech, report_shape=shape, report_dtype=dtype, **kwargs)
+
+
+def test_store_lock_in_process_touches_nothing_and_is_released_on_close(tmp_path):
+    """Two ``Store`` objects on one directory in one process: the second is refused
+    (``flock`` locks belong to open files, not processes) before it opens the journal."""
+    first = _store(tmp_path)
+    ids, reports = _reports(from_spec(OLH), 0, 10, 1)
+    assert first.submit(Batch("t", "a", ids, np.ones(10), reports)).result(30)[0] == 201
+    before = _state(tmp_path)
+    with pytest.raises(StoreLocked, match=f"in use by pid {os.getpid()} on host") as info:
+        _store(tmp_path)
+    assert isinstance(info.value, ValueError)  # the CLI's one-line errors, exit status 2
+    assert _state(tmp_path) == before
+    first.close()
+    again = _store(tmp_path)  # released by close
+    assert again.stats.reports == 10
+    again.close()
+
+
+def test_store_in_a_directory_that_cannot_be_written_is_a_store_error(tmp_path):
+    if os.geteuid() == 0:
+        pytest.skip("root writes read-only directories")
+    tmp_path.chmod(0o555)
+    try:
+        with pytest.raises(ValueError, match="cannot be locked for writing"):
+            _store(tmp_path)
+    finally:
+        tmp_path.chmod(0o755)
+
+
+def test_decode_checkpoint_has_one_writer(tmp_path, capsys):
+    """Two ``fastldp decode --checkpoint FILE`` at once would overwrite each other's
+    checkpoint: the second one is refused in one line naming the first (exit 2), and the
+    lock file is removed after a decode that finished."""
+    mech = from_spec(OLH)
+    ids, reports = _reports(mech, 0, 500, 2)
+    path = write_reports(tmp_path / "r.parquet", mech, reports, identities=ids,
+                         row_group_size=100)
+    ckpt = tmp_path / "ckpt.json"
+    code = ("import sys, time; from fastldp._stores import FileLock; "
+            "FileLock(sys.argv[1], 'x', 'fastldp decode').acquire(); print('held', flush=True); "
+            "time.sleep(60)")
+    holder = subprocess.Popen([sys.executable, "-c", code, f"{ckpt}.lock"],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        assert cli.main(["decode", str(path), "--checkpoint", str(ckpt), "--quiet"]) == 2
+        err = _one_error_line(capsys.readouterr().err)
+        assert f"the decode checkpoint {ckpt} is in use by pid {holder.pid}" in err
+        assert not ckpt.exists()
+        with pytest.raises(LockHeld):
+            decode_files(mech, path, checkpoint=ckpt)
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait(10)
+    # the holder was killed: its lock went with it
+    result = decode_files(mech, path, checkpoint=ckpt)
+    assert result.n == 500 and not ckpt.exists() and not os.path.exists(f"{ckpt}.lock")
+    with FileLock(f"{ckpt}.lock", "x", "test"):  # a lock taken, released, taken again
+        pass
+    assert cli.main(["decode", str(path), "--checkpoint", str(ckpt), "--quiet"]) == 0
