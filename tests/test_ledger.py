@@ -242,12 +242,33 @@ def test_a_failing_charge_leaves_nothing(tmp_path):
     ([1, 2], [0.5, float("inf")], ValueError, "'epsilons'.*Got inf at index 1"),
     ([1, 2], -1, ValueError, "'epsilons'.*Got -1.0"),
     ([1, 2], [0.5], ValueError, "length 2"),
+    ([1, 2], 1e308, ValueError, r"'epsilons' parameter of Ledger.charge must contain only "
+                                r"floats in \(0, 700.0\] \(MAX_EPSILON.*Got 1e\+308 at index 0"),
+    ([1, 2], [0.5, 700.0000000000001], ValueError, "Got 700.0000000000001 at index 1"),
 ])
 def test_bad_charges_are_refused_clearly(ids, eps, error, said):
     ledger = Ledger(":memory:")
     with pytest.raises(error, match=said):
         ledger.charge(ids, eps, release="x")
     assert ledger.releases() == []
+
+
+def test_epsilons_are_at_most_max_epsilon_and_no_total_overflows():
+    from fastldp.accounting.ledger import MAX_EPSILON
+    from fastldp.oracles._base import EPSILON_MAX
+
+    assert MAX_EPSILON == EPSILON_MAX == 700.0  # the largest budget of any mechanism
+    ledger = Ledger(":memory:")
+    for name in ("a", "b"):  # the review's case: two charges of 1e308 gave spent = inf
+        with pytest.raises(ValueError, match="'epsilons'.*Got 1e\\+308"):
+            ledger.charge([1, 2], 1e308, release=name)
+    assert ledger.releases() == [] and ledger.spent([1])[0] == 0.0
+    for k in range(3):  # the maximum itself is a charge; totals stay exact and finite
+        ledger.charge([1, 2], MAX_EPSILON, release=f"max-{k}")
+    np.testing.assert_array_equal(ledger.spent([1, 2]), [2100.0, 2100.0])
+    assert [g.spent_max for g in ledger.groups()] == [2100.0]
+    with pytest.raises(ValueError, match="'epsilons'"):
+        ledger.can_release([1], 1e308, cap=1e308)
 
 
 @pytest.mark.parametrize("cap, error, said", [

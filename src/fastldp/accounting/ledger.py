@@ -96,10 +96,20 @@ from numpy.typing import ArrayLike
 
 from .._validation import check_float, check_positive_array, param_error
 
-__all__ = ["Ledger", "Release", "Group", "BudgetExceededError", "ROUNDING"]
+__all__ = ["Ledger", "Release", "Group", "BudgetExceededError", "ROUNDING", "MAX_EPSILON"]
 
 #: Relative slack of every budget comparison (float sums of epsilons round).
 ROUNDING = 1e-9
+
+#: The largest epsilon one release may charge one identity. It is the largest budget any
+#: fastldp mechanism takes (``fastldp.oracles.EPSILON_MAX``: ``e^eps`` overflows double
+#: precision just above 709.78, so no randomizer can be built above it; already above about
+#: 37 randomized response keeps its input with a probability that rounds to 1), so a larger
+#: charge describes no mechanism. It also keeps every total finite: an identity charged
+#: ``MAX_EPSILON`` by each of 2^63 releases (more than the table can hold) has spent
+#: 6.5e21, far from the float64 overflow at 1.8e308; a charge of 1e308 would make two
+#: charges ``inf``.
+MAX_EPSILON = 700.0
 
 _SCHEMA_VERSION = "1"
 _TABLES = ("meta", "releases", "charges", "sets", "identities")
@@ -305,9 +315,16 @@ def _identities(values, owner: str, *, distinct: bool) -> np.ndarray:
 
 
 def _sorted_release(identities, epsilons, owner: str):
-    """Identities sorted (with their epsilons), checked distinct, epsilons finite and > 0."""
+    """Identities sorted (with their epsilons), checked distinct, epsilons in (0, MAX_EPSILON]."""
     ids = _identities(identities, owner, distinct=True)
     eps = check_positive_array(epsilons, "epsilons", owner, size=ids.size)
+    above = np.flatnonzero(eps > MAX_EPSILON)
+    if above.size:
+        i = int(above[0])
+        raise ValueError(
+            f"The 'epsilons' parameter of {owner} must contain only floats in (0, "
+            f"{MAX_EPSILON!r}] (MAX_EPSILON, the largest budget of any mechanism; it keeps "
+            f"every total finite). Got {float(eps[i])!r} at index {i} instead.")
     order = np.argsort(ids)  # distinct identities: any sort kind gives one order
     ids, eps = ids[order], eps[order]  # sorted: the B-trees are filled in key order
     same = ids[1:] == ids[:-1]
