@@ -15,7 +15,7 @@ import numpy as np
 
 from ..figures import _MAX_PANELS, _panels, _save, have_matplotlib, legend
 from ..report import _group, _ok
-from .report import scenario_label
+from ._labels import scenario_label
 
 __all__ = ["make_figures"]
 

@@ -20,7 +20,6 @@ References
 
 from __future__ import annotations
 
-import json
 import math
 import warnings
 from pathlib import Path
@@ -41,6 +40,8 @@ from ..report import (
     paired_interval,
     write_report_files,
 )
+from ._labels import scenario_label
+from .figures import make_figures
 from .table import read_results
 
 __all__ = [
@@ -294,13 +295,6 @@ def regime_table(rows) -> list[dict]:
 # ---------------------------------------------------------------- text
 
 
-def scenario_label(row) -> str:
-    """``kind`` plus the population table's other entries (paths left out)."""
-    table = json.loads(row["population_params"])
-    extra = " ".join(f"{k}={v}" for k, v in table.items() if k not in ("kind", "path"))
-    return f"{table['kind']} {extra}".strip()
-
-
 def _varying(rows, exclude=()) -> list[str]:
     cols = [f for f in CONFIG_FIELDS if f not in exclude and f not in ("d1", "d2", "population")]
     out = [f for f in cols if len({r.get(f) for r in rows}) > 1]
@@ -380,8 +374,6 @@ def build_report(results, out=None, *, reference: str = "JPRS-Global",
         out = Path(out)
         report.files += write_report_files(out, tables, {"report.txt": text})
         if figures:
-            from .figures import make_figures
-
             report.figures = make_figures(rows, tables, out / "figures", log=log)
     return report
 
