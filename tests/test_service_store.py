@@ -90,8 +90,10 @@ def test_second_serve_on_the_same_store_and_port_refuses_before_recovery(tmp_pat
     it copied the first server's journal (10,000 acknowledged reports, in no
     segment yet) into a segment of its own, and after a restart the first
     server's estimate said n = 15,000 against 10,000 acknowledged. Now the
-    second one exits 2 in one line naming the holder, and the store is not
-    touched (no file created, written or renamed)."""
+    second one exits 2 in one line and the store is not touched (no file
+    created, written or renamed): refused by the store's lock, naming the
+    holder, or by the port in use where ``serve`` binds it before it opens
+    the store (issue 32, item 7); either way before any recovery."""
     mech = from_spec(OLH)
     with running_server(tmp_path, OLH) as srv:
         with Client(srv.url, srv.token) as client:
@@ -102,8 +104,8 @@ def test_second_serve_on_the_same_store_and_port_refuses_before_recovery(tmp_pat
         assert _state(srv.store) == before  # no recovery, no segment, no write
         assert second.returncode == 2, second.stderr
         line = _one_error_line(second.stderr)
-        assert f"the store {srv.store} is in use by pid {srv.pid}" in line
-        assert "fastldp serve since" in line
+        assert (f"the store {srv.store} is in use by pid {srv.pid}" in line
+                or f"the port {srv.port} on 127.0.0.1 cannot be listened on" in line), line
         _check_totals(srv, mech, ids, reports)
 
 
@@ -227,3 +229,114 @@ def test_decode_checkpoint_has_one_writer(tmp_path, capsys):
     with FileLock(f"{ckpt}.lock", "x", "test"):  # a lock taken, released, taken again
         pass
     assert cli.main(["decode", str(path), "--checkpoint", str(ckpt), "--quiet"]) == 0
+
+
+def _batch(mech, key, first, n, seed=0):
+    ids, reports = _reports(mech, first, n, seed + first)
+    return Batch("t", key, ids, np.ones(n), reports)
+
+
+def _decoded(mech, store_dir):
+    return decode_files(mech, sorted(glob.glob(str(store_dir / "seg-*.parquet"))))
+
+
+@pytest.mark.parametrize("fault", ["sqlite_page_limit", "enospc_in_the_transaction"])
+def test_disk_full_refuses_the_batch_whole_and_the_store_goes_on(tmp_path, fault, monkeypatch):
+    """A commit that fails for lack of space fails the batch's ack with ``StoreFull`` (the
+    route answers 507): nothing of the batch is stored (its key and identities are free), the
+    writer thread lives on, and once space returns the same batch and later ones are 201;
+    nothing acknowledged is lost (restart and the offline decode hold exactly them).
+
+    The fault is real SQLite or injected, both in process: ``sqlite_page_limit`` sets
+    ``PRAGMA max_page_count`` to the journal's current size, so SQLite's own
+    SQLITE_FULL ("database or disk is full") path runs; ``enospc_in_the_transaction``
+    raises ``OSError(ENOSPC)`` inside the transaction (as a write of the store would on a
+    full filesystem). A real full filesystem needs a mount (root), which CI does not have.
+    """
+    import errno
+
+    from fastldp.service.store import StoreFull
+
+    mech = from_spec(OLH)
+    store = _store(tmp_path)
+    try:
+        assert store.submit(_batch(mech, "a", 0, 100)).result(30)[0] == 201
+        real_insert = Store._insert_identities
+        if fault == "sqlite_page_limit":
+            pages = store._db.execute("PRAGMA page_count").fetchone()[0]
+            store._db.execute(f"PRAGMA max_page_count={pages}")
+        else:
+            def full(self, uniq):
+                raise OSError(errno.ENOSPC, "No space left on device")
+            monkeypatch.setattr(Store, "_insert_identities", full)
+        for _ in range(2):  # the writer thread survives each failure
+            with pytest.raises(StoreFull, match="out of disk space .* nothing of it was kept"):
+                store.submit(_batch(mech, "b", 100, 2000)).result(30)
+        assert store.stats.reports == 100 and store.stats.batches == 1
+        if fault == "sqlite_page_limit":  # space returns
+            store._db.execute("PRAGMA max_page_count=1073741823")
+        else:
+            monkeypatch.setattr(Store, "_insert_identities", real_insert)
+        status, body = store.submit(_batch(mech, "b", 100, 2000)).result(30)
+        assert status == 201 and body["reports"] == 2100  # a new batch, not a replay
+        assert store.submit(_batch(mech, "c", 2100, 300)).result(30)[0] == 201
+    finally:
+        store.close()
+    ids, reports = _reports(mech, 0, 100, 0)
+    parts = [_reports(mech, 0, 100, 0), _reports(mech, 100, 2000, 100),
+             _reports(mech, 2100, 300, 2100)]
+    ids = np.concatenate([p[0] for p in parts])
+    reports = np.concatenate([p[1] for p in parts])
+    offline = mech.estimate(reports, identities=ids)
+    again = _store(tmp_path)
+    result, _ = again.result()
+    again.close()
+    assert result.n == 2400 and np.array_equal(result.estimate, offline.estimate)
+    decoded = _decoded(mech, tmp_path)
+    assert decoded.n == 2400 and np.array_equal(decoded.estimate, offline.estimate)
+
+
+@pytest.mark.parametrize("step", ["write", "close"])
+def test_a_segment_write_that_fails_for_space_loses_nothing(tmp_path, step, monkeypatch):
+    """ENOSPC while a Parquet segment is written (a row group, or the footer at the roll):
+    the batches were acknowledged and are in the journal, so the open segment is dropped and
+    written again from the journal at the next batch; the segments then hold every
+    acknowledged report exactly once. (The failure is injected into ReportWriter: the call
+    fails after it wrote, as a write cut short leaves a file holding part of what it was
+    given; the old code wrote the rows again into the same file, or kept writing to a
+    closed writer.)"""
+    import errno
+
+    from fastldp.reports import ReportWriter
+
+    mech = from_spec(OLH)
+    real = getattr(ReportWriter, step)
+    failures = [2]  # the 2nd call fails (after a row group was written: a torn file)
+    calls = [0]
+
+    def flaky(self, *args, **kwargs):
+        calls[0] += 1
+        out = real(self, *args, **kwargs)
+        if calls[0] in failures:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return out
+
+    monkeypatch.setattr(ReportWriter, step, flaky)
+    store = _store(tmp_path, segment_rows=1000, row_group=250)
+    parts = []
+    try:
+        for b in range(12):
+            ids, reports = _reports(mech, b * 250, 250, b)
+            assert store.submit(Batch("t", f"k{b}", ids, np.ones(250), reports)).result(30)[0] \
+                == 201
+            parts.append((ids, reports))
+    finally:
+        store.close()
+    assert calls[0] > 2  # the fault was met, and writing went on after it
+    ids = np.concatenate([p[0] for p in parts])
+    reports = np.concatenate([p[1] for p in parts])
+    offline = mech.estimate(reports, identities=ids)
+    decoded = _decoded(mech, tmp_path)
+    assert decoded.n == 3000 and np.array_equal(decoded.estimate, offline.estimate)
+    assert not list(tmp_path.glob("*.partial"))
+    assert store_segments(tmp_path) == [str(p) for p in sorted(tmp_path.glob("seg-*.parquet"))]

@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures
+import errno
 import json
 import logging
 import os
@@ -117,6 +118,15 @@ class _Stats:
 DELETE_BATCHES = 16  # write-ahead records dropped per transaction after a segment is listed
 CHECKPOINT_BYTES = 4 << 20  # WAL payload between two checkpoints (SQLite's default: 1,000 pages)
 LATENCY_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+
+
+def _no_space(exc: BaseException) -> bool:
+    """Whether ``exc`` says the disk (or the database's page limit) is full."""
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return True
+    return isinstance(exc, sqlite3.Error) and (
+        getattr(exc, "sqlite_errorcode", None) == 13  # SQLITE_FULL
+        or "database or disk is full" in str(exc))
 
 
 def _fsync_dir(path: Path) -> None:
@@ -241,6 +251,8 @@ class Store:
         self._segment_last_seq = 0
         self._buffer: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self._buffered = 0
+        self._reload = False  # the open segment was dropped: buffer again from the journal
+        self._unrenamed: list[str] = []  # listed segments still named .partial
         self._recover()
         self._queue: queue.Queue = queue.Queue()
         self._decode_queue: queue.Queue = queue.Queue()
@@ -392,6 +404,9 @@ class Store:
         self._decode_queue.put(None)
         self._decoder.join()
         try:
+            self._rename_listed()
+            if self._reload:
+                self._reload_from_journal()
             self._roll()
         finally:
             self._ckpt_db.close()
@@ -416,10 +431,25 @@ class Store:
                 group.append(nxt)
             try:
                 self._commit_group(group)
-            except BaseException as exc:  # pragma: no cover - disk full, I/O errors
+            except BaseException as exc:  # disk full (StoreFull), I/O errors: the group's
+                # batches are refused whole and the thread goes on with the next group
+                if not isinstance(exc, StoreFull):
+                    logging.getLogger("fastldp.service").exception(
+                        "a group of %d batches could not be committed", len(group))
                 for _, fut in group:
                     if not fut.done():
                         fut.set_exception(exc)
+
+    def _rollback(self) -> None:
+        """Undo the open transaction (SQLite may already have: on SQLITE_FULL it can roll back
+        by itself), and take the next sequence number from what was committed."""
+        db = self._db
+        if db.in_transaction:
+            try:
+                db.execute("ROLLBACK")
+            except sqlite3.Error:  # pragma: no cover - rolled back meanwhile
+                pass
+        self._next_seq = self._seq() + 1
 
     def _commit_group(self, group) -> None:
         db = self._db
@@ -478,9 +508,13 @@ class Store:
                     db.execute("INSERT INTO batches VALUES (?, ?, ?, ?, ?)",
                                (batch.token, batch.key, seq, body["accepted"], json.dumps(body)))
                 db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                self._next_seq = self._seq() + 1
+            except BaseException as exc:
+                self._rollback()
+                if _no_space(exc):
+                    raise StoreFull(
+                        f"the store {self.dir} is out of disk space ({exc}): the batch was not "
+                        "stored, nothing of it was kept (its identities and idempotency key "
+                        "are still free); send it again once space is freed") from exc
                 raise
         now = time.time()
         done = time.perf_counter()
@@ -523,25 +557,79 @@ class Store:
 
     # ------------------------------------------------------------------ the segment thread
     def _segment_loop(self) -> None:
+        log = logging.getLogger("fastldp.service")
         while True:
             item = self._segment_queue.get()
             if item is None:
                 return
+            for ids, eps, reps, seq in item:
+                self._buffer_rows(ids, eps, reps, seq)
+                self._wal_bytes += ids.nbytes + eps.nbytes + reps.nbytes
             try:
-                for ids, eps, reps, seq in item:
-                    self._buffer_rows(ids, eps, reps, seq)
-                    self._wal_bytes += ids.nbytes + eps.nbytes + reps.nbytes
+                self._rename_listed()
+                if self._reload:
+                    self._reload_from_journal()
                 if self._buffered >= self.row_group:
                     self._flush()
                 if self._writer is not None and self._writer.rows >= self.segment_rows:
                     self._roll()
-                if self._wal_bytes >= CHECKPOINT_BYTES:
+            except BaseException:  # disk full, I/O errors: the batches are acknowledged and
+                # durable in the write-ahead records; the open segment is dropped and written
+                # again from them at the next batch (or the stop, or a restart's recovery)
+                log.exception("writing the report segment %s failed; its batches stay in the "
+                              "journal and are written again from it", self._segment_name)
+                self._abandon_segment()
+            if self._wal_bytes >= CHECKPOINT_BYTES:
+                try:
                     self._checkpoint()
-            except BaseException:  # pragma: no cover - disk full, I/O errors
-                # the batches stay in the write-ahead records (durable, acknowledged): a
-                # restart writes them to a segment
-                logging.getLogger("fastldp.service").exception(
-                    "writing a report segment failed; its batches stay in the journal")
+                except BaseException:  # a checkpoint copies committed pages: retried later
+                    log.exception("checkpointing the journal failed")
+
+    def _abandon_segment(self) -> None:
+        """Drop the open (unlisted) segment after a failed write: a Parquet writer that failed
+        midway cannot be trusted to have written what it was given. Its batches are in the
+        write-ahead records (``pending``): :meth:`_reload_from_journal` buffers them again."""
+        writer, name = self._writer, self._segment_name
+        self._writer, self._segment_name = None, None
+        self._buffer, self._buffered = [], 0
+        self._reload = True
+        if writer is not None:
+            try:
+                writer.close()
+            except BaseException:  # the file is deleted below: its footer does not matter
+                pass
+        if name is not None:
+            try:
+                os.unlink(self.dir / (name + ".partial"))
+            except OSError:  # never created; or left to the recovery, which deletes it
+                pass
+
+    def _reload_from_journal(self) -> None:
+        """Buffer again every batch that no listed segment holds, up to the last one received.
+
+        Every batch the segment thread received was committed first, so its
+        write-ahead record is in ``pending`` until a listed segment holds it.
+        """
+        with self._db_lock:
+            listed = self._db.execute("SELECT COALESCE(MAX(last_seq), 0) FROM segments"
+                                      ).fetchone()[0]
+            rows = self._db.execute("SELECT seq, n, payload FROM pending WHERE seq > ? AND "
+                                    "seq <= ? ORDER BY seq",
+                                    (listed, self._segment_last_seq)).fetchall()
+        last = self._segment_last_seq
+        self._buffer, self._buffered = [], 0
+        for seq, n, payload in rows:
+            self._buffer_rows(*self._unpack(n, payload), seq)
+        self._segment_last_seq = last
+        self._reload = False
+
+    def _rename_listed(self) -> None:
+        """Rename the listed segments whose rename failed (the recovery would do it too)."""
+        while self._unrenamed:
+            name = self._unrenamed[0]
+            os.replace(self.dir / (name + ".partial"), self.dir / name)
+            _fsync_dir(self.dir)
+            self._unrenamed.pop(0)
 
     def _checkpoint(self) -> None:
         """Copy the WAL's committed pages into the database, beside the writer (not in its way).
@@ -647,21 +735,33 @@ class Store:
                 db.execute("INSERT INTO segments VALUES (?, ?, ?)", (name, last, rows))
                 db.execute("COMMIT")
             except BaseException:
-                db.execute("ROLLBACK")
+                if db.in_transaction:  # SQLite may have rolled back by itself (SQLITE_FULL)
+                    db.execute("ROLLBACK")
                 raise
-        os.replace(part, self.dir / name)
-        _fsync_dir(self.dir)
+        # listed: from here on the segment holds its batches, whatever fails below
         self._writer, self._segment_name = None, None
+        self._unrenamed.append(name)
+        log = logging.getLogger("fastldp.service")
+        try:
+            self._rename_listed()
+        except OSError:  # retried at the next batch; the recovery renames it too
+            log.exception("renaming the listed segment %s failed", name)
+            return
         # The segment now holds its batches: their write-ahead records are dropped in small
         # transactions, so that the writer (which shares the connection) waits for one at a
         # time; dropping all of a 2^20-report segment's at once held it for ~0.2 s, a latency
         # spike every segment. A crash in between leaves records of listed batches, which
         # recovery skips and drops (seq <= the last listed segment's last_seq).
         while True:
-            with self._db_lock:  # (one writer at a time, handed over without SQLite's busy waits)
-                cur = self._ckpt_db.execute(
-                    "DELETE FROM pending WHERE seq IN (SELECT seq FROM pending WHERE seq <= ? "
-                    "ORDER BY seq LIMIT ?)", (last, DELETE_BATCHES))
+            try:
+                with self._db_lock:  # (one writer at a time, handed over without busy waits)
+                    cur = self._ckpt_db.execute(
+                        "DELETE FROM pending WHERE seq IN (SELECT seq FROM pending WHERE "
+                        "seq <= ? ORDER BY seq LIMIT ?)", (last, DELETE_BATCHES))
+            except sqlite3.Error:  # disk full: the next roll's deletion (seq <= its last
+                # batch) or the recovery drops them; meanwhile they are skipped as listed
+                log.exception("dropping the write-ahead records of %s failed", name)
+                return
             if cur.rowcount < DELETE_BATCHES:
                 break
 
