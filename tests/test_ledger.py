@@ -23,7 +23,8 @@ from hypothesis import strategies as st
 
 pytest.importorskip("dp_accounting")
 
-from fastldp.accounting.ledger import ROUNDING, BudgetExceededError, Ledger  # noqa: E402
+from fastldp.accounting.ledger import (ROUNDING, BudgetExceededError, Ledger,  # noqa: E402
+                                       LedgerDamagedError)
 from fastldp.cli import main  # noqa: E402
 
 
@@ -600,7 +601,6 @@ def test_account_prints_each_group_spend_and_remaining(tmp_path, capsys):
     (None, [], "No such ledger file"),
     ("text", [], "not a fastldp ledger"),
     ("folder", [], "A folder, not a ledger file"),
-    ("damaged", [], "malformed"),
     ("ledger", ["--cap", "nan"], "'--cap' option of fastldp account"),
     ("ledger", ["--delta", "1e-6"], "'--delta' option of fastldp account needs --cap"),
     ("ledger", ["--cap", "1", "--delta", "2"], "'--delta' option of fastldp account"),
@@ -613,16 +613,114 @@ def test_account_errors_are_one_line(tmp_path, capsys, make, argv, said):
         path.mkdir()
     elif make == "ledger":
         _small_ledger(path)
-    elif make == "damaged":  # pages overwritten in the middle of the file
-        with Ledger(path) as ledger:
-            ledger.charge(np.arange(50_000), 0.5, release="a")
-        size = path.stat().st_size
-        with open(path, "r+b") as fh:
-            fh.seek(size // 2)
-            fh.write(b"\xff" * (size // 4))
     assert main(["account", str(path), *argv]) == 2
     err = capsys.readouterr().err
     assert err.startswith("fastldp: error: ") and err.count("\n") == 1, err
     assert said in err
     if make is None:
         assert not path.exists()  # reading a ledger never creates one
+
+
+def _strict_json(text):
+    """json.loads that refuses Infinity, -Infinity and NaN (which strict JSON does not have)."""
+    def refuse(name):
+        raise ValueError(f"not JSON: {name}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def _raw_ledger_with_an_infinite_total(path):
+    """A ledger as an older fastldp wrote it: two charges of 1e308 (it accepted them)."""
+    _small_ledger(path)
+    con = sqlite3.connect(path)
+    con.execute("INSERT INTO releases(name, n, epsilon_min, epsilon_max, event, digest, created)"
+                " VALUES ('huge', 1, 1e308, 1e308, NULL, 'x', '2026-01-01')")
+    con.execute("UPDATE identities SET spent = spent + 1e308 + 1e308 WHERE identity = 5")
+    con.commit()
+    con.close()
+
+
+def test_account_json_is_strict_json_always(tmp_path, capsys):
+    from fastldp.accounting import RdpCurveEvent, epsilon_at, pure_dp_event
+
+    path = tmp_path / "l.db"
+    with Ledger(path) as ledger:
+        # an RDP curve infinite above order 4, and a total variation term: finite at the
+        # ledger's delta, but no finite epsilon composes it at delta = 1e-12
+        curve = RdpCurveEvent.from_curve([2, 4, 8], [0.1, 0.2, np.inf], tv=1e-9)
+        ledger.charge([1, 2], epsilon_at([curve], 1e-6), curve, release="curve")
+        ledger.charge([2, 3], 0.5, release="pure")
+    assert main(["account", str(path), "--json", "--cap", "1", "--delta", "1e-12"]) == 0
+    doc = _strict_json(capsys.readouterr().out)  # the old code printed -Infinity here
+    groups = {tuple(g["releases"]): g for g in doc["groups"]}
+    assert groups[("curve",)]["remaining"] is None  # -inf: no finite epsilon at that delta
+    assert groups[("curve", "pure")]["remaining"] is None
+    assert groups[("pure",)]["remaining"] == 1.0 - epsilon_at([pure_dp_event(0.5)], 1e-12)
+    assert doc["releases"][0]["event"]["rdp"] == [0.1, 0.2, "Infinity"]
+    # the table says -inf where JSON says null
+    assert main(["account", str(path), "--cap", "1", "--delta", "1e-12"]) == 0
+    assert "-inf" in capsys.readouterr().out
+    # a ledger an older fastldp filled with 1e308 charges: refused, not printed as Infinity
+    old = tmp_path / "old.db"
+    _raw_ledger_with_an_infinite_total(old)
+    assert main(["account", str(old), "--json"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.count("\n") == 1 and "release 'huge' with epsilons 1e+308..1e+308, " \
+        "outside (0, 700.0] (MAX_EPSILON" in captured.err, captured.err
+
+
+def _damage_a_charges_page(path):
+    """Zero the b-tree header of one leaf page of the charges table (not read by account).
+
+    The file still opens (its header and schema pages are intact) and the releases and
+    identities are read as before: only SQLite's integrity check sees the damage.
+    """
+    con = sqlite3.connect(path)
+    (root,) = con.execute("SELECT rootpage FROM sqlite_master WHERE name = 'charges'").fetchone()
+    (page_size,) = con.execute("PRAGMA page_size").fetchone()
+    con.close()
+    with open(path, "r+b") as fh:
+        fh.seek((root - 1) * page_size)
+        interior = fh.read(12)
+        assert interior[0] == 2  # an interior page of an index b-tree (WITHOUT ROWID)
+        child = int.from_bytes(interior[8:12], "big")  # its right-most child: a leaf
+        fh.seek((child - 1) * page_size)
+        fh.write(b"\x00" * 8)
+
+
+def test_account_exits_1_with_one_line_on_a_damaged_file(tmp_path, capsys):
+    path = tmp_path / "l.db"
+    with Ledger(path) as ledger:
+        ledger.charge(np.arange(50_000), 0.5, release="a")
+        ledger.charge(np.arange(20_000, 30_000), 0.25, release="b")
+    _damage_a_charges_page(path)
+    with Ledger(path, readonly=True) as ledger:  # it opens and reads as if sound ...
+        assert [g.n_identities for g in ledger.groups()] == [40_000, 10_000]
+        assert ledger.integrity_check() != "ok"  # ... but SQLite's check fails
+        with pytest.raises(LedgerDamagedError, match="integrity_check lists .* problems"):
+            ledger.verify()
+    assert main(["account", str(path)]) == 1  # the old code printed the table and exit 0
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith(f"fastldp: error: The ledger {path} is damaged: PRAGMA "
+                                   f"integrity_check lists ")
+    assert captured.err.count("\n") == 1 and "the first: Page " in captured.err
+    assert main(["account", str(path), "--json"]) == 1
+    assert capsys.readouterr().out == ""
+    # pages overwritten in the middle of the file: damaged too (exit 1, one line)
+    other = tmp_path / "m.db"
+    with Ledger(other) as ledger:
+        ledger.charge(np.arange(50_000), 0.5, release="a")
+    size = other.stat().st_size
+    with open(other, "r+b") as fh:
+        fh.seek(size // 2)
+        fh.write(b"\xff" * (size // 4))
+    assert main(["account", str(other)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("fastldp: error: The ledger") and "damaged" in err
+    assert err.count("\n") == 1
+    # a sound ledger passes the check
+    _small_ledger(tmp_path / "ok.db")
+    with Ledger(tmp_path / "ok.db", readonly=True) as ledger:
+        ledger.verify()

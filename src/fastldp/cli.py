@@ -503,31 +503,60 @@ def _account_cap(args):
     return args.cap if args.delta is None else (args.cap, args.delta)
 
 
+def _json_finite(value):
+    """A float JSON can hold, or None (a remaining budget of -inf: nothing fits at that delta)."""
+    return value if value is None or math.isfinite(value) else None
+
+
+def _json_event(obj):
+    """An event's JSON object with its non-finite floats as strings ('Infinity', '-Infinity').
+
+    An RDP curve may hold ``inf`` at some orders; :func:`fastldp.accounting.to_json` writes
+    it as the bare ``Infinity`` of Python's json module, which strict JSON does not allow.
+    """
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return "NaN" if obj != obj else ("Infinity" if obj > 0 else "-Infinity")
+    if isinstance(obj, list):
+        return [_json_event(v) for v in obj]
+    if isinstance(obj, dict):
+        return {k: _json_event(v) for k, v in obj.items()}
+    return obj
+
+
 def _account(args) -> int:
     import json
     import sqlite3
 
-    from .accounting.ledger import Ledger
+    from .accounting.ledger import Ledger, LedgerDamagedError
 
     cap = _account_cap(args)
     try:
         with Ledger(args.ledger, readonly=True) as ledger:
+            ledger.verify()  # SQLite's integrity check and the charges' range, first
             releases = ledger.releases()
             groups = ledger.groups(cap=cap)
             n = ledger.n_identities
-    except sqlite3.DatabaseError as exc:  # a file damaged past its header
-        raise ValueError(f"The ledger {args.ledger} cannot be read: {exc}.") from exc
+    except LedgerDamagedError as exc:
+        print(f"fastldp: error: {_one_line(exc)}", file=sys.stderr)
+        return 1
+    except sqlite3.DatabaseError as exc:  # damage the integrity check did not list
+        print(f"fastldp: error: The ledger {args.ledger} is damaged: "
+              f"{_one_line(exc)} (met while reading it).", file=sys.stderr)
+        return 1
     if args.json:
+        # allow_nan=False: strict JSON or an error, never a bare Infinity or NaN
         print(json.dumps({
             "ledger": str(args.ledger), "identities": n,
             "cap": None if cap is None else {"epsilon": args.cap, "delta": args.delta},
             "releases": [{"name": r.name, "index": r.index, "identities": r.n_identities,
                           "epsilon_min": r.epsilon_min, "epsilon_max": r.epsilon_max,
-                          "event": None if r.event_json is None else json.loads(r.event_json),
+                          "event": None if r.event_json is None
+                          else _json_event(json.loads(r.event_json)),
                           "created": r.created} for r in releases],
             "groups": [{"releases": list(g.releases), "identities": g.n_identities,
                         "spent_min": g.spent_min, "spent_max": g.spent_max,
-                        "remaining": g.remaining} for g in groups]}, indent=2))
+                        "remaining": _json_finite(g.remaining)} for g in groups]},
+            indent=2, allow_nan=False))
         return 0
     how = ("" if cap is None else f"; cap epsilon {args.cap:g} (basic composition)"
            if args.delta is None else
@@ -559,8 +588,13 @@ def _add_account_command(sub) -> None:
                     "composition; a range when the releases charged them differently) and, "
                     "with --cap, the smallest remaining budget of the group. With --delta "
                     "the cap is (epsilon, delta) and each group's releases are composed "
-                    "through their privacy events. The ledger is opened read-only. Exit "
-                    "status: 0, or 2 on an error (a missing or unreadable file).")
+                    "through their privacy events. The ledger is opened read-only and "
+                    "checked first (SQLite's integrity check, every charge in (0, "
+                    "MAX_EPSILON]). --json prints strict JSON: a remaining budget that is "
+                    "-inf (no finite epsilon at that delta) is null, an infinite value "
+                    "inside an event the string \"Infinity\". Exit status: 0; 1 when the "
+                    "file is damaged (one line names the first problem); 2 on an error (a "
+                    "missing or unreadable file, a bad option).")
     acc.add_argument("ledger", type=Path, metavar="LEDGER", help="the ledger file (SQLite)")
     acc.add_argument("--cap", type=float, metavar="EPS",
                      help="the budget: an epsilon under basic composition, or with --delta "
