@@ -117,8 +117,12 @@ def test_repeated_key_is_counted_once_and_overlap_is_409(olh_server):
     assert {k: v for k, v in again.items() if k != "replayed"} == \
         {k: v for k, v in first.items() if k != "replayed"}
     assert client.stats()["reports"] == before + 300  # once, not twice
-    # the same key with other identities also gets the first answer (nothing counted)
-    assert client.send_batch(ids + 10_000, reports, key="batch-a")["replayed"] is True
+    # the same key with another batch is refused, naming the key (nothing counted)
+    with pytest.raises(ServiceError) as info:
+        client.send_batch(ids + 10_000, reports, key="batch-a")
+    assert info.value.status == 422
+    assert info.value.body["error"] == "idempotency_key_reused"
+    assert "'batch-a'" in info.value.body["detail"]
     assert client.stats()["reports"] == before + 300
     # a new key with identities already seen: 409 naming exactly them, nothing counted
     overlap = np.arange(200_290, 200_310)
@@ -512,7 +516,8 @@ def test_store_identity_index_at_the_ends_of_uint64(tmp_path, json_each):
         status, body = send("d", [9, 9, 10])
         assert status == 409 and body["identities"] == [9]
         assert send("e", [5, 7, 9, 10])[0] == 201  # refused batches counted nothing
-        assert send("a", [11])[0] == 200  # a repeated key: the first answer, not a new batch
+        assert send("a", first)[0] == 200  # a repeated key and batch: the first answer
+        assert send("a", [11])[0] == 422  # a repeated key with another batch: refused
     finally:
         store.close()
     assert store.stats.reports == 6 + 3 + 4

@@ -340,3 +340,86 @@ def test_a_segment_write_that_fails_for_space_loses_nothing(tmp_path, step, monk
     assert decoded.n == 3000 and np.array_equal(decoded.estimate, offline.estimate)
     assert not list(tmp_path.glob("*.partial"))
     assert store_segments(tmp_path) == [str(p) for p in sorted(tmp_path.glob("seg-*.parquet"))]
+
+
+def _answers_in_one_group(store, batches):
+    """Submit ``batches`` so that the writer commits them as one group: it is held on the
+    journal's lock by a first batch while they queue up behind it."""
+    groups = []
+    real = store._commit_group
+    store._commit_group = lambda group: (groups.append(len(group)), real(group))[1]
+    mech = from_spec(OLH)
+    with store._db_lock:
+        first = store.submit(_batch(mech, "holder", 10**9, 1))
+        while not store._queue.empty():  # the writer took it and waits for the lock
+            time.sleep(0.001)
+        futures = [store.submit(b) for b in batches]
+    assert first.result(30)[0] == 201
+    answers = [f.result(30) for f in futures]
+    assert groups[-1] == len(batches), groups
+    return answers
+
+
+@pytest.mark.parametrize("grouped", [False, True])
+def test_a_key_reused_with_another_body_is_422_naming_it(tmp_path, grouped):
+    """A key names one batch: the same body again is the first answer (a client's retry),
+    another body is 422 ``idempotency_key_reused`` naming the key, and nothing of it is
+    stored (the old code answered ``200 replayed`` and dropped the new batch silently). A
+    key whose first batch was refused (409) stays free. The same rule holds when the
+    batches meet in one commit group (``grouped``) as when they are committed one by one."""
+    mech = from_spec(OLH)
+    a1 = _batch(mech, "k", 0, 50)
+    a2 = _batch(mech, "k", 0, 50)  # the same batch (a retry): equal bytes
+    b = _batch(mech, "k", 50, 50)  # another body, the same key
+    c = _batch(mech, "j", 100, 50)
+    d = _batch(mech, "m", 0, 10)  # identities already taken by a1: 409
+    d2 = _batch(mech, "m", 200, 10)  # the key of a refused batch is free
+    store = _store(tmp_path)
+    try:
+        batches = [a1, a2, b, c, d, d2]
+        if grouped:
+            answers = _answers_in_one_group(store, batches)
+        else:
+            answers = [store.submit(x).result(30) for x in batches]
+        assert [s for s, _ in answers] == [201, 200, 422, 201, 409, 201]
+        assert answers[1][1] == dict(answers[0][1], replayed=True)
+        assert answers[2][1]["error"] == "idempotency_key_reused"
+        assert "idempotency key 'k'" in answers[2][1]["detail"]
+        assert "nothing of this batch was stored" in answers[2][1]["detail"]
+        # b was not stored: its identities are free for a batch under a new key
+        assert store.submit(_batch(mech, "k2", 50, 50)).result(30)[0] == 201
+        # and across commits: the same body replays, another body is refused
+        assert store.submit(_batch(mech, "k", 0, 50)).result(30)[0] == 200
+        assert store.submit(_batch(mech, "k", 1000, 5)).result(30)[0] == 422
+        # the digest is of the batch, not of its encoding: the fixed epsilon given or not
+        e = _batch(mech, "e", 3000, 5)
+        assert store.submit(e).result(30)[0] == 201
+        assert store.submit(Batch("t", "e", e.identities, np.full(5, 1.0),
+                                  e.reports.copy())).result(30)[0] == 200
+    finally:
+        store.close()
+    assert store.stats.reports == 50 + 50 + 10 + 50 + 5 + grouped  # (+ the holder's report)
+
+
+def test_stores_without_digests_still_open_and_replay_as_before(tmp_path):
+    """A store written before keys carried a digest (no ``digest`` column) opens: the column
+    is added, its old keys replay with any body (as before: nothing to compare with), and
+    keys used from then on are checked."""
+    import sqlite3
+
+    mech = from_spec(OLH)
+    store = _store(tmp_path)
+    assert store.submit(_batch(mech, "old", 0, 20)).result(30)[0] == 201
+    store.close()
+    db = sqlite3.connect(tmp_path / "index.sqlite")
+    db.execute("ALTER TABLE batches DROP COLUMN digest")  # the old layout
+    db.commit()
+    db.close()
+    store = _store(tmp_path)
+    try:
+        assert store.submit(_batch(mech, "old", 500, 20)).result(30)[0] == 200
+        assert store.submit(_batch(mech, "new", 20, 20)).result(30)[0] == 201
+        assert store.submit(_batch(mech, "new", 600, 20)).result(30)[0] == 422
+    finally:
+        store.close()
+    assert store.stats.reports == 40

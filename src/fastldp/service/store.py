@@ -10,7 +10,11 @@ Layout of a store directory ``DIR``::
 The SQLite database holds, in one transaction per group of batches:
 
 * ``identities``: every identity accepted (the exactly-once index),
-* ``batches``: ``(token, idempotency key) -> first answer``,
+* ``batches``: ``(token, idempotency key) -> first answer`` and the SHA-256 of
+  the batch's canonical bytes (identities, budgets, reports as stored): a key
+  repeated with the same batch gets the first answer, with another batch a
+  422 ``idempotency_key_reused`` (rows of stores from before the digest, which
+  is NULL there, replay as before),
 * ``pending``: the write-ahead record of each accepted batch (its identities,
   budgets and reports as raw little-endian arrays) until the segment that
   holds it is closed,
@@ -57,6 +61,7 @@ from __future__ import annotations
 import collections
 import concurrent.futures
 import errno
+import hashlib
 import json
 import logging
 import os
@@ -216,13 +221,16 @@ class Store:
             CREATE TABLE IF NOT EXISTS identities (id INTEGER PRIMARY KEY);
             CREATE TABLE IF NOT EXISTS batches (token TEXT NOT NULL, key TEXT NOT NULL,
                 seq INTEGER NOT NULL, n INTEGER NOT NULL, response TEXT NOT NULL,
-                PRIMARY KEY (token, key));
+                digest TEXT, PRIMARY KEY (token, key));
             CREATE TABLE IF NOT EXISTS pending (seq INTEGER PRIMARY KEY, n INTEGER NOT NULL,
                 payload BLOB NOT NULL);
             CREATE TABLE IF NOT EXISTS segments (name TEXT PRIMARY KEY, last_seq INTEGER NOT NULL,
                 rows INTEGER NOT NULL);
         """)
         self._check_meta()
+        columns = [r[1] for r in self._db.execute("PRAGMA table_info(batches)")]
+        if "digest" not in columns:  # a store written before keys carried the body's digest
+            self._db.execute("ALTER TABLE batches ADD COLUMN digest TEXT")
         # the segment thread's own connection: checkpoints, and dropping write-ahead records
         # that a listed segment holds (no fsync needed: a crash that loses such a drop leaves
         # records that recovery skips; the next commit of the writer fsyncs the WAL anyway)
@@ -440,6 +448,22 @@ class Store:
                     if not fut.done():
                         fut.set_exception(exc)
 
+    @staticmethod
+    def _replay(key: str, first: dict, first_digest: Optional[str], digest: str) -> tuple:
+        """The answer to a key already used: the first answer if the body is the same batch
+        (a client's retry), else 422 naming the key (a new batch must not vanish in a replay).
+
+        Rows written before digests were stored (``first_digest`` None) replay as before.
+        """
+        if first_digest is None or first_digest == digest:
+            return 200, dict(first, replayed=True)
+        return 422, {
+            "error": "idempotency_key_reused",
+            "detail": f"the idempotency key {key!r} was already used by this token for "
+                      f"another batch (batch {first['batch']}, {first['accepted']} reports; "
+                      "this body differs from it): nothing of this batch was stored; a key "
+                      "names one batch, so send a new batch with a new key"}
+
     def _rollback(self) -> None:
         """Undo the open transaction (SQLite may already have: on SQLITE_FULL it can roll back
         by itself), and take the next sequence number from what was committed."""
@@ -455,19 +479,29 @@ class Store:
         db = self._db
         answers = []
         accepted = []
+        # the canonical bytes of each batch (what the write-ahead record stores) and their
+        # SHA-256, which a repeated key must match to be answered as a replay
+        payloads = [self._pack(batch.identities, batch.epsilons, batch.reports)
+                    for batch, _ in group]
+        digests = [hashlib.sha256(p).hexdigest() for p in payloads]
         with self._db_lock:  # the segment thread's roll uses the connection too
             db.execute("BEGIN IMMEDIATE")
             try:
-                seen_keys: dict = {}
-                for batch, fut in group:
+                seen_keys: dict = {}  # keys accepted in this group: (answer, digest)
+                for (batch, fut), payload, digest in zip(group, payloads, digests):
                     k = (batch.token, batch.key)
-                    if k in seen_keys:  # the same key twice in one group: the first answer
-                        answers.append((fut, "same", k))
+                    if k in seen_keys:  # the same key twice in one group: as if committed
+                        first, first_digest = seen_keys[k]
+                        status, answer = self._replay(batch.key, first, first_digest, digest)
+                        # a replay's body is the first answer, whose running total is set
+                        # below: it is copied when the answers are sent
+                        answers.append((fut, status, first if status == 200 else answer))
                         continue
-                    row = db.execute("SELECT response FROM batches WHERE token = ? AND key = ?",
-                                     k).fetchone()
+                    row = db.execute("SELECT response, digest FROM batches WHERE token = ? "
+                                     "AND key = ?", k).fetchone()
                     if row is not None:
-                        answers.append((fut, 200, dict(json.loads(row[0]), replayed=True)))
+                        answers.append((fut, *self._replay(batch.key, json.loads(row[0]),
+                                                           row[1], digest)))
                         continue
                     signed = batch.identities.view(_SIGNED)
                     uniq, counts = np.unique(signed, return_counts=True)
@@ -489,24 +523,24 @@ class Store:
                             "identities": [int(i) for i in named[:1000]],
                             "detail": f"{named.size} identities of the batch were already "
                                       "reported (or repeat within it); the batch is refused whole"}
-                        seen_keys[k] = (409, refusal)
-                        answers.append((fut, 409, refusal))
+                        answers.append((fut, 409, refusal))  # the key stays free
                         continue
                     db.execute("RELEASE b")
                     seq = self._next_seq
                     self._next_seq += 1
                     n = int(batch.identities.shape[0])
                     body = {"accepted": n, "batch": seq, "reports": 0, "replayed": False}
-                    payload = self._pack(batch.identities, batch.epsilons, batch.reports)
                     db.execute("INSERT INTO pending VALUES (?, ?, ?)", (seq, n, payload))
-                    seen_keys[k] = (200, body)
-                    accepted.append((batch, fut, seq, body))
+                    seen_keys[k] = (body, digest)
+                    accepted.append((batch, fut, seq, body, digest))
                 total = self.stats.reports
-                for batch, fut, seq, body in accepted:
+                for batch, fut, seq, body, digest in accepted:
                     total += body["accepted"]
                     body["reports"] = total
-                    db.execute("INSERT INTO batches VALUES (?, ?, ?, ?, ?)",
-                               (batch.token, batch.key, seq, body["accepted"], json.dumps(body)))
+                    db.execute("INSERT INTO batches (token, key, seq, n, response, digest) "
+                               "VALUES (?, ?, ?, ?, ?, ?)",
+                               (batch.token, batch.key, seq, body["accepted"], json.dumps(body),
+                                digest))
                 db.execute("COMMIT")
             except BaseException as exc:
                 self._rollback()
@@ -516,6 +550,7 @@ class Store:
                         "stored, nothing of it was kept (its identities and idempotency key "
                         "are still free); send it again once space is freed") from exc
                 raise
+        accepted = [(batch, fut, seq, body) for batch, fut, seq, body, _ in accepted]
         now = time.time()
         done = time.perf_counter()
         with self._lock:
@@ -536,14 +571,11 @@ class Store:
                     h[-1] = (h[-1][0], self.stats.reports)
                 else:
                     h.append((now, self.stats.reports))
-            self.stats.replayed += sum(1 for a in answers if a[1] in (200, "same"))
+            self.stats.replayed += sum(1 for a in answers if a[1] == 200)
         for batch, fut, seq, body in accepted:
             fut.set_result((201, dict(body)))
         for fut, status, body in answers:
-            if status == "same":
-                status, first = seen_keys[body]
-                body = dict(first, replayed=True) if status == 200 else dict(first)
-            fut.set_result((status, body))
+            fut.set_result((status, dict(body, replayed=True) if status == 200 else body))
         for batch, fut, seq, body in accepted:
             n = batch.identities.shape[0]
             with self._backlog_cv:  # the decoder's backlog is bounded (it holds memory): the
