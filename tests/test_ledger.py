@@ -320,6 +320,155 @@ def test_files_reopen_and_foreign_files_are_refused(tmp_path):
         Ledger(other)
 
 
+# --- read-only copies: a WAL without its -shm in a folder no one may write -----------------
+
+def _wal_copies(tmp_path):
+    """Three copies of one ledger as a backup taken while a writer ran would hold them.
+
+    ``pending``: the file and a WAL whose last release is not yet checkpointed into it;
+    ``checkpointed``: the file and a WAL whose frames are all in the file already;
+    ``bare``: the file alone (WAL mode, no -wal, no -shm); ``empty``: the file and an
+    empty WAL (a truncating checkpoint's). Returns {name: (files, names, spent of
+    identities 1, 2, 7)}.
+    """
+    src = tmp_path / "live"
+    src.mkdir()
+    path = src / "l.db"
+    out = {}
+    ledger = Ledger(path)
+    ledger.charge([1, 2, 3], 0.5, release="a")
+    ledger._con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    out["bare"] = ({"l.db": path.read_bytes()}, ["a"], [0.5, 0.5, 0.0])
+    out["empty"] = ({"l.db": path.read_bytes(), "l.db-wal": b""}, ["a"], [0.5, 0.5, 0.0])
+    assert (src / "l.db-wal").read_bytes() == b""
+    ledger.charge([1, 2], 0.25, release="b")  # in the WAL only: the file lacks it
+    out["pending"] = ({"l.db": path.read_bytes(), "l.db-wal": (src / "l.db-wal").read_bytes()},
+                      ["a", "b"], [0.75, 0.75, 0.0])
+    ledger.charge([7], 0.5, release="c")
+    ledger._con.execute("PRAGMA wal_checkpoint(PASSIVE)")  # in the file; the WAL stays
+    out["checkpointed"] = ({"l.db": path.read_bytes(),
+                            "l.db-wal": (src / "l.db-wal").read_bytes()},
+                           ["a", "b", "c"], [0.75, 0.75, 0.5])
+    ledger.close()
+    assert len(out["pending"][0]["l.db-wal"]) > 0 and len(out["checkpointed"][0]["l.db-wal"]) > 0
+    return out
+
+
+class _CannotOpen:
+    """What SQLite gives a mode=ro reader of a WAL file whose -shm it cannot create."""
+
+    def execute(self, *args):
+        raise sqlite3.OperationalError("unable to open database file")
+
+    def close(self):
+        pass
+
+
+@pytest.mark.parametrize("how", ["real", "simulated"])
+def test_a_read_only_copy_with_a_wal_and_no_shm_opens_read_only(tmp_path, monkeypatch, how):
+    """A backup folder no one may write, holding a ledger and its -wal but no -shm.
+
+    "real": a folder that refuses writes: chmod 0555 as a user other than root; as root
+    (chmod does not stop root) a tmpfs mounted read-only, and a skip where root may not
+    mount one. "simulated" runs everywhere: the folder stays writable, and the in-place
+    mode=ro reader is made to fail at its first read exactly as SQLite fails in a
+    read-only folder ("unable to open database file"); what follows is the real fallback.
+    Both check what was read, the mode used, and that no byte of the folder changed.
+    The old code called each of them "not a fastldp ledger".
+    """
+    copies = _wal_copies(tmp_path)
+    root = tmp_path / "backup"
+    root.mkdir()
+    mounted = False
+    if how == "real" and os.geteuid() == 0:
+        made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(root)],
+                              capture_output=True)
+        if made.returncode != 0:
+            pytest.skip("root, and no tmpfs may be mounted: the simulated case stands in")
+        mounted = True
+    try:
+        for name, (files, _, _) in copies.items():
+            (root / name).mkdir()
+            for file, data in files.items():
+                (root / name / file).write_bytes(data)
+        if how == "real":
+            if mounted:
+                subprocess.run(["mount", "-o", "remount,ro", str(root)], check=True)
+                with pytest.raises(OSError):
+                    (root / "probe").write_text("")
+            else:
+                for name in copies:
+                    for file in (root / name).iterdir():
+                        file.chmod(0o444)
+                    (root / name).chmod(0o555)
+                with pytest.raises(PermissionError):
+                    (root / "bare" / "probe").write_text("")
+        else:
+            real_connect = sqlite3.connect
+            in_place = root.resolve().as_uri()
+
+            def connect(target, *args, **kwargs):
+                if (kwargs.get("uri") and str(target).startswith(in_place)
+                        and "immutable=1" not in str(target)):
+                    return _CannotOpen()
+                return real_connect(target, *args, **kwargs)
+
+            monkeypatch.setattr("fastldp.accounting.ledger.sqlite3.connect", connect)
+        modes = {}
+        for name, (files, names, spent) in copies.items():
+            with Ledger(root / name / "l.db", readonly=True) as ledger:
+                assert [r.name for r in ledger.releases()] == names, name
+                np.testing.assert_array_equal(ledger.spent([1, 2, 7]), spent)
+                ledger.verify()
+                modes[name] = ledger.open_mode
+            # nothing written: the same files, the same bytes, no -shm
+            assert {f.name: f.read_bytes() for f in (root / name).iterdir()} == files, name
+        # a WAL whose frames may be missing from the file is read through a private copy
+        # (without the -shm no one knows which frames were checkpointed); no WAL, or one
+        # that adds nothing, lets the file be read alone, immutable
+        assert modes == {"bare": "read-only, immutable", "empty": "read-only, immutable",
+                         "pending": "read-only, private copy",
+                         "checkpointed": "read-only, private copy"}
+        assert main(["account", str(root / "pending" / "l.db"), "--json"]) == 0
+    finally:
+        if mounted:
+            subprocess.run(["umount", str(root)], check=False)
+        elif how == "real":
+            for folder in [root, *root.iterdir()]:
+                folder.chmod(0o755)
+
+
+def test_which_wal_adds_nothing_to_its_file(tmp_path):
+    from fastldp.accounting.ledger import _wal_adds_nothing
+
+    wal = _wal_copies(tmp_path)["pending"][0]["l.db-wal"]
+    cases = {
+        "frames of this generation": (wal, False),
+        "empty": (b"", True),
+        "a torn header": (wal[:20], True),
+        "a bad magic number": (b"\0\0\0\0" + wal[4:], True),
+        "a header and no whole frame": (wal[:32 + 24 + 100], True),
+        # a header rewritten with new salts (a restarted WAL) over frames of the last one
+        "frames of an earlier generation": (wal[:16] + bytes(b ^ 0xFF for b in wal[16:24])
+                                            + wal[24:], True),
+    }
+    for name, (data, adds_nothing) in cases.items():
+        (tmp_path / "w").write_bytes(data)
+        assert _wal_adds_nothing(tmp_path / "w") is adds_nothing, name
+
+
+def test_files_opened_read_only_in_place_are_read_only(tmp_path):
+    path = tmp_path / "l.db"
+    _small_ledger(path)
+    with Ledger(path) as writer:  # a live writer: the WAL and its -shm exist
+        writer.charge([9], 0.5, release="live")
+        with Ledger(path, readonly=True) as reader:
+            assert reader.open_mode == "read-only"
+            assert [r.name for r in reader.releases()][-1] == "live"
+            with pytest.raises(sqlite3.OperationalError, match="readonly"):
+                reader._con.execute("DELETE FROM releases")
+
+
 # --- approximate DP: events composed through fastldp.accounting, per group ---------------
 
 def test_an_epsilon_delta_cap_composes_each_groups_events():

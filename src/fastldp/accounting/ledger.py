@@ -84,7 +84,10 @@ from __future__ import annotations
 import hashlib
 import json
 import numbers
+import shutil
 import sqlite3
+import struct
+import tempfile
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -417,6 +420,33 @@ def _insert_charges(con, index: int, ids: np.ndarray, eps: np.ndarray) -> None:
                     "SELECT ?1, value, ?2 FROM json_each(?3)", (index, value, _json_ints(part)))
 
 
+#: the two magic numbers of a WAL header (the low bit gives the checksums' byte order)
+_WAL_MAGIC = (0x377F0682, 0x377F0683)
+
+
+def _wal_adds_nothing(wal: Path) -> bool:
+    """Whether SQLite would lay no frame of this WAL over the database file.
+
+    SQLite reads a WAL's frames from the first one while they carry the salts of the
+    header (and valid checksums), up to the last commit frame. A WAL with no header, a
+    bad magic number, or a first frame that is missing, torn or of an earlier generation
+    (other salts) adds nothing, and the file read alone (``immutable=1``) is what SQLite
+    would read. Any other WAL may hold committed pages the file lacks: without the
+    ``-shm`` index no one can tell which were checkpointed already, so False.
+    """
+    with open(wal, "rb") as w:
+        header = w.read(32)
+        if len(header) < 32:
+            return True  # no header: SQLite treats the WAL as empty
+        magic, _, page_size, _, salt1, salt2 = struct.unpack(">6I", header[:24])
+        if magic not in _WAL_MAGIC:
+            return True
+        frame = w.read(24)
+        if len(frame) < 24 or len(w.read(page_size)) < page_size:
+            return True  # no whole first frame
+        return struct.unpack(">2I", frame[8:16]) != (salt1, salt2)
+
+
 class Ledger:
     """A per-identity privacy ledger in SQLite: releases charged whole or not at all.
 
@@ -432,7 +462,8 @@ class Ledger:
         file is a ``FileNotFoundError``.
     readonly : bool, default False
         Open an existing ledger to read it only (what ``fastldp account``
-        does): :meth:`charge` is refused and the file is never written.
+        does): :meth:`charge` is refused and the file is never written
+        (see "Read-only copies" below).
 
     Notes
     -----
@@ -443,6 +474,19 @@ class Ledger:
     :class:`Release` and charges nothing (so a client that lost the answer
     of a charge may repeat it); charging a name again with anything else is
     a ``ValueError``.
+
+    Read-only copies. SQLite reads a WAL-mode file through its ``-shm``
+    index, which a reader creates when it is missing; in a folder no one
+    may write (a backup, a read-only mount) it cannot, and SQLite's
+    ``mode=ro`` fails with "unable to open database file". ``readonly=True``
+    then opens the file ``immutable=1`` (no index, no lock) when there is
+    no ``-wal`` or the ``-wal`` adds nothing (empty, no header, or frames of
+    an earlier generation only); otherwise the ``-wal`` may hold committed
+    releases the file lacks, and without the index no one can tell which
+    were checkpointed, so the file and its ``-wal`` are copied into a
+    private temporary folder, read there (SQLite reads the WAL correctly)
+    and removed on :meth:`close`. :attr:`open_mode` says which. Nothing in
+    the read-only folder is written.
 
     Examples
     --------
@@ -480,12 +524,15 @@ class Ledger:
                 raise FileNotFoundError(2, "No such ledger file", self._path)
             if p.is_dir():
                 raise IsADirectoryError(21, "A folder, not a ledger file", self._path)
-        target, uri = self._path, False
+        #: how the file was opened: "read-write", "read-only", "read-only, immutable" or
+        #: "read-only, private copy" (see the class notes on read-only copies)
+        self.open_mode = "read-only" if readonly else "read-write"
+        self._copy: Optional[tempfile.TemporaryDirectory] = None
         if readonly and not memory:
-            target, uri = Path(self._path).resolve().as_uri() + "?mode=ro", True
+            self._connect_readonly()
+            return
         try:
-            self._con = sqlite3.connect(target, timeout=self._timeout, isolation_level=None,
-                                        uri=uri)
+            self._con = sqlite3.connect(self._path, timeout=self._timeout, isolation_level=None)
         except sqlite3.Error as exc:
             raise OSError(f"Cannot open the ledger {self._path}: {exc}") from exc
         try:
@@ -493,6 +540,57 @@ class Ledger:
         except BaseException:
             self._con.close()
             raise
+
+    def _connect_readonly(self) -> None:
+        """Open the file read-only; a WAL-mode copy without its ``-shm`` in a folder no one
+        may write is opened immutable when its WAL adds nothing, else as a private copy."""
+        path = Path(self._path).resolve()
+        wal, shm = Path(f"{path}-wal"), Path(f"{path}-shm")
+        uri = path.as_uri() + "?mode=ro"
+        try:
+            self._con = sqlite3.connect(uri, timeout=self._timeout, isolation_level=None,
+                                        uri=True)
+        except sqlite3.Error as exc:
+            raise OSError(f"Cannot open the ledger {self._path}: {exc}") from exc
+        try:
+            # the first read opens the WAL and its -shm index; in a folder no one may write,
+            # SQLite cannot create a missing -shm and says "unable to open database file"
+            self._con.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+        except sqlite3.OperationalError as exc:
+            cannot_open = (getattr(exc, "sqlite_errorname", None) == "SQLITE_CANTOPEN"
+                           or "unable to open" in str(exc))
+            if cannot_open and not shm.exists():
+                self._con.close()
+                self._con = self._connect_without_shm(path, wal)
+            # any other failure: _open meets it again and says what it means
+        except sqlite3.DatabaseError:
+            pass
+        try:
+            self._open(False, False)
+        except BaseException:
+            self.close()
+            raise
+
+    def _connect_without_shm(self, path: Path, wal: Path) -> sqlite3.Connection:
+        if not wal.exists() or _wal_adds_nothing(wal):
+            # the file alone is the ledger: immutable=1 reads it without any -shm or lock
+            self.open_mode = "read-only, immutable"
+            uri = path.as_uri() + "?mode=ro&immutable=1"
+        else:
+            # the WAL may hold committed pages the file lacks, and SQLite reads a WAL only
+            # through a -shm index it cannot create here: read a private copy of both
+            self._copy = tempfile.TemporaryDirectory(prefix="fastldp-ledger-")
+            copy = Path(self._copy.name) / path.name
+            shutil.copyfile(path, copy)
+            shutil.copyfile(wal, f"{copy}-wal")
+            self.open_mode = "read-only, private copy"
+            uri = copy.as_uri() + "?mode=ro"
+        try:
+            return sqlite3.connect(uri, timeout=self._timeout, isolation_level=None, uri=True)
+        except sqlite3.Error as exc:
+            if self._copy is not None:
+                self._copy.cleanup()
+            raise OSError(f"Cannot open the ledger {self._path}: {exc}") from exc
 
     def _open(self, memory: bool, create: bool) -> None:
         con = self._con
@@ -543,8 +641,10 @@ class Ledger:
     # --- the context manager and repr -----------------------------------------------------
 
     def close(self) -> None:
-        """Close the database connection (the file stays)."""
+        """Close the database connection (the file stays; a private copy is removed)."""
         self._con.close()
+        if self._copy is not None:
+            self._copy.cleanup()
 
     def __enter__(self) -> "Ledger":
         return self
