@@ -442,7 +442,7 @@ def test_repr_and_stream_params_rebuild():
                        "calibration='paper')")
     again = LGRR(**m.stream_params())
     assert (again.p2, again.q2) == (m.p2, m.q2)
-    assert m.epsilon == 1.0 and m.privacy.epsilon_inf == 2.0
+    assert m.epsilon == 1.0 and m.privacy().epsilon_inf == 2.0
 
 
 # ------------------------------------------------------------------ audit

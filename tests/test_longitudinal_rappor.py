@@ -38,7 +38,7 @@ def test_headline_epsilons_match_the_paper():
     assert r.epsilon_1 == pytest.approx(2 * math.log(77 / 45), rel=1e-14)
     assert round(r.epsilon_1, 4) == 1.0743  # 2 ln(77/45), four digits
     assert (r.q_star, r.p_star) == (11 / 16, 9 / 16)
-    assert r.privacy.epsilon == r.epsilon_1 and r.privacy.epsilon_inf == r.epsilon_inf
+    assert r.privacy().epsilon == r.epsilon_1 and r.privacy().epsilon_inf == r.epsilon_inf
 
 
 def _bits(y, k):

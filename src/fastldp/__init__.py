@@ -57,8 +57,13 @@ _SUBMODULES = (
     "oracles", "relations", "vectors", "regression", "histograms", "longitudinal",
     "heavyhitters",
     "results", "audit", "reports", "streaming", "distributed", "mechanisms", "experiments",
-    "budgets", "corruption", "metrics", "noise", "accounting",
+    "budgets", "corruption", "metrics", "noise", "accounting", "protocol",
 )
+
+#: the families, in the order their mechanisms are listed (``fastldp.protocol`` builds the
+#: registry of streaming mechanisms and of audited channels from their exports)
+FAMILIES = ("oracles", "relations", "vectors", "regression", "histograms", "longitudinal",
+            "heavyhitters")
 
 #: public estimators and their result classes -> the family that defines them
 _EXPORTS = {
@@ -83,7 +88,7 @@ _EXPORTS = {
     "Accountant": "accounting",
 }
 
-__all__ = [*_EXPORTS, *_SUBMODULES, "show_config", "__version__"]
+__all__ = [*_EXPORTS, *_SUBMODULES, "FAMILIES", "show_config", "__version__"]
 
 if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ imports on demand
     # "X as X" marks an explicit re-export, so ``mypy --strict`` on user code accepts
@@ -95,6 +100,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ imports on 
     from . import heavyhitters as heavyhitters
     from . import noise as noise
     from . import oracles as oracles, regression as regression, relations as relations
+    from . import protocol as protocol
     from . import reports as reports, results as results, streaming as streaming
     from . import vectors as vectors
     from . import accounting as accounting

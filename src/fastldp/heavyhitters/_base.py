@@ -32,6 +32,7 @@ from .._random import as_generator, resolve_codebook_seed, resolve_identities, r
 from .._sanitize import SanitizationReport, sanitization_counts, sanitization_report
 from .._validation import check_float, check_int, param_error
 from ..results import PrivacyStatement, Result
+from ._protocol import HeavyHitterProtocolMembers
 from .items import ItemCodec, string_prefix_mask
 
 __all__ = ["HeavyHitters", "HeavyHitterProtocol", "HeavyPartial", "Chunks"]
@@ -193,7 +194,7 @@ class HeavyPartial:
                 from None
 
 
-class HeavyHitterProtocol:
+class HeavyHitterProtocol(HeavyHitterProtocolMembers):
     """Base of the heavy-hitter protocols: items, budgets, identities, partials, results.
 
     Parameters

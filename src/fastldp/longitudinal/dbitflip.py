@@ -104,6 +104,7 @@ from ..oracles._base import (EPSILON_MAX, MAX_DOMAIN_SIZE, RngLike, _Text, all_l
                              tally_report)
 from ..results import PrivacyStatement, Result
 from ..streaming import ExactSum, Partial, check_partial
+from ._protocol import LongitudinalProtocol
 from .memo import MemoryMemo, MemoStore
 from .protocols import LongitudinalPrivacy, MemoizedBudgets
 
@@ -115,7 +116,7 @@ Memo = Union[MemoryMemo, MemoStore]
 MAX_BUCKETS = 1 << 16
 
 
-class DBitFlipPM(MemoizedBudgets):
+class DBitFlipPM(MemoizedBudgets, LongitudinalProtocol):
     """dBitFlipPM: ``d`` memoized bits about ``d`` sampled buckets of ``k`` (module docstring).
 
     Parameters
@@ -247,6 +248,9 @@ class DBitFlipPM(MemoizedBudgets):
         if self.gamma:
             text += f", gamma={self.gamma!r}"
         return text + f", codebook_seed={self.codebook_seed})"
+
+    def _report_layout(self):
+        return np.int64, (self.n_sampled,)  # 2 j_p + b_p per sampled bucket
 
     def stream_params(self) -> dict:
         """The public parameters a partial and a report file are bound to (JSON values).
@@ -503,7 +507,7 @@ class DBitFlipPM(MemoizedBudgets):
         r = self.n_buckets / self.n_sampled
         counts = r * (h - self.Q * s) / (self.P - self.Q)
         variances = self.count_variances(n, np.clip(counts, 0.0, n))
-        return FrequencyEstimate(counts, variances, partial_report(partial), n, self.privacy)
+        return FrequencyEstimate(counts, variances, partial_report(partial), n, self.privacy())
 
     def mean(self, estimate: FrequencyEstimate) -> float:
         """The mean value implied by a bucket estimate: ``sum_v c(v) mid(v) / n``."""
@@ -723,4 +727,4 @@ class OneBitMean(MemoizedBudgets):
             mean = self.max_value * (pbar - self.c0) / self.c1
             var = self.max_value ** 2 * pbar * (1 - pbar) / (n * self.c1 ** 2)
         return MeanEstimate(np.array([mean]), np.array([var]), partial_report(partial), n,
-                            self.privacy)
+                            self.privacy())

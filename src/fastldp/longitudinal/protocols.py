@@ -114,6 +114,7 @@ from ..oracles._base import (EPSILON_MAX, MAX_DOMAIN_SIZE, RngLike, _Text, all_l
                              partial_report, report_counts)
 from ..results import PrivacyStatement
 from ..streaming import ExactSum, Partial, check_partial
+from ._protocol import LongitudinalProtocol
 from .memo import MemoryMemo, MemoStore
 
 __all__ = ["LongitudinalOracle", "LongitudinalPrivacy", "LGRR", "LOUE", "LOSUE", "LSUE",
@@ -325,10 +326,16 @@ class MemoizedBudgets:
             self._memo = MemoryMemo()
         return self._memo
 
-    @property
-    def privacy(self) -> LongitudinalPrivacy:
+    def privacy(self, epsilons: Optional[ArrayLike] = None) -> LongitudinalPrivacy:
         """Per report ``epsilon_1``; ``epsilon_inf`` over any number of reports of one memoized
-        value (module docstring, "Privacy")."""
+        value (module docstring, "Privacy").
+
+        ``epsilons`` is ``None`` or ``epsilon_1`` (no personal budgets). The
+        statement's ``event()`` (a report at ``epsilon_1``) is what a ledger
+        charges for one release; :meth:`LongitudinalPrivacy.over_time` bounds
+        a whole collection.
+        """
+        self._check_epsilons(epsilons, f"{type(self).__name__}.privacy")
         return LongitudinalPrivacy.memoized(epsilon_1=self.epsilon_1, epsilon_inf=self.epsilon_inf)
 
     def _check_epsilons(self, epsilons, owner: str) -> None:
@@ -346,7 +353,7 @@ class MemoizedBudgets:
                 f"({self._NO_PERSONAL_BUDGETS})", _Text("other budgets"))
 
 
-class LongitudinalOracle(MemoizedBudgets):
+class LongitudinalOracle(MemoizedBudgets, LongitudinalProtocol):
     """Base class of the memoized two-round oracles (module docstring).
 
     Parameters
@@ -605,7 +612,7 @@ class LongitudinalOracle(MemoizedBudgets):
         hits = partial.sums["hits"].value()
         counts = (hits - n * self.Q) / (self.P - self.Q)
         variances = self.count_variances(n, np.clip(counts, 0.0, n))
-        return FrequencyEstimate(counts, variances, partial_report(partial), n, self.privacy)
+        return FrequencyEstimate(counts, variances, partial_report(partial), n, self.privacy())
 
 
 class LGRR(LongitudinalOracle):
@@ -679,6 +686,9 @@ class LGRR(LongitudinalOracle):
     def _response_layout(self):
         return np.int64, 1
 
+    def _report_layout(self):
+        return np.int64, ()  # one symbol
+
     def _from_rows(self, rows):
         return rows[:, 0].copy()
 
@@ -740,6 +750,9 @@ class _UnaryLongitudinal(LongitudinalOracle):
 
     def _response_layout(self):
         return np.uint8, self.n_bytes
+
+    def _report_layout(self):
+        return np.uint8, (self.n_bytes,)  # packed bits
 
     def _permanent(self, x, gen):
         # the one-shot oracle at epsilon_inf is exactly the permanent round: (p1, q1)

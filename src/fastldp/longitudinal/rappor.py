@@ -105,6 +105,7 @@ from ..oracles._base import (MAX_DOMAIN_SIZE, RngLike, _Text, all_legal_report, 
                              classify_integers, partial_report, report_counts, tally_report)
 from ..oracles.olh import olh_hash
 from ..streaming import ExactSum, Partial, check_partial
+from ._protocol import LongitudinalProtocol
 from .memo import MemoryMemo, MemoStore
 from .protocols import LongitudinalPrivacy, MemoizedBudgets
 
@@ -198,7 +199,7 @@ class RAPPORDecode(FrequencyEstimate):
         return [(int(self.candidates[j]), float(self.counts[j]), float(std[j])) for j in idx]
 
 
-class LongitudinalRAPPOR(MemoizedBudgets):
+class LongitudinalRAPPOR(MemoizedBudgets, LongitudinalProtocol):
     """Full RAPPOR: Bloom filter, memoized permanent response ``f``, instantaneous ``p``, ``q``.
 
     Parameters
@@ -354,6 +355,9 @@ class LongitudinalRAPPOR(MemoizedBudgets):
     def n_bytes(self) -> int:
         """Bytes per report, ``ceil(k / 8)``."""
         return (self.n_bits + 7) // 8
+
+    def _report_layout(self):
+        return np.uint8, (self.n_bytes,)  # the packed instantaneous filter
 
     def __repr__(self) -> str:
         return (f"LongitudinalRAPPOR(domain_size={self.domain_size}, n_bits={self.n_bits}, "
@@ -637,7 +641,7 @@ class LongitudinalRAPPOR(MemoizedBudgets):
                 z = np.where(variances > 0, counts / np.sqrt(variances), 0.0)
             # P(Z > z) = erfc(z / sqrt 2) / 2 (no scipy.stats import on the first decode)
             pvals = np.array([0.5 * math.erfc(float(v) / math.sqrt(2.0)) for v in z])
-        return RAPPORDecode(counts, variances, partial_report(partial), n, self.privacy,
+        return RAPPORDecode(counts, variances, partial_report(partial), n, self.privacy(),
                             tuple(int(c) for c in self.candidates), candidates=self.candidates,
                             p_values=pvals, detected=pvals < self.alpha / M, alpha=self.alpha)
 

@@ -102,6 +102,7 @@ from .._validation import check_float, check_int, check_positive_array, param_er
 from ..results import PrivacyStatement, Result
 from ..streaming import ExactSum, Partial, check_partial
 from ._categories import Categories, resolve_categories, shown_labels
+from ._protocol import OracleProtocol
 
 __all__ = ["FrequencyOracle", "FrequencyEstimate", "CountChannel", "EPSILON_MAX", "MAX_DOMAIN_SIZE",
            "RngLike"]
@@ -638,7 +639,7 @@ def budgets_by_keyword(method: _Method) -> _Method:
     return call  # type: ignore[return-value]
 
 
-class FrequencyOracle:
+class FrequencyOracle(OracleProtocol):
     """Base class: keyword-only construction, validated ``privatize`` / ``estimate``.
 
     Parameters

@@ -25,6 +25,7 @@ from .._validation import (check_choice, check_float, check_int, check_positive_
                            param_error, resolve_alias)
 from .._sanitize import SanitizationReport
 from ._privacy import privacy_of_budgets, privacy_of_extremes
+from ._protocol import RelationProtocol
 from .decoders import decode as _decode
 from .relation_sets import CAP_POLICIES, RelationSets, as_relation_sets, is_long_format
 
@@ -79,7 +80,7 @@ def keyword_epsilons(method: _F) -> _F:
     return wrapper  # type: ignore[return-value]
 
 
-class RelationMechanism:
+class RelationMechanism(RelationProtocol):
     """Base class: validated ``shape``, ``k``, ``s``, ``epsilon``, codebook seed, threads.
 
     ``k`` and ``s`` are the paper's letters; ``items_per_user`` and

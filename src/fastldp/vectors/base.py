@@ -30,6 +30,7 @@ from .._validation import check_csr_structure, check_float, check_int, param_err
 from .._sanitize import SanitizationReport, sanitization_counts, sanitization_report
 from ..results import PrivacyStatement, Result
 from ..streaming import ExactSum, Partial, check_partial
+from ._protocol import VectorProtocol
 
 __all__ = [
     "SparseVectors",
@@ -572,7 +573,7 @@ def add_sign_sketch(total: ExactSum, seed: int, identities: np.ndarray, z, n_thr
                                             total.size, n_threads), shift)
 
 
-class StreamingServer:
+class StreamingServer(VectorProtocol):
     """What the sparse-vector servers share for ``partial`` / ``merge`` / ``finalize``.
 
     A subclass sets ``_REASONS`` (the sanitization reasons its ``estimate``

@@ -177,6 +177,12 @@ class Collision(StreamingServer):
     def vectors(self, x: VectorsLike) -> SparseVectors:
         return as_sparse_vectors(x, d=self.d, owner=type(self).__name__, m=self.m)
 
+    def _example_values(self, n_entries: int, rng: np.random.Generator) -> np.ndarray:
+        """Frequencies hold the value 1 on every item they count; signed values are +-1."""
+        if self.values == "frequency":
+            return np.ones(n_entries)
+        return super()._example_values(n_entries, rng)
+
     def symbols(self, x: VectorsLike, *, rng: RngLike = None) -> tuple[np.ndarray, np.ndarray]:
         """The symbols each user holds: CSR ``(indptr, symbols)``.
 

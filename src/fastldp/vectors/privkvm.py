@@ -131,6 +131,17 @@ class PrivKVMReports:
                 users = users.astype(np.int64)
         return PrivKVMReports(self.keys[users], self.key_bits[users], self.values[users])
 
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        """The stored form: one int64 row ``(key, key_bit, value_1 .. value_c)`` per user.
+
+        What a report file, the collector and Dask hold (the schema of
+        :attr:`PrivKVM.report_schema`); :meth:`PrivKVM.partial` and
+        :meth:`PrivKVM.estimate` take it back.
+        """
+        rows = np.empty((self.n, 2 + self.values.shape[1]), dtype=np.int64)
+        rows[:, 0], rows[:, 1], rows[:, 2:] = self.keys, self.key_bits, self.values
+        return rows if dtype is None else rows.astype(dtype, copy=False)
+
     def take(self, users: ArrayLike) -> "PrivKVMReports":
         """The reports of ``users`` (an index array), in that order."""
         users = np.asarray(users, dtype=np.int64)
@@ -194,6 +205,17 @@ class PrivKVM(StreamingServer):
     def __repr__(self) -> str:
         return (f"PrivKVM(d={self.d}, m={self.m}, epsilon={self.epsilon!r}, "
                 f"n_rounds={self.n_rounds}, clip_estimate={self.clip_estimate!r})")
+
+    @property
+    def report_schema(self) -> Any:
+        """One int64 row ``(key, key_bit, value_1 .. value_c)`` per user, at ``epsilon``.
+
+        The stored form of :class:`PrivKVMReports` (``numpy.asarray`` of
+        them), which :meth:`partial` takes back.
+        """
+        from ..protocol import ReportSchema
+
+        return ReportSchema(np.int64, (2 + self.n_rounds,), self.epsilon)
 
     # ------------------------------------------------------------------ client
     def vectors(self, x: VectorsLike) -> SparseVectors:
@@ -305,13 +327,23 @@ class PrivKVM(StreamingServer):
                  allow_empty: bool = False) -> tuple:
         """Project a :class:`PrivKVMReports` (or a ``(keys, bits, values)`` triple).
 
-        A key that is not an integer in ``[0, d)`` voids the user's report (it
+        The stored form, a numeric array of rows ``(key, key_bit, value_1
+        .. value_c)`` (``numpy.asarray(reports)``, what report files hold),
+        is taken too. A key that is not an integer in ``[0, d)`` voids the user's report (it
         counts for no key); a bit other than 0/1 becomes 1 when it is > 0.5
         and 0 otherwise (NaN: 0); a value bit goes to its sign, and a value
         without sign (0, NaN, not a number) under a 1-bit is dropped.
         """
         if isinstance(reports, PrivKVMReports):
             keys, bits, vals = reports.keys, reports.key_bits, reports.values
+        elif isinstance(reports, np.ndarray) and reports.ndim == 2:
+            # the stored rows; never a triple, whose values are 2-d and keys 1-d
+            if reports.shape[1] != 2 + self.n_rounds:
+                raise ValueError(
+                    f"The 'reports' parameter of {owner} must be rows (key, key_bit, "
+                    f"{self.n_rounds} value bits) of shape (n, {2 + self.n_rounds}). Got an "
+                    f"array of shape {reports.shape} instead.")
+            keys, bits, vals = reports[:, 0], reports[:, 1], reports[:, 2:]
         else:
             try:
                 keys, bits, vals = reports
