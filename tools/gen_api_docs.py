@@ -44,10 +44,10 @@ PAGES = {
                "profiles, corruption policies, metrics and the exact noise samplers.",
                ("fastldp.results", "fastldp.budgets", "fastldp.corruption", "fastldp.metrics",
                 "fastldp.noise")),
-    "scale": ("Scale-out", "Exact mergeable partial decodes, report files, the streaming and "
-              "Dask decoders, and mechanisms by name.",
-              ("fastldp.streaming", "fastldp.reports", "fastldp.distributed",
-               "fastldp.mechanisms")),
+    "scale": ("Scale-out", "The mechanism protocol, exact mergeable partial decodes, report "
+              "files, the streaming and Dask decoders, and mechanisms by name.",
+              ("fastldp.protocol", "fastldp.streaming", "fastldp.reports",
+               "fastldp.distributed", "fastldp.mechanisms")),
 }
 
 #: members not documented on a module's page, and why: numpydoc links an attribute a result
