@@ -47,8 +47,9 @@ def _post(srv, obj=None, token=None, **kwargs):
 
 @pytest.fixture(scope="module")
 def olh_server(tmp_path_factory):
+    # publish_every=1: every batch in the public estimate (compared with the offline one)
     with running_server(tmp_path_factory.mktemp("olh"), OLH, tokens={"ranged": (1000, 1999)},
-                        max_body=300_000) as srv:
+                        max_body=300_000, publish_every=1) as srv:
         yield srv
 
 
@@ -253,7 +254,7 @@ def test_personal_budgets_matrix_restart_and_offline_decode(tmp_path):
     eps = rng.uniform(0.5, 2.0, n)
     reports = mech.privatize(relations, epsilons=eps, identities=ids, rng=6)
     offline = mech.estimate(reports, epsilons=eps, identities=ids)
-    with running_server(tmp_path, JPRS) as srv:
+    with running_server(tmp_path, JPRS, publish_every=1) as srv:
         client = Client(srv.url, srv.token)
         with pytest.raises(ServiceError) as info:  # personal budgets are required
             client.send_batch(ids[:3], reports[:3])
@@ -553,7 +554,7 @@ def test_32_concurrent_clients_on_loopback_every_acked_report_once(tmp_path):
     ids = np.arange(total, dtype=np.uint64) + 50_000
     reports = mech.privatize(_zipf(total, np.random.default_rng(7)), identities=ids, rng=8)
     errors = []
-    with running_server(tmp_path, OLH) as srv:
+    with running_server(tmp_path, OLH, publish_every=1) as srv:
         def work(c):
             client = Client(srv.url, srv.token)
             try:

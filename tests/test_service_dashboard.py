@@ -236,7 +236,7 @@ def test_oracle_dashboard_shows_the_estimate_exactly_and_follows_new_reports(pag
     from fastldp.service.testing import running_server
 
     rng = np.random.default_rng(20261201)
-    with running_server(tmp_path, mechanism="olh-4096") as srv, Client(srv.url, srv.token) as client:
+    with running_server(tmp_path, mechanism="olh-4096", publish_every=1) as srv, Client(srv.url, srv.token) as client:
         page.goto(srv.url + "/")  # before any report: nothing drawn, the page waits
         page.wait_for_function("document.querySelector('[data-testid=\"estimate-n\"]')"
                                "?.dataset.value === '0'", timeout=WAIT_MS)
@@ -302,7 +302,7 @@ def test_jprs_dashboard_draws_the_matrix_heat_map_exactly(page, tmp_path):
     n = 600
     reports = mech.privatize(mechanisms._relations_chunk(mech, n, rng), identities=np.arange(n),
                              epsilons=np.ones(n), rng=3)
-    with running_server(tmp_path, mechanism="jprs-4096") as srv, Client(srv.url, srv.token) as client:
+    with running_server(tmp_path, mechanism="jprs-4096", publish_every=1) as srv, Client(srv.url, srv.token) as client:
         page.goto(srv.url + "/")
         client.send(reports, identities=np.arange(n), epsilons=np.ones(n), privatize=False)
         est, stats = client.estimate(), client.stats()
@@ -336,7 +336,7 @@ def test_rpc_dashboard_draws_the_mean_vector_and_counts_sanitized_reports(page, 
         row[rng.choice(d, 2, replace=False)] = rng.choice([-1, 1], 2)
     reports = mech.privatize(x, identities=np.arange(n), rng=4)
     reports[:bad] = 123.0  # off the Duchi alphabet: the decoder sanitizes these
-    with running_server(tmp_path, mechanism=mechanism_spec(mech)) as srv, \
+    with running_server(tmp_path, mechanism=mechanism_spec(mech), publish_every=1) as srv, \
             Client(srv.url, srv.token) as client:
         client.send(reports, identities=np.arange(n), privatize=False)
         est, stats = client.estimate(), client.stats()
@@ -366,7 +366,7 @@ def test_labelled_oracle_shows_its_categories_and_every_item_when_fewer_than_top
     labels = ["apple", "pear", "fig", "kiwi", "plum"]  # D = 5 < TOP_K: every item is listed
     mech = oracles.GRR(epsilon=2.0, categories=labels, codebook_seed=9)
     rng = np.random.default_rng(3)
-    with running_server(tmp_path, mechanism=mechanism_spec(mech)) as srv, \
+    with running_server(tmp_path, mechanism=mechanism_spec(mech), publish_every=1) as srv, \
             Client(srv.url, srv.token) as client:
         client.send(rng.choice(labels, 500, p=[0.4, 0.3, 0.15, 0.1, 0.05]),
                     identities=np.arange(500), rng=5)

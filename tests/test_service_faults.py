@@ -60,7 +60,7 @@ def test_kill_9_at_random_points_loses_nothing_and_counts_nothing_twice(tmp_path
                     count[0] += 1
                     progress.notify_all()
 
-    with running_server(tmp_path, OLH, segment_rows=3000) as srv:
+    with running_server(tmp_path, OLH, segment_rows=3000, publish_every=1) as srv:
         workers = [threading.Thread(target=client_loop, args=(t, srv.url, srv.token))
                    for t in range(threads)]
         for w in workers:

@@ -423,3 +423,127 @@ def test_stores_without_digests_still_open_and_replay_as_before(tmp_path):
     finally:
         store.close()
     assert store.stats.reports == 40
+
+
+def _offline(mech, parts):
+    ids = np.concatenate([p[0] for p in parts])
+    reports = np.concatenate([p[1] for p in parts])
+    return mech.estimate(reports, identities=ids)
+
+
+def test_publication_steps_hold_across_batches_and_restarts(tmp_path):
+    """The public estimate moves in steps of at least ``publish_every`` reports, each the
+    exact estimate of the whole batches before its step (bit for bit); a restart shows the
+    last step again (recorded in the journal), even when it ends inside a segment's row
+    group, not the estimate of every recovered report."""
+    mech = from_spec(OLH)
+    sizes = [400, 300, 200, 150, 700, 100, 250]  # steps after 1,050 (4 batches) and 2,100
+    parts = [_reports(mech, sum(sizes[:i]), n, i) for i, n in enumerate(sizes)]
+    store = _store(tmp_path, publish_every=1000, segment_rows=1000, row_group=512)
+    seen = []
+    try:
+        for i, (ids, reports) in enumerate(parts):
+            assert store.submit(Batch("t", f"k{i}", ids, np.ones(ids.size), reports)
+                                ).result(30)[0] == 201
+            store.wait_published(i + 1, timeout=30)
+            seen.append(store.result()[0].n)
+        # one batch at a time (each decoded before the next), so each step is exact
+        assert seen == [0, 0, 0, 1050, 1050, 1050, 2100]
+        assert np.array_equal(store.result()[0].estimate, _offline(mech, parts).estimate)
+        ids, reports = _reports(mech, 5000, 600, 9)
+        assert store.submit(Batch("t", "late", ids, np.ones(600), reports)).result(30)[0] == 201
+        assert store.wait_published(store.committed_seq(), timeout=30) is False  # 600 < 1000
+        result, seq, decoded = store.published()
+        assert (result.n, seq, decoded) == (2100, 7, 2700)
+    finally:
+        store.close()
+    from fastldp.reports import ReportFile
+
+    edges = np.cumsum([f._file.metadata.row_group(g).num_rows
+                       for f in map(ReportFile, sorted(glob.glob(str(tmp_path / "seg-*"))))
+                       for g in range(f.num_row_groups)])
+    assert edges[-1] == 2700 and 2100 not in edges  # the step ends inside a row group
+    for publish_every, shown in [(1000, 2100), (500, 2700), (1, 2700)]:
+        store = _store(tmp_path, publish_every=publish_every)
+        result, _ = store.result()
+        store.close()
+        assert result.n == shown
+        want = parts if shown == 2100 else parts + [(ids, reports)]
+        assert np.array_equal(result.estimate, _offline(mech, want).estimate)
+    # publish_every=1 dropped the record: every report is public from then on, and a later
+    # publish_every=1000 starts from all of them
+    store = _store(tmp_path, publish_every=1000)
+    assert store.result()[0].n == 2700
+    store.close()
+
+
+def test_publication_by_time_and_the_step_inside_a_decode_call(tmp_path):
+    """``publish_seconds``: a due step waits for its time and is then made without a new
+    batch (``wait_published`` waits for it); batches merged in one decode call are published
+    together, on the call's boundary, and never closer than ``publish_every``."""
+    mech = from_spec(OLH)
+    store = _store(tmp_path, publish_every=100, publish_seconds=0.3)
+    try:
+        ids, reports = _reports(mech, 0, 150, 1)
+        t0 = time.monotonic()
+        assert store.submit(Batch("t", "a", ids, np.ones(150), reports)).result(30)[0] == 201
+        store.wait_applied(1, timeout=30)
+        assert store.result()[0].n == 0 or time.monotonic() - t0 >= 0.3
+        assert store.wait_published(1, timeout=30) is True
+        assert store.result()[0].n == 150
+        # many small batches at once: the decoder merges them in a few calls
+        futures = [store.submit(Batch("t", f"b{i}", *(lambda x: (x[0], np.ones(10), x[1]))(
+            _reports(mech, 1000 + 10 * i, 10, i)))) for i in range(30)]
+        assert all(f.result(30)[0] == 201 for f in futures)
+        assert store.wait_published(store.committed_seq(), timeout=30) is True
+        assert store.result()[0].n == 450
+    finally:
+        store.close()
+    with pytest.raises(ValueError, match="'publish_every' parameter of Store must be an int"):
+        _store(tmp_path / "x", publish_every=0)
+    with pytest.raises(ValueError, match="'publish_seconds'"):
+        _store(tmp_path / "y", publish_seconds=float("nan"))
+
+
+def _support(delta):
+    """The items a one-report difference of OLH estimates lifts: it is (1[v in S] - q) /
+    (p - q) per item, two levels; the upper one is the report's support set S."""
+    delta = np.asarray(delta, dtype=np.float64)
+    if not delta.max() - delta.min() > 1e-9:
+        return set()  # no difference: nothing to read
+    return set(np.flatnonzero(delta > (delta.max() + delta.min()) / 2).tolist())
+
+
+@pytest.mark.parametrize("publish_every", [None, 1])
+def test_differencing_two_estimates_around_one_report(tmp_path, publish_every):
+    """The review's attack: post a batch, read ``/v1/estimate``, post a one-report batch,
+    read again, and read that report's OLH support set off the difference. At the default
+    policy (``--publish-every 1000``) the two estimates are identical and the next one that
+    differs is 1,000 reports away: the attack isolates nothing. With ``--publish-every 1``
+    (every batch public, the old behaviour) it recovers the support set exactly."""
+    mech = from_spec(OLH)
+    options = {} if publish_every is None else {"publish_every": publish_every}
+    ids, reports = _reports(mech, 0, 1000, 3)
+    target_ids, target = _reports(mech, 5000, 1, 4)  # the victim's report
+    truth = _support(mech.estimate(target, identities=target_ids).estimate)
+    assert 5 <= len(truth) <= 40  # about 64 / g = 16 items
+    with running_server(tmp_path, OLH, **options) as srv, Client(srv.url, srv.token) as client:
+        assert client.send_batch(ids, reports)["accepted"] == 1000
+        before = client.estimate()
+        assert client.send_batch(target_ids, target)["accepted"] == 1
+        after = client.estimate()
+        recovered = _support(np.array(after["estimate"]) - np.array(before["estimate"]))
+        if publish_every == 1:
+            assert after["n"] - before["n"] == 1 and recovered == truth
+            return
+        assert after == dict(before, pending=1, unpublished=1,
+                             updated=after["updated"])  # nothing else moved
+        assert recovered == set() != truth
+        assert httpx.get(srv.url + "/v1/mechanism").json()["publish_every"] == 1000
+        more_ids, more = _reports(mech, 6000, 999, 5)
+        assert client.send_batch(more_ids, more)["accepted"] == 999
+        step = client.estimate()
+        assert step["n"] - before["n"] == 1000 and step["pending"] == 0
+        assert np.array_equal(np.array(step["estimate"]), mech.estimate(
+            np.concatenate([reports, target, more]),
+            identities=np.concatenate([ids, target_ids, more_ids])).estimate)

@@ -623,7 +623,8 @@ def _serve(args) -> int:
           "(Ctrl-C stops it and closes the open segment)", flush=True)
     serve(args.mechanism, args.store, args.tokens, host=args.host, port=args.port,
           tls_cert=args.tls_cert, tls_key=args.tls_key, max_body=args.max_body, rate=args.rate,
-          segment_rows=args.segment_rows, threads=args.threads)
+          segment_rows=args.segment_rows, threads=args.threads,
+          publish_every=args.publish_every, publish_seconds=args.publish_seconds)
     return 0
 
 
@@ -662,6 +663,13 @@ def _add_serve_command(sub) -> None:
                      help="reports per closed Parquet segment (default 1048576)")
     srv.add_argument("--threads", type=_count, default=None,
                      help="threads of the live estimate's decode (default: all cores)")
+    srv.add_argument("--publish-every", type=_count, default=1000, metavar="N",
+                     help="the public estimate advances in steps of at least N reports "
+                          "(default 1000), so that no two estimates it shows differ by fewer; "
+                          "1 publishes every batch, which lets a reader difference two "
+                          "estimates around one report and recover it")
+    srv.add_argument("--publish-seconds", type=_positive_float, default=None, metavar="S",
+                     help="and at least S seconds between two publications (default: none)")
     srv.add_argument("--hash-token", metavar="TOKEN",
                      help="print the tokens-file line of TOKEN (its SHA-256) and exit")
     srv.set_defaults(func=_serve)

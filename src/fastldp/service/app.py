@@ -2,7 +2,13 @@
 
 The endpoints and their JSON are documented in ``docs/guide/service.rst``.
 Only ``POST /v1/reports`` needs a bearer token; every ``GET`` is public and
-returns the mechanism, aggregate counts or the estimate, never a report.
+returns the mechanism, aggregate counts or the published estimate. No
+endpoint returns a stored report as such, but an estimate is a function of
+the reports: two estimates over sets that differ by a few reports reveal
+those reports' contribution (with OLH, one report's support set exactly).
+The estimate is therefore published in steps of at least ``publish_every``
+reports (``--publish-every``, default 1,000; see ``Store``), so that no two
+estimates the service shows differ by fewer reports.
 """
 
 from __future__ import annotations
@@ -45,6 +51,9 @@ class ServiceConfig:
     rate: Optional[float] = None  # reports per second per token
     segment_rows: int = 1 << 20
     threads: Optional[int] = None  # the live decode's threads (default: all cores)
+    # the public estimate advances in steps of at least this many reports (and seconds)
+    publish_every: int = 1000
+    publish_seconds: Optional[float] = None
 
 
 class Malformed(ValueError):
@@ -246,7 +255,9 @@ class Collector:
         self.refused = dict.fromkeys(REFUSAL_REASONS, 0)
         self.kind = kind_of(self.mechanism)
         self.store = Store(config.store, self.mechanism, report_shape=self.report_shape,
-                           report_dtype=self.report_dtype, segment_rows=config.segment_rows)
+                           report_dtype=self.report_dtype, segment_rows=config.segment_rows,
+                           publish_every=config.publish_every,
+                           publish_seconds=config.publish_seconds)
         if config.threads is None and hasattr(self.mechanism, "n_threads"):
             # the live decode uses every core, as the recovery above did. On 2 quiet cores
             # (bench/serve_load.py, 10^7 reports, olh-4096) 2 decode threads against 1: closed
@@ -281,12 +292,22 @@ class Collector:
                 "report_shape": list(self.report_shape), "report_dtype": str(self.report_dtype),
                 "estimate_shape": list(np.shape(result.estimate)),
                 "labels": None if labels is None else _json_safe(list(labels)),
-                "max_body": self.config.max_body, "rate_limit": self.config.rate}
+                "max_body": self.config.max_body, "rate_limit": self.config.rate,
+                "publish_every": self.store.publish_every,
+                "publish_seconds": self.store.publish_seconds}
 
     def estimate_json(self, wait: bool = False) -> dict:
-        if wait:  # at most 60 s: "pending" then says what is not in yet
-            self.store.wait_applied(self.store.committed_seq(), timeout=60.0)
-        result, _ = self.store.result()
+        """The published estimate: the finalized partial at the last publication step.
+
+        ``wait``: first wait (at most 60 s) until every batch acknowledged
+        before the call is decoded and, where the publication policy lets it,
+        published; ``pending`` then counts the acknowledged reports the
+        estimate does not hold, ``unpublished`` those of them decoded but held
+        back until ``publish_every`` reports (and ``publish_seconds``) passed.
+        """
+        if wait:
+            self.store.wait_published(self.store.committed_seq(), timeout=60.0)
+        result, _, decoded = self.store.published()
         est = np.asarray(result.estimate)
         san = getattr(result, "sanitization", None)
         cats = getattr(result, "categories", None)
@@ -300,6 +321,9 @@ class Collector:
                     "by_reason": {k: int(v) for k, v in san.by_reason.items()}},
                 "privacy": str(getattr(result, "privacy", "")),
                 "pending": max(0, self.store.stats.reports - int(result.n)),
+                "unpublished": max(0, decoded - int(result.n)),
+                "publish_every": self.store.publish_every,
+                "publish_seconds": self.store.publish_seconds,
                 "updated": self.store.stats.updated}
 
     def sanitized(self) -> int:
@@ -323,6 +347,7 @@ class Collector:
                 "refused": dict(self.refused), "replayed_batches": st.replayed,
                 "sanitized": self.sanitized(), "rate": rate,
                 "pending": self.store.pending(),
+                "published": int(self.store.result()[0].n),
                 "history": [[t, n] for t, n in hist[-600:]],
                 "latency_ms": {"p50": 1e3 * lat[len(lat) // 2] if lat else None,
                                "p99": 1e3 * lat[min(len(lat) - 1, int(0.99 * len(lat)))]

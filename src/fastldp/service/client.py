@@ -167,19 +167,23 @@ class Client:
         return self._mechanism
 
     def estimate(self, *, wait: bool = True) -> dict:
-        """``GET /v1/estimate``: the live estimate.
+        """``GET /v1/estimate``: the published estimate.
 
         With ``wait=True`` the server first decodes every batch it
-        acknowledged before the request (``?wait=1``), so the estimate holds
-        all of them; otherwise it answers at once and ``"pending"`` counts
-        the acknowledged reports not in it yet.
+        acknowledged before the request (``?wait=1``) and publishes what
+        its publication policy lets it (``--publish-every``), so the
+        estimate holds all of them unless fewer than ``publish_every``
+        reports came since the last publication (``"unpublished"`` counts
+        those); otherwise it answers at once and ``"pending"`` counts the
+        acknowledged reports not in it yet.
         """
         if not wait:
             return self._json("/v1/estimate")
         acknowledged = self._json("/v1/stats")["reports"]
         while True:  # the server waits at most 60 s per request
             answer = self._json("/v1/estimate?wait=1")
-            if answer["n"] >= acknowledged:
+            # decoded = published + held back by the policy (a server without one: n)
+            if answer["n"] + answer.get("unpublished", 0) >= acknowledged:
                 return answer
 
     def stats(self) -> dict:

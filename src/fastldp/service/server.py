@@ -14,7 +14,8 @@ def serve(mechanism: Any, store: Any, tokens: Any, *, host: str = "127.0.0.1", p
           tls_cert: Optional[str] = None, tls_key: Optional[str] = None,
           max_body: int = 16 << 20, rate: Optional[float] = None,
           segment_rows: int = 1 << 20, threads: Optional[int] = None,
-          log_level: str = "warning") -> None:
+          log_level: str = "warning", publish_every: int = 1000,
+          publish_seconds: Optional[float] = None) -> None:
     """Open (and recover) the store, then serve until SIGINT/SIGTERM (which closes the segment).
 
     TLS: ``tls_cert`` and ``tls_key`` are PEM files passed to uvicorn's
@@ -33,7 +34,8 @@ def serve(mechanism: Any, store: Any, tokens: Any, *, host: str = "127.0.0.1", p
         raise ValueError("--tls-cert and --tls-key go together (a certificate and its key)")
     app = create_app(ServiceConfig(mechanism=mechanism, store=store, tokens=tokens,
                                    max_body=max_body, rate=rate, segment_rows=segment_rows,
-                                   threads=threads))
+                                   threads=threads, publish_every=publish_every,
+                                   publish_seconds=publish_seconds))
     options = dict(host=host, port=port, ssl_certfile=tls_cert, ssl_keyfile=tls_key,
                    log_level=log_level, access_log=False, workers=1, timeout_keep_alive=30,
                    timeout_graceful_shutdown=3)  # idle keep-alive clients must not hold a stop

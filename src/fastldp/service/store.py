@@ -76,7 +76,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .._stores import STORE_LOCK, FileLock, LockHeld
-from ..reports import ReportWriter, chunk_epsilons, decode_files, mechanism_spec
+from ..reports import ReportWriter, chunk_epsilons, mechanism_spec, open_reports
 
 __all__ = ["Store", "Batch", "StoreError", "StoreLocked", "StoreFull"]
 
@@ -171,7 +171,17 @@ class Store:
     def __init__(self, directory: Any, mechanism: Any, *, report_shape: tuple = (),
                  report_dtype: Any = np.int64, segment_rows: int = 1 << 20,
                  row_group: int = 1 << 16, max_group: int = 64,
-                 backlog: int = 1 << 21, decode_rows: int = 1 << 13) -> None:
+                 backlog: int = 1 << 21, decode_rows: int = 1 << 13,
+                 publish_every: int = 1, publish_seconds: Optional[float] = None) -> None:
+        if isinstance(publish_every, bool) or not isinstance(publish_every, (int, np.integer)) \
+                or publish_every < 1:
+            raise ValueError("The 'publish_every' parameter of Store must be an int >= 1 "
+                             f"(reports). Got {publish_every!r} instead.")
+        if publish_seconds is not None and not (0 <= publish_seconds < float("inf")):
+            raise ValueError("The 'publish_seconds' parameter of Store must be None or a "
+                             f"finite number >= 0. Got {publish_seconds!r} instead.")
+        self.publish_every = int(publish_every)
+        self.publish_seconds = None if publish_seconds is None else float(publish_seconds)
         self.dir = Path(directory)
         self.dir.mkdir(parents=True, exist_ok=True)
         # one writer per store, before anything reads or writes it: a second collector's
@@ -237,6 +247,10 @@ class Store:
         self._ckpt_db = sqlite3.connect(self.dir / "index.sqlite", isolation_level=None,
                                         check_same_thread=False)
         self._ckpt_db.execute("PRAGMA synchronous=NORMAL")
+        # the decoder thread's own connection: it records each publication (_publish)
+        self._pub_db = sqlite3.connect(self.dir / "index.sqlite", isolation_level=None,
+                                       check_same_thread=False)
+        self._pub_db.execute("PRAGMA synchronous=NORMAL")
         self._wal_bytes = 0  # payload committed since the last checkpoint (segment thread)
         try:  # JSON functions are built into SQLite >= 3.38 unless it was compiled without
             self._json_each = self._db.execute(
@@ -254,6 +268,9 @@ class Store:
         self._applied_rows = 0
         self._applied = threading.Condition(self._lock)
         self._cache: Optional[tuple[int, Any]] = None
+        # what the public estimate shows: (partial, last batch, reports); see _publish
+        self._published: tuple[Any, int, int] = (self._partial, 0, 0)
+        self._published_at = time.monotonic()
         self._writer: Optional[ReportWriter] = None
         self._segment_name: Optional[str] = None
         self._segment_last_seq = 0
@@ -318,17 +335,41 @@ class Store:
             if path.name not in listed:
                 path.unlink()  # written after the last listed segment: its batches are pending
         files = [str(self.dir / name) for name in sorted(listed)]
-        if files:
-            self._partial = decode_files(self.mechanism, files, finalize=False)
+        # the last publication (its reports: a prefix of the batches in sequence order), to be
+        # published again: a restart must not show an estimate closer than publish_every
+        # reports to one shown before it
+        record = self._db.execute("SELECT value FROM meta WHERE key = 'published'").fetchone()
+        cut = json.loads(record[0]) if record is not None and self.publish_every > 1 else None
+        prefix: Optional[Any] = None
+        done = 0
         # records of batches in a listed segment (a crash while they were being dropped)
         listed_seq = self._db.execute("SELECT COALESCE(MAX(last_seq), 0) FROM segments"
                                       ).fetchone()[0]
         self._db.execute("DELETE FROM pending WHERE seq <= ?", (listed_seq,))
         rows = self._db.execute("SELECT seq, n, payload FROM pending ORDER BY seq").fetchall()
-        for seq, n, payload in rows:
-            ids, eps, reps = self._unpack(n, payload)
-            self._merge(ids, eps, reps)
-            self._buffer_rows(ids, eps, reps, seq)
+
+        def chunks():  # every accepted report in sequence order: segments, then the journal
+            for reader in (open_reports(self.mechanism, files) if files else []):
+                for gi in range(reader.num_row_groups):
+                    reps, eps, ids = reader.row_group(gi)
+                    yield ids, eps, reps, None
+            for seq, n, payload in rows:
+                yield (*self._unpack(n, payload), seq)
+
+        for ids, eps, reps, seq in chunks():
+            n = ids.shape[0]
+            if cut is not None and prefix is None and done + n >= cut["rows"]:
+                k = cut["rows"] - done  # the publication ends inside (or after) this chunk
+                if k:
+                    self._merge(ids[:k], eps[:k], reps[:k])
+                prefix = self._partial
+                if k < n:
+                    self._merge(ids[k:], eps[k:], reps[k:])
+            elif n:
+                self._merge(ids, eps, reps)
+            done += n
+            if seq is not None:
+                self._buffer_rows(ids, eps, reps, seq)
         if rows:
             self._roll()
         n, batches = self._db.execute("SELECT COALESCE(SUM(n), 0), COUNT(*) FROM batches"
@@ -339,6 +380,18 @@ class Store:
         self._applied_seq = self._next_seq - 1
         self._applied_rows = self.stats.reports
         self._committed_seq = self._applied_seq
+        if prefix is not None:
+            self._published = (prefix, int(cut["seq"]), int(cut["rows"]))
+        else:  # no record (a new store, one served with publish_every=1, or from before
+            # publications): everything recovered was public
+            self._published = (self._partial, self._applied_seq, self._applied_rows)
+        if self.publish_every > 1:
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES ('published', ?)",
+                             (json.dumps({"rows": self._published[2],
+                                          "seq": self._published[1]}),))
+        elif record is not None:  # every batch will be public: no step to keep
+            self._db.execute("DELETE FROM meta WHERE key = 'published'")
+        self._maybe_publish()
 
     # ------------------------------------------------------------------ payloads
     def _pack(self, ids, eps, reps) -> bytes:
@@ -390,15 +443,94 @@ class Store:
             return self.stats.reports - self._applied_rows
 
     def result(self) -> tuple[Any, int]:
-        """The finalized live estimate and the last batch it includes."""
+        """The published estimate (finalized) and the last batch it includes."""
+        result, seq, _ = self.published()
+        return result, seq
+
+    def published(self) -> tuple[Any, int, int]:
+        """The published estimate, the last batch it includes, and the reports decoded now.
+
+        The decoded reports not in the estimate are held back by the
+        publication policy (``publish_every``, ``publish_seconds``).
+        """
         with self._lock:
-            partial, seq = self._partial, self._applied_seq
+            partial, seq, _ = self._published
+            decoded = self._applied_rows
             if self._cache is not None and self._cache[0] == seq:
-                return self._cache[1], seq
+                return self._cache[1], seq, decoded
         result = self.mechanism.finalize(partial)
         with self._lock:
             self._cache = (seq, result)
-        return result, seq
+        return result, seq, decoded
+
+    def wait_published(self, seq: int, timeout: float = 30.0) -> bool:
+        """Wait until the batches up to ``seq`` are decoded and, where the policy lets them
+        be, published; ``True`` when the published estimate holds them all.
+
+        A publication due only by ``publish_seconds`` is waited for; reports
+        short of ``publish_every`` are not (they wait for more reports).
+        """
+        deadline = time.monotonic() + timeout
+        with self._applied:
+            if not self._applied.wait_for(lambda: self._applied_seq >= seq, timeout):
+                return False
+            if self._published[1] >= seq:
+                return True
+            if self._applied_rows - self._published[2] < self.publish_every:
+                return False
+            return self._applied.wait_for(lambda: self._published[1] >= seq,
+                                          max(0.0, deadline - time.monotonic()))
+
+    # ------------------------------------------------------------------ publication
+    def _publish_wait(self) -> Optional[float]:
+        """Seconds until a publication due only by time (``None``: none is waiting)."""
+        if self.publish_seconds is None:
+            return None
+        with self._lock:
+            if self._applied_rows - self._published[2] < self.publish_every:
+                return None
+            return max(0.0, self._published_at + self.publish_seconds - time.monotonic())
+
+    def _maybe_publish(self) -> bool:
+        """Publish the decoded partial if the policy allows it now (the decoder's thread).
+
+        The partial is merged on batch boundaries, so a publication holds
+        whole batches: it is published when at least ``publish_every``
+        reports (and ``publish_seconds``) passed since the last one, so two
+        published estimates differ by ``publish_every`` reports or more. With
+        ``publish_every > 1`` the publication is recorded in the journal (and
+        its WAL fsynced) before it is shown, and a restart publishes that one
+        again; with 1 every batch is public and nothing is recorded.
+        """
+        with self._lock:
+            partial, seq, rows = self._partial, self._applied_seq, self._applied_rows
+            last = self._published[2]
+        if rows - last < self.publish_every:
+            return False
+        if (self.publish_seconds is not None
+                and time.monotonic() - self._published_at < self.publish_seconds):
+            return False
+        if self.publish_every > 1:
+            try:
+                with self._db_lock:
+                    self._pub_db.execute("INSERT OR REPLACE INTO meta VALUES ('published', ?)",
+                                         (json.dumps({"rows": rows, "seq": seq}),))
+                # the commit above wrote the WAL without an fsync (the lock is the writer's
+                # too): sync the WAL here, outside the lock, before the estimate is shown
+                fd = os.open(self.dir / "index.sqlite-wal", os.O_RDONLY)
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+            except (sqlite3.Error, OSError):  # disk full: the last publication stays; retried
+                logging.getLogger("fastldp.service").exception(
+                    "recording a publication failed; the last one stays public")
+                return False
+        with self._applied:
+            self._published = (partial, seq, rows)
+            self._published_at = time.monotonic()
+            self._applied.notify_all()
+        return True
 
     def close(self) -> None:
         """Finish the queued batches, close the open segment (so the files hold every report)."""
@@ -418,6 +550,7 @@ class Store:
             self._roll()
         finally:
             self._ckpt_db.close()
+            self._pub_db.close()
             self._db.close()
             self._store_lock.release()
 
@@ -697,7 +830,11 @@ class Store:
 
     def _decode_loop(self) -> None:
         while True:
-            item = self._decode_queue.get()
+            try:  # a publication due by time alone is made when its time comes
+                item = self._decode_queue.get(timeout=self._publish_wait())
+            except queue.Empty:
+                self._maybe_publish()
+                continue
             if item is None:
                 return
             items = [item]
@@ -722,6 +859,7 @@ class Store:
                 self._applied_seq = items[-1][3]
                 self._applied_rows += rows
                 self._applied.notify_all()
+            self._maybe_publish()
             with self._backlog_cv:
                 self._pending_rows -= rows
                 self._backlog_cv.notify_all()
