@@ -308,3 +308,130 @@ def test_from_json_refuses_what_it_does_not_know():
         from_json("[1, 2]")
     with pytest.raises(TypeError, match="'event' parameter of to_json"):
         to_json({"type": "ZCDpEvent"})
+
+
+# ---------------------------------------------------------------- rounding up (issue 32)
+def _budgets(n_logspaced: int, n_random: int) -> list:
+    """Budgets log-spaced over [1e-8, 700] (both ends) and drawn log-uniformly (fixed seed)."""
+    rng = np.random.default_rng(32)
+    drawn = np.exp(rng.uniform(math.log(1e-8), math.log(700.0), n_random))
+    return np.geomspace(1e-8, 700.0, n_logspaced).tolist() + drawn.tolist()
+
+
+def _assert_never_below_and_within_one_ulp(budgets, recover):
+    below = [e for e in budgets if not recover(e) >= e]
+    above = [e for e in budgets if not recover(e) <= math.nextafter(e, math.inf)]
+    assert not below, f"{len(below)} of {len(budgets)} below the budget, e.g. {below[:3]}"
+    assert not above, f"{len(above)} of {len(budgets)} more than 1 ulp above, e.g. {above[:3]}"
+
+
+def test_the_pure_epsilon_of_an_event_is_never_below_its_budget():
+    # the review's case: 0.6999999999999998 on the old code
+    assert Accountant().add(pure_dp_event(0.7)).epsilon() >= 0.7
+    assert Accountant().add(pure_dp_event(0.7)).epsilon() <= math.nextafter(0.7, math.inf)
+    budgets = _budgets(10_000, 2_000)
+    for k in (2, 3, 1000):  # the events of pure epsilon and of k-ary randomized response
+        _assert_never_below_and_within_one_ulp(
+            budgets, lambda e: pure_epsilon(randomized_response_event(e, k)))
+    _assert_never_below_and_within_one_ulp(budgets, lambda e: pure_epsilon(pure_dp_event(e)))
+    # the accountant's basic composition, on a spread of 500 (all 12,000: the slow sibling)
+    _assert_never_below_and_within_one_ulp(
+        np.geomspace(1e-8, 700.0, 500).tolist(),
+        lambda e: Accountant().add(pure_dp_event(e)).epsilon())
+
+
+@pytest.mark.slow
+def test_the_accountants_epsilon_of_12000_budgets_is_never_below_them():
+    _assert_never_below_and_within_one_ulp(
+        _budgets(10_000, 2_000), lambda e: Accountant().add(pure_dp_event(e)).epsilon())
+
+
+def test_events_known_only_by_their_parameters_recover_an_epsilon_never_below():
+    from decimal import Decimal, localcontext
+
+    budgets = _budgets(2_000, 500)
+    with localcontext() as ctx:
+        ctx.prec = 50
+        for e in budgets:
+            for k in (2, 7):
+                built = randomized_response_event(e, k)
+                p = Decimal(built.noise_parameter)
+                if p == 0:
+                    continue
+                # the built noise is rounded down: its randomized response is at least
+                # e-DP's worst case, so the PLD and RDP routes that use it stay valid
+                exact = (k / p - k + 1).ln()
+                assert exact >= Decimal(e), (e, k)
+                # the same randomized response without its budget (dp_accounting's own
+                # event, as an older ledger stored it): the formula is rounded up
+                bare = dpe.RandomizedResponseDpEvent(built.noise_parameter, k)
+                got = pure_epsilon(bare)
+                assert Decimal(got) >= exact, (e, k, got)
+                assert got <= math.nextafter(float(exact), math.inf) + 8 * math.ulp(got)
+            lap = pure_epsilon(laplace_event(e))  # 1 / (1 / e): both divisions rounded
+            assert e <= lap <= e + 2 * math.ulp(e), e
+            assert Decimal(1) / Decimal(laplace_event(e).noise_multiplier) >= Decimal(e)
+
+
+def test_basic_composition_rounds_every_sum_and_product_up():
+    rng = np.random.default_rng(7)
+    for _ in range(300):
+        eps = (10.0 ** rng.uniform(-8, 2, int(rng.integers(2, 6)))).tolist()
+        exact = sum(Fraction(e) for e in eps)
+        for got in (Accountant().compose([pure_dp_event(e) for e in eps]).epsilon(),
+                    pure_epsilon(compose([pure_dp_event(e) for e in eps]))):
+            # the smallest float at or above the exact sum of the budgets
+            assert Fraction(got) >= exact, eps
+            assert Fraction(math.nextafter(got, -math.inf)) < exact or len(eps) > 2, eps
+        count = int(rng.integers(2, 10**6))
+        got = Accountant().add(pure_dp_event(eps[0]), count=count).epsilon()
+        assert Fraction(got) >= Fraction(eps[0]) * count
+        assert Fraction(math.nextafter(got, -math.inf)) < Fraction(eps[0]) * count
+        got = pure_epsilon(dpe.SelfComposedDpEvent(pure_dp_event(eps[0]), count))
+        assert Fraction(got) >= Fraction(eps[0]) * count
+
+
+def test_every_route_meets_its_own_condition():
+    from fastldp.accounting.accountant import _pld_of, _profile, _rdp_delta
+
+    cases = [[pure_dp_event(0.1)] * 100, [pure_dp_event(0.5)] * 30,
+             [pure_dp_event(1.0), laplace_event(0.3)], [zcdp_event(0.05), pure_dp_event(0.2)],
+             [RdpCurveEvent.from_curve([2, 8, 32], [0.01, 0.05, 0.3], tv=1e-9)]]
+    for events in cases:
+        acc = Accountant().compose(events)
+        for delta in (1e-9, 1e-6, 1e-3):
+            eps, route = acc.epsilon_and_method(delta)[:2]
+            if math.isinf(eps):  # the curve's tv term: nothing finite at delta = 1e-9
+                assert (route, delta) == ("RDP", 1e-9)
+                continue
+            prof = _profile(compose(events), acc._orders_now())
+            if route == "PLD":
+                assert _pld_of(prof.pld).get_delta_for_epsilon(eps) <= delta
+            elif route == "RDP":
+                assert _rdp_delta(prof, acc._orders_now(), eps) <= delta
+            assert acc.delta(eps) <= delta  # the other question, asked back, agrees
+
+
+def test_an_event_that_keeps_its_budget_is_checked_and_round_trips():
+    from fastldp.accounting import EpsilonRandomizedResponseDpEvent
+
+    e = pure_dp_event(0.25)
+    assert isinstance(e, dpe.RandomizedResponseDpEvent)  # dp_accounting's accountants take it
+    assert e.epsilon == 0.25 and e.noise_parameter < 2 / (math.exp(0.25) + 1)
+    assert from_json(to_json(e)) == e
+    assert dp_accounting.pld.PLDAccountant(
+        dp_accounting.NeighboringRelation.REPLACE_ONE).compose(e).get_epsilon(1e-6) > 0
+    # an older ledger's JSON (dp_accounting's own event) still reads, as that event
+    old = from_json('{"noise_parameter": 0.5, "num_buckets": 2, '
+                    '"type": "RandomizedResponseDpEvent"}')
+    assert type(old) is dpe.RandomizedResponseDpEvent
+    assert pure_epsilon(old) >= math.log(3)
+    # more noise than the budget allows would make the PLD and RDP routes under-count
+    with pytest.raises(ValueError, match="'noise_parameter' parameter of "
+                                         "EpsilonRandomizedResponseDpEvent"):
+        EpsilonRandomizedResponseDpEvent(2 / (math.exp(0.25) + 1) * (1 + 1e-12), 2, 0.25)
+    with pytest.raises(ValueError, match="'noise_parameter'"):
+        EpsilonRandomizedResponseDpEvent(0.5, 2, 0.25)  # far from the budget's
+    with pytest.raises(ValueError, match="'epsilon' parameter"):
+        EpsilonRandomizedResponseDpEvent(0.5, 2, math.nan)
+    assert EpsilonRandomizedResponseDpEvent(0.0, 2, 0.25).epsilon == 0.25  # no noise: valid

@@ -24,7 +24,8 @@ Examples
 1.886
 """
 
-from .events import (DisjointGroupsDpEvent, DpEvent, EpsilonDeltaDpEvent, RdpCurveEvent,
+from .events import (DisjointGroupsDpEvent, DpEvent, EpsilonDeltaDpEvent,
+                     EpsilonRandomizedResponseDpEvent, RdpCurveEvent,
                      approximate_dp_event, compose, from_json, laplace_event, non_private_event,
                      pure_dp_event, pure_epsilon, randomized_response_event, to_json, zcdp_event)
 from .accountant import DEFAULT_ORDERS, Accountant, delta_at, epsilon_at
@@ -39,6 +40,7 @@ __all__ = [
     "RdpCurveEvent",
     "EpsilonDeltaDpEvent",
     "DisjointGroupsDpEvent",
+    "EpsilonRandomizedResponseDpEvent",
     "pure_dp_event",
     "randomized_response_event",
     "laplace_event",

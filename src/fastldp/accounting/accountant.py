@@ -113,18 +113,22 @@ class _Profile:
     D: float = 0.0                   # sum of their deltas
     T: float = 0.0                   # sum of total variation terms
 
+    # the sums and products of the guarantees (pure, E, D, T) are rounded up, never to the
+    # nearest: an accountant's epsilon is never below the exact composition of its inputs
     def __add__(self, other: "_Profile") -> "_Profile":
-        pure = None if self.pure is None or other.pure is None else self.pure + other.pure
+        pure = None if self.pure is None or other.pure is None else ev.add_up(self.pure,
+                                                                              other.pure)
         pld = None if self.pld is None or other.pld is None else self.pld + other.pld
-        return _Profile(pure, self.rdp + other.rdp, pld, self.E + other.E, self.D + other.D,
-                        self.T + other.T)
+        return _Profile(pure, self.rdp + other.rdp, pld, ev.add_up(self.E, other.E),
+                        ev.add_up(self.D, other.D), ev.add_up(self.T, other.T))
 
     def times(self, count: int) -> "_Profile":
         if count == 0:  # not run: nothing spent (inf * 0 would be NaN)
             return _Profile(0.0, np.zeros_like(self.rdp), [])
         pld = None if self.pld is None else [(e, c * count) for e, c in self.pld]
-        return _Profile(None if self.pure is None else self.pure * count, self.rdp * count, pld,
-                        self.E * count, self.D * count, self.T * count)
+        c = float(count)
+        return _Profile(None if self.pure is None else ev.mul_up(self.pure, c), self.rdp * count,
+                        pld, ev.mul_up(self.E, c), ev.mul_up(self.D, c), ev.mul_up(self.T, c))
 
     @staticmethod
     def worst(parts: list) -> "_Profile":
@@ -172,7 +176,7 @@ def _leaf(event: Any, orders: np.ndarray) -> _Profile:
         return _Profile(ev.pure_epsilon(event), _rdp_of(event, orders), [(event, 1)])
     if isinstance(event, _dpe.DiscreteLaplaceDpEvent):
         # no RDP formula in dp_accounting: binary randomized response at its epsilon dominates
-        eps = float(event.noise_parameter) * float(event.sensitivity)
+        eps = ev.mul_up(float(event.noise_parameter), float(event.sensitivity))
         return _Profile(eps, _rdp_of(ev.pure_dp_event(eps), orders), [(event, 1)])
     if isinstance(event, _dpe.GaussianDpEvent):
         return _Profile(None, _rdp_of(event, orders), [(event, 1)])
@@ -275,6 +279,24 @@ def _compose_pld(counts: list) -> Any:
     return out
 
 
+def _meeting(epsilon: float, delta: float, delta_at) -> float:
+    """``epsilon`` stepped up (1, 2, 4, ... ulps) until ``delta_at(epsilon) <= delta``.
+
+    A route's epsilon comes from a float formula (dp_accounting's ``compute_epsilon``, the
+    PLD's ``log((mass_upper - delta) / mass_lower)``) that may round below the smallest
+    epsilon its own condition accepts; the answer is one that meets the condition as
+    the route computes it (``inf`` if none within 60 steps).
+    """
+    start = epsilon
+    for i in range(64):
+        if not math.isfinite(epsilon):
+            return math.inf
+        if delta_at(epsilon) <= delta:
+            return epsilon
+        epsilon = ev.add_up(start, math.ulp(start) * 2.0 ** i)
+    return math.inf
+
+
 def _rdp_epsilon(p: _Profile, orders: np.ndarray, delta: float) -> float:
     """The RDP route: the smallest eps with delta_R(eps - E) + D + (1 + e^eps) T <= delta."""
     def eps_r(budget: float) -> float:
@@ -284,25 +306,20 @@ def _rdp_epsilon(p: _Profile, orders: np.ndarray, delta: float) -> float:
 
     avail = delta - p.D
     if p.T == 0:
-        return p.E + eps_r(avail)
-    # increasing fixed-point iteration from below (the term (1 + e^eps) T grows with eps)
-    eps = p.E + eps_r(avail - 2 * p.T)
-    for _ in range(200):
-        if not math.isfinite(eps):
-            return math.inf
-        nxt = p.E + eps_r(avail - (1 + math.exp(eps)) * p.T)
-        if nxt <= eps * (1 + 1e-12) + 1e-15:
-            eps = max(eps, nxt)
-            break
-        eps = nxt
-    # the answer must meet the condition: step up (geometrically) until it does
-    for i in range(60):
-        if not math.isfinite(eps):
-            return math.inf
-        if _rdp_delta(p, orders, eps) <= delta:
-            return eps
-        eps = eps * (1 + 1e-12 * 2.0 ** i) + 1e-15 * 2.0 ** i
-    return math.inf
+        eps = ev.add_up(p.E, eps_r(avail))
+    else:
+        # increasing fixed-point iteration from below (the term (1 + e^eps) T grows with eps)
+        eps = ev.add_up(p.E, eps_r(avail - 2 * p.T))
+        for _ in range(200):
+            if not math.isfinite(eps):
+                return math.inf
+            nxt = ev.add_up(p.E, eps_r(avail - (1 + math.exp(eps)) * p.T))
+            if nxt <= eps * (1 + 1e-12) + 1e-15:
+                eps = max(eps, nxt)
+                break
+            eps = nxt
+    # the answer must meet the condition (as computed): step up until it does
+    return _meeting(eps, delta, lambda e: _rdp_delta(p, orders, e))
 
 
 def _rdp_delta(p: _Profile, orders: np.ndarray, epsilon: float) -> float:
@@ -328,7 +345,8 @@ def _epsilon(p: _Profile, orders: np.ndarray, delta: float) -> tuple[float, str]
     if p.pld and (p.pure is None or p.pure <= _PLD_MAX_PURE):  # None: no PLD; []: no-ops
         pld = _pld_of(p.pld)
         if pld is not None:
-            routes.append((float(pld.get_epsilon_for_delta(delta)), "PLD"))
+            found = max(0.0, float(pld.get_epsilon_for_delta(delta)))
+            routes.append((_meeting(found, delta, pld.get_delta_for_epsilon), "PLD"))
     routes.append((_rdp_epsilon(p, orders, delta), "RDP"))
     return min(routes, key=lambda r: r[0])
 

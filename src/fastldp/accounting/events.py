@@ -7,7 +7,8 @@ accountants where the event is one of theirs):
 
 - pure epsilon-LDP (every oracle, JPRS, the vectors' mechanisms, LDP-IHT,
   two-stage SLR): :func:`pure_dp_event`, binary randomized response at
-  ``epsilon``, ``RandomizedResponseDpEvent(2 / (e^eps + 1), 2)``;
+  ``epsilon``, ``RandomizedResponseDpEvent(2 / (e^eps + 1), 2)`` (as an
+  :class:`EpsilonRandomizedResponseDpEvent`, which keeps ``epsilon`` exactly);
 - k-ary randomized response (GRR): :func:`randomized_response_event`;
 - a Laplace randomizer: :func:`laplace_event`, ``LaplaceDpEvent(1 / eps)``;
 - central zCDP (the histograms): :func:`zcdp_event`, ``ZCDpEvent(rho)``;
@@ -43,6 +44,18 @@ part in at most once. They are defined here as ``attrs`` classes derived from
 ``DpEvent`` (so they nest inside ``ComposedDpEvent`` and convert to named
 tuples), and :class:`~fastldp.accounting.Accountant` composes them;
 ``dp_accounting``'s own accountants report them as unsupported.
+:class:`EpsilonRandomizedResponseDpEvent` is ``dp_accounting``'s randomized
+response (its accountants compose it) that also keeps the budget it was built
+at, so that the pure epsilon of a release is given back exactly.
+
+Rounding
+--------
+An epsilon the accounting reports is a guarantee, so it is rounded up, never
+to the nearest: :func:`pure_epsilon` and basic composition add and multiply
+with upward rounding (:func:`add_up`, :func:`mul_up`), randomized response's
+epsilon from its noise parameter is moved up past its float error, the noise
+parameters of the built events are rounded down (less noise: the event's
+epsilon is at least the budget) and the Laplace scale likewise.
 
 Serialization
 -------------
@@ -55,11 +68,12 @@ Examples
 --------
 >>> import math
 >>> from fastldp.accounting import events
+>>> import dp_accounting
 >>> e = events.pure_dp_event(1.0)
->>> type(e).__name__, e.num_buckets
-('RandomizedResponseDpEvent', 2)
->>> math.isclose(events.pure_epsilon(e), 1.0)
-True
+>>> isinstance(e, dp_accounting.RandomizedResponseDpEvent), e.num_buckets, e.epsilon
+(True, 2, 1.0)
+>>> events.pure_epsilon(e)
+1.0
 >>> events.from_json(events.to_json(e)) == e
 True
 >>> events.pure_epsilon(events.zcdp_event(0.5)) is None
@@ -70,6 +84,8 @@ from __future__ import annotations
 
 import json
 import math
+import sys
+from fractions import Fraction
 from typing import Any, Iterable, Optional
 
 import numpy as np
@@ -87,6 +103,7 @@ except ImportError as exc:  # pragma: no cover - the extra is installed in the t
 
 __all__ = [
     "DpEvent",
+    "EpsilonRandomizedResponseDpEvent",
     "RdpCurveEvent",
     "EpsilonDeltaDpEvent",
     "DisjointGroupsDpEvent",
@@ -106,6 +123,142 @@ __all__ = [
 
 def _tuple_of_floats(values: Any) -> tuple:
     return tuple(float(v) for v in np.asarray(values, dtype=np.float64).ravel())
+
+
+# ---------------------------------------------------------------- rounding up
+# An epsilon the accounting reports is a guarantee: where a float operation rounds, the
+# result is rounded up (to the next float above the exact value), never to the nearest.
+
+def _up(x: float, steps: int = 1) -> float:
+    """``x`` moved ``steps`` floats up (``inf`` and NaN stay)."""
+    for _ in range(steps):
+        x = math.nextafter(x, math.inf)
+    return x
+
+
+def _down(x: float, steps: int = 1) -> float:
+    """``x`` moved ``steps`` floats down, not below 0."""
+    for _ in range(steps):
+        x = math.nextafter(x, 0.0)
+    return x
+
+
+def add_up(a: float, b: float) -> float:
+    """``a + b`` rounded up: the smallest float >= the exact sum (non-negative operands).
+
+    The nearest-rounded sum ``s`` misses the exact sum by ``e = (a - (s - bv)) + (b - bv)``
+    with ``bv = s - a`` (Knuth's TwoSum, exact in binary floating point); when ``e > 0`` the
+    exact sum is above ``s`` and the answer is the next float up.
+    """
+    s = a + b
+    if not math.isfinite(s):
+        return s
+    bv = s - a
+    err = (a - (s - bv)) + (b - bv)
+    return math.nextafter(s, math.inf) if err > 0 else s
+
+
+def mul_up(a: float, b: float) -> float:
+    """``a * b`` rounded up (the smallest float >= the exact product; checked exactly)."""
+    p = a * b
+    if not math.isfinite(p) or p == 0:
+        return p
+    return math.nextafter(p, math.inf) if Fraction(p) < Fraction(a) * Fraction(b) else p
+
+
+def _div_up(a: float, b: float) -> float:
+    """``a / b`` rounded up (exact check)."""
+    q = a / b
+    if not math.isfinite(q) or q == 0:
+        return q
+    return math.nextafter(q, math.inf) if Fraction(q) < Fraction(a) / Fraction(b) else q
+
+
+def _div_down(a: float, b: float) -> float:
+    """``a / b`` rounded down (exact check)."""
+    q = a / b
+    if not math.isfinite(q) or q == 0:
+        return q
+    return math.nextafter(q, 0.0) if Fraction(q) > Fraction(a) / Fraction(b) else q
+
+
+#: floats the noise parameter of randomized response is moved down from its computed value:
+#: ``k t / (1 + (k - 1) t)`` with ``t = exp(-eps)`` is within 4 units of 2^-53 (relative)
+#: of the exact value (exp: under 1 ulp, at most 2^-52 relative; four roundings of 2^-53
+#: each; the parameter's sensitivity to t's error is at most 1), and each float down is at
+#: least 2^-53 relative, so 6 floats down are below the exact parameter: less noise, so
+#: the event's epsilon is at least the budget (the event still dominates the mechanism)
+_RR_NOISE_STEPS_DOWN = 6
+#: floats a randomized-response epsilon ``log1p(k (1 - p) / p)`` is moved up from its
+#: computed value: ``k (1 - p) / p`` is within 2.5 * 2^-53 (relative) of exact, which moves
+#: ``log1p`` by at most 2.5 * 2^-53 * x / (1 + x) <= 2.5 * 2^-53 * log1p(x) (under 2.5
+#: ulps), and log1p itself errs by under one ulp: 4 floats up are above the exact epsilon
+_RR_EPSILON_STEPS_UP = 4
+
+
+def _rr_noise(eps: float, k: int) -> float:
+    """Randomized response's noise parameter at ``eps``, rounded down (0 when e^-eps is not
+    a normal float: randomized response at eps > 708 keeps its input, not private)."""
+    t = math.exp(-eps)
+    if t < sys.float_info.min:
+        return 0.0
+    return _down(k * t / (1 + (k - 1) * t), _RR_NOISE_STEPS_DOWN)
+
+
+def _rr_epsilon_up(p: float, k: int) -> float:
+    """The epsilon ``log(k / p - k + 1)`` of randomized response with noise ``p``, rounded up."""
+    if k == 1 or p >= 1:
+        return 0.0
+    if p <= 0:
+        return math.inf
+    # k (1 - p) / p, not k / p - k: no cancellation when p is near 1 (small epsilons)
+    return _up(math.log1p(k * (1 - p) / p), _RR_EPSILON_STEPS_UP)
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class EpsilonRandomizedResponseDpEvent(_dpe.RandomizedResponseDpEvent):
+    """k-ary randomized response built at a budget ``epsilon``, which it keeps exactly.
+
+    A ``dp_accounting`` :class:`~dp_accounting.RandomizedResponseDpEvent` (its
+    accountants compose it by its ``noise_parameter`` and ``num_buckets``) that also
+    holds the budget it was built at, so that the pure epsilon recovered from it
+    (:func:`pure_epsilon`, basic composition in :class:`~fastldp.accounting.Accountant`)
+    is that budget exactly. Recovering it from the noise parameter cannot be exact: near
+    ``p = 1`` the floats ``p`` are 2^-53 apart, which is 2.2e-16 of epsilon, a hundred
+    million ulps of a budget of 1e-8; and a recovered value rounds to either side.
+
+    The noise parameter is rounded down (:func:`pure_dp_event`): the randomized response
+    it describes is at least ``epsilon``-DP's worst case, so the PLD and RDP routes,
+    which use it, stay valid. Built by :func:`pure_dp_event` and
+    :func:`randomized_response_event`; a hand-made one whose noise parameter is above
+    the budget's (more noise than ``epsilon`` allows, which would make those routes
+    under-count) or far below it is refused.
+
+    Examples
+    --------
+    >>> from fastldp.accounting import pure_dp_event
+    >>> e = pure_dp_event(0.7)
+    >>> e.epsilon, e.num_buckets, e.noise_parameter < 2 / (math.exp(0.7) + 1)
+    (0.7, 2, True)
+    """
+
+    epsilon: float
+
+    def __attrs_post_init__(self) -> None:
+        owner = "EpsilonRandomizedResponseDpEvent"
+        eps = check_float(self.epsilon, "epsilon", owner, low=0, high=math.inf,
+                          low_open=False, high_open=True)
+        k = check_int(self.num_buckets, "num_buckets", owner, low=2)
+        p = check_float(self.noise_parameter, "noise_parameter", owner, low=0, high=1,
+                        low_open=False, high_open=False)
+        t = math.exp(-eps)
+        exact = k * t / (1 + (k - 1) * t)  # within a few ulps of the exact parameter
+        # at most the budget's parameter (its own rounding allowed), and close to it; 0
+        # (no noise at all) dominates every mechanism
+        if not (p == 0 or exact * (1 - 2.0 ** -40) <= p <= exact):
+            raise param_error("noise_parameter", owner,
+                              f"randomized response's noise at epsilon {eps!r} with {k} "
+                              f"buckets, {exact!r} (rounded down)", p)
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)
@@ -235,14 +388,19 @@ def pure_dp_event(epsilon: float) -> DpEvent:
     with probability ``1 - p/2 = e^eps / (e^eps + 1)`` it keeps its input bit,
     so the ratio of its two rows is ``e^eps``. It dominates every epsilon-DP
     mechanism (module docstring). ``epsilon = inf`` gives ``NonPrivateDpEvent``.
+
+    The event is an :class:`EpsilonRandomizedResponseDpEvent`: the noise
+    parameter is rounded down (the event's own epsilon is at least
+    ``epsilon``) and ``epsilon`` is kept, so :func:`pure_epsilon` and basic
+    composition give it back exactly.
     """
     eps = check_float(epsilon, "epsilon", "pure_dp_event", low=0, high=math.inf,
                       low_open=False, high_open=False)
     if math.isinf(eps):
         return _dpe.NonPrivateDpEvent()
-    # 2 / (e^eps + 1), computed as 2 e^-eps / (1 + e^-eps): no overflow at a large eps
-    t = math.exp(-eps)
-    return _dpe.RandomizedResponseDpEvent(noise_parameter=2 * t / (1 + t), num_buckets=2)
+    # 2 / (e^eps + 1), computed as 2 e^-eps / (1 + e^-eps): no overflow at a large eps;
+    # rounded down, and the budget kept exactly (EpsilonRandomizedResponseDpEvent)
+    return EpsilonRandomizedResponseDpEvent(_rr_noise(eps, 2), 2, eps)
 
 
 def randomized_response_event(epsilon: float, k: int) -> DpEvent:
@@ -250,7 +408,8 @@ def randomized_response_event(epsilon: float, k: int) -> DpEvent:
 
     ``RandomizedResponseDpEvent(noise_parameter=k / (e^eps + k - 1), num_buckets=k)``:
     it outputs the input w.p. ``1 - p + p/k`` and each other value w.p. ``p/k``,
-    so ``(1 - p + p/k) / (p/k) = e^eps``.
+    so ``(1 - p + p/k) / (p/k) = e^eps``. An :class:`EpsilonRandomizedResponseDpEvent`
+    (the noise rounded down, ``epsilon`` kept exactly).
     """
     owner = "randomized_response_event"
     eps = check_float(epsilon, "epsilon", owner, low=0, high=math.inf,
@@ -258,17 +417,18 @@ def randomized_response_event(epsilon: float, k: int) -> DpEvent:
     k = check_int(k, "k", owner, low=2)
     if math.isinf(eps):
         return _dpe.NonPrivateDpEvent()
-    t = math.exp(-eps)
-    return _dpe.RandomizedResponseDpEvent(noise_parameter=k * t / (1 + (k - 1) * t),
-                                          num_buckets=k)
+    return EpsilonRandomizedResponseDpEvent(_rr_noise(eps, k), k, eps)
 
 
 def laplace_event(epsilon: float) -> DpEvent:
-    """A Laplace randomizer at ``epsilon`` (scale = sensitivity / eps): ``LaplaceDpEvent(1 / eps)``."""
+    """A Laplace randomizer at ``epsilon`` (scale = sensitivity / eps): ``LaplaceDpEvent(1 / eps)``.
+
+    ``1 / eps`` is rounded down (less noise), so the event's epsilon is at least ``epsilon``.
+    """
     eps = check_float(epsilon, "epsilon", "laplace_event", low=0, high=math.inf, high_open=False)
     if math.isinf(eps):
         return _dpe.NonPrivateDpEvent()
-    return _dpe.LaplaceDpEvent(noise_multiplier=1.0 / eps)
+    return _dpe.LaplaceDpEvent(noise_multiplier=_div_down(1.0, eps))
 
 
 def zcdp_event(rho: float) -> DpEvent:
@@ -344,6 +504,10 @@ def statement_event(statement: Any) -> DpEvent:
 def pure_epsilon(event: DpEvent) -> Optional[float]:
     """The pure-DP epsilon of ``event`` by basic composition, or ``None`` if it is not pure.
 
+    Rounded up, never down (it is a guarantee): sums and products are rounded up
+    exactly, randomized response's ``log1p(k (1 - p) / p)`` by a bound on its float
+    error (a few ulps), and an :class:`EpsilonRandomizedResponseDpEvent`
+    (:func:`pure_dp_event`) gives back its budget exactly.
     Randomized response (``log(k/p - k + 1)``), Laplace (``1 / noise_multiplier``),
     discrete Laplace (``parameter * sensitivity``), ``EpsilonDeltaDpEvent`` with
     ``delta = 0``, no-op (0), non-private (``inf``); compositions add,
@@ -354,29 +518,26 @@ def pure_epsilon(event: DpEvent) -> Optional[float]:
         return 0.0
     if isinstance(event, _dpe.NonPrivateDpEvent):
         return math.inf
+    if isinstance(event, EpsilonRandomizedResponseDpEvent):
+        return float(event.epsilon)  # the budget it was built at, exactly
     if isinstance(event, _dpe.RandomizedResponseDpEvent):
-        p, k = float(event.noise_parameter), int(event.num_buckets)
-        if k == 1 or p == 1:
-            return 0.0
-        if p == 0:
-            return math.inf
-        return math.log1p(k / p - k)
+        return _rr_epsilon_up(float(event.noise_parameter), int(event.num_buckets))
     if isinstance(event, _dpe.LaplaceDpEvent):
-        return 1.0 / float(event.noise_multiplier)
+        return _div_up(1.0, float(event.noise_multiplier))
     if isinstance(event, _dpe.DiscreteLaplaceDpEvent):
-        return float(event.noise_parameter) * float(event.sensitivity)
+        return mul_up(float(event.noise_parameter), float(event.sensitivity))
     if isinstance(event, EpsilonDeltaDpEvent):
         return float(event.epsilon) if event.delta == 0 else None
     if isinstance(event, _dpe.SelfComposedDpEvent):
         inner = pure_epsilon(event.event)
-        return None if inner is None else inner * int(event.count)
+        return None if inner is None else mul_up(inner, float(int(event.count)))
     if isinstance(event, _dpe.ComposedDpEvent):
         total = 0.0
         for e in event.events:
             inner = pure_epsilon(e)
             if inner is None:
                 return None
-            total += inner
+            total = add_up(total, inner)
         return total
     if isinstance(event, DisjointGroupsDpEvent):
         parts = [pure_epsilon(e) for e in event.events]
@@ -391,7 +552,8 @@ def _event_classes() -> dict:
     classes = {name: obj for name, obj in vars(_dpe).items()
                if isinstance(obj, type) and issubclass(obj, DpEvent)}
     classes.update({c.__name__: c for c in (RdpCurveEvent, EpsilonDeltaDpEvent,
-                                            DisjointGroupsDpEvent)})
+                                            DisjointGroupsDpEvent,
+                                            EpsilonRandomizedResponseDpEvent)})
     return classes
 
 
