@@ -43,7 +43,7 @@ from math import inf
 
 import numpy as np
 
-from .report import one_line
+from ..channels import ExactLaw, one_line
 
 __all__ = ["ExactLaw", "ExactAudit", "audit_law", "RTOL", "ATOL"]
 
@@ -51,49 +51,6 @@ RTOL = 1e-12
 ATOL = 1e-15
 _DIGITS = 50
 _MARGIN = decimal.Decimal("1e-45")
-
-
-@dataclass(frozen=True, repr=False)
-class ExactLaw:
-    """The output law of a finite channel on a tiny domain.
-
-    Attributes
-    ----------
-    inputs : list
-        The inputs ``x`` (any objects the mechanism accepts).
-    outputs : list
-        The outputs ``y`` (hashable keys, in the order of the last axis).
-    identities : numpy.ndarray of uint64
-        The public identities the law is computed for (the codebook rows).
-    probs : float64 array, shape (n_identities, n_inputs, n_outputs)
-        ``P[i, x, y]``; each row ``P[i, x, :]`` sums to 1.
-    note : str
-        How the probabilities were computed.
-
-    Examples
-    --------
-    Randomized response on one bit at ``eps = ln 3`` (keep with probability 3/4):
-
-    >>> import numpy as np
-    >>> from fastldp.audit import ExactLaw, audit_law
-    >>> law = ExactLaw([0, 1], [0, 1], np.zeros(1, dtype=np.uint64),
-    ...                np.array([[[0.75, 0.25], [0.25, 0.75]]]))
-    >>> law
-    ExactLaw(2 inputs x 2 outputs x 1 identities, note='binary64 probabilities, converted exactly to rationals')
-    >>> audit = audit_law(law, np.log(3))
-    >>> audit.ratio, audit.holds, audit_law(law, 1.0).holds
-    (Fraction(3, 1), True, False)
-    """
-
-    inputs: list
-    outputs: list
-    identities: np.ndarray
-    probs: np.ndarray
-    note: str = "binary64 probabilities, converted exactly to rationals"
-
-    def __repr__(self) -> str:  # the sizes, not the probabilities
-        return one_line(f"ExactLaw({len(self.inputs)} inputs x {len(self.outputs)} outputs x "
-                        f"{self.identities.shape[0]} identities, note={self.note!r})")
 
 
 @dataclass(frozen=True, repr=False)

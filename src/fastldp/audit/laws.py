@@ -73,7 +73,7 @@ import numpy as np
 
 from .._kernels._hadamard import hadamard_entries
 from .._kernels._olh import olh_buckets
-from .exact import ExactLaw
+from ..channels import ExactLaw
 
 __all__ = [
     "grr_law", "olh_law", "hr_law", "unary_law", "padded_law", "jprs_law", "duchi_law",

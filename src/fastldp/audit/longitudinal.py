@@ -39,8 +39,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from .exact import ExactLaw
-from .registry import Channel
+from ..channels import ExactLaw
+from ..channels import Channel
 
 __all__ = ["longitudinal_channels", "longitudinal_controls", "permanent_law", "report_law",
            "PROTOCOLS", "ROUNDS", "TAU", "LONGITUDINAL_D"]

@@ -47,8 +47,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from .exact import ExactLaw
-from .registry import Channel
+from ..channels import ExactLaw
+from ..channels import Channel
 
 __all__ = ["rappor_dbitflip_channels", "rappor_dbitflip_controls", "rappor_law",
            "dbitflip_law", "TAU", "RAPPOR_SEED"]

@@ -46,16 +46,17 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
+from ..channels import Channel, ExactLaw, one_line, row_tuples
 from .empirical import (ALPHA, EmpiricalAudit, event_test, reach, threshold_test,
                         threshold_test_samples)
-from .exact import ExactAudit, ExactLaw, audit_law
-from .report import one_line
+from .exact import ExactAudit, audit_law
+from .report import LOW_POWER, low_power_note
 from . import laws
 
 __all__ = ["Channel", "AuditRow", "channels", "audit_channel", "audit_all", "get_channel",
@@ -63,109 +64,6 @@ __all__ = ["Channel", "AuditRow", "channels", "audit_channel", "audit_all", "get
 
 #: identities whose codebook rows an exact audit covers (keyed channels)
 POOL = 4096
-#: a row whose reach exceeds this budget multiplier is marked "low power" (the law
-#: faults of the negative controls are built at 1.5 eps)
-LOW_POWER = 1.5
-
-
-@dataclass(frozen=True, repr=False)
-class Channel:
-    """One local randomizer, as the audit sees it.
-
-    Attributes
-    ----------
-    name : str
-        Short name (``fastldp audit NAME``).
-    description : str
-    epsilon : float
-        The claimed budget (``rho`` for zCDP channels).
-    build : callable ``(eps) -> mechanism``
-        The mechanism at budget ``eps`` (on a tiny domain for exact channels).
-    mechanism_epsilon : float or None
-        The budget ``build`` is called with (default: ``epsilon``). Negative
-        controls set it above the claim.
-    kind : {"exact", "empirical", "zcdp", "shuffle", "fit"}
-    law : callable ``(mech, eps, identities) -> ExactLaw``
-        Exact channels only.
-    sample : callable ``(mech, eps, inputs, identities, generator) -> reports``
-        Exact channels: the mechanism's sampler on a list of inputs (one per
-        identity); ``output_key`` maps a report to a key of ``law.outputs``.
-    keyed : bool
-        Whether the law depends on the identity (public per-identity
-        randomness: OLH hashes, JPRS / RPC signs).
-    draw : callable ``(mech, eps, side, size, generator)``
-        Empirical channels: releases (a float array) under the two chosen
-        inputs (``side`` 0 or 1). Shuffle and fit channels: a
-        :class:`~fastldp.audit.shuffle.ViewSample` of the views.
-    claim : callable, optional
-        zCDP channels: ``(mech) -> rho`` read from the mechanism; shuffle and
-        fit channels: ``(mech) -> (eps, delta)`` of the analyzer's view or
-        the fitted model.
-    draws : (int, int), optional
-        Empirical, shuffle and fit channels whose draws are expensive: at
-        most this many draws per side for the test and for the pilot.
-    statistics : tuple of str
-        Shuffle and fit channels: the statistics of the views that get a
-        threshold test (keys of ``ViewSample.stats``).
-    conformance : callable ``(mech, fresh, generator, rows) -> list of Check``, optional
-        Shuffle channels: the exact check and the conformance tests of the
-        fresh views (a pair of ``ViewSample``), undecided; the audit decides
-        them at the row's Bonferroni level.
-    known_reach : float
-        A fault size (budget multiplier) that the channel's registered
-        negative control shows the audit catches at its default draws
-        (``draws[0]``; the test suite checks it); the row's reach when its
-        tests estimate none smaller and it ran at least those draws. ``nan``
-        when not declared.
-    describe : callable ``(mech) -> str``, optional
-        A note on the mechanism's public parameters, added to the row.
-    expect_violation : bool
-        True for negative controls.
-    control_of : str or None
-        The channel a negative control is a faulty copy of.
-
-    Examples
-    --------
-    >>> from fastldp.audit import audit_channel, get_channel
-    >>> grr = get_channel("grr", epsilon=1.0)
-    >>> grr
-    Channel('grr', kind='exact', epsilon=1, description='GRR, D = 5')
-    >>> row = audit_channel(grr, n=2_000)
-    >>> row.holds, row.exact.holds, round(row.exact.epsilon_audited, 6)
-    (True, True, 1.0)
-    """
-
-    name: str
-    description: str
-    epsilon: float
-    build: Callable
-    kind: str = "exact"
-    mechanism_epsilon: Optional[float] = None
-    law: Optional[Callable] = None
-    sample: Optional[Callable] = None
-    output_key: Callable = staticmethod(lambda r: r.item() if hasattr(r, "item") else r)
-    keyed: bool = False
-    draw: Optional[Callable] = None
-    claim: Optional[Callable] = None
-    draws: Optional[tuple] = None
-    statistics: tuple = ()
-    conformance: Optional[Callable] = None
-    known_reach: float = math.nan
-    describe: Optional[Callable] = None
-    expect_violation: bool = False
-    control_of: Optional[str] = None
-
-    @property
-    def built_epsilon(self) -> float:
-        """The budget ``build`` is called with (``mechanism_epsilon``, else the claim)."""
-        return self.epsilon if self.mechanism_epsilon is None else self.mechanism_epsilon
-
-    def __repr__(self) -> str:  # the callables' reprs say nothing a reader needs
-        built = ("" if self.mechanism_epsilon is None
-                 else f", built at epsilon={self.mechanism_epsilon:g}")
-        control = "" if self.control_of is None else f", control_of={self.control_of!r}"
-        return one_line(f"Channel({self.name!r}, kind={self.kind!r}, epsilon={self.epsilon:g}"
-                        f"{built}{control}, description={self.description!r})")
 
 
 @dataclass(frozen=True, repr=False)
@@ -403,13 +301,6 @@ def audit_channel(ch: Channel, *, n: int = 100_000, rng: int = 0, sampler: bool 
     return AuditRow(ch.name, ch.kind, ch.epsilon, exact, empirical, bool(holds),
                     ch.expect_violation, time.perf_counter() - t0, notes, tuple(tests),
                     tuple(checks), row_reach)
-
-
-def low_power_note(k: float) -> str:
-    """The warning of a row whose reach ``k`` exceeds :data:`LOW_POWER`."""
-    if math.isinf(k):
-        return "low power: its tests cannot detect a fault of any size at this n"
-    return f"low power: cannot detect faults smaller than about {k:.3g} times the claimed eps"
 
 
 def _row_reach(ch, exact, empirical, tests, checks) -> float:
@@ -921,12 +812,7 @@ def _pckv_grr_law(mech, eps, ids):
     return vector_laws.pckv_grr_law(mech.d, mech.ell, mech.eps1, mech.eps2, m=mech.m)
 
 
-def _row_tuples(arr) -> list:
-    """The rows of an integer array as tuples of ints (fast: via the few distinct rows)."""
-    arr = np.asarray(arr)
-    uniq, inverse = np.unique(arr, axis=0, return_inverse=True)
-    keys = [tuple(r) for r in uniq.tolist()]
-    return [keys[i] for i in np.asarray(inverse).ravel().tolist()]
+_row_tuples = row_tuples
 
 
 def _kv_sample(mech, eps, xs, ids, gen):

@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
+import math
 from math import isinf, isnan
 from typing import Any, Iterable
 
-__all__ = ["format_table", "format_reach", "one_line"]
+from ..channels import REPR_WIDTH, one_line
 
-#: the most characters an audit object's repr takes (as for the results)
-REPR_WIDTH = 200
+__all__ = ["format_table", "format_reach", "one_line", "REPR_WIDTH", "LOW_POWER",
+           "low_power_note"]
+
+#: a row whose reach exceeds this budget multiplier is marked "low power" (the law
+#: faults of the negative controls are built at 1.5 eps)
+LOW_POWER = 1.5
 
 
-def one_line(text: str) -> str:
-    """``text`` on one line of at most :data:`REPR_WIDTH` characters (cut with ``...)``)."""
-    text = " ".join(text.split())
-    if len(text) > REPR_WIDTH:
-        text = text[:REPR_WIDTH - 4] + "...)"
-    return text
+def low_power_note(k: float) -> str:
+    """The warning of a row whose reach ``k`` exceeds :data:`LOW_POWER`."""
+    if math.isinf(k):
+        return "low power: its tests cannot detect a fault of any size at this n"
+    return f"low power: cannot detect faults smaller than about {k:.3g} times the claimed eps"
 
 
 def _num(x: Any) -> str:
@@ -46,11 +50,9 @@ def format_table(rows: Iterable[Any]) -> str:
     """Mechanism, claim, exact epsilon, empirical lower bound, reach, verdict (one line per row).
 
     Rows whose tests have too little power to catch a fault of
-    :data:`fastldp.audit.registry.LOW_POWER` times the claim are listed
-    under the table with the size of fault they can detect.
+    :data:`LOW_POWER` times the claim are listed under the table with the
+    size of fault they can detect.
     """
-    from .registry import low_power_note
-
     rows = list(rows)
     head = ("mechanism", "claim", "exact eps", "empirical lb", "detects", "verdict", "seconds")
     lines = []

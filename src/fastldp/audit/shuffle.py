@@ -103,13 +103,11 @@ from __future__ import annotations
 import contextlib
 import copy
 import math
-from dataclasses import dataclass
-from typing import Iterable
 
 import numpy as np
 
-from .conformance import Check, binomial_test, chi2_uniform, mean_test, variance_test
-from .report import one_line
+from ..channels import (VALUE_BINS, Check, ViewSample, binomial_test, chi2_uniform, mean_test,
+                        shuffler_checks, smallest_refuted, variance_test)
 
 __all__ = [
     "SUM_PARTIES", "BITS_PARTIES", "SHUFFLE_DELTA", "SHUFFLE_CONTROL_FACTOR", "VALUE_BINS",
@@ -130,12 +128,8 @@ BITS_PARTIES = 64
 SHUFFLE_DELTA = 1e-5
 #: the under-noised controls calibrate their noise at this multiple of the claimed eps
 SHUFFLE_CONTROL_FACTOR = 6.0
-#: bins (top bits of an element of Z_q) of the uniformity tests of messages
-VALUE_BINS = 64
 #: party 0's input in D (side 0) and D' (side 1) of the summation
 SUM_VALUES = (1.0, -1.0)
-#: the largest budget multiplier the reach of an exact check is searched up to
-_REACH_MAX = 64.0
 #: two-sided normal quantile at the Bonferroni level of a row of about 10 tests: the
 #: resolution the variance test reports (the registry decides at the row's exact level)
 _Z_ROW = 5.33
@@ -184,49 +178,6 @@ def recorded_shuffles(mech):
         proto.shuffle = saved
 
 
-@dataclass(frozen=True, repr=False)
-class ViewSample:
-    """Statistics of ``size`` analyzer views drawn under one dataset.
-
-    Attributes
-    ----------
-    stats : dict
-        Name -> float array of length ``size``: one value of each statistic
-        per view (the first ones are the statistics the eps tests use, see
-        the channel's ``statistics``).
-    tallies : dict
-        Name -> integer array summed over the views (histograms, counts).
-    size : int
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fastldp.audit.shuffle import ViewSample
-    >>> part = ViewSample({"total": np.array([1.0, 2.0])}, {"hist": np.array([2, 0])}, 2)
-    >>> both = ViewSample.join([part, part])
-    >>> both
-    ViewSample(size=4, stats=['total'], tallies=['hist'])
-    >>> both.tallies["hist"]
-    array([4, 0])
-    """
-
-    stats: dict
-    tallies: dict
-    size: int
-
-    def __repr__(self) -> str:  # the statistics' names, not their arrays
-        return one_line(f"ViewSample(size={self.size}, stats={list(self.stats)}, "
-                        f"tallies={list(self.tallies)})")
-
-    @staticmethod
-    def join(parts: Iterable["ViewSample"]) -> "ViewSample":
-        """One sample of all the views of ``parts`` (statistics concatenated, tallies added)."""
-        parts = list(parts)
-        stats = {k: np.concatenate([p.stats[k] for p in parts]) for k in parts[0].stats}
-        tallies = {k: sum(p.tallies[k] for p in parts) for k in parts[0].tallies}
-        return ViewSample(stats, tallies, sum(p.size for p in parts))
-
-
 def _top_bits(values, modulus_bits: int) -> np.ndarray:
     """The bin (top ``log2 VALUE_BINS`` bits) of each element of ``Z_q``; ``VALUE_BINS`` if outside."""
     v = np.asarray(values).astype(np.uint64, copy=False)
@@ -236,36 +187,6 @@ def _top_bits(values, modulus_bits: int) -> np.ndarray:
 
 def _histogram(values, modulus_bits: int) -> np.ndarray:
     return np.bincount(_top_bits(values, modulus_bits).ravel(), minlength=VALUE_BINS + 1)
-
-
-# ---------------------------------------------------------------- the shuffler itself
-def shuffler_checks(shuffler, length: int, rows: int, gen) -> list:
-    """Tests of (c) on the shuffler alone: ``rows`` labelled streams ``0 .. length - 1``.
-
-    A uniform permutation outputs a permutation of each row, puts label 0 at
-    a uniform position and puts label 1 right after label 0 with
-    probability ``1 / length``.
-    """
-    labels = np.tile(np.arange(length, dtype=np.int64), (rows, 1))
-    out = np.asarray(shuffler(labels, gen))
-    is_perm = out.shape == labels.shape and bool(
-        (np.sort(out, axis=1) == labels).all())
-    checks = [Check("shuffler output is a permutation of each stream", None, is_perm,
-                    detail=f"{rows} labelled streams of {length}")]
-    if not is_perm:
-        return checks
-    pos0 = np.argmax(out == 0, axis=1)
-    pos1 = np.argmax(out == 1, axis=1)
-    edges = np.linspace(0, length, min(length, VALUE_BINS) + 1).round().astype(np.int64)
-    counts = np.histogram(pos0, bins=edges)[0]
-    stat, p = chi2_uniform(counts, np.diff(edges))
-    checks.append(Check("shuffler: label 0 at a uniform position", p, True,
-                        detail=f"chi2 = {stat:.1f} on {counts.size - 1} dof"))
-    adjacent = int((pos1 == pos0 + 1).sum())
-    checks.append(Check("shuffler: labels 0, 1 adjacent at rate 1/L", binomial_test(
-        adjacent, rows, 1.0 / length), True, detail=f"{adjacent} of {rows}, expected "
-        f"{rows / length:.1f}"))
-    return checks
 
 
 # ---------------------------------------------------------------- summation
@@ -348,19 +269,6 @@ def sum_pair_delta(mu: float, scaled, eps: float) -> float:
                      np.clip(pmf[1] - e * pmf[0], 0, None).sum()))
 
 
-def _reach(refuted) -> float:
-    """The smallest ``k`` in ``[1, _REACH_MAX]`` with ``refuted(k)`` (to 1%), or ``inf``."""
-    if refuted(1.0):
-        return 1.0
-    if not refuted(_REACH_MAX):
-        return math.inf
-    lo, hi = 1.0, _REACH_MAX
-    while hi / lo > 1.01:
-        mid = math.sqrt(lo * hi)
-        lo, hi = (lo, mid) if refuted(mid) else (mid, hi)
-    return hi
-
-
 def shuffled_sum_conformance(mech, fresh, gen, rows: int) -> list:
     """The exact check and conformance tests of the summation's views (module docstring)."""
     proto = _protocol()
@@ -377,7 +285,7 @@ def shuffled_sum_conformance(mech, fresh, gen, rows: int) -> list:
         mu_k = proto.skellam_variance(k * eps, plan["delta_noise"], plan["l2"], plan["l1"])
         return sum_pair_delta(mu_k, scaled, eps) > delta
 
-    k = _reach(refuted)
+    k = smallest_refuted(refuted)
     checks.append(Check("exact: decoded sum +-scale + Sk(mu) within (eps, delta)", None,
                         got <= delta, detail=f"delta(eps) = {got:.3g} vs {delta:.3g}; refutes "
                         f"noise calibrated at >= {k:.3g} eps", reach=k))
@@ -553,7 +461,7 @@ def shuffled_bits_conformance(mech, fresh, gen, rows: int) -> list:
     def refuted(k):
         return bits_pair_delta(proto.flip_probability(n, k * eps / 2, delta / 2), eps) > delta
 
-    k = _reach(refuted)
+    k = smallest_refuted(refuted)
     checks.append(Check("exact: stream counts with flip probability gamma within (eps, delta)",
                         None, got <= delta, detail=f"delta(eps) = {got:.3g} vs {delta:.3g}; "
                         f"refutes flips calibrated at >= {k:.3g} eps", reach=k))

@@ -50,7 +50,7 @@ from math import exp
 import numpy as np
 import scipy.sparse as sp
 
-from .exact import ExactLaw
+from ..channels import ExactLaw
 
 __all__ = [
     "kv_sets", "kv_csr", "pckv_sampling", "pckv_ue_law", "pckv_grr_law", "privkvm_round_law",
