@@ -47,9 +47,9 @@ docs page to the index: :func:`streaming_classes` then finds them, so
 Examples
 --------
 >>> import fastldp
->>> from fastldp.protocol import StreamingMechanism
+>>> from fastldp.protocol import streaming_classes
 >>> grr = fastldp.GRR(domain_size=4, epsilon=1.0, codebook_seed=1)
->>> isinstance(grr, StreamingMechanism)
+>>> streaming_classes()["GRR"] is fastldp.GRR
 True
 >>> grr.report_schema
 ReportSchema(dtype='int64', shape=(), fixed_epsilon=1.0)
@@ -134,8 +134,8 @@ class Audited(Protocol):
 class StreamingMechanism(Protocol):
     """A mechanism with a client, an exact streaming decode and a self-description.
 
-    See the module docstring for what each member answers; the API contract
-    page of the documentation has the reference.
+    See the module docstring for what each member answers; the page "The
+    mechanism protocol" of the user guide has the reference and an example.
     """
 
     kind: str
