@@ -457,3 +457,20 @@ def test_privkvm_reports_are_stored_and_decoded_as_rows(tmp_path):
     _same_result(decode_files(mech, path), mech.estimate(out), "PrivKVM")
     with pytest.raises(ValueError, match=r"shape \(n, 5\)"):
         mech.estimate(rows[:, :4])
+
+
+def test_the_memoized_privacy_attribute_still_reads_for_one_release_with_a_warning():
+    # privacy was a property holding the statement before the protocol made it a method
+    for key in ("LGRR", "LongitudinalRAPPOR", "DBitFlipPM"):
+        mech = INSTANCES[key]()
+        statement = mech.privacy()
+        with pytest.warns(DeprecationWarning, match=r"privacy is a method.*call privacy\(\)"):
+            assert mech.privacy.epsilon_inf == 4.0
+        with pytest.warns(DeprecationWarning):
+            assert mech.privacy == statement
+        with pytest.warns(DeprecationWarning):
+            assert str(mech.privacy) == str(statement)
+        with pytest.warns(DeprecationWarning):
+            assert mech.privacy.over_time(n_values=2) == 8.0
+    # the protocol's registry sees a method on the class
+    assert callable(F.LGRR.privacy) and protocol._implements(F.LGRR)

@@ -11,11 +11,75 @@ asking for the class. The privacy statement is the family's own
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+import warnings
+from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["LongitudinalProtocol"]
+__all__ = ["LongitudinalProtocol", "statement_method"]
+
+
+class _PrivacyOf:
+    """``protocol.privacy`` as a bound method that still reads as the statement, for one release.
+
+    Calling it is the protocol's ``privacy(epsilons=None)``. Before the
+    protocol, ``privacy`` was a property holding the statement: reading a
+    member of the statement through it (``m.privacy.epsilon_inf``), printing
+    it or comparing it still works, with a ``DeprecationWarning`` that says
+    to call ``privacy()``.
+    """
+
+    __slots__ = ("_owner", "_method")
+
+    def __init__(self, owner: Any, method: Callable) -> None:
+        self._owner = owner
+        self._method = method
+
+    def __call__(self, epsilons: Any = None) -> Any:
+        return self._method(self._owner, epsilons)
+
+    def _statement(self) -> Any:
+        warnings.warn(
+            f"{type(self._owner).__name__}.privacy is a method (the mechanism protocol's "
+            "privacy(epsilons=None)): call privacy() for the statement; reading it as an "
+            "attribute is deprecated and stops working in the next release",
+            DeprecationWarning, stacklevel=3)
+        return self._method(self._owner, None)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):  # copy, pickle and friends probe for dunders: no statement
+            raise AttributeError(name)
+        return getattr(self._statement(), name)
+
+    def __eq__(self, other: object) -> bool:
+        return bool(self._statement() == other)
+
+    __hash__ = None  # type: ignore[assignment]  # compares as the (unhashable) statement did
+
+    def __str__(self) -> str:
+        return str(self._statement())
+
+    def __repr__(self) -> str:
+        return f"<bound method {type(self._owner).__name__}.privacy>"
+
+
+def statement_method(method: Callable) -> Any:
+    """Make ``method`` (``privacy``) a method whose bound form still reads as its statement.
+
+    On the class it is the plain function (callable, as the protocol's
+    registry checks); on an instance, a :class:`_PrivacyOf`.
+    """
+
+    class _Descriptor:
+        __doc__ = method.__doc__
+
+        def __get__(self, obj: Any, cls: Any = None) -> Any:
+            return method if obj is None else _PrivacyOf(obj, method)
+
+    descriptor = _Descriptor()
+    functools.update_wrapper(descriptor, method)  # type: ignore[arg-type]
+    return descriptor
 
 
 class LongitudinalProtocol:
@@ -30,6 +94,17 @@ class LongitudinalProtocol:
     kind = "counts"
     #: entries are labelled by their symbols
     labels = None
+
+    @classmethod
+    def channels(cls, epsilon: float = 1.0) -> list:
+        """The audit's channels and negative controls of this class at claimed ``epsilon``.
+
+        Registered by :mod:`fastldp.longitudinal._channels` (the exact laws,
+        samplers and faulty copies); ``fastldp audit`` runs them.
+        """
+        from ..channels import registered_channels
+
+        return registered_channels(cls, epsilon)
 
     domain_size: int
     epsilon: float

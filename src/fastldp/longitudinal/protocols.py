@@ -114,7 +114,7 @@ from ..oracles._base import (EPSILON_MAX, MAX_DOMAIN_SIZE, RngLike, _Text, all_l
                              partial_report, report_counts)
 from ..results import PrivacyStatement
 from ..streaming import ExactSum, Partial, check_partial
-from ._protocol import LongitudinalProtocol
+from ._protocol import LongitudinalProtocol, statement_method
 from .memo import MemoryMemo, MemoStore
 
 __all__ = ["LongitudinalOracle", "LongitudinalPrivacy", "LGRR", "LOUE", "LOSUE", "LSUE",
@@ -326,6 +326,7 @@ class MemoizedBudgets:
             self._memo = MemoryMemo()
         return self._memo
 
+    @statement_method
     def privacy(self, epsilons: Optional[ArrayLike] = None) -> LongitudinalPrivacy:
         """Per report ``epsilon_1``; ``epsilon_inf`` over any number of reports of one memoized
         value (module docstring, "Privacy").
@@ -333,7 +334,9 @@ class MemoizedBudgets:
         ``epsilons`` is ``None`` or ``epsilon_1`` (no personal budgets). The
         statement's ``event()`` (a report at ``epsilon_1``) is what a ledger
         charges for one release; :meth:`LongitudinalPrivacy.over_time` bounds
-        a whole collection.
+        a whole collection. (Before the mechanism protocol this was a
+        property; reading ``m.privacy.epsilon_inf`` still works for one
+        release, with a ``DeprecationWarning``.)
         """
         self._check_epsilons(epsilons, f"{type(self).__name__}.privacy")
         return LongitudinalPrivacy.memoized(epsilon_1=self.epsilon_1, epsilon_inf=self.epsilon_inf)
