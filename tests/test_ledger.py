@@ -477,9 +477,10 @@ def test_an_epsilon_delta_cap_composes_each_groups_events():
     ledger = Ledger(":memory:")
     shuffle = zcdp_event(0.05)
     ledger.charge([1, 2, 3], 0.5, release="pure")               # no event: pure 0.5
-    ledger.charge([2, 3], 3.0, shuffle, release="shuffled")      # the event stands for it
+    ledger.charge([2, 3], None, shuffle, release="shuffled")     # spends its epsilon at 1e-6
     ledger.charge([3, 4], [0.25, 0.75], release="pure-2")
     delta = 1e-6
+    s = epsilon_at([shuffle], ledger.delta)
     # by hand: each identity's events, then its pure releases: one by one while each
     # charged one epsilon to all, else their sum as one pure event (basic composition)
     by_hand = {
@@ -492,16 +493,16 @@ def test_an_epsilon_delta_cap_composes_each_groups_events():
     ids = np.array([1, 2, 3, 4, 5])
     expected = np.array([by_hand[i] for i in ids])
     np.testing.assert_array_equal(ledger.remaining(ids, (2.0, delta)), 2.0 - expected)
-    assert by_hand[2] < 0.5 + 3.0  # the event is tighter than its basic-composition charge
-    # basic composition still counts the epsilons charged
-    np.testing.assert_array_equal(ledger.spent(ids), [0.5, 3.5, 3.75, 0.75, 0.0])
+    assert by_hand[2] < 0.5 + s  # composed: tighter than the sum of the spends
+    # basic composition counts the spends (the event's: its epsilon at the ledger's delta)
+    np.testing.assert_array_equal(ledger.spent(ids), [0.5, 0.5 + s, 0.5 + s + 0.25, 0.75, 0.0])
     # a new release with an event: composed with each identity's past
     new = zcdp_event(0.2)
     pure_part = {1: 0.5, 2: 0.5, 3: 0.75, 4: 0.75}
     after = {i: epsilon_at(([shuffle] if i in (2, 3) else []) + [new] + (
         [pure_dp_event(pure_part[i])] if i in pure_part else []), delta) for i in ids.tolist()}
     cap = (float(np.median(list(after.values()))), delta)
-    np.testing.assert_array_equal(ledger.can_release(ids, 1.0, cap, event=new),
+    np.testing.assert_array_equal(ledger.can_release(ids, None, cap, event=new),
                                   [after[i] <= cap[0] * (1 + ROUNDING) for i in ids.tolist()])
     # groups: one composition per release set, at the group's largest pure part
     groups = {g.releases: g for g in ledger.groups(cap=(2.0, delta))}
@@ -524,8 +525,81 @@ def test_an_epsilon_delta_cap_composes_each_groups_events():
         ledger.can_release([9], 1.0, cap, event=0.5)
     # an over-cap release with an event is refused whole
     with pytest.raises(BudgetExceededError):
-        ledger.charge(ids, 1.0, new, release="late", cap=cap)
+        ledger.charge(ids, None, new, release="late", cap=cap)
     assert len(ledger.releases()) == 3
+
+
+def test_a_charge_with_an_event_spends_the_events_epsilon_at_the_ledgers_delta(tmp_path):
+    import dp_accounting
+
+    from fastldp.accounting import (DEFAULT_DELTA, compose, epsilon_at, pure_dp_event,
+                                    pure_epsilon, zcdp_event)
+    from fastldp.accounting.ledger import MAX_EPSILON
+
+    ledger = Ledger(":memory:")
+    assert ledger.delta == DEFAULT_DELTA == 1e-6
+    big = zcdp_event(5.0)
+    cost = epsilon_at([big], 1e-6)
+    assert round(cost, 2) == 20.55  # the review's numbers
+    # the review's case: charged 0.01 under a cap of 1 with an event that costs 20.55;
+    # the old code accepted it and counted 0.01
+    with pytest.raises(ValueError, match=r"'epsilons' parameter of Ledger.charge must agree "
+                                         r"with the release's event, which spends 20.55.*"
+                                         r"epsilon at the ledger's delta 1e-06.*Got 0.01 for "
+                                         r"identity 1 \(2 of 2 differ\)"):
+        ledger.charge([1, 2], 0.01, big, cap=1.0, release="r")
+    with pytest.raises(ValueError, match="'epsilons' parameter of Ledger.can_release"):
+        ledger.can_release([1, 2], 0.01, 1.0, event=big)
+    # without epsilons the spend is the event's: over the cap, refused whole
+    with pytest.raises(BudgetExceededError):
+        ledger.charge([1, 2], event=big, cap=1.0, release="r")
+    assert ledger.can_release([1, 2], None, 21.0, event=big).tolist() == [True, True]
+    assert ledger.releases() == []
+    record = ledger.charge([1, 2], event=big, cap=21.0, release="r")
+    assert record.epsilon_min == record.epsilon_max == cost
+    np.testing.assert_array_equal(ledger.spent([1, 2]), [cost, cost])
+    # a retry with the same event (and the agreeing or omitted epsilons) charges nothing
+    assert ledger.charge([1, 2], cost * (1 + 1e-10), big, release="r") == record
+    assert ledger.spent([1])[0] == cost
+    # a pure event spends its pure epsilon (delta 0), a composition of them their sum
+    ledger.charge([3], 0.5, pure_dp_event(0.5), release="p")
+    ten = compose([pure_dp_event(0.1)] * 10)
+    ledger.charge([3], None, ten, release="p10")
+    assert ledger.spent([3])[0] == 0.5 + pure_epsilon(ten)
+    assert 1.0 <= pure_epsilon(ten) <= 1.0 + 1e-15  # their sum, rounded up
+    with pytest.raises(ValueError, match="which spends 0.5 \\(its pure epsilon"):
+        ledger.charge([4], 0.7, pure_dp_event(0.5))  # more than the event: refused too
+    # events that spend nothing finite, or more than MAX_EPSILON, or nothing at all
+    for event, said in [(dp_accounting.NonPrivateDpEvent(), "spends inf"),
+                        (zcdp_event(1e5), "spends 110134.8"),
+                        (pure_dp_event(MAX_EPSILON * 2), "spends 1400.0"),
+                        (dp_accounting.NoOpDpEvent(), "spends 0.0")]:
+        with pytest.raises(ValueError, match=r"'event' parameter of Ledger.charge must spend "
+                                             rf"an epsilon in \(0, 700.0\].*{said}"):
+            ledger.charge([5], event=event)
+    with pytest.raises(ValueError, match="'epsilons' parameter of Ledger.charge.*required "
+                                         "for a release without an event"):
+        ledger.charge([5])
+    assert len(ledger.releases()) == 3
+    # a ledger's delta is fixed when it is made, and checked when it is opened
+    path = tmp_path / "d.db"
+    with Ledger(path, delta=1e-5) as made:
+        made.charge([1], event=big, release="r")
+        assert made.spent([1])[0] == epsilon_at([big], 1e-5) < cost
+    with Ledger(path) as again:
+        assert again.delta == 1e-5
+    with Ledger(path, delta=1e-5, readonly=True) as again:
+        assert again.delta == 1e-5
+    with pytest.raises(ValueError, match=r"'delta' parameter of Ledger must be the ledger's "
+                                         r"own delta, 1e-05.*Got 1e-06 instead"):
+        Ledger(path, delta=1e-6)
+    with pytest.raises(ValueError, match=r"'delta' parameter of Ledger must be a float in "
+                                         r"\[0, 1\)"):
+        Ledger(":memory:", delta=1.0)
+    pure_only = Ledger(":memory:", delta=0.0)  # only pure events can be charged
+    pure_only.charge([1], event=pure_dp_event(1.0))
+    with pytest.raises(ValueError, match="spends inf"):
+        pure_only.charge([1], event=zcdp_event(0.01))
 
 
 def test_many_small_pure_releases_compose_below_their_sum_under_a_delta():

@@ -29,7 +29,8 @@ from .events import (DisjointGroupsDpEvent, DpEvent, EpsilonDeltaDpEvent,
                      approximate_dp_event, compose, from_json, laplace_event, non_private_event,
                      pure_dp_event, pure_epsilon, randomized_response_event, to_json, zcdp_event)
 from .accountant import DEFAULT_ORDERS, Accountant, delta_at, epsilon_at
-from .ledger import BudgetExceededError, Ledger
+from .ledger import (DEFAULT_DELTA, MAX_EPSILON, BudgetExceededError, Ledger,
+                     LedgerDamagedError)
 
 __all__ = [
     "Accountant",
@@ -53,4 +54,7 @@ __all__ = [
     "from_json",
     "Ledger",
     "BudgetExceededError",
+    "LedgerDamagedError",
+    "MAX_EPSILON",
+    "DEFAULT_DELTA",
 ]

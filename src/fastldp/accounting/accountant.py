@@ -329,7 +329,9 @@ def _rdp_delta(p: _Profile, orders: np.ndarray, epsilon: float) -> float:
         return 0.0 if p.T == 0 and p.D == 0 else 1.0
     rest = epsilon - p.E
     d_r = float(_rdp.compute_delta(orders, p.rdp, rest)[0])
-    return min(1.0, d_r + p.D + (1 + math.exp(epsilon)) * p.T)
+    if p.T == 0:  # no total variation term (and no e^eps to overflow above 709.78)
+        return min(1.0, d_r + p.D)
+    return 1.0 if epsilon > 709.0 else min(1.0, d_r + p.D + (1 + math.exp(epsilon)) * p.T)
 
 
 def _epsilon(p: _Profile, orders: np.ndarray, delta: float) -> tuple[float, str]:

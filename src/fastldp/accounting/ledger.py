@@ -55,6 +55,22 @@ exceed the cap's epsilon. What enters the composition:
 Identities of one group (the same releases) with the same pure sum share one
 composition, so the cost is one composition per distinct (group, pure sum).
 
+How the spend is derived from the event
+---------------------------------------
+A release charged with an event spends, for every identity it charged, what
+the event costs: a pure event (every part pure epsilon) its pure epsilon
+(delta 0), any other event its epsilon at the ledger's ``delta``
+(:data:`DEFAULT_DELTA`, 10^-6, unless the ledger was made with another; it is
+stored in the file), through the accountant's smallest route, rounded up. The
+epsilons may be omitted; given, they must agree with that spend (relative
+slack :data:`ROUNDING`), else the charge is refused: the amount charged and
+the event cannot disagree. An event whose spend is not in ``(0,``
+:data:`MAX_EPSILON` ``]`` is refused. So under a float cap an identity whose
+releases spent :math:`\varepsilon_1, \dots, \varepsilon_r`, ``k`` of them
+through events that are not pure, is :math:`(\sum_j \varepsilon_j, k\,\delta)`-DP
+(basic composition, [1]_ Theorem 3.16); under a pair cap the events
+themselves are composed (below).
+
 Comparisons allow a relative rounding slack of :data:`ROUNDING` (10^-9):
 ten charges of 0.1 fit a cap of 1.0 although their float sum is
 0.9999999999999999 or 1.0000000000000002 depending on the order.
@@ -100,10 +116,14 @@ from numpy.typing import ArrayLike
 from .._validation import check_float, check_positive_array, param_error
 
 __all__ = ["Ledger", "Release", "Group", "BudgetExceededError", "LedgerDamagedError", "ROUNDING",
-           "MAX_EPSILON"]
+           "MAX_EPSILON", "DEFAULT_DELTA"]
 
 #: Relative slack of every budget comparison (float sums of epsilons round).
 ROUNDING = 1e-9
+
+#: The delta of a new ledger (``Ledger(..., delta=)``): a release charged with a privacy
+#: event that is not pure epsilon spends the event's epsilon at this delta.
+DEFAULT_DELTA = 1e-6
 
 #: The largest epsilon one release may charge one identity. It is the largest budget any
 #: fastldp mechanism takes (``fastldp.oracles.EPSILON_MAX``: ``e^eps`` overflows double
@@ -279,6 +299,23 @@ def _event_to_json(event, owner: str) -> str:
         raise param_error("event", owner, "a dp_accounting DpEvent or None", event, TypeError)
     Accountant().add(event)  # a ValueError naming the event if it cannot be composed
     return to_json(event)
+
+
+def _event_spend(event, delta: float) -> Tuple[float, str]:
+    """What a release with ``event`` spends: ``(epsilon, how it was derived)``.
+
+    A pure event (every part pure epsilon) spends its pure epsilon (basic composition of
+    its parts, rounded up): a guarantee at delta 0. Any other event spends its epsilon at
+    the ledger's ``delta`` (:meth:`fastldp.accounting.Accountant.epsilon`: the smallest of
+    the RDP and PLD routes, rounded up).
+    """
+    from . import Accountant, pure_epsilon
+
+    pure = pure_epsilon(event)
+    if pure is not None:
+        return float(pure), "pure epsilon"
+    eps, route, _ = Accountant().add(event).epsilon_and_method(delta)
+    return float(eps), f"epsilon at the ledger's delta {delta!r}, by {route}"
 
 
 def _event_from_json(text: str):
@@ -513,9 +550,12 @@ class Ledger:
     """
 
     def __init__(self, path: Union[str, Path], *, timeout: float = 60.0, create: bool = True,
-                 readonly: bool = False):
+                 readonly: bool = False, delta: Optional[float] = None):
         self._path = str(path)
         self._timeout = check_float(timeout, "timeout", "Ledger", low=0.0, low_open=False)
+        self._delta_given = None if delta is None else check_float(
+            delta, "delta", "Ledger", low=0, high=1, low_open=False, high_open=True)
+        self._delta = DEFAULT_DELTA
         self._readonly = bool(readonly)
         memory = self._path == ":memory:"
         if not memory and (readonly or not create):
@@ -613,12 +653,16 @@ class Ledger:
                     for statement in _SCHEMA.split(";"):
                         if statement.strip():
                             con.execute(statement)
-                    con.execute("INSERT INTO meta VALUES ('schema', ?), ('created', ?)",
-                                (_SCHEMA_VERSION, _now()))
+                    con.execute("INSERT INTO meta VALUES ('schema', ?), ('created', ?), "
+                                "('delta', ?)", (_SCHEMA_VERSION, _now(), repr(
+                                    DEFAULT_DELTA if self._delta_given is None
+                                    else self._delta_given)))
                     have = set(_TABLES)
                 missing = [t for t in _TABLES if t not in have]
                 version = None if missing else con.execute(
                     "SELECT value FROM meta WHERE key = 'schema'").fetchone()
+                stored = None if missing else con.execute(
+                    "SELECT value FROM meta WHERE key = 'delta'").fetchone()
                 con.execute("COMMIT")
             except BaseException:
                 if con.in_transaction:
@@ -637,6 +681,13 @@ class Ledger:
             raise ValueError(f"{self._path} is a fastldp ledger of schema "
                              f"{None if version is None else version[0]}; this fastldp reads "
                              f"schema {_SCHEMA_VERSION}.")
+        # a ledger made before ledgers had a delta has DEFAULT_DELTA's
+        self._delta = DEFAULT_DELTA if stored is None else float(stored[0])
+        if self._delta_given is not None and self._delta_given != self._delta:
+            raise ValueError(
+                f"The 'delta' parameter of Ledger must be the ledger's own delta, "
+                f"{self._delta!r} (stored in {self._path} when it was made: every release "
+                f"with an event was charged at it). Got {self._delta_given!r} instead.")
 
     # --- the context manager and repr -----------------------------------------------------
 
@@ -662,13 +713,18 @@ class Ledger:
         return self._path
 
     @property
+    def delta(self) -> float:
+        """The ledger's delta: a release with an event that is not pure spends its epsilon at it."""
+        return self._delta
+
+    @property
     def n_identities(self) -> int:
         """How many identities have been charged at least once."""
         return int(self._con.execute("SELECT COUNT(*) FROM identities").fetchone()[0])
 
     # --- charging ------------------------------------------------------------------------
 
-    def charge(self, identities: ArrayLike, epsilons: Union[float, ArrayLike],
+    def charge(self, identities: ArrayLike, epsilons: Union[float, ArrayLike, None] = None,
                event: Any = None, *, release: Optional[str] = None,
                cap: Optional[Cap] = None) -> Release:
         """Record one release for these identities, whole or not at all.
@@ -678,15 +734,27 @@ class Ledger:
         identities : array_like of int64
             The distinct identities the release used (a repeated identity is
             an error that names it).
-        epsilons : float or array_like of float
+        epsilons : float or array_like of float, optional
             The epsilon charged to each identity (one for all, or one per
-            identity): what the release spends under basic composition.
-            Finite and > 0.
+            identity): what the release spends under basic composition, in
+            ``(0, MAX_EPSILON]``. Required without an event; with one it may
+            be omitted (``None``) and, if given, must agree with what the event
+            spends (see below).
         event : dp_accounting.DpEvent, optional
-            The release's guarantee for every identity it charged, when it is
-            tighter than pure epsilon (for example the RDP curve of a shuffled
-            release); used under an ``(epsilon, delta)`` cap. ``None``: pure
-            epsilon, ``epsilons`` say it all.
+            The release's guarantee for every identity it charged (for example
+            the RDP curve of a shuffled release), composed under an
+            ``(epsilon, delta)`` cap. ``None``: pure epsilon, ``epsilons`` say
+            it all.
+
+            How the spend is derived from the event: a pure event (every part
+            pure epsilon: :func:`~fastldp.accounting.pure_dp_event`, Laplace,
+            their compositions) spends its pure epsilon; any other event its
+            epsilon at the ledger's :attr:`delta` (the accountant's smallest
+            route, rounded up). Every identity is charged that spend; an
+            ``epsilons`` that differs from it by more than the relative slack
+            :data:`ROUNDING` is refused (a ValueError naming both), as is an
+            event whose spend is not in ``(0, MAX_EPSILON]`` (a non-private
+            event, an event with no finite epsilon at the ledger's delta).
         release : str, optional
             The release's unique name; a random one (a UUID) when omitted.
             A name already charged with the same content returns its first
@@ -705,10 +773,9 @@ class Ledger:
         owner = "Ledger.charge"
         if self._readonly:
             raise ValueError(f"The ledger {self._path} was opened read-only: it charges nothing.")
-        ids, eps, _ = _sorted_release(identities, epsilons, owner)
+        ids, eps, _, event_json = self._release_spend(identities, epsilons, event, owner)
         name = _name(release, owner)
         limit = None if cap is None else _cap(cap, owner)
-        event_json = None if event is None else _event_to_json(event, owner)
         digest = _digest(ids, eps, event_json)
         con = self._con
         con.execute("BEGIN IMMEDIATE")
@@ -750,6 +817,39 @@ class Ledger:
             raise
         return Release(name, index, int(ids.size), float(eps.min()), float(eps.max()),
                        event_json, created)
+
+    def _release_spend(self, identities, epsilons, event, owner: str):
+        """(sorted identities, their epsilons, the sort order, the event's JSON or None).
+
+        With an event, every identity's epsilon is the event's spend (see :meth:`charge`),
+        and ``epsilons``, when given, must agree with it.
+        """
+        if event is None:
+            if epsilons is None:
+                raise param_error("epsilons", owner, f"floats in (0, {MAX_EPSILON!r}] "
+                                  f"(required for a release without an event)", None)
+            ids, eps, order = _sorted_release(identities, epsilons, owner)
+            return ids, eps, order, None
+        event_json = _event_to_json(event, owner)
+        spend, how = _event_spend(event, self._delta)
+        if not (0 < spend <= MAX_EPSILON):  # NaN fails
+            raise ValueError(
+                f"The 'event' parameter of {owner} must spend an epsilon in (0, "
+                f"{MAX_EPSILON!r}] (MAX_EPSILON; a release with an event spends the event's "
+                f"{how}). Got {event!r}, which spends {spend!r}, instead.")
+        ids, eps, order = _sorted_release(identities, spend if epsilons is None else epsilons,
+                                          owner)
+        if epsilons is not None:
+            off = np.flatnonzero(~(np.abs(eps - spend) <= ROUNDING * spend))
+            if off.size:
+                i = int(off[0])
+                raise ValueError(
+                    f"The 'epsilons' parameter of {owner} must agree with the release's "
+                    f"event, which spends {spend!r} (its {how}; relative slack {ROUNDING:g}), "
+                    f"or be omitted (None) to charge that. Got {float(eps[i])!r} for "
+                    f"identity {int(ids[i])} ({off.size:,} of {ids.size:,} differ) instead.")
+            eps = np.full(ids.size, spend)  # the event's spend, exactly
+        return ids, eps, order, event_json
 
     # --- questions -----------------------------------------------------------------------
 
@@ -925,15 +1025,18 @@ class Ledger:
         ----------
         identities : array_like of int64
             The distinct identities of the planned release.
-        epsilons : float or array_like of float
-            Their charges, as for :meth:`charge`.
+        epsilons : float or array_like of float, or None
+            Their charges, as for :meth:`charge` (None with an event: the
+            event's spend).
         cap : float or (float, float)
             As for :meth:`remaining`: under a float cap, ``spent + epsilon <=
             cap``; under ``(epsilon, delta)``, the epsilon at ``delta`` of the
             identity's releases and this one composed is at most ``epsilon``.
             Both with a relative slack of :data:`ROUNDING`.
         event : dp_accounting.DpEvent, optional
-            The planned release's event (used under an ``(epsilon, delta)`` cap).
+            The planned release's event, as for :meth:`charge` (its spend
+            under a float cap, the event itself under an ``(epsilon, delta)``
+            cap).
 
         Returns
         -------
@@ -943,9 +1046,8 @@ class Ledger:
             charges in one transaction.
         """
         owner = "Ledger.can_release"
-        ids, eps, order = _sorted_release(identities, epsilons, owner)
+        ids, eps, order, event_json = self._release_spend(identities, epsilons, event, owner)
         limit = _cap(cap, owner)
-        event_json = None if event is None else _event_to_json(event, owner)
         fits = self._fits(ids, eps, event_json, limit)
         out = np.empty_like(fits)
         out[order] = fits  # back to the caller's order
