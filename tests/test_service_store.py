@@ -149,9 +149,11 @@ def test_second_serve_on_another_port_is_refused_and_the_first_keeps_counting(tm
                       np.concatenate([reports1, reports2]))
 
 
-def test_a_killed_collectors_lock_is_released_by_the_os(tmp_path):
+def test_a_killed_collectors_lock_is_released_by_the_os(tmp_path, capsys):
     """``kill -9`` leaves the lock file but not the lock: the restart takes it at once (no
-    timeout guess) and recovers the journal; the file then names the new holder."""
+    timeout guess) and recovers the journal; the file then names the new holder. Before
+    the restart, ``fastldp decode STORE`` refuses the store: its journal holds acknowledged
+    batches that no closed segment holds yet."""
     mech = from_spec(OLH)
     with running_server(tmp_path, OLH) as srv:
         with Client(srv.url, srv.token) as client:
@@ -159,6 +161,16 @@ def test_a_killed_collectors_lock_is_released_by_the_os(tmp_path):
         first = srv.pid
         srv.kill()
         assert json.loads((srv.store / "store.lock").read_text())["pid"] == first
+        before = _state(srv.store)
+        assert cli.main(["decode", str(srv.store), "--quiet"]) == 2
+        err = _one_error_line(capsys.readouterr().err)
+        assert "holds 3 acknowledged batches (3,000 reports) in its journal" in err
+        assert "start fastldp serve on it once and stop it" in err
+        # read only: the journal, its WAL and the segments are as they were (SQLite's
+        # shared-memory index, -shm, is rebuilt by any reader after a crash)
+        after = _state(srv.store)
+        assert {k: v for k, v in after.items() if not k.endswith("-shm")} == \
+            {k: v for k, v in before.items() if not k.endswith("-shm")}
         srv.start()
         assert json.loads((srv.store / "store.lock").read_text())["pid"] == srv.pid != first
         _check_totals(srv, mech, ids, reports)

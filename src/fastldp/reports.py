@@ -552,7 +552,11 @@ def _expand(sources) -> list[tuple[str, str]]:
     for number, src in enumerate(sources, 1):
         text = os.fspath(src)
         origin = f"argument {number} ({text!r})"
-        if os.path.isdir(text):
+        if os.path.isdir(text) and os.path.exists(os.path.join(text, "index.sqlite")):
+            from ._stores import store_segments  # a collector's store: its closed segments
+
+            out.extend((p, origin) for p in store_segments(text))
+        elif os.path.isdir(text):
             out.extend((str(p), origin) for p in sorted(Path(text).glob("*.parquet")))
         elif any(c in text for c in "*?["):
             out.extend((p, origin) for p in sorted(glob.glob(text)))
@@ -580,7 +584,11 @@ def _expand(sources) -> list[tuple[str, str]]:
 def expand_sources(sources: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]]) -> list[str]:
     """Expand a path, a glob, a directory or a list of them into file paths.
 
-    Globs and directories expand to sorted paths. A file named twice (the
+    Globs and directories expand to sorted paths. A store directory of
+    ``fastldp serve`` (it holds ``index.sqlite``) expands to the closed
+    segments its journal lists, and is refused while a collector holds it or
+    while its journal holds batches outside a segment
+    (:func:`fastldp._stores.store_segments`). A file named twice (the
     same path, a link to it, or two arguments that both match it) is a
     ``ValueError`` naming both arguments.
     """

@@ -29,19 +29,23 @@ class RunningServer:
     """A ``fastldp serve`` subprocess on loopback: ``url``, ``token``, ``kill()``, ``restart()``."""
 
     def __init__(self, root: Path, mechanism: Any, tokens: Optional[dict], *,
-                 timeout: float, tls: Optional[tuple] = None, **options: Any) -> None:
+                 timeout: float, tls: Optional[tuple] = None, unrestricted: bool = True,
+                 **options: Any) -> None:
         self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
         self.store = self.root / "store"
         self.mechanism = mechanism
         self.timeout = timeout
         self.tls = tls
         self.options = options
-        self.tokens = {"test": secrets.token_urlsafe(24)}
-        ranges = {"test": None}
+        self.tokens = {"test": secrets.token_urlsafe(24)} if unrestricted else {}
+        ranges: dict = {"test": None} if unrestricted else {}
         for name, rng in (tokens or {}).items():
             self.tokens[name] = secrets.token_urlsafe(24)
             ranges[name] = rng
-        self.token = self.tokens["test"]
+        if not self.tokens:
+            raise ValueError("running_server(unrestricted=False) needs tokens")
+        self.token = next(iter(self.tokens.values()))
         self.tokens_file = self.root / "tokens.txt"
         lines = []
         for name, token in self.tokens.items():
@@ -123,7 +127,7 @@ class RunningServer:
 @contextlib.contextmanager
 def running_server(tmp_path: Any, mechanism: Any = "olh-4096", tokens: Optional[dict] = None,
                    *, timeout: float = 60.0, tls: Optional[tuple] = None,
-                   **serve_options: Any) -> Iterator[RunningServer]:
+                   unrestricted: bool = True, **serve_options: Any) -> Iterator[RunningServer]:
     """A collector on a free loopback port, for the duration of a ``with`` block.
 
     Parameters
@@ -133,14 +137,16 @@ def running_server(tmp_path: Any, mechanism: Any = "olh-4096", tokens: Optional[
     mechanism : preset, spec dict, or spec text
     tokens : dict, optional
         Extra clients ``{name: (lo, hi) or None}``; a client ``"test"`` with
-        every identity is always there (``server.token``).
+        every identity is there too (``server.token``) unless ``unrestricted``
+        is ``False``, when ``server.token`` is the first of ``tokens`` (a
+        collector of one shard of the identities: every token is ranged).
     tls : (cert, key), optional
         PEM files: the server speaks HTTPS.
     serve_options
         More ``fastldp serve`` options (``max_body=1000``, ``rate=500``...).
     """
     server = RunningServer(Path(tmp_path), mechanism, tokens, timeout=timeout, tls=tls,
-                           **serve_options)
+                           unrestricted=unrestricted, **serve_options)
     server.start()
     try:
         yield server
