@@ -17,7 +17,6 @@ import asyncio
 import contextlib
 import json
 import math
-import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,14 +28,24 @@ from .. import mechanisms, oracles, relations
 from .._random import resolve_n_threads
 from ..reports import _fixed_epsilon, _report_kind, mechanism_spec
 from .auth import RateLimiter, TokenTable, read_tokens
-from .store import LATENCY_BUCKETS, Batch, Store
+from .parsing import KEY_PATTERN as _KEY  # noqa: F401 - the key pattern (re.fullmatch)
+from .parsing import (ARROW_TYPE, BatchParser, Limits, Malformed, Refusal, Who,  # noqa: F401
+                      check_key, lower_priority, parse_json_job, warm_job)
+from .store import LATENCY_BUCKETS, Batch, Store, StoreError
 
 __all__ = ["ServiceConfig", "create_app", "probe_reports", "REFUSAL_REASONS", "ARROW_TYPE"]
 
-ARROW_TYPE = "application/vnd.apache.arrow.stream"
 REFUSAL_REASONS = ("unauthorized", "forbidden_identity", "too_large", "malformed",
-                   "duplicate_identity", "rate_limited")
-_KEY = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+                   "duplicate_identity", "rate_limited", "idempotency_key_reused",
+                   "insufficient_storage")
+# Bodies from this size on are bulk work, parsed at a lower CPU priority than the event loop
+# (nice +10) so that other requests keep their latency while it runs: JSON in a worker
+# process (json.loads and the list conversions of a 16 MiB body hold the GIL for about a
+# second, which a thread would not give back to the loop), Arrow in a thread of its own
+# (pyarrow and numpy release the GIL; 16 MiB take 5-20 ms). Below it a thread of the default
+# pool parses: its GIL hold is a few milliseconds and a 1,000-report batch (~20 KB JSON,
+# ~16 KB Arrow) pays no process round trip.
+BULK_BYTES = 1 << 18
 STATIC = Path(__file__).resolve().parent / "static"
 
 
@@ -48,16 +57,13 @@ class ServiceConfig:
     store: Any
     tokens: Any  # the tokens file
     max_body: int = 16 << 20
+    max_rows: Optional[int] = None  # rows per batch (default max_body // 8; parsing.Limits)
     rate: Optional[float] = None  # reports per second per token
     segment_rows: int = 1 << 20
     threads: Optional[int] = None  # the live decode's threads (default: all cores)
     # the public estimate advances in steps of at least this many reports (and seconds)
     publish_every: int = 1000
     publish_seconds: Optional[float] = None
-
-
-class Malformed(ValueError):
-    """A request body that does not hold a batch of this mechanism (HTTP 422)."""
 
 
 def kind_of(mechanism: Any) -> str:
@@ -105,136 +111,6 @@ def _json_safe(value: Any) -> Any:
     return json.loads(json.dumps(value, default=lambda o: o.item() if hasattr(o, "item") else str(o)))
 
 
-# ---------------------------------------------------------------------- parsing a batch
-def _identities(values: Any) -> np.ndarray:
-    arr = np.asarray(values)
-    if arr.ndim != 1:
-        raise Malformed("'identities' must be a list of integers")
-    if arr.size == 0:
-        return np.zeros(0, dtype=np.uint64)
-    if arr.dtype.kind == "u":
-        return arr.astype(np.uint64)
-    if arr.dtype.kind == "i":
-        if arr.min() < 0:
-            raise Malformed("identities must be integers in [0, 2**64)")
-        return arr.astype(np.uint64)
-    if arr.dtype.kind == "O" and all(type(v) is int and 0 <= v < 2**64 for v in arr.tolist()):
-        return np.array(arr.tolist(), dtype=np.uint64)
-    raise Malformed(f"identities must be integers in [0, 2**64); got {arr.dtype} values")
-
-
-class BatchParser:
-    """Check a request body against the mechanism and return its arrays."""
-
-    def __init__(self, mechanism: Any, report_shape: tuple, report_dtype: np.dtype) -> None:
-        self.mechanism = mechanism
-        self.fixed = _fixed_epsilon(mechanism)
-        self.report_shape = report_shape
-        self.report_dtype = report_dtype
-
-    def arrays(self, ids: Any, eps: Any, reps: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Checked ``(identities, epsilons, reports)`` in the store's types, or :class:`Malformed`."""
-        ids = _identities(ids)
-        n = ids.shape[0]
-        if n == 0:
-            raise Malformed("the batch holds no reports")
-        if eps is None:
-            if self.fixed is None:
-                raise Malformed(f"{type(self.mechanism).__name__} takes personal budgets: "
-                                "'epsilons' (or the Arrow column 'epsilon') is required")
-            eps = np.full(n, self.fixed)
-        else:
-            try:
-                eps = np.asarray(eps, dtype=np.float64)
-            except (TypeError, ValueError):
-                raise Malformed("'epsilons' must be numbers") from None
-            if eps.shape != (n,):
-                raise Malformed(f"'epsilons' must hold {n} numbers (one per identity); "
-                                f"got shape {list(eps.shape)}")
-            if not np.all(np.isfinite(eps) & (eps > 0)):
-                raise Malformed("'epsilons' must be finite numbers > 0")
-            if self.fixed is not None and not np.all(eps == self.fixed):
-                raise Malformed(f"{type(self.mechanism).__name__} has the fixed epsilon="
-                                f"{self.fixed!r}; every epsilon must equal it (or be omitted)")
-        arr = np.asarray(reps)
-        want = (n, *self.report_shape)
-        if arr.shape != want:
-            raise Malformed(f"'reports' must have shape {list(want)} (one report of shape "
-                            f"{list(self.report_shape)} per identity); got {list(arr.shape)}")
-        if self.report_dtype.kind in "iu":
-            if arr.dtype.kind not in "iu":
-                raise Malformed(f"reports of {type(self.mechanism).__name__} are integers; "
-                                f"got {arr.dtype} values")
-            info = np.iinfo(self.report_dtype)  # stored as given: no value may wrap
-            if arr.size and (int(arr.min()) < info.min or int(arr.max()) > info.max):
-                raise Malformed(f"reports of {type(self.mechanism).__name__} are stored as "
-                                f"{self.report_dtype} ({info.min}..{info.max}); got values "
-                                f"{int(arr.min())}..{int(arr.max())}")
-        elif arr.dtype.kind not in "iuf":
-            raise Malformed(f"reports of {type(self.mechanism).__name__} are numbers; got "
-                            f"{arr.dtype} values")
-        return ids, eps, np.ascontiguousarray(arr, dtype=self.report_dtype)
-
-    def from_json(self, body: bytes) -> tuple[str, tuple]:
-        try:
-            obj = json.loads(body)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise Malformed(f"the body is not JSON ({exc})") from None
-        if not isinstance(obj, dict):
-            raise Malformed("the body must be a JSON object with 'idempotency_key', "
-                            "'identities', 'reports' and optionally 'epsilons'")
-        extra = set(obj) - {"idempotency_key", "identities", "epsilons", "reports"}
-        if extra:
-            raise Malformed(f"unknown fields {sorted(extra)}")
-        for name in ("idempotency_key", "identities", "reports"):
-            if name not in obj:
-                raise Malformed(f"the field '{name}' is missing")
-        if not isinstance(obj["identities"], list) or not isinstance(obj["reports"], list):
-            raise Malformed("'identities' and 'reports' must be lists")
-        if any(isinstance(v, bool) for v in obj["identities"]):
-            raise Malformed("identities must be integers, not booleans")
-        try:
-            reps = np.array(obj["reports"])
-        except ValueError:
-            raise Malformed("'reports' must be a list of numbers or of equal-length lists") from None
-        if reps.dtype.kind == "b":
-            raise Malformed("reports must be numbers, not booleans")
-        return obj["idempotency_key"], self.arrays(obj["identities"], obj.get("epsilons"), reps)
-
-    def from_arrow(self, body: bytes, key: Optional[str]) -> tuple[Optional[str], tuple]:
-        import pyarrow as pa
-
-        try:
-            table = pa.ipc.open_stream(body).read_all()
-        except Exception as exc:  # pyarrow raises ArrowInvalid and friends
-            raise Malformed(f"the body is not an Arrow IPC stream ({exc})") from None
-        names = set(table.column_names)
-        if not {"identity", "report"} <= names or names - {"identity", "epsilon", "report"}:
-            raise Malformed("the Arrow stream needs the columns 'identity' and 'report' "
-                            f"(and optionally 'epsilon'); got {sorted(names)}")
-        for name in names:
-            if table.column(name).null_count:
-                raise Malformed(f"the Arrow column '{name}' has null rows")
-        id_col = table.column("identity")
-        if not pa.types.is_integer(id_col.type):
-            raise Malformed(f"the Arrow column 'identity' must be integers; got {id_col.type}")
-        col = table.column("report").combine_chunks()
-        if pa.types.is_fixed_size_list(col.type) or pa.types.is_list(col.type):
-            flat = col.flatten().to_numpy(zero_copy_only=False)
-            m = self.report_shape[0] if self.report_shape else 1
-            if flat.size != len(col) * m:
-                raise Malformed(f"each report must be a list of {m} numbers")
-            reps = flat.reshape(len(col), m) if self.report_shape else flat.reshape(len(col), -1)
-        elif pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
-            reps = col.to_numpy(zero_copy_only=False)
-        else:
-            raise Malformed(f"the Arrow column 'report' must be numbers; got {col.type}")
-        eps = (table.column("epsilon").to_numpy() if "epsilon" in names else None)
-        if eps is not None and eps.dtype.kind not in "iuf":
-            raise Malformed("the Arrow column 'epsilon' must be numbers")
-        return key, self.arrays(id_col.to_numpy(), eps, reps)
-
-
 # ---------------------------------------------------------------------- the application
 class Collector:
     """The state behind the routes: mechanism, store, tokens, limits, counters."""
@@ -248,7 +124,11 @@ class Collector:
             self.mechanism.n_threads = int(config.threads)  # not a public parameter: no spec change
         self.spec = mechanism_spec(self.mechanism)
         self.report_shape, self.report_dtype = probe_reports(self.mechanism)
-        self.parser = BatchParser(self.mechanism, self.report_shape, self.report_dtype)
+        self.limits = Limits.derive(config.max_body, self.report_shape, config.max_rows)
+        self.parser = BatchParser(self.mechanism, self.report_shape, self.report_dtype,
+                                  self.limits)
+        self._json_pool: Any = None  # the worker process for large JSON bodies (made at need)
+        self._bulk_threads: Any = None  # the low-priority thread for large Arrow bodies
         self._warm_arrow()
         self.tokens = TokenTable(read_tokens(config.tokens))
         self.limiter = RateLimiter(config.rate)
@@ -281,6 +161,55 @@ class Collector:
                            np.zeros((2, *self.report_shape), dtype=self.report_dtype),
                            None if fixed is not None else np.ones(2))
         self.parser.from_arrow(body, "warm-up")
+
+    async def parse_json_in_process(self, body: bytes, who: Optional[Who]) -> tuple:
+        """:meth:`BatchParser.from_json` in the worker process (made at the first large body).
+
+        ``json.loads`` and the list conversions hold the GIL for their whole
+        run (about a second for 16 MiB), so a thread would stall the event
+        loop; a process does not. A worker that died (killed for memory) is
+        replaced, and the request is answered 503.
+        """
+        from concurrent.futures.process import BrokenProcessPool
+
+        if self._json_pool is None:
+            import concurrent.futures
+            import multiprocessing
+
+            # spawn, not fork: the server has threads (the store's writer and decoder)
+            self._json_pool = concurrent.futures.ProcessPoolExecutor(
+                max_workers=1, mp_context=multiprocessing.get_context("spawn"),
+                initializer=lower_priority)
+            self._json_pool.submit(warm_job)
+        loop = asyncio.get_running_loop()
+        try:
+            return await loop.run_in_executor(self._json_pool, parse_json_job, self.parser,
+                                              body, who)
+        except BrokenProcessPool:
+            self.close_pools()
+            raise
+
+    async def parse_arrow_in_bulk_thread(self, body: bytes, key: Optional[str],
+                                         who: Optional[Who]) -> tuple:
+        """:meth:`BatchParser.from_arrow` in the low-priority thread (made at the first need)."""
+        if self._bulk_threads is None:
+            import concurrent.futures
+
+            self._bulk_threads = concurrent.futures.ThreadPoolExecutor(
+                max_workers=1, thread_name_prefix="fastldp-bulk-parse",
+                initializer=lower_priority)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._bulk_threads, self.parser.from_arrow, body,
+                                          key, who)
+
+    def close_pools(self) -> None:
+        """Stop the JSON worker process and the bulk-parsing thread (if they were made)."""
+        if self._json_pool is not None:
+            self._json_pool.shutdown(wait=False, cancel_futures=True)
+            self._json_pool = None
+        if self._bulk_threads is not None:
+            self._bulk_threads.shutdown(wait=False, cancel_futures=True)
+            self._bulk_threads = None
 
     def mechanism_json(self) -> dict:
         result, _ = self.store.result()
@@ -424,7 +353,25 @@ def create_app(config: ServiceConfig):
                                      status_code=404)
         return FileResponse(page, media_type="text/html")
 
+    async def parse(body: bytes, ctype: str, header_key: Optional[str],
+                    who: Who) -> tuple:
+        """Parse and check a body off the event loop: Arrow in a thread (pyarrow releases the
+        GIL), JSON in a thread when small, in the worker process when large."""
+        if ctype == ARROW_TYPE:
+            check_key(header_key)  # before any parsing: a body without its key is not read
+            if len(body) >= BULK_BYTES:
+                return await col.parse_arrow_in_bulk_thread(body, header_key, who)
+            return await run_in_threadpool(col.parser.from_arrow, body, header_key, who)
+        if ctype in ("application/json", ""):
+            if len(body) >= BULK_BYTES:
+                return await col.parse_json_in_process(body, who)
+            return await run_in_threadpool(col.parser.from_json, body, who)
+        raise Malformed(f"the content type must be application/json or {ARROW_TYPE}; "
+                        f"got {ctype[:100]!r}")
+
     async def ingest(request: Request) -> Response:
+        from concurrent.futures.process import BrokenProcessPool
+
         received = time.perf_counter()
         client = col.tokens.lookup(request.headers.get("authorization"))
         if client is None:
@@ -442,36 +389,30 @@ def create_app(config: ServiceConfig):
             chunks.append(chunk)
         body = b"".join(chunks)
         ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        who = Who(client.name, client.lo, client.hi)
         try:
-            if ctype == ARROW_TYPE:
-                key, (ids, eps, reps) = col.parser.from_arrow(
-                    body, request.headers.get("idempotency-key"))
-            elif ctype in ("application/json", ""):
-                key, (ids, eps, reps) = col.parser.from_json(body)
-            else:
-                raise Malformed(f"the content type must be application/json or {ARROW_TYPE}; "
-                                f"got {ctype!r}")
-            if not isinstance(key, str) or not _KEY.match(key):
-                raise Malformed("an idempotency key of 1 to 128 characters [A-Za-z0-9._:-] is "
-                                "required (the JSON field 'idempotency_key', or the header "
-                                "'Idempotency-Key' with Arrow)")
-        except Malformed as exc:
-            return refuse("malformed", 422, str(exc))
-        lo, hi = int(ids.min()), int(ids.max())
-        if not client.allows(lo, hi):
-            outside = [int(i) for i in ids if not (client.lo <= int(i) <= client.hi)][:100]
-            return refuse("forbidden_identity", 403,
-                          f"the token of {client.name!r} may report identities "
-                          f"{client.lo}..{client.hi} only", identities=outside)
+            key, (ids, eps, reps) = await parse(body, ctype,
+                                                request.headers.get("idempotency-key"), who)
+        except Refusal as exc:
+            return refuse(exc.reason, exc.status, str(exc), **exc.extra)
+        except BrokenProcessPool:
+            return JSONResponse({"error": "unavailable", "detail": "the JSON parser's worker "
+                                 "process died (out of memory?); retry"}, status_code=503,
+                                headers={"Retry-After": "1"})
+        del body, chunks
         wait = col.limiter.take(client.name, int(ids.shape[0]))
         if wait > 0:
             return refuse("rate_limited", 429, f"over the rate of {col.config.rate} reports/s "
                           f"of this token; retry in {wait:.2f} s",
                           headers={"Retry-After": str(max(1, math.ceil(wait)))})
         fut = col.store.submit(Batch(client.name, key, ids, eps, reps, received))
-        status, answer = await asyncio.wrap_future(fut)
-        if status == 409:
-            col.refused["duplicate_identity"] += 1
+        try:
+            status, answer = await asyncio.wrap_future(fut)
+        except StoreError as exc:  # the store could not commit (disk full): nothing acked
+            return refuse("insufficient_storage", 507, str(exc))
+        if status >= 300:  # refused by the store (409 duplicate_identity, 422 key reused)
+            reason = str(answer.get("error", "store"))
+            col.refused[reason] = col.refused.get(reason, 0) + 1
         return JSONResponse(answer, status_code=status)
 
     @contextlib.asynccontextmanager
@@ -479,6 +420,7 @@ def create_app(config: ServiceConfig):
         try:
             yield
         finally:
+            col.close_pools()
             await run_in_threadpool(col.store.close)
 
     routes = [Route("/", index), Route("/v1/health", health), Route("/v1/mechanism", mechanism),
