@@ -66,8 +66,8 @@ epsilons may be omitted; given, they must agree with that spend (relative
 slack :data:`ROUNDING`), else the charge is refused: the amount charged and
 the event cannot disagree. An event whose spend is not in ``(0,``
 :data:`MAX_EPSILON` ``]`` is refused. So under a float cap an identity whose
-releases spent :math:`\varepsilon_1, \dots, \varepsilon_r`, ``k`` of them
-through events that are not pure, is :math:`(\sum_j \varepsilon_j, k\,\delta)`-DP
+releases spent :math:`\\varepsilon_1, \\dots, \\varepsilon_r`, ``k`` of them
+through events that are not pure, is :math:`(\\sum_j \\varepsilon_j, k\\,\\delta)`-DP
 (basic composition, [1]_ Theorem 3.16); under a pair cap the events
 themselves are composed (below).
 
