@@ -79,13 +79,15 @@ def test_readme_python_blocks_run(tmp_path):
     if not README.exists():  # e.g. tests run from an installed wheel's copy
         pytest.skip("README.md is not next to the tests")
     blocks = python_blocks(README.read_text())
-    # the ten-line example, the attack comparison, the oracles, each family's
-    assert len(blocks) >= 5
-    assert any(shown is not None for _, shown in blocks)
+    # README is a front page: the product quickstart (shown with its output) and the
+    # research quickstart; each family's examples live on its docs page
+    assert len(blocks) >= 2
+    assert blocks[0][1] is not None, "the product quickstart shows what it prints"
     for i, (code, shown) in enumerate(blocks):
         name = f"block{i + 1}"
-        if i == 0:
-            code += "\nassert est.matrix.shape == (64, 64)\n"
+        if i == 0:  # the consistent estimate is what README says it is, and the ledger charged
+            code += ("\nassert clean.counts.min() >= 0 and abs(clean.counts.sum() - est.n) < 1e-6"
+                     "\nassert (ledger.spent(users) == 1.0).all()\n")
         out, peak = run_block(code, tmp_path, name)
         if shown is not None:
             assert out == shown, f"README python {name} prints\n{out}\nbut README shows\n{shown}"
