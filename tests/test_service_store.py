@@ -559,3 +559,45 @@ def test_differencing_two_estimates_around_one_report(tmp_path, publish_every):
         assert np.array_equal(np.array(step["estimate"]), mech.estimate(
             np.concatenate([reports, target, more]),
             identities=np.concatenate([ids, target_ids, more_ids])).estimate)
+
+
+def test_disk_full_is_507_with_the_reason_over_http(tmp_path):
+    """Through the ingest route (in process, Starlette's TestClient): a batch whose commit
+    meets a full journal (SQLite's page limit, as in the store test above) is a 507 with a
+    JSON reason, counted as refused, and the same connection then takes the same batch once
+    space returns; nothing acknowledged is lost."""
+    from starlette.testclient import TestClient
+
+    from fastldp.service import hash_token
+    from fastldp.service.app import ServiceConfig, create_app
+
+    mech = from_spec(OLH)
+    tokens = tmp_path / "tokens.txt"
+    tokens.write_text(f"t {hash_token('secret')}\n")
+    app = create_app(ServiceConfig(mechanism=OLH, store=tmp_path / "store", tokens=tokens,
+                                   publish_every=1))
+    headers = {"Authorization": "Bearer secret"}
+
+    def batch(key, first, n):
+        ids, reports = _reports(mech, first, n, first)
+        return {"idempotency_key": key, "identities": ids.tolist(),
+                "reports": reports.tolist()}
+
+    with TestClient(app) as http:
+        store = app.state.collector.store
+        assert http.post("/v1/reports", json=batch("a", 0, 100), headers=headers
+                         ).status_code == 201
+        pages = store._db.execute("PRAGMA page_count").fetchone()[0]
+        store._db.execute(f"PRAGMA max_page_count={pages}")
+        full = http.post("/v1/reports", json=batch("b", 100, 2000), headers=headers)
+        assert full.status_code == 507, full.text
+        assert full.json()["error"] == "insufficient_storage"
+        assert "out of disk space" in full.json()["detail"]
+        assert "nothing of it was kept" in full.json()["detail"]
+        assert http.get("/v1/stats").json()["refused"]["insufficient_storage"] == 1
+        store._db.execute("PRAGMA max_page_count=1073741823")
+        again = http.post("/v1/reports", json=batch("b", 100, 2000), headers=headers)
+        assert again.status_code == 201 and again.json()["reports"] == 2100
+        assert http.get("/v1/estimate?wait=1").json()["n"] == 2100
+    decoded = _decoded(mech, tmp_path / "store")
+    assert decoded.n == 2100
