@@ -226,6 +226,10 @@ def probe_schema(mechanism: Any, fixed_epsilon: Optional[float]) -> ReportSchema
     >>> probe_schema(fastldp.OUE(domain_size=12, epsilon=1.0, codebook_seed=1), 1.0)
     ReportSchema(dtype='uint8', shape=(2,), fixed_epsilon=1.0)
     """
+    cached = getattr(mechanism, "__dict__", {}).get("_fastldp_probed_schema")
+    if cached is not None and cached.fixed_epsilon == (
+            None if fixed_epsilon is None else float(fixed_epsilon)):
+        return cached  # the probe privatizes: report files and the collector ask per batch
     rng = np.random.default_rng(0)
     data = mechanism.example_data(2, rng)
     budgets = {} if fixed_epsilon is not None else {"epsilons": np.ones(2)}
@@ -236,7 +240,12 @@ def probe_schema(mechanism: Any, fixed_epsilon: Optional[float]) -> ReportSchema
         dtype = reports.dtype
     else:
         dtype = np.dtype(np.float64)
-    return ReportSchema(dtype, reports.shape[1:], fixed_epsilon)
+    schema = ReportSchema(dtype, reports.shape[1:], fixed_epsilon)
+    try:
+        mechanism.__dict__["_fastldp_probed_schema"] = schema
+    except AttributeError:  # pragma: no cover - a class with __slots__ probes each time
+        pass
+    return schema
 
 
 def _exported_classes(module: Any) -> list[type]:

@@ -86,14 +86,6 @@ DEFAULT_ROW_GROUP = 1 << 20
 _CHECKPOINT_FORMAT = "fastldp-checkpoint"
 _CHECKPOINT_VERSION = 2  # version 1 named the files only by path
 
-# The report column each mechanism's ``privatize`` produces, looked up along the
-# class's MRO (so a subclass keeps its family's kind): integer symbols, bits or
-# rows for these; RPC, Succinct and SHE (a FrequencyOracle, so the float kind is
-# looked up first) report floats. Any other streaming estimator takes any numeric column.
-_INTEGER_REPORTS = frozenset({"FrequencyOracle", "JPRS", "PaddedRelationSampling", "PCKVUE",
-                              "PCKVGRR", "Collision", "PrivKVM", "LongitudinalOracle",
-                              "LongitudinalRAPPOR", "DBitFlipPM", "HeavyHitterProtocol"})
-_FLOAT_REPORTS = frozenset({"RPC", "Succinct", "SHE"})
 
 
 class SanitizationWarning(UserWarning):
@@ -126,12 +118,17 @@ def _pyarrow():
 
 
 def mechanism_spec(mechanism: Any) -> dict[str, Any]:
-    """``{"mechanism": class name, "params": public parameters}`` of a streaming estimator."""
-    params = getattr(mechanism, "stream_params", None)
-    if params is None or not hasattr(mechanism, "partial"):
+    """``{"mechanism": name, "params": public parameters}``: the mechanism's own ``spec()``.
+
+    Any class implementing :class:`fastldp.protocol.StreamingMechanism`
+    answers it; anything else is a ``TypeError`` naming what it lacks.
+    """
+    spec = getattr(mechanism, "spec", None)
+    if not callable(spec) or not hasattr(mechanism, "partial"):
         raise TypeError(f"{type(mechanism).__name__} has no streaming decode "
-                        "(stream_params / partial / finalize)")
-    return {"mechanism": type(mechanism).__name__, "params": params()}
+                        "(fastldp.protocol.StreamingMechanism: spec / report_schema / partial / "
+                        "finalize)")
+    return spec()
 
 
 def _describe(spec: dict) -> str:
@@ -142,10 +139,7 @@ def _describe(spec: dict) -> str:
 # ---------------------------------------------------------------------- budgets and types
 def _fixed_epsilon(mechanism):
     """The budget a mechanism was built with (``None``: it takes personal budgets)."""
-    eps = getattr(mechanism, "epsilon", None)
-    if isinstance(eps, (bool, np.bool_)) or not isinstance(eps, (int, float, np.number)):
-        return None
-    return float(eps)
+    return mechanism.report_schema.fixed_epsilon
 
 
 def chunk_epsilons(mechanism: Any, epsilons: Any, where: str) -> Any:
@@ -181,13 +175,9 @@ def chunk_epsilons(mechanism: Any, epsilons: Any, where: str) -> Any:
     return None
 
 
-def _report_kind(mechanism) -> str | None:
-    names = {cls.__name__ for cls in type(mechanism).__mro__}
-    if names & _FLOAT_REPORTS:
-        return "float"
-    if names & _INTEGER_REPORTS:
-        return "integer"
-    return None
+def _report_kind(mechanism) -> str:
+    """``"integer"`` or ``"float"``: the kind of the mechanism's reports (its report schema)."""
+    return "integer" if mechanism.report_schema.integer else "float"
 
 
 def check_report_type(mechanism: Any, report_type: Any, where: str) -> None:
