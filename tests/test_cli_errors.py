@@ -65,11 +65,26 @@ def test_a_corrupt_file_in_a_real_process_prints_no_traceback(tmp_path):
 
 
 @pytest.mark.parametrize("budgets, said", [
-    (["0.5", "nan"], "Got nan instead"),
-    (["nan"], "Got nan instead"),
-    (["inf"], "Got inf instead"),
-    (["0"], "Got 0.0 instead"),
-    (["-1", "2"], "Got -1.0 instead"),
+    (["0.5", "nan"], "got 'nan'"),
+    (["nan"], "got 'nan'"),
+    (["inf"], "got 'inf'"),
+    (["0"], "got '0'"),
+    (["-1", "2"], "got '-1'"),
+])
+def test_simulate_refuses_a_bad_budget_when_parsing(tmp_path, capsys, budgets, said):
+    # each value is checked by the flag's type (finite, > 0): argparse's one error line, exit 2
+    out = tmp_path / "r.parquet"
+    with pytest.raises(SystemExit) as info:
+        main(["simulate", "--n", "10", "--out", str(out), "--quiet", "--epsilon", *budgets])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    (line,) = [line for line in err.splitlines() if "error:" in line]
+    assert "argument --epsilon: expected a finite number > 0" in line and said in line
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("budgets, said", [
     (["2", "1"], "Got low 2.0 >= high 1.0 instead"),
     (["1", "1"], "Got low 1.0 >= high 1.0 instead"),
     (["1", "2", "3"], "Got 3 values (1.0 2.0 3.0) instead"),

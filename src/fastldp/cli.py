@@ -55,11 +55,95 @@ def _all_cores() -> int:
     return os.cpu_count() or 1
 
 
-def _workers(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
+#: The largest count a flag takes (reports, rows, bytes, repetitions): numpy's int64.
+_COUNT_MAX = 2**63 - 1
+#: The most threads, worker processes or client threads a flag asks for.
+_THREADS_MAX = 4096
+#: Identities and seeds are unsigned 64-bit integers.
+_UINT64_MAX = 2**64 - 1
+
+
+def _shown_bound(bound):
+    """A bound as a flag's error shows it: ``65535``, ``0.5``, ``2**63 - 1``."""
+    if bound is None:
+        return None
+    if isinstance(bound, int) and bound >= 2**32 and (bound + 1) & bound == 0:
+        return f"2**{(bound + 1).bit_length() - 1} - 1"
+    return f"{bound:g}" if isinstance(bound, float) else str(bound)
+
+
+class _Number:
+    """The argparse ``type`` of every numeric flag: a finite number of one kind in a range.
+
+    ``kind`` is ``int`` or ``float``. An integer may be written ``1000000``,
+    ``1_000_000`` or ``1e6``; it is read exactly (``decimal``), so ``1e400``
+    or ``1.5`` is refused with the range instead of overflowing or being
+    truncated. NaN and infinities are refused for both kinds. The error is
+    argparse's one line, ``argument --flag: expected ..., got '...'``.
+    """
+
+    def __init__(self, kind: type, lo=None, hi=None, *, lo_open: bool = False,
+                 hi_open: bool = False) -> None:
+        if kind not in (int, float):
+            raise TypeError(f"kind must be int or float, got {kind!r}")
+        self.kind, self.lo, self.hi = kind, lo, hi
+        self.lo_open, self.hi_open = lo_open, hi_open
+        # argparse names the type in some messages by its __name__
+        self.__name__ = "integer" if kind is int else "number"
+
+    def expected(self) -> str:
+        """``an integer in [1, 65535]``, ``a finite number > 0`` ...: the values allowed."""
+        what = "an integer" if self.kind is int else "a finite number"
+        lo, hi = _shown_bound(self.lo), _shown_bound(self.hi)
+        if lo is not None and hi is not None:
+            return (f"{what} in {'(' if self.lo_open else '['}{lo}, {hi}"
+                    f"{')' if self.hi_open else ']'}")
+        if lo is not None:
+            return f"{what} {'>' if self.lo_open else '>='} {lo}"
+        if hi is not None:
+            return f"{what} {'<' if self.hi_open else '<='} {hi}"
+        return what
+
+    def __call__(self, text: str):
+        import decimal
+
+        refused = argparse.ArgumentTypeError(f"expected {self.expected()}, got {text!r}")
+        try:
+            exact = decimal.Decimal(text.strip())
+        except (decimal.InvalidOperation, ValueError):
+            raise refused from None
+        if not exact.is_finite():  # nan, inf
+            raise refused
+        if self.kind is int and exact != exact.to_integral_value():  # 1.5
+            raise refused
+        # compared exactly, before any conversion: 1e400 never becomes an int or a float
+        if self.lo is not None and (exact <= self.lo if self.lo_open else exact < self.lo):
+            raise refused
+        if self.hi is not None and (exact >= self.hi if self.hi_open else exact > self.hi):
+            raise refused
+        value = self.kind(exact)
+        if self.kind is float and not math.isfinite(value):  # 1e309 within no upper bound
+            raise refused
+        return value
+
+    def __repr__(self) -> str:
+        return f"_number({self.kind.__name__}, {self.expected()!r})"
+
+
+def _number(kind: type, lo=None, hi=None, *, lo_open: bool = False,
+            hi_open: bool = False) -> _Number:
+    """The argparse type of a numeric flag (see :class:`_Number`); use it for every one."""
+    return _Number(kind, lo, hi, lo_open=lo_open, hi_open=hi_open)
+
+
+#: Worker processes and threads: 1 .. 4096.
+_workers = _number(int, 1, _THREADS_MAX)
+#: A count of reports, rows, bytes or repetitions: 1 .. 2**63 - 1 (``1e6`` is read as 1000000).
+_count = _number(int, 1, _COUNT_MAX)
+#: An epsilon or a rate: finite and > 0.
+_positive_float = _number(float, 0, lo_open=True)
+#: A seed or an identity: 0 .. 2**64 - 1.
+_uint64 = _number(int, 0, _UINT64_MAX)
 
 
 class _DeprecatedAlias(argparse.Action):
@@ -186,15 +270,15 @@ def _add_audit_command(sub) -> None:
     au.add_argument("mechanisms", nargs="*", metavar="MECHANISM",
                     help="channels to audit (default: all; see --list); a negative control's "
                          "name audits that fault as if it were honest (exit 1 when caught)")
-    au.add_argument("--epsilon", type=float, default=1.0, help="claimed budget (default 1.0)")
-    au.add_argument("--eps", type=float, dest="epsilon", action=_DeprecatedAlias,
+    au.add_argument("--epsilon", type=_positive_float, default=1.0, help="claimed budget (default 1.0)")
+    au.add_argument("--eps", type=_positive_float, dest="epsilon", action=_DeprecatedAlias,
                     new="--epsilon", help=argparse.SUPPRESS)
     au.add_argument("--controls", action="store_true",
                     help="also run the negative controls of the channels audited, which must "
                          "be flagged (exit 1 only if one is not); with --list, list them")
-    au.add_argument("--n", type=_workers, default=100_000,
+    au.add_argument("--n", type=_count, default=100_000,
                     help="draws per input of each distinguishing test (default 100000)")
-    au.add_argument("--seed", type=int, default=0, help="seed of the audit (default 0)")
+    au.add_argument("--seed", type=_uint64, default=0, help="seed of the audit (default 0)")
     au.add_argument("--list", action="store_true", help="list the registry and exit")
     au.set_defaults(func=_audit)
 
@@ -228,7 +312,7 @@ def _add_experiment_commands(sub) -> None:
     rep.add_argument("--reference", default=None,
                      help="baseline of the paired method comparisons (default: the family's, "
                           "JPRS-Global or RPC)")
-    rep.add_argument("--slope-min-n", type=int, default=None,
+    rep.add_argument("--slope-min-n", type=_number(int, 0, _COUNT_MAX), default=None,
                      help="fit log-log slopes over n >= this only")
     rep.add_argument("--no-figures", action="store_true", help="skip the figures")
     rep.set_defaults(func=_report)
@@ -254,10 +338,10 @@ def _add_experiment_commands(sub) -> None:
                     help="run the failed rows of an earlier run again")
     _add_quiet(rp)
     rp.add_argument("--no-figures", action="store_true", help="skip the figures")
-    rp.add_argument("--repetitions", type=_workers, default=None, metavar="N",
+    rp.add_argument("--repetitions", type=_count, default=None, metavar="N",
                     help="repetitions instead of the spec's (the experiments that take them: "
                          + ", ".join(n for n, e in known.items() if e.takes_repetitions) + ")")
-    rp.add_argument("--trials", type=_workers, dest="repetitions", action=_DeprecatedAlias,
+    rp.add_argument("--trials", type=_count, dest="repetitions", action=_DeprecatedAlias,
                     new="--repetitions", help=argparse.SUPPRESS)
     rp.set_defaults(func=_reproduce)
 
@@ -382,8 +466,17 @@ def _simulate(args) -> int:
         return _simulate_send(args)
     if args.out is None:
         raise ValueError("fastldp simulate needs --out FILE (or --send URL to feed a collector)")
+    from .reports import _fixed_epsilon
+
     mech = mechanisms.from_spec(mechanisms.read_spec(args.mechanism))
     eps = _simulation_budgets(args.epsilon)
+    fixed = _fixed_epsilon(mech)
+    if args.epsilon is not None and fixed is not None and eps != fixed:
+        # the mechanism privatizes at its own epsilon: another --epsilon would be ignored
+        raise ValueError(f"The '--epsilon' option of fastldp simulate is "
+                         f"{' '.join(f'{v:g}' for v in args.epsilon)}, but the mechanism "
+                         f"{args.mechanism} has the fixed epsilon {fixed:g}: omit it, or give "
+                         f"{fixed:g}.")
     bar, update = _progress_callback(args.n, "simulate", not args.quiet)
     t0 = time.perf_counter()
     with bar:
@@ -399,7 +492,13 @@ def _simulate_send(args) -> int:
 
     if args.token is None:
         raise ValueError("fastldp simulate --send needs --token TOKEN (a client of the collector)")
-    eps = _simulation_budgets(args.epsilon)
+    if args.first_identity + args.n - 1 > _UINT64_MAX:
+        raise ValueError(f"fastldp simulate --send: the identities --first-identity .. "
+                         f"--first-identity + --n - 1 must be below 2**64; got --first-identity "
+                         f"{args.first_identity} and --n {args.n}")
+    # None: the collector's fixed epsilon, or personal budgets 0.5 .. 2.0 (a given --epsilon
+    # that disagrees with a fixed-epsilon collector is refused by simulate_clients)
+    eps = None if args.epsilon is None else _simulation_budgets(args.epsilon)
     bar, update = _progress_callback(args.n, "simulate", not args.quiet)
     t0 = time.perf_counter()
     with bar:
@@ -411,17 +510,16 @@ def _simulate_send(args) -> int:
     print(f"fastldp simulate: {done['accepted']:,} reports sent to {args.send} in "
           f"{done['batches']:,} batches ({done['replayed']} answered from a repeated key) in "
           f"{seconds:.2f} s ({done['accepted'] / max(seconds, 1e-9):,.0f} reports/s)")
+    if done["failed"] or done["unsent"]:
+        total = done["batches"] + done["failed"] + done["unsent"]
+        unsent = (f"; {done['unsent']:,} not sent once the collector was unreachable or "
+                  "refused the token" if done["unsent"] else "")
+        first = f"; first: {_one_line(done['errors'][0])}" if done["errors"] else ""
+        print(f"fastldp: error: {done['failed']:,} of {total:,} batches failed "
+              f"({done['failed_reports']:,} reports not accepted){unsent}{first}",
+              file=sys.stderr)
+        return 1 if done["batches"] else 2  # some sent, some failed: 1; none sent: an error
     return 0
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(float(text)) if "e" in text.lower() else int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a count like 1000000 or 1e6, got {text!r}")
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a count >= 1, got {text!r}")
-    return value
 
 
 def _add_scale_commands(sub) -> None:
@@ -453,33 +551,38 @@ def _add_scale_commands(sub) -> None:
     dec.add_argument("--checkpoint", type=Path, metavar="FILE",
                      help="local streaming: save progress here after each row group and "
                           "resume from it after a kill")
-    dec.add_argument("--threads", type=int, default=None, help="sketch threads (default: all)")
+    dec.add_argument("--threads", type=_workers, default=None, help="sketch threads (default: all)")
     _add_quiet(dec)
     dec.set_defaults(func=_decode)
 
     sim = sub.add_parser(
         "simulate", help="write a report file of a chosen size from a synthetic population",
         description="Privatize a synthetic population (JPRS/P-RS: each identity holds 1..k "
-                    "of s hot pairs; oracles: Zipf(1.1) symbols) and write a report file.")
+                    "of s hot pairs; oracles: Zipf(1.1) symbols) and write a report file, "
+                    "or send it to a collector with --send. Exit status: 0 on success; 1 "
+                    "when some batches sent failed and others were accepted (how many "
+                    "failed is said); 2 on an error, every batch failing included.")
     sim.add_argument("--mechanism", metavar="SPEC", default="jprs-4096",
                      help="a preset (jprs-4096, olh-4096), a JSON/TOML spec file or inline "
                           "JSON (default jprs-4096)")
     sim.add_argument("--n", type=_count, default=1_000_000, help="reports (default 1e6)")
     sim.add_argument("--out", type=Path, help="the Parquet file to write (or use --send)")
-    sim.add_argument("--epsilon", type=float, nargs="+", metavar="EPS",
-                     help="one budget, or low high for personal budgets (default 0.5 2.0)")
-    sim.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+    sim.add_argument("--epsilon", type=_positive_float, nargs="+", metavar="EPS",
+                     help="one budget, or low high for personal budgets (default 0.5 2.0; "
+                          "with --send to a collector with a fixed epsilon: that epsilon, and "
+                          "another is refused)")
+    sim.add_argument("--seed", type=_uint64, default=0, help="seed (default 0)")
     sim.add_argument("--row-group", type=_count, default=1 << 20,
                      help="reports per row group (default 1048576)")
     sim.add_argument("--send", metavar="URL",
                      help="instead of a file, send the reports to a collector (fastldp serve) "
                           "with the server's mechanism")
     sim.add_argument("--token", metavar="TOKEN", help="with --send: the client's bearer token")
-    sim.add_argument("--clients", type=_count, default=4,
+    sim.add_argument("--clients", type=_workers, default=4,
                      help="with --send: concurrent clients (default 4)")
     sim.add_argument("--batch-size", type=_count, default=1000,
                      help="with --send: reports per request (default 1000)")
-    sim.add_argument("--first-identity", type=int, default=0,
+    sim.add_argument("--first-identity", type=_uint64, default=0,
                      help="with --send: the first identity (default 0)")
     sim.add_argument("--cacert", metavar="PEM",
                      help="with --send to https: the server's certificate (self-signed)")
@@ -618,21 +721,17 @@ def _serve(args) -> int:
         raise ValueError(f"fastldp serve needs {', '.join(missing)} (or --hash-token TOKEN)")
     from .service.server import serve
 
-    scheme = "https" if args.tls_cert else "http"
-    print(f"fastldp serve: collecting on {scheme}://{args.host}:{args.port} into {args.store} "
-          "(Ctrl-C stops it and closes the open segment)", flush=True)
-    serve(args.mechanism, args.store, args.tokens, host=args.host, port=args.port,
+    def ready(url: str) -> None:
+        # said only once the spec, the tokens file, the port, the store (its lock and
+        # recovery) and the TLS files are all in place: a failure before is one error line
+        print(f"fastldp serve: collecting on {url} into {args.store} "
+              "(Ctrl-C stops it and closes the open segment)", flush=True)
+
+    serve(args.mechanism, args.store, args.tokens, host=args.host, port=args.port, ready=ready,
           tls_cert=args.tls_cert, tls_key=args.tls_key, max_body=args.max_body, rate=args.rate,
-          segment_rows=args.segment_rows, threads=args.threads,
+          segment_rows=args.segment_rows, threads=args.threads, max_rows=args.max_rows,
           publish_every=args.publish_every, publish_seconds=args.publish_seconds)
     return 0
-
-
-def _positive_float(text: str) -> float:
-    value = float(text)
-    if not (0 < value < math.inf):  # NaN fails
-        raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text!r}")
-    return value
 
 
 def _add_serve_command(sub) -> None:
@@ -652,16 +751,20 @@ def _add_serve_command(sub) -> None:
     srv.add_argument("--tokens", type=Path, metavar="FILE",
                      help="the tokens file: lines 'name sha256-hex [identity_lo identity_hi]'")
     srv.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    srv.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    srv.add_argument("--port", type=_number(int, 1, 65535), default=8000, help="port (default 8000)")
     srv.add_argument("--tls-cert", metavar="PEM", help="TLS certificate (with --tls-key)")
     srv.add_argument("--tls-key", metavar="PEM", help="TLS private key")
     srv.add_argument("--max-body", type=_count, default=16 << 20, metavar="BYTES",
                      help="largest request body, public (default 16777216); larger: HTTP 413")
+    srv.add_argument("--max-rows", type=_count, default=None, metavar="N",
+                     help="most reports per batch, public (default --max-body // 8); more, or "
+                          "Arrow buffers decoding to more than N x (32 + 8 x report size) "
+                          "bytes: HTTP 413")
     srv.add_argument("--rate", type=_positive_float, default=None, metavar="LIMIT",
                      help="reports per second per token (default: no limit); over it: HTTP 429")
     srv.add_argument("--segment-rows", type=_count, default=1 << 20, metavar="N",
                      help="reports per closed Parquet segment (default 1048576)")
-    srv.add_argument("--threads", type=_count, default=None,
+    srv.add_argument("--threads", type=_workers, default=None,
                      help="threads of the live estimate's decode (default: all cores)")
     srv.add_argument("--publish-every", type=_count, default=1000, metavar="N",
                      help="the public estimate advances in steps of at least N reports "
@@ -684,18 +787,18 @@ def build_parser() -> argparse.ArgumentParser:
                         help="on an error, show its traceback instead of one line")
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="privatize a synthetic population with JPRS and score the estimate")
-    demo.add_argument("--n", type=int, default=128_000, help="identities (default 128000)")
-    demo.add_argument("--d1", type=int, default=64, help="rows of the relation table (default 64)")
-    demo.add_argument("--d2", type=int, default=64,
+    demo.add_argument("--n", type=_count, default=128_000, help="identities (default 128000)")
+    demo.add_argument("--d1", type=_count, default=64, help="rows of the relation table (default 64)")
+    demo.add_argument("--d2", type=_count, default=64,
                       help="columns of the relation table (default 64)")
-    demo.add_argument("--s", type=int, default=128, help="support size (default 128)")
-    demo.add_argument("--k", type=int, default=8, help="relations per identity (default 8)")
-    demo.add_argument("--epsilon", type=float, default=0.75,
+    demo.add_argument("--s", type=_count, default=128, help="support size (default 128)")
+    demo.add_argument("--k", type=_count, default=8, help="relations per identity (default 8)")
+    demo.add_argument("--epsilon", type=_positive_float, default=0.75,
                       help="homogeneous budget (default 0.75)")
-    demo.add_argument("--eps", type=float, dest="epsilon", action=_DeprecatedAlias,
+    demo.add_argument("--eps", type=_positive_float, dest="epsilon", action=_DeprecatedAlias,
                       new="--epsilon", help=argparse.SUPPRESS)
-    demo.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
-    demo.add_argument("--threads", type=int, default=None, help="threads (default: all)")
+    demo.add_argument("--seed", type=_uint64, default=0, help="master seed (default 0)")
+    demo.add_argument("--threads", type=_workers, default=None, help="threads (default: all)")
     demo.set_defaults(func=_demo)
     cfg = sub.add_parser("config", help="show how the kernels were built")
     cfg.set_defaults(func=_config)

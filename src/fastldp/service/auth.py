@@ -51,36 +51,52 @@ class Client:
 
 
 def read_tokens(path: "str | os.PathLike[str]") -> list[Client]:
-    """Parse a tokens file; a ``ValueError`` names the line of any malformed entry."""
+    """Parse a tokens file; a ``ValueError`` names the line of any malformed entry.
+
+    Every error says "the tokens file": a missing or unreadable file is a
+    ``ValueError`` too (its cause the ``OSError``), so ``fastldp serve``
+    reports it in one line that names the file's role.
+    """
+    try:
+        with open(path, encoding="utf-8") as fh:
+            lines = fh.readlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ValueError(f"the tokens file {os.fspath(path)} cannot be read: {why}") from exc
+    return _parse_tokens(path, lines)
+
+
+def _parse_tokens(path: "str | os.PathLike[str]", lines: list) -> list[Client]:
+    """The clients of a tokens file's lines; each error names the file and the line."""
     clients, names = [], set()
-    with open(path, encoding="utf-8") as fh:
-        for number, line in enumerate(fh, 1):
-            words = line.split("#", 1)[0].split()
-            if not words:
-                continue
-            where = f"{os.fspath(path)}, line {number}"
-            if len(words) not in (2, 4):
-                raise ValueError(f"{where}: expected 'name sha256-hex [identity_lo identity_hi]', "
-                                 f"got {len(words)} fields")
-            name, digest = words[0], words[1].lower()
-            if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
-                raise ValueError(f"{where}: the hash must be 64 hex digits (sha256); make it with "
-                                 "fastldp serve --hash-token TOKEN")
-            if name in names:
-                raise ValueError(f"{where}: the client name {name!r} appears twice")
-            names.add(name)
-            lo = hi = None
-            if len(words) == 4:
-                try:
-                    lo, hi = int(words[2]), int(words[3])
-                except ValueError:
-                    raise ValueError(f"{where}: the identity range must be two integers") from None
-                if not 0 <= lo <= hi < 2**64:
-                    raise ValueError(f"{where}: the identity range must satisfy "
-                                     f"0 <= lo <= hi < 2**64; got {lo} {hi}")
-            clients.append(Client(name, bytes.fromhex(digest), lo, hi))
+    for number, line in enumerate(lines, 1):
+        words = line.split("#", 1)[0].split()
+        if not words:
+            continue
+        where = f"the tokens file {os.fspath(path)}, line {number}"
+        if len(words) not in (2, 4):
+            raise ValueError(f"{where}: expected 'name sha256-hex [identity_lo identity_hi]', "
+                             f"got {len(words)} fields")
+        name, digest = words[0], words[1].lower()
+        if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+            raise ValueError(f"{where}: the hash must be 64 hex digits (sha256); make it with "
+                             "fastldp serve --hash-token TOKEN")
+        if name in names:
+            raise ValueError(f"{where}: the client name {name!r} appears twice")
+        names.add(name)
+        lo = hi = None
+        if len(words) == 4:
+            try:
+                lo, hi = int(words[2]), int(words[3])
+            except ValueError:
+                raise ValueError(f"{where}: the identity range must be two integers") from None
+            if not 0 <= lo <= hi < 2**64:
+                raise ValueError(f"{where}: the identity range must satisfy "
+                                 f"0 <= lo <= hi < 2**64; got {lo} {hi}")
+        clients.append(Client(name, bytes.fromhex(digest), lo, hi))
     if not clients:
-        raise ValueError(f"{os.fspath(path)}: no client tokens (every request would be refused)")
+        raise ValueError(f"the tokens file {os.fspath(path)} holds no client tokens (every "
+                         "request would be refused)")
     return clients
 
 

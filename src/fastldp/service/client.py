@@ -275,7 +275,33 @@ def _body(answer) -> dict:
     return body if isinstance(body, dict) else {"error": "http", "detail": str(body)}
 
 
-def simulate_clients(url: str, token: str, n: int, *, epsilon: Any = (0.5, 2.0), seed: Any = 0,
+#: Failure messages ``simulate_clients`` keeps (the first ones; the count is exact).
+_KEPT_ERRORS = 5
+
+
+def _collector_budgets(epsilon: Any, fixed: Optional[float], url: str) -> Any:
+    """The budgets to send: ``None`` for a fixed-epsilon collector, else a budget or a range.
+
+    A budget given for a collector with a fixed epsilon must be that epsilon:
+    the collector privatizes nothing, it only checks, so a different one
+    would be silently ignored (or every batch refused).
+    """
+    from .. import mechanisms
+
+    if fixed is None:
+        return mechanisms._simulation_budgets((0.5, 2.0) if epsilon is None else epsilon)
+    if epsilon is None:
+        return None
+    given = mechanisms._simulation_budgets(epsilon)
+    if given != fixed:
+        shown = " ".join(f"{v:g}" for v in given) if isinstance(given, tuple) else f"{given:g}"
+        raise ValueError(f"The 'epsilon' parameter of simulate_clients (--epsilon of fastldp "
+                         f"simulate) is {shown}, but the collector at {url} has the fixed "
+                         f"epsilon {fixed:g}: omit it, or give {fixed:g}.")
+    return None
+
+
+def simulate_clients(url: str, token: str, n: int, *, epsilon: Any = None, seed: Any = 0,
                      batch_size: int = 1000, clients: int = 1, first_identity: int = 0,
                      progress: Any = None, **client_options: Any) -> dict:
     """Drive a collector with ``clients`` synthetic clients sending ``n`` reports in all.
@@ -283,64 +309,119 @@ def simulate_clients(url: str, token: str, n: int, *, epsilon: Any = (0.5, 2.0),
     The population is :func:`fastldp.mechanisms.simulate`'s (Zipf symbols for
     oracles, sparse relation sets for JPRS), privatized here with the server's
     mechanism, identities ``first_identity ... first_identity + n - 1``; each
-    client thread sends every ``clients``-th batch. Returns the totals.
+    client thread sends every ``clients``-th batch.
+
+    Parameters
+    ----------
+    epsilon : float or (low, high), optional
+        The budgets. The collector's ``/v1/mechanism`` says whether it has a
+        fixed epsilon: then ``epsilon`` must be omitted or equal it (another
+        value is a ``ValueError`` naming both); otherwise the default is
+        personal budgets uniform in ``(0.5, 2.0)``.
+
+    Returns
+    -------
+    dict
+        ``accepted`` (reports), ``replayed`` and ``batches`` (requests
+        answered), ``failed`` (batches that failed: refused, unreachable after
+        every retry, or a failure in the client itself), ``failed_reports``
+        (their reports), ``unsent`` (batches not tried once the collector
+        was unreachable or refused the token) and ``errors`` (the first few
+        failure messages). A failed batch does not stop the others and
+        prints nothing; the caller reports the counts.
     """
     import threading
 
     from .. import mechanisms
     from .._random import as_generator
 
-    probe = Client(url, token, **client_options)
-    mech = probe.mechanism()
-    probe.close()
-    budgets = mechanisms._simulation_budgets(epsilon)
-    fixed = getattr(mech, "epsilon", None)
+    for name, value, lo in (("n", n, 1), ("batch_size", batch_size, 1), ("clients", clients, 1),
+                            ("first_identity", first_identity, 0)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < lo:
+            raise ValueError(f"The '{name}' parameter of simulate_clients must be an int >= "
+                             f"{lo}. Got {value!r} instead.")
+    if first_identity + n - 1 > 2**64 - 1:
+        raise ValueError(f"The identities of simulate_clients, first_identity .. first_identity "
+                         f"+ n - 1, must be below 2**64. Got first_identity {first_identity} and "
+                         f"n {n} instead.")
+    n, batch_size, clients = int(n), int(batch_size), int(clients)
+    first_identity = int(first_identity)
+    with Client(url, token, **client_options) as probe:
+        info = probe._json("/v1/mechanism")
+    mech = mechanisms.from_spec(info["spec"])
+    if "personal_budgets" in info:
+        fixed = None if info["personal_budgets"] else float(info["epsilon"])
+    else:  # a collector older than the field: the spec says it
+        from ..reports import _fixed_epsilon
+
+        fixed = _fixed_epsilon(mech)
+    budgets = _collector_budgets(epsilon, fixed, url)
     starts = list(range(0, n, batch_size))
     seeds = np.random.SeedSequence(as_generator(seed, "simulate_clients").integers(2**63)
                                    ).spawn(len(starts))
-    totals = {"accepted": 0, "replayed": 0, "batches": 0}
-    lock = threading.Lock()
+    totals = {"accepted": 0, "replayed": 0, "batches": 0, "failed": 0, "failed_reports": 0,
+              "unsent": 0}
     errors: list = []
+    lock = threading.Lock()
+    stop = threading.Event()  # the collector is unreachable or refuses the token: stop trying
+
+    def fail(m: int, exc: BaseException) -> None:
+        with lock:
+            totals["failed"] += 1
+            totals["failed_reports"] += m
+            if len(errors) < _KEPT_ERRORS:
+                errors.append(str(exc) if isinstance(exc, ServiceError)
+                              else f"{type(exc).__name__}: {exc}")
+        if isinstance(exc, ServiceError) and exc.status in (None, 401):
+            stop.set()
+
+    def one_batch(client: "Client", b: int) -> None:
+        rng = np.random.default_rng(seeds[b])
+        m = min(batch_size, n - starts[b])
+        try:
+            ids = np.arange(first_identity + starts[b], first_identity + starts[b] + m,
+                            dtype=np.uint64)
+            eps = None
+            if isinstance(budgets, tuple):
+                eps = rng.uniform(budgets[0], budgets[1], m)
+            elif budgets is not None:
+                eps = np.full(m, budgets)
+            if isinstance(mech, (mechanisms.relations.JPRS,
+                                 mechanisms.relations.PaddedRelationSampling)):
+                data = mechanisms._relations_chunk(mech, m, rng)
+            else:
+                data = mechanisms._values_chunk(mech, m, rng)
+            done = client.send(data, identities=ids, epsilons=eps, batch_size=batch_size, rng=rng)
+        except Exception as exc:  # counted and reported by the caller, never a thread traceback
+            fail(m, exc)
+            return
+        with lock:
+            for k in ("accepted", "replayed", "batches"):
+                totals[k] += done[k]
+            if progress is not None:
+                progress(totals["accepted"], n)
 
     def work(worker: int) -> None:
-        with Client(url, token, **client_options) as client:
+        mine = range(worker, len(starts), clients)
+        try:
+            client = Client(url, token, **client_options)
+        except Exception as exc:
+            for b in mine:
+                fail(min(batch_size, n - starts[b]), exc)
+            return
+        with client:
             client._mechanism = mech
-            for b in range(worker, len(starts), clients):
-                if errors:
+            for i, b in enumerate(mine):
+                if stop.is_set():
+                    with lock:
+                        totals["unsent"] += len(mine) - i
                     return
-                rng = np.random.default_rng(seeds[b])
-                m = min(batch_size, n - starts[b])
-                ids = np.arange(first_identity + starts[b], first_identity + starts[b] + m,
-                                dtype=np.uint64)
-                eps = None
-                if isinstance(fixed, (int, float)) and not isinstance(fixed, bool):
-                    pass
-                elif isinstance(budgets, tuple):
-                    eps = rng.uniform(budgets[0], budgets[1], m)
-                else:
-                    eps = np.full(m, budgets)
-                if isinstance(mech, mechanisms.relations.JPRS) or isinstance(
-                        mech, mechanisms.relations.PaddedRelationSampling):
-                    data = mechanisms._relations_chunk(mech, m, rng)
-                else:
-                    data = mechanisms._values_chunk(mech, m, rng)
-                try:
-                    done = client.send(data, identities=ids, epsilons=eps, batch_size=batch_size,
-                                       rng=rng)
-                except Exception as exc:  # reported after the threads end
-                    errors.append(exc)
-                    return
-                with lock:
-                    for k in totals:
-                        totals[k] += done[k]
-                    if progress is not None:
-                        progress(totals["accepted"], n)
+                one_batch(client, b)
 
-    threads = [threading.Thread(target=work, args=(w,)) for w in range(clients)]
+    threads = [threading.Thread(target=work, args=(w,)) for w in range(min(clients, len(starts)))]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    if errors:
-        raise errors[0]
+    totals["errors"] = errors
     return totals
