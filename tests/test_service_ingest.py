@@ -157,9 +157,11 @@ def test_decoded_bytes_are_bounded_before_decompression(tmp_path):
 
 
 def test_max_rows_is_a_public_limit(tmp_path):
-    """Finding 2: --max-rows N (default --max-body // 8): N rows are accepted, N + 1 are 413, in
-    JSON and in Arrow."""
+    """Finding 2: --max-rows N (default --max-body // 8), shown by /v1/mechanism with the
+    decoded-bytes bound: N rows are accepted, N + 1 are 413, in JSON and in Arrow."""
     with running_server(tmp_path, OLH, max_rows=100) as srv, _client(srv) as client:
+        info = client.get("/v1/mechanism").json()
+        assert info["max_rows"] == 100 and info["max_decoded_bytes"] == 100 * (32 + 8)
         ok = client.post("/v1/reports", json={"idempotency_key": "rows-100",
                                               "identities": list(range(100)),
                                               "reports": [1] * 100})

@@ -221,7 +221,9 @@ class Collector:
                 "report_shape": list(self.report_shape), "report_dtype": str(self.report_dtype),
                 "estimate_shape": list(np.shape(result.estimate)),
                 "labels": None if labels is None else _json_safe(list(labels)),
-                "max_body": self.config.max_body, "rate_limit": self.config.rate,
+                "max_body": self.config.max_body, "max_rows": self.limits.max_rows,
+                "max_decoded_bytes": self.limits.max_decoded_bytes,
+                "rate_limit": self.config.rate,
                 "publish_every": self.store.publish_every,
                 "publish_seconds": self.store.publish_seconds}
 
