@@ -10,8 +10,9 @@ A *spec* is the JSON object a report file carries and ``fastldp decode
 that rebuild an equivalent server. A few *presets* name the configurations
 of the scale-out benchmark (:data:`PRESETS`).
 
-This module sits above the families (like the CLI): it knows every
-streaming estimator by class name.
+The registry of names is built by :func:`fastldp.protocol.streaming_classes`
+from the families' exports; this module asks a mechanism the protocol's
+questions (``spec``, ``report_schema``, ``example_data``) and never its class.
 
 Examples
 --------
@@ -41,7 +42,7 @@ from typing import Any, Callable, Optional, Union
 
 import numpy as np
 
-from . import heavyhitters, longitudinal, oracles, relations, vectors
+from . import protocol
 from ._random import as_generator
 from ._validation import param_error
 from .reports import ReportWriter, mechanism_spec
@@ -49,17 +50,9 @@ from .reports import ReportWriter, mechanism_spec
 __all__ = ["STREAMING", "PRESETS", "from_spec", "read_spec", "simulate", "mechanism_spec"]
 
 
-def _streaming_classes() -> dict[str, type]:
-    found = {"JPRS": relations.JPRS, "PaddedRelationSampling": relations.PaddedRelationSampling}
-    for module in (oracles, vectors, longitudinal, heavyhitters):
-        for name in getattr(module, "__all__", ()):
-            obj = getattr(module, name)
-            if isinstance(obj, type) and hasattr(obj, "partial") and hasattr(obj, "stream_params"):
-                found[obj.__name__] = obj
-    return found
-
-
-STREAMING = _streaming_classes()
+#: The streaming estimator classes by spec name at import (``fastldp.protocol.streaming_classes``
+#: also sees classes registered later; :func:`from_spec` asks it).
+STREAMING = protocol.streaming_classes()
 
 PRESETS = {
     # p = 4,096 pairs: the configurations of bench/stream_decode.py
@@ -112,11 +105,9 @@ def from_spec(spec: Union[dict[str, Any], str, os.PathLike[str]]) -> Any:
     if not isinstance(spec, dict):
         spec = read_spec(spec)
     name = spec["mechanism"]
-    if name not in STREAMING:
-        raise ValueError(f"unknown mechanism {name!r}; streaming estimators: "
-                         f"{', '.join(sorted(STREAMING))}")
+    cls = protocol.resolve_class(name)
     try:
-        mech = STREAMING[name](**spec["params"])
+        mech = cls(**spec["params"])
     except TypeError as exc:
         raise ValueError(f"bad parameters for {name}: {exc}") from None
     if mechanism_spec(mech) != {"mechanism": name, "params": spec["params"]}:
@@ -127,49 +118,6 @@ def from_spec(spec: Union[dict[str, Any], str, os.PathLike[str]]) -> Any:
 
 
 # ---------------------------------------------------------------------- simulation
-def _relations_chunk(mech, n, rng):
-    """``n`` relation sets of an s-sparse population: each identity holds 1..k hot pairs."""
-    hot = np.random.default_rng(mech.codebook_seed).choice(mech.p, size=mech.s, replace=False)
-    sizes = rng.integers(1, mech.k + 1, n)
-    indptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(sizes, out=indptr[1:])
-    # distinct pairs per identity: a random offset into the hot list, consecutive entries
-    start = rng.integers(0, mech.s, n)
-    offsets = np.arange(indptr[-1]) - np.repeat(indptr[:-1], sizes)
-    pairs = hot[(np.repeat(start, sizes) + offsets) % mech.s]
-    import scipy.sparse as sp
-
-    data = np.ones(pairs.shape[0], dtype=np.int8)
-    return sp.csr_matrix((data, pairs, indptr), shape=(n, mech.p))
-
-
-def _values_chunk(mech, n, rng):
-    """``n`` values from a Zipf(1.1) law over the domain: symbols, or the oracle's labels.
-
-    An oracle built with ``categories=`` privatizes its labels (symbol ``v``
-    is ``categories[v]``), so the symbols are mapped to them.
-    """
-    D = mech.domain_size
-    w = 1.0 / np.arange(1, D + 1) ** 1.1
-    symbols = rng.choice(D, size=n, p=w / w.sum())
-    labels = getattr(mech, "categories", None)
-    if labels is None:
-        return symbols
-    return _label_array(labels)[symbols]
-
-
-def _label_array(labels) -> np.ndarray:
-    """The labels as one numpy array the oracle encodes fast: str, int64, or object if mixed."""
-    kinds = {type(label) for label in labels}
-    if kinds == {str}:
-        return np.array(labels, dtype=str)
-    if kinds == {int} and all(-2**63 <= v < 2**63 for v in labels):
-        return np.array(labels, dtype=np.int64)
-    out = np.empty(len(labels), dtype=object)  # mixed labels: no conversion between kinds
-    out[:] = list(labels)
-    return out
-
-
 def _simulation_budgets(epsilon: Any) -> Union[float, tuple[float, float]]:
     """``epsilon`` of :func:`simulate` checked: a finite budget > 0, or ``(low, high)``, low < high."""
     expected = "a finite float > 0, or a pair (low, high) of them with low < high"
@@ -197,7 +145,8 @@ def simulate(mechanism: Any, n: int, out: Union[str, os.PathLike[str]], *,
 
     Parameters
     ----------
-    mechanism : JPRS, PaddedRelationSampling or a frequency oracle
+    mechanism : streaming estimator (:class:`fastldp.protocol.StreamingMechanism`)
+        Its ``example_data`` is the synthetic population.
     n : int
         Reports, ``n >= 1``.
     out : path
@@ -217,11 +166,8 @@ def simulate(mechanism: Any, n: int, out: Union[str, os.PathLike[str]], *,
         raise ValueError(f"The 'n' parameter of simulate must be an int >= 1. Got {n!r} instead.")
     budgets = _simulation_budgets(epsilon)
     rng = as_generator(seed, "simulate")
-    is_relation = isinstance(mechanism, (relations.JPRS, relations.PaddedRelationSampling))
-    is_oracle = isinstance(mechanism, oracles.FrequencyOracle)
-    if not (is_relation or is_oracle):
-        raise ValueError(f"simulate writes JPRS, P-RS and frequency-oracle reports; got "
-                         f"{type(mechanism).__name__}")
+    protocol.check_mechanism(mechanism)
+    fixed = mechanism.report_schema.fixed_epsilon
     with ReportWriter(out, mechanism, row_group_size=chunk) as writer:
         for start in range(0, n, chunk):
             m = min(chunk, n - start)
@@ -231,18 +177,20 @@ def simulate(mechanism: Any, n: int, out: Union[str, os.PathLike[str]], *,
                 eps = rng.uniform(low, high, m)
             else:
                 eps = np.full(m, budgets)
-            if is_relation:
-                reports = mechanism.privatize(_relations_chunk(mechanism, m, rng), epsilons=eps,
-                                              identities=ids, rng=rng)
+            data = mechanism.example_data(m, rng)
+            if fixed is not None:  # a mechanism built with a budget privatizes at it
+                eps = np.full(m, fixed)
+                reports = mechanism.privatize(data, identities=ids, rng=rng)
             else:
-                if mechanism.epsilon is not None:
-                    eps = np.full(m, mechanism.epsilon)
-                    reports = mechanism.privatize(_values_chunk(mechanism, m, rng),
-                                                  identities=ids, rng=rng)
-                else:
-                    reports = mechanism.privatize(_values_chunk(mechanism, m, rng), epsilons=eps,
-                                                  identities=ids, rng=rng)
+                reports = mechanism.privatize(data, epsilons=eps, identities=ids, rng=rng)
             writer.write(reports, eps, ids)
             if progress is not None:
                 progress(start + m, n)
     return Path(out)
+
+
+def _relations_chunk(mech, n, rng):  # transitional: the collector's probe until it asks the protocol
+    return mech.example_data(n, rng)
+
+
+_values_chunk = _relations_chunk
