@@ -174,3 +174,44 @@ def test_a_closed_pipe_is_not_an_error():
     err = proc.stderr.read().decode()
     proc.wait(timeout=60)
     assert "error" not in err and "Traceback" not in err, err
+
+
+def _olh_report_file(folder):
+    oracle = fastldp.oracles.OLH(domain_size=64, epsilon=1.0, codebook_seed=1)
+    reports = oracle.privatize(np.random.default_rng(0).integers(0, 64, 500), rng=1)
+    return write_reports(folder / "r.parquet", oracle, reports)
+
+
+@pytest.mark.parametrize("argv, role", [
+    (["decode", "{reports}", "--quiet", "--out", "{missing}/result.npz"], "the result file"),
+    (["decode", "{reports}", "--quiet", "--out", "{folder}"], "the result file"),
+    (["decode", "{reports}", "--quiet", "--checkpoint", "{missing}/ck.json"], "the checkpoint"),
+    (["simulate", "--mechanism", "olh-4096", "--n", "10", "--quiet", "--out",
+      "{missing}/r.parquet"], "the report file"),
+], ids=["decode-out", "decode-out-folder", "decode-checkpoint", "simulate-out"])
+def test_a_file_that_cannot_be_written_is_named_by_its_role_before_any_work(tmp_path, capsys,
+                                                                          argv, role):
+    # before: "[Errno 2] No such file or directory: '.../ck.tmp'" (no role), and decode --out
+    # decoded every file before failing on the missing folder
+    values = {"reports": str(_olh_report_file(tmp_path)), "missing": str(tmp_path / "missing"),
+              "folder": str(tmp_path)}
+    assert main([a.format(**values) for a in argv]) == 2
+    captured = capsys.readouterr()
+    _one_error_line(captured.err)
+    assert f"fastldp: error: {role} " in captured.err
+    assert "fastldp decode:" not in captured.out  # nothing decoded first
+
+
+@pytest.mark.parametrize("command", ["decode", "simulate"])
+@pytest.mark.parametrize("spec", [
+    "no-such-spec.json",
+    '{"mechanism": "OLH", "params": {"domain_size": 64}}',
+], ids=["missing", "bad-params"])
+def test_a_bad_mechanism_spec_is_named_as_the_mechanism_spec(tmp_path, capsys, command, spec):
+    argv = ({"decode": ["decode", str(_olh_report_file(tmp_path))],
+             "simulate": ["simulate", "--n", "10", "--out", str(tmp_path / "s.parquet")]}[command]
+            + ["--mechanism", spec, "--quiet"])
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    _one_error_line(err)
+    assert err.startswith("fastldp: error: the mechanism spec ")

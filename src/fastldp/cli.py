@@ -386,9 +386,14 @@ def _decode(args) -> int:
                           open_reports, sanitization_warning, save_result)
 
     files = expand_sources(args.reports)  # a file named twice is refused by its arguments
-    spec = (mechanisms.read_spec(args.mechanism) if args.mechanism
-            else ReportFile(files[0]).spec)
-    mech = mechanisms.from_spec(spec)
+    # the files written at the end must have a folder now, not after the whole decode
+    _writable_place("the result file", args.out)
+    _writable_place("the checkpoint", args.checkpoint)
+    if args.mechanism:
+        spec, mech = _mechanism_spec(args.mechanism)
+    else:
+        spec = ReportFile(files[0]).spec
+        mech = mechanisms.from_spec(spec)
     if args.threads is not None:
         mech.n_threads = max(1, args.threads)
     # refuse a mismatch, a copy or a report column of the wrong type before the progress
@@ -410,8 +415,15 @@ def _decode(args) -> int:
             with Client(args.scheduler, timeout=f"{_SCHEDULER_TIMEOUT:g}s") as client:
                 result = distributed.estimate(mech, args.reports, client=client)
         else:  # the bar of decode_files(progress=True), which also counts a resumed start
-            result = decode_files(mech, args.reports, checkpoint=args.checkpoint,
-                                  progress=not args.quiet)
+            try:
+                result = decode_files(mech, args.reports, checkpoint=args.checkpoint,
+                                      progress=not args.quiet)
+            except OSError as exc:
+                if args.checkpoint is None or not str(exc.filename or "").startswith(
+                        str(args.checkpoint)):
+                    raise
+                raise OSError(exc.errno, f"the checkpoint {args.checkpoint} cannot be "
+                                         f"written: {exc.strerror or exc}") from exc
     seconds = time.perf_counter() - t0
     print(f"fastldp decode: {len(files)} file(s), {total:,} reports of "
           f"{spec['mechanism']} in {seconds:.2f} s ({total / max(seconds, 1e-9):,.0f} reports/s"
@@ -431,13 +443,44 @@ def _decode(args) -> int:
         top = np.argsort(-result.counts, kind="stable")[:5]
         print("  largest counts: " + ", ".join(f"{v}: {result.counts[v]:,.1f}" for v in top))
     if args.out:
-        save_result(result, args.out)
+        try:
+            save_result(result, args.out)
+        except OSError as exc:
+            raise OSError(exc.errno, f"the result file {args.out} cannot be written: "
+                                     f"{exc.strerror or exc}") from exc
         print(f"  result written to {args.out}")
     message = sanitization_warning(result)
     if message is not None:
         print(f"fastldp: warning: {message}", file=sys.stderr)
         return 1
     return 0
+
+
+def _writable_place(role: str, path) -> None:
+    """Refuse, naming the file's role, an output path whose folder is missing or is a folder."""
+    if path is None:
+        return
+    from pathlib import Path
+
+    path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"{role} {path} is a folder; give a file path")
+    if not path.parent.is_dir():
+        raise ValueError(f"{role} {path} cannot be written: its folder {path.parent} does not "
+                         "exist")
+
+
+def _mechanism_spec(text):
+    """``(spec, mechanism)`` of ``--mechanism``; every error says "the mechanism spec"."""
+    from . import mechanisms
+
+    try:
+        spec = mechanisms.read_spec(text)
+        return spec, mechanisms.from_spec(spec)
+    except (OSError, ValueError, TypeError, KeyError) as exc:
+        shown = text if len(text) <= 80 else text[:77] + "..."
+        raise ValueError(f"the mechanism spec {shown} cannot be used: {_one_line(exc)}") \
+            from exc
 
 
 def _simulation_budgets(values):
@@ -468,7 +511,8 @@ def _simulate(args) -> int:
         raise ValueError("fastldp simulate needs --out FILE (or --send URL to feed a collector)")
     from .reports import _fixed_epsilon
 
-    mech = mechanisms.from_spec(mechanisms.read_spec(args.mechanism))
+    _writable_place("the report file", args.out)
+    _, mech = _mechanism_spec(args.mechanism)
     eps = _simulation_budgets(args.epsilon)
     fixed = _fixed_epsilon(mech)
     if args.epsilon is not None and fixed is not None and eps != fixed:
@@ -480,8 +524,12 @@ def _simulate(args) -> int:
     bar, update = _progress_callback(args.n, "simulate", not args.quiet)
     t0 = time.perf_counter()
     with bar:
-        mechanisms.simulate(mech, args.n, args.out, epsilon=eps, seed=args.seed,
-                            chunk=args.row_group, progress=update)
+        try:
+            mechanisms.simulate(mech, args.n, args.out, epsilon=eps, seed=args.seed,
+                                chunk=args.row_group, progress=update)
+        except OSError as exc:  # the only file simulate writes
+            raise OSError(exc.errno, f"the report file {args.out} cannot be written: "
+                                     f"{exc.strerror or exc}") from exc
     print(f"fastldp simulate: {args.n:,} reports of {type(mech).__name__} written to {args.out} "
           f"in {time.perf_counter() - t0:.2f} s")
     return 0
