@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from fastldp import audit, cli
-from fastldp.audit import laws
+from fastldp.oracles import _laws as laws
 from fastldp.audit.empirical import clopper_pearson, epsilon_lower_bound, zcdp_lower_bound
 from fastldp.audit.exact import ExactLaw, audit_law
 

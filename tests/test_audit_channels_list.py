@@ -13,7 +13,10 @@ lead's uncommitted ``fastldp.protocol``) and holds:
   epsilon, the budget it is built at, ``control_of``, ``expect_violation``,
   description and the other declared fields;
 * the verdict of every row of ``audit_all(controls=True, n=2000)`` (the slow
-  test): whether it holds, whether it is as expected, the exact epsilon.
+  test): whether it holds, whether it is as expected, the exact epsilon. At
+  so few draws 15 of the 101 controls are not caught (their faults need the
+  default draws, at which tests/test_audit.py catches every one); the
+  snapshot holds what this seed and ``n`` give, before and after.
 
 The registry is now built from the families' exports in the order the
 families export their classes, which is not the order of the old
@@ -134,7 +137,6 @@ def test_verdicts_are_the_same(before):
     assert sorted(new) == sorted(old)
     for name in old:
         assert new[name] == old[name], name
-        assert new[name]["as_expected"], name
 
 
 def test_exact_verdicts_are_the_same_without_the_sampler(before):
@@ -160,3 +162,50 @@ if __name__ == "__main__":  # python tests/test_audit_channels_list.py --write P
     if len(sys.argv) != 3 or sys.argv[1] != "--write":
         sys.exit("usage: python tests/test_audit_channels_list.py --write PATH")
     Path(sys.argv[2]).write_text(json.dumps(snapshot(verdicts=True), indent=1) + "\n")
+
+
+# ----------------------------------------------------------------- the direction of the imports
+def _imports(path: Path) -> set:
+    """The fastldp modules a source file imports (absolute names; relative ones resolved)."""
+    import ast
+
+    package = ".".join(path.relative_to(SRC.parent).with_suffix("").parts)
+    if path.name != "__init__.py":
+        package = package.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = package.split(".")
+            if node.level:
+                base = base[: len(base) - node.level + 1]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            found.add(mod)
+            found |= {f"{mod}.{a.name}" for a in node.names}
+    return {m for m in found if m == "fastldp" or m.startswith("fastldp.")}
+
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "fastldp"
+FAMILIES = ("oracles", "relations", "vectors", "regression", "histograms", "longitudinal",
+            "heavyhitters")
+
+
+def test_no_family_imports_the_audit():
+    """The families describe their channels below the audit (fastldp.channels), never in it."""
+    below = [SRC / "channels.py", SRC / "_textbook_laplace.py", SRC / "protocol.py"]
+    for path in [p for fam in FAMILIES for p in (SRC / fam).rglob("*.py")] + below:
+        upward = {m for m in _imports(path) if m == "fastldp.audit" or
+                  m.startswith("fastldp.audit.")}
+        assert not upward, (str(path.relative_to(SRC)), upward)
+
+
+def test_the_audit_names_no_family():
+    """fastldp.audit reaches the families only through fastldp.protocol (audited_classes)."""
+    for path in (SRC / "audit").rglob("*.py"):
+        named = {m for m in _imports(path) if m.split(".")[1:2] and m.split(".")[1] in FAMILIES}
+        assert not named, (str(path.relative_to(SRC)), named)
+    # and the shared vocabulary imports nothing of the package at all
+    assert _imports(SRC / "channels.py") == set()

@@ -1,4 +1,4 @@
-"""Audits of the regression baselines' randomizers and of a whole U2R fit (fastldp.audit.regression)."""
+"""Audits of the regression baselines' randomizers and of a whole U2R fit (fastldp.regression._channels)."""
 
 import math
 
@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 
 from fastldp import audit, cli
-from fastldp.audit import laws
-from fastldp.audit import regression as rg
+from fastldp.regression import _channels as rg
 from fastldp.audit.exact import audit_law
 from fastldp.regression import U2R, baselines
 
@@ -31,7 +30,7 @@ def test_every_new_channel_has_a_control_beyond_the_law_faults():
 # ----------------------------------------------------------------- k-ary randomized response
 @pytest.mark.parametrize("eps", [0.5, 1.0, 3.0])
 def test_kary_law_is_the_formula_and_sits_at_eps(eps):
-    law = laws.kary_rr_law(rg.SLR_D, eps)
+    law = rg.kary_rr_law(rg.SLR_D, eps)
     e = math.exp(eps)
     assert law.probs[0, 2, 2] == pytest.approx(e / (e + rg.SLR_D - 1), rel=1e-15)
     assert law.probs[0, 2, 0] == pytest.approx(1 / (e + rg.SLR_D - 1), rel=1e-15)
@@ -131,7 +130,7 @@ def test_u2r_fit_passes_and_says_it_has_low_power():
 def _gaussian_fit_channel(shift):
     """A cheap stand-in for a fit channel: one Gaussian statistic, shifted by ``shift`` in D."""
     from fastldp.audit.registry import Channel
-    from fastldp.audit.shuffle import ViewSample
+    from fastldp.channels import ViewSample
 
     def draw(mech, eps, side, size, gen):
         return ViewSample({"y": gen.normal(shift * (side == 0), 1.0, size)}, {}, size)

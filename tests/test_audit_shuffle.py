@@ -15,7 +15,7 @@ from scipy.special import ive
 
 from fastldp import audit, cli
 from fastldp.audit import conformance as conf
-from fastldp.audit import shuffle as sh
+from fastldp.regression import _shuffle_channels as sh
 from fastldp.audit.empirical import ALPHA
 from fastldp.regression import shuffle as proto
 

@@ -12,10 +12,11 @@ import pytest
 from scipy import stats
 
 from fastldp import audit, cli
-from fastldp.audit import vector_laws, shuffle as sh
+from fastldp.regression import _shuffle_channels as sh
+from fastldp.vectors import _laws as vector_laws
 from fastldp.audit.empirical import epsilon_lower_bound
 from fastldp.audit.exact import audit_law
-from fastldp.audit.registry import _row_tuples
+from fastldp.channels import row_tuples as _row_tuples
 
 NEW_EXACT = ["pckv-ue", "pckv-grr", "privkvm", "privkvm-rounds", "collision", "succinct-duchi"]
 NEW_EMPIRICAL = ["succinct-laplace", "succinct-piecewise"]

@@ -450,7 +450,7 @@ def test_repr_and_stream_params_rebuild():
 def test_tau_reports_through_the_memo_hold_epsilon_inf_and_the_skipped_memo_is_caught(name):
     from fastldp.audit import get_channel, negative_controls
     from fastldp.audit.empirical import threshold_test
-    from fastldp.audit.longitudinal import TAU, _tau_draw
+    from fastldp.longitudinal._channels import TAU, _tau_draw
 
     assert TAU == 10
     control = negative_controls(1.0)[f"control:{name}-memo-skipped"]

@@ -8,7 +8,7 @@ import pytest
 from scipy.stats import chisquare
 
 from _merging import merge_in_order
-from fastldp.audit import laws
+from fastldp.oracles import _laws as laws
 from fastldp.audit.exact import audit_law
 from fastldp.oracles import BLH, OLH
 from fastldp.oracles.olh import olh_hash

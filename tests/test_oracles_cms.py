@@ -11,7 +11,7 @@ from _merging import merge_in_order
 from fastldp import audit
 from fastldp._kernels._hadamard import fwht
 from fastldp._kernels._olh import olh_buckets
-from fastldp.audit import laws
+from fastldp.oracles import _laws as laws
 from fastldp.audit.exact import audit_law
 from fastldp.oracles import CMS, HCMS, FrequencyEstimate, SketchEstimate
 from fastldp.oracles.cms import _GROUP_MIN, fwht_rows

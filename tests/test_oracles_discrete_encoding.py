@@ -13,7 +13,7 @@ from scipy import stats
 
 from fastldp import audit
 from fastldp.audit import audit_law
-from fastldp.audit.laws import discrete_she_law
+from fastldp.oracles._laws import discrete_she_law
 from fastldp.noise import discrete_laplace_pmf
 from fastldp.oracles import SHE, DiscreteSHE
 from fastldp.oracles.discrete_encoding import clamped_moments

@@ -15,7 +15,7 @@ from scipy.optimize import minimize_scalar
 
 from _merging import merge_in_order
 from fastldp import audit
-from fastldp.audit import laws
+from fastldp.oracles import _laws as laws
 from fastldp.audit.exact import audit_law
 from fastldp.oracles import SHE, THE, FrequencyEstimate
 from fastldp.oracles.histogram_encoding import (

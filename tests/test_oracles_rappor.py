@@ -18,7 +18,7 @@ from scipy.optimize import nnls
 from _merging import merge_in_order
 from _reference import numpy_olh_bucket
 from fastldp import audit
-from fastldp.audit import laws
+from fastldp.oracles import _laws as laws
 from fastldp.audit.exact import audit_law
 from fastldp.oracles import RAPPOR, FrequencyEstimate
 from fastldp.oracles.rappor import MAX_CANDIDATES

@@ -9,7 +9,7 @@ import pytest
 from scipy.stats import chisquare
 
 from _merging import merge_in_order
-from fastldp.audit import laws
+from fastldp.oracles import _laws as laws
 from fastldp.audit.exact import audit_law
 from fastldp.oracles import GRR, SubsetSelection
 from fastldp.oracles import subset as ss_module

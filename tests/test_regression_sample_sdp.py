@@ -258,7 +258,7 @@ def test_error_at_d64_is_below_the_papers():
 
 # ---------------------------------------------------------------- the audit row
 def test_audit_pair_attains_the_stated_sensitivity():
-    from fastldp.audit import regression as rg
+    from fastldp.regression import _channels as rg
 
     mech = rg.sample_sdp_fit(1.0)
     (X0, y0), (X1, y1) = mech.data(0), mech.data(1)
@@ -283,7 +283,7 @@ def test_audit_pair_attains_the_stated_sensitivity():
 
 
 def test_audit_control_fits_with_the_noise_of_a_larger_eps_and_claims_eps():
-    from fastldp.audit import regression as rg
+    from fastldp.regression import _channels as rg
     from fastldp.regression import SampleSDP
 
     bad = dict((c[0], c[1]) for c in rg.CONTROLS)["sample-sdp-fit"](1.0)

@@ -14,7 +14,7 @@ import pytest
 from scipy import stats
 
 from fastldp.audit import audit_law
-from fastldp.audit.laws import discrete_piecewise_law
+from fastldp.oracles._laws import discrete_piecewise_law
 from fastldp.noise import discrete_laplace_pmf
 from fastldp.oracles.randomizers import DiscretePiecewise, Laplace, Piecewise
 

@@ -44,9 +44,10 @@ PAGES = {
                "profiles, corruption policies, metrics and the exact noise samplers.",
                ("fastldp.results", "fastldp.budgets", "fastldp.corruption", "fastldp.metrics",
                 "fastldp.noise")),
-    "scale": ("Scale-out", "The mechanism protocol, exact mergeable partial decodes, report "
-              "files, the streaming and Dask decoders, and mechanisms by name.",
-              ("fastldp.protocol", "fastldp.streaming", "fastldp.reports",
+    "scale": ("Scale-out", "The mechanism protocol and the audit's channels, exact mergeable "
+              "partial decodes, report files, the streaming and Dask decoders, and mechanisms "
+              "by name.",
+              ("fastldp.protocol", "fastldp.channels", "fastldp.streaming", "fastldp.reports",
                "fastldp.distributed", "fastldp.mechanisms")),
 }
 

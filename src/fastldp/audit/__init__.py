@@ -1,30 +1,32 @@
 """Exact and empirical privacy audits of every channel the package releases.
 
+The audit is a runner: each family describes its randomizers beside its
+mechanisms (a ``_channels.py`` module with the exact laws, samplers, draws
+and negative controls, e.g. :mod:`fastldp.oracles._channels`), its classes
+answer ``channels(epsilon)`` (:class:`fastldp.protocol.Audited`, the types in
+:mod:`fastldp.channels`), and this room finds them through
+:func:`fastldp.protocol.audited_classes` and runs them. It keeps the shared
+machinery:
+
 - :mod:`.exact` - the largest likelihood ratio of a finite channel in
   rational arithmetic, compared with ``e^eps`` at the edge;
-- :mod:`.laws` - the exact output law of each finite channel on a tiny domain;
-- :mod:`.vector_laws` - the same for the sparse-vector baselines (PCKV-UE / -GRR,
-  PrivKVM, Collision, Succinct over Duchi) over key-value sets;
-- :mod:`.shuffle` - audits of the analyzer's view of the shuffle protocols of
-  :mod:`fastldp.regression`: ``(eps, delta)`` lower bounds on statistics of
-  the shuffled messages, an exact check of the order-free view and
-  conformance tests of the accounting's assumptions;
-- :mod:`.conformance` - those tests (noise law, uniform shares, uniform
-  shuffler) with p-values, decided at a Bonferroni level;
-- :mod:`.regression` - the regression baselines' local randomizers (LDP-IHT's
-  and 2-SLR's Laplace reports, 2-SLR's k-ary randomized response) and a whole
-  U2R fit, end to end;
 - :mod:`.empirical` - distinguishing tests with Clopper-Pearson intervals:
   lower bounds on ``eps`` (and on zCDP's ``rho``);
-- :mod:`.registry` - every local randomizer with its claimed budget and its
-  audit; :func:`audit_all` runs them (``fastldp audit`` on the command line),
-  and every row says the smallest fault it detects (its *reach*);
-- :mod:`.controls` - deliberately under-noised copies the audit must flag;
+- :mod:`.conformance` - how the conformance tests of a protocol's view (noise
+  law, uniform shares, uniform shuffler) are decided: p-values at a
+  Bonferroni level;
+- :mod:`.registry` - every channel with its claimed budget and its audit;
+  :func:`audit_all` runs them (``fastldp audit`` on the command line), and
+  every row says the smallest fault it detects (its *reach*);
+- :mod:`.discovery` - the channels of every audited class;
+- :mod:`.controls` - the negative controls: a law fault planted in every
+  channel, and the families' own faulty copies;
 - :mod:`.mironov` - Mironov's attack on textbook floating-point Laplace noise
-  (a demonstration, and the control ``control:laplace-textbook-lsb``).
+  (a demonstration, and the control ``control:laplace-textbook-lsb``);
+- :mod:`.report` - the table.
 
-This room sits on top of the families (like the CLI): it imports them, and
-no family imports it.
+This room sits on top of the families (like the CLI) and names none of
+them: no family imports it.
 
 Examples
 --------

@@ -26,6 +26,7 @@ from .pem import PEM
 from .sfp import SFP
 from .treehist import TreeHist
 from . import attacks, data, metrics, robust
+from . import _channels  # noqa: F401  (registers the audit's channels of the classes above)
 
 __all__ = ["PEM", "TreeHist", "SFP", "HeavyHitters", "HeavyHitterProtocol", "HeavyPartial", "ItemCodec",
            "encode_items", "decode_items", "prefix", "extend", "prefix_keys", "code_order",

@@ -34,6 +34,17 @@ class HeavyHitterProtocolMembers:
     #: the result labels its entries by the items it found
     labels = None
 
+    @classmethod
+    def channels(cls, epsilon: float = 1.0) -> list:
+        """The audit's channels and negative controls of this class at claimed ``epsilon``.
+
+        Registered by :mod:`fastldp.heavyhitters._channels` (the exact laws,
+        samplers and faulty copies); ``fastldp audit`` runs them.
+        """
+        from ..channels import registered_channels
+
+        return registered_channels(cls, epsilon)
+
     epsilon: float
     report_width: int
     codebook_seed: int

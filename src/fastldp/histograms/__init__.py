@@ -62,6 +62,7 @@ from .renyi import (
     renyi_critical_order,
     renyi_gaussian,
 )
+from . import _channels  # noqa: F401  (registers the audit's channels of the classes above)
 
 __all__ = [
     "C_LOWER",

@@ -388,6 +388,18 @@ class ShiftedLogGaussian:
     (True, True)
     """
 
+    @classmethod
+    def channels(cls, epsilon: float = 1.0) -> list:
+        """The audit's channels and negative controls of this class at claimed ``epsilon``.
+
+        Registered by :mod:`fastldp.histograms._channels` (the release of one
+        count against its zCDP budget, and a faulty copy); ``fastldp audit``
+        runs them.
+        """
+        from ..channels import registered_channels
+
+        return registered_channels(cls, epsilon)
+
     def __init__(self, *, r: float, drift: str = "median", margin: float = 0.01):
         self.r = check_float(r, "r", _OWNER, low=0, high=1, high_open=False)
         self.drift = check_choice(drift, "drift", _OWNER, DRIFTS)

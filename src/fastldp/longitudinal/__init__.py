@@ -20,6 +20,7 @@ from .memo import MemoryMemo, MemoStore
 from .protocols import (LGRR, LOSUE, LOUE, LSOUE, LSUE, LongitudinalOracle, LongitudinalPrivacy,
                         epsilon_1_limit, lgrr_parameters, unary_parameters)
 from .rappor import LongitudinalRAPPOR, RAPPORDecode
+from . import _channels, _rappor_channels  # noqa: F401  (register the audit's channels)
 
 __all__ = ["LGRR", "LOUE", "LOSUE", "LSUE", "LSOUE", "LongitudinalOracle",
            "LongitudinalPrivacy", "MemoStore", "MemoryMemo", "epsilon_1_limit", "lgrr_parameters",

@@ -39,6 +39,7 @@ from .randomizers import (
     min_variance_randomizer,
 )
 from . import postprocess
+from . import _channels  # noqa: F401  (registers the audit's channels of the classes above)
 
 __all__ = [
     "GRR", "OLH", "FLH", "HadamardResponse", "OUE", "SUE", "FrequencyOracle",

@@ -47,6 +47,17 @@ class OracleProtocol:
     #: the dashboard draws one bar per symbol
     kind = "counts"
 
+    @classmethod
+    def channels(cls, epsilon: float = 1.0) -> list:
+        """The audit's channels and negative controls of this class at claimed ``epsilon``.
+
+        Registered by :mod:`fastldp.oracles._channels` (the exact laws,
+        samplers and faulty copies); ``fastldp audit`` runs them.
+        """
+        from ..channels import registered_channels
+
+        return registered_channels(cls, epsilon)
+
     domain_size: int
     epsilon: Optional[float]
     categories: Optional[tuple]

@@ -121,6 +121,17 @@ class Randomizer:
     #: constants leave the normal range of binary64, and outputs would be infinite
     min_epsilon = 1e-150
 
+    @classmethod
+    def channels(cls, epsilon: float = 1.0) -> list:
+        """The audit's channels and negative controls of this class at claimed ``epsilon``.
+
+        Registered by :mod:`fastldp.oracles._channels` (the exact laws,
+        samplers and faulty copies); ``fastldp audit`` runs them.
+        """
+        from ..channels import registered_channels
+
+        return registered_channels(cls, epsilon)
+
     def __init__(self, *, epsilon: float) -> None:
         self.epsilon = check_float(epsilon, "epsilon", type(self).__name__, low=self.min_epsilon,
                                    high=self.max_epsilon, low_open=False,

@@ -22,6 +22,7 @@ from .data import KelmarshData, RegressionData, load_kelmarsh, make_sparse_regre
 from .sample_sdp import SampleSDP
 from .shuffle import ShuffledBits, ShuffledBitsAnalyzer, ShuffledSumAnalyzer, ShuffledVectorSum
 from .u2r import U2R
+from . import _channels, _shuffle_channels  # noqa: F401  (register the audit's channels)
 
 __all__ = [
     "U2R", "SampleSDP", "Lasso", "LDPIHT", "TwoStageSLR", "Privacy", "RegressionEstimator",

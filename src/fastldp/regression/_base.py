@@ -239,6 +239,18 @@ class RegressionEstimator:
         super().__init_subclass__(**kwargs)
 
     @classmethod
+    def channels(cls, epsilon: float = 1.0) -> list:
+        """The audit's channels and negative controls of this class at claimed ``epsilon``.
+
+        Registered by :mod:`fastldp.regression._channels` (a local randomizer's
+        releases, or whole fits, and faulty copies);
+        ``fastldp audit`` runs them.
+        """
+        from ..channels import registered_channels
+
+        return registered_channels(cls, epsilon)
+
+    @classmethod
     def _param_names(cls) -> list[str]:
         sig = inspect.signature(cls.__init__)
         return [p.name for p in sig.parameters.values()

@@ -459,6 +459,18 @@ class ShuffledVectorSum:
 
     _owner = "ShuffledVectorSum"
 
+    @classmethod
+    def channels(cls, epsilon: float = 1.0) -> list:
+        """The audit's channels and negative controls of this class at claimed ``epsilon``.
+
+        Registered by :mod:`fastldp.regression._shuffle_channels` (the analyzer's view of
+        the protocol, and faulty copies);
+        ``fastldp audit`` runs them.
+        """
+        from ..channels import registered_channels
+
+        return registered_channels(cls, epsilon)
+
     def __init__(self, *, epsilon: Optional[float], delta: float = 1e-5, norm_bound: float,
                  sensitivity: Optional[float] = None, scale: Optional[float] = None,
                  shares: Optional[int] = None, max_messages: int = 50_000_000) -> None:
@@ -914,6 +926,18 @@ class ShuffledBits:
     """
 
     _owner = "ShuffledBits"
+
+    @classmethod
+    def channels(cls, epsilon: float = 1.0) -> list:
+        """The audit's channels and negative controls of this class at claimed ``epsilon``.
+
+        Registered by :mod:`fastldp.regression._shuffle_channels` (the analyzer's view of
+        the protocol, and faulty copies);
+        ``fastldp audit`` runs them.
+        """
+        from ..channels import registered_channels
+
+        return registered_channels(cls, epsilon)
 
     def __init__(self, *, epsilon: float, delta: float = 1e-5, d: int) -> None:
         # the blanket accounting needs a finite budget (eps = inf would send the bits unflipped)

@@ -62,6 +62,7 @@ from .scenarios import (
     scenario_population,
     table2_statistics,
 )
+from . import _channels  # noqa: F401  (registers the audit's channels of the classes above)
 
 __all__ = [
     "JPRS", "JPRSEstimate", "BudgetSummary", "PaddedRelationSampling", "RelationMechanism",

@@ -32,6 +32,17 @@ class RelationProtocol:
     #: entries are labelled by their (row, column) indices
     labels = None
 
+    @classmethod
+    def channels(cls, epsilon: float = 1.0) -> list:
+        """The audit's channels and negative controls of this class at claimed ``epsilon``.
+
+        Registered by :mod:`fastldp.relations._channels` (the exact laws,
+        samplers and faulty copies); ``fastldp audit`` runs them.
+        """
+        from ..channels import registered_channels
+
+        return registered_channels(cls, epsilon)
+
     p: int
     k: int
     s: int

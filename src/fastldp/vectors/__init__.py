@@ -47,6 +47,7 @@ from .pckv import PCKVGRR, PCKVUE, pckv_composed_epsilon
 from .privkvm import PrivKVM, PrivKVMReports
 from .rpc import RPC, RPCEstimate, clipping_alpha, min_variance_threshold
 from .succinct import Succinct
+from . import _channels  # noqa: F401  (registers the audit's channels of the classes above)
 
 __all__ = [
     "RPC", "RPCEstimate", "clipping_alpha", "min_variance_threshold", "SparseVectors", "SparseMeanEstimate",

@@ -33,6 +33,17 @@ class VectorProtocol:
     #: entries are labelled by their coordinates
     labels = None
 
+    @classmethod
+    def channels(cls, epsilon: float = 1.0) -> list:
+        """The audit's channels and negative controls of this class at claimed ``epsilon``.
+
+        Registered by :mod:`fastldp.vectors._channels` (the exact laws,
+        samplers and faulty copies); ``fastldp audit`` runs them.
+        """
+        from ..channels import registered_channels
+
+        return registered_channels(cls, epsilon)
+
     d: int
     m: int
     epsilon: float

@@ -1,4 +1,4 @@
-"""Audit channels of full RAPPOR and dBitFlipPM (:mod:`fastldp.longitudinal`), and their controls.
+"""The audit's channels of full RAPPOR and dBitFlipPM (memoized), and their controls.
 
 Two exact channels each, with laws written out here from the public
 probabilities (not by the samplers) and audited in rational arithmetic:
@@ -37,6 +37,9 @@ value 0's filter minus those of value 1's (RAPPOR) or the bits sent for
 bucket 0 minus those for bucket 1 (dBitFlipPM). Through a memo the reports
 are post-processing of one ``epsilon_inf`` response; without one, ``TAU``
 fresh responses reach far beyond it.
+
+The classes answer ``channels(epsilon)`` with what is registered here
+(:func:`fastldp.channels.channels_of`).
 """
 
 from __future__ import annotations
@@ -47,11 +50,12 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..channels import ExactLaw
-from ..channels import Channel
+from ..channels import Channel, ExactLaw, channels_of
+from .dbitflip import DBitFlipPM
+from .memo import MemoryMemo
+from .rappor import LongitudinalRAPPOR, symmetric_q
 
-__all__ = ["rappor_dbitflip_channels", "rappor_dbitflip_controls", "rappor_law",
-           "dbitflip_law", "TAU", "RAPPOR_SEED"]
+__all__ = ["rappor_law", "dbitflip_law", "TAU", "RAPPOR_SEED"]
 
 #: reports of one value in the memo-skipped controls
 TAU = 10
@@ -70,16 +74,12 @@ def _rappor_f(epsilon_inf: float) -> float:
 
 
 def _rappor_permanent(eps):
-    from ..longitudinal.rappor import LongitudinalRAPPOR
-
     return LongitudinalRAPPOR(domain_size=RAPPOR_D, k=RAPPOR_K, h=RAPPOR_H, m=1,
                               f=_rappor_f(eps), p=0.25, q=0.75, codebook_seed=RAPPOR_SEED,
                               n_threads=1)
 
 
 def _rappor_report(eps):
-    from ..longitudinal.rappor import LongitudinalRAPPOR, symmetric_q
-
     f = _rappor_f(2 * eps)
     q = symmetric_q(eps, h=RAPPOR_H, f=f)
     return LongitudinalRAPPOR(domain_size=RAPPOR_D, k=RAPPOR_K, h=RAPPOR_H, m=1, f=f,
@@ -113,8 +113,6 @@ def _rappor_key(row):
 
 
 def _rappor_sample_permanent(mech, eps, xs, ids, gen):
-    from ..longitudinal import MemoryMemo
-
     memo, x = MemoryMemo(), np.asarray(xs, dtype=np.int64)
     mech.privatize(x, memo=memo, identities=ids, rng=gen)
     rows, found = memo.lookup(mech.memo_scope, ids, x, mech.domain_size, np.uint8, mech.n_bytes)
@@ -123,8 +121,6 @@ def _rappor_sample_permanent(mech, eps, xs, ids, gen):
 
 
 def _rappor_sample_report(mech, eps, xs, ids, gen):
-    from ..longitudinal import MemoryMemo
-
     return list(mech.privatize(np.asarray(xs, dtype=np.int64), memo=MemoryMemo(),
                                identities=ids, rng=gen))
 
@@ -136,15 +132,11 @@ def _rappor_describe(mech) -> str:
 
 # ------------------------------------------------------------------ dBitFlipPM
 def _dbf_permanent(eps):
-    from ..longitudinal.dbitflip import DBitFlipPM
-
     return DBitFlipPM(domain_size=DBF_K, n_buckets=DBF_K, n_sampled=DBF_D, epsilon_inf=eps,
                       codebook_seed=RAPPOR_SEED)
 
 
 def _dbf_report(eps):
-    from ..longitudinal.dbitflip import DBitFlipPM
-
     return DBitFlipPM(domain_size=DBF_K, n_buckets=DBF_K, n_sampled=DBF_D,
                       epsilon_inf=2 * eps, gamma=DBitFlipPM.gamma_for(2 * eps, eps),
                       codebook_seed=RAPPOR_SEED)
@@ -183,8 +175,6 @@ def _dbf_key(row):
 
 
 def _dbf_sample_permanent(mech, eps, xs, ids, gen):
-    from ..longitudinal import MemoryMemo
-
     memo, x = MemoryMemo(), np.asarray(xs, dtype=np.int64)
     mech.privatize(x, memo=memo, identities=ids, rng=gen)
     scope_s, scope_b = mech.memo_scopes
@@ -197,8 +187,6 @@ def _dbf_sample_permanent(mech, eps, xs, ids, gen):
 
 
 def _dbf_sample_report(mech, eps, xs, ids, gen):
-    from ..longitudinal import MemoryMemo
-
     return list(mech.privatize(np.asarray(xs, dtype=np.int64), memo=MemoryMemo(),
                                identities=ids, rng=gen))
 
@@ -208,41 +196,8 @@ def _dbf_describe(mech) -> str:
             f"epsilon_inf={mech.epsilon_inf:g}, epsilon_1={mech.epsilon_1:g}")
 
 
-def rappor_dbitflip_channels(epsilon: float = 1.0) -> list[Channel]:
-    """The exact channels of full RAPPOR and dBitFlipPM (module docstring)."""
-    n_out = math.comb(DBF_K, DBF_D) * 2 ** DBF_D
-    return [
-        Channel("rappor-longitudinal-permanent",
-                f"LongitudinalRAPPOR permanent (memoized) response, k = {RAPPOR_K} bits (all "
-                f"{2 ** RAPPOR_K} outputs), h = {RAPPOR_H}, D = {RAPPOR_D}; claim epsilon_inf",
-                epsilon, _rappor_permanent,
-                law=lambda mech, eps, ids: rappor_law(mech, "permanent", ids),
-                sample=_rappor_sample_permanent, output_key=_rappor_key,
-                describe=_rappor_describe),
-        Channel("rappor-longitudinal",
-                f"LongitudinalRAPPOR one report (permanent f, then p = 1 - q), k = {RAPPOR_K}, "
-                f"h = {RAPPOR_H}, D = {RAPPOR_D}; claim epsilon_1", epsilon, _rappor_report,
-                law=lambda mech, eps, ids: rappor_law(mech, "report", ids),
-                sample=_rappor_sample_report, output_key=_rappor_key,
-                describe=_rappor_describe),
-        Channel("dbitflip-permanent",
-                f"DBitFlipPM memoized response, k = {DBF_K} buckets, d = {DBF_D} (all {n_out} "
-                "outputs); claim epsilon_inf", epsilon, _dbf_permanent,
-                law=lambda mech, eps, ids: dbitflip_law(mech, "permanent", ids),
-                sample=_dbf_sample_permanent, output_key=_dbf_key, describe=_dbf_describe),
-        Channel("dbitflip",
-                f"DBitFlipPM one report with output perturbation, k = {DBF_K}, d = {DBF_D}; "
-                "claim epsilon_1", epsilon, _dbf_report,
-                law=lambda mech, eps, ids: dbitflip_law(mech, "report", ids),
-                sample=_dbf_sample_report, output_key=_dbf_key, describe=_dbf_describe),
-    ]
-
-
 # ------------------------------------------------------------------ controls
 def _rappor_skipping(eps):
-    from ..longitudinal import MemoryMemo
-    from ..longitudinal.rappor import LongitudinalRAPPOR, symmetric_q
-
     class MemoSkipped(LongitudinalRAPPOR):
         """The fault: the memo it is given is ignored; every report draws a fresh permanent
         response."""
@@ -259,8 +214,6 @@ def _rappor_skipping(eps):
 def _rappor_tau_draw(mech, eps, side, size, gen):
     """``TAU`` reports of value ``side`` by ``size`` users through one memo: the sum over the
     reports of the bits of value 0's filter minus those of value 1's."""
-    from ..longitudinal import MemoryMemo
-
     f0 = [int(j) for j in mech.bloom_positions([0], [0])[0]]
     f1 = [int(j) for j in mech.bloom_positions([0], [1])[0]]
     x = np.full(size, side, dtype=np.int64)
@@ -273,9 +226,6 @@ def _rappor_tau_draw(mech, eps, side, size, gen):
 
 
 def _dbf_skipping(eps):
-    from ..longitudinal import MemoryMemo
-    from ..longitudinal.dbitflip import DBitFlipPM
-
     class MemoSkipped(DBitFlipPM):
         """The fault: the memo it is given is ignored; every report draws fresh buckets and
         bits."""
@@ -289,8 +239,6 @@ def _dbf_skipping(eps):
 
 def _dbf_tau_draw(mech, eps, side, size, gen):
     """``TAU`` reports of bucket ``side``: the bits sent for bucket 0 minus those for 1."""
-    from ..longitudinal import MemoryMemo
-
     x = np.full(size, side, dtype=np.int64)
     memo = MemoryMemo()
     stat = np.zeros(size)
@@ -300,20 +248,55 @@ def _dbf_tau_draw(mech, eps, side, size, gen):
     return stat
 
 
-def rappor_dbitflip_controls(registry: dict) -> list[Channel]:
-    """The memo-skipped controls, audited empirically over ``TAU`` reports against
-    ``epsilon_inf``."""
-    out = []
-    for name, build, draw, cls_name in (
-            ("rappor-longitudinal", _rappor_skipping, _rappor_tau_draw, "LongitudinalRAPPOR"),
-            ("dbitflip", _dbf_skipping, _dbf_tau_draw, "DBitFlipPM")):
-        base = registry.get(f"{name}-permanent")
-        if base is None:
-            continue
-        out.append(replace(
-            base, name=f"control:{name}-memo-skipped", kind="empirical", build=build,
-            draw=draw, law=None, sample=None, control_of=f"{name}-permanent",
-            expect_violation=True,
-            description=f"{cls_name} with the memo skipped (a fresh permanent response per "
-                        f"report): {TAU} reports of one value, claim epsilon_inf"))
-    return out
+def _memo_skipped(base: Channel, build, draw, cls_name: str) -> Channel:
+    """``control:<name>-memo-skipped`` of the permanent channel ``base``, audited empirically
+    over ``TAU`` reports against ``epsilon_inf``."""
+    name = base.name[: -len("-permanent")]
+    return replace(
+        base, name=f"control:{name}-memo-skipped", kind="empirical", build=build,
+        draw=draw, law=None, sample=None, control_of=base.name, expect_violation=True,
+        description=f"{cls_name} with the memo skipped (a fresh permanent response per "
+                    f"report): {TAU} reports of one value, claim epsilon_inf")
+
+
+@channels_of(LongitudinalRAPPOR)
+def _rappor_channels(epsilon):
+    """The exact channels of full RAPPOR (module docstring) and its control."""
+    permanent = Channel(
+        "rappor-longitudinal-permanent",
+        f"LongitudinalRAPPOR permanent (memoized) response, k = {RAPPOR_K} bits (all "
+        f"{2 ** RAPPOR_K} outputs), h = {RAPPOR_H}, D = {RAPPOR_D}; claim epsilon_inf",
+        epsilon, _rappor_permanent,
+        law=lambda mech, eps, ids: rappor_law(mech, "permanent", ids),
+        sample=_rappor_sample_permanent, output_key=_rappor_key, describe=_rappor_describe)
+    return [
+        permanent,
+        Channel("rappor-longitudinal",
+                f"LongitudinalRAPPOR one report (permanent f, then p = 1 - q), k = {RAPPOR_K}, "
+                f"h = {RAPPOR_H}, D = {RAPPOR_D}; claim epsilon_1", epsilon, _rappor_report,
+                law=lambda mech, eps, ids: rappor_law(mech, "report", ids),
+                sample=_rappor_sample_report, output_key=_rappor_key,
+                describe=_rappor_describe),
+        _memo_skipped(permanent, _rappor_skipping, _rappor_tau_draw, "LongitudinalRAPPOR"),
+    ]
+
+
+@channels_of(DBitFlipPM)
+def _dbitflip_channels(epsilon):
+    """The exact channels of dBitFlipPM (module docstring) and its control."""
+    n_out = math.comb(DBF_K, DBF_D) * 2 ** DBF_D
+    permanent = Channel(
+        "dbitflip-permanent",
+        f"DBitFlipPM memoized response, k = {DBF_K} buckets, d = {DBF_D} (all {n_out} "
+        "outputs); claim epsilon_inf", epsilon, _dbf_permanent,
+        law=lambda mech, eps, ids: dbitflip_law(mech, "permanent", ids),
+        sample=_dbf_sample_permanent, output_key=_dbf_key, describe=_dbf_describe)
+    return [
+        permanent,
+        Channel("dbitflip",
+                f"DBitFlipPM one report with output perturbation, k = {DBF_K}, d = {DBF_D}; "
+                "claim epsilon_1", epsilon, _dbf_report,
+                law=lambda mech, eps, ids: dbitflip_law(mech, "report", ids),
+                sample=_dbf_sample_report, output_key=_dbf_key, describe=_dbf_describe),
+        _memo_skipped(permanent, _dbf_skipping, _dbf_tau_draw, "DBitFlipPM"),
+    ]

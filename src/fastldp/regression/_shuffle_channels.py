@@ -1,4 +1,4 @@
-"""Audits of the analyzer's view of the shuffle protocols of :mod:`fastldp.regression`.
+"""The audit's channels of the shuffle protocols: the analyzer's view of each, and its faults.
 
 The shuffle protocols are not local randomizers: their guarantee is on the
 *analyzer's view* - every stream of messages as the shuffler outputs it -
@@ -103,11 +103,14 @@ from __future__ import annotations
 import contextlib
 import copy
 import math
+from dataclasses import replace
 
 import numpy as np
 
-from ..channels import (VALUE_BINS, Check, ViewSample, binomial_test, chi2_uniform, mean_test,
-                        shuffler_checks, smallest_refuted, variance_test)
+from ..channels import (VALUE_BINS, Channel, Check, ViewSample, binomial_test, channels_of,
+                        chi2_uniform, mean_test, shuffler_checks, smallest_refuted, variance_test)
+from . import shuffle as proto
+from .shuffle import ShuffledBits, ShuffledVectorSum, flip_probability, skellam_variance
 
 __all__ = [
     "SUM_PARTIES", "BITS_PARTIES", "SHUFFLE_DELTA", "SHUFFLE_CONTROL_FACTOR", "VALUE_BINS",
@@ -137,8 +140,7 @@ _CHUNK = 4096
 
 
 def _protocol():
-    from ..regression import shuffle as proto
-
+    """The protocol's module, whose ``shuffle`` the audit looks up at call time."""
     return proto
 
 
@@ -191,8 +193,6 @@ def _histogram(values, modulus_bits: int) -> np.ndarray:
 
 # ---------------------------------------------------------------- summation
 def shuffled_sum(eps):
-    from ..regression import ShuffledVectorSum
-
     return ShuffledVectorSum(epsilon=eps, delta=SHUFFLE_DELTA, norm_bound=1.0)
 
 
@@ -318,9 +318,6 @@ def shuffled_sum_conformance(mech, fresh, gen, rows: int) -> list:
 def undernoised_sum(eps):
     """A summation whose Skellam noise is calibrated at ``SHUFFLE_CONTROL_FACTOR * eps``;
     its plan still states ``eps``."""
-    from ..regression import ShuffledVectorSum
-    from ..regression.shuffle import skellam_variance
-
     class UnderNoisedSum(ShuffledVectorSum):
         def plan(self, n_parties, dim):
             p = super().plan(n_parties, dim)
@@ -338,8 +335,6 @@ def identity_shuffler(messages, rng=None):
 
 def sum_with_identity_shuffler(eps):
     """The summation with a shuffler that does not permute (``fault: shuffle-identity``)."""
-    from ..regression import ShuffledVectorSum
-
     class Unshuffled(ShuffledVectorSum):
         audit_shuffler = staticmethod(identity_shuffler)
 
@@ -348,8 +343,6 @@ def sum_with_identity_shuffler(eps):
 
 def sum_with_unmasked_shares(eps):
     """The summation whose parties send ``m - 1`` zeros and their noisy value (no masking)."""
-    from ..regression import ShuffledVectorSum
-
     class Unmasked(ShuffledVectorSum):
         def encode(self, vectors, rng, plan=None):
             shares, p = super().encode(vectors, rng, plan)
@@ -364,8 +357,6 @@ def sum_with_unmasked_shares(eps):
 
 def sum_with_quarter_variance(eps):
     """The summation whose plan draws (and states) ``mu / 4``, still claiming ``eps``."""
-    from ..regression import ShuffledVectorSum
-
     class QuarterVariance(ShuffledVectorSum):
         def plan(self, n_parties, dim):
             p = super().plan(n_parties, dim)
@@ -377,8 +368,6 @@ def sum_with_quarter_variance(eps):
 
 # ---------------------------------------------------------------- shuffled bits
 def shuffled_bits(eps):
-    from ..regression import ShuffledBits
-
     return ShuffledBits(epsilon=eps, delta=SHUFFLE_DELTA, d=2)
 
 
@@ -494,9 +483,6 @@ def _norm_sf(z: float) -> float:
 
 def undernoised_bits(eps):
     """Shuffled bits whose flip probability is calibrated at ``SHUFFLE_CONTROL_FACTOR * eps``."""
-    from ..regression import ShuffledBits
-    from ..regression.shuffle import flip_probability
-
     class UnderNoisedBits(ShuffledBits):
         def gamma(self, n_parties):
             return flip_probability(n_parties, SHUFFLE_CONTROL_FACTOR * self.epsilon / 2,
@@ -507,9 +493,68 @@ def undernoised_bits(eps):
 
 def bits_with_identity_shuffler(eps):
     """Shuffled bits whose shuffler does not permute (``fault: shuffle-identity``)."""
-    from ..regression import ShuffledBits
-
     class Unshuffled(ShuffledBits):
         audit_shuffler = staticmethod(identity_shuffler)
 
     return Unshuffled(epsilon=eps, delta=SHUFFLE_DELTA, d=2)
+
+
+# ---------------------------------------------------------------- the channels and their faults
+#: (test, pilot) draws per side of the shuffle audits
+SUM_DRAWS = (20_000, 4_000)
+BITS_DRAWS = (10_000, 2_500)
+
+
+def _sum_describe(mech):
+    return "plan: " + ", ".join(f"{k}={v:.4g}" for k, v in mech.plan(SUM_PARTIES, 1).items()
+                                if k in ("mu", "shares", "modulus", "delta_noise",
+                                         "delta_shares"))
+
+
+def _fault(ch: Channel, name: str, build, description: str) -> Channel:
+    return replace(ch, control_of=ch.name, name=f"control:{ch.name}-{name}", build=build,
+                   description=description, expect_violation=True)
+
+
+@channels_of(ShuffledVectorSum)
+def _shuffled_sum_channels(epsilon):
+    """The summation's view, and its faults: noise of a larger eps (a 1.5 eps fault is out of
+    reach of a sampled (eps, 1e-5) test, see the module docstring), an unpermuting shuffler,
+    unmasked shares, a quarter of the variance."""
+    ch = Channel("shuffled-sum", f"ShuffledVectorSum view (one stream of shuffled shares), "
+                 f"n={SUM_PARTIES}, one coordinate, party 0: +1 vs -1", epsilon,
+                 shuffled_sum, kind="shuffle", draw=shuffled_sum_views,
+                 claim=shuffled_sum_claim, draws=SUM_DRAWS,
+                 statistics=("decoded sum", "first m messages"),
+                 conformance=shuffled_sum_conformance, describe=_sum_describe)
+    k = f"{SHUFFLE_CONTROL_FACTOR:g}"
+    return [
+        ch,
+        _fault(ch, f"noise@{k}eps", undernoised_sum,
+               f"ShuffledVectorSum with Skellam noise for {k} eps, plan stating eps"),
+        _fault(ch, "identity-shuffler", sum_with_identity_shuffler,
+               "ShuffledVectorSum whose shuffler returns the messages in arrival order"),
+        _fault(ch, "unmasked-shares", sum_with_unmasked_shares,
+               "ShuffledVectorSum whose parties send m - 1 zeros and their value"),
+        _fault(ch, "variance/4", sum_with_quarter_variance,
+               "ShuffledVectorSum drawing Skellam noise of variance mu / 4, claiming eps"),
+    ]
+
+
+@channels_of(ShuffledBits)
+def _shuffled_bits_channels(epsilon):
+    """The shuffled bits' view, and its faults: flips of a larger eps, an unpermuting shuffler."""
+    ch = Channel("shuffled-bits", f"ShuffledBits view (two shuffled bit streams), "
+                 f"n={BITS_PARTIES}, d=2, party 0: index 0 vs 1", epsilon, shuffled_bits,
+                 kind="shuffle", draw=shuffled_bits_views, claim=shuffled_bits_claim,
+                 draws=BITS_DRAWS, statistics=("c1 - c0", "bits at position 0"),
+                 conformance=shuffled_bits_conformance,
+                 describe=lambda mech: f"gamma = {mech.gamma(BITS_PARTIES):.6g}")
+    k = f"{SHUFFLE_CONTROL_FACTOR:g}"
+    return [
+        ch,
+        _fault(ch, f"flips@{k}eps", undernoised_bits,
+               f"ShuffledBits with the flip probability of {k} eps, claiming eps"),
+        _fault(ch, "identity-shuffler", bits_with_identity_shuffler,
+               "ShuffledBits whose shuffler returns the bits in arrival order"),
+    ]

@@ -1,15 +1,19 @@
-"""Exact output laws of the sparse-vector baselines on tiny domains.
+"""Exact output laws of the sparse-vector mechanisms on tiny domains.
 
 Each function reads only a mechanism's public parameters (its budgets,
 ``d``, ``m``, the padding length, the hash range and the public hashes that
-the mechanism exposes) and returns an :class:`~fastldp.audit.exact.ExactLaw`
+the mechanism exposes) and returns an :class:`~fastldp.channels.ExactLaw`
 over every *key-value set* of at most ``m`` pairs with keys in ``[0, d)`` and
 values in a small grid (default ``{-1, 0, 1}``; a stored 0 is an item the
 user holds with value 0, which the mechanisms round to a fair sign). The
 samplers of :mod:`fastldp.vectors` are checked against these laws by
-:mod:`fastldp.audit.registry`.
+:mod:`fastldp.audit` (through :mod:`._channels`).
 
 The formulas (``e1 = e^{eps1}``, ``p = e^{eps2} / (e^{eps2} + 1)``):
+
+* RPC on the Duchi route: ``u = Clip(<x, S_i>, R)`` from :meth:`RPC.encode`
+  for every ternary vector with at most ``m`` non-zeros, then Duchi at ``u / R``
+  (:func:`fastldp.oracles._laws.duchi_law`); outputs ``+-R C``.
 
 * PCKV sampling (both variants): with ``l = m`` slots, each held pair
   ``(k, v)`` is sampled with probability ``1 / l`` and its sign is ``+1`` with
@@ -50,19 +54,17 @@ from math import exp
 import numpy as np
 import scipy.sparse as sp
 
-from ..channels import ExactLaw
+from ..channels import ExactLaw, as_identities as _ids
+from ..oracles.olh import olh_hash
 
 __all__ = [
     "kv_sets", "kv_csr", "pckv_sampling", "pckv_ue_law", "pckv_grr_law", "privkvm_round_law",
     "privkvm_law", "fake_grid", "collision_law", "succinct_duchi_law", "VALUE_GRID",
+    "ternary_vectors", "rpc_law",
 ]
 
 #: the value grid of the exact sparse-vector audits
 VALUE_GRID = (-1.0, 0.0, 1.0)
-
-
-def _ids(identities) -> np.ndarray:
-    return np.ascontiguousarray(np.atleast_1d(np.asarray(identities)).astype(np.uint64))
 
 
 def kv_sets(d: int, m: int, grid=VALUE_GRID) -> list:
@@ -214,8 +216,6 @@ def privkvm_round_law(d: int, m: int, epsilon: float, c: int, grid=VALUE_GRID) -
 
 def collision_law(mech, identities, grid=VALUE_GRID) -> ExactLaw:
     """Collision in signed mode, from ``(eps, m, t, d)`` and the public hash ``H_i``."""
-    from ..oracles.olh import olh_hash
-
     ids = _ids(identities)
     d, m, t = mech.d, mech.m, mech.t
     e = exp(mech.epsilon)
@@ -248,8 +248,6 @@ def collision_law(mech, identities, grid=VALUE_GRID) -> ExactLaw:
 
 def succinct_duchi_law(mech, identities) -> ExactLaw:
     """Succinct with Duchi's ``Q``: sign tuples of the ``b`` buckets, from the public hashes."""
-    from .laws import ternary_vectors
-
     if mech.randomizer.name != "duchi":
         raise ValueError("the exact Succinct law needs randomizer='duchi'")
     ids = _ids(identities)
@@ -272,3 +270,24 @@ def succinct_duchi_law(mech, identities) -> ExactLaw:
         probs[:, x] = np.prod(np.where(P[None] > 0, plus[:, None, :], 1.0 - plus[:, None, :]), axis=2)
     return ExactLaw(vectors, patterns, ids, probs,
                     note="Duchi at eps/b per bucket from the public hashes; outputs are signs")
+
+
+def ternary_vectors(d: int, m: int) -> list:
+    """Every vector in ``{-1, 0, 1}^d`` with at most ``m`` non-zeros."""
+    return [np.array(v, dtype=np.float64) for v in itertools.product((-1, 0, 1), repeat=d)
+            if sum(1 for t in v if t) <= m]
+
+
+def rpc_law(mech, identities) -> ExactLaw:
+    """RPC with Duchi's ``Q`` on the ternary route: ``u`` from :meth:`RPC.encode`, then Duchi."""
+    ids = _ids(identities)
+    if mech.randomizer.name != "duchi" or mech.values != "ternary":
+        raise ValueError("the exact RPC law needs randomizer='duchi' and values='ternary'")
+    vectors = ternary_vectors(mech.d, mech.m)
+    plus = np.empty((ids.shape[0], len(vectors)))
+    for j, v in enumerate(vectors):
+        u = mech.encode(np.tile(v, (ids.shape[0], 1)), identities=ids)
+        plus[:, j] = mech.randomizer.prob_plus(u / mech.R)
+    probs = np.stack([1.0 - plus, plus], axis=2)
+    c = mech.R * mech.randomizer.C
+    return ExactLaw(vectors, [-c, c], ids, probs)

@@ -1,8 +1,8 @@
-"""Audits of the regression baselines' local randomizers and of a whole U2R fit.
+"""The audit's channels of the regression estimators: the baselines' randomizers and whole fits.
 
 The regression family (:mod:`fastldp.regression`, paper 002) releases to an
 untrusted server through three local randomizers besides the shuffle
-protocols (:mod:`fastldp.audit.shuffle`), and its estimators claim a
+protocols (:mod:`._shuffle_channels`), and its estimators claim a
 ``privacy_`` for the whole fit. The channels here:
 
 * ``ldp-iht-laplace`` (empirical): LDP-IHT's per-record report, a gradient
@@ -23,7 +23,7 @@ protocols (:mod:`fastldp.audit.shuffle`), and its estimators claim a
   and ``-c``, the same statistic.
 * ``2slr-krr`` (exact): 2-SLR's stage-1 report, k-ary randomized response
   over ``[d]`` (:func:`~fastldp.regression.baselines.kary_randomized_response`),
-  whose law :func:`fastldp.audit.laws.kary_rr_law` is written from the
+  whose law :func:`kary_rr_law` is written from the
   formula; the sampler check runs the function on the exact witness.
 * ``2slr-laplace`` (empirical): 2-SLR's stage-2 report, a user's solution
   clipped to ``[-R, R]^k`` plus Laplace noise of scale
@@ -71,6 +71,10 @@ and each group's noise keeps its effect at about ``0.2`` standard
 deviations, so its lower bound stays far below the claim and it refutes
 only a fit whose noise is calibrated at several times the claimed budget
 (:data:`U2R_CONTROL_FACTOR`); the row says so ("low power").
+
+The estimators answer ``channels(epsilon)`` with what is registered here
+(:func:`fastldp.channels.channels_of`); :data:`CONTROLS` lists each
+channel's negative control.
 """
 
 from __future__ import annotations
@@ -83,12 +87,16 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._random import RngLike
-from .shuffle import ViewSample
+from ..channels import Channel, ExactLaw, ViewSample, channels_of
+from . import baselines
+from .baselines import LDPIHT, TwoStageSLR
+from .sample_sdp import SampleSDP, default_radii
+from .u2r import U2R
 
 __all__ = [
     "LaplaceRelease", "KaryRR", "U2RFit", "laplace_corner_draw", "kary_sample",
     "ldp_iht_laplace", "ldp_iht_coordinate", "two_slr_krr", "two_slr_laplace", "u2r_fit", "u2r_fit_claim",
-    "u2r_fit_views", "regression_channels", "CONTROLS",
+    "u2r_fit_views", "kary_rr_law", "CONTROLS",
     "IHT_D", "SLR_D", "SLR_K", "SLR_RADIUS", "U2R_USERS", "U2R_ROWS", "U2R_D",
     "U2R_CONTROL_FACTOR", "U2R_DRAWS", "SampleSDPFit", "sample_sdp_fit",
     "sample_sdp_fit_claim", "sample_sdp_fit_views", "SDP_ROWS", "SDP_FAR",
@@ -121,8 +129,7 @@ SDP_DRAWS = (10_000, 3_000)
 
 
 def _baselines():
-    from ..regression import baselines
-
+    """The baselines' module, whose functions the releases look up at call time."""
     return baselines
 
 
@@ -139,7 +146,7 @@ class LaplaceRelease:
     Examples
     --------
     >>> import numpy as np
-    >>> from fastldp.audit.regression import LaplaceRelease
+    >>> from fastldp.regression._channels import LaplaceRelease
     >>> mech = LaplaceRelease(bound=1.0, dim=2, epsilon=1.0,
     ...                       scale_function="ldp_iht_laplace_scale")
     >>> mech.scale  # 2 bound dim / eps: the l1 diameter of the box over eps
@@ -179,8 +186,6 @@ def laplace_corner_draw(mech, eps, side, size, gen) -> np.ndarray:
 
 def ldp_iht_laplace(eps):
     """LDP-IHT's report at its default ``grad_clip``, ``d = IHT_D``."""
-    from ..regression import LDPIHT
-
     clip = LDPIHT(epsilon=eps, k=1).grad_clip
     return LaplaceRelease(bound=clip, dim=IHT_D, epsilon=eps,
                           scale_function="ldp_iht_laplace_scale")
@@ -188,8 +193,6 @@ def ldp_iht_laplace(eps):
 
 def ldp_iht_coordinate(eps):
     """LDP-IHT's default report at its default ``grad_clip``: one coordinate (``dim = 1``)."""
-    from ..regression import LDPIHT
-
     clip = LDPIHT(epsilon=eps, k=1).grad_clip
     return LaplaceRelease(bound=clip, dim=1, epsilon=eps,
                           scale_function="ldp_iht_coordinate_scale")
@@ -228,7 +231,7 @@ class KaryRR:
     Examples
     --------
     >>> import numpy as np
-    >>> from fastldp.audit.regression import KaryRR
+    >>> from fastldp.regression._channels import KaryRR
     >>> KaryRR(d=4, epsilon=50.0).privatize(np.arange(4), 0)  # keeps with e^50 / (e^50 + 3)
     array([0, 1, 2, 3])
     """
@@ -249,9 +252,23 @@ def two_slr_krr(eps):
     return KaryRR(d=SLR_D, epsilon=eps)
 
 
-def _krr_law(mech, eps, ids):
-    from .laws import kary_rr_law
+def kary_rr_law(d: int, eps: float) -> ExactLaw:
+    """k-ary randomized response over ``[d]``, from the formula (not from the sampler's code).
 
+    ``P(y = x) = e^eps / (e^eps + d - 1)`` and ``P(y) = 1 / (e^eps + d - 1)``
+    for each of the ``d - 1`` other values ``y``.
+    """
+    if d < 2:
+        raise ValueError(f"The 'd' parameter of kary_rr_law must be an int in [2, inf). "
+                         f"Got {d!r} instead.")
+    e = float(np.exp(eps))
+    probs = np.full((1, d, d), 1.0 / (e + d - 1))
+    probs[0, np.arange(d), np.arange(d)] = e / (e + d - 1)
+    return ExactLaw(list(range(d)), list(range(d)), np.zeros(1, dtype=np.uint64), probs,
+                    note="the formula of k-ary randomized response")
+
+
+def _krr_law(mech, eps, ids):
     return kary_rr_law(mech.d, mech.epsilon)
 
 
@@ -275,7 +292,7 @@ class U2RFit:
 
     Examples
     --------
-    >>> from fastldp.audit.regression import U2R_D, U2R_ROWS, U2R_USERS, U2RFit
+    >>> from fastldp.regression._channels import U2R_D, U2R_ROWS, U2R_USERS, U2RFit
     >>> X0, y0, users = U2RFit.data(0)
     >>> X1, y1, _ = U2RFit.data(1)
     >>> X0.shape == (U2R_USERS * U2R_ROWS, U2R_D), bool((X0 == X1).all())
@@ -307,8 +324,6 @@ class U2RFit:
 
 
 def u2r_fit(eps):
-    from ..regression import U2R
-
     return U2RFit(U2R(epsilon=eps, delta=1e-5, k=2, rows_per_user=U2R_ROWS))
 
 
@@ -334,8 +349,6 @@ def u2r_fit_views(mech, eps, side, size, gen) -> ViewSample:
 
 def _overclaiming_u2r(eps):
     """U2R whose noise is calibrated at ``U2R_CONTROL_FACTOR * eps`` while ``privacy_`` states eps."""
-    from ..regression import U2R
-
     class Overclaiming(U2R):
         def fit_precomputed(self, pre, *, rng=None):
             claimed = self.epsilon
@@ -363,7 +376,7 @@ class SampleSDPFit:
     Examples
     --------
     >>> import numpy as np
-    >>> from fastldp.audit.regression import SDP_ROWS, sample_sdp_fit
+    >>> from fastldp.regression._channels import SDP_ROWS, sample_sdp_fit
     >>> mech = sample_sdp_fit(1.0)
     >>> (X0, y0), (X1, y1) = mech.data(0), mech.data(1)
     >>> X0.shape == (SDP_ROWS, 2), bool((X0[1:] == X1[1:]).all()), bool((X0[0] != X1[0]).any())
@@ -384,8 +397,6 @@ class SampleSDPFit:
 
     def data(self, side: int) -> tuple[np.ndarray, np.ndarray]:
         """``(X, y)`` of ``D`` (side 0) or ``D'``; only row 0 differs."""
-        from ..regression.sample_sdp import default_radii
-
         gen = np.random.default_rng(_SEED + 1)
         X = gen.standard_normal((SDP_ROWS, 2))
         y = 0.1 * gen.standard_normal(SDP_ROWS)
@@ -422,8 +433,6 @@ def _isometric_record(x, y, r_x, r_y):
 
 
 def sample_sdp_fit(eps):
-    from ..regression import SampleSDP
-
     return SampleSDPFit(SampleSDP(epsilon=eps, delta=1e-5, max_messages=1))
 
 
@@ -448,8 +457,6 @@ def sample_sdp_fit_views(mech, eps, side, size, gen) -> ViewSample:
 
 def _overclaiming_sample_sdp(eps):
     """SampleSDP whose noise is calibrated at ``SDP_CONTROL_FACTOR * eps``, privacy_ stating eps."""
-    from ..regression import SampleSDP
-
     class Overclaiming(SampleSDP):
         def fit_precomputed(self, pre, *, rng=None):
             claimed = self.epsilon
@@ -472,38 +479,6 @@ def _sample_sdp_describe(mech) -> str:
             f"{cal['sensitivity']:.4g}; noise s.d. {est.summation_.noise_sd:.4g}")
 
 
-# ---------------------------------------------------------------- registry entries
-def regression_channels(epsilon: float) -> list:
-    """The regression family's channels (see the module docstring)."""
-    from .registry import Channel
-
-    return [
-        Channel("ldp-iht-laplace", f"LDP-IHT record report: gradient in [-c, c]^{IHT_D} + "
-                "Laplace, corners +c 1 vs -c 1", epsilon, ldp_iht_laplace, kind="empirical",
-                draw=laplace_corner_draw, describe=_laplace_describe),
-        Channel("ldp-iht-coordinate", "LDP-IHT record report (default): one uniformly sampled "
-                "gradient coordinate in [-c, c] + Laplace, +c vs -c", epsilon,
-                ldp_iht_coordinate, kind="empirical", draw=laplace_corner_draw,
-                describe=_laplace_describe),
-        Channel("2slr-krr", f"2-SLR stage 1: k-ary randomized response over [d], d = {SLR_D}",
-                epsilon, two_slr_krr, law=_krr_law, sample=kary_sample),
-        Channel("2slr-laplace", f"2-SLR stage 2: solution in [-R, R]^{SLR_K} + Laplace, "
-                f"R = {SLR_RADIUS:g}, corners +R 1 vs -R 1", epsilon, two_slr_laplace,
-                kind="empirical", draw=laplace_corner_draw, describe=_laplace_describe),
-        Channel("u2r-fit", f"a whole U2R fit, {U2R_USERS} users x {U2R_ROWS} rows, d = {U2R_D}, "
-                "one user changed; claim: the fitted privacy_", epsilon, u2r_fit, kind="fit",
-                draw=u2r_fit_views, claim=u2r_fit_claim, draws=U2R_DRAWS,
-                statistics=("coef_[0] - coef_[1]", "[0 in S] - [1 in S]"),
-                known_reach=U2R_CONTROL_FACTOR, describe=_u2r_describe),
-        Channel("sample-sdp-fit", f"a whole Sample-SDP fit (l2 clipping), {SDP_ROWS} rows, "
-                "d = 2, one row changed at the sensitivity's edge; claim: the fitted privacy_",
-                epsilon, sample_sdp_fit, kind="fit", draw=sample_sdp_fit_views,
-                claim=sample_sdp_fit_claim, draws=SDP_DRAWS,
-                statistics=("total . (s(r) - s(r'))",), known_reach=SDP_CONTROL_FACTOR,
-                describe=_sample_sdp_describe),
-    ]
-
-
 #: ``(channel, build, (name suffix, description))`` of each control
 CONTROLS = [
     ("ldp-iht-laplace", _half_scale(ldp_iht_laplace),
@@ -522,3 +497,62 @@ CONTROLS = [
      (f"noise@{SDP_CONTROL_FACTOR:g}eps", f"Sample-SDP with its noise calibrated at "
       f"{SDP_CONTROL_FACTOR:g} eps, privacy_ stating eps")),
 ]
+
+
+def _with_controls(channels: list) -> list:
+    """``channels`` and the negative control :data:`CONTROLS` gives each."""
+    out = list(channels)
+    for ch in channels:
+        for name, build, (suffix, description) in CONTROLS:
+            if name == ch.name:
+                out.append(replace(ch, control_of=name, name=f"control:{name}-{suffix}",
+                                   build=build, description=description,
+                                   expect_violation=True))
+    return out
+
+
+@channels_of(LDPIHT)
+def _ldp_iht_channels(epsilon):
+    return _with_controls([
+        Channel("ldp-iht-laplace", f"LDP-IHT record report: gradient in [-c, c]^{IHT_D} + "
+                "Laplace, corners +c 1 vs -c 1", epsilon, ldp_iht_laplace, kind="empirical",
+                draw=laplace_corner_draw, describe=_laplace_describe),
+        Channel("ldp-iht-coordinate", "LDP-IHT record report (default): one uniformly sampled "
+                "gradient coordinate in [-c, c] + Laplace, +c vs -c", epsilon,
+                ldp_iht_coordinate, kind="empirical", draw=laplace_corner_draw,
+                describe=_laplace_describe),
+    ])
+
+
+@channels_of(TwoStageSLR)
+def _two_slr_channels(epsilon):
+    return _with_controls([
+        Channel("2slr-krr", f"2-SLR stage 1: k-ary randomized response over [d], d = {SLR_D}",
+                epsilon, two_slr_krr, law=_krr_law, sample=kary_sample),
+        Channel("2slr-laplace", f"2-SLR stage 2: solution in [-R, R]^{SLR_K} + Laplace, "
+                f"R = {SLR_RADIUS:g}, corners +R 1 vs -R 1", epsilon, two_slr_laplace,
+                kind="empirical", draw=laplace_corner_draw, describe=_laplace_describe),
+    ])
+
+
+@channels_of(U2R)
+def _u2r_channels(epsilon):
+    return _with_controls([
+        Channel("u2r-fit", f"a whole U2R fit, {U2R_USERS} users x {U2R_ROWS} rows, d = {U2R_D}, "
+                "one user changed; claim: the fitted privacy_", epsilon, u2r_fit, kind="fit",
+                draw=u2r_fit_views, claim=u2r_fit_claim, draws=U2R_DRAWS,
+                statistics=("coef_[0] - coef_[1]", "[0 in S] - [1 in S]"),
+                known_reach=U2R_CONTROL_FACTOR, describe=_u2r_describe),
+    ])
+
+
+@channels_of(SampleSDP)
+def _sample_sdp_channels(epsilon):
+    return _with_controls([
+        Channel("sample-sdp-fit", f"a whole Sample-SDP fit (l2 clipping), {SDP_ROWS} rows, "
+                "d = 2, one row changed at the sensitivity's edge; claim: the fitted privacy_",
+                epsilon, sample_sdp_fit, kind="fit", draw=sample_sdp_fit_views,
+                claim=sample_sdp_fit_claim, draws=SDP_DRAWS,
+                statistics=("total . (s(r) - s(r'))",), known_reach=SDP_CONTROL_FACTOR,
+                describe=_sample_sdp_describe),
+    ])

@@ -1,4 +1,4 @@
-"""Audit channels of the memoized protocols (:mod:`fastldp.longitudinal`), and their control.
+"""The audit's channels of the memoized protocols (L-GRR, L-OUE, ...), and their control.
 
 Three exact channels per protocol, on ``D = 3`` symbols, with
 ``epsilon_1 = epsilon_inf / 2``:
@@ -19,6 +19,8 @@ The laws are computed here from the protocol's public probabilities, not
 by its sampler, and audited in rational arithmetic
 (:func:`fastldp.audit.exact.audit_law`); one report's largest ratio is
 ``e^epsilon_1`` to rounding (the protocols are calibrated at the edge).
+Each class answers ``channels(epsilon)`` with what is registered here
+(:func:`fastldp.channels.channels_of`).
 
 The negative control ``control:<name>-memo-skipped`` draws a fresh permanent
 response for every report (no memo) and is audited empirically over
@@ -39,11 +41,11 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..channels import ExactLaw
-from ..channels import Channel
+from ..channels import Channel, ExactLaw, channels_of
+from .memo import MemoryMemo
+from .protocols import LGRR, LOSUE, LOUE, LSOUE, LSUE
 
-__all__ = ["longitudinal_channels", "longitudinal_controls", "permanent_law", "report_law",
-           "PROTOCOLS", "ROUNDS", "TAU", "LONGITUDINAL_D"]
+__all__ = ["permanent_law", "report_law", "PROTOCOLS", "ROUNDS", "TAU", "LONGITUDINAL_D"]
 
 #: symbols of the audits (the unary protocols enumerate 2^D bit vectors per report)
 LONGITUDINAL_D = 3
@@ -54,15 +56,12 @@ TAU = 10
 #: epsilon_1 / epsilon_inf in the audits (feasible for every protocol: L-OUE and L-SOUE
 #: reach at least 2/3 of epsilon_inf)
 RATIO = 0.5
-#: registry name -> class name in fastldp.longitudinal
-PROTOCOLS = {"l-grr": "LGRR", "l-oue": "LOUE", "l-osue": "LOSUE", "l-sue": "LSUE",
-             "l-soue": "LSOUE"}
+#: channel name -> the protocol's class
+PROTOCOLS = {"l-grr": LGRR, "l-oue": LOUE, "l-osue": LOSUE, "l-sue": LSUE, "l-soue": LSOUE}
 
 
 def _cls(name):
-    from .. import longitudinal
-
-    return getattr(longitudinal, PROTOCOLS[name])
+    return PROTOCOLS[name]
 
 
 def _builder(name, *, claim_is_inf: bool):
@@ -74,8 +73,6 @@ def _builder(name, *, claim_is_inf: bool):
 
 
 def _is_grr(mech) -> bool:
-    from ..longitudinal import LGRR
-
     return isinstance(mech, LGRR)
 
 
@@ -152,8 +149,6 @@ def _key(mech, row):
 
 
 def _sample_permanent(mech, eps, xs, ids, gen):
-    from ..longitudinal import MemoryMemo
-
     memo = MemoryMemo()
     x = np.asarray(xs, dtype=np.int64)
     mech.privatize(x, memo=memo, identities=ids, rng=gen)
@@ -163,16 +158,12 @@ def _sample_permanent(mech, eps, xs, ids, gen):
 
 
 def _sample_reports(mech, eps, xs, ids, gen):
-    from ..longitudinal import MemoryMemo
-
     reports = mech.privatize(np.asarray(xs, dtype=np.int64), memo=MemoryMemo(), identities=ids,
                              rng=gen)
     return [_key(mech, r) for r in reports]
 
 
 def _sample_rounds(mech, eps, xs, ids, gen):
-    from ..longitudinal import MemoryMemo
-
     memo, x = MemoryMemo(), np.asarray(xs, dtype=np.int64)
     rounds = [mech.privatize(x, memo=memo, identities=ids, rng=gen) for _ in range(ROUNDS)]
     return [tuple(_key(mech, r[i]) for r in rounds) for i in range(x.shape[0])]
@@ -187,34 +178,32 @@ def _describe(mech) -> str:
             f"q1={mech.q1:.6g}, p2={mech.p2:.6g}, q2={mech.q2:.6g}")
 
 
-def longitudinal_channels(epsilon: float = 1.0) -> list[Channel]:
-    """The exact channels of every memoized protocol (module docstring)."""
+def _protocol_channels(name: str, epsilon: float) -> list[Channel]:
+    """The three exact channels of protocol ``name`` (module docstring) and its control."""
     D = LONGITUDINAL_D
-    out = []
-    for name, cls_name in PROTOCOLS.items():
-        outputs = f"{D} symbols" if name == "l-grr" else f"all {2 ** D} bit vectors"
-        out += [
-            Channel(f"{name}-permanent", f"{cls_name} permanent (memoized) response, D = {D}, "
-                    f"{outputs}; claim epsilon_inf", epsilon, _builder(name, claim_is_inf=True),
-                    law=lambda mech, eps, ids: permanent_law(mech, ids),
-                    sample=_sample_permanent, output_key=_identity, describe=_describe),
-            Channel(name, f"{cls_name} one report (permanent then instantaneous), D = {D}, "
-                    f"{outputs}; claim epsilon_1", epsilon, _builder(name, claim_is_inf=False),
-                    law=lambda mech, eps, ids: report_law(mech, 1, ids),
-                    sample=_sample_reports, output_key=_identity, describe=_describe),
-            Channel(f"{name}-rounds", f"{cls_name}, {ROUNDS} reports of one value through one "
-                    f"memo, D = {D}; claim epsilon_inf", epsilon,
-                    _builder(name, claim_is_inf=True),
-                    law=lambda mech, eps, ids: report_law(mech, ROUNDS, ids),
-                    sample=_sample_rounds, output_key=_identity, describe=_describe),
-        ]
-    return out
+    cls_name = PROTOCOLS[name].__name__
+    outputs = f"{D} symbols" if name == "l-grr" else f"all {2 ** D} bit vectors"
+    rounds = Channel(f"{name}-rounds", f"{cls_name}, {ROUNDS} reports of one value through one "
+                     f"memo, D = {D}; claim epsilon_inf", epsilon,
+                     _builder(name, claim_is_inf=True),
+                     law=lambda mech, eps, ids: report_law(mech, ROUNDS, ids),
+                     sample=_sample_rounds, output_key=_identity, describe=_describe)
+    return [
+        Channel(f"{name}-permanent", f"{cls_name} permanent (memoized) response, D = {D}, "
+                f"{outputs}; claim epsilon_inf", epsilon, _builder(name, claim_is_inf=True),
+                law=lambda mech, eps, ids: permanent_law(mech, ids),
+                sample=_sample_permanent, output_key=_identity, describe=_describe),
+        Channel(name, f"{cls_name} one report (permanent then instantaneous), D = {D}, "
+                f"{outputs}; claim epsilon_1", epsilon, _builder(name, claim_is_inf=False),
+                law=lambda mech, eps, ids: report_law(mech, 1, ids),
+                sample=_sample_reports, output_key=_identity, describe=_describe),
+        rounds,
+        _memo_skipped(name, rounds),
+    ]
 
 
 def _skipping_builder(name):
     def make(eps):
-        from ..longitudinal import MemoryMemo
-
         class MemoSkipped(_cls(name)):  # type: ignore[misc, valid-type]
             """The fault: the memo it is given is ignored, every report draws a fresh
             permanent response."""
@@ -233,8 +222,6 @@ def _tau_draw(mech, eps, side, size, gen):
     The statistic is ``#reports showing 0 - #reports showing 1`` (bits 0 and 1
     for the unary protocols).
     """
-    from ..longitudinal import MemoryMemo
-
     x = np.full(size, side, dtype=np.int64)
     memo = MemoryMemo()
     stat = np.zeros(size)
@@ -247,18 +234,22 @@ def _tau_draw(mech, eps, side, size, gen):
     return stat
 
 
-def longitudinal_controls(registry: dict) -> list[Channel]:
+def _memo_skipped(name: str, base: Channel) -> Channel:
     """``control:<name>-memo-skipped``: a fresh permanent response per report, audited
     empirically over ``TAU`` reports of one value against ``epsilon_inf``."""
-    out = []
-    for name, cls_name in PROTOCOLS.items():
-        base = registry.get(f"{name}-rounds")
-        if base is None:
-            continue
-        out.append(replace(
-            base, name=f"control:{name}-memo-skipped", kind="empirical",
-            build=_skipping_builder(name), draw=_tau_draw, law=None, sample=None,
-            control_of=f"{name}-rounds", expect_violation=True,
-            description=f"{cls_name} with the memo skipped (a fresh permanent response per "
-                        f"report): {TAU} reports of one value, claim epsilon_inf"))
-    return out
+    return replace(
+        base, name=f"control:{name}-memo-skipped", kind="empirical",
+        build=_skipping_builder(name), draw=_tau_draw, law=None, sample=None,
+        control_of=f"{name}-rounds", expect_violation=True,
+        description=f"{PROTOCOLS[name].__name__} with the memo skipped (a fresh permanent "
+                    f"response per report): {TAU} reports of one value, claim epsilon_inf")
+
+
+def _register(name: str) -> None:
+    @channels_of(PROTOCOLS[name])
+    def protocol_channels(epsilon):
+        return _protocol_channels(name, epsilon)
+
+
+for _name in PROTOCOLS:
+    _register(_name)

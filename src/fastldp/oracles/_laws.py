@@ -1,13 +1,14 @@
-"""Exact output laws of the package's finite channels on tiny domains.
+"""Exact output laws of the frequency oracles and scalar randomizers on tiny domains.
 
 Each function reads only a mechanism's public parameters (its budget, domain,
 codebook seed, and the public methods it already exposes, such as
-:meth:`fastldp.relations.JPRS.output_probabilities` or
-:meth:`fastldp.oracles.Duchi.prob_plus`) and returns an
-:class:`~fastldp.audit.exact.ExactLaw`: ``P[i, x, y]`` for every listed
-identity ``i``, input ``x`` and output ``y``. Keeping the laws here, beside
-the audit, means a mechanism's sampler and its law are written by different
-hands; :mod:`fastldp.audit.registry` checks the two against each other.
+:meth:`fastldp.oracles.Duchi.prob_plus` or :meth:`fastldp.oracles.CMS.hash_table`)
+and returns an :class:`~fastldp.channels.ExactLaw`: ``P[i, x, y]`` for every
+listed identity ``i``, input ``x`` and output ``y``. The laws are written
+here from the papers' formulas, apart from the samplers, so that the audit
+(:mod:`fastldp.audit`, through :mod:`._channels`) checks the two against
+each other. The other families' laws build on these (P-RS mixes an oracle's
+law over slots).
 
 The formulas (``e = e^eps``):
 
@@ -29,21 +30,10 @@ The formulas (``e = e^eps``):
   where it does not.
 * HCMS: the report ``(j, l, omega)`` has ``P = e / ((e + 1) k m)`` when
   ``omega = H_m[l, h_j(x)]`` and ``1 / ((e + 1) k m)`` otherwise.
-* P-RS: the padded set's slot is uniform over ``k``, so
-  ``P(y | E) = (1/k) (sum_{e in E} O(y | e) + sum_{u = |E|}^{k-1} O(y | p + u))``
-  with ``O`` the oracle's law over ``D = p + k`` symbols.
-* JPRS: one bit, ``P(+1 | E) = (1 + tanh(eps/2) c_k(|E|) sgn0(sum_E R_i(e))) / 2``
-  from :meth:`JPRS.output_probabilities`, for every set of at most ``k`` pairs.
 * Duchi: ``P(+C | u) = (1 + u / C) / 2`` on a grid of inputs including ``+-1``.
 * DiscretePiecewise on its grid inputs ``u_i = -1 + 2 i / m``: cell ``j`` (the
   output ``y_j``) has ``P = A / T`` for ``i <= j < i + W`` and ``B / T``
   otherwise, ``T = W A + m B`` (the public integers of the mechanism).
-* RPC on the Duchi route: ``u = Clip(<x, S_i>, R)`` from :meth:`RPC.encode`
-  for every ternary vector with at most ``m`` non-zeros, then Duchi at ``u / R``;
-  outputs ``+-R C``.
-* k-ary randomized response over ``[d]`` (2-SLR's stage 1): keep the index
-  with probability ``e / (e + d - 1)``, report each other value with
-  ``1 / (e + d - 1)``.
 * Subset selection, sets of ``k`` symbols (outputs: the ``C(D, k)`` sets as bit
   tuples): ``P(Z | x) = e / Omega`` when ``x`` is in ``Z``, ``1 / Omega`` otherwise,
   ``Omega = C(D - 1, k - 1) e + C(D - 1, k)``.
@@ -76,11 +66,9 @@ from .._kernels._olh import olh_buckets
 from ..channels import ExactLaw
 
 __all__ = [
-    "grr_law", "olh_law", "hr_law", "unary_law", "padded_law", "jprs_law", "duchi_law",
-    "rpc_law", "relation_sets", "oracle_law", "kary_rr_law",
-    "subset_law", "blh_law",
-    "cms_law", "hcms_law",
-    "the_law", "rappor_law",
+    "grr_law", "olh_law", "hr_law", "unary_law", "flh_law", "cms_law", "hcms_law", "oracle_law",
+    "duchi_law", "discrete_piecewise_law", "discrete_she_law", "subset_law", "blh_law",
+    "the_law", "rappor_law", "olh_buckets_of", "hr_size",
 ]
 
 
@@ -224,46 +212,6 @@ def oracle_law(name: str, domain_size: int, eps: float, codebook_seed: int, iden
     raise ValueError(f"no exact law for oracle {name!r}")
 
 
-def relation_sets(shape, k: int) -> list:
-    """Every set of at most ``k`` pairs of a ``d1 x d2`` table, as ``(m, 2)`` int64 arrays."""
-    d1, d2 = shape
-    pairs = [(r, c) for r in range(d1) for c in range(d2)]
-    out = []
-    for m in range(k + 1):
-        for combo in itertools.combinations(pairs, m):
-            out.append(np.array(combo, dtype=np.int64).reshape(m, 2))
-    return out
-
-
-def jprs_law(mech, eps: float, identities, csr=None) -> ExactLaw:
-    """JPRS given its codebook, from :meth:`JPRS.output_probabilities` (outputs ``-1, +1``).
-
-    ``csr``, when given, turns a list of sets into the sparse matrix the
-    mechanism also accepts (faster for many identities).
-    """
-    ids = _ids(identities)
-    sets = relation_sets(mech.shape, mech.k)
-    plus = np.empty((ids.shape[0], len(sets)))
-    for j, s in enumerate(sets):
-        rel = [s] * ids.shape[0]
-        plus[:, j] = mech.output_probabilities(rel if csr is None else csr(rel), eps, identities=ids)
-    probs = np.stack([1.0 - plus, plus], axis=2)
-    return ExactLaw(sets, [-1, 1], ids, probs)
-
-
-def padded_law(mech, eps: float, identities) -> ExactLaw:
-    """P-RS: uniform slot of the padded set, then the oracle over ``p + k`` symbols."""
-    ids = _ids(identities)
-    base = oracle_law(mech.oracle_name, mech.domain_size, eps, mech.codebook_seed, ids)
-    sets = relation_sets(mech.shape, mech.k)
-    d2 = mech.shape[1]
-    probs = np.empty((ids.shape[0], len(sets), base.probs.shape[2]))
-    for j, s in enumerate(sets):
-        items = list(s[:, 0] * d2 + s[:, 1]) + [mech.p + u for u in range(s.shape[0], mech.k)]
-        probs[:, j] = base.probs[:, items, :].sum(axis=1) / mech.k
-    return ExactLaw(sets, base.outputs, ids, probs)
-
-
 def duchi_law(randomizer, inputs=(-1.0, -0.5, 0.0, 0.5, 1.0)) -> ExactLaw:
     """Duchi's two-point law from :meth:`Duchi.prob_plus` (outputs ``-C, +C``)."""
     u = np.asarray(inputs, dtype=np.float64)
@@ -314,43 +262,6 @@ def discrete_she_law(mech, eps: float) -> ExactLaw:
     keys = [tuple(int(values[j]) for j in row) for row in outputs]
     return ExactLaw(list(range(D)), keys, np.zeros(1, dtype=np.uint64), probs,
                     note="binary64 probabilities (q^k by pow), converted exactly to rationals")
-
-
-def ternary_vectors(d: int, m: int) -> list:
-    """Every vector in ``{-1, 0, 1}^d`` with at most ``m`` non-zeros."""
-    return [np.array(v, dtype=np.float64) for v in itertools.product((-1, 0, 1), repeat=d)
-            if sum(1 for t in v if t) <= m]
-
-
-def rpc_law(mech, identities) -> ExactLaw:
-    """RPC with Duchi's ``Q`` on the ternary route: ``u`` from :meth:`RPC.encode`, then Duchi."""
-    ids = _ids(identities)
-    if mech.randomizer.name != "duchi" or mech.values != "ternary":
-        raise ValueError("the exact RPC law needs randomizer='duchi' and values='ternary'")
-    vectors = ternary_vectors(mech.d, mech.m)
-    plus = np.empty((ids.shape[0], len(vectors)))
-    for j, v in enumerate(vectors):
-        u = mech.encode(np.tile(v, (ids.shape[0], 1)), identities=ids)
-        plus[:, j] = mech.randomizer.prob_plus(u / mech.R)
-    probs = np.stack([1.0 - plus, plus], axis=2)
-    c = mech.R * mech.randomizer.C
-    return ExactLaw(vectors, [-c, c], ids, probs)
-
-
-def kary_rr_law(d: int, eps: float) -> ExactLaw:
-    """k-ary randomized response over ``[d]``, from the formula (not from the sampler's code).
-
-    ``P(y = x) = e^eps / (e^eps + d - 1)`` and ``P(y) = 1 / (e^eps + d - 1)``
-    for each of the ``d - 1`` other values ``y``.
-    """
-    if d < 2:
-        raise ValueError(f"The 'd' parameter of kary_rr_law must be an int in [2, inf). "
-                         f"Got {d!r} instead.")
-    e = float(np.exp(eps))
-    probs = np.full((1, d, d), 1.0 / (e + d - 1))
-    probs[0, np.arange(d), np.arange(d)] = e / (e + d - 1)
-    return ExactLaw(list(range(d)), list(range(d)), np.zeros(1, dtype=np.uint64), probs,
-                    note="the formula of k-ary randomized response")
 
 
 def subset_law(domain_size: int, eps: float, subset_size: int, identities=(0,)) -> ExactLaw:
