@@ -194,8 +194,9 @@ class Store:
         except LockHeld as exc:
             raise StoreLocked(str(exc)) from None
         except OSError as exc:
-            raise StoreError(f"the store directory {self.dir} cannot be locked for writing "
-                             f"({exc.strerror}: {exc.filename})") from None
+            raise StoreError(f"the store {self.dir} cannot be locked for writing "
+                             f"({exc.strerror}: {exc.filename}); its directory must be "
+                             "writable") from None
         try:
             self._open(mechanism, report_shape, report_dtype, segment_rows, row_group,
                        max_group, backlog, decode_rows)
