@@ -38,8 +38,10 @@ probability under ``x_1``, and a distinguishing test
 far above the claim. :func:`mironov_attack` measures both: the fraction of
 distinguishable outputs and the empirical ``eps`` the counts imply.
 
-The negative control ``control:laplace-textbook-lsb``
-(:mod:`fastldp.audit.controls`) is the textbook sampler at ``b = 2 / eps``
+The negative control ``control:laplace-textbook-lsb`` of
+:class:`~fastldp.oracles.Laplace` (registered in
+``fastldp/oracles/_channels.py``; the sampler model is
+:mod:`fastldp._textbook_laplace`) is the textbook sampler at ``b = 2 / eps``
 on ``u = +1`` vs ``-1`` (the hardest pair of
 :class:`~fastldp.oracles.Laplace`), claimed ``eps``-LDP, audited through
 this statistic; ``fastldp audit --controls`` must catch it, and
