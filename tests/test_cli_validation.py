@@ -240,18 +240,18 @@ def test_simulate_send_identities_past_2_64_are_refused(collector, capsys):
 
 def test_a_failure_in_a_client_thread_is_counted_without_a_traceback(collector, capsys,
                                                                       monkeypatch):
-    from fastldp import mechanisms
+    from fastldp.service.client import Client
 
-    real, calls, lock = mechanisms._values_chunk, [], threading.Lock()
+    real, calls, lock = Client.send, [], threading.Lock()
 
-    def second_call_fails(*args, **kwargs):
+    def second_call_fails(self, *args, **kwargs):
         with lock:
             calls.append(1)
             if len(calls) == 2:
                 raise RuntimeError("planted failure")
-        return real(*args, **kwargs)
+        return real(self, *args, **kwargs)
 
-    monkeypatch.setattr(mechanisms, "_values_chunk", second_call_fails)
+    monkeypatch.setattr(Client, "send", second_call_fails)
     status = main(["simulate", "--send", collector.url, "--token", collector.token,
                    "--n", "300", "--batch-size", "100", "--clients", "1",
                    "--first-identity", "5000", "--quiet"])
@@ -261,7 +261,7 @@ def test_a_failure_in_a_client_thread_is_counted_without_a_traceback(collector, 
     assert "1 of 3 batches failed (100 reports not accepted)" in captured.err
     assert "RuntimeError: planted failure" in captured.err
     assert "200 reports sent" in captured.out  # the batch after the failure was sent too
-    monkeypatch.setattr(mechanisms, "_values_chunk", real)
+    monkeypatch.setattr(Client, "send", real)
     # the failed batch's identities were not stored: they are accepted now, the others not
     assert main(["simulate", "--send", collector.url, "--token", collector.token, "--n", "100",
                  "--first-identity", "5100", "--quiet"]) == 0
