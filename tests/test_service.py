@@ -78,7 +78,7 @@ def test_live_estimate_equals_the_offline_estimate_bit_for_bit(olh_server):
     assert got["n"] == offline.n
     assert np.array_equal(np.array(got["estimate"]), offline.estimate)
     assert np.array_equal(np.array(got["std"]), offline.std)
-    assert got["shape"] == [64] and got["kind"] == "oracle" and got["mechanism"] == "OLH"
+    assert got["shape"] == [64] and got["kind"] == "counts" and got["mechanism"] == "OLH"
     assert got["privacy"] == str(offline.privacy)
     assert got["sanitization"]["n_received"] == offline.n
 
@@ -101,7 +101,7 @@ def test_client_privatizes_with_the_servers_mechanism(olh_server):
     mech = client.mechanism()
     assert mech.stream_params() == from_spec(OLH).stream_params()
     info = httpx.get(srv.url + "/v1/mechanism").json()
-    assert info["spec"] == OLH and info["kind"] == "oracle" and info["epsilon"] == 1.0
+    assert info["spec"] == OLH and info["kind"] == "counts" and info["epsilon"] == 1.0
     assert info["estimate_shape"] == [64] and info["max_body"] == 300_000
 
 
@@ -268,7 +268,7 @@ def test_personal_budgets_matrix_restart_and_offline_decode(tmp_path):
         client.send(reports[1200:], identities=ids[1200:], epsilons=eps[1200:],
                     privatize=False, batch_size=500)
         got = client.estimate()
-        assert got["kind"] == "jprs" and got["shape"] == [6, 5] and got["n"] == n
+        assert got["kind"] == "matrix" and got["shape"] == [6, 5] and got["n"] == n
         assert np.array_equal(np.array(got["estimate"]).reshape(6, 5), offline.matrix)
         client.close()
     files = sorted(glob.glob(str(srv.store / "*.parquet")))

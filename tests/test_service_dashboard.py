@@ -340,7 +340,7 @@ def test_rpc_dashboard_draws_the_mean_vector_and_counts_sanitized_reports(page, 
             Client(srv.url, srv.token) as client:
         client.send(reports, identities=np.arange(n), privatize=False)
         est, stats = client.estimate(), client.stats()
-        assert est["kind"] == "rpc" and est["shape"] == [d]
+        assert est["kind"] == "vector" and est["shape"] == [d]
         assert est["sanitization"]["n_sanitized"] == bad == stats["sanitized"]
         page.goto(srv.url + "/")
         _wait_for(page, stats)

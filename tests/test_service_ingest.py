@@ -509,18 +509,32 @@ def _post_in_process(app, *requests):
 
 
 def test_a_store_failure_is_507_with_a_reason(tmp_path, monkeypatch):
-    """Finding 3 (disk full, the route's part): a batch the store could not commit (StoreError:
-    StoreFull when the disk is full) is a 507 with a JSON reason, counted, not a plain-text 500."""
-    from fastldp.service.store import StoreError
+    """Finding 3 (disk full, the route's part): a batch the store could not commit for lack of
+    space (StoreFull) is a 507 with a JSON reason, counted, not a plain-text 500."""
+    from fastldp.service.store import StoreFull
 
     app = _app(tmp_path)
     monkeypatch.setattr(app.state.collector.store, "submit", _failing_submit(
-        error=StoreError("database or disk is full")))
+        error=StoreFull("database or disk is full")))
     (answer,), stats = _post_in_process(app, {"idempotency_key": "full-1", "identities": [1],
                                               "reports": [1]})
     assert answer.status_code == 507
     assert answer.json() == {"error": "insufficient_storage", "detail": "database or disk is full"}
     assert stats["refused"]["insufficient_storage"] == 1
+
+
+def test_another_store_failure_is_503_not_507(tmp_path, monkeypatch):
+    """A store that fails otherwise (closing at shutdown) is a 503 to retry, not a full disk."""
+    from fastldp.service.store import StoreError
+
+    app = _app(tmp_path)
+    monkeypatch.setattr(app.state.collector.store, "submit", _failing_submit(
+        error=StoreError("the store is closing")))
+    (answer,), stats = _post_in_process(app, {"idempotency_key": "closing-1",
+                                              "identities": [1], "reports": [1]})
+    assert answer.status_code == 503 and answer.headers["retry-after"] == "1"
+    assert answer.json() == {"error": "unavailable", "detail": "the store is closing"}
+    assert stats["refused"]["unavailable"] == 1 and stats["refused"]["insufficient_storage"] == 0
 
 
 def test_store_refusals_are_counted_by_their_reason(tmp_path, monkeypatch):

@@ -61,6 +61,19 @@ def _state(store):
     return {p.name: (p.stat().st_size, p.stat().st_mtime_ns) for p in store.iterdir()}
 
 
+def _settled_state(store, quiet=0.5, timeout=20.0):
+    """:func:`_state` once the running collector has stopped writing (its decode, publication
+    and checkpoint run after the acks): the same for ``quiet`` seconds."""
+    state, deadline = _state(store), time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        time.sleep(quiet)
+        now = _state(store)
+        if now == state:
+            return state
+        state = now
+    raise AssertionError(f"the collector kept writing its store for {timeout} s")
+
+
 def _one_error_line(stderr):
     lines = [line for line in stderr.splitlines() if line.strip()]
     assert len(lines) == 1, stderr
@@ -99,7 +112,7 @@ def test_second_serve_on_the_same_store_and_port_refuses_before_recovery(tmp_pat
         with Client(srv.url, srv.token) as client:
             ids, reports = _send(client, mech, 0, 10)
         assert not glob.glob(str(srv.store / "*.parquet"))  # the journal holds them all
-        before = _state(srv.store)
+        before = _settled_state(srv.store)
         second = subprocess.run(srv.command(), capture_output=True, text=True, timeout=120)
         assert _state(srv.store) == before  # no recovery, no segment, no write
         assert second.returncode == 2, second.stderr

@@ -378,6 +378,27 @@ def _sanitized_line(san) -> str:
     return f"{san.n_sanitized:,} of {san.n_received:,}" + (f" ({reasons})" if reasons else "")
 
 
+def _decode_summary(mech, result) -> str:
+    """The line ``fastldp decode`` prints about an estimate, by the mechanism's ``kind``."""
+    estimate = np.asarray(getattr(result, "estimate", result.counts if hasattr(
+        result, "counts") else []), dtype=np.float64)
+    labels = getattr(result, "categories", None) or mech.labels
+    if mech.kind == "matrix" and estimate.ndim == 2:
+        flat = estimate.ravel()
+        top = np.argsort(-flat, kind="stable")[:5]
+        rows, cols = np.divmod(top, estimate.shape[1])
+        return "  largest entries: " + ", ".join(
+            f"({r}, {c}) {flat[i]:.4f}" for i, r, c in zip(top, rows, cols))
+    if mech.kind == "ranking":  # heavy hitters: the items found, in their order
+        return "  top items: " + ", ".join(f"{label}: {c:,.1f}" for label, c in
+                                           zip(list(labels or ())[:5], estimate[:5]))
+    flat = estimate.ravel()
+    top = np.argsort(-flat, kind="stable")[:5]
+    name = (lambda v: labels[v]) if labels is not None and len(labels) == flat.size else str
+    what = "largest counts" if mech.kind == "counts" else "largest entries"
+    return f"  {what}: " + ", ".join(f"{name(v)}: {flat[v]:,.1f}" for v in top)
+
+
 def _decode(args) -> int:
     import warnings
 
@@ -428,20 +449,10 @@ def _decode(args) -> int:
     print(f"fastldp decode: {len(files)} file(s), {total:,} reports of "
           f"{spec['mechanism']} in {seconds:.2f} s ({total / max(seconds, 1e-9):,.0f} reports/s"
           f"{', scheduler ' + args.scheduler if args.scheduler else ', local stream'})")
-    san = result.sanitization
-    print(f"  sanitized reports: {_sanitized_line(san)}")
-    if getattr(result, "matrix", None) is not None and np.ndim(result.matrix) == 2:
-        flat = result.matrix.ravel()
-        top = np.argsort(-flat, kind="stable")[:5]
-        rows, cols = np.divmod(top, result.matrix.shape[1])
-        print("  largest entries: " + ", ".join(
-            f"({r}, {c}) {flat[i]:.4f}" for i, r, c in zip(top, rows, cols)))
-    elif getattr(result, "codes", None) is not None:  # heavy hitters: the items found
-        print("  top items: " + ", ".join(f"{label}: {c:,.1f}" for label, c in
-                                          zip(result.categories[:5], result.counts[:5])))
-    elif hasattr(result, "counts"):
-        top = np.argsort(-result.counts, kind="stable")[:5]
-        print("  largest counts: " + ", ".join(f"{v}: {result.counts[v]:,.1f}" for v in top))
+    san = getattr(result, "sanitization", None)
+    if san is not None:  # a mechanism that sanitizes nothing has no such counts
+        print(f"  sanitized reports: {_sanitized_line(san)}")
+    print(_decode_summary(mech, result))
     if args.out:
         try:
             save_result(result, args.out)

@@ -188,9 +188,3 @@ def simulate(mechanism: Any, n: int, out: Union[str, os.PathLike[str]], *,
                 progress(start + m, n)
     return Path(out)
 
-
-def _relations_chunk(mech, n, rng):  # transitional: the collector's probe until it asks the protocol
-    return mech.example_data(n, rng)
-
-
-_values_chunk = _relations_chunk

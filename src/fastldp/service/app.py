@@ -24,20 +24,19 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .. import mechanisms, oracles, relations
+from .. import mechanisms, protocol
 from .._random import resolve_n_threads
-from ..reports import _fixed_epsilon, _report_kind, mechanism_spec
 from .auth import RateLimiter, TokenTable, read_tokens
 from .parsing import KEY_PATTERN as _KEY  # noqa: F401 - the key pattern (re.fullmatch)
 from .parsing import (ARROW_TYPE, BatchParser, Limits, Malformed, Refusal, Who,  # noqa: F401
                       check_key, lower_priority, parse_json_job, warm_job)
-from .store import LATENCY_BUCKETS, Batch, Store, StoreError
+from .store import LATENCY_BUCKETS, Batch, Store, StoreError, StoreFull
 
 __all__ = ["ServiceConfig", "create_app", "probe_reports", "REFUSAL_REASONS", "ARROW_TYPE"]
 
 REFUSAL_REASONS = ("unauthorized", "forbidden_identity", "too_large", "malformed",
                    "duplicate_identity", "rate_limited", "idempotency_key_reused",
-                   "insufficient_storage")
+                   "insufficient_storage", "unavailable")
 # Bodies from this size on are bulk work, parsed at a lower CPU priority than the event loop
 # (nice +10) so that other requests keep their latency while it runs: JSON in a worker
 # process (json.loads and the list conversions of a 16 MiB body hold the GIL for about a
@@ -67,37 +66,14 @@ class ServiceConfig:
 
 
 def kind_of(mechanism: Any) -> str:
-    """``"oracle"``, ``"jprs"``, ``"rpc"`` or ``"other"``: how the dashboard draws the estimate."""
-    if isinstance(mechanism, (relations.JPRS, relations.PaddedRelationSampling)):
-        return "jprs"
-    if isinstance(mechanism, oracles.FrequencyOracle):
-        return "oracle"
-    if type(mechanism).__name__ == "RPC":
-        return "rpc"
-    return "other"
+    """How the dashboard draws the estimate: the mechanism's ``kind`` (:data:`fastldp.protocol.KINDS`)."""
+    return mechanism.kind
 
 
 def probe_reports(mechanism: Any) -> tuple[tuple, np.dtype]:
-    """The shape of one report and the dtype a batch is stored in, from one probe report."""
-    rng = np.random.default_rng(0)
-    eps = None if _fixed_epsilon(mechanism) is not None else np.ones(2)
-    if isinstance(mechanism, (relations.JPRS, relations.PaddedRelationSampling)):
-        data = mechanisms._relations_chunk(mechanism, 2, rng)
-    elif isinstance(mechanism, oracles.FrequencyOracle):
-        data = mechanisms._values_chunk(mechanism, 2, rng)
-    elif hasattr(mechanism, "d"):
-        data = np.zeros((2, int(mechanism.d)))
-    else:
-        raise ValueError(f"fastldp serve cannot collect {type(mechanism).__name__} reports")
-    kwargs = {"epsilons": eps} if eps is not None else {}
-    reports = np.asarray(mechanism.privatize(data, identities=np.arange(2), rng=rng, **kwargs))
-    kind = _report_kind(mechanism)
-    if kind == "integer" or (kind is None and reports.dtype.kind in "biu"):
-        # the width privatize uses (int8 bits for JPRS and unary encodings, int64 symbols)
-        dtype = np.dtype(np.int8) if reports.dtype.kind == "b" else reports.dtype
-    else:
-        dtype = np.dtype(np.float64)
-    return tuple(reports.shape[1:]), dtype
+    """The shape of one report and the dtype a batch is stored in: the mechanism's report schema."""
+    schema = mechanism.report_schema
+    return schema.shape, schema.dtype
 
 
 def _finite_list(values: Any) -> Optional[list]:
@@ -122,8 +98,14 @@ class Collector:
         self.mechanism = mechanisms.from_spec(self.spec)
         if config.threads is not None and hasattr(self.mechanism, "n_threads"):
             self.mechanism.n_threads = int(config.threads)  # not a public parameter: no spec change
-        self.spec = mechanism_spec(self.mechanism)
-        self.report_shape, self.report_dtype = probe_reports(self.mechanism)
+        try:
+            protocol.check_mechanism(self.mechanism)
+        except TypeError as exc:
+            raise ValueError(f"fastldp serve cannot collect {type(self.mechanism).__name__} "
+                             f"reports: {exc}") from None
+        self.spec = self.mechanism.spec()
+        self.schema = self.mechanism.report_schema
+        self.report_shape, self.report_dtype = self.schema.shape, self.schema.dtype
         self.limits = Limits.derive(config.max_body, self.report_shape, config.max_rows)
         self.parser = BatchParser(self.mechanism, self.report_shape, self.report_dtype,
                                   self.limits)
@@ -156,7 +138,7 @@ class Collector:
         """
         from .client import arrow_batch
 
-        fixed = _fixed_epsilon(self.mechanism)
+        fixed = self.schema.fixed_epsilon
         body = arrow_batch(np.arange(2, dtype=np.uint64),
                            np.zeros((2, *self.report_shape), dtype=self.report_dtype),
                            None if fixed is not None else np.ones(2))
@@ -213,8 +195,8 @@ class Collector:
 
     def mechanism_json(self) -> dict:
         result, _ = self.store.result()
-        fixed = _fixed_epsilon(self.mechanism)
-        labels = getattr(self.mechanism, "categories", None)
+        fixed = self.schema.fixed_epsilon
+        labels = self.mechanism.labels
         return {"spec": self.spec, "kind": self.kind, "repr": repr(self.mechanism),
                 "privacy": str(getattr(result, "privacy", "")),
                 "epsilon": fixed, "personal_budgets": fixed is None,
@@ -410,8 +392,10 @@ def create_app(config: ServiceConfig):
         fut = col.store.submit(Batch(client.name, key, ids, eps, reps, received))
         try:
             status, answer = await asyncio.wrap_future(fut)
-        except StoreError as exc:  # the store could not commit (disk full): nothing acked
+        except StoreFull as exc:  # the store could not commit for lack of space: nothing acked
             return refuse("insufficient_storage", 507, str(exc))
+        except StoreError as exc:  # closing, or another failure of the store: nothing acked
+            return refuse("unavailable", 503, str(exc), headers={"Retry-After": "1"})
         if status >= 300:  # refused by the store (409 duplicate_identity, 422 key reused)
             reason = str(answer.get("error", "store"))
             col.refused[reason] = col.refused.get(reason, 0) + 1

@@ -352,9 +352,7 @@ def simulate_clients(url: str, token: str, n: int, *, epsilon: Any = None, seed:
     if "personal_budgets" in info:
         fixed = None if info["personal_budgets"] else float(info["epsilon"])
     else:  # a collector older than the field: the spec says it
-        from ..reports import _fixed_epsilon
-
-        fixed = _fixed_epsilon(mech)
+        fixed = mech.report_schema.fixed_epsilon
     budgets = _collector_budgets(epsilon, fixed, url)
     starts = list(range(0, n, batch_size))
     seeds = np.random.SeedSequence(as_generator(seed, "simulate_clients").integers(2**63)
@@ -386,11 +384,7 @@ def simulate_clients(url: str, token: str, n: int, *, epsilon: Any = None, seed:
                 eps = rng.uniform(budgets[0], budgets[1], m)
             elif budgets is not None:
                 eps = np.full(m, budgets)
-            if isinstance(mech, (mechanisms.relations.JPRS,
-                                 mechanisms.relations.PaddedRelationSampling)):
-                data = mechanisms._relations_chunk(mech, m, rng)
-            else:
-                data = mechanisms._values_chunk(mech, m, rng)
+            data = mech.example_data(m, rng)  # the mechanism's synthetic population
             done = client.send(data, identities=ids, epsilons=eps, batch_size=batch_size, rng=rng)
         except Exception as exc:  # counted and reported by the caller, never a thread traceback
             fail(m, exc)

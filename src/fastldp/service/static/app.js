@@ -6,10 +6,10 @@
  *   GET /v1/mechanism  once (again until it answers): parameters, privacy guarantee;
  *   GET /v1/stats      every tick: report count, rate, history, refusals, latency;
  *   GET /v1/estimate   when the count or the last update time changed.
- * The estimate is drawn by kind: an oracle's top items with error bars
- * (estimate +- 1.96 std, a normal 95% interval), a matrix heat map for JPRS
- * (any 2-D estimate), the mean vector for RPC (any other 1-D estimate of kind
- * "rpc").
+ * The estimate is drawn by the mechanism's kind (fastldp.protocol.KINDS): the
+ * top items with error bars for "counts" and "ranking" (estimate +- 1.96 std, a
+ * normal 95% interval), a heat map for "matrix" (any 2-D estimate), the
+ * coordinates for "vector" (RPC's mean vector) and "distribution".
  *
  * Every number shown carries a data-testid, and data-value holds it at full
  * precision: String(x) of the JSON double, its shortest round-trip decimal,
@@ -240,7 +240,7 @@
       const order = topIndices(values, TOP_K);
       fillTable(est, order, (i) => `(${Math.floor(i / shape[1])}, ${i % shape[1]})`,
                 ["rank", "cell (row, col)", "estimate"], false, true);
-    } else if (est.kind === "rpc") {
+    } else if (est.kind === "vector" || est.kind === "distribution") {
       $("estimate-title").textContent = "Estimate: the mean vector";
       const m = Math.min(values.length, VECTOR_ROWS);
       $("estimate-caption").textContent = `${values.length} coordinates` +
