@@ -623,3 +623,28 @@ def test_disk_full_is_507_with_the_reason_over_http(tmp_path):
         assert http.get("/v1/estimate?wait=1").json()["n"] == 2100
     decoded = _decoded(mech, tmp_path / "store")
     assert decoded.n == 2100
+
+
+@pytest.mark.parametrize("json_each", [True, False])
+def test_a_duplicate_refusal_counts_every_identity_and_names_the_first_100(tmp_path, json_each):
+    """Issue 32, item 2: a refused batch's identities are counted and picked by SQLite (no
+    Python loop over identities), and the refusal names at most 100 of them (it named up
+    to 1,000, found 500 at a time): the smallest in uint64 order, repeats inside the batch
+    and identities above 2**63 included."""
+    store = _store(tmp_path)
+    store._json_each = store._json_each and json_each
+    mech = from_spec(OLH)
+    top = np.array([2**63 + 5, 2**64 - 1], dtype=np.uint64)
+    ids = np.concatenate([np.arange(1_000, 6_000, dtype=np.uint64), top])
+    reports = mech.privatize(np.zeros(ids.size, dtype=np.int64), rng=0)
+    assert store.submit(Batch("t", "a", ids, np.ones(ids.size), reports)).result(30)[0] == 201
+    # 5,002 seen before, 7 repeated inside the batch (3 of them also seen before), 10 new
+    again = np.concatenate([ids, np.arange(6_000, 6_010, dtype=np.uint64),
+                            np.array([7, 7, 8, 8, 1_000, 1_001, 2**64 - 1], dtype=np.uint64)])
+    reports = mech.privatize(np.zeros(again.size, dtype=np.int64), rng=1)
+    status, body = store.submit(Batch("t", "b", again, np.ones(again.size), reports)).result(30)
+    store.close()
+    assert status == 409 and body["error"] == "duplicate_identity"
+    assert body["detail"].startswith("5004 identities of the batch were already reported")
+    assert body["identities"] == [7, 8, *range(1_000, 1_098)]
+    assert len(body["identities"]) == 100

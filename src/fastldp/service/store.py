@@ -120,6 +120,8 @@ class _Stats:
     updated: float = field(default_factory=time.time)
 
 
+#: identities a duplicate refusal names (the count says how many there are)
+NAMED_DUPLICATES = 100
 DELETE_BATCHES = 16  # write-ahead records dropped per transaction after a segment is listed
 CHECKPOINT_BYTES = 4 << 20  # WAL payload between two checkpoints (SQLite's default: 1,000 pages)
 LATENCY_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
@@ -645,18 +647,13 @@ class Store:
                     if cur.rowcount != uniq.shape[0] or inside.size:
                         db.execute("ROLLBACK TO b")
                         db.execute("RELEASE b")
-                        dup = set(inside.tolist())
-                        for start in range(0, uniq.shape[0], 500):
-                            part = [int(i) for i in uniq[start:start + 500]]
-                            q = ("SELECT id FROM identities WHERE id IN (%s)"
-                                 % ",".join("?" * len(part)))
-                            dup.update(r[0] for r in db.execute(q, part))
-                        named = np.sort(np.array(sorted(dup), dtype=np.int64).view(np.uint64))
+                        count, named = self._duplicates(uniq, inside)
                         refusal = {
                             "error": "duplicate_identity",
-                            "identities": [int(i) for i in named[:1000]],
-                            "detail": f"{named.size} identities of the batch were already "
-                                      "reported (or repeat within it); the batch is refused whole"}
+                            "identities": [int(i) for i in named],
+                            "detail": f"{count} identities of the batch were already "
+                                      "reported (or repeat within it); the batch is refused "
+                                      f"whole (the first {named.size} are named)"}
                         answers.append((fut, 409, refusal))  # the key stays free
                         continue
                     db.execute("RELEASE b")
@@ -809,6 +806,44 @@ class Store:
         """
         self._wal_bytes = 0
         self._ckpt_db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+
+    def _duplicates(self, uniq: np.ndarray, inside: np.ndarray) -> tuple[int, np.ndarray]:
+        """How many of a refused batch's identities were seen before or repeat inside it, and
+        the first :data:`NAMED_DUPLICATES` of them in ``uint64`` order.
+
+        ``uniq`` (sorted) and ``inside`` (the repeats) are the batch's identities as signed
+        int64. SQLite counts and picks them (``json_each``): no Python loop over identities
+        however large the batch, and at most ``NAMED_DUPLICATES`` rows come back. An SQLite
+        without JSON functions gets chunked ``IN`` lists instead.
+        """
+        db = self._db
+        limit = NAMED_DUPLICATES
+        if not self._json_each:  # an SQLite built without JSON functions
+            seen: set = set(inside.tolist())
+            for start in range(0, uniq.shape[0], 500):
+                part = uniq[start:start + 500].tolist()
+                q = "SELECT id FROM identities WHERE id IN (%s)" % ",".join("?" * len(part))
+                seen.update(r[0] for r in db.execute(q, part))
+            every = np.sort(np.array(sorted(seen), dtype=np.int64).view(np.uint64))
+            return int(every.size), every[:limit]
+        batch = json.dumps(uniq.tolist())
+        where = "id IN (SELECT value FROM json_each(?))"
+        seen = db.execute(f"SELECT COUNT(*) FROM identities WHERE {where}", (batch,)).fetchone()[0]
+        both = 0
+        if inside.size:
+            both = db.execute(f"SELECT COUNT(*) FROM identities WHERE {where}",
+                              (json.dumps(inside.tolist()),)).fetchone()[0]
+        # uint64 order: the non-negative int64 first (below 2**63), then the negative ones
+        first = [r[0] for r in db.execute(
+            f"SELECT id FROM identities WHERE {where} AND id >= 0 ORDER BY id LIMIT ?",
+            (batch, limit))]
+        if len(first) < limit:
+            first += [r[0] for r in db.execute(
+                f"SELECT id FROM identities WHERE {where} AND id < 0 ORDER BY id LIMIT ?",
+                (batch, limit - len(first)))]
+        named = np.union1d(np.array(first, dtype=np.int64).view(np.uint64),
+                           inside.view(np.uint64))[:limit]
+        return int(seen + inside.size - both), named
 
     def _insert_identities(self, uniq: np.ndarray) -> sqlite3.Cursor:
         """``INSERT OR IGNORE`` the sorted distinct identities; ``rowcount`` = the new ones.
