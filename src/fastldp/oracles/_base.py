@@ -149,7 +149,8 @@ class FrequencyEstimate(Result):
         shows it: ``FrequencyEstimate[norm_sub](...)``.
     postprocessing_info : dict or None
         What the post-processing found (IBU: ``iterations``, ``converged``,
-        ``change``...; see :mod:`fastldp.oracles.postprocess`).
+        ``distance``, the certified bound on the L1 distance of the
+        frequencies to the maximizer...; see :mod:`fastldp.oracles.postprocess`).
 
     Examples
     --------
