@@ -28,7 +28,7 @@ def _reports(n=6000, seed=0):
     rng = np.random.default_rng(seed)
     eps = rng.uniform(0.1, 4.0, n)
     ids = rng.choice(2**40, n, replace=False).astype(np.uint64)
-    bits = mech.privatize(mechanisms._relations_chunk(mech, n, rng), epsilons=eps, identities=ids,
+    bits = mech.privatize(mech.example_data(n, rng), epsilons=eps, identities=ids,
                           rng=1)
     bits[[300, n - 1]] = [0, 2]  # sanitized the same everywhere
     return mech, bits, eps, ids

@@ -30,7 +30,7 @@ def _jprs():
 def _jprs_reports(n=3000, seed=0):
     mech = _jprs()
     rng = np.random.default_rng(seed)
-    sets = mechanisms._relations_chunk(mech, n, rng)
+    sets = mech.example_data(n, rng)
     eps = rng.uniform(0.2, 3.0, n)
     ids = rng.choice(2**50, n, replace=False).astype(np.uint64)
     bits = mech.privatize(sets, epsilons=eps, identities=ids, rng=seed)

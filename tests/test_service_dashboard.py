@@ -300,7 +300,7 @@ def test_jprs_dashboard_draws_the_matrix_heat_map_exactly(page, tmp_path):
     mech = mechanisms.from_spec(mechanisms.read_spec("jprs-4096"))
     rng = np.random.default_rng(7)
     n = 600
-    reports = mech.privatize(mechanisms._relations_chunk(mech, n, rng), identities=np.arange(n),
+    reports = mech.privatize(mech.example_data(n, rng), identities=np.arange(n),
                              epsilons=np.ones(n), rng=3)
     with running_server(tmp_path, mechanism="jprs-4096", publish_every=1) as srv, Client(srv.url, srv.token) as client:
         page.goto(srv.url + "/")

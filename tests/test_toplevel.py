@@ -68,8 +68,9 @@ def test_import_fastldp_loads_no_family_and_no_heavy_dependency():
     result = _python("""
         import sys
         import fastldp
-        print(sorted(m for m in sys.modules
-                     if m.startswith("fastldp.") or m.split(".")[0] in {"scipy", *%r}))
+        # fastldp._version (one assignment, so any room can read the version downward)
+        print(sorted(m for m in sys.modules if m != "fastldp._version" and (
+                     m.startswith("fastldp.") or m.split(".")[0] in {"scipy", *%r})))
         """ % (HEAVY,))
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.strip() == "[]", result.stdout

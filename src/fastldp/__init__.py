@@ -50,7 +50,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 #: the families and shared modules, loaded on first attribute access
 _SUBMODULES = (

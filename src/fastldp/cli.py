@@ -354,7 +354,7 @@ def _add_experiment_commands(sub) -> None:
 
 
 def _progress_callback(total_hint: int, desc: str, enabled: bool):
-    from .experiments.progress import progress_bar
+    from ._progress import progress_bar
 
     bar = progress_bar(total_hint, desc, enabled=enabled, unit="report")
     seen = [0]
@@ -838,7 +838,7 @@ def _add_serve_command(sub) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import __version__
+    from ._version import __version__
 
     parser = argparse.ArgumentParser(prog="fastldp", description=__doc__)
     parser.add_argument("--version", action="version", version=f"fastldp {__version__}")

@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 from dataclasses import dataclass
 from typing import Any, Optional, Protocol, Sequence, runtime_checkable
 
@@ -257,6 +258,18 @@ def _exported_classes(module: Any) -> list[type]:
     return found
 
 
+def _family_modules() -> list[Any]:
+    """The family modules that the package names in ``fastldp.FAMILIES``, imported.
+
+    This module sits below the families and imports none of them by name:
+    it reads the package's own list from the package object (initialized
+    before any of its modules) and imports each family by that name, as a
+    plugin registry does, so a new family joins by being listed there.
+    """
+    package = sys.modules[__name__.rpartition(".")[0]]
+    return [importlib.import_module(f"{package.__name__}.{name}") for name in package.FAMILIES]
+
+
 def _plugin_modules() -> list[Any]:
     names = [n.strip() for n in os.environ.get(PLUGINS_ENV, "").split(",") if n.strip()]
     return [importlib.import_module(n) for n in names]
@@ -270,10 +283,8 @@ def streaming_classes() -> dict[str, type]:
     those :func:`register` made known, then the exported classes of the
     modules named in :data:`PLUGINS_ENV`.
     """
-    import fastldp
-
     found: dict[str, type] = {}
-    for module in [getattr(fastldp, n) for n in fastldp.FAMILIES]:
+    for module in _family_modules():
         for cls in _exported_classes(module):
             if _implements(cls):
                 found.setdefault(cls.__name__, cls)
@@ -287,11 +298,9 @@ def streaming_classes() -> dict[str, type]:
 
 def audited_classes() -> list[type]:
     """Every class whose ``channels`` the audit runs, in the order the families export them."""
-    import fastldp
-
     found: list[type] = []
     seen: set[int] = set()
-    modules = [getattr(fastldp, n) for n in fastldp.FAMILIES]
+    modules = _family_modules()
     for module in (*modules, *_plugin_modules()):
         for cls in _exported_classes(module):
             if id(cls) in seen or not callable(getattr(cls, "channels", None)):

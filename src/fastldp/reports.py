@@ -908,7 +908,7 @@ def _progress_callback(progress, done: int, total: int):
     if progress is None or progress is False or progress is np.False_:
         return None, None
     if progress is True or progress is np.True_:
-        from .experiments.progress import progress_bar  # tqdm when installed, else built in
+        from ._progress import progress_bar  # tqdm when installed, else built in
 
         bar = progress_bar(total, "decode", unit="report")
         bar.update(done)  # a resumed decode starts where its checkpoint left off

@@ -293,7 +293,8 @@ class Group:
 
 def _event_to_json(event, owner: str) -> str:
     """The event as JSON, once the accountant has accepted it (refused now, not at a query)."""
-    from . import Accountant, DpEvent, to_json
+    from .accountant import Accountant
+    from .events import DpEvent, to_json
 
     if not isinstance(event, DpEvent):
         raise param_error("event", owner, "a dp_accounting DpEvent or None", event, TypeError)
@@ -309,7 +310,8 @@ def _event_spend(event, delta: float) -> Tuple[float, str]:
     the ledger's ``delta`` (:meth:`fastldp.accounting.Accountant.epsilon`: the smallest of
     the RDP and PLD routes, rounded up).
     """
-    from . import Accountant, pure_epsilon
+    from .accountant import Accountant
+    from .events import pure_epsilon
 
     pure = pure_epsilon(event)
     if pure is not None:
@@ -319,7 +321,7 @@ def _event_spend(event, delta: float) -> Tuple[float, str]:
 
 
 def _event_from_json(text: str):
-    from . import from_json
+    from .events import from_json
 
     return from_json(text)
 
@@ -328,7 +330,8 @@ def _epsilon_at(events: Sequence[str], pures: Sequence[float], delta: float) -> 
     """Epsilon at ``delta`` of the events (JSON) and pure-epsilon releases composed."""
     if not events and not pures:
         return 0.0
-    from . import epsilon_at, pure_dp_event
+    from .accountant import epsilon_at
+    from .events import pure_dp_event
 
     parsed = [_event_from_json(text) for text in events]
     return float(epsilon_at(parsed + [pure_dp_event(e) for e in pures], delta))

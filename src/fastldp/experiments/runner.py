@@ -216,7 +216,7 @@ def run_tasks(task, arguments, workers: int, record) -> None:
 
 
 def _write_manifest(out: Path, spec: Spec) -> None:
-    from .. import __version__
+    from .._version import __version__
 
     manifest = {
         "spec": spec.name, "source": spec.source, "quick": spec.quick,

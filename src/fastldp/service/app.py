@@ -303,7 +303,7 @@ def create_app(config: ServiceConfig):
     from starlette.routing import Mount, Route
     from starlette.staticfiles import StaticFiles
 
-    from .. import __version__
+    from .._version import __version__
 
     col = Collector(config)
 
