@@ -629,6 +629,52 @@ def test_ibu_converged_means_within_tol_of_the_maximizer_many_cases(seed):
     assert _converged_means_within_tol(seed) >= 20
 
 
+def _certificate_bounds_the_distance(seed):
+    """At points near the maximizer of a random channel (symmetric, Hadamard columns or a
+    matrix) and statistic, the certified distance is at least the true L1 distance; returns
+    how many of the bounds were finite."""
+    rng = np.random.default_rng(seed)
+    D = int(rng.integers(2, 13))
+    kind = ("symmetric", "hadamard", "matrix")[seed % 3]
+    if kind == "symmetric":
+        p = float(rng.uniform(0.05, 0.9))
+        channel = CountChannel.symmetric(D, p, float(rng.uniform(0.001, 0.95 * p)), exact=False)
+    elif kind == "hadamard":
+        channel = CountChannel.hadamard(D, float(rng.uniform(1.0, 3.0)))
+    else:  # informative columns (a heavy diagonal): the naive EM twin converges quickly
+        rows = D + int(rng.integers(0, 4))
+        M = rng.random((rows, D))
+        M[np.arange(D), np.arange(D)] += 3.0
+        channel = CountChannel.from_matrix(M / M.sum(axis=0), exact=True)
+    law = channel.forward(rng.dirichlet(np.full(D, 2.0)))
+    S = rng.multinomial(int(rng.integers(200, 20_000)), law / law.sum()).astype(float)
+    w, hit = S / S.sum(), S > 0
+    if kind == "symmetric":
+        best = twin_symmetric_mle(w, channel.p, channel.q)
+    else:
+        best = twin_em_fixed_point(channel.dense(), S)
+    curvature = pp._curvature(channel, hit)
+    finite = 0
+    for scale in (1e-1, 1e-2, 1e-3, 1e-5, 1e-7):
+        f = best + scale * rng.normal(size=D) * (rng.random(D) < 0.7)
+        f = np.maximum(f, 0.0) + (rng.random(D) < 0.2) * scale * rng.random(D)
+        f /= f.sum()
+        g, _ = pp._evaluate(channel, w, hit, f, False)
+        bound = pp._certify(channel, w, hit, f, g, curvature)[0]
+        assert bound >= np.abs(f - best).sum() - 1e-11, (kind, scale)
+        finite += math.isfinite(bound)
+    return finite
+
+
+def test_ibu_certificate_bounds_the_distance_at_points_near_the_maximizer():
+    assert sum(_certificate_bounds_the_distance(seed) for seed in range(30)) >= 90  # of 150
+
+
+@pytest.mark.slow
+def test_ibu_certificate_bounds_the_distance_at_points_near_the_maximizer_many_cases():
+    assert sum(_certificate_bounds_the_distance(seed) for seed in range(30, 630)) >= 1800
+
+
 def test_ibu_from_a_partial_equals_ibu_from_the_estimate_for_grr():
     grr = GRR(domain_size=7, epsilon=1.5, codebook_seed=0)
     reports = grr.privatize(np.random.default_rng(0).integers(0, 3, 500), rng=1)
@@ -713,6 +759,16 @@ def test_ibu_refusals():
         pp.ibu(np.array([100.0, -80.0, 0.0, 0.0]), oracle=grr, n=20)
     with pytest.raises(ValueError, match="'tol'"):
         pp.ibu(est, oracle=grr, tol=0)
+    with pytest.raises(ValueError, match="'tol'.*Got inf"):  # it would certify any point
+        pp.ibu(est, oracle=grr, tol=math.inf)
+    with pytest.raises(ValueError, match="'start'.*4 finite numbers >= 0.*-1.0 at index 1"):
+        pp.ibu(est, oracle=grr, start=[1.0, -1.0, 0.0, 1.0])
+    with pytest.raises(ValueError, match="'start'.*shape \\(3,\\)"):
+        pp.ibu(est, oracle=grr, start=[1.0, 1.0, 1.0])
+    with pytest.raises(ValueError, match="'start'.*summing to 0.0"):
+        pp.ibu(est, oracle=grr, start=np.zeros(4))
+    with pytest.raises(ValueError, match="'start'.*nan at index 0"):
+        pp.ibu(est, oracle=grr, start=[math.nan, 1.0, 1.0, 1.0])
     with pytest.raises(ValueError, match="'max_iter'"):
         pp.ibu(est, oracle=grr, max_iter=-1)
     with pytest.raises(ValueError, match="'start'"):
