@@ -318,3 +318,36 @@ def test_every_estimator_is_at_the_top_level(name):
     assert getattr(fastldp, name) is cls
     if family is not None:
         assert name in getattr(fastldp, family).__all__
+
+
+# ------------------------------------------------------------------ longitudinal: one dialect
+#: per longitudinal protocol, the parameters besides the budgets (a small domain)
+LONGITUDINAL_OTHERS = {"LongitudinalRAPPOR": {"n_bits": 32, "n_cohorts": 4},
+                       "DBitFlipPM": {"n_sampled": 2}}
+LONGITUDINAL = sorted(n for n, (family, _) in ESTIMATORS.items() if family == "longitudinal")
+
+
+def test_the_longitudinal_walk_finds_every_protocol():
+    assert {"LGRR", "LOUE", "LOSUE", "LSUE", "LSOUE", "LongitudinalRAPPOR",
+            "DBitFlipPM"} <= set(LONGITUDINAL)
+
+
+@pytest.mark.parametrize("name", LONGITUDINAL)
+def test_every_longitudinal_protocol_takes_epsilon_inf_and_epsilon_1(name):
+    # issue 37, item 3: DBitFlipPM and LongitudinalRAPPOR refused epsilon_1 (a TypeError)
+    cls = getattr(fastldp, name)
+    make = lambda **kw: cls(domain_size=64, codebook_seed=1,  # noqa: E731
+                            **LONGITUDINAL_OTHERS.get(name, {}), **kw)
+    mech = make(epsilon_inf=4.0, epsilon_1=1.0)
+    assert mech.epsilon_inf == 4.0 and mech.epsilon_1 == pytest.approx(1.0, rel=1e-12)
+    # epsilon (the contract's name) is the same budget
+    same = make(epsilon_inf=4.0, epsilon=1.0)
+    assert same.stream_params() == mech.stream_params()
+    assert mech.privacy().epsilon == pytest.approx(1.0, rel=1e-12)
+    with pytest.raises(ValueError, match=rf"{name}.*another name.*epsilon_1=1\.0.*epsilon=1\.0"):
+        make(epsilon_inf=4.0, epsilon_1=1.0, epsilon=1.0)
+    # checked against epsilon_inf, and the error names the keyword the user gave
+    with pytest.raises(ValueError, match=rf"'epsilon_1' parameter of {name}.*Got 5\.0"):
+        make(epsilon_inf=4.0, epsilon_1=5.0)
+    with pytest.raises(ValueError, match=rf"'epsilon_1' parameter of {name}.*Got nan"):
+        make(epsilon_inf=4.0, epsilon_1=float("nan"))

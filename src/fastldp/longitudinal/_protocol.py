@@ -17,7 +17,24 @@ from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["LongitudinalProtocol", "statement_method"]
+__all__ = ["LongitudinalProtocol", "statement_method", "one_report_budget"]
+
+
+def one_report_budget(owner: str, epsilon: Any, epsilon_1: Any) -> tuple[Any, str]:
+    """One report's budget, given as ``epsilon`` (the contract's name) or ``epsilon_1``.
+
+    The longitudinal protocols share one dialect (``epsilon_inf`` and
+    ``epsilon_1``); ``epsilon`` is the API contract's name for the same
+    budget. Returns the budget (``None`` when neither is given) and the name
+    the user gave it by, for the error messages.
+    """
+    if epsilon is not None and epsilon_1 is not None:
+        raise ValueError(f"The 'epsilon' parameter of {owner} is another name for 'epsilon_1': "
+                         f"pass one of them. Got epsilon_1={epsilon_1!r} and "
+                         f"epsilon={epsilon!r} instead.")
+    if epsilon_1 is not None:
+        return epsilon_1, "epsilon_1"
+    return epsilon, "epsilon"
 
 
 class _PrivacyOf:

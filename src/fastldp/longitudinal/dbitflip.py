@@ -104,7 +104,7 @@ from ..oracles._base import (EPSILON_MAX, MAX_DOMAIN_SIZE, RngLike, _Text, all_l
                              tally_report)
 from ..results import PrivacyStatement, Result
 from ..streaming import ExactSum, Partial, check_partial
-from ._protocol import LongitudinalProtocol
+from ._protocol import LongitudinalProtocol, one_report_budget
 from .memo import MemoryMemo, MemoStore
 from .protocols import LongitudinalPrivacy, MemoizedBudgets
 
@@ -135,9 +135,10 @@ class DBitFlipPM(MemoizedBudgets, LongitudinalProtocol):
     gamma : float in [0, 1)
         Output perturbation: each reported bit is replaced by a fair coin
         with this probability, afresh per report (default 0).
-    epsilon : float in (0, epsilon_inf], optional
+    epsilon_1, epsilon : float in (0, epsilon_inf], optional
         One report's budget ``epsilon_1`` instead of ``gamma``: sets
-        ``gamma`` by :meth:`gamma_for` (the contract's budget keyword).
+        ``gamma`` by :meth:`gamma_for`. ``epsilon`` (the contract's budget
+        keyword) is another name for it, as in every longitudinal protocol.
     codebook_seed : int or None
         Keys the public sanitization rows.
 
@@ -177,8 +178,10 @@ class DBitFlipPM(MemoizedBudgets, LongitudinalProtocol):
     def __init__(self, *, domain_size: int, epsilon_inf: float, n_buckets: Optional[int] = None,
                  n_sampled: Optional[int] = None, gamma: Optional[float] = None,
                  epsilon: Optional[float] = None, codebook_seed: Optional[int] = None,
-                 k: Optional[int] = None, d: Optional[int] = None) -> None:
+                 k: Optional[int] = None, d: Optional[int] = None,
+                 epsilon_1: Optional[float] = None) -> None:
         owner = type(self).__name__
+        epsilon, shown = one_report_budget(owner, epsilon, epsilon_1)
         self.domain_size = check_int(domain_size, "domain_size", owner, low=2,
                                      high=MAX_DOMAIN_SIZE)
         buckets = (resolve_alias(owner, "k", k, "n_buckets", n_buckets)
@@ -193,11 +196,11 @@ class DBitFlipPM(MemoizedBudgets, LongitudinalProtocol):
                                        high=EPSILON_MAX, high_open=False)
         if epsilon is not None:
             if gamma is not None:
-                raise ValueError(f"The 'epsilon' parameter of {owner} sets gamma (one report's "
-                                 "budget through the output perturbation): pass epsilon or "
-                                 f"gamma, not both. Got epsilon={epsilon!r} and gamma={gamma!r} "
+                raise ValueError(f"The {shown!r} parameter of {owner} sets gamma (one report's "
+                                 f"budget through the output perturbation): pass {shown} or "
+                                 f"gamma, not both. Got {shown}={epsilon!r} and gamma={gamma!r} "
                                  "instead.")
-            e1 = check_float(epsilon, "epsilon", owner, low=0.0, high=self.epsilon_inf,
+            e1 = check_float(epsilon, shown, owner, low=0.0, high=self.epsilon_inf,
                              high_open=False)
             gamma = self.gamma_for(self.epsilon_inf, e1)
         self.gamma = check_float(0.0 if gamma is None else gamma, "gamma", owner, low=0.0,
@@ -552,8 +555,9 @@ class OneBitMean(MemoizedBudgets):
         ``s``: the grid has the ``s + 1`` points ``k m / s`` (default 16).
     gamma : float in [0, 1), optional
         Output perturbation: a fair coin with this probability per report.
-    epsilon : float in (0, epsilon_inf], optional
-        One report's budget instead of ``gamma`` (sets ``gamma``).
+    epsilon_1, epsilon : float in (0, epsilon_inf], optional
+        One report's budget instead of ``gamma`` (sets ``gamma``); two
+        names for one budget.
     codebook_seed : int or None
         Keys the public replacement bits of malformed reports.
 
@@ -575,8 +579,10 @@ class OneBitMean(MemoizedBudgets):
 
     def __init__(self, *, max_value: float, epsilon_inf: float, n_points: int = 16,
                  gamma: Optional[float] = None, epsilon: Optional[float] = None,
-                 codebook_seed: Optional[int] = None) -> None:
+                 codebook_seed: Optional[int] = None,
+                 epsilon_1: Optional[float] = None) -> None:
         owner = type(self).__name__
+        epsilon, shown = one_report_budget(owner, epsilon, epsilon_1)
         self.max_value = check_float(max_value, "max_value", owner, low=0.0,
                                      high=float("inf"))
         self.epsilon_inf = check_float(epsilon_inf, "epsilon_inf", owner, low=0.0,
@@ -584,10 +590,10 @@ class OneBitMean(MemoizedBudgets):
         self.n_points = check_int(n_points, "n_points", owner, low=1, high=MAX_DOMAIN_SIZE - 1)
         if epsilon is not None:
             if gamma is not None:
-                raise ValueError(f"The 'epsilon' parameter of {owner} sets gamma: pass epsilon "
-                                 f"or gamma, not both. Got epsilon={epsilon!r} and "
+                raise ValueError(f"The {shown!r} parameter of {owner} sets gamma: pass {shown} "
+                                 f"or gamma, not both. Got {shown}={epsilon!r} and "
                                  f"gamma={gamma!r} instead.")
-            e1 = check_float(epsilon, "epsilon", owner, low=0.0, high=self.epsilon_inf,
+            e1 = check_float(epsilon, shown, owner, low=0.0, high=self.epsilon_inf,
                              high_open=False)
             gamma = self.gamma_for(self.epsilon_inf, e1)
         self.gamma = check_float(0.0 if gamma is None else gamma, "gamma", owner, low=0.0,

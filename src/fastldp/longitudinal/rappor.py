@@ -105,7 +105,7 @@ from ..oracles._base import (MAX_DOMAIN_SIZE, RngLike, _Text, all_legal_report, 
                              classify_integers, partial_report, report_counts, tally_report)
 from ..oracles.olh import olh_hash
 from ..streaming import ExactSum, Partial, check_partial
-from ._protocol import LongitudinalProtocol
+from ._protocol import LongitudinalProtocol, one_report_budget
 from .memo import MemoryMemo, MemoStore
 from .protocols import LongitudinalPrivacy, MemoizedBudgets
 
@@ -220,10 +220,12 @@ class LongitudinalRAPPOR(MemoizedBudgets, LongitudinalProtocol):
     epsilon_inf : float, optional
         Sets ``f`` from the longitudinal bound instead
         (``f / 2 = 1 / (1 + e^(epsilon_inf / (2 h)))``).
-    epsilon : float, optional
+    epsilon_1, epsilon : float, optional
         One report's budget ``epsilon_1`` instead of ``(p, q)``: sets the
         symmetric ``p = 1 - q`` that reaches it (:func:`symmetric_q`); it
-        must stay below ``epsilon_inf``.
+        must stay below ``epsilon_inf``. ``epsilon`` (the contract's name)
+        is another name for it, as in every longitudinal protocol; without
+        either, ``epsilon_1`` is derived from ``(f, p, q)`` and reported.
     candidates : array_like of int, optional
         The values the server decodes (default every value; then
         ``domain_size <= 8192``).
@@ -271,8 +273,9 @@ class LongitudinalRAPPOR(MemoizedBudgets, LongitudinalProtocol):
                  candidates: Optional[ArrayLike] = None, alpha: float = 0.05,
                  codebook_seed: Optional[int] = None, n_threads: Optional[int] = None,
                  k: Optional[int] = None, h: Optional[int] = None,
-                 m: Optional[int] = None) -> None:
+                 m: Optional[int] = None, epsilon_1: Optional[float] = None) -> None:
         owner = type(self).__name__
+        epsilon, shown = one_report_budget(owner, epsilon, epsilon_1)
         self.domain_size = check_int(domain_size, "domain_size", owner, low=2,
                                      high=MAX_DOMAIN_SIZE)
 
@@ -297,11 +300,11 @@ class LongitudinalRAPPOR(MemoizedBudgets, LongitudinalProtocol):
         self.f = check_float(0.5 if f is None else f, "f", owner, low=0.0, high=1.0)
         if epsilon is not None:
             if p is not None or q is not None:
-                raise ValueError(f"The 'epsilon' parameter of {owner} sets p = 1 - q: pass "
-                                 f"epsilon or (p, q). Got epsilon={epsilon!r}, p={p!r}, q={q!r} "
+                raise ValueError(f"The {shown!r} parameter of {owner} sets p = 1 - q: pass "
+                                 f"{shown} or (p, q). Got {shown}={epsilon!r}, p={p!r}, q={q!r} "
                                  "instead.")
             top = rappor_epsilons(h=self.n_hashes, f=self.f, p=0.0, q=1.0)[0]
-            e1 = check_float(epsilon, "epsilon", owner, low=0.0, high=top)
+            e1 = check_float(epsilon, shown, owner, low=0.0, high=top)
             q = symmetric_q(e1, h=self.n_hashes, f=self.f)
             p = 1.0 - q
         self.p = check_float(0.5 if p is None else p, "p", owner, low=0.0, high=1.0,
