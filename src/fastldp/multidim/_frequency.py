@@ -1,0 +1,746 @@
+"""Frequency of each attribute of multi-attribute records: SPL, SMP and RSpFD.
+
+Every user holds a record ``x = (x_1, ..., x_A)`` with ``x_j`` in
+``[0, k_j)``. The server estimates, for every attribute ``j`` and value
+``v``, the number of users with ``x_j = v``.
+
+- :class:`SPL` splits the budget: every attribute is reported through the
+  oracle at ``epsilon / A``.
+- :class:`SMP` samples: every user reports one attribute, drawn uniformly,
+  at the whole ``epsilon``, together with its index.
+- :class:`RSpFD` (random sampling plus fake data, Arcolezi et al. 2021)
+  reports the sampled attribute through the oracle and a fake value for
+  every other one, so the report does not say which attribute was sampled.
+
+All three are estimators of counts from the integer support counts
+("hits") of each value, so their partials are exact integers. For an
+attribute whose hits count ``m`` reports, a user holding ``v`` adds a hit at
+``v`` with probability ``pi1`` and any other user with ``pi0``; the count
+estimate is ``(hits - m pi0) / (pi1 - pi0)`` (unbiased) with variance
+``(m pi0 (1 - pi0) + c (pi1 (1 - pi1) - pi0 (1 - pi0))) / (pi1 - pi0)^2``
+(exact for ``c`` holders; the plug-in uses the estimate clipped to
+``[0, m]``).
+
+References
+----------
+H. H. Arcolezi, J.-F. Couchot, B. Al Bouna, X. Xiao, "Random Sampling Plus
+Fake Data: Multidimensional Frequency Estimates With Local Differential
+Privacy", CIKM 2021.
+T. Wang, J. Blocki, N. Li, S. Jha, "Locally Differentially Private Protocols
+for Frequency Estimation", USENIX Security 2017 (GRR, OUE, OLH).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import numpy as np
+
+from .._random import UINT64_MAX, as_generator, resolve_codebook_seed, resolve_identities
+from .._validation import check_float, check_int, param_error
+from ..oracles import GRR, OLH, OUE, SUE
+from ..protocol import ReportSchema
+from ..results import PrivacyStatement, Result
+from ..streaming import ExactSum, Partial
+
+__all__ = ["SPL", "SMP", "RSpFD", "MultiFrequencyEstimate", "ORACLES", "RSPFD_VARIANTS",
+           "paper_budget"]
+
+#: the oracles of :mod:`fastldp.oracles` each attribute can be reported through
+ORACLES = {"GRR": GRR, "OUE": OUE, "SUE": SUE, "OLH": OLH}
+#: RSpFD's variants: the oracle of the sampled attribute and the fake data of the others
+RSPFD_VARIANTS = ("GRR", "OUE-zero", "OUE-random", "SUE-zero", "SUE-random")
+#: the most attributes (SMP's unary reports store the index in two bytes)
+MAX_ATTRIBUTES = 65_535
+#: the largest domain of one attribute (unary reports hold one bit per value)
+MAX_ATTRIBUTE_DOMAIN = 1 << 20
+EPSILON_MAX = 700.0
+#: odd constant spacing the public OLH seeds of the attributes (golden ratio, 64 bits)
+_SEED_STEP = 0x9E3779B97F4A7C15
+
+
+def paper_budget(epsilon: float, n_attributes: int) -> float:
+    """The budget RS+FD gives the sampled attribute in the paper: ``ln(A (e^eps - 1) + 1)``.
+
+    The paper (Arcolezi et al. 2021, Theorem 1) states that a report of
+    RS+FD with the sampled attribute at this budget is ``eps``-LDP. The
+    exact law of the whole report says otherwise: two records that differ
+    in every attribute give the report equal to the first record
+    probabilities whose ratio is ``e^{eps'}`` for this larger ``eps'``, so
+    such a report is ``eps'``-LDP and no better (``fastldp audit``'s
+    control ``control:rspfd-grr-paper`` shows it; tests/test_multidim.py
+    checks it exactly). ``RSpFD(epsilon=paper_budget(eps, A))`` is the
+    paper's protocol, honestly stated as ``eps'``-LDP.
+
+    Examples
+    --------
+    >>> round(paper_budget(1.0, 2), 6)
+    1.48988
+    """
+    eps = check_float(epsilon, "epsilon", "paper_budget", low=0.0, high=EPSILON_MAX,
+                      high_open=False)
+    a = check_int(n_attributes, "n_attributes", "paper_budget", low=1, high=MAX_ATTRIBUTES)
+    return float(math.log(a * math.expm1(eps) + 1.0))
+
+
+@dataclass(frozen=True, repr=False)
+class MultiFrequencyEstimate(Result):
+    """Unbiased counts of every value of every attribute, with their variances.
+
+    Attributes
+    ----------
+    counts : numpy.ndarray of float64, shape (sum of domain_sizes,)
+        The counts of attribute 0's values, then attribute 1's, ...
+        (:meth:`attribute` gives one attribute's).
+    variances : numpy.ndarray of float64, same shape
+        The plug-in variance of every count (``inf`` for an attribute no
+        report of :class:`SMP` was about).
+    n : int
+        The number of reports.
+    privacy : PrivacyStatement
+    categories : tuple of str
+        ``"j=v"`` for attribute ``j`` and value ``v``.
+    domain_sizes : tuple of int
+    """
+
+    _estimate_field = "counts"
+    counts: np.ndarray
+    variances: np.ndarray
+    n: int
+    privacy: PrivacyStatement
+    categories: tuple
+    domain_sizes: tuple
+
+    def attribute(self, j: int) -> np.ndarray:
+        """The counts of attribute ``j``'s values (a view of :attr:`counts`)."""
+        j = check_int(j, "j", "MultiFrequencyEstimate.attribute", low=0,
+                      high=len(self.domain_sizes) - 1)
+        start = int(sum(self.domain_sizes[:j]))
+        return self.counts[start:start + self.domain_sizes[j]]
+
+    @property
+    def frequencies(self) -> list:
+        """The estimated frequencies (counts over ``n``) of each attribute, one array each."""
+        n = max(self.n, 1)
+        return [self.attribute(j) / n for j in range(len(self.domain_sizes))]
+
+
+def _labels(domain_sizes) -> tuple:
+    return tuple(f"{j}={v}" for j, k in enumerate(domain_sizes) for v in range(k))
+
+
+class _MultiAttribute:
+    """What SPL, SMP and RSpFD share: parameters, records, the protocol's questions."""
+
+    kind = "counts"
+    #: the name the oracle / variant parameter has in stream_params
+    _choice_name = "oracle"
+
+    def __init__(self, *, domain_sizes: Any, epsilon: float, choice: str,
+                 codebook_seed: Optional[int]) -> None:
+        owner = type(self).__name__
+        try:
+            sizes = list(domain_sizes)
+        except TypeError:
+            raise param_error("domain_sizes", owner, "a list of ints >= 2, one per attribute",
+                              domain_sizes, TypeError) from None
+        if not 1 <= len(sizes) <= MAX_ATTRIBUTES:
+            raise param_error("domain_sizes", owner,
+                              f"a list of 1 to {MAX_ATTRIBUTES} domain sizes", domain_sizes)
+        self.domain_sizes = tuple(check_int(k, f"domain_sizes[{j}]", owner, low=2,
+                                            high=MAX_ATTRIBUTE_DOMAIN)
+                                  for j, k in enumerate(sizes))
+        self.epsilon = check_float(epsilon, "epsilon", owner, low=0.0, high=EPSILON_MAX,
+                                   high_open=False)
+        self.codebook_seed = resolve_codebook_seed(codebook_seed, owner)
+        self.n_attributes = len(self.domain_sizes)
+        self.offsets = np.concatenate([[0], np.cumsum(self.domain_sizes)]).astype(np.int64)
+        self._choice = choice
+
+    # ------------------------------------------------------------ oracles
+    def attribute_seed(self, j: int) -> int:
+        """The public seed of attribute ``j``'s oracle (its OLH hashes)."""
+        return (self.codebook_seed + j * _SEED_STEP) & UINT64_MAX
+
+    def _oracle(self, cls, j: int, eps: float):
+        return cls(domain_size=self.domain_sizes[j], epsilon=eps,
+                   codebook_seed=self.attribute_seed(j), n_threads=1)
+
+    # ------------------------------------------------------------ protocol
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(domain_sizes={list(self.domain_sizes)}, "
+                f"epsilon={self.epsilon!r}, {self._choice_name}={self._choice!r}, "
+                f"codebook_seed={self.codebook_seed})")
+
+    def stream_params(self) -> dict:
+        """The public parameters that rebuild an equivalent server (JSON values)."""
+        return {"domain_sizes": list(self.domain_sizes), "epsilon": self.epsilon,
+                self._choice_name: self._choice, "codebook_seed": self.codebook_seed}
+
+    def spec(self) -> dict:
+        """``{"mechanism": class name, "params": stream_params()}``."""
+        return {"mechanism": type(self).__name__, "params": self.stream_params()}
+
+    @property
+    def labels(self) -> tuple:
+        """``"j=v"`` for every attribute ``j`` and value ``v`` (the estimate's entries)."""
+        return _labels(self.domain_sizes)
+
+    @property
+    def report_schema(self) -> ReportSchema:
+        """The dtype and shape of one report; every report has the budget ``epsilon``."""
+        dtype, shape = self._layout()
+        return ReportSchema(dtype, shape, fixed_epsilon=self.epsilon)
+
+    def _check_epsilons(self, epsilons, owner: str) -> None:
+        """Budgets are fixed: ``epsilons`` may only repeat ``epsilon``."""
+        if epsilons is None:
+            return
+        eps = np.asarray(epsilons, dtype=np.float64)
+        if eps.size and not bool(np.all(eps == self.epsilon)):
+            raise param_error("epsilons", owner,
+                              f"None or the mechanism's fixed epsilon {self.epsilon!r} "
+                              "(multi-attribute reports have one budget)", epsilons)
+
+    def privacy(self, epsilons: Any = None) -> PrivacyStatement:
+        """Local DP of every whole report (all its attributes) at ``epsilon``."""
+        self._check_epsilons(epsilons, f"{type(self).__name__}.privacy")
+        return PrivacyStatement.local(epsilon=self.epsilon)
+
+    def example_data(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` records (int64, shape ``(n, A)``): attribute ``j`` Zipf(1.1) over ``[0, k_j)``."""
+        n = check_int(n, "n", f"{type(self).__name__}.example_data", low=0)
+        out = np.empty((n, self.n_attributes), dtype=np.int64)
+        for j, k in enumerate(self.domain_sizes):
+            w = 1.0 / np.arange(1, k + 1) ** 1.1
+            out[:, j] = rng.choice(k, size=n, p=w / w.sum())
+        return out
+
+    @classmethod
+    def channels(cls, epsilon: float = 1.0) -> list:
+        """The audit's exact channels and negative controls (:mod:`._channels`)."""
+        from ..channels import registered_channels
+
+        return registered_channels(cls, epsilon)
+
+    # ------------------------------------------------------------ records and reports
+    def check_records(self, records: Any, owner: str) -> np.ndarray:
+        """``records`` as int64 ``(n, A)`` with column ``j`` in ``[0, k_j)``, or raise."""
+        A = self.n_attributes
+        expected = (f"an integer array of shape (n, {A}) whose column j is in "
+                    f"[0, domain_sizes[j])")
+        try:
+            arr = np.asarray(records)
+        except (TypeError, ValueError):
+            raise param_error("records", owner, expected, records, TypeError) from None
+        if arr.ndim == 2 and arr.shape[0] == 0:
+            arr = arr.astype(np.int64)
+        if arr.dtype.kind not in "iu":
+            raise param_error("records", owner, expected, f"an array of dtype {arr.dtype}",
+                              TypeError)
+        if arr.ndim != 2 or arr.shape[1] != A:
+            raise param_error("records", owner, expected, f"an array of shape {arr.shape}")
+        bad = (arr < 0) | (arr >= np.asarray(self.domain_sizes))
+        if bad.any():
+            i, j = (int(v) for v in np.argwhere(bad)[0])
+            raise param_error("records", owner, expected,
+                              f"{arr[i, j]!r} at row {i}, attribute {j} "
+                              f"(domain size {self.domain_sizes[j]})")
+        return np.ascontiguousarray(arr, dtype=np.int64)
+
+    def _check_reports(self, reports: Any, owner: str) -> np.ndarray:
+        dtype, shape = self._layout()
+        expected = f"an array of {np.dtype(dtype)} reports of shape (n, {', '.join(map(str, shape))})"
+        try:
+            arr = np.asarray(reports)
+        except (TypeError, ValueError):
+            raise param_error("reports", owner, expected, reports, TypeError) from None
+        if arr.ndim == 2 and arr.shape[0] == 0:
+            arr = arr.astype(dtype)
+        if arr.dtype.kind not in "iu" or arr.ndim != 2 or arr.shape[1:] != tuple(shape):
+            raise param_error("reports", owner, expected,
+                              f"an array of dtype {arr.dtype} and shape {arr.shape}")
+        if arr.size and (arr.min() < np.iinfo(dtype).min or arr.max() > np.iinfo(dtype).max):
+            raise param_error("reports", owner, expected, "values out of the dtype's range")
+        return np.ascontiguousarray(arr, dtype=dtype)
+
+    @staticmethod
+    def _bad_report(owner: str, what: str, row: int):
+        return ValueError(f"{owner}: report {row} is not a report of this mechanism ({what}); "
+                          "the reports must come from its privatize")
+
+    def _unary_hits(self, block: np.ndarray, k: int, owner: str, rows: np.ndarray) -> np.ndarray:
+        """Column sums of packed little-endian bit rows of ``k`` bits (padding must be 0)."""
+        bits = np.unpackbits(block, axis=1, bitorder="little")
+        if bits.shape[1] > k and bits[:, k:].any():
+            bad = int(rows[np.flatnonzero(bits[:, k:].any(axis=1))[0]])
+            raise self._bad_report(owner, "a padding bit is set", bad)
+        return bits[:, :k].sum(axis=0, dtype=np.int64)
+
+    # ------------------------------------------------------------ streaming decode
+    def partial(self, reports: Any, epsilons: Any = None, identities: Any = None) -> Partial:
+        """The exact state of :meth:`estimate` over a chunk: integer hits per (attribute, value).
+
+        Parameters
+        ----------
+        reports : array_like
+            The chunk's reports (from :meth:`privatize`).
+        epsilons : None or the fixed epsilon
+        identities : array_like of int, optional
+            The chunk's identities (they key OLH's hashes); default
+            ``0 .. n-1``, right only for a first chunk.
+
+        Returns
+        -------
+        fastldp.streaming.Partial
+            ``hits`` (an :class:`~fastldp.streaming.ExactSum` of integers,
+            one entry per attribute value), the number of reports ``n`` and
+            the number of reports about each attribute ``m<j>``.
+        """
+        owner = f"{type(self).__name__}.partial"
+        self._check_epsilons(epsilons, owner)
+        arr = self._check_reports(reports, owner)
+        ids = resolve_identities(identities, arr.shape[0], owner)
+        hits, about = self._hits(arr, ids, owner)
+        total = ExactSum(int(self.offsets[-1]))
+        total.add(hits.astype(np.float64))  # integers below 2^53: exact
+        counts = {"n": int(arr.shape[0])}
+        counts.update({f"m{j}": int(m) for j, m in enumerate(about)})
+        return Partial(type(self).__name__, self.stream_params(), sums={"hits": total},
+                       counts=counts)
+
+    def _check_partial(self, partial: Any, owner: str) -> None:
+        if not isinstance(partial, Partial):
+            raise TypeError(f"{owner} takes a fastldp.streaming.Partial; got "
+                            f"{type(partial).__name__}")
+        if partial.mechanism != type(self).__name__ or partial.params != self.stream_params():
+            raise ValueError(f"{owner}: the partial belongs to {partial.mechanism} with other "
+                             f"parameters ({partial.params}); this is {self!r}")
+
+    def merge(self, a: Partial, b: Partial) -> Partial:
+        """The partial of both chunks (exact integer sums; neither input changes)."""
+        owner = f"{type(self).__name__}.merge"
+        self._check_partial(a, owner)
+        self._check_partial(b, owner)
+        return a.merge(b)
+
+    def finalize(self, partial: Partial) -> MultiFrequencyEstimate:
+        """The :class:`MultiFrequencyEstimate` of a (merged) partial."""
+        self._check_partial(partial, f"{type(self).__name__}.finalize")
+        n = partial.counts["n"]
+        hits = np.rint(partial.sums["hits"].value()).astype(np.int64)
+        counts = np.zeros(int(self.offsets[-1]))
+        variances = np.zeros(int(self.offsets[-1]))
+        for j in range(self.n_attributes):
+            sl = slice(int(self.offsets[j]), int(self.offsets[j + 1]))
+            m = partial.counts[f"m{j}"]
+            counts[sl], variances[sl] = self._attribute_estimate(j, hits[sl], m, n)
+        return MultiFrequencyEstimate(counts, variances, n, self.privacy(), self.labels,
+                                      self.domain_sizes)
+
+    def estimate(self, reports: Any, *, epsilons: Any = None,
+                 identities: Any = None) -> MultiFrequencyEstimate:
+        """Unbiased counts of every attribute's values: ``finalize(partial(...))`` exactly."""
+        return self.finalize(self.partial(reports, epsilons, identities))
+
+    def _attribute_estimate(self, j: int, hits: np.ndarray, m: int, n: int):
+        pi0, pi1 = self.hit_probabilities(j)
+        gap = pi1 - pi0
+        counts = (hits - m * pi0) / gap
+        held = np.clip(counts, 0.0, m)
+        variances = (m * pi0 * (1 - pi0) + held * (pi1 * (1 - pi1) - pi0 * (1 - pi0))) / gap**2
+        return counts, variances
+
+    def hit_probabilities(self, j: int) -> tuple:  # pragma: no cover - abstract
+        """``(pi0, pi1)``: a report's hit at value ``v`` of attribute ``j`` for a non-holder / holder."""
+        raise NotImplementedError
+
+
+def _symbol_pq(name: str, eps: float, k: int, oracle=None) -> tuple:
+    """``(p, q)``: a report of the oracle supports the true value / another value."""
+    e = math.exp(eps)
+    if name == "GRR":
+        return e / (e + k - 1), 1.0 / (e + k - 1)
+    if name == "OUE":
+        return 0.5, 1.0 / (e + 1)
+    if name == "SUE":
+        h = math.exp(eps / 2)
+        return h / (h + 1), 1.0 / (h + 1)
+    g = int(oracle.buckets(np.array([eps]))[0])  # OLH
+    return e / (e + g - 1), 1.0 / g
+
+
+class _OracleAttributes(_MultiAttribute):
+    """SPL and SMP: one oracle of :mod:`fastldp.oracles` per attribute, at ``attribute_epsilon``."""
+
+    def __init__(self, *, domain_sizes: Any, epsilon: float, oracle: str = "GRR",
+                 codebook_seed: Optional[int] = None) -> None:
+        owner = type(self).__name__
+        if oracle not in ORACLES:
+            raise param_error("oracle", owner, f"one of {list(ORACLES)}", oracle)
+        super().__init__(domain_sizes=domain_sizes, epsilon=epsilon, choice=oracle,
+                         codebook_seed=codebook_seed)
+        self.oracle = oracle
+        cls = ORACLES[oracle]
+        self.oracles = [self._oracle(cls, j, self.attribute_epsilon)
+                        for j in range(self.n_attributes)]
+        self.unary = oracle in ("OUE", "SUE")
+        self.n_bytes = [(k + 7) // 8 for k in self.domain_sizes]
+        self._pq = [_symbol_pq(oracle, self.attribute_epsilon, k, o)
+                    for k, o in zip(self.domain_sizes, self.oracles)]
+
+    @property
+    def attribute_epsilon(self) -> float:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def hit_probabilities(self, j: int) -> tuple:
+        p, q = self._pq[j]
+        return q, p
+
+    def _perturb(self, j: int, values: np.ndarray, ids: np.ndarray, gen) -> np.ndarray:
+        return self.oracles[j].perturb(values, np.array([self.attribute_epsilon]), ids, gen)
+
+    def _symbol_hits(self, j: int, column: np.ndarray, ids: np.ndarray, owner: str,
+                     rows: np.ndarray) -> np.ndarray:
+        k = self.domain_sizes[j]
+        if self.oracle == "OLH":
+            g = int(self.oracles[j].buckets(np.array([self.attribute_epsilon]))[0])
+            if column.size and (column.min() < 0 or column.max() >= g):
+                bad = int(rows[np.flatnonzero((column < 0) | (column >= g))[0]])
+                raise self._bad_report(owner, f"attribute {j}'s bucket is not in [0, {g})", bad)
+            if column.size == 0:
+                return np.zeros(k, dtype=np.int64)
+            sums = self.oracles[j].support(column, ids, np.full(column.size, g, dtype=np.int64),
+                                           np.ones(column.size))
+            return np.rint(sums).astype(np.int64)
+        if column.size and (column.min() < 0 or column.max() >= k):
+            bad = int(rows[np.flatnonzero((column < 0) | (column >= k))[0]])
+            raise self._bad_report(owner, f"attribute {j}'s value is not in [0, {k})", bad)
+        return np.bincount(column, minlength=k).astype(np.int64)
+
+
+class SPL(_OracleAttributes):
+    """Split the budget: every attribute reported through the oracle at ``epsilon / A``.
+
+    Parameters
+    ----------
+    domain_sizes : list of int >= 2
+        ``k_j``, the number of values of attribute ``j``.
+    epsilon : float in (0, 700]
+        The budget of a whole report (sequential composition: ``A`` reports
+        at ``epsilon / A``).
+    oracle : {"GRR", "OUE", "SUE", "OLH"}
+        The oracle of :mod:`fastldp.oracles` every attribute goes through.
+    codebook_seed : int or None
+        Public seed (of the OLH hashes: attribute ``j``'s oracle has seed
+        :meth:`attribute_seed`); ``None`` draws one.
+
+    Notes
+    -----
+    Reports: int64 ``(n, A)`` symbols (GRR) or buckets (OLH), or uint8
+    ``(n, sum ceil(k_j / 8))`` packed bits (OUE, SUE), attribute ``j``'s
+    bits first at byte ``sum_{i<j} ceil(k_i / 8)``. The count of value
+    ``v`` of attribute ``j`` is the oracle's estimator at ``epsilon / A``
+    (Wang et al. 2017): ``(hits - n q) / (p - q)``, variance
+    ``(n q (1 - q) + c (p (1 - p) - q (1 - q))) / (p - q)^2``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastldp.multidim import SPL
+    >>> spl = SPL(domain_sizes=[3, 4], epsilon=2.0, oracle="GRR", codebook_seed=0)
+    >>> records = spl.example_data(1_000, np.random.default_rng(0))
+    >>> est = spl.estimate(spl.privatize(records, rng=1))
+    >>> est.counts.shape, est.n
+    ((7,), 1000)
+    """
+
+    @property
+    def attribute_epsilon(self) -> float:
+        """``epsilon / A``: the budget of each attribute's report."""
+        return self.epsilon / self.n_attributes
+
+    def _layout(self):
+        if self.unary:
+            return np.uint8, (int(sum(self.n_bytes)),)
+        return np.int64, (self.n_attributes,)
+
+    def privatize(self, data: Any, *, epsilons: Any = None, identities: Any = None,
+                  rng: Any = None) -> np.ndarray:
+        """Reports of ``n`` records (int ``(n, A)``): every attribute through the oracle.
+
+        ``identities`` key the OLH hashes (default ``0 .. n-1``); ``rng`` the
+        private randomness.
+        """
+        owner = f"{type(self).__name__}.privatize"
+        self._check_epsilons(epsilons, owner)
+        x = self.check_records(data, owner)
+        ids = resolve_identities(identities, x.shape[0], owner)
+        gen = as_generator(rng, owner)
+        dtype, shape = self._layout()
+        out = np.zeros((x.shape[0], *shape), dtype=dtype)
+        start = 0
+        for j in range(self.n_attributes):
+            y = self._perturb(j, x[:, j], ids, gen)
+            if self.unary:
+                out[:, start:start + self.n_bytes[j]] = y
+                start += self.n_bytes[j]
+            else:
+                out[:, j] = y
+        return out
+
+    def _hits(self, arr: np.ndarray, ids: np.ndarray, owner: str):
+        n = arr.shape[0]
+        rows = np.arange(n)
+        parts = []
+        start = 0
+        for j, k in enumerate(self.domain_sizes):
+            if self.unary:
+                parts.append(self._unary_hits(arr[:, start:start + self.n_bytes[j]], k, owner,
+                                              rows))
+                start += self.n_bytes[j]
+            else:
+                parts.append(self._symbol_hits(j, arr[:, j], ids, owner, rows))
+        return np.concatenate(parts), [n] * self.n_attributes
+
+
+class SMP(_OracleAttributes):
+    """Sample one attribute: every user reports a uniformly drawn attribute and its index.
+
+    Parameters
+    ----------
+    domain_sizes : list of int >= 2
+    epsilon : float in (0, 700]
+        The budget of the sampled attribute's report, and of the whole
+        report (the index is drawn independently of the record).
+    oracle : {"GRR", "OUE", "SUE", "OLH"}
+    codebook_seed : int or None
+
+    Notes
+    -----
+    Reports: int64 ``(n, 2)`` rows ``(j, symbol)`` (GRR, OLH), or uint8
+    ``(n, 2 + max_j ceil(k_j / 8))`` rows: the index ``j`` in two
+    little-endian bytes, then attribute ``j``'s packed bits (zeros after).
+    With ``m_j`` reports about attribute ``j``, the count of value ``v`` is
+    ``n c_j(v) / m_j``, where ``c_j`` is the oracle's count estimate over
+    those ``m_j`` reports; given ``m_j`` it is unbiased, with variance
+    ``(n / m_j)^2 Var c_j + n^2 f (1 - f) (n - m_j) / (m_j (n - 1))``
+    (the second term: the sampled users are a sample without replacement
+    of the ``n``; ``f`` the plug-in frequency). An attribute with no
+    report gets count 0 and variance ``inf``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastldp.multidim import SMP
+    >>> smp = SMP(domain_sizes=[3, 4], epsilon=2.0, oracle="OUE", codebook_seed=0)
+    >>> reports = smp.privatize(smp.example_data(500, np.random.default_rng(0)), rng=1)
+    >>> reports.shape, reports.dtype
+    ((500, 3), dtype('uint8'))
+    """
+
+    @property
+    def attribute_epsilon(self) -> float:
+        """``epsilon``: the sampled attribute's budget."""
+        return self.epsilon
+
+    def _layout(self):
+        if self.unary:
+            return np.uint8, (2 + max(self.n_bytes),)
+        return np.int64, (2,)
+
+    def privatize(self, data: Any, *, epsilons: Any = None, identities: Any = None,
+                  rng: Any = None) -> np.ndarray:
+        """Reports of ``n`` records: one uniformly sampled attribute each, with its index."""
+        owner = f"{type(self).__name__}.privatize"
+        self._check_epsilons(epsilons, owner)
+        x = self.check_records(data, owner)
+        n = x.shape[0]
+        ids = resolve_identities(identities, n, owner)
+        gen = as_generator(rng, owner)
+        dtype, shape = self._layout()
+        out = np.zeros((n, *shape), dtype=dtype)
+        sampled = gen.integers(0, self.n_attributes, size=n)
+        for j in range(self.n_attributes):
+            rows = np.flatnonzero(sampled == j)
+            y = self._perturb(j, x[rows, j], ids[rows], gen)
+            if self.unary:
+                out[rows, 0] = j & 0xFF
+                out[rows, 1] = j >> 8
+                out[rows, 2:2 + self.n_bytes[j]] = y
+            else:
+                out[rows, 0] = j
+                out[rows, 1] = y
+        return out
+
+    def _hits(self, arr: np.ndarray, ids: np.ndarray, owner: str):
+        A = self.n_attributes
+        if self.unary:
+            index = arr[:, 0].astype(np.int64) | (arr[:, 1].astype(np.int64) << 8)
+        else:
+            index = arr[:, 0]
+        if index.size and (index.min() < 0 or index.max() >= A):
+            bad = int(np.flatnonzero((index < 0) | (index >= A))[0])
+            raise self._bad_report(owner, f"its attribute index is not in [0, {A})", bad)
+        parts, about = [], []
+        for j, k in enumerate(self.domain_sizes):
+            rows = np.flatnonzero(index == j)
+            about.append(rows.size)
+            if self.unary:
+                block = arr[rows, 2:]
+                if block.shape[1] > self.n_bytes[j] and block[:, self.n_bytes[j]:].any():
+                    bad = int(rows[np.flatnonzero(block[:, self.n_bytes[j]:].any(axis=1))[0]])
+                    raise self._bad_report(owner, "a byte after its attribute's bits is set", bad)
+                parts.append(self._unary_hits(np.ascontiguousarray(block[:, :self.n_bytes[j]]),
+                                              k, owner, rows))
+            else:
+                parts.append(self._symbol_hits(j, arr[rows, 1], ids[rows], owner, rows))
+        return np.concatenate(parts), about
+
+    def _attribute_estimate(self, j: int, hits: np.ndarray, m: int, n: int):
+        k = self.domain_sizes[j]
+        if m == 0:
+            return np.zeros(k), np.full(k, np.inf)
+        counts, variances = super()._attribute_estimate(j, hits, m, n)
+        scale = n / m
+        f = np.clip(counts / m, 0.0, 1.0)
+        sampling = n * n * f * (1 - f) * (n - m) / (m * (n - 1)) if n > 1 else np.zeros(k)
+        return counts * scale, variances * scale**2 + sampling
+
+
+class RSpFD(_MultiAttribute):
+    """Random sampling plus fake data: the sampled attribute through an oracle, fakes elsewhere.
+
+    Parameters
+    ----------
+    domain_sizes : list of int >= 2
+    epsilon : float in (0, 700]
+        The budget of the sampled attribute's oracle, which is also the
+        exact budget of the whole report (see :func:`paper_budget` for the
+        paper's amplified budget and why it is not ``epsilon``-LDP).
+    variant : {"GRR", "OUE-zero", "OUE-random", "SUE-zero", "SUE-random"}
+        ``"GRR"``: GRR on the sampled attribute, a uniform value on every
+        other. ``"<UE>-zero"``: the unary encoding (OUE or SUE) of the
+        sampled attribute, the encoding of the all-zero vector perturbed
+        (every bit 1 with probability ``q``) on every other.
+        ``"<UE>-random"``: the encoding of a uniform value perturbed by the
+        same oracle on every other.
+    codebook_seed : int or None
+
+    Notes
+    -----
+    Reports: int64 ``(n, A)`` (GRR) or uint8 ``(n, sum ceil(k_j / 8))``
+    packed bits (as :class:`SPL`'s). A user's value ``v`` of attribute
+    ``j`` gets a hit with probability ``pi1 = pi0 + (p - q) / A``, any other
+    value with ``pi0 = q / A + (A - 1) phi / A``, where ``phi`` is the fake
+    data's probability of the value: ``1 / k_j`` (GRR), ``q`` (zero),
+    ``(p + (k_j - 1) q) / k_j`` (random). The count estimate
+    ``A (hits - n pi0) / (p - q)`` is the paper's (Arcolezi et al. 2021,
+    Sec. 3, the estimators of RS+FD[GRR], [OUE-z], [OUE-r]) times ``n``;
+    its variance is exact for ``c`` holders (the paper's is the ``c = 0``
+    term).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastldp.multidim import RSpFD
+    >>> rs = RSpFD(domain_sizes=[3, 4], epsilon=2.0, variant="OUE-zero", codebook_seed=0)
+    >>> est = rs.estimate(rs.privatize(rs.example_data(800, np.random.default_rng(0)), rng=1))
+    >>> est.variances.shape
+    (7,)
+    """
+
+    _choice_name = "variant"
+
+    def __init__(self, *, domain_sizes: Any, epsilon: float, variant: str = "GRR",
+                 codebook_seed: Optional[int] = None) -> None:
+        owner = type(self).__name__
+        if variant not in RSPFD_VARIANTS:
+            raise param_error("variant", owner, f"one of {list(RSPFD_VARIANTS)}", variant)
+        super().__init__(domain_sizes=domain_sizes, epsilon=epsilon, choice=variant,
+                         codebook_seed=codebook_seed)
+        self.variant = variant
+        self.base, _, self.fake = variant.partition("-")
+        self.unary = self.base != "GRR"
+        self.oracles = [self._oracle(ORACLES[self.base], j, self.epsilon)
+                        for j in range(self.n_attributes)]
+        self.n_bytes = [(k + 7) // 8 for k in self.domain_sizes]
+        self._pq = [_symbol_pq(self.base, self.epsilon, k) for k in self.domain_sizes]
+
+    def _layout(self):
+        if self.unary:
+            return np.uint8, (int(sum(self.n_bytes)),)
+        return np.int64, (self.n_attributes,)
+
+    def fake_probability(self, j: int) -> float:
+        """``phi``: the probability that attribute ``j``'s fake data supports a given value."""
+        p, q = self._pq[j]
+        k = self.domain_sizes[j]
+        if self.base == "GRR":
+            return 1.0 / k
+        if self.fake == "zero":
+            return q
+        return (p + (k - 1) * q) / k
+
+    def hit_probabilities(self, j: int) -> tuple:
+        p, q = self._pq[j]
+        A = self.n_attributes
+        pi0 = q / A + (A - 1) * self.fake_probability(j) / A
+        return pi0, pi0 + (p - q) / A
+
+    def privatize(self, data: Any, *, epsilons: Any = None, identities: Any = None,
+                  rng: Any = None) -> np.ndarray:
+        """Reports of ``n`` records: the sampled attribute privatized, fake data elsewhere."""
+        owner = f"{type(self).__name__}.privatize"
+        self._check_epsilons(epsilons, owner)
+        x = self.check_records(data, owner)
+        n = x.shape[0]
+        resolve_identities(identities, n, owner)  # checked; no public hash uses them
+        gen = as_generator(rng, owner)
+        dtype, shape = self._layout()
+        out = np.zeros((n, *shape), dtype=dtype)
+        sampled = gen.integers(0, self.n_attributes, size=n)
+        eps = np.array([self.epsilon])
+        start = 0
+        for j, k in enumerate(self.domain_sizes):
+            real = sampled == j
+            values = x[:, j].copy()
+            fake_values = gen.integers(0, k, size=n)
+            if self.base == "GRR" or self.fake == "random":
+                # the sampled attribute through the oracle; the others' uniform values
+                # drawn directly (GRR) or encoded and perturbed by the same oracle
+                np.copyto(values, fake_values, where=~real)
+                if self.base == "GRR":
+                    y = self.oracles[j].perturb(values, eps, None, gen)
+                    y[~real] = fake_values[~real]
+                    out[:, j] = y
+                    continue
+                y = self.oracles[j].perturb(values, eps, None, gen)
+            else:  # zero: the all-zero vector perturbed, every bit 1 with probability q
+                y = self.oracles[j].perturb(values, eps, None, gen)
+                q = self._pq[j][1]
+                zero = np.packbits(gen.random((n, k)) < q, axis=1, bitorder="little")
+                y[~real] = zero[~real]
+            out[:, start:start + self.n_bytes[j]] = y
+            start += self.n_bytes[j]
+        return out
+
+    def _hits(self, arr: np.ndarray, ids: np.ndarray, owner: str):
+        n = arr.shape[0]
+        rows = np.arange(n)
+        parts = []
+        start = 0
+        for j, k in enumerate(self.domain_sizes):
+            if self.unary:
+                parts.append(self._unary_hits(arr[:, start:start + self.n_bytes[j]], k, owner,
+                                              rows))
+                start += self.n_bytes[j]
+            else:
+                column = arr[:, j]
+                if column.size and (column.min() < 0 or column.max() >= k):
+                    bad = int(np.flatnonzero((column < 0) | (column >= k))[0])
+                    raise self._bad_report(owner, f"attribute {j}'s value is not in [0, {k})", bad)
+                parts.append(np.bincount(column, minlength=k).astype(np.int64))
+        return np.concatenate(parts), [n] * self.n_attributes
