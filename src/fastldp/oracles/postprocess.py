@@ -4,8 +4,12 @@ An oracle's counts are unbiased, but they are not *consistent*: some are
 negative and they need not sum to ``n``, the number of reports. Wang et al.
 (2020) compare ways to make them consistent, all of them post-processing
 (no privacy is spent). Each function here takes a
-:class:`~fastldp.oracles.FrequencyEstimate` (then ``n = est.n``) or a plain
-count vector with ``n=`` given, and returns a **new**
+:class:`~fastldp.oracles.FrequencyEstimate` (then ``n = est.n``), the same
+read back from a file (``fastldp.reports.load_result``: any
+:class:`~fastldp.results.Result` with a 1-d estimate; another family's
+counts, heavy hitters' top ``k`` or a histogram's groups, need ``n=``, the
+total they stand for) or a plain count vector with ``n=`` given, and
+returns a **new**
 :class:`~fastldp.oracles.FrequencyEstimate` (the input is not changed)
 whose ``.postprocessing`` names the method (``"base_cut+norm_sub"`` when one
 was applied after another) and whose ``.postprocessing_info`` says what it
@@ -285,8 +289,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._kernels._hadamard import fwht
+from .._sanitize import SanitizationReport
 from .._validation import check_float, check_int, param_error
-from ..results import PrivacyStatement
+from ..results import PrivacyStatement, Result
 from ..streaming import Partial
 from ._base import CountChannel, FrequencyEstimate, FrequencyOracle
 
@@ -297,7 +302,9 @@ __all__ = ["METHODS", "base_cut", "norm_sub", "norm_mul", "norm_cut", "project_s
 METHODS = ("base_cut", "norm_sub", "norm_mul", "norm_cut", "project_simplex", "ibu", "power",
            "power_ns")
 
-EstimateLike = Union[FrequencyEstimate, ArrayLike]
+#: what post-processing takes: a frequency estimate, any other result of counts (one read
+#: back by fastldp.reports.load_result too), or a plain count vector (with ``n=``)
+EstimateLike = Union[FrequencyEstimate, Result, ArrayLike]
 
 
 class _Shown(str):
@@ -318,19 +325,48 @@ def _check_total(n: Any, owner: str) -> Union[int, float]:
     return int(value) if value.is_integer() else value
 
 
-def _resolve(est: Any, n: Any, owner: str) -> tuple[np.ndarray, Union[int, float],
-                                                      Optional[FrequencyEstimate]]:
-    """The counts, the total and the estimate they came from (``None`` for a plain vector)."""
-    if isinstance(est, FrequencyEstimate):
-        if n is not None and _check_total(n, owner) != est.n:
+def _as_frequency_estimate(est: Result, n: Any, owner: str) -> FrequencyEstimate:
+    """A :class:`FrequencyEstimate` saying what another result says: its counts, ``n``, labels,
+    privacy statement, variances and sanitization.
+
+    ``est`` is a result that is not a ``FrequencyEstimate`` object: one read
+    back by :func:`fastldp.reports.load_result`, or another family's counts
+    (heavy hitters, a histogram release). A result with a frequency
+    estimate's fields (``postprocessing``) has counts over the whole domain
+    that sum to its ``n``; another family's counts do not (the top ``k``
+    items; a histogram's groups), so their total must be given as ``n``.
+    """
+    kind = getattr(est, "kind", "") or type(est).__name__
+    kind = kind.rsplit(".", 1)[-1]
+    counts = est.estimate
+    if counts is None or np.ndim(counts) != 1 or np.shape(counts)[0] == 0:
+        shape = "no estimate" if counts is None else f"an estimate of shape {np.shape(counts)}"
+        raise param_error("est", owner, "a result whose estimate is a 1-d count vector",
+                          _Shown(f"a {kind} with {shape}"), TypeError)
+    if hasattr(est, "postprocessing"):
+        total: Union[int, float] = _check_total(est.n, owner)
+        if n is not None and _check_total(n, owner) != total:
             raise param_error("n", owner, f"left out, or the estimate's own n ({est.n})", n)
-        counts = np.asarray(est.counts, dtype=np.float64)
-        return counts, est.n, est
-    if n is None:
-        raise param_error("n", owner, "given with a plain count vector (the total the "
-                          "consistent counts sum to; a FrequencyEstimate carries its own)", None)
-    total = _check_total(n, owner)
-    expected = "a FrequencyEstimate or a 1-d array of finite counts"
+    elif n is None:
+        raise param_error("n", owner, f"given with a {kind} (the total its counts stand for: "
+                          f"they are not a whole domain's counts summing to its n = {est.n})",
+                          None)
+    else:
+        total = _check_total(n, owner)
+    sanitization = est.sanitization
+    if isinstance(sanitization, dict):  # as a result file holds it
+        sanitization = SanitizationReport(**sanitization)
+    variances = est.variances
+    return FrequencyEstimate(
+        _finite_counts(counts, owner), None if variances is None
+        else np.asarray(variances, dtype=np.float64), sanitization, total,  # type: ignore[arg-type]
+        est.privacy if est.privacy is not None else PrivacyStatement.local(),
+        est.categories, getattr(est, "postprocessing", None),
+        getattr(est, "postprocessing_info", None))
+
+
+def _finite_counts(est: Any, owner: str) -> np.ndarray:
+    expected = "a FrequencyEstimate, a Result or a 1-d array of finite counts"
     try:
         counts = np.array(est, dtype=np.float64)
     except (TypeError, ValueError):
@@ -341,7 +377,25 @@ def _resolve(est: Any, n: Any, owner: str) -> tuple[np.ndarray, Union[int, float
         i = int(np.flatnonzero(~np.isfinite(counts))[0])
         raise ValueError(f"The 'est' parameter of {owner} must be {expected}. "
                          f"Got {float(counts[i])!r} at index {i} instead.")
-    return counts, total, None
+    return counts
+
+
+def _resolve(est: Any, n: Any, owner: str) -> tuple[np.ndarray, Union[int, float],
+                                                      Optional[FrequencyEstimate]]:
+    """The counts, the total and the estimate they came from (``None`` for a plain vector)."""
+    if isinstance(est, Result) and not isinstance(est, FrequencyEstimate):
+        est = _as_frequency_estimate(est, n, owner)
+        n = None
+    if isinstance(est, FrequencyEstimate):
+        if n is not None and _check_total(n, owner) != est.n:
+            raise param_error("n", owner, f"left out, or the estimate's own n ({est.n})", n)
+        counts = np.asarray(est.counts, dtype=np.float64)
+        return counts, est.n, est
+    if n is None:
+        raise param_error("n", owner, "given with a plain count vector (the total the "
+                          "consistent counts sum to; a FrequencyEstimate carries its own)", None)
+    total = _check_total(n, owner)
+    return _finite_counts(est, owner), total, None
 
 
 def _result(counts: np.ndarray, total: Union[int, float], source: Optional[FrequencyEstimate],
@@ -910,20 +964,22 @@ def _curvature(channel: CountChannel, hit: np.ndarray) -> Optional[_Curvature]:
 
 
 def _allowances(channel: CountChannel, ratio: np.ndarray, g: np.ndarray) -> tuple[float, float]:
-    """Allowances for the rounding error of a computed ``g`` (``ratio = w / M f``).
+    """Allowances for the rounding error of ``g - 1`` as :func:`_certify` computes it.
 
-    Returns ``(level, spread)``: ``level`` bounds the error of any ``g(x)``,
-    ``spread`` the error of ``g(x)`` less a part common to every ``x``
-    (which moves neither the step nor the bound: both see ``g`` only
-    through differences, or against directions that sum to 0). ``g`` is a
-    sum over the ``size`` positions, pairwise (numpy) or by butterflies (the
-    transform): a few ulps per level, ``log2(size)`` levels, twice over. A
-    symmetric channel's ``g(x) = q sum(ratio) + (p - q) ratio(x)`` differs
-    between symbols only by its second term (a few ulps of it); Hadamard
-    response's ``g(x) = ((p + q) s + (p - q) u(x)) / K`` (``s =
-    sum(ratio)``) only by ``u = H ratio``, whose butterflies err by at most
-    ``log2(K)`` ulps of ``s``. A dense matrix product is allowed ``size``
-    ulps of ``g``, common part and all.
+    ``ratio = w / M f`` on the hit positions. Returns ``(level, spread)``:
+    ``level`` bounds the error of any ``g(x)``; ``spread`` the error of
+    ``g(x) - 1`` less a part common to every ``x`` (which moves neither the
+    step nor the bound: both see ``g`` only through differences, or against
+    directions that sum to 0). ``g`` is a sum over the ``size`` positions,
+    pairwise (numpy) or by butterflies (the transform): a few ulps per
+    level, ``log2(size)`` levels, twice over. A symmetric channel's
+    ``g(x) - 1`` is computed as ``(p - q) (ratio(x) - <f, ratio>)`` (its
+    exact value less a common ``q sum(ratio) (1 - sum f)``): a few ulps of
+    ``(p - q) max ratio``. Hadamard response's
+    ``g(x) = (p (s + u(x)) + q (s - u(x))) / K`` (``s = sum(ratio)``,
+    ``u = H ratio``): the butterflies err by at most ``log2(K)`` ulps of
+    ``s`` in ``u``, and the two sums by an ulp of ``s`` each. A dense matrix
+    product is allowed ``size`` ulps of ``g``, common part and all.
     """
     top = float(np.abs(g).max())
     if channel.kind == "matrix":
@@ -932,9 +988,9 @@ def _allowances(channel: CountChannel, ratio: np.ndarray, g: np.ndarray) -> tupl
     level = 8.0 * (math.log2(channel.size) + 4.0) * _ULP * max(top, 1.0)
     if channel.kind == "symmetric":
         return level, 8.0 * _ULP * (channel.p - channel.q) * float(ratio.max())
-    total = float(ratio.sum())
-    return level, (8.0 * (math.log2(channel.size) + 4.0) * _ULP * (channel.p - channel.q)
-                   * total / channel.size)
+    total = float(ratio.sum()) / channel.size
+    levels = math.log2(channel.size) + 4.0
+    return level, 8.0 * _ULP * total * (levels * (channel.p - channel.q) + channel.p + channel.q)
 
 
 def _bounds(channel: CountChannel) -> tuple[np.ndarray, np.ndarray]:
@@ -1014,7 +1070,12 @@ def _certify(channel: CountChannel, w: np.ndarray, hit: np.ndarray, f: np.ndarra
     wy, my = w[hit], m[hit]
     ratio = wy / my
     level, delta = _allowances(channel, ratio, g)
-    dev = g - 1.0
+    if channel.kind == "symmetric":  # g - 1 without the rounding of a sum near 1 (above)
+        share = np.zeros(D)
+        share[hit] = ratio
+        dev = (channel.p - channel.q) * (share - float(f @ share))
+    else:
+        dev = g - 1.0
     gap = max(float(dev.max()), 0.0) + level
     omega = ratio / my
     symmetric = channel.kind == "symmetric"
