@@ -158,7 +158,7 @@ transform for Hadamard response). Measured (``n = 10^5`` reports of
 ``np.random.default_rng(0).zipf(1.5, n) % D``, ``eps = 1``, ``D = 4096``,
 from the uniform start): GRR, OUE, OLH and HR from an estimate are
 certified after 3 or 4 steps; HR's exact MLE from a partial after 36 steps
-(about 0.05 s) from the composite start. ``accelerate=False`` is the
+(about 0.03 s) from the composite start. ``accelerate=False`` is the
 plain EM, update for update (the same bits as before the accelerator), with
 the same stopping rule.
 
@@ -183,8 +183,8 @@ With ``w = S / sum(S)``, ``Y`` the positions with ``w(y) > 0``,
    ``rho^2 = sum_Y w (M r)^2 / (m M f*)`` (bounded by step 1).
 3. The step. ``z`` (above) satisfies ``<g - r / tau, u - z> <= 0`` for
    every ``u`` in the simplex, ``u = f*`` in particular, and ``f*``
-   satisfies ``<g*, z - f*> <= 0``. Their sum, with ``f* - z = d - r``:
-   ``kappa^2 + sum r^2 / tau <= kappa rho + sum r d / tau``.
+   satisfies ``<g*, z - f*> <= 0``. Their sum, with ``f* - z = d - r``,
+   and step 2: ``kappa^2 + sum r^2 / tau <= kappa rho + sum r d / tau``.
 4. From ``kappa`` to ``||d||_1``. Symmetric channel: on ``sum d = 0``,
    ``e = (p - q) d``, so ``kappa^2 >= (p - q)^2 sum_x w(x) d(x)^2 /
    (m(x)^2 s_max(x))``, a weight per symbol. The maximizer is
