@@ -30,7 +30,8 @@ TODAYS_STREAMING = [
     "FrequencyOracle", "CMS", "HCMS", "SubsetSelection", "BLH", "AdaptiveOracle", "SHE", "THE",
     "RAPPOR", "DiscreteSHE", "RPC", "PCKVUE", "PCKVGRR", "PrivKVM", "Succinct", "Collision",
     "LGRR", "LOUE", "LOSUE", "LSUE", "LSOUE", "LongitudinalOracle", "LongitudinalRAPPOR",
-    "DBitFlipPM", "PEM", "TreeHist", "SFP", "HeavyHitterProtocol"]
+    "DBitFlipPM", "PEM", "TreeHist", "SFP", "HeavyHitterProtocol",
+    "SPL", "SMP", "RSpFD"]  # multidim (issue 36), added after the protocol
 #: the families' abstract bases: listed (they are exported), never built here
 ABSTRACT = {"FrequencyOracle", "LongitudinalOracle", "HeavyHitterProtocol"}
 
@@ -76,6 +77,14 @@ INSTANCES = {
                                    codebook_seed=1),
     "SFP": lambda: F.SFP(epsilon=2.0, k=10, c=1, fragment_bits=4, puzzle_bits=1, item_bits=8,
                          codebook_seed=1),
+    "SPL": lambda: F.SPL(domain_sizes=[3, 12, 2], epsilon=2.0, oracle="GRR", codebook_seed=1),
+    "SPL/olh": lambda: F.SPL(domain_sizes=[3, 12, 2], epsilon=2.0, oracle="OLH",
+                             codebook_seed=1),
+    "SMP": lambda: F.SMP(domain_sizes=[3, 12, 2], epsilon=2.0, oracle="OUE", codebook_seed=1),
+    "RSpFD": lambda: F.RSpFD(domain_sizes=[3, 12, 2], epsilon=2.0, variant="GRR",
+                             codebook_seed=1),
+    "RSpFD/oue-random": lambda: F.RSpFD(domain_sizes=[3, 12, 2], epsilon=2.0,
+                                        variant="OUE-random", codebook_seed=1),
 }
 
 #: the report schemas of the instances above, as the collector recorded them before the
@@ -90,10 +99,11 @@ SCHEMAS = {
     "JPRS": ("int8", ()), "RPC": ("float64", ()), "PCKVUE": ("int8", (23,)),
     "PCKVGRR": ("int64", (2,)), "PrivKVM": ("int64", (5,)), "Succinct": ("float64", (1,)),
     "TreeHist": ("int64", (3,)), "SFP": ("int64", (10,)),
+    "SPL": ("int64", (3,)), "SMP": ("uint8", (4,)), "RSpFD/oue-random": ("uint8", (4,)),
 }
 
 KIND_OF_FAMILY = {"oracles": "counts", "longitudinal": "counts", "relations": "matrix",
-                  "vectors": "vector", "heavyhitters": "ranking"}
+                  "vectors": "vector", "heavyhitters": "ranking", "multidim": "counts"}
 
 
 def _family(mech):
@@ -208,6 +218,8 @@ def test_the_members_are_there(case):
         protocol.check_mechanism(mech)
     assert mech.kind in KINDS and mech.kind == KIND_OF_FAMILY[_family(mech)], key
     labels = getattr(mech, "categories", None) if _family(mech) == "oracles" else None
+    if _family(mech) == "multidim":  # "j=v": value v of attribute j
+        labels = tuple(f"{j}={v}" for j, k in enumerate(mech.domain_sizes) for v in range(k))
     assert mech.labels == labels
     assert isinstance(mech.report_schema, ReportSchema)
 

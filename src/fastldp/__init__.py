@@ -23,6 +23,9 @@ Families
 - :mod:`fastldp.heavyhitters` - heavy hitters of huge domains (64-bit integers,
   short strings): PEM (prefix extending on OLH), TreeHist, Apple's SFP, their items,
   workloads and metrics
+- :mod:`fastldp.multidim` - records of several categorical attributes: the frequency of
+  every attribute by splitting the budget (SPL), sampling (SMP) or sampling plus fake
+  data (RSpFD)
 
 Shared modules
 --------------
@@ -55,7 +58,7 @@ from ._version import __version__
 #: the families and shared modules, loaded on first attribute access
 _SUBMODULES = (
     "oracles", "relations", "vectors", "regression", "histograms", "longitudinal",
-    "heavyhitters",
+    "heavyhitters", "multidim",
     "results", "audit", "reports", "streaming", "distributed", "mechanisms", "experiments",
     "budgets", "corruption", "metrics", "noise", "accounting", "protocol",
 )
@@ -63,7 +66,7 @@ _SUBMODULES = (
 #: the families, in the order their mechanisms are listed (``fastldp.protocol`` builds the
 #: registry of streaming mechanisms and of audited channels from their exports)
 FAMILIES = ("oracles", "relations", "vectors", "regression", "histograms", "longitudinal",
-            "heavyhitters")
+            "heavyhitters", "multidim")
 
 #: public estimators and their result classes -> the family that defines them
 _EXPORTS = {
@@ -84,6 +87,7 @@ _EXPORTS = {
     **dict.fromkeys(("LGRR", "LOUE", "LOSUE", "LSUE", "LSOUE", "MemoStore", "MemoryMemo",
                      "LongitudinalRAPPOR", "RAPPORDecode", "DBitFlipPM"), "longitudinal"),
     **dict.fromkeys(("PEM", "TreeHist", "SFP", "HeavyHitters"), "heavyhitters"),
+    **dict.fromkeys(("SPL", "SMP", "RSpFD", "MultiFrequencyEstimate"), "multidim"),
     **dict.fromkeys(("Result", "PrivacyStatement"), "results"),
     "Accountant": "accounting",
 }
@@ -98,6 +102,9 @@ if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ imports on 
     from . import histograms as histograms, mechanisms as mechanisms, metrics as metrics
     from . import longitudinal as longitudinal
     from . import heavyhitters as heavyhitters
+    from . import multidim as multidim
+    from .multidim import SPL as SPL, SMP as SMP, RSpFD as RSpFD
+    from .multidim import MultiFrequencyEstimate as MultiFrequencyEstimate
     from . import noise as noise
     from . import oracles as oracles, regression as regression, relations as relations
     from . import protocol as protocol
