@@ -514,6 +514,8 @@ def _round_trip(result, path):
             assert len(got) == len(value), f.name
             for a, b in zip(got, value):
                 np.testing.assert_array_equal(a, b)
+        elif f.name == "privacy":  # read back as the statement itself (issue 37, item 2)
+            assert got == value and type(got) is type(value), f.name
         elif dataclasses.is_dataclass(value):
             assert got == json.loads(json.dumps(dataclasses.asdict(value), default=str)), f.name
         elif isinstance(value, (int, float, str, dict)) and value is not None:

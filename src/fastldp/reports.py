@@ -71,6 +71,7 @@ from typing import Any, Callable, Iterator, Literal, Optional, Sequence, Union
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .results import PrivacyStatement, Result
 from .streaming import Partial
 
 __all__ = ["write_reports", "ReportWriter", "ReportFile", "decode_files", "expand_sources",
@@ -679,8 +680,8 @@ def save_result(result: Any, path: Union[str, "os.PathLike[str]"]) -> Path:
     return Path(path)
 
 
-class LoadedResult:
-    """A result read back by :func:`load_result`.
+class LoadedResult(Result):
+    """A result read back by :func:`load_result`: a :class:`~fastldp.results.Result` again.
 
     Attributes
     ----------
@@ -701,7 +702,12 @@ class LoadedResult:
     ``loaded.n``, ``loaded.sanitization["n_received"]``; a tuple field is a
     tuple again (``loaded.support``). ``.estimate`` is the main array,
     ``.variances`` and ``.std`` are ``None`` where the result had no
-    variances.
+    variances. As on every result, ``.privacy`` is a
+    :class:`~fastldp.results.PrivacyStatement` (``.privacy.event()`` for the
+    accountant; the JSON object is ``summary["privacy"]``), ``.categories``
+    a tuple of labels or ``None``, and ``.to_frame()`` works; so a loaded
+    result goes wherever the estimate went (post-processing, metrics, the
+    ledger) with its ``n``, labels and privacy statement.
 
     Examples
     --------
@@ -727,9 +733,27 @@ class LoadedResult:
         self.path = None if path is None else Path(path)
 
     @property
-    def estimate(self) -> np.ndarray | None:
+    def estimate(self) -> np.ndarray | None:  # type: ignore[override]
         """The main array (``counts``, ``matrix``, ``mean``...), or None if none is known."""
         return None if self.estimate_name is None else self.arrays[self.estimate_name]
+
+    @property
+    def privacy(self) -> Optional[PrivacyStatement]:
+        """The result's privacy statement, rebuilt (``None`` for a file without one)."""
+        fields = self.summary.get("privacy")
+        if fields is None:
+            return None
+        try:
+            return PrivacyStatement.from_dict(fields)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"the result in {self.path}: its privacy statement cannot be "
+                             f"read ({exc})") from None
+
+    @property
+    def categories(self) -> Optional[tuple]:
+        """The labels of the entries (a tuple, as the result had them), or ``None``."""
+        labels = self.summary.get("categories")
+        return None if labels is None else tuple(labels)
 
     @property
     def variances(self) -> np.ndarray | None:
@@ -751,6 +775,8 @@ class LoadedResult:
             return tuple(self.arrays[f"{name}_{i}"] for i in range(self._tuples[name]))
         if name in self.summary:
             return self.summary[name]
+        if name in ("variances", "sanitization", "categories"):
+            return None  # optional on every result (fastldp.results)
         raise AttributeError(f"the result in {self.path} has no field {name!r}; it has "
                              f"{', '.join([*self.arrays, *self.summary])}")
 

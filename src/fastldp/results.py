@@ -174,6 +174,52 @@ class PrivacyStatement:
         return cls(model, unit, epsilon=None if epsilon is None else float(epsilon), delta=delta)
 
     @classmethod
+    def from_dict(cls, fields: Any) -> "PrivacyStatement":
+        """The statement a result file holds (``dataclasses.asdict`` of one, read from JSON).
+
+        The statement's class is found by its fields, not its name: a
+        subclass a family defines (``LongitudinalPrivacy``, with
+        ``epsilon_inf``) is rebuilt when the dict has exactly its fields.
+        ``dp_event`` is not kept (a file holds its text only); :meth:`event`
+        then derives the event from the budget, which bounds the family's
+        own (pure ``epsilon`` by binary randomized response dominates every
+        ``epsilon``-DP mechanism).
+
+        Raises
+        ------
+        ValueError
+            When ``fields`` is not a dict of a statement's fields.
+
+        Examples
+        --------
+        >>> import dataclasses
+        >>> s = PrivacyStatement.local(epsilon=1.5)
+        >>> PrivacyStatement.from_dict(dataclasses.asdict(s)) == s
+        True
+        """
+        import dataclasses
+
+        if not isinstance(fields, dict):
+            raise ValueError(f"PrivacyStatement.from_dict reads a dict of a statement's fields; "
+                             f"got {type(fields).__name__}.")
+        given = {k: v for k, v in fields.items() if k != "dp_event"}
+
+        def names(kind: type) -> set:
+            return {f.name for f in dataclasses.fields(kind) if f.name != "dp_event"}
+
+        kinds = [cls, *_subclasses(cls)]
+        kind = next((k for k in kinds if names(k) == set(given)), None)
+        if kind is None:
+            missing = {"model", "unit"} - set(given)
+            unknown = set(given) - set().union(*(names(k) for k in kinds))
+            if missing or unknown:
+                raise ValueError(
+                    "PrivacyStatement.from_dict: the dict is not a privacy statement "
+                    f"(missing {sorted(missing)}, unknown {sorted(unknown)}).")
+            kind = cls  # a statement written by an older version: the fields it has
+        return kind(**given)
+
+    @classmethod
     def zcdp(cls, *, rho: float, unit: str = "person") -> "PrivacyStatement":
         """The statement of a central release with zCDP budget ``rho`` per ``unit``."""
         return cls("zCDP", unit, epsilon=None, delta=None, rho=float(rho))
@@ -225,6 +271,14 @@ class PrivacyStatement:
 
     def __str__(self) -> str:
         return f"{self.budget()} ({self.model}, per {self.unit})"
+
+
+def _subclasses(kind: type) -> list:
+    """Every subclass of ``kind``, depth first (the statements the families define)."""
+    out = []
+    for sub in kind.__subclasses__():
+        out += [sub, *_subclasses(sub)]
+    return out
 
 
 class Result:

@@ -231,6 +231,21 @@ def _profile(event: Any, orders: np.ndarray) -> _Profile:
     return total
 
 
+def _event_of(event: Any) -> Any:
+    """The event a result's privacy statement (or the statement) states; any other object as is."""
+    from ..results import PrivacyStatement, Result
+
+    if isinstance(event, Result):
+        statement = event.privacy
+        if not isinstance(statement, PrivacyStatement):
+            raise param_error("event", "Accountant.add", "a DpEvent, or a result that states "
+                              "its privacy", event, TypeError)
+        event = statement
+    if isinstance(event, PrivacyStatement):
+        return event.event()
+    return event
+
+
 def _check_supported(event: Any, owner: str) -> None:
     ev.check_event(event, owner)
     _profile(event, np.array([2.0]))  # raises on an unsupported leaf or a bad field
@@ -423,10 +438,15 @@ class Accountant:
             count: int = 1) -> "Accountant":
         """Add ``count`` runs of ``event`` for the identities of ``group`` (all when None).
 
-        Returns the accountant (calls chain). Raises TypeError on an object
-        that is not a ``DpEvent`` and ValueError on an event the accountant
-        cannot compose (checked now, not at the query).
+        ``event`` is a ``DpEvent``, or a result (any family's, one read back
+        by :func:`fastldp.reports.load_result` too) or a
+        :class:`~fastldp.results.PrivacyStatement`, which stand for the
+        statement's :meth:`~fastldp.results.PrivacyStatement.event`.
+        Returns the accountant (calls chain). Raises TypeError on another
+        object and ValueError on an event the accountant cannot compose
+        (checked now, not at the query).
         """
+        event = _event_of(event)
         _check_supported(event, "Accountant.add")
         count = check_int(count, "count", "Accountant.add", low=0)
         if group is not None:
