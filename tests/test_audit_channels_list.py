@@ -92,6 +92,53 @@ def snapshot(verdicts: bool = False) -> dict:
     return snap
 
 
+#: families added after the recording (issue 36: multidim). Their channels and controls are
+#: not in the snapshot; tests/test_multidim.py audits them. They are left out of the
+#: comparison by name, explicitly: every other channel must still match the recording.
+ADDED_AFTER = ("multidim",)
+
+
+def _added_after() -> set:
+    """The names of the channels and controls of the families in :data:`ADDED_AFTER`."""
+    from fastldp import audit, protocol
+
+    names = set()
+    for eps in EPSILONS:
+        for cls in protocol.audited_classes():
+            if cls.__module__.split(".")[1] in ADDED_AFTER:
+                names |= {ch.name for ch in cls.channels(eps)}
+        names |= {name for name, ch in audit.negative_controls(eps).items()
+                  if ch.control_of in names}
+    return names
+
+
+def _recorded_only(snap: dict) -> dict:
+    """``snap`` without the channels of the families added after the recording."""
+    late = _added_after()
+    out = dict(snap)
+    for key in ("list", "list_controls"):
+        if key in snap:
+            out[key] = [line for line in snap[key]
+                        if not (line.split() and line.split()[0] in late)]
+    for key in ("channels", "controls"):
+        out[key] = {eps: [r for r in rows if r["name"] not in late]
+                    for eps, rows in snap[key].items()}
+    if "verdicts" in snap:
+        out["verdicts"] = [r for r in snap["verdicts"] if r["name"] not in late]
+    return out
+
+
+def test_the_late_families_are_left_out_by_name_only():
+    """The filter removes the multidim channels and controls, and nothing of the old families."""
+    from fastldp import audit
+
+    late = _added_after()
+    assert {"spl-grr", "smp-olh", "rspfd-oue-random", "control:rspfd-grr-paper"} <= late
+    assert all(n.split(":")[-1].split("-")[0] in ("spl", "smp", "rspfd") for n in late), late
+    everything = {**audit.channels(1.0), **audit.negative_controls(1.0)}
+    assert late <= set(everything)
+
+
 @pytest.fixture(scope="module")
 def before():
     return json.loads(BEFORE.read_text())
@@ -99,7 +146,7 @@ def before():
 
 @pytest.fixture(scope="module")
 def now():
-    return snapshot()
+    return _recorded_only(snapshot())
 
 
 def _by_name(rows) -> dict:
@@ -132,7 +179,7 @@ def test_every_control_is_of_a_listed_channel(now):
 
 @pytest.mark.slow
 def test_verdicts_are_the_same(before):
-    rows = snapshot(verdicts=True)["verdicts"]
+    rows = _recorded_only(snapshot(verdicts=True))["verdicts"]
     old, new = _by_name(before["verdicts"]), _by_name(rows)
     assert sorted(new) == sorted(old)
     for name in old:
@@ -145,9 +192,10 @@ def test_exact_verdicts_are_the_same_without_the_sampler(before):
 
     old = _by_name(before["verdicts"])
     everything = {**audit.channels(1.0), **audit.negative_controls(1.0)}
+    late = _added_after()
     checked = 0
     for name, ch in everything.items():
-        if ch.kind != "exact":
+        if ch.kind != "exact" or name in late:
             continue
         row = audit.audit_channel(ch, n=VERDICT_N, sampler=False)
         assert _number(row.exact.epsilon_audited) == old[name]["exact_epsilon"], name
@@ -190,7 +238,7 @@ def _imports(path: Path) -> set:
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "fastldp"
 FAMILIES = ("oracles", "relations", "vectors", "regression", "histograms", "longitudinal",
-            "heavyhitters")
+            "heavyhitters", "multidim")
 
 
 def test_no_family_imports_the_audit():
