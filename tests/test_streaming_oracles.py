@@ -31,7 +31,7 @@ from fastldp.oracles import BLH, AdaptiveOracle, SubsetSelection
 from fastldp.oracles import CMS, HCMS
 from fastldp.oracles import THE
 from fastldp.oracles import DiscreteSHE
-from fastldp.oracles._base import add_weighted_hits
+from fastldp.oracles._exact_sums import add_weighted_hits
 from fastldp.oracles.olh import olh_hash
 from fastldp.relations import JPRS, PaddedRelationSampling
 from fastldp.relations.decoders import Decoded
@@ -366,7 +366,7 @@ def test_partials_of_any_budgets_merge_into_the_one_shot_estimate(name, kinds, s
 def test_scaled_sums_are_exact():
     from fractions import Fraction
 
-    from fastldp.oracles._base import count_sum, scaled_sum
+    from fastldp.oracles._exact_sums import count_sum, scaled_sum
 
     rng = np.random.default_rng(2)
     for count in (0, 1, 12345, 2**36 + 7, 2**63 + 2**40 + 3, 3**60):

@@ -1,4 +1,4 @@
-"""Shared machinery of the frequency oracles: the public API, budget checks, sanitization.
+"""The base class of the frequency oracles, :class:`FrequencyOracle`, and its public API.
 
 Every oracle privatizes one symbol ``x in [0, D)`` per identity at that
 identity's own ``eps_i`` and gives the server, per identity, an unbiased
@@ -38,49 +38,15 @@ double precision: ``p - q > 0`` and a finite variance. Below that (e.g.
 ``eps = 1e-17`` for GRR, where ``e^eps`` rounds to 1) the oracle raises a
 ``ValueError`` naming the parameter instead of returning infinities.
 
-Sanitization
-------------
-Reports that are not legal outputs never raise: each is replaced by a public
-uniformly random legal output keyed by ``(codebook seed, identity)`` (the
-sanitize stream of the counter-based hash) and counted by reason:
-``non_numeric`` (strings, None, objects), ``non_integer`` (NaN, +-inf,
-fractions) and ``out_of_range`` (integers outside the identity's outputs).
-Only a wrong number or shape of reports raises.
-
-Streaming: partial, merge, finalize
------------------------------------
-``estimate(...)`` is literally ``finalize(partial(...))``: a
-:class:`~fastldp.streaming.Partial` holds the exact sums behind the
-estimate, two partials of disjoint chunks ``merge`` by adding them, and
-``finalize`` is a deterministic function of the merged state, so a decode
-split into any chunks, merged in any order, is bit-identical to the one-shot
-:meth:`~FrequencyOracle.estimate`. The state is ``O(size of the oracle's
-statistic)`` (``D`` symbols; ``K`` columns for HR; ``h g`` cells for FLH),
-whatever the number of reports. Every partial keeps two groups of sums:
-
-* **the oracle's budget** (``epsilons=None``, or a budget equal to the
-  oracle's ``epsilon``): the integer number of those reports hitting each
-  position of the statistic (``"hits"``, an
-  :class:`~fastldp.streaming.ExactSum` of integers);
-* **other personal budgets**: per position the exact sum of the report
-  weights ``a_i = lam_i / (p_i - q_i)`` (``"support"``), the exact constant
-  ``-sum_i a_i q_i`` added to every count (``"offset"``), and the exact sums
-  of ``sigma_i^2`` (``"var"``) and of ``held_i - sigma_i^2``
-  (``"held_minus_var"``) for the plug-in variance, with the number of
-  those reports (``"personal"``). Where a compiled kernel sums float
-  weights (OLH's support, unary encoding's bit counts) it runs with unit
-  weights once per distinct weight, or on integer limbs of the weights, so
-  that each of its sums is an exact integer (:func:`add_weighted_hits`).
-
-Every partial also counts its reports by sanitization outcome. When no
-report has another budget, ``finalize`` applies the closed form of the
-equal-budget estimator to the hit counts (``(hits - n q) / (p - q)`` and
-the like): so ``estimate(reports)``, ``estimate(reports, epsilons=epsilon)``
-and ``estimate(reports, epsilons=np.full(n, epsilon))`` are the same
-numbers, bit for bit. Otherwise it folds the hits into the personal sums
-exactly (``hits(v) a`` and ``n_fixed`` times each per-report term, see
-:func:`scaled_sum`) and rounds once: the exact sums of every report's
-terms, whatever the chunks and whichever budgets each chunk holds.
+Sanitization, the streaming decode and personal budgets
+-------------------------------------------------------
+Illegal reports are sanitized and counted, never raised on
+(:mod:`fastldp.oracles._sanitizing`). ``estimate`` is ``finalize(partial(...))``,
+bit-identical whatever the chunks (:mod:`fastldp.oracles._streaming`, with the
+exact sums of :mod:`fastldp.oracles._exact_sums`); reports at other budgets
+than the oracle's are decoded by exact weighted sums
+(:mod:`fastldp.oracles._personal`). The estimate is a
+:class:`FrequencyEstimate` (:mod:`fastldp.oracles._estimate`).
 """
 
 from __future__ import annotations
@@ -95,14 +61,28 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._kernels._hadamard import fwht
-from .._kernels._hash import SANITIZE_STREAM, hash_blocks
 from .._random import as_generator, resolve_codebook_seed, resolve_identities, resolve_n_threads
-from .._sanitize import SanitizationReport, sanitization_counts, sanitization_report
-from .._validation import check_float, check_int, check_positive_array, param_error
-from ..results import PrivacyStatement, Result
-from ..streaming import ExactSum, Partial, check_partial
+from .._validation import check_float, check_int, param_error
+from ..results import PrivacyStatement
+from ..streaming import Partial
 from ._categories import Categories, resolve_categories, shown_labels
+from ._estimate import FrequencyEstimate
+from ._personal import EPSILON_MAX
 from ._protocol import OracleProtocol
+from ._streaming import StreamingDecode
+
+# The oracles, heavy hitters, longitudinal protocols and relations import these
+# helpers from here: ``name as name`` re-exports them explicitly (PEP 484).
+from ._exact_sums import (add_broadcast as add_broadcast, add_weighted_hits as add_weighted_hits,
+                          count_sum as count_sum, scalar_sum as scalar_sum,
+                          scaled_sum as scaled_sum)
+from ._messages import _Text as _Text, entry_error as entry_error
+from ._sanitizing import (MatrixReports as MatrixReports, _is_nan_number as _is_nan_number,
+                          _to_float as _to_float, all_legal_report as all_legal_report,
+                          as_report_array as as_report_array,
+                          classify_integers as classify_integers,
+                          partial_report as partial_report, public_uniform as public_uniform,
+                          report_counts as report_counts, tally_report as tally_report)
 
 __all__ = ["FrequencyOracle", "FrequencyEstimate", "CountChannel", "EPSILON_MAX", "MAX_DOMAIN_SIZE",
            "RngLike"]
@@ -110,83 +90,7 @@ __all__ = ["FrequencyOracle", "FrequencyEstimate", "CountChannel", "EPSILON_MAX"
 #: what every ``rng`` parameter accepts
 RngLike = Union[None, int, np.random.SeedSequence, np.random.Generator]
 
-EPSILON_MAX = 700.0  # e^eps overflows double precision just above 709.78
 MAX_DOMAIN_SIZE = 2**31 - 1  # estimates are D-vectors; HR's code has K <= 2^31 columns
-
-REASONS = ("non_numeric", "non_integer", "out_of_range")
-_CAST_LIMIT = 2.0**62  # floats at or above this are out of range for every oracle
-
-
-@dataclass(frozen=True, repr=False)
-class FrequencyEstimate(Result):
-    """What :meth:`FrequencyOracle.estimate` returns (a :class:`~fastldp.results.Result`).
-
-    Attributes
-    ----------
-    counts : float64 array, shape (D,)
-        Unbiased estimates of how many identities hold each symbol; also
-        ``.estimate`` (the same array). After post-processing
-        (:mod:`fastldp.oracles.postprocess`), the consistent (biased) counts.
-    variances : float64 array, shape (D,), or None
-        Plug-in variance of each count (module docstring); ``.std`` is its
-        square root. ``None`` after post-processing: the unbiased
-        estimator's variances do not describe the post-processed counts.
-    sanitization : SanitizationReport or None
-        How many reports were legal and why the others were replaced
-        (``None`` for a post-processed plain count vector).
-    n : int
-        Number of reports.
-    privacy : PrivacyStatement
-        Local DP per report at the oracle's ``epsilon``, or the summary of
-        the personal budgets (post-processing keeps it).
-    categories : tuple or None
-        The labels of the symbols when the oracle was built with
-        ``categories=``.
-    postprocessing : str or None
-        ``None`` for the unbiased estimate; else the post-processing that
-        produced the counts (``"norm_sub"``, ``"ibu"``...;
-        ``"base_cut+norm_sub"`` for one applied after the other). The repr
-        shows it: ``FrequencyEstimate[norm_sub](...)``.
-    postprocessing_info : dict or None
-        What the post-processing found (IBU: ``iterations``, ``converged``,
-        ``distance``, the certified bound on the L1 distance of the
-        frequencies to the maximizer...; see :mod:`fastldp.oracles.postprocess`).
-
-    Examples
-    --------
-    >>> from fastldp import GRR
-    >>> grr = GRR(domain_size=3, epsilon=2.0, codebook_seed=0, categories=["a", "b", "c"])
-    >>> est = grr.estimate(grr.privatize(["a", "b", "b", "c"], rng=0))
-    >>> est.estimate is est.counts
-    True
-    >>> est.categories
-    ('a', 'b', 'c')
-    >>> list(est.to_frame().columns)
-    ['category', 'estimate', 'std', 'frequency']
-    """
-
-    _estimate_field = "counts"
-
-    counts: np.ndarray
-    variances: Optional[np.ndarray]
-    sanitization: Optional[SanitizationReport]
-    n: int
-    privacy: PrivacyStatement = PrivacyStatement.local()
-    categories: Optional[tuple] = None
-    postprocessing: Optional[str] = None
-    postprocessing_info: Optional[dict] = None
-
-    def _repr_kind(self) -> str:
-        kind = type(self).__name__
-        return kind if self.postprocessing is None else f"{kind}[{self.postprocessing}]"
-
-    @property
-    def frequencies(self) -> np.ndarray:
-        """``counts / n`` (zeros when there are no reports)."""
-        return self.counts / self.n if self.n else np.zeros_like(self.counts)
-
-    def _frame_columns(self) -> dict:
-        return {"frequency": self.frequencies}
 
 
 _CHANNEL_KINDS = ("symmetric", "hadamard", "matrix")
@@ -342,278 +246,6 @@ def fair_choice_among_max(scores: np.ndarray, rng: np.random.Generator) -> np.nd
     return np.argmax(np.where(scores == top, noise, -1.0), axis=1)
 
 
-def public_uniform(seed: int, identities: np.ndarray, sizes: np.ndarray, word: int = 1) -> np.ndarray:
-    """A public uniform value in ``[0, sizes[j])`` per identity (multiply-shift of a hash word).
-
-    ``word`` picks one of the four words of block 0 of the sanitize stream
-    (word 0 is the sign coin of :mod:`fastldp._sanitize`).
-    """
-    words = hash_blocks(seed, identities, 1, SANITIZE_STREAM)[:, 0, word]
-    hi = (words >> np.uint64(32)).astype(np.float64)
-    return np.minimum((hi / 2.0**32 * sizes).astype(np.int64), sizes - 1)
-
-
-def as_report_array(reports) -> np.ndarray:
-    """``numpy.asarray``, falling back to a 1-d object array for ragged input."""
-    if isinstance(reports, np.ndarray):
-        return reports
-    try:
-        return np.asarray(reports)
-    except (ValueError, TypeError):
-        items = list(reports)
-        out = np.empty(len(items), dtype=object)
-        for j, item in enumerate(items):
-            out[j] = item
-        return out
-
-
-def _to_float(v) -> float:
-    if isinstance(v, (str, bytes, complex, np.complexfloating)) or v is None:
-        return float("nan")
-    try:
-        return float(v)
-    except (TypeError, ValueError, OverflowError):
-        return float("nan")
-
-
-def _is_nan_number(v) -> bool:
-    try:
-        return isinstance(v, (float, np.floating)) and v != v
-    except TypeError:
-        return False
-
-
-def classify_integers(arr: np.ndarray):
-    """Read every entry of ``arr`` as an integer where it is one.
-
-    Returns
-    -------
-    values : int64 array, the shape of ``arr``
-        The integer, or -1 where the entry is not an integer (or is too
-        large for any oracle's outputs).
-    numeric, integral : bool arrays
-        Entry is a real number; entry is a finite integer.
-    wrong_dtype : bool
-        ``arr`` is not an integer array.
-    """
-    shape = arr.shape
-    if arr.dtype.kind in "iu":
-        if arr.dtype.kind == "u" and arr.dtype.itemsize == 8:
-            big = arr >= np.uint64(2**63)
-            values = np.where(big, -1, arr.astype(np.int64))
-            ok = np.ones(shape, dtype=bool)
-            return values, ok, ok, False
-        ok = np.ones(shape, dtype=bool)
-        return arr.astype(np.int64), ok, ok, False
-    with np.errstate(invalid="ignore"):
-        try:
-            if arr.dtype.kind not in "fb":
-                raise TypeError
-            as_float = arr.astype(np.float64)
-            numeric = np.ones(shape, dtype=bool)
-        except (TypeError, ValueError):
-            flat = arr.ravel()
-            as_float = np.array([_to_float(v) for v in flat], dtype=np.float64).reshape(shape)
-            numeric = (~np.isnan(as_float)
-                       | np.array([_is_nan_number(v) for v in flat], dtype=bool).reshape(shape))
-    finite = np.isfinite(as_float)
-    safe = np.where(finite, as_float, 0.0)
-    integral = finite & (np.floor(safe) == safe)
-    castable = integral & (np.abs(safe) < _CAST_LIMIT)
-    values = np.where(castable, safe, -1).astype(np.int64)
-    return values, numeric, integral, True
-
-
-class _Text(str):
-    """A description shown as is in an error message (no quotes)."""
-
-    def __repr__(self) -> str:
-        return str(self)
-
-
-def entry_error(name: str, owner: str, expected: str, value, index: int, exc=ValueError):
-    """``param_error`` for one entry of an array parameter, naming its index."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    return exc(f"The {name!r} parameter of {owner} must be {expected}. "
-               f"Got {value!r} at index {index} instead.")
-
-
-# ---------------------------------------------------------------- exact sums
-#: Below this many distinct weights (or one per 64 reports), a weighted kernel sum
-#: runs once per distinct weight with unit weights (integer counts) instead of
-#: once per integer limb of the weights.
-MAX_WEIGHT_CLASSES = 32
-
-
-def scalar_sum(values) -> ExactSum:
-    """The exact sum of ``values`` as a one-position :class:`~fastldp.streaming.ExactSum`."""
-    out = ExactSum(1)
-    out.add_terms(values)
-    return out
-
-
-def add_broadcast(total: ExactSum, scalar: ExactSum) -> ExactSum:
-    """``total + scalar`` at every position, exactly (a new sum; neither input changes)."""
-    k_lo, digits = scalar.canonical()
-    if digits.shape[0] == 0:
-        return total
-    return total.merge(ExactSum.from_digits(total.size, k_lo,
-                                            np.repeat(digits, total.size, axis=1)))
-
-
-def scaled_sum(ints: ExactSum, value: float) -> ExactSum:
-    """``value`` times an integer-valued :class:`~fastldp.streaming.ExactSum`, exactly.
-
-    Digit row ``r`` of ``ints`` (place ``2**(32 (k_lo + r))``, normalized
-    below ``2**32``) times the double ``value * 2**(32 (k_lo + r))``, itself
-    exact since the integer places are non-negative powers of two, is added
-    by :meth:`~fastldp.streaming.ExactSum.add_multiples`: no rounding
-    anywhere, for counts of any size.
-    """
-    k_lo, digits = ints.canonical()
-    if digits.shape[0] and k_lo < 0:  # pragma: no cover - hit counts are integers
-        raise ValueError("scaled_sum scales integer sums only")
-    out = ExactSum(ints.size)
-    for r in range(digits.shape[0]):
-        if digits[r].any():
-            out.add_multiples(digits[r], math.ldexp(float(value), 32 * (k_lo + r)))
-    return out
-
-
-def count_sum(count: int) -> ExactSum:
-    """A one-position :class:`~fastldp.streaming.ExactSum` holding the integer ``count``."""
-    out = ExactSum(1)
-    count, place = int(count), 0
-    while count:
-        out.add_integers(np.array([count & 0xFFFFFFFF], dtype=np.int64), 32 * place)
-        count >>= 32
-        place += 1
-    return out
-
-
-def add_weighted_hits(total: ExactSum, weights, hits) -> None:
-    """Add ``sum_i weights[i] * hit_i(v)`` exactly, using a kernel that sums floats.
-
-    Parameters
-    ----------
-    total : ExactSum
-        Receives the sums, one position per ``v``.
-    weights : float64 array, shape (n,)
-        Finite report weights.
-    hits : callable ``hits(members, w)``
-        Returns, for the reports ``members`` (an index array, or ``None`` for
-        all), the length-``total.size`` vector ``sum_i w_i hit_i(v)``
-        computed in float64 (any order), ``hit_i(v)`` in ``{0, 1}``; ``w``
-        is aligned with ``members``, or ``None`` for unit weights.
-
-    Notes
-    -----
-    A float sum of integers is exact, whatever the order, while every partial
-    sum stays below ``2**53``. With few distinct weights (at most
-    ``max(MAX_WEIGHT_CLASSES, n // 64)``) the kernel runs once per weight
-    with unit weights, and each integer count is multiplied by its weight
-    exactly (:meth:`~fastldp.streaming.ExactSum.add_multiples`): one pass over the reports in all.
-    Otherwise, with ``w_i = M_i 2^(e_i - 53)`` (``|M_i| < 2^53``), weights of
-    one sign whose exponents lie within a few bits of each other form a
-    group with the integers ``M_i 2^(e_i - e_lo)``, and the kernel runs on
-    their limbs of ``L = 53 - bitlength(n)`` bits: ``n (2^L - 1) < 2^53``,
-    so every kernel sum is exact. Weights spanning a factor ``2^9`` or less
-    form one group of two limbs for chunks below ``2^22`` reports: two
-    passes over the reports.
-    """
-    w = np.ascontiguousarray(weights, dtype=np.float64).ravel()
-    n = w.shape[0]
-    if n == 0:
-        return
-    if not np.isfinite(w).all():
-        raise ValueError("add_weighted_hits: the weights must be finite")
-    order = np.argsort(w, kind="stable")
-    ordered = w[order]
-    cuts = np.flatnonzero(ordered[1:] != ordered[:-1]) + 1
-    if cuts.shape[0] + 1 <= max(MAX_WEIGHT_CLASSES, n // 64):
-        bounds = np.concatenate(([0], cuts, [n]))
-        for a, b in zip(bounds[:-1], bounds[1:]):
-            u = float(ordered[a])
-            if u == 0.0:
-                continue
-            members = None if (a == 0 and b == n) else np.sort(order[a:b])
-            counts = np.asarray(hits(members, None))
-            total.add_multiples(np.rint(counts).astype(np.int64), u)
-        return
-    m, e = np.frexp(w)
-    e = e.astype(np.int64)
-    mant = np.ldexp(m, 53).astype(np.int64)  # exact: |mant| in [2^52, 2^53), 0 for w = 0
-    magnitude = np.abs(mant)
-    bits = 53 - int(n).bit_length()  # n (2^bits - 1) < 2^53: every kernel sum is exact
-    if bits < 1:  # pragma: no cover - 2**52 reports in one chunk
-        raise ValueError("add_weighted_hits: too many reports in one chunk")
-    mask = np.int64((1 << bits) - 1)
-    # exponents up to `spread` apart share one group: M_i 2^(e_i - e_lo) < 2^(53 + spread)
-    # stays in an int64 and in two limbs whenever 53 + spread <= 2 bits
-    spread = max(0, min(62 - 53, 2 * bits - 53))
-    for negative in (False, True):
-        side = (mant < 0) if negative else (mant > 0)
-        if not side.any():
-            continue
-        exponents = np.unique(e[side])[::-1]
-        i = 0
-        while i < exponents.shape[0]:
-            e_hi, j = int(exponents[i]), i
-            while j + 1 < exponents.shape[0] and e_hi - int(exponents[j + 1]) <= spread:
-                j += 1
-            e_lo = int(exponents[j])
-            sel = side & (e >= e_lo) & (e <= e_hi)
-            members = None if sel.all() else np.flatnonzero(sel)
-            scaled = magnitude[sel] << (e[sel] - e_lo)
-            sign = -1 if negative else 1
-            for t in range(-(-(53 + e_hi - e_lo) // bits)):
-                limb = (scaled >> np.int64(bits * t)) & mask
-                if not limb.any():
-                    continue
-                sums = np.asarray(hits(members, limb.astype(np.float64)))
-                total.add_integers(sign * np.rint(sums).astype(np.int64), e_lo - 53 + bits * t)
-            i = j + 1
-
-
-_Mask = Union[np.ndarray, np.bool_]  # a per-report mask (``.all(axis=1)`` types as either)
-
-
-def all_legal_report(n: int) -> SanitizationReport:
-    """The :class:`SanitizationReport` of ``n`` integer reports that were all legal as sent."""
-    return SanitizationReport(n, n, {r: 0 for r in REASONS}, False)
-
-
-def tally_report(n: int, numeric: _Mask, integral: _Mask, legal: _Mask,
-                 wrong_dtype: bool) -> SanitizationReport:
-    """The :class:`SanitizationReport` of ``n`` integer reports from their per-report masks.
-
-    Each illegal report counts under its first reason: not a number, else
-    not an integer, else out of range (``legal`` implies ``integral``
-    implies ``numeric``).
-    """
-    by_reason = {
-        "non_numeric": int((~numeric).sum()),
-        "non_integer": int((numeric & ~integral).sum()),
-        "out_of_range": int((integral & ~legal).sum()),
-    }
-    return SanitizationReport(n, int(legal.sum()), by_reason, wrong_dtype)
-
-
-def partial_report(partial: Partial) -> SanitizationReport:
-    """The :class:`SanitizationReport` of every report a (merged) partial holds."""
-    return sanitization_report(partial.counts, partial.flags)
-
-
-def report_counts(report: SanitizationReport) -> dict:
-    """Sanitization counts with every oracle reason present (so partials merge)."""
-    full = SanitizationReport(report.n_received, report.n_valid,
-                              {r: int(report.by_reason.get(r, 0)) for r in REASONS},
-                              report.wrong_dtype)
-    return sanitization_counts(full)
-
-
-_SUMS = frozenset({"hits", "support", "offset", "var", "held_minus_var"})
 
 _Method = TypeVar("_Method", bound=Callable[..., Any])
 
@@ -640,7 +272,7 @@ def budgets_by_keyword(method: _Method) -> _Method:
     return call  # type: ignore[return-value]
 
 
-class FrequencyOracle(OracleProtocol):
+class FrequencyOracle(StreamingDecode, OracleProtocol):
     """Base class: keyword-only construction, validated ``privatize`` / ``estimate``.
 
     Parameters
@@ -665,8 +297,8 @@ class FrequencyOracle(OracleProtocol):
     Notes
     -----
     The server also decodes in chunks: ``partial`` per chunk, ``merge``,
-    ``finalize`` (bit-identical to ``estimate``; module docstring,
-    "Streaming"). The budgets of :meth:`privatize` and :meth:`estimate` are
+    ``finalize`` (bit-identical to ``estimate``;
+    :mod:`fastldp.oracles._streaming`). The budgets of :meth:`privatize` and :meth:`estimate` are
     keyword-only: ``privatize(values, 1.0)`` is a ``TypeError`` that says to
     pass ``epsilons=1.0``.
 
@@ -796,34 +428,6 @@ class FrequencyOracle(OracleProtocol):
             "which IBU needs")
 
     # ------------------------------------------------------------ validation
-    def check_budgets(self, eps: np.ndarray, name: str, owner: str) -> None:
-        """Raise unless every budget is at most 700 and gives a defined estimator."""
-        too_big = ~(eps <= EPSILON_MAX)
-        with np.errstate(all="ignore"):
-            var = np.asarray(self.variances(eps), dtype=np.float64)
-            held = np.asarray(self.held_variances(eps), dtype=np.float64)
-        undefined = ~(np.isfinite(var) & np.isfinite(held) & (var > 0))
-        for bad, expected in (
-                (too_big, f"a float in (0, {EPSILON_MAX!r}] (e^eps must be finite)"),
-                (undefined, "large enough that the estimator is defined in double precision "
-                            "(p - q > 0 and a finite variance)")):
-            if bad.any():
-                i = int(np.flatnonzero(bad)[0])
-                if eps.shape[0] == 1 and name == "epsilon":
-                    raise param_error(name, owner, expected, float(eps[0]))
-                raise entry_error(name, owner, expected, float(eps[i]), i)
-
-    def _budgets(self, epsilons, n: int, owner: str) -> np.ndarray:
-        if epsilons is None:
-            if self.epsilon is None:
-                raise param_error("epsilons", owner,
-                                  "given when the oracle was built with epsilon=None "
-                                  "(an array of personal budgets)", None)
-            return np.full(n, self.epsilon)
-        eps = check_positive_array(epsilons, "epsilons", owner, size=n)
-        self.check_budgets(eps, "epsilons", owner)
-        return eps
-
     def check_values(self, values: ArrayLike, owner: str) -> np.ndarray:
         """Return ``values`` as int64 in ``[0, D)`` or raise, naming the first bad entry."""
         D = self.domain_size
@@ -1032,72 +636,6 @@ class FrequencyOracle(OracleProtocol):
         """
         return self._partial(reports, epsilons, identities, f"{type(self).__name__}.partial")
 
-    def _partial(self, reports, epsilons, identities, owner: str) -> Partial:
-        n = self._n_reports(reports, owner)
-        eps, at_fixed = self._personal_budgets(epsilons, n, owner)
-        hits = ExactSum(self._stat_size())
-        support, offset = ExactSum(self._stat_size()), ExactSum(1)
-        var, held_minus_var = ExactSum(1), ExactSum(1)
-        personal = 0
-        if eps is None:
-            fast = self._fast_hits(reports, n, identities, owner)
-            if fast is not None:  # every report legal: no copy, no per-report budgets
-                report = all_legal_report(n)
-            else:
-                ids = resolve_identities(identities, n, owner)
-                clean, report = self.sanitize(reports, self._budgets(None, n, owner), ids, owner)
-                fast = self._hits(clean, ids)
-            hits.add_integers(np.ascontiguousarray(fast, dtype=np.int64))
-        else:
-            ids = resolve_identities(identities, n, owner)
-            clean, report = self.sanitize(reports, eps, ids, owner)
-            if at_fixed is not None and at_fixed.any():
-                hits.add_integers(np.ascontiguousarray(
-                    self._hits(clean[at_fixed], ids[at_fixed]), dtype=np.int64))
-                rest = ~at_fixed
-                clean, eps, ids = clean[rest], eps[rest], ids[rest]
-            personal = eps.shape[0]
-            support, offset = self.weighted_sums(clean, eps, ids, np.ones(personal))
-            v = np.asarray(self.variances(eps), dtype=np.float64)
-            h = np.asarray(self.held_variances(eps), dtype=np.float64)
-            var, held_minus_var = scalar_sum(v), scalar_sum(h - v)
-        sums = {"hits": hits, "support": support, "offset": offset, "var": var,
-                "held_minus_var": held_minus_var}
-        counts = report_counts(report)
-        counts["personal"] = personal
-        return Partial(type(self).__name__, self.stream_params(), sums=sums, counts=counts,
-                       flags={"wrong_dtype": report.wrong_dtype})
-
-    def _personal_budgets(self, epsilons, n: int,
-                          owner: str) -> tuple[Optional[np.ndarray], Optional[np.ndarray]]:
-        """``(eps, at_fixed)`` of the ``n`` reports of a partial.
-
-        ``eps`` is ``None`` when every report has the oracle's budget: those
-        partials keep the hit counts of the equal-budget decode, bit for bit
-        (``epsilons`` equal to it everywhere included). Otherwise ``eps``
-        holds the checked budgets and ``at_fixed`` marks those equal to the
-        oracle's (``None`` when it has no budget of its own). Raises when
-        neither the oracle nor ``epsilons`` gives a budget.
-        """
-        if epsilons is None:
-            if self.epsilon is None:
-                self._budgets(None, n, owner)  # raises: this oracle has no budget of its own
-            return None, None
-        eps = self._budgets(epsilons, n, owner)
-        if self.epsilon is None:
-            return eps, None
-        at_fixed = eps == self.epsilon
-        if at_fixed.all():
-            return None, None
-        return eps, at_fixed
-
-    def _check_partial(self, partial, owner: str) -> Partial:
-        check_partial(partial, type(self).__name__, self.stream_params(), owner)
-        if frozenset(partial.sums) != _SUMS or "personal" not in partial.counts:
-            raise ValueError(f"{owner}: the partial holds the sums {sorted(partial.sums)}, not "
-                             f"those of a {type(self).__name__} partial")
-        return partial
-
     def merge(self, a: Partial, b: Partial) -> Partial:
         """Merge the partials of two chunks (exact, order-free; neither input changes).
 
@@ -1167,169 +705,3 @@ class FrequencyOracle(OracleProtocol):
         else:  # a partial keeps exact sums, not the budgets: only that they differed
             privacy = PrivacyStatement("local DP", "report", personal=True)
         return FrequencyEstimate(counts, variances, report, n, privacy, self.categories)
-
-    def _folded_sums(self, partial: Partial) -> dict:
-        """The personal sums of every report, those at the oracle's budget folded in exactly.
-
-        Each of the ``n_fixed`` reports at the oracle's ``epsilon`` has the
-        weight ``a`` and the terms ``c`` (offset), ``sigma^2`` and
-        ``held - sigma^2`` of that budget, computed as :meth:`partial`
-        computes them for a personal budget; so the support gains
-        ``hits(v) a`` and each scalar sum ``n_fixed`` times its term, all
-        exactly (:func:`scaled_sum`): the same exact sums as if every report
-        had been decoded with personal budgets.
-        """
-        sums = dict(partial.sums)
-        n_fixed = partial.counts["n"] - partial.counts["personal"]
-        if n_fixed == 0:
-            return sums
-        e = np.array([self.epsilon], dtype=np.float64)
-        a, c = self._report_terms(e, np.ones(1))
-        v = np.asarray(self.variances(e), dtype=np.float64)
-        h = np.asarray(self.held_variances(e), dtype=np.float64)
-        n_sum = count_sum(n_fixed)
-        sums["support"] = sums["support"].merge(scaled_sum(sums["hits"], float(a[0])))
-        for key, term in (("offset", c), ("var", v), ("held_minus_var", h - v)):
-            sums[key] = sums[key].merge(scaled_sum(n_sum, float(term[0])))
-        return sums
-
-    # ------------------------------------------------------------ statistic hooks
-    def _stat_size(self) -> int:
-        """Positions of the server statistic (``D`` unless the oracle says otherwise)."""
-        return self.domain_size
-
-    def _hits(self, clean, identities) -> np.ndarray:  # pragma: no cover - abstract
-        """Integer number of (legal) reports hitting each position, equal budgets."""
-        raise NotImplementedError
-
-    def _counts_from_hits(self, hits: np.ndarray, n: int) -> np.ndarray:  # pragma: no cover
-        """Equal-budget counts from the hit counts (float64 holding exact integers)."""
-        raise NotImplementedError
-
-    def _report_terms(self, eps: np.ndarray, lam: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Per report, the weight ``a_i`` and the offset term of :meth:`weighted_sums`.
-
-        ``a_i = lam_i / (p_i - q_i)`` (``lam_i / gamma_i`` for HR) is added at
-        every position report ``i`` hits, ``c_i`` (``-a_i q_i``; zero for
-        HR) to every count. One function for both uses, so that
-        :meth:`finalize` folds the reports at the oracle's budget into the
-        personal sums with exactly the terms a personal decode would add.
-        """
-        raise NotImplementedError  # pragma: no cover - abstract
-
-    def weighted_sums(self, clean: np.ndarray, eps: np.ndarray, identities: Optional[np.ndarray],
-                      lam: np.ndarray) -> tuple[ExactSum, ExactSum]:
-        """Exact sums behind ``aggregate(clean, eps, identities, lam)`` (array layer).
-
-        Parameters
-        ----------
-        clean : array
-            Sanitized reports.
-        eps, lam : float64 arrays, shape (n,)
-            Budgets and weights ``lambda_i``.
-        identities : uint64 array, shape (n,)
-
-        Returns
-        -------
-        support : ExactSum
-            Per position of the oracle's statistic, the exact sum of the
-            weights ``a_i = lambda_i / (p_i - q_i)`` of the reports that hit
-            it (``lambda_i / gamma_i`` per column for HR).
-        offset : ExactSum
-            One position: the exact constant added to every count
-            (``-sum_i a_i q_i``; zero for HR).
-        """
-        raise NotImplementedError  # pragma: no cover - abstract
-
-    def weighted_counts(self, support: ExactSum, offset: ExactSum) -> np.ndarray:
-        """Counts ``sum_i lambda_i c_i(v)`` from :meth:`weighted_sums` (rounded once)."""
-        return add_broadcast(support, offset).value()
-
-    def aggregate(self, clean: np.ndarray, eps: np.ndarray, identities: Optional[np.ndarray],
-                  lam: np.ndarray) -> np.ndarray:
-        """``sum_i lam_i c_i(v)`` for every symbol ``v`` (array layer, validated inputs).
-
-        Computed from exact sums (:meth:`weighted_sums`), so it does not
-        depend on the order of the reports.
-        """
-        return self.weighted_counts(*self.weighted_sums(clean, eps, identities, lam))
-
-    def _fast_hits(self, reports, n: int, identities, owner: str):
-        """The hit counts when every report is legal and budgets are equal, else ``None``."""
-        clean = self._legal_as_is(reports, n)
-        if clean is None:
-            return None
-        return self._hits(clean, self._identities(identities, n, owner))
-
-    def _legal_as_is(self, reports, n: int):
-        """``reports`` as the clean array when it is one of legal integer reports, else None."""
-        arr = reports
-        if not (isinstance(arr, np.ndarray) and arr.ndim == 1 and arr.shape[0] == n and n
-                and arr.dtype.kind in "iu" and arr.dtype.itemsize <= 8):
-            return None
-        size = int(self.output_sizes(np.array([self.epsilon]))[0])
-        if arr.min() >= 0 and arr.max() < size:
-            return np.ascontiguousarray(arr, dtype=np.int64)
-        return None
-
-    def _uniform_variances(self, n: int, counts: np.ndarray) -> np.ndarray:
-        e = np.array([self.epsilon])
-        var, held = float(self.variances(e)[0]), float(self.held_variances(e)[0])
-        return n * var + np.clip(counts, 0.0, n) * (held - var)
-
-    def count_variances(self, eps: np.ndarray, counts: np.ndarray) -> np.ndarray:
-        """Plug-in variance of every count (module docstring)."""
-        n = eps.shape[0]
-        if n == 0:
-            return np.zeros_like(counts)
-        base = float(scalar_sum(self.variances(eps)).value()[0])
-        extra = float(scalar_sum(self.held_variances(eps) - self.variances(eps)).value()[0]) / n
-        return base + np.clip(counts, 0.0, n) * extra
-
-    # ------------------------------------------------------------ integer reports
-    def sanitize(self, reports: ArrayLike, eps: np.ndarray, identities: np.ndarray,
-                 owner: str) -> tuple[np.ndarray, SanitizationReport]:
-        """Replace illegal integer reports by a public uniform legal output; count them."""
-        n = eps.shape[0]
-        arr = as_report_array(reports)
-        if arr.ndim != 1 or arr.shape[0] != n:
-            raise ValueError(
-                f"The 'reports' parameter of {owner} must be a 1-d array with one report per "
-                f"budget ({n}). Got shape {arr.shape} instead."
-            )
-        sizes = self.output_sizes(eps)
-        if arr.dtype.kind in "iu" and n and arr.dtype.itemsize <= 8:
-            if arr.min() >= 0 and (arr.max() < sizes).all():
-                return np.ascontiguousarray(arr, dtype=np.int64), all_legal_report(n)
-        values, numeric, integral, wrong_dtype = classify_integers(arr)
-        legal = integral & (values >= 0) & (values < sizes)
-        out = values.copy()
-        bad = ~legal
-        if bad.any():
-            out[bad] = public_uniform(self.codebook_seed, identities[bad], sizes[bad])
-        return out, tally_report(n, numeric, integral, legal, wrong_dtype)
-
-
-class MatrixReports:
-    """Mixin of the oracles whose report is a row: FLH ``(index, bucket)``, OUE/SUE packed bits.
-
-    The subclass gives ``_shape_error(owner, n, shape)``, which says the row's layout.
-    """
-
-    def _shape_error(self, owner: str, n: Optional[int],
-                     shape: tuple[int, ...]) -> ValueError:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def _n_reports(self, reports, owner):
-        arr = as_report_array(reports)
-        if arr.ndim != 2:
-            raise self._shape_error(owner, None, arr.shape)
-        return arr.shape[0]
-
-    def _report_rows(self, reports, n: int, width: int, owner: str) -> np.ndarray:
-        """``reports`` as an ``(n, width)`` array; any other shape is the subclass's error."""
-        arr = as_report_array(reports)
-        if arr.ndim != 2 or arr.shape != (n, width):
-            raise self._shape_error(owner, n, arr.shape)
-        return arr
-
