@@ -57,6 +57,13 @@ MAX_ATTRIBUTES = 65_535
 #: the largest domain of one attribute (unary reports hold one bit per value)
 MAX_ATTRIBUTE_DOMAIN = 1 << 20
 EPSILON_MAX = 700.0
+class _Shown(str):
+    """A description of a bad value, shown as is in an error message (no quotes)."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
 #: odd constant spacing the public OLH seeds of the attributes (golden ratio, 64 bits)
 _SEED_STEP = 0x9E3779B97F4A7C15
 
@@ -238,16 +245,16 @@ class _MultiAttribute:
         if arr.ndim == 2 and arr.shape[0] == 0:
             arr = arr.astype(np.int64)
         if arr.dtype.kind not in "iu":
-            raise param_error("records", owner, expected, f"an array of dtype {arr.dtype}",
+            raise param_error("records", owner, expected, _Shown(f"an array of dtype {arr.dtype}"),
                               TypeError)
         if arr.ndim != 2 or arr.shape[1] != A:
-            raise param_error("records", owner, expected, f"an array of shape {arr.shape}")
+            raise param_error("records", owner, expected, _Shown(f"an array of shape {arr.shape}"))
         bad = (arr < 0) | (arr >= np.asarray(self.domain_sizes))
         if bad.any():
             i, j = (int(v) for v in np.argwhere(bad)[0])
             raise param_error("records", owner, expected,
-                              f"{arr[i, j]!r} at row {i}, attribute {j} "
-                              f"(domain size {self.domain_sizes[j]})")
+                              _Shown(f"{int(arr[i, j])} at row {i}, attribute {j} "
+                                     f"(domain size {self.domain_sizes[j]})"))
         return np.ascontiguousarray(arr, dtype=np.int64)
 
     def _check_reports(self, reports: Any, owner: str) -> np.ndarray:
@@ -261,7 +268,7 @@ class _MultiAttribute:
             arr = arr.astype(dtype)
         if arr.dtype.kind not in "iu" or arr.ndim != 2 or arr.shape[1:] != tuple(shape):
             raise param_error("reports", owner, expected,
-                              f"an array of dtype {arr.dtype} and shape {arr.shape}")
+                              _Shown(f"an array of dtype {arr.dtype} and shape {arr.shape}"))
         if arr.size and (arr.min() < np.iinfo(dtype).min or arr.max() > np.iinfo(dtype).max):
             raise param_error("reports", owner, expected, "values out of the dtype's range")
         return np.ascontiguousarray(arr, dtype=dtype)

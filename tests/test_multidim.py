@@ -1,0 +1,366 @@
+"""fastldp.multidim: SPL, SMP and RSpFD (issue 36, item 1).
+
+Unbiasedness and the variance formulas by simulation (fixed seeds, tolerances
+from the variances), the paper's estimators as a naive twin, the exact law
+of every whole report (RSpFD's privacy claim checked exactly), and one class
+(SPL over OLH, whose hashes are keyed by the identities) driven through
+report files, ``fastldp decode``, exact merges, Dask, the collector and the
+audit, as tests/test_protocol_everywhere.py drives its BinaryRR.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import fastldp
+from fastldp import protocol
+from fastldp.multidim import SMP, SPL, RSpFD, paper_budget
+from fastldp.multidim._channels import MULTIDIM_DOMAIN, _law
+from fastldp.protocol import StreamingMechanism
+
+SIZES = (3, 5, 2)
+CONFIGS = ([(SPL, "oracle", o) for o in ("GRR", "OUE", "SUE", "OLH")]
+           + [(SMP, "oracle", o) for o in ("GRR", "OUE", "SUE", "OLH")]
+           + [(RSpFD, "variant", v) for v in ("GRR", "OUE-zero", "OUE-random", "SUE-zero",
+                                              "SUE-random")])
+FAST = [(SPL, "oracle", "OUE"), (SMP, "oracle", "GRR"), (RSpFD, "variant", "GRR"),
+        (RSpFD, "variant", "OUE-zero"), (RSpFD, "variant", "OUE-random")]
+
+
+def _id(cfg):
+    return f"{cfg[0].__name__}-{cfg[2]}"
+
+
+def _build(cfg, eps=2.0, sizes=SIZES, seed=7):
+    cls, key, choice = cfg
+    return cls(domain_sizes=list(sizes), epsilon=eps, codebook_seed=seed, **{key: choice})
+
+
+def _truth(mech, x):
+    return np.concatenate([np.bincount(x[:, j], minlength=k)
+                           for j, k in enumerate(mech.domain_sizes)])
+
+
+def _simulate(cfg, n, reps, seed):
+    """Estimates of one fixed population over ``reps`` independent privatizations."""
+    mech = _build(cfg)
+    x = mech.example_data(n, np.random.default_rng(seed))
+    ests = [mech.estimate(mech.privatize(x, rng=seed * 1_000 + r)) for r in range(reps)]
+    counts = np.array([e.counts for e in ests])
+    variances = np.array([e.variances for e in ests])
+    return _truth(mech, x), counts, variances
+
+
+def _check_unbiased_with_the_variance(truth, counts, variances, z=4.5, band=(0.6, 1.5)):
+    reps = counts.shape[0]
+    sigma2 = variances.mean(axis=0)
+    # the mean of reps estimates: within z standard errors of the truth (every entry)
+    assert np.all(np.abs(counts.mean(axis=0) - truth) <= z * np.sqrt(sigma2 / reps)), (
+        (counts.mean(axis=0) - truth) / np.sqrt(sigma2 / reps))
+    # the sample variance over the formula: chi2(reps - 1) / (reps - 1), sd sqrt(2 / reps)
+    ratio = counts.var(axis=0, ddof=1) / sigma2
+    assert np.all((ratio > band[0]) & (ratio < band[1])), ratio
+
+
+@pytest.mark.parametrize("cfg", FAST, ids=_id)
+def test_estimates_are_unbiased_with_the_stated_variance(cfg):
+    truth, counts, variances = _simulate(cfg, n=2_000, reps=200, seed=11)
+    # 200 reps: the variance ratio has sd 0.1; (0.6, 1.5) is 4 to 5 sd on each side
+    _check_unbiased_with_the_variance(truth, counts, variances)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cfg", CONFIGS, ids=_id)
+def test_estimates_are_unbiased_with_the_stated_variance_every_oracle(cfg):
+    truth, counts, variances = _simulate(cfg, n=3_000, reps=1_000, seed=12)
+    # 1,000 reps: sd of the ratio 0.045; (0.8, 1.22) is 4.4 sd or more on each side
+    _check_unbiased_with_the_variance(truth, counts, variances, band=(0.8, 1.22))
+
+
+# --------------------------------------------------------------------------- naive twin
+def _paper_frequencies(variant, reports, sizes, eps):
+    """RS+FD's estimators as the paper writes them, from a loop over the reports."""
+    d, n = len(sizes), len(reports)
+    out = []
+    for j, k in enumerate(sizes):
+        N = [0] * k
+        for r in reports:
+            if variant == "GRR":
+                N[r[j]] += 1
+            else:
+                for v in range(k):
+                    N[v] += r[j][v]
+        e = math.exp(eps)
+        if variant == "GRR":
+            p, q = e / (e + k - 1), 1 / (e + k - 1)
+            out += [(d * k * Nv - n * (d - 1 + q * k)) / (n * k * (p - q)) for Nv in N]
+        elif variant == "OUE-zero":
+            p, q = 0.5, 1 / (e + 1)
+            out += [d * (Nv - n * q) / (n * (p - q)) for Nv in N]
+        else:  # OUE-random
+            p, q = 0.5, 1 / (e + 1)
+            out += [(Nv * d * k - n * (q * k + (p + (k - 1) * q) * (d - 1))) / (n * k * (p - q))
+                    for Nv in N]
+    return np.array(out)
+
+
+@pytest.mark.parametrize("variant", ["GRR", "OUE-zero", "OUE-random"])
+def test_rspfd_counts_are_the_papers_estimators_times_n(variant):
+    mech = RSpFD(domain_sizes=list(SIZES), epsilon=1.5, variant=variant, codebook_seed=3)
+    x = mech.example_data(600, np.random.default_rng(4))
+    reports = mech.privatize(x, rng=5)
+    if variant == "GRR":
+        rows = [tuple(int(v) for v in r) for r in reports]
+    else:  # unpack each attribute's bits: a list of bit lists per report
+        bits = np.unpackbits(reports, axis=1, bitorder="little")
+        rows, starts = [], np.cumsum([0] + [8 * ((k + 7) // 8) for k in SIZES])
+        for b in bits:
+            rows.append([b[starts[j]:starts[j] + k].tolist() for j, k in enumerate(SIZES)])
+    naive = _paper_frequencies(variant, rows, SIZES, 1.5)
+    np.testing.assert_allclose(mech.estimate(reports).counts / 600, naive, rtol=1e-12,
+                               atol=1e-12)
+
+
+def test_spl_is_the_oracles_estimate_at_epsilon_over_a():
+    """SPL over GRR decodes each attribute as fastldp.GRR at epsilon / A would."""
+    spl = SPL(domain_sizes=list(SIZES), epsilon=3.0, oracle="GRR", codebook_seed=1)
+    x = spl.example_data(700, np.random.default_rng(2))
+    reports = spl.privatize(x, rng=3)
+    est = spl.estimate(reports)
+    for j, k in enumerate(SIZES):
+        grr = fastldp.GRR(domain_size=k, epsilon=1.0, codebook_seed=1)
+        one = grr.estimate(reports[:, j])
+        np.testing.assert_allclose(est.attribute(j), one.counts, rtol=1e-12, atol=1e-9)
+        np.testing.assert_allclose(est.variances[spl.offsets[j]:spl.offsets[j + 1]],
+                                   one.variances, rtol=1e-12)
+
+
+# --------------------------------------------------------------------------- exact laws
+def _max_log_ratio(probs, inputs, differing=None):
+    best = -np.inf
+    X = np.array(inputs)
+    for a, b in itertools.permutations(range(len(X)), 2):
+        if differing is not None and int((X[a] != X[b]).sum()) != differing:
+            continue
+        best = max(best, float(np.log(probs[a] / probs[b]).max()))
+    return best
+
+
+@pytest.mark.parametrize("cls,key,choice", [(SPL, "oracle", "GRR"), (SPL, "oracle", "OUE"),
+                                            (SMP, "oracle", "GRR"), (SMP, "oracle", "OUE"),
+                                            (RSpFD, "variant", "GRR"),
+                                            (RSpFD, "variant", "OUE-zero"),
+                                            (RSpFD, "variant", "OUE-random")])
+def test_the_whole_report_is_exactly_epsilon_ldp(cls, key, choice):
+    from fastldp.audit import audit_law
+
+    mech = cls(domain_sizes=list(MULTIDIM_DOMAIN), epsilon=1.0, codebook_seed=1, **{key: choice})
+    law = _law(mech, 1.0, [0])
+    np.testing.assert_allclose(law.probs.sum(axis=2), 1.0, rtol=1e-12)
+    exact = audit_law(law, 1.0)
+    assert exact.holds and abs(exact.epsilon_audited - 1.0) < 1e-9
+    assert not audit_law(law, 1.0 - 1e-6).holds  # tight: e^eps is reached
+
+
+@pytest.mark.parametrize("variant", ["GRR", "OUE-zero", "OUE-random"])
+def test_the_papers_amplified_budget_is_not_epsilon_ldp_per_report(variant):
+    """RS+FD at the paper's eps' = ln(A (e^eps - 1) + 1) claims eps; a whole report is eps'-LDP.
+
+    Two records that differ in every attribute, and the report equal to the
+    first: its probability under the two records has ratio e^{eps'}.
+    """
+    from fastldp.audit import audit_law
+
+    eps = 1.0
+    amplified = paper_budget(eps, 2)
+    mech = RSpFD(domain_sizes=list(MULTIDIM_DOMAIN), epsilon=amplified, variant=variant,
+                 codebook_seed=1)
+    law = _law(mech, amplified, [0])
+    assert not audit_law(law, eps).holds
+    assert abs(audit_law(law, amplified).epsilon_audited - amplified) < 1e-9
+    assert abs(_max_log_ratio(law.probs[0], law.inputs, differing=2) - amplified) < 1e-12
+
+
+def test_records_differing_in_one_attribute_under_the_papers_budget():
+    """Even neighbours in one attribute exceed eps, for GRR with unequal domains and for OUE-r.
+
+    What the exact laws give at eps = 1, A = 2, domains (2, 3): RS+FD[GRR]
+    1.0718, RS+FD[OUE-z] exactly 1, RS+FD[OUE-r] 1.0718; with equal domains
+    (3, 3) GRR gives exactly 1 and OUE-r 1.1250.
+    """
+    eps = 1.0
+    found = {}
+    for sizes in [(2, 3), (3, 3)]:
+        for variant in ("GRR", "OUE-zero", "OUE-random"):
+            mech = RSpFD(domain_sizes=list(sizes), epsilon=paper_budget(eps, 2), variant=variant,
+                         codebook_seed=1)
+            law = _law(mech, None, [0])
+            found[sizes, variant] = _max_log_ratio(law.probs[0], law.inputs, differing=1)
+    assert abs(found[(2, 3), "OUE-zero"] - eps) < 1e-12
+    assert abs(found[(3, 3), "GRR"] - eps) < 1e-12
+    assert found[(2, 3), "GRR"] == pytest.approx(1.0718, abs=1e-4)
+    assert found[(2, 3), "OUE-random"] == pytest.approx(1.0718, abs=1e-4)
+    assert found[(3, 3), "OUE-random"] == pytest.approx(1.1250, abs=1e-4)
+
+
+def test_every_channel_holds_and_every_control_is_caught():
+    from fastldp.audit import audit_channel
+
+    names = []
+    for cls in (SPL, SMP, RSpFD):
+        for ch in cls.channels(1.0):
+            names.append(ch.name)
+            row = audit_channel(ch, n=2_000 if not ch.expect_violation else 100_000)
+            if ch.expect_violation:
+                assert not row.holds, ch.name
+            else:
+                assert row.holds and row.exact.holds, ch.name
+                assert abs(row.exact.epsilon_audited - 1.0) < 1e-9, ch.name
+    assert names == ["spl-grr", "spl-oue", "spl-olh", "control:spl-grr-sampler",
+                     "smp-grr", "smp-oue", "smp-olh", "rspfd-grr", "rspfd-oue-zero",
+                     "rspfd-oue-random", "control:rspfd-grr-paper"]
+
+
+# --------------------------------------------------------------------------- the protocol
+def _olh_case(n=3_000):
+    spl = SPL(domain_sizes=[4, 6, 3], epsilon=3.0, oracle="OLH", codebook_seed=21)
+    x = spl.example_data(n, np.random.default_rng(8))
+    ids = np.arange(1_000, 1_000 + n, dtype=np.uint64) * 7  # not 0 .. n-1: they key the hashes
+    return spl, x, ids, spl.privatize(x, identities=ids, rng=9)
+
+
+def test_it_implements_the_protocol():
+    spl = SPL(domain_sizes=[4, 6, 3], epsilon=3.0, oracle="OLH", codebook_seed=21)
+    assert isinstance(spl, StreamingMechanism)
+    protocol.check_mechanism(spl)
+    for cls in (SPL, SMP, RSpFD):
+        assert protocol.streaming_classes()[cls.__name__] is cls
+        assert cls in protocol.audited_classes()
+        assert getattr(fastldp, cls.__name__) is cls
+
+
+def test_partials_merge_exactly_in_any_order():
+    spl, x, ids, reports = _olh_case()
+    whole = spl.estimate(reports, identities=ids)
+    cuts = [0, 700, 701, 2_000, 3_000]
+    parts = [spl.partial(reports[a:b], identities=ids[a:b]) for a, b in zip(cuts, cuts[1:])]
+    for order in ([0, 1, 2, 3], [3, 1, 0, 2]):
+        merged = parts[order[0]]
+        for i in order[1:]:
+            merged = spl.merge(merged, parts[i])
+        got = spl.finalize(merged)
+        assert np.array_equal(got.counts, whole.counts)
+        assert np.array_equal(got.variances, whole.variances) and got.n == whole.n
+    # the wrong identities give other counts (they key the hashes)
+    assert not np.array_equal(spl.estimate(reports).counts, whole.counts)
+
+
+def test_report_files_and_fastldp_decode(tmp_path):
+    from fastldp.reports import ReportFile, decode_files, load_result, write_reports
+
+    spl, _, ids, reports = _olh_case()
+    path = write_reports(tmp_path / "spl.parquet", spl, reports, identities=ids,
+                         row_group_size=500)
+    assert ReportFile(path).spec == spl.spec()
+    whole = spl.estimate(reports, identities=ids)
+    offline = decode_files(spl, [path])
+    assert np.array_equal(offline.counts, whole.counts) and offline.n == whole.n
+    out = tmp_path / "r.npz"
+    proc = subprocess.run([sys.executable, "-m", "fastldp", "decode", str(path), "--out",
+                           str(out), "--quiet"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert np.array_equal(np.asarray(load_result(out).counts), whole.counts)
+
+
+def test_dask_merges_its_partials(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    from fastldp import distributed as fd
+    from fastldp.reports import write_reports
+
+    spl, _, ids, reports = _olh_case()
+    paths = [write_reports(tmp_path / f"part{i}.parquet", spl, reports[s], identities=ids[s],
+                           row_group_size=400)
+             for i, s in enumerate([slice(0, 1_200), slice(1_200, 3_000)])]
+    with distributed.Client(processes=False, n_workers=1, threads_per_worker=2,
+                            dashboard_address=None) as client:
+        result = fd.estimate(spl, [str(p) for p in paths], client=client)
+    assert np.array_equal(result.counts, spl.estimate(reports, identities=ids).counts)
+
+
+def test_a_collector_serves_it_and_decodes_it_live(tmp_path):
+    pytest.importorskip("starlette")
+    import httpx
+
+    from fastldp.reports import decode_files
+    from fastldp.service.client import Client
+    from fastldp.service.testing import running_server
+
+    spl, x, _, _ = _olh_case(n=2_000)
+    with running_server(tmp_path, mechanism=spl.spec(), publish_every=1) as srv:
+        info = httpx.get(srv.url + "/v1/mechanism").json()
+        assert info["spec"] == spl.spec() and info["kind"] == "counts"
+        assert info["report_shape"] == [3] and info["report_dtype"] == "int64"
+        with Client(srv.url, srv.token) as client:
+            done = client.send(x, identities=np.arange(2_000), rng=5, batch_size=500)
+            assert done["accepted"] == 2_000
+            live = client.estimate()
+        srv.stop()
+        offline = decode_files(spl, sorted(str(p) for p in srv.store.glob("seg-*.parquet")))
+    assert live["n"] == offline.n == 2_000
+    assert live["labels"] == list(spl.labels)
+    np.testing.assert_array_equal(np.asarray(live["estimate"], dtype=float), offline.counts)
+
+
+def test_fastldp_audit_lists_and_runs_its_channels():
+    env = dict(os.environ)
+    listed = subprocess.run([sys.executable, "-m", "fastldp", "audit", "--list", "--controls"],
+                            capture_output=True, text=True, timeout=300, env=env)
+    assert listed.returncode == 0, listed.stderr
+    for name in ("spl-olh", "smp-oue", "rspfd-oue-random", "control:rspfd-grr-paper"):
+        assert name in listed.stdout
+    run = subprocess.run([sys.executable, "-m", "fastldp", "audit", "rspfd-grr", "--n", "2000"],
+                         capture_output=True, text=True, timeout=300, env=env)
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+# --------------------------------------------------------------------------- bad input
+def test_bad_parameters_name_themselves():
+    with pytest.raises(ValueError, match="'oracle' parameter of SPL"):
+        SPL(domain_sizes=[2, 3], epsilon=1.0, oracle="RAPPOR")
+    with pytest.raises(ValueError, match="'variant' parameter of RSpFD"):
+        RSpFD(domain_sizes=[2, 3], epsilon=1.0, variant="OLH")
+    with pytest.raises(ValueError, match=r"'domain_sizes\[1\]' parameter of SMP"):
+        SMP(domain_sizes=[2, 1], epsilon=1.0)
+    with pytest.raises(ValueError, match="'epsilon' parameter of SPL"):
+        SPL(domain_sizes=[2, 3], epsilon=float("nan"))
+    with pytest.raises(TypeError, match="'domain_sizes' parameter of SPL"):
+        SPL(domain_sizes=3, epsilon=1.0)
+
+
+def test_bad_records_and_reports_are_refused_with_their_place():
+    spl = SPL(domain_sizes=[2, 3], epsilon=1.0, codebook_seed=0)
+    with pytest.raises(ValueError, match="3 at row 1, attribute 1"):
+        spl.privatize(np.array([[0, 0], [1, 3]]))
+    with pytest.raises(ValueError, match=r"shape \(n, 2\)"):
+        spl.privatize(np.zeros((4, 3), dtype=np.int64))
+    with pytest.raises(TypeError, match="'records' parameter"):
+        spl.privatize(np.zeros((4, 2)))
+    with pytest.raises(ValueError, match="report 1 is not a report"):
+        spl.estimate(np.array([[0, 0], [0, 5]]))
+    with pytest.raises(ValueError, match="'epsilons' parameter"):
+        spl.estimate(np.array([[0, 0]]), epsilons=2.0)
+    smp = SMP(domain_sizes=[2, 3], epsilon=1.0, oracle="OUE", codebook_seed=0)
+    bad = smp.privatize(np.array([[0, 0], [1, 2]]), rng=0)
+    bad[0, 0] = 2  # attribute index 2 of 2 attributes
+    with pytest.raises(ValueError, match="report 0 is not a report"):
+        smp.estimate(bad)
+    other = SPL(domain_sizes=[2, 3], epsilon=2.0, codebook_seed=0)
+    with pytest.raises(ValueError, match="other parameters"):
+        spl.merge(spl.partial(np.array([[0, 0]])), other.partial(np.array([[0, 0]])))
