@@ -2,10 +2,12 @@
 
 Shared below every family and the service: :mod:`fastldp.service.store` locks
 its store directory with :class:`FileLock` before recovery or any write;
-:func:`fastldp.reports.decode_files` locks its checkpoint; and a decode given
+:func:`fastldp.reports.decode_files` locks its checkpoint; a decode given
 a store directory reads its listed, closed segments through
 :func:`store_segments`, which refuses a store that a collector holds or whose
-journal still holds batches outside a segment.
+journal still holds batches outside a segment; and the ledger reads the
+identities a stopped collector acknowledged, and its mechanism's spec,
+through :func:`store_identities`.
 
 The locks are ``flock`` locks, held by an open file description: the
 operating system releases them when the holder exits, however it exits
@@ -30,7 +32,8 @@ try:  # POSIX; the collector and the decode checkpoints are tested there only
 except ImportError:  # pragma: no cover - Windows: no flock
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["FileLock", "LockHeld", "store_segments", "STORE_LOCK", "STORE_INDEX"]
+__all__ = ["FileLock", "LockHeld", "store_segments", "store_identities", "STORE_LOCK",
+           "STORE_INDEX"]
 
 STORE_LOCK = "store.lock"  #: the lock file inside a store directory
 STORE_INDEX = "index.sqlite"  #: the journal of a store directory (what marks a directory a store)
@@ -200,3 +203,63 @@ def store_segments(directory: Union[str, "os.PathLike[str]"]) -> list[str]:
     finally:
         if fd is not None:
             os.close(fd)
+
+
+def store_identities(directory: Union[str, "os.PathLike[str]"]) -> tuple[Any, dict]:
+    """The identities a stopped collector acknowledged, and the spec of its mechanism.
+
+    Parameters
+    ----------
+    directory : path
+        A store directory of ``fastldp serve`` (it holds ``index.sqlite``).
+
+    Returns
+    -------
+    identities : ndarray of uint64
+        Every identity of an acknowledged batch, sorted: the store's
+        exactly-once index, committed with each batch before its answer (a
+        collector that was killed acknowledged them too, whether or not
+        they reached a closed segment).
+    spec : dict
+        ``{"mechanism": name, "params": {...}}``, as the collector recorded it.
+
+    Raises
+    ------
+    LockHeld
+        A collector holds the store. Its identities are not final while it
+        accepts reports: a release charged now would miss the later ones,
+        and the same release could not be charged again with them (a
+        release name is charged once). Stop it first.
+    ValueError
+        ``directory`` is not a store (no journal, or not a store's).
+    """
+    import numpy as np
+
+    root = Path(directory)
+    index = root / STORE_INDEX
+    if not index.is_file():
+        raise ValueError(f"{root} is not a store of fastldp serve: it has no {STORE_INDEX}")
+    fd = _probe(root)  # held while the journal is read: no collector starts meanwhile
+    try:
+        try:
+            db = sqlite3.connect(f"file:{index}?mode=ro", uri=True)
+            try:
+                meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+                # the signed int64 with the same bits as each uint64 identity (SQLite
+                # integers are signed); sorted as uint64 below
+                signed = np.fromiter((r[0] for r in db.execute("SELECT id FROM identities")),
+                                     dtype=np.int64)
+            finally:
+                db.close()
+        except sqlite3.Error as exc:
+            raise ValueError(f"{index} is not the journal of a fastldp serve store ({exc})"
+                             ) from None
+    finally:
+        if fd is not None:
+            os.close(fd)
+    try:
+        spec = json.loads(meta["spec"])
+    except (KeyError, ValueError) as exc:
+        raise ValueError(f"{index} records no mechanism spec ({exc!r}): not a store of "
+                         "fastldp serve") from None
+    return np.sort(signed.view(np.uint64)), spec

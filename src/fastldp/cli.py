@@ -739,6 +739,77 @@ def _account(args) -> int:
     return 0
 
 
+def _account_charge(args) -> int:
+    from .accounting.ledger import BudgetExceededError, Ledger
+
+    cap = _account_cap(args)
+    with Ledger(args.ledger) as ledger:
+        before = len(ledger.releases())
+        try:
+            record = ledger.charge_store(args.store, release=args.release, cap=cap)
+        except BudgetExceededError as exc:
+            print(f"fastldp account charge: refused: {_one_line(exc)}", file=sys.stderr)
+            return 1
+        again = len(ledger.releases()) == before
+    eps = (f"{record.epsilon_max:g}" if record.epsilon_min == record.epsilon_max
+           else f"{record.epsilon_min:g}..{record.epsilon_max:g}")
+    if again:
+        print(f"fastldp account charge: {args.ledger}: the release {record.name!r} was charged "
+              f"before (release #{record.index}, {record.n_identities:,} identities at epsilon "
+              f"{eps}); the same identities and event: nothing charged again")
+    else:
+        print(f"fastldp account charge: {args.ledger}: charged the release {record.name!r} "
+              f"(#{record.index}) to the {record.n_identities:,} identities the store "
+              f"{args.store} acknowledged, epsilon {eps} each")
+    return 0
+
+
+def _account_charge_parser() -> argparse.ArgumentParser:
+    from pathlib import Path
+
+    charge = argparse.ArgumentParser(
+        prog="fastldp account charge",
+        description="Charge a ledger (fastldp.accounting.Ledger.charge_store) with a release: "
+                    "exactly the identities the collector of --store acknowledged, each at the "
+                    "privacy event its mechanism states for one report. The collector must be "
+                    "stopped (its identities are final then; a running one holds the store and "
+                    "is named). A second charge of the same release from the same store "
+                    "charges nothing. With --cap (and --delta) the release is charged only if "
+                    "every identity stays within the budget, else nobody is. Exit status: 0; "
+                    "1 when --cap refuses the release; 2 on an error.")
+    charge.add_argument("ledger", type=Path, metavar="LEDGER",
+                        help="the ledger file (SQLite; created when absent)")
+    charge.add_argument("--store", type=Path, required=True, metavar="DIR",
+                        help="the store directory of the (stopped) collector")
+    charge.add_argument("--release", required=True, metavar="NAME",
+                        help="the release's unique name")
+    charge.add_argument("--cap", type=float, metavar="EPS",
+                        help="refuse the release if an identity would exceed this epsilon "
+                             "(basic composition; with --delta, the epsilon at that delta)")
+    charge.add_argument("--delta", type=float, metavar="D",
+                        help="with --cap: compose each identity's events to the epsilon at "
+                             "this delta")
+    charge.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
+    charge.set_defaults(func=_account_charge)
+    return charge
+
+
+def _parse(argv: list) -> argparse.Namespace:
+    """The arguments; ``fastldp account charge ...`` goes to its own parser.
+
+    ``fastldp account LEDGER`` reads a ledger, so ``charge`` cannot be an
+    argparse sub-command of ``account`` (it would take every LEDGER for a
+    sub-command name); a ledger file named ``charge`` is read as ``./charge``.
+    """
+    at = next((i for i, a in enumerate(argv) if not a.startswith("-")), None)
+    if at is not None and argv[at:at + 2] == ["account", "charge"]:
+        head = build_parser().parse_args(argv[:at] + ["config"])  # --debug, --version
+        args = _account_charge_parser().parse_args(argv[at + 2:])
+        args.debug = args.debug or head.debug
+        return args
+    return build_parser().parse_args(argv)
+
+
 def _add_account_command(sub) -> None:
     from pathlib import Path
 
@@ -756,7 +827,10 @@ def _add_account_command(sub) -> None:
                     "-inf (no finite epsilon at that delta) is null, an infinite value "
                     "inside an event the string \"Infinity\". Exit status: 0; 1 when the "
                     "file is damaged (one line names the first problem); 2 on an error (a "
-                    "missing or unreadable file, a bad option).")
+                    "missing or unreadable file, a bad option). 'fastldp account charge "
+                    "LEDGER --store DIR --release NAME [--cap EPS]' charges a release: the "
+                    "identities a stopped collector acknowledged (fastldp account charge "
+                    "--help).")
     acc.add_argument("ledger", type=Path, metavar="LEDGER", help="the ledger file (SQLite)")
     acc.add_argument("--cap", type=float, metavar="EPS",
                      help="the budget: an epsilon under basic composition, or with --delta "
@@ -888,7 +962,7 @@ def main(argv=None) -> int:
 
     ``fastldp --debug ...`` shows the traceback instead.
     """
-    args = build_parser().parse_args(argv)
+    args = _parse(list(sys.argv[1:] if argv is None else argv))
     try:
         return args.func(args)
     except KeyboardInterrupt:

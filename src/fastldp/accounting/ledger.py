@@ -821,6 +821,76 @@ class Ledger:
         return Release(name, index, int(ids.size), float(eps.min()), float(eps.max()),
                        event_json, created)
 
+    def charge_store(self, store: Union[str, Path], *, release: str,
+                     cap: Optional[Cap] = None) -> Release:
+        """Charge the identities a collector acknowledged, with its mechanism's privacy event.
+
+        What ``fastldp account charge LEDGER --store DIR --release NAME``
+        does: the identities are the store's exactly-once index (every
+        identity of an acknowledged batch, and no other), the event is the
+        one the collector's mechanism states for its reports
+        (``mechanism.privacy().event()``, the mechanism rebuilt from the spec
+        the store recorded, through :mod:`fastldp.protocol`), and the
+        release is charged as :meth:`charge` charges it: whole or not at
+        all, under ``cap`` if given, and a second charge of the same
+        ``release`` from the same store is a safe retry that charges nothing.
+
+        Parameters
+        ----------
+        store : path
+            The store directory of ``fastldp serve`` (``--store``).
+        release : str
+            The release's unique name.
+        cap : float or (float, float), optional
+            As in :meth:`charge`: refused whole (:class:`BudgetExceededError`)
+            when an identity would exceed it.
+
+        Returns
+        -------
+        Release
+
+        Raises
+        ------
+        fastldp._stores.LockHeld
+            A collector still holds the store (a ``ValueError``): its
+            identities are final only once it stopped, and a release name is
+            charged once, so stop it first (``SIGTERM``; a killed
+            collector's acknowledged identities are in the store too).
+        ValueError
+            ``store`` is not a store; it holds no identity; its mechanism
+            takes personal budgets (charge those with :meth:`charge`, one
+            epsilon per identity); an identity is above the ledger's int64
+            range; or the release was charged before with other content.
+        """
+        from .._stores import store_identities
+        from ..protocol import resolve_class
+
+        owner = "Ledger.charge_store"
+        identities, spec = store_identities(store)
+        name = spec.get("mechanism") if isinstance(spec, dict) else None
+        params = spec.get("params") if isinstance(spec, dict) else None
+        if not isinstance(name, str) or not isinstance(params, dict):
+            raise ValueError(f"The store {store} records the spec {spec!r}, not a mechanism's.")
+        try:
+            mechanism = resolve_class(name)(**params)
+        except TypeError as exc:
+            raise ValueError(f"The store {store} records a spec of {name} that does not build "
+                             f"it ({exc}).") from None
+        if mechanism.report_schema.personal_budgets:
+            raise ValueError(
+                f"{owner} charges a store of reports at one budget; the store {store} holds "
+                f"{name} reports with personal budgets: charge each identity its own epsilon "
+                "with Ledger.charge(identities, epsilons, release=...).")
+        if identities.size == 0:
+            raise ValueError(f"The store {store} holds no acknowledged report: nothing to "
+                             "charge.")
+        if int(identities[-1]) > _INT64.max:
+            raise ValueError(
+                f"The store {store} holds the identity {int(identities[-1])}, above the "
+                f"ledger's int64 range (its identities are in [{_INT64.min}, {_INT64.max}]).")
+        event = mechanism.privacy().event()
+        return self.charge(identities.astype(np.int64), None, event, release=release, cap=cap)
+
     def _release_spend(self, identities, epsilons, event, owner: str):
         """(sorted identities, their epsilons, the sort order, the event's JSON or None).
 
