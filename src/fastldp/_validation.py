@@ -10,6 +10,9 @@ Checks are written as ``not (low < x)`` so that NaN always fails.
 
 from __future__ import annotations
 
+import difflib
+import functools
+import inspect
 import numbers
 import operator
 
@@ -23,6 +26,8 @@ __all__ = [
     "check_choice",
     "check_csr_structure",
     "resolve_alias",
+    "KeywordOnly",
+    "keyword_only",
 ]
 
 
@@ -172,3 +177,91 @@ def resolve_alias(owner: str, name: str, value, alias: str, alias_value):
         raise TypeError(f"{owner}() missing the required keyword argument {alias!r} "
                         f"(or its paper name {name!r})")
     return value if value is not None else alias_value
+
+
+# ------------------------------------------------------------------ keyword-only constructors
+def _nearest_keyword(name: str, known: list) -> str | None:
+    """The parameter a mistyped keyword most likely meant (``eps`` -> ``epsilon``)."""
+    if name.startswith("eps") and not name.startswith("epsilon"):
+        name = "epsilon" + name[3:]  # eps -> epsilon, eps_inf -> epsilon_inf, eps1 -> epsilon1
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def _call_error(cls: type, init, args: tuple, kwargs: dict) -> TypeError | None:
+    """A message naming ``cls``, the keyword-only rule and the nearest keyword, or ``None``.
+
+    ``None`` when ``args`` and ``kwargs`` bind to ``init`` (a TypeError raised
+    inside the constructor is its own, and is kept).
+    """
+    sig = inspect.signature(init)
+    try:
+        sig.bind(None, *args, **kwargs)
+        return None
+    except TypeError:
+        pass
+    params = list(sig.parameters.values())[1:]
+    known = [p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    required = [p.name for p in params if p.default is p.empty
+                and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    name = cls.__name__
+    shown = ", ".join(f"{k}=..." for k in (required or known[:2]))
+    if args:
+        return TypeError(
+            f"{name} takes keyword arguments only (every fastldp constructor does): "
+            f"{name}({shown}). Got {len(args)} positional argument"
+            f"{'' if len(args) == 1 else 's'} ({', '.join(_shown(a) for a in args)}) instead.")
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return None
+    unknown = [k for k in kwargs if k not in known]
+    if unknown:
+        near = _nearest_keyword(unknown[0], known)
+        hint = f" (did you mean {near!r}?)" if near else ""
+        return TypeError(f"{name} has no parameter {unknown[0]!r}{hint}. Its keyword "
+                         f"arguments: {', '.join(known)}.")
+    missing = [k for k in required if k not in kwargs]
+    if missing:
+        return TypeError(f"{name}() missing the required keyword argument"
+                         f"{'' if len(missing) == 1 else 's'} "
+                         f"{', '.join(repr(k) for k in missing)}: {name}({shown}).")
+    return None
+
+
+def keyword_only(init):
+    """Wrap a constructor so that a call that does not bind says so in fastldp's words.
+
+    Python's own messages name the function that was defined
+    (``FrequencyOracle.__init__() takes 1 positional argument but 3 were
+    given``); this one names the class that was called, the keyword-only
+    rule and the nearest keyword (``eps=`` -> ``epsilon``). A call that
+    binds costs nothing more than before: the signature is read only after
+    the constructor raised a ``TypeError``.
+    """
+    @functools.wraps(init)
+    def __init__(self, *args, **kwargs):
+        try:
+            init(self, *args, **kwargs)
+        except TypeError:
+            better = _call_error(type(self), init, args, kwargs)
+            if better is None:
+                raise
+            raise better from None
+
+    __init__.__fastldp_keyword_only__ = True  # type: ignore[attr-defined]
+    return __init__
+
+
+class KeywordOnly:
+    """A base whose subclasses' constructors get :func:`keyword_only`'s messages.
+
+    Each subclass that defines ``__init__`` has it wrapped once, when the
+    class is created; a family's shared base derives from this, and every
+    estimator of the family then answers ``LGRR(16, 1.0)`` and
+    ``LGRR(eps=1.0)`` with a message naming ``LGRR``.
+    """
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        if init is not None and not getattr(init, "__fastldp_keyword_only__", False):
+            cls.__init__ = keyword_only(init)  # type: ignore[method-assign]

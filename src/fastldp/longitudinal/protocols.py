@@ -108,7 +108,8 @@ from numpy.typing import ArrayLike
 
 from .._kernels._unary import ue_counts, ue_perturb
 from .._random import as_generator, resolve_codebook_seed, resolve_identities
-from .._validation import check_choice, check_float, check_int, param_error, resolve_alias
+from .._validation import (KeywordOnly, check_choice, check_float, check_int, param_error,
+                           resolve_alias)
 from ..oracles import GRR, OUE, SUE, FrequencyEstimate
 from ..oracles._base import (EPSILON_MAX, MAX_DOMAIN_SIZE, RngLike, _Text, all_legal_report,
                              partial_report, report_counts)
@@ -300,7 +301,7 @@ class LongitudinalPrivacy(PrivacyStatement):
 
 
 # ---------------------------------------------------------------------- the protocols
-class MemoizedBudgets:
+class MemoizedBudgets(KeywordOnly):
     """What every memoized protocol of the family shares: its two budgets, its own memo, the
     contract's ``epsilons`` check.
 
