@@ -179,6 +179,11 @@ def _failed(what: str, failed: int, where) -> int:
 def _run(args) -> int:
     from .experiments import run
 
+    if args.data is not None and not args.data.expanduser().is_dir():
+        # as reproduce does: a data folder that is not there is not "no data"
+        raise FileNotFoundError(f"The '--data' option of fastldp run must be an existing "
+                                f"folder. Got {str(args.data)!r}, which does not exist or is "
+                                "not a folder, instead.")
     summary = run(args.spec, args.out, workers=args.workers, quick=args.quick,
                   progress=not args.quiet, data_dir=args.data,
                   retry_failures=args.retry_failures, parquet=args.parquet)

@@ -30,10 +30,20 @@ def check_data_dir(exp: Experiment, data_dir):
     """Resolve ``data_dir`` (default ``$FASTLDP_DATA``) and check it before anything runs.
 
     An experiment that reads data files refuses to start without a readable
-    folder, instead of failing every row.
+    folder, instead of failing every row; a folder given that does not exist
+    is refused by every experiment, also those that read data only when
+    they find it.
     """
+    given = data_dir is not None
     if data_dir is None:
         data_dir = os.environ.get("FASTLDP_DATA") or None
+    if data_dir is not None and not Path(data_dir).expanduser().is_dir():
+        # also where the data are optional (oracle-consistency reads real files when it
+        # finds them): a folder that is not there must not silently mean "synthetic only"
+        where = "--data" if given else "$FASTLDP_DATA"
+        raise FileNotFoundError(f"The data folder of experiment {exp.name!r} ({where}) does "
+                                f"not exist or is not a folder: "
+                                f"{str(Path(data_dir).expanduser())!r}.")
     if not exp.needs_data:
         return data_dir
     if data_dir is None:
