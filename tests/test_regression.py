@@ -502,8 +502,8 @@ def test_local_lasso_is_exact_and_per_user():
     np.testing.assert_array_equal(part, full[who])
 
 
-def test_fit_precomputed_is_bit_identical_to_a_cold_fit():
-    """One Precomputed shared by every method and eps gives what each cold fit gives."""
+def _precomputed_against_cold(names, epsilons=(0.5, 4.0, 0.5)):
+    """One Precomputed shared by the methods ``names`` and every eps gives what each cold fit gives."""
     D = make_sparse_regression(n=900, m=25, d=24, k=3, sigma=0.25, rng=6)
     pre = U2R(epsilon=1.0, k=3, rows_per_user=25).precompute(D.X, D.y, users=D.users)
     makers = {
@@ -518,8 +518,9 @@ def test_fit_precomputed_is_bit_identical_to_a_cold_fit():
         "LDP-IHT": lambda e: LDPIHT(epsilon=e, k=3),
         "Lasso": lambda e: Lasso(sigma=0.25),
     }
-    for eps in (0.5, 4.0, 0.5):
-        for name, make in makers.items():
+    for eps in epsilons:
+        for name in names:
+            make = makers[name]
             seed = int(eps * 10) + len(name)
             warm = make(eps).fit_precomputed(pre, rng=seed)
             cold = make(eps).fit(D.X, D.y, users=D.users, rng=seed)
@@ -527,7 +528,23 @@ def test_fit_precomputed_is_bit_identical_to_a_cold_fit():
             assert warm.privacy_ == cold.privacy_
             if hasattr(cold, "counts_"):
                 np.testing.assert_array_equal(warm.counts_, cold.counts_, err_msg=name)
+    return pre
+
+
+def test_fit_precomputed_is_bit_identical_to_a_cold_fit():
+    """One Precomputed shared by every method and eps gives what each cold fit gives.
+
+    Sample-SDP with the simulated shuffler (seconds per fit) is checked at one budget here
+    and at every budget in the slow tier."""
+    pre = _precomputed_against_cold(["U2R", "U2R-shrink", "2-SLR", "Sample-SDP", "LDP-IHT",
+                                     "Lasso"])
     assert pre._lasso and pre._ls and pre._sums
+    _precomputed_against_cold(["Sample-SDP-simulated"], epsilons=(4.0,))
+
+
+@pytest.mark.slow
+def test_fit_precomputed_with_the_simulated_shuffler_at_every_budget():
+    _precomputed_against_cold(["Sample-SDP-simulated"])
 
 
 # ---------------------------------------------------------------- issue 17: privacy holes
