@@ -369,3 +369,113 @@ def test_bad_records_and_reports_are_refused_with_their_place():
     other = SPL(domain_sizes=[2, 3], epsilon=2.0, codebook_seed=0)
     with pytest.raises(ValueError, match="other parameters"):
         spl.merge(spl.partial(np.array([[0, 0]])), other.partial(np.array([[0, 0]])))
+
+
+# --------------------------------------------------------------------------- numeric means
+from fastldp.multidim import SampledMean, SplitMean, optimal_k  # noqa: E402
+
+MEANS = [(SampledMean, "Piecewise", {}), (SampledMean, "Duchi", {}),
+         (SampledMean, "Piecewise", {"k": 3}), (SplitMean, "Piecewise", {}),
+         (SplitMean, "Duchi", {})]
+
+
+def _mean_id(cfg):
+    return f"{cfg[0].__name__}-{cfg[1]}{'-k' + str(cfg[2]['k']) if cfg[2] else ''}"
+
+
+def _simulate_means(cfg, n, reps, seed):
+    cls, randomizer, extra = cfg
+    mech = cls(dimension=5, epsilon=6.0, randomizer=randomizer, **extra)
+    x = mech.example_data(n, np.random.default_rng(seed))
+    ests = [mech.estimate(mech.privatize(x, rng=seed * 1_000 + r)) for r in range(reps)]
+    return (x.mean(axis=0), np.array([e.mean for e in ests]),
+            np.array([e.variances for e in ests]))
+
+
+@pytest.mark.parametrize("cfg", MEANS, ids=_mean_id)
+def test_mean_estimates_are_unbiased_with_the_estimated_variance(cfg):
+    truth, means, variances = _simulate_means(cfg, n=2_000, reps=200, seed=13)
+    # 200 reps: the variance ratio has sd 0.1; (0.6, 1.5) is 4 to 5 sd on each side
+    _check_unbiased_with_the_variance(truth, means, variances)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cfg", MEANS, ids=_mean_id)
+def test_mean_estimates_are_unbiased_with_the_estimated_variance_long(cfg):
+    truth, means, variances = _simulate_means(cfg, n=3_000, reps=1_000, seed=14)
+    _check_unbiased_with_the_variance(truth, means, variances, band=(0.8, 1.22))
+
+
+def test_sampling_beats_splitting_at_large_epsilon():
+    """Wang et al. 2019's claim in shape: at eps = 6, d = 10, k = 2-3 sampled beats the split."""
+    x = np.zeros((1, 10))
+    sampled = SampledMean(dimension=10, epsilon=6.0)
+    split = SplitMean(dimension=10, epsilon=6.0)
+    assert sampled.k in (2, 3)
+
+    def per_user_variance(m):  # Var[t_j] at x_j = 0 (the worst case for Piecewise)
+        return (m.dimension / m.k) * float(m.scalar.variance(x[0, :1])[0])
+    assert per_user_variance(sampled) < per_user_variance(split) / 3
+
+
+def test_optimal_k_is_the_papers_rule_or_next_to_it():
+    for eps in (0.5, 1.0, 2.5, 5.0, 7.5, 10.0):
+        paper = max(1, min(20, int(eps / 2.5)))
+        assert abs(optimal_k("Piecewise", 20, eps) - paper) <= 1, eps
+    assert optimal_k("Piecewise", 20, 1.0) == 1 and optimal_k("Piecewise", 20, 7.5) == 3
+
+
+@pytest.mark.parametrize("cls,extra", [(SampledMean, {"k": 1}), (SplitMean, {})])
+def test_the_duchi_mean_reports_are_exactly_epsilon_ldp(cls, extra):
+    from fastldp.audit import audit_law
+    from fastldp.multidim._channels import _duchi_mean_law
+
+    mech = cls(dimension=2, epsilon=1.0, randomizer="Duchi", **extra)
+    law = _duchi_mean_law(mech, 1.0, [0])
+    np.testing.assert_allclose(law.probs.sum(axis=2), 1.0, rtol=1e-12)
+    assert abs(audit_law(law, 1.0).epsilon_audited - 1.0) < 1e-9
+    assert not audit_law(law, 1.0 - 1e-6).holds
+
+
+def test_mean_channels_hold_and_controls_are_caught():
+    from fastldp.audit import audit_channel
+
+    for cls in (SampledMean, SplitMean):
+        for ch in cls.channels(1.0):
+            row = audit_channel(ch, n=20_000)
+            assert row.holds != ch.expect_violation, ch.name
+
+
+def test_mean_partials_merge_exactly_and_files_round_trip(tmp_path):
+    from fastldp.reports import decode_files, write_reports
+
+    mech = SampledMean(dimension=7, epsilon=5.0, randomizer="Piecewise")
+    x = mech.example_data(2_500, np.random.default_rng(3))
+    reports = mech.privatize(x, rng=4)
+    whole = mech.estimate(reports)
+    a, b, c = (mech.partial(reports[s]) for s in (slice(0, 999), slice(999, 1_000),
+                                                  slice(1_000, 2_500)))
+    merged = mech.finalize(mech.merge(c, mech.merge(b, a)))
+    assert np.array_equal(merged.mean, whole.mean)
+    assert np.array_equal(merged.variances, whole.variances)
+    path = write_reports(tmp_path / "m.parquet", mech, reports, row_group_size=300)
+    offline = decode_files(mech, [path])
+    assert np.array_equal(offline.mean, whole.mean) and offline.n == 2_500
+
+
+def test_bad_vectors_and_mean_reports_are_refused():
+    mech = SampledMean(dimension=3, epsilon=2.0, randomizer="Duchi", k=2)
+    with pytest.raises(ValueError, match="'data' parameter of SampledMean.privatize"):
+        mech.privatize(np.array([[0.0, 1.5, 0.0]]))
+    with pytest.raises(ValueError, match="'data' parameter"):
+        mech.privatize(np.array([[0.0, np.nan, 0.0]]))
+    with pytest.raises(ValueError, match="'k' parameter of SampledMean"):
+        SampledMean(dimension=3, epsilon=2.0, k=4)
+    reports = mech.privatize(np.zeros((3, 3)), rng=0)
+    reports[1, 1] = reports[1, 0]  # the same dimension twice
+    with pytest.raises(ValueError, match="report 1 is not a report"):
+        mech.estimate(reports)
+    reports = mech.privatize(np.zeros((3, 3)), rng=0)
+    reports[2, 3] = 0.5  # not an output of Duchi
+    with pytest.raises(ValueError, match="report 2 is not a report"):
+        mech.estimate(reports)

@@ -31,7 +31,7 @@ TODAYS_STREAMING = [
     "RAPPOR", "DiscreteSHE", "RPC", "PCKVUE", "PCKVGRR", "PrivKVM", "Succinct", "Collision",
     "LGRR", "LOUE", "LOSUE", "LSUE", "LSOUE", "LongitudinalOracle", "LongitudinalRAPPOR",
     "DBitFlipPM", "PEM", "TreeHist", "SFP", "HeavyHitterProtocol",
-    "SPL", "SMP", "RSpFD"]  # multidim (issue 36), added after the protocol
+    "SPL", "SMP", "RSpFD", "SampledMean", "SplitMean"]  # multidim (issue 36), added after
 #: the families' abstract bases: listed (they are exported), never built here
 ABSTRACT = {"FrequencyOracle", "LongitudinalOracle", "HeavyHitterProtocol"}
 
@@ -85,6 +85,8 @@ INSTANCES = {
                              codebook_seed=1),
     "RSpFD/oue-random": lambda: F.RSpFD(domain_sizes=[3, 12, 2], epsilon=2.0,
                                         variant="OUE-random", codebook_seed=1),
+    "SampledMean": lambda: F.SampledMean(dimension=6, epsilon=6.0, randomizer="Piecewise", k=2),
+    "SplitMean": lambda: F.SplitMean(dimension=6, epsilon=2.0, randomizer="Duchi"),
 }
 
 #: the report schemas of the instances above, as the collector recorded them before the
@@ -100,10 +102,13 @@ SCHEMAS = {
     "PCKVGRR": ("int64", (2,)), "PrivKVM": ("int64", (5,)), "Succinct": ("float64", (1,)),
     "TreeHist": ("int64", (3,)), "SFP": ("int64", (10,)),
     "SPL": ("int64", (3,)), "SMP": ("uint8", (4,)), "RSpFD/oue-random": ("uint8", (4,)),
+    "SampledMean": ("float64", (4,)), "SplitMean": ("float64", (12,)),
 }
 
 KIND_OF_FAMILY = {"oracles": "counts", "longitudinal": "counts", "relations": "matrix",
                   "vectors": "vector", "heavyhitters": "ranking", "multidim": "counts"}
+#: classes whose kind is not their family's: multidim's means of numeric vectors
+KIND_OF_CLASS = {"SampledMean": "vector", "SplitMean": "vector"}
 
 
 def _family(mech):
@@ -216,9 +221,10 @@ def test_the_members_are_there(case):
     if not missing:
         assert isinstance(mech, StreamingMechanism)
         protocol.check_mechanism(mech)
-    assert mech.kind in KINDS and mech.kind == KIND_OF_FAMILY[_family(mech)], key
+    kind = KIND_OF_CLASS.get(type(mech).__name__, KIND_OF_FAMILY[_family(mech)])
+    assert mech.kind in KINDS and mech.kind == kind, key
     labels = getattr(mech, "categories", None) if _family(mech) == "oracles" else None
-    if _family(mech) == "multidim":  # "j=v": value v of attribute j
+    if _family(mech) == "multidim" and mech.kind == "counts":  # "j=v": attribute j's value v
         labels = tuple(f"{j}={v}" for j, k in enumerate(mech.domain_sizes) for v in range(k))
     assert mech.labels == labels
     assert isinstance(mech.report_schema, ReportSchema)
@@ -234,8 +240,9 @@ def test_the_report_schema_is_what_stores_recorded(case):
         assert (str(schema.dtype), schema.shape) == SCHEMAS[key], key
     assert schema.fixed_epsilon == reports._fixed_epsilon(mech)
     assert schema.integer == (reports._report_kind(mech) == "integer"), key
-    # the float reports are those of SHE, RPC and Succinct
-    assert (not schema.integer) == (key.split("/")[0] in ("SHE", "RPC", "Succinct"))
+    # the float reports are those of SHE, RPC, Succinct and multidim's means
+    assert (not schema.integer) == (key.split("/")[0] in ("SHE", "RPC", "Succinct", "SampledMean",
+                                                          "SplitMean"))
 
 
 def test_the_spec_rebuilds_the_mechanism(case):

@@ -25,7 +25,8 @@ Families
   workloads and metrics
 - :mod:`fastldp.multidim` - records of several categorical attributes: the frequency of
   every attribute by splitting the budget (SPL), sampling (SMP) or sampling plus fake
-  data (RSpFD)
+  data (RSpFD); the mean of numeric vectors by sampling dimensions (SampledMean) or
+  splitting the budget (SplitMean)
 
 Shared modules
 --------------
@@ -87,7 +88,8 @@ _EXPORTS = {
     **dict.fromkeys(("LGRR", "LOUE", "LOSUE", "LSUE", "LSOUE", "MemoStore", "MemoryMemo",
                      "LongitudinalRAPPOR", "RAPPORDecode", "DBitFlipPM"), "longitudinal"),
     **dict.fromkeys(("PEM", "TreeHist", "SFP", "HeavyHitters"), "heavyhitters"),
-    **dict.fromkeys(("SPL", "SMP", "RSpFD", "MultiFrequencyEstimate"), "multidim"),
+    **dict.fromkeys(("SPL", "SMP", "RSpFD", "MultiFrequencyEstimate", "SampledMean", "SplitMean",
+                     "MeanVectorEstimate"), "multidim"),
     **dict.fromkeys(("Result", "PrivacyStatement"), "results"),
     "Accountant": "accounting",
 }
@@ -105,6 +107,8 @@ if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ imports on 
     from . import multidim as multidim
     from .multidim import SPL as SPL, SMP as SMP, RSpFD as RSpFD
     from .multidim import MultiFrequencyEstimate as MultiFrequencyEstimate
+    from .multidim import SampledMean as SampledMean, SplitMean as SplitMean
+    from .multidim import MeanVectorEstimate as MeanVectorEstimate
     from . import noise as noise
     from . import oracles as oracles, regression as regression, relations as relations
     from . import protocol as protocol

@@ -1,4 +1,4 @@
-"""Multi-attribute records: the frequency of every attribute (SPL, SMP, RSpFD).
+"""Multi-attribute records: the frequency of every attribute, and the mean of numeric vectors.
 
 Each user holds a record of ``A`` categorical attributes, attribute ``j``
 in ``[0, k_j)``; the server estimates the count of every value of every
@@ -8,12 +8,19 @@ sampled attribute and fake data for the others (Arcolezi et al., CIKM
 2021). Each goes through the oracles of :mod:`fastldp.oracles`, decodes
 from exact integer partials, and implements
 :class:`fastldp.protocol.StreamingMechanism`.
+
+For numeric vectors in ``[-1, 1]^d``, :class:`SampledMean` reports ``k``
+sampled dimensions through Piecewise or Duchi at ``epsilon / k`` (Wang et
+al., ICDE 2019; :func:`optimal_k`), and :class:`SplitMean`, the baseline,
+every dimension at ``epsilon / d``.
 """
 
 from ._frequency import (
     ORACLES, RSPFD_VARIANTS, SMP, SPL, MultiFrequencyEstimate, RSpFD, paper_budget,
 )
+from ._means import RANDOMIZERS, MeanVectorEstimate, SampledMean, SplitMean, optimal_k
 from . import _channels  # noqa: F401  (registers the audit's channels of the classes above)
 
 __all__ = ["SPL", "SMP", "RSpFD", "MultiFrequencyEstimate", "paper_budget", "ORACLES",
-           "RSPFD_VARIANTS"]
+           "RSPFD_VARIANTS", "SampledMean", "SplitMean", "MeanVectorEstimate", "optimal_k",
+           "RANDOMIZERS"]

@@ -28,8 +28,9 @@ import numpy as np
 
 from ..channels import LAW_FACTOR, Channel, ExactLaw, channels_of
 from ._frequency import SMP, SPL, RSpFD, paper_budget
+from ._means import SampledMean, SplitMean
 
-__all__ = ["MULTIDIM_DOMAIN"]
+__all__ = ["MULTIDIM_DOMAIN", "MEAN_DIMENSION"]
 
 #: the audits' domain sizes: 2 x 3 = 6 records
 MULTIDIM_DOMAIN = (2, 3)
@@ -194,3 +195,93 @@ def _rspfd_channels(epsilon):
                     description="RS+FD[GRR] as the paper calibrates it: the sampled attribute "
                     "at ln(A (e^eps - 1) + 1), claiming eps (Arcolezi et al. 2021, Thm 1)")
     return [*chs, paper]
+
+
+# --------------------------------------------------------------------------- numeric vectors
+#: the mean audits: d = 2 dimensions (SampledMean samples k = 1 of them)
+MEAN_DIMENSION = 2
+
+
+def _mean_build(cls, randomizer, **extra):
+    def build(eps):
+        return cls(dimension=MEAN_DIMENSION, epsilon=eps, randomizer=randomizer, **extra)
+    return build
+
+
+def _duchi_mean_law(mech, eps, ids) -> ExactLaw:
+    """Every input of {-1, 0, 1}^2; outputs (j, +-C) (k = 1) or (+-C, +-C) (k = d = 2)."""
+    grid = list(itertools.product((-1.0, 0.0, 1.0), repeat=MEAN_DIMENSION))
+    C = mech.scalar.C
+    if mech.k == 1:
+        outputs = [(j, s) for j in range(MEAN_DIMENSION) for s in (-C, C)]
+        rows = []
+        for x in grid:
+            plus = mech.scalar.prob_plus(np.asarray(x))
+            rows.append([p / MEAN_DIMENSION for j in range(MEAN_DIMENSION)
+                         for p in (1 - plus[j], plus[j])])
+    else:
+        outputs = list(itertools.product((-C, C), repeat=MEAN_DIMENSION))
+        rows = []
+        for x in grid:
+            plus = mech.scalar.prob_plus(np.asarray(x))
+            rows.append([float(np.prod([plus[j] if s > 0 else 1 - plus[j]
+                                        for j, s in enumerate(o)])) for o in outputs])
+    return ExactLaw(grid, outputs, np.zeros(1, dtype=np.uint64), np.array([rows]))
+
+
+def _mean_key(mech):
+    if mech.k == 1:
+        return lambda r: (int(r[0]), float(r[1]))
+    return lambda r: tuple(float(v) for v in r[mech.k:])
+
+
+def _mean_sample(mech, eps, xs, ids, gen):
+    return mech.privatize(np.asarray(xs, dtype=np.float64).reshape(-1, MEAN_DIMENSION), rng=gen)
+
+
+def _mean_draw(mech, eps, side, size, gen):
+    """The sum of a report's values under the all-ones (side 0) or all-minus-ones vector.
+
+    Piecewise's privacy loss is increasing in each output, so this sum
+    orders the reports as the loss does (exactly so for one sampled value).
+    """
+    x = np.full((size, MEAN_DIMENSION), 1.0 if side == 0 else -1.0)
+    return mech.privatize(x, rng=gen)[:, mech.k:].sum(axis=1)
+
+
+def _wider(cls):
+    """``cls`` whose scalar randomizer draws at twice its budget (parameters honest)."""
+    class Wider(cls):  # type: ignore[valid-type, misc]
+        def __init__(self, **kw):
+            super().__init__(**kw)
+            self.scalar = type(self.scalar)(epsilon=2 * self.epsilon / self.k)
+
+    Wider.__name__ = Wider.__qualname__ = f"Wider{cls.__name__}"
+    return Wider
+
+
+def _mean_channels(cls, prefix, epsilon, **extra):
+    duchi = Channel(f"{prefix}-duchi", f"{cls.__name__} over Duchi, d = {MEAN_DIMENSION}, "
+                    "inputs {-1, 0, 1}^2, the whole report's law", epsilon,
+                    _mean_build(cls, "Duchi", **extra), law=_duchi_mean_law,
+                    sample=_mean_sample, output_key=_mean_key(_mean_build(cls, "Duchi",
+                                                                         **extra)(epsilon)))
+    piecewise = Channel(f"{prefix}-piecewise", f"{cls.__name__} over Piecewise, d = "
+                        f"{MEAN_DIMENSION}, all ones vs all minus ones: the sum of the values",
+                        epsilon, _mean_build(cls, "Piecewise", **extra), kind="empirical",
+                        draw=_mean_draw)
+    fault = replace(piecewise, name=f"control:{prefix}-piecewise-sampler",
+                    control_of=piecewise.name, expect_violation=True,
+                    build=_mean_build(_wider(cls), "Piecewise", **extra),
+                    description=f"{cls.__name__} over Piecewise drawing at 2 eps (claims honest)")
+    return [duchi, piecewise, fault]
+
+
+@channels_of(SampledMean)
+def _sampled_mean_channels(epsilon):
+    return _mean_channels(SampledMean, "sampled-mean", epsilon, k=1)
+
+
+@channels_of(SplitMean)
+def _split_mean_channels(epsilon):
+    return _mean_channels(SplitMean, "split-mean", epsilon)
