@@ -353,6 +353,27 @@ def test_every_longitudinal_protocol_takes_epsilon_inf_and_epsilon_1(name):
         make(epsilon_inf=4.0, epsilon_1=float("nan"))
 
 
+def test_a_second_round_budget_set_by_other_parameters_is_derived_reported_or_checked():
+    # LongitudinalRAPPOR's epsilon_1 follows from (f, p, q), DBitFlipPM's from gamma: derived
+    # and stated when they are given, refused (naming epsilon_1) when both are
+    rappor = fastldp.LongitudinalRAPPOR(domain_size=20, k=128, h=2, m=64, f=0.5, p=0.5,
+                                        q=0.75, codebook_seed=3)
+    assert rappor.epsilon_1 == pytest.approx(1.074285864166728, rel=1e-12)
+    assert rappor.privacy().epsilon == rappor.epsilon_1
+    assert rappor.privacy().epsilon_inf == rappor.epsilon_inf
+    dbf = fastldp.DBitFlipPM(domain_size=16, n_sampled=2, epsilon_inf=2.0, gamma=0.3,
+                             codebook_seed=1)
+    e = np.exp(1.0)  # P* / Q* at epsilon_inf = 2 and gamma = 0.3 (module docstring)
+    p_star, q_star = 0.7 * e / (e + 1) + 0.15, 0.7 / (e + 1) + 0.15
+    assert dbf.epsilon_1 == pytest.approx(2 * np.log(p_star / q_star), rel=1e-12)
+    assert dbf.privacy().epsilon == dbf.epsilon_1
+    with pytest.raises(ValueError, match=r"'epsilon_1' parameter of LongitudinalRAPPOR sets "
+                                         r"p = 1 - q: pass epsilon_1 or \(p, q\)"):
+        fastldp.LongitudinalRAPPOR(domain_size=20, p=0.5, q=0.75, epsilon_1=1.0)
+    with pytest.raises(ValueError, match=r"'epsilon_1' parameter of DBitFlipPM sets gamma"):
+        fastldp.DBitFlipPM(domain_size=16, epsilon_inf=2.0, gamma=0.3, epsilon_1=1.0)
+
+
 # ------------------------------------------------------------------ constructor messages
 #: families whose shared base derives from fastldp._validation.KeywordOnly; the others
 #: still answer with Python's "FrequencyOracle.__init__() takes 1 positional argument"
