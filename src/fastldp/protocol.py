@@ -65,7 +65,8 @@ from typing import Any, Optional, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-__all__ = ["KINDS", "ReportSchema", "StreamingMechanism", "Audited", "streaming_classes",
+__all__ = ["KINDS", "ReportSchema", "StreamingMechanism", "Audited", "ProtocolMembers",
+           "AuditedMembers", "streaming_classes",
            "audited_classes", "register", "resolve_class", "check_mechanism", "probe_schema",
            "PLUGINS_ENV"]
 
@@ -179,6 +180,40 @@ class StreamingMechanism(Protocol):
     @classmethod
     def channels(cls, epsilon: float = 1.0) -> list:  # pragma: no cover - a protocol
         ...
+
+
+class AuditedMembers:
+    """``channels(epsilon)`` answered from the registry of :mod:`fastldp.channels`.
+
+    A family registers its classes' channels in its ``_channels.py`` with
+    :func:`fastldp.channels.channels_of`; a class that inherits this mixin
+    answers :class:`Audited`'s question with them.
+    """
+
+    @classmethod
+    def channels(cls, epsilon: float = 1.0) -> list:
+        """The audit's channels and negative controls of this class at claimed ``epsilon``.
+
+        Registered by its family's ``_channels`` module (the exact laws,
+        samplers and faulty copies); ``fastldp audit`` runs them.
+        """
+        from .channels import registered_channels
+
+        return registered_channels(cls, epsilon)
+
+
+class ProtocolMembers(AuditedMembers):
+    """The members every family's streaming mechanisms answer alike: ``spec`` and ``channels``.
+
+    A family's protocol mixin (``<family>/_protocol.py``) inherits it and adds
+    what its mechanisms answer in their own way (``report_schema``,
+    ``privacy``, ``example_data``, ``kind``, ``labels``).
+    """
+
+    def spec(self) -> dict:
+        """``{"mechanism": class name, "params": stream_params()}``: what rebuilds this mechanism."""
+        return {"mechanism": type(self).__name__,
+                "params": self.stream_params()}  # type: ignore[attr-defined]
 
 
 _REGISTERED: dict[str, type] = {}

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ..protocol import ProtocolMembers
 from ..results import PrivacyStatement
 
 __all__ = ["HeavyHitterProtocolMembers", "EXAMPLE_ITEMS"]
@@ -21,7 +22,7 @@ __all__ = ["HeavyHitterProtocolMembers", "EXAMPLE_ITEMS"]
 EXAMPLE_ITEMS = 1024
 
 
-class HeavyHitterProtocolMembers:
+class HeavyHitterProtocolMembers(ProtocolMembers):
     """The :class:`fastldp.protocol.StreamingMechanism` members of a heavy-hitter protocol.
 
     :class:`~fastldp.heavyhitters.HeavyHitterProtocol` has them through this
@@ -34,16 +35,6 @@ class HeavyHitterProtocolMembers:
     #: the result labels its entries by the items it found
     labels = None
 
-    @classmethod
-    def channels(cls, epsilon: float = 1.0) -> list:
-        """The audit's channels and negative controls of this class at claimed ``epsilon``.
-
-        Registered by :mod:`fastldp.heavyhitters._channels` (the exact laws,
-        samplers and faulty copies); ``fastldp audit`` runs them.
-        """
-        from ..channels import registered_channels
-
-        return registered_channels(cls, epsilon)
 
     epsilon: float
     report_width: int
@@ -58,9 +49,6 @@ class HeavyHitterProtocolMembers:
         shape = () if self.report_width == 0 else (self.report_width,)
         return ReportSchema(np.int64, shape, self.epsilon)
 
-    def spec(self) -> dict:
-        """``{"mechanism": class name, "params": stream_params()}``: what rebuilds this protocol."""
-        return {"mechanism": type(self).__name__, "params": self.stream_params()}  # type: ignore[attr-defined]
 
     def privacy(self, epsilons: Any = None) -> PrivacyStatement:
         """The guarantee of a release: ``epsilon``-LDP per report.

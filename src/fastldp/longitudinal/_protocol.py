@@ -17,6 +17,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..protocol import ProtocolMembers
+
 __all__ = ["LongitudinalProtocol", "statement_method", "one_report_budget"]
 
 
@@ -99,7 +101,7 @@ def statement_method(method: Callable) -> Any:
     return descriptor
 
 
-class LongitudinalProtocol:
+class LongitudinalProtocol(ProtocolMembers):
     """The :class:`fastldp.protocol.StreamingMechanism` members of a memoized protocol.
 
     A class implements ``_report_layout()``, the ``(dtype, shape)`` of one
@@ -112,16 +114,6 @@ class LongitudinalProtocol:
     #: entries are labelled by their symbols
     labels = None
 
-    @classmethod
-    def channels(cls, epsilon: float = 1.0) -> list:
-        """The audit's channels and negative controls of this class at claimed ``epsilon``.
-
-        Registered by :mod:`fastldp.longitudinal._channels` (the exact laws,
-        samplers and faulty copies); ``fastldp audit`` runs them.
-        """
-        from ..channels import registered_channels
-
-        return registered_channels(cls, epsilon)
 
     domain_size: int
     epsilon: float
@@ -141,9 +133,6 @@ class LongitudinalProtocol:
         dtype, shape = self._report_layout()
         return ReportSchema(dtype, shape, self.epsilon)
 
-    def spec(self) -> dict:
-        """``{"mechanism": class name, "params": stream_params()}``: what rebuilds this protocol."""
-        return {"mechanism": type(self).__name__, "params": self.stream_params()}  # type: ignore[attr-defined]
 
     def example_data(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` values from a Zipf(1.1) law over ``[0, domain_size)`` (0 the most frequent).

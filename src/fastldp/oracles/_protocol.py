@@ -13,6 +13,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .._validation import check_positive_array
+from ..protocol import ProtocolMembers
 from ..results import PrivacyStatement
 
 __all__ = ["OracleProtocol", "zipf_symbols", "label_array"]
@@ -36,7 +37,7 @@ def label_array(labels: Any) -> np.ndarray:
     return out
 
 
-class OracleProtocol:
+class OracleProtocol(ProtocolMembers):
     """The :class:`fastldp.protocol.StreamingMechanism` members of a frequency oracle.
 
     :class:`FrequencyOracle` has them through this mixin, which relies on
@@ -47,16 +48,6 @@ class OracleProtocol:
     #: the dashboard draws one bar per symbol
     kind = "counts"
 
-    @classmethod
-    def channels(cls, epsilon: float = 1.0) -> list:
-        """The audit's channels and negative controls of this class at claimed ``epsilon``.
-
-        Registered by :mod:`fastldp.oracles._channels` (the exact laws,
-        samplers and faulty copies); ``fastldp audit`` runs them.
-        """
-        from ..channels import registered_channels
-
-        return registered_channels(cls, epsilon)
 
     domain_size: int
     epsilon: Optional[float]
@@ -79,9 +70,6 @@ class OracleProtocol:
 
         return probe_schema(self, self.epsilon)
 
-    def spec(self) -> dict:
-        """``{"mechanism": class name, "params": stream_params()}``: what rebuilds this oracle."""
-        return {"mechanism": type(self).__name__, "params": self.stream_params()}  # type: ignore[attr-defined]
 
     def privacy(self, epsilons: Any = None) -> PrivacyStatement:
         """The guarantee of a release of reports privatized at ``epsilons``.

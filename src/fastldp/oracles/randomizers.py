@@ -54,6 +54,7 @@ from numpy.typing import ArrayLike
 
 from .._random import as_generator, resolve_identities
 from .._validation import check_choice, check_float, check_int, param_error
+from ..protocol import AuditedMembers
 from ..results import PrivacyStatement
 
 __all__ = [
@@ -81,7 +82,7 @@ def _check_unit_interval(u, owner: str) -> np.ndarray:
     return arr
 
 
-class Randomizer:
+class Randomizer(AuditedMembers):
     """Base class: an unbiased ``epsilon``-LDP randomizer on ``[-1, 1]``.
 
     Subclasses define :meth:`_draw`, :meth:`variance`, :meth:`density`,
@@ -121,16 +122,6 @@ class Randomizer:
     #: constants leave the normal range of binary64, and outputs would be infinite
     min_epsilon = 1e-150
 
-    @classmethod
-    def channels(cls, epsilon: float = 1.0) -> list:
-        """The audit's channels and negative controls of this class at claimed ``epsilon``.
-
-        Registered by :mod:`fastldp.oracles._channels` (the exact laws,
-        samplers and faulty copies); ``fastldp audit`` runs them.
-        """
-        from ..channels import registered_channels
-
-        return registered_channels(cls, epsilon)
 
     def __init__(self, *, epsilon: float) -> None:
         self.epsilon = check_float(epsilon, "epsilon", type(self).__name__, low=self.min_epsilon,

@@ -20,6 +20,7 @@ from numpy.typing import ArrayLike
 
 from .._random import RngLike
 from .._validation import param_error
+from ..protocol import AuditedMembers
 from ..results import PrivacyStatement
 from ._rows import UserData, check_Xy, first_rows, group_users, soft_threshold
 from .local import Precomputed
@@ -196,7 +197,7 @@ def candidate_index(B: np.ndarray, rho: float,
     return np.argmax(scores, axis=1), int(bad.sum())
 
 
-class RegressionEstimator:
+class RegressionEstimator(AuditedMembers):
     """Base of the estimators: parameters, prediction, R^2 score.
 
     A subclass takes keyword-only constructor parameters (stored as given:
@@ -238,17 +239,6 @@ class RegressionEstimator:
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
 
-    @classmethod
-    def channels(cls, epsilon: float = 1.0) -> list:
-        """The audit's channels and negative controls of this class at claimed ``epsilon``.
-
-        Registered by :mod:`fastldp.regression._channels` (a local randomizer's
-        releases, or whole fits, and faulty copies);
-        ``fastldp audit`` runs them.
-        """
-        from ..channels import registered_channels
-
-        return registered_channels(cls, epsilon)
 
     @classmethod
     def _param_names(cls) -> list[str]:

@@ -13,13 +13,14 @@ from typing import Any, Optional
 import numpy as np
 
 from .._validation import check_positive_array
+from ..protocol import ProtocolMembers
 from ..results import PrivacyStatement
 from ._privacy import privacy_of_budgets
 
 __all__ = ["RelationProtocol"]
 
 
-class RelationProtocol:
+class RelationProtocol(ProtocolMembers):
     """The :class:`fastldp.protocol.StreamingMechanism` members of a relation mechanism.
 
     :class:`~fastldp.relations.RelationMechanism` has them through this
@@ -32,16 +33,6 @@ class RelationProtocol:
     #: entries are labelled by their (row, column) indices
     labels = None
 
-    @classmethod
-    def channels(cls, epsilon: float = 1.0) -> list:
-        """The audit's channels and negative controls of this class at claimed ``epsilon``.
-
-        Registered by :mod:`fastldp.relations._channels` (the exact laws,
-        samplers and faulty copies); ``fastldp audit`` runs them.
-        """
-        from ..channels import registered_channels
-
-        return registered_channels(cls, epsilon)
 
     p: int
     k: int
@@ -60,9 +51,6 @@ class RelationProtocol:
 
         return probe_schema(self, self.epsilon)
 
-    def spec(self) -> dict:
-        """``{"mechanism": class name, "params": stream_params()}``: what rebuilds this server."""
-        return {"mechanism": type(self).__name__, "params": self.stream_params()}  # type: ignore[attr-defined]
 
     def privacy(self, epsilons: Any = None) -> PrivacyStatement:
         """The guarantee of a release of relation sets privatized at ``epsilons``.

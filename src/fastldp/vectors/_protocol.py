@@ -12,12 +12,13 @@ from typing import Any
 
 import numpy as np
 
+from ..protocol import ProtocolMembers
 from ..results import PrivacyStatement
 
 __all__ = ["VectorProtocol"]
 
 
-class VectorProtocol:
+class VectorProtocol(ProtocolMembers):
     """The :class:`fastldp.protocol.StreamingMechanism` members of a sparse-vector server.
 
     :class:`~fastldp.vectors.base.StreamingServer` has them through this
@@ -33,16 +34,6 @@ class VectorProtocol:
     #: entries are labelled by their coordinates
     labels = None
 
-    @classmethod
-    def channels(cls, epsilon: float = 1.0) -> list:
-        """The audit's channels and negative controls of this class at claimed ``epsilon``.
-
-        Registered by :mod:`fastldp.vectors._channels` (the exact laws,
-        samplers and faulty copies); ``fastldp audit`` runs them.
-        """
-        from ..channels import registered_channels
-
-        return registered_channels(cls, epsilon)
 
     d: int
     m: int
@@ -59,9 +50,6 @@ class VectorProtocol:
 
         return probe_schema(self, self.epsilon)
 
-    def spec(self) -> dict:
-        """``{"mechanism": class name, "params": stream_params()}``: what rebuilds this server."""
-        return {"mechanism": type(self).__name__, "params": self.stream_params()}  # type: ignore[attr-defined]
 
     def privacy(self, epsilons: Any = None) -> PrivacyStatement:
         """The guarantee of a release: ``epsilon``-LDP for each user's whole report.
