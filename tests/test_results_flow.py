@@ -165,3 +165,14 @@ def test_a_loaded_statement_is_the_family_s_own_class_and_a_bad_one_is_refused()
         PrivacyStatement.from_dict({**fields, "epsilon_infinity": 4.0})
     with pytest.raises(ValueError, match=r"missing \['unit'\]"):
         PrivacyStatement.from_dict({"model": "local DP"})
+
+
+def test_a_loaded_result_is_saved_again_as_it_was_read(tmp_path):
+    result, _ = _oracle()
+    first = _saved(result, tmp_path)
+    again = load_result(save_result(first, tmp_path / "again.npz"))
+    assert again.kind == first.kind and again.estimate_name == "counts"
+    assert again.summary == first.summary and again.arrays.keys() == first.arrays.keys()
+    for name in first.arrays:
+        assert again.arrays[name].tobytes() == first.arrays[name].tobytes(), name
+    assert again.privacy == result.privacy and again.categories == result.categories

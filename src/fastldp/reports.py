@@ -611,8 +611,9 @@ def save_result(result: Any, path: Union[str, "os.PathLike[str]"]) -> Path:
 
     Parameters
     ----------
-    result : dataclass
-        What an ``estimate`` / ``finalize`` returned.
+    result : dataclass or LoadedResult
+        What an ``estimate`` / ``finalize`` returned, or what
+        :func:`load_result` read (written back as it was read).
     path : path
         The file to write (NumPy adds no suffix: name it ``.npz``).
 
@@ -653,9 +654,18 @@ def save_result(result: Any, path: Union[str, "os.PathLike[str]"]) -> Path:
     """
     import dataclasses
 
+    if isinstance(result, LoadedResult):  # written back as it was read
+        arrays = dict(result.arrays)
+        meta = {"format": RESULT_FORMAT, "version": RESULT_VERSION, "class": result.kind,
+                "estimate": result.estimate_name, "tuples": dict(result._tuples)}
+        arrays["summary"] = _json_bytes(result.summary)
+        arrays["fastldp"] = _json_bytes(meta)
+        with open(path, "wb") as fh:
+            np.savez(fh, **arrays)
+        return Path(path)
     if not dataclasses.is_dataclass(result) or isinstance(result, type):
-        raise TypeError(f"save_result writes the result of an estimate (a dataclass); "
-                        f"got {type(result).__name__}.")
+        raise TypeError(f"save_result writes the result of an estimate (a dataclass, or one "
+                        f"load_result read); got {type(result).__name__}.")
     arrays, summary, tuples, fields = {}, {}, {}, []
     for f in dataclasses.fields(result):
         value = getattr(result, f.name)
