@@ -712,24 +712,20 @@ class RSpFD(_MultiAttribute):
         eps = np.array([self.epsilon])
         start = 0
         for j, k in enumerate(self.domain_sizes):
-            real = sampled == j
-            values = x[:, j].copy()
-            fake_values = gen.integers(0, k, size=n)
-            if self.base == "GRR" or self.fake == "random":
-                # the sampled attribute through the oracle; the others' uniform values
-                # drawn directly (GRR) or encoded and perturbed by the same oracle
-                np.copyto(values, fake_values, where=~real)
-                if self.base == "GRR":
-                    y = self.oracles[j].perturb(values, eps, None, gen)
-                    y[~real] = fake_values[~real]
-                    out[:, j] = y
-                    continue
+            real = np.flatnonzero(sampled == j)
+            if self.base == "GRR":  # a uniform value, GRR's report of the sampled attribute
+                y = gen.integers(0, k, size=n)
+                y[real] = self.oracles[j].perturb(x[real, j], eps, None, gen)
+                out[:, j] = y
+                continue
+            if self.fake == "random":  # every row through the oracle: real or uniform values
+                values = gen.integers(0, k, size=n)
+                values[real] = x[real, j]
                 y = self.oracles[j].perturb(values, eps, None, gen)
-            else:  # zero: the all-zero vector perturbed, every bit 1 with probability q
-                y = self.oracles[j].perturb(values, eps, None, gen)
+            else:  # zero: the all-zero vector perturbed (every bit 1 with probability q)
                 q = self._pq[j][1]
-                zero = np.packbits(gen.random((n, k)) < q, axis=1, bitorder="little")
-                y[~real] = zero[~real]
+                y = np.packbits(gen.random((n, k)) < q, axis=1, bitorder="little")
+                y[real] = self.oracles[j].perturb(x[real, j], eps, None, gen)
             out[:, start:start + self.n_bytes[j]] = y
             start += self.n_bytes[j]
         return out
