@@ -360,6 +360,15 @@ class _MultiAttribute:
         variances = (m * pi0 * (1 - pi0) + held * (pi1 * (1 - pi1) - pi0 * (1 - pi0))) / gap**2
         return counts, variances
 
+    def _layout(self) -> tuple:  # pragma: no cover - abstract
+        """``(dtype, shape)`` of one report."""
+        raise NotImplementedError
+
+    def _hits(self, arr: np.ndarray, ids: np.ndarray,
+              owner: str) -> tuple:  # pragma: no cover - abstract
+        """The hits of every (attribute, value) and the number of reports about each attribute."""
+        raise NotImplementedError
+
     def hit_probabilities(self, j: int) -> tuple:  # pragma: no cover - abstract
         """``(pi0, pi1)``: a report's hit at value ``v`` of attribute ``j`` for a non-holder / holder."""
         raise NotImplementedError
@@ -713,13 +722,14 @@ class RSpFD(_MultiAttribute):
         start = 0
         for j, k in enumerate(self.domain_sizes):
             real = np.flatnonzero(sampled == j)
+            y: np.ndarray
             if self.base == "GRR":  # a uniform value, GRR's report of the sampled attribute
-                y = gen.integers(0, k, size=n)
+                y = np.asarray(gen.integers(0, k, size=n))
                 y[real] = self.oracles[j].perturb(x[real, j], eps, None, gen)
                 out[:, j] = y
                 continue
             if self.fake == "random":  # every row through the oracle: real or uniform values
-                values = gen.integers(0, k, size=n)
+                values = np.asarray(gen.integers(0, k, size=n))
                 values[real] = x[real, j]
                 y = self.oracles[j].perturb(values, eps, None, gen)
             else:  # zero: the all-zero vector perturbed (every bit 1 with probability q)
