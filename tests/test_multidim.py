@@ -479,3 +479,26 @@ def test_bad_vectors_and_mean_reports_are_refused():
     reports[2, 3] = 0.5  # not an output of Duchi
     with pytest.raises(ValueError, match="report 2 is not a report"):
         mech.estimate(reports)
+
+
+def _per_report_variance(mech):
+    pi0, pi1 = mech.hit_probabilities(0)
+    scale = mech.n_attributes if isinstance(mech, SMP) else 1
+    return pi0 * (1 - pi0) / (pi1 - pi0) ** 2 * scale
+
+
+@pytest.mark.parametrize("eps", [0.5, 1.0, 2.0, 4.0])
+def test_at_one_budget_smp_beats_rspfd(eps):
+    """The table of docs/guide/multidim.rst: the paper's advantage needs its amplified budget."""
+    A, sizes = 5, [10] * 5
+    smp = min(_per_report_variance(SMP(domain_sizes=sizes, epsilon=eps, oracle=o))
+              for o in ("GRR", "OUE"))
+    rspfd = min(_per_report_variance(RSpFD(domain_sizes=sizes, epsilon=eps, variant=v))
+                for v in ("GRR", "OUE-zero", "OUE-random"))
+    assert smp < rspfd
+    amplified = _per_report_variance(RSpFD(domain_sizes=sizes, epsilon=paper_budget(eps, A),
+                                           variant="GRR"))
+    assert (amplified < smp) == (eps <= 1.0)
+    expected = {0.5: (78.4, 391.8, 35.9), 1.0: (18.2, 92.1, 9.7), 2.0: (1.9, 13.8, 3.3),
+                4.0: (0.1, 1.9, 2.0)}[eps]
+    assert (round(smp, 1), round(rspfd, 1), round(amplified, 1)) == expected
