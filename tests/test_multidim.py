@@ -299,7 +299,17 @@ def test_dask_merges_its_partials(tmp_path):
     assert np.array_equal(result.counts, spl.estimate(reports, identities=ids).counts)
 
 
-def test_a_collector_serves_it_and_decodes_it_live(tmp_path):
+COLLECTED = {
+    "SPL-OLH": (lambda: SPL(domain_sizes=[4, 6, 3], epsilon=3.0, oracle="OLH", codebook_seed=21),
+                [3], "int64"),
+    "SMP-OUE": (lambda: SMP(domain_sizes=[4, 12, 3], epsilon=2.0, oracle="OUE",
+                            codebook_seed=22), [4], "uint8"),
+    "SampledMean": (lambda: fastldp.SampledMean(dimension=4, epsilon=5.0, k=2), [4], "float64"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(COLLECTED))
+def test_a_collector_serves_it_and_decodes_it_live(tmp_path, case):
     pytest.importorskip("starlette")
     import httpx
 
@@ -307,20 +317,22 @@ def test_a_collector_serves_it_and_decodes_it_live(tmp_path):
     from fastldp.service.client import Client
     from fastldp.service.testing import running_server
 
-    spl, x, _, _ = _olh_case(n=2_000)
-    with running_server(tmp_path, mechanism=spl.spec(), publish_every=1) as srv:
+    build, shape, dtype = COLLECTED[case]
+    mech = build()
+    x = mech.example_data(2_000, np.random.default_rng(8))
+    with running_server(tmp_path, mechanism=mech.spec(), publish_every=1) as srv:
         info = httpx.get(srv.url + "/v1/mechanism").json()
-        assert info["spec"] == spl.spec() and info["kind"] == "counts"
-        assert info["report_shape"] == [3] and info["report_dtype"] == "int64"
+        assert info["spec"] == mech.spec() and info["kind"] == mech.kind
+        assert info["report_shape"] == shape and info["report_dtype"] == dtype
         with Client(srv.url, srv.token) as client:
             done = client.send(x, identities=np.arange(2_000), rng=5, batch_size=500)
             assert done["accepted"] == 2_000
             live = client.estimate()
         srv.stop()
-        offline = decode_files(spl, sorted(str(p) for p in srv.store.glob("seg-*.parquet")))
+        offline = decode_files(mech, sorted(str(p) for p in srv.store.glob("seg-*.parquet")))
     assert live["n"] == offline.n == 2_000
-    assert live["labels"] == list(spl.labels)
-    np.testing.assert_array_equal(np.asarray(live["estimate"], dtype=float), offline.counts)
+    assert live["labels"] == (None if mech.labels is None else list(mech.labels))
+    np.testing.assert_array_equal(np.asarray(live["estimate"], dtype=float), offline.estimate)
 
 
 def test_fastldp_audit_lists_and_runs_its_channels():
