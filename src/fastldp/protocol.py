@@ -65,6 +65,8 @@ from typing import Any, Optional, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
+from ._validation import KeywordOnly
+
 __all__ = ["KINDS", "ReportSchema", "StreamingMechanism", "Audited", "ProtocolMembers",
            "AuditedMembers", "streaming_classes",
            "audited_classes", "register", "resolve_class", "check_mechanism", "probe_schema",
@@ -182,12 +184,15 @@ class StreamingMechanism(Protocol):
         ...
 
 
-class AuditedMembers:
+class AuditedMembers(KeywordOnly):
     """``channels(epsilon)`` answered from the registry of :mod:`fastldp.channels`.
 
     A family registers its classes' channels in its ``_channels.py`` with
     :func:`fastldp.channels.channels_of`; a class that inherits this mixin
-    answers :class:`Audited`'s question with them.
+    answers :class:`Audited`'s question with them. Its constructors also
+    answer a call that does not bind in fastldp's words
+    (:class:`fastldp._validation.KeywordOnly`: the class, the keyword-only
+    rule, the nearest keyword).
     """
 
     @classmethod

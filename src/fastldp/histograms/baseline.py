@@ -34,7 +34,7 @@ from numpy.typing import ArrayLike
 from scipy import special
 
 from .._random import as_generator
-from .._validation import check_float
+from .._validation import KeywordOnly, check_float
 from ..results import PrivacyStatement
 from ._checks import RngLike, check_counts, check_nonnegative, scalar_or_array
 from .privacy import HistogramRelease
@@ -47,7 +47,7 @@ __all__ = ["EqualNoiseGaussian"]
 _OWNER = "EqualNoiseGaussian"
 
 
-class EqualNoiseGaussian:
+class EqualNoiseGaussian(KeywordOnly):
     """Equal absolute Gaussian noise on every count, clipped at 0.
 
     Parameters

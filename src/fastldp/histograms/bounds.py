@@ -30,7 +30,7 @@ from numpy.typing import ArrayLike
 from scipy import special
 
 from .._random import as_generator
-from .._validation import check_choice, check_float
+from .._validation import KeywordOnly, check_choice, check_float
 from ..results import PrivacyStatement
 from ._checks import RngLike, check_counts, check_nonnegative, positional_deprecated, scalar_or_array
 from .privacy import HistogramRelease
@@ -126,7 +126,7 @@ def mechanism_leading_constant(r, drift: str = "median"):
     return scalar_or_array(r * r / (2 * sigma * sigma))
 
 
-class DataIndependentRelease:
+class DataIndependentRelease(KeywordOnly):
     """The ``r = 1`` mechanism: release ``value`` (0.5) whatever the count; ``v = 0``.
 
     ``E|0.5 - x| = |0.5 - x| < max(x, 1)`` for every ``x >= 0`` (it is at most

@@ -113,7 +113,7 @@ from numpy.typing import ArrayLike
 from scipy import integrate, special
 
 from .._random import as_generator
-from .._validation import check_choice, check_float
+from .._validation import KeywordOnly, check_choice, check_float
 from ..results import PrivacyStatement
 from ._checks import RngLike, check_counts, check_nonnegative, scalar_or_array
 from .privacy import HistogramRelease, PrivacyReport
@@ -336,7 +336,7 @@ def _calibrate_c(sigma: float, r: float, drift: str, slack: float) -> float:
     return lo
 
 
-class ShiftedLogGaussian:
+class ShiftedLogGaussian(KeywordOnly):
     """Count-dependent zCDP histograms: the shifted-log Gaussian mechanism (paper 003).
 
     Releases ``max(0, exp(log(x + c) + mu + sigma Z) - c)`` for each count
