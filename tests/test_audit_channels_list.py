@@ -135,7 +135,8 @@ def test_the_late_families_are_left_out_by_name_only():
     late = _added_after()
     assert {"spl-grr", "smp-olh", "rspfd-oue-random", "control:rspfd-grr-paper"} <= late
     assert {"sampled-mean-duchi", "split-mean-piecewise"} <= late
-    assert all(n.split(":")[-1].split("-")[0] in ("spl", "smp", "rspfd", "sampled", "split")
+    assert all(n.split(":")[-1].split("-")[0] in ("spl", "smp", "rspfd", "sampled", "split",
+                                                  "full")
                for n in late), late
     everything = {**audit.channels(1.0), **audit.negative_controls(1.0)}
     assert late <= set(everything)

@@ -514,3 +514,85 @@ def test_at_one_budget_smp_beats_rspfd(eps):
     expected = {0.5: (78.4, 391.8, 35.9), 1.0: (18.2, 92.1, 9.7), 2.0: (1.9, 13.8, 3.3),
                 4.0: (0.1, 1.9, 2.0)}[eps]
     assert (round(smp, 1), round(rspfd, 1), round(amplified, 1)) == expected
+
+
+# --------------------------------------------------------------------------- marginals
+from fastldp.multidim import FullDomain, total_variation  # noqa: E402
+
+
+def _brute_marginal(records, attributes, sizes):
+    table = np.zeros([sizes[j] for j in attributes])
+    for r in records:
+        table[tuple(int(r[j]) for j in attributes)] += 1
+    return table
+
+
+@pytest.mark.parametrize("oracle", ["GRR", "OLH"])
+def test_marginals_are_sums_of_the_joint_cells_by_brute_force(oracle):
+    sizes = (2, 3, 2)
+    fd = FullDomain(domain_sizes=list(sizes), epsilon=2.0, oracle=oracle, codebook_seed=5)
+    x = fd.example_data(400, np.random.default_rng(6))
+    est = fd.estimate(fd.privatize(x, rng=7))
+    cells = list(itertools.product(*[range(k) for k in sizes]))
+    for attributes in ([0], [2, 0], [1, 2], [2, 1, 0]):
+        counts, _ = est.marginal(attributes)
+        brute = np.zeros([sizes[j] for j in attributes])
+        for i, cell in enumerate(cells):  # the joint cell's index is its mixed-radix code
+            brute[tuple(cell[j] for j in attributes)] += est.counts[i]
+        np.testing.assert_allclose(counts, brute, rtol=1e-12, atol=1e-9)
+    # the true joint counts through the same path give the records' marginals exactly
+    import dataclasses
+
+    joint = np.bincount(np.ravel_multi_index(tuple(x.T), sizes), minlength=12).astype(float)
+    exact = dataclasses.replace(est, counts=joint)
+    for attributes in ([1], [2, 0], [0, 2], [1, 0, 2]):
+        assert np.array_equal(exact.marginal(attributes)[0],
+                              _brute_marginal(x, attributes, sizes)), attributes
+
+
+@pytest.mark.parametrize("oracle", ["GRR", "OLH"])
+def test_marginals_are_unbiased_with_the_stated_variance(oracle):
+    sizes = (3, 2, 2)
+    x = FullDomain(domain_sizes=list(sizes), epsilon=2.0).example_data(
+        2_000, np.random.default_rng(9))
+    reps = 200
+    out = {(0, 1): [], (2, 1, 0): []}
+    for r in range(reps):  # a public seed per repetition: OLH is unbiased over its hashes
+        fd = FullDomain(domain_sizes=list(sizes), epsilon=2.0, oracle=oracle, codebook_seed=r)
+        est = fd.estimate(fd.privatize(x, rng=10_000 + r))
+        for attrs in out:
+            out[attrs].append(est.marginal(list(attrs)))
+    for attrs, rows in out.items():
+        truth = _brute_marginal(x, attrs, sizes).ravel()
+        counts = np.array([c.ravel() for c, _ in rows])
+        variances = np.array([v.ravel() for _, v in rows])
+        _check_unbiased_with_the_variance(truth, counts, variances)
+
+
+def test_full_domain_partials_merge_exactly_and_its_channels_audit():
+    from fastldp.audit import audit_channel
+
+    fd = FullDomain(domain_sizes=[3, 4, 2], epsilon=2.0, codebook_seed=3)
+    x = fd.example_data(1_500, np.random.default_rng(1))
+    ids = np.arange(1_500) + 10
+    reports = fd.privatize(x, identities=ids, rng=2)
+    whole = fd.estimate(reports, identities=ids)
+    merged = fd.finalize(fd.merge(fd.partial(reports[900:], identities=ids[900:]),
+                                  fd.partial(reports[:900], identities=ids[:900])))
+    assert np.array_equal(merged.counts, whole.counts)
+    for ch in FullDomain.channels(1.0):
+        row = audit_channel(ch, n=100_000 if ch.expect_violation else 2_000)
+        assert row.holds != ch.expect_violation, ch.name
+
+
+def test_total_variation_and_bad_marginals():
+    assert total_variation([3, 1], [2, 2]) == 0.25
+    assert total_variation(np.eye(2), np.eye(2)) == 0.0
+    est = FullDomain(domain_sizes=[2, 3], epsilon=1.0, codebook_seed=0).estimate(
+        np.array([0, 1, 2]))
+    with pytest.raises(ValueError, match="'attributes' parameter"):
+        est.marginal([0, 0])
+    with pytest.raises(ValueError, match="'attributes' parameter"):
+        est.marginal([2])
+    with pytest.raises(ValueError, match="'domain_sizes' parameter of FullDomain"):
+        FullDomain(domain_sizes=[2048, 2048, 2], epsilon=1.0)

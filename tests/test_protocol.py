@@ -31,7 +31,8 @@ TODAYS_STREAMING = [
     "RAPPOR", "DiscreteSHE", "RPC", "PCKVUE", "PCKVGRR", "PrivKVM", "Succinct", "Collision",
     "LGRR", "LOUE", "LOSUE", "LSUE", "LSOUE", "LongitudinalOracle", "LongitudinalRAPPOR",
     "DBitFlipPM", "PEM", "TreeHist", "SFP", "HeavyHitterProtocol",
-    "SPL", "SMP", "RSpFD", "SampledMean", "SplitMean"]  # multidim (issue 36), added after
+    "SPL", "SMP", "RSpFD", "SampledMean", "SplitMean",
+    "FullDomain"]  # multidim (issue 36), added after
 #: the families' abstract bases: listed (they are exported), never built here
 ABSTRACT = {"FrequencyOracle", "LongitudinalOracle", "HeavyHitterProtocol"}
 
@@ -87,6 +88,9 @@ INSTANCES = {
                                         variant="OUE-random", codebook_seed=1),
     "SampledMean": lambda: F.SampledMean(dimension=6, epsilon=6.0, randomizer="Piecewise", k=2),
     "SplitMean": lambda: F.SplitMean(dimension=6, epsilon=2.0, randomizer="Duchi"),
+    "FullDomain": lambda: F.FullDomain(domain_sizes=[3, 4, 2], epsilon=2.0, codebook_seed=1),
+    "FullDomain/grr": lambda: F.FullDomain(domain_sizes=[3, 4], epsilon=2.0, oracle="GRR",
+                                           codebook_seed=1),
 }
 
 #: the report schemas of the instances above, as the collector recorded them before the
@@ -103,6 +107,7 @@ SCHEMAS = {
     "TreeHist": ("int64", (3,)), "SFP": ("int64", (10,)),
     "SPL": ("int64", (3,)), "SMP": ("uint8", (4,)), "RSpFD/oue-random": ("uint8", (4,)),
     "SampledMean": ("float64", (4,)), "SplitMean": ("float64", (12,)),
+    "FullDomain": ("int64", ()),
 }
 
 KIND_OF_FAMILY = {"oracles": "counts", "longitudinal": "counts", "relations": "matrix",
@@ -224,7 +229,7 @@ def test_the_members_are_there(case):
     kind = KIND_OF_CLASS.get(type(mech).__name__, KIND_OF_FAMILY[_family(mech)])
     assert mech.kind in KINDS and mech.kind == kind, key
     labels = getattr(mech, "categories", None) if _family(mech) == "oracles" else None
-    if _family(mech) == "multidim" and mech.kind == "counts":  # "j=v": attribute j's value v
+    if type(mech).__name__ in ("SPL", "SMP", "RSpFD"):  # "j=v": attribute j's value v
         labels = tuple(f"{j}={v}" for j, k in enumerate(mech.domain_sizes) for v in range(k))
     assert mech.labels == labels
     assert isinstance(mech.report_schema, ReportSchema)

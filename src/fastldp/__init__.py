@@ -26,7 +26,7 @@ Families
 - :mod:`fastldp.multidim` - records of several categorical attributes: the frequency of
   every attribute by splitting the budget (SPL), sampling (SMP) or sampling plus fake
   data (RSpFD); the mean of numeric vectors by sampling dimensions (SampledMean) or
-  splitting the budget (SplitMean)
+  splitting the budget (SplitMean); marginals from the full-domain baseline (FullDomain)
 
 Shared modules
 --------------
@@ -89,7 +89,7 @@ _EXPORTS = {
                      "LongitudinalRAPPOR", "RAPPORDecode", "DBitFlipPM"), "longitudinal"),
     **dict.fromkeys(("PEM", "TreeHist", "SFP", "HeavyHitters"), "heavyhitters"),
     **dict.fromkeys(("SPL", "SMP", "RSpFD", "MultiFrequencyEstimate", "SampledMean", "SplitMean",
-                     "MeanVectorEstimate"), "multidim"),
+                     "MeanVectorEstimate", "FullDomain", "JointEstimate"), "multidim"),
     **dict.fromkeys(("Result", "PrivacyStatement"), "results"),
     "Accountant": "accounting",
 }
@@ -109,6 +109,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ imports on 
     from .multidim import MultiFrequencyEstimate as MultiFrequencyEstimate
     from .multidim import SampledMean as SampledMean, SplitMean as SplitMean
     from .multidim import MeanVectorEstimate as MeanVectorEstimate
+    from .multidim import FullDomain as FullDomain, JointEstimate as JointEstimate
     from . import noise as noise
     from . import oracles as oracles, regression as regression, relations as relations
     from . import protocol as protocol

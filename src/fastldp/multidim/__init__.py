@@ -12,15 +12,18 @@ from exact integer partials, and implements
 For numeric vectors in ``[-1, 1]^d``, :class:`SampledMean` reports ``k``
 sampled dimensions through Piecewise or Duchi at ``epsilon / k`` (Wang et
 al., ICDE 2019; :func:`optimal_k`), and :class:`SplitMean`, the baseline,
-every dimension at ``epsilon / d``.
+every dimension at ``epsilon / d``. :class:`FullDomain`, the baseline of
+marginal release, reports the whole record as one symbol of the cross
+product and gives the marginal of any set of attributes.
 """
 
 from ._frequency import (
     ORACLES, RSPFD_VARIANTS, SMP, SPL, MultiFrequencyEstimate, RSpFD, paper_budget,
 )
 from ._means import RANDOMIZERS, MeanVectorEstimate, SampledMean, SplitMean, optimal_k
+from ._marginals import FullDomain, JointEstimate, total_variation
 from . import _channels  # noqa: F401  (registers the audit's channels of the classes above)
 
 __all__ = ["SPL", "SMP", "RSpFD", "MultiFrequencyEstimate", "paper_budget", "ORACLES",
            "RSPFD_VARIANTS", "SampledMean", "SplitMean", "MeanVectorEstimate", "optimal_k",
-           "RANDOMIZERS"]
+           "RANDOMIZERS", "FullDomain", "JointEstimate", "total_variation"]

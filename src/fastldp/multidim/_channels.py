@@ -28,6 +28,7 @@ import numpy as np
 
 from ..channels import LAW_FACTOR, Channel, ExactLaw, channels_of
 from ._frequency import SMP, SPL, RSpFD, paper_budget
+from ._marginals import FullDomain
 from ._means import SampledMean, SplitMean
 
 __all__ = ["MULTIDIM_DOMAIN", "MEAN_DIMENSION"]
@@ -285,3 +286,43 @@ def _sampled_mean_channels(epsilon):
 @channels_of(SplitMean)
 def _split_mean_channels(epsilon):
     return _mean_channels(SplitMean, "split-mean", epsilon)
+
+
+# --------------------------------------------------------------------------- marginals
+def _joint_law(mech, eps, ids) -> ExactLaw:
+    """The joint symbol's oracle law: row ``x`` is the record's symbol's row (every identity)."""
+    inputs = list(itertools.product(*[range(k) for k in mech.domain_sizes]))
+    ids = np.atleast_1d(np.asarray(ids, dtype=np.uint64))
+    tables = []
+    for identity in ids.tolist():
+        law = mech.joint_oracle.channel(mech.epsilon, identity)
+        tables.append(np.array([law[np.ravel_multi_index(x, mech.domain_sizes)] for x in inputs]))
+    return ExactLaw(inputs, list(range(tables[0].shape[1])), ids, np.stack(tables))
+
+
+def _joint_channel(oracle: str, epsilon: float) -> Channel:
+    def build(eps):
+        return FullDomain(domain_sizes=MULTIDIM_DOMAIN, epsilon=eps, oracle=oracle,
+                          codebook_seed=_SEED)
+
+    return Channel(f"full-domain-{oracle.lower()}", f"FullDomain over {oracle}, domains "
+                   f"{MULTIDIM_DOMAIN} (K = 6 joint symbols)", epsilon, build, law=_joint_law,
+                   sample=_sample, keyed=oracle == "OLH")
+
+
+@channels_of(FullDomain)
+def _full_domain_channels(epsilon):
+    grr, olh = _joint_channel("GRR", epsilon), _joint_channel("OLH", epsilon)
+
+    class LouderFullDomain(FullDomain):
+        def privatize(self, data, *, epsilons=None, identities=None, rng=None):
+            louder = FullDomain(domain_sizes=self.domain_sizes, epsilon=LAW_FACTOR * self.epsilon,
+                                oracle=self.oracle, codebook_seed=self.codebook_seed)
+            return louder.privatize(data, identities=identities, rng=rng)
+
+    fault = replace(grr, name="control:full-domain-grr-sampler", control_of=grr.name,
+                    expect_violation=True,
+                    build=lambda eps: LouderFullDomain(domain_sizes=MULTIDIM_DOMAIN, epsilon=eps,
+                                                       oracle="GRR", codebook_seed=_SEED),
+                    description="FullDomain over GRR perturbing at 1.5 eps (law honest)")
+    return [grr, olh, fault]

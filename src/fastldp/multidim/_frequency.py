@@ -191,7 +191,7 @@ class _MultiAttribute:
         return {"mechanism": type(self).__name__, "params": self.stream_params()}
 
     @property
-    def labels(self) -> tuple:
+    def labels(self) -> Optional[tuple]:
         """``"j=v"`` for every attribute ``j`` and value ``v`` (the estimate's entries)."""
         return _labels(self.domain_sizes)
 
@@ -259,14 +259,16 @@ class _MultiAttribute:
 
     def _check_reports(self, reports: Any, owner: str) -> np.ndarray:
         dtype, shape = self._layout()
-        expected = f"an array of {np.dtype(dtype)} reports of shape (n, {', '.join(map(str, shape))})"
+        expected = (f"an array of {np.dtype(dtype)} reports of shape "
+                    f"{('n', *shape)}".replace("'n'", "n"))
         try:
             arr = np.asarray(reports)
         except (TypeError, ValueError):
             raise param_error("reports", owner, expected, reports, TypeError) from None
-        if arr.ndim == 2 and arr.shape[0] == 0:
+        if arr.ndim == 1 + len(shape) and arr.shape[0] == 0:
             arr = arr.astype(dtype)
-        if arr.dtype.kind not in "iu" or arr.ndim != 2 or arr.shape[1:] != tuple(shape):
+        if (arr.dtype.kind not in "iu" or arr.ndim != 1 + len(shape)
+                or arr.shape[1:] != tuple(shape)):
             raise param_error("reports", owner, expected,
                               _Shown(f"an array of dtype {arr.dtype} and shape {arr.shape}"))
         if arr.size and (arr.min() < np.iinfo(dtype).min or arr.max() > np.iinfo(dtype).max):
@@ -344,8 +346,8 @@ class _MultiAttribute:
             sl = slice(int(self.offsets[j]), int(self.offsets[j + 1]))
             m = partial.counts[f"m{j}"]
             counts[sl], variances[sl] = self._attribute_estimate(j, hits[sl], m, n)
-        return MultiFrequencyEstimate(counts, variances, n, self.privacy(), self.labels,
-                                      self.domain_sizes)
+        return MultiFrequencyEstimate(counts, variances, n, self.privacy(),
+                                      _labels(self.domain_sizes), self.domain_sizes)
 
     def estimate(self, reports: Any, *, epsilons: Any = None,
                  identities: Any = None) -> MultiFrequencyEstimate:
