@@ -596,3 +596,15 @@ def test_total_variation_and_bad_marginals():
         est.marginal([2])
     with pytest.raises(ValueError, match="'domain_sizes' parameter of FullDomain"):
         FullDomain(domain_sizes=[2048, 2048, 2], epsilon=1.0)
+
+
+@pytest.mark.parametrize("name", ["SPL", "SMP", "RSpFD", "FullDomain", "SampledMean",
+                                  "SplitMean"])
+def test_constructors_are_keyword_only_in_fastldps_words(name):
+    cls = getattr(fastldp, name)
+    with pytest.raises(TypeError, match=rf"^{name} takes keyword arguments only .*"
+                                        r"Got 2 positional arguments \(16, 1\.0\)"):
+        cls(16, 1.0)
+    with pytest.raises(TypeError, match=rf"^{name} has no parameter 'eps' \(did you mean "
+                                        r"'epsilon'\?\)"):
+        cls(eps=1.0)

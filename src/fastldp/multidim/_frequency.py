@@ -39,7 +39,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .._random import UINT64_MAX, as_generator, resolve_codebook_seed, resolve_identities
-from .._validation import check_float, check_int, param_error
+from .._validation import KeywordOnly, check_float, check_int, param_error
 from ..oracles import GRR, OLH, OUE, SUE
 from ..protocol import ReportSchema
 from ..results import PrivacyStatement, Result
@@ -138,7 +138,7 @@ def _labels(domain_sizes) -> tuple:
     return tuple(f"{j}={v}" for j, k in enumerate(domain_sizes) for v in range(k))
 
 
-class _MultiAttribute:
+class _MultiAttribute(KeywordOnly):
     """What SPL, SMP and RSpFD share: parameters, records, the protocol's questions."""
 
     kind = "counts"

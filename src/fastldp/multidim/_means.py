@@ -27,7 +27,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .._random import as_generator, resolve_identities
-from .._validation import check_float, check_int, param_error
+from .._validation import KeywordOnly, check_float, check_int, param_error
 from ..oracles import Duchi, Piecewise
 from ..protocol import ReportSchema
 from ..results import PrivacyStatement, Result
@@ -91,7 +91,7 @@ class MeanVectorEstimate(Result):
     privacy: PrivacyStatement
 
 
-class SampledMean:
+class SampledMean(KeywordOnly):
     """The mean of vectors in ``[-1, 1]^d``: ``k`` sampled dimensions at ``epsilon / k`` each.
 
     Parameters
