@@ -22,8 +22,8 @@ import pytest
 import fastldp
 from fastldp.results import REPR_WIDTH, PrivacyStatement, Result
 
-FAMILIES = ("oracles", "relations", "vectors", "regression", "histograms", "longitudinal",
-            "heavyhitters")
+#: every family the package lists (a new family is covered without an edit here)
+FAMILIES = fastldp.FAMILIES
 
 #: estimators the contract exempts from a budget, with its reason
 NO_EPSILON = {
@@ -223,6 +223,19 @@ DECODER_EXAMPLES = {
     "SFP": (lambda: fastldp.SFP(epsilon=2.0, k=1500, c=1, fragment_bits=8, puzzle_bits=1,
                                 item_bits=16, codebook_seed=1),
             lambda rng: rng.integers(0, 2**16, 300)),
+    # multi-attribute records: 3 attributes of 400, 500 and 600 values (1,500 counts), a
+    # joint domain of 40 x 30, numeric vectors of 1,200 coordinates in [-1, 1]
+    **{name: (lambda cls=name: getattr(fastldp, cls)(domain_sizes=[400, 500, 600], epsilon=2.0,
+                                                     codebook_seed=1),
+              lambda rng: np.stack([rng.integers(0, m, 300) for m in (400, 500, 600)], axis=1))
+       for name in ("SPL", "SMP", "RSpFD")},
+    "FullDomain": (lambda: fastldp.FullDomain(domain_sizes=[40, 30], epsilon=2.0,
+                                              codebook_seed=1),
+                   lambda rng: np.stack([rng.integers(0, 40, 300), rng.integers(0, 30, 300)],
+                                        axis=1)),
+    **{name: (lambda cls=name: getattr(fastldp, cls)(dimension=1200, epsilon=2.0),
+              lambda rng: rng.uniform(-1.0, 1.0, (300, 1200)))
+       for name in ("SampledMean", "SplitMean")},
 }
 
 
@@ -254,7 +267,19 @@ def _check_result(result, n_reports: int, owner: str):
     assert ("std" in frame.columns) == (result.std is not None)
 
 
-@pytest.mark.parametrize("name", sorted(DECODER_EXAMPLES))
+#: decoders that do not sanitize and count malformed reports yet (strict: the mark must come
+#: off the day they do)
+NOT_SANITIZING_YET = {"SPL", "SMP", "RSpFD", "FullDomain", "SampledMean", "SplitMean"}
+
+
+def _decoder_case(name):
+    if name not in NOT_SANITIZING_YET:
+        return name
+    return pytest.param(name, marks=pytest.mark.xfail(
+        strict=True, reason="multidim: its decoders count no sanitization yet (issue 36)"))
+
+
+@pytest.mark.parametrize("name", [_decoder_case(n) for n in sorted(DECODER_EXAMPLES)])
 def test_decoders_return_a_result_on_the_shared_base(name):
     make, data = DECODER_EXAMPLES[name]
     mech = make()

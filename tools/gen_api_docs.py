@@ -51,6 +51,26 @@ PAGES = {
                "fastldp.distributed", "fastldp.mechanisms")),
 }
 
+
+def _family_pages() -> None:
+    """A page for every family of ``fastldp.FAMILIES`` that PAGES does not describe yet.
+
+    A new family needs no edit here: its title and intro are the first line of its
+    package docstring.
+    """
+    import fastldp
+
+    for name in fastldp.FAMILIES:
+        if name in PAGES:
+            continue
+        doc = (importlib.import_module(f"fastldp.{name}").__doc__ or name).strip()
+        first = doc.splitlines()[0].rstrip(".")
+        PAGES[name] = (first.split(":")[0].strip().capitalize() if ":" in first else name,
+                       first + ".", f"fastldp.{name}")
+
+
+_family_pages()
+
 #: members not documented on a module's page, and why: numpydoc links an attribute a result
 #: class lists (``std``) to the one documented object of that name, so a second one makes the
 #: link ambiguous. ``LoadedResult.std`` mirrors the result base's ``Result.std`` (the class
