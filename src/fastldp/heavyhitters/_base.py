@@ -33,7 +33,7 @@ from .._sanitize import SanitizationReport, sanitization_counts, sanitization_re
 from .._validation import check_float, check_int, param_error
 from ..results import PrivacyStatement, Result
 from ._protocol import HeavyHitterProtocolMembers
-from .items import ItemCodec, string_prefix_mask
+from .items import ItemCodec, string_prefix_mask, utf8_prefix_mask
 
 __all__ = ["HeavyHitters", "HeavyHitterProtocol", "HeavyPartial", "Chunks"]
 
@@ -194,6 +194,17 @@ class HeavyPartial:
                 from None
 
 
+def _holds_str(items: Any) -> bool:
+    """Whether ``items`` are text: a numpy str array, or a sequence whose first item is ``str``."""
+    if isinstance(items, np.ndarray):
+        return items.dtype.kind == "U" or (items.dtype == object and items.size > 0
+                                           and isinstance(items.flat[0], str))
+    try:
+        return len(items) > 0 and isinstance(items[0], str)
+    except (TypeError, IndexError, KeyError):
+        return False
+
+
 class HeavyHitterProtocol(HeavyHitterProtocolMembers):
     """Base of the heavy-hitter protocols: items, budgets, identities, partials, results.
 
@@ -226,7 +237,7 @@ class HeavyHitterProtocol(HeavyHitterProtocolMembers):
 
     def __init__(self, *, epsilon: float, k: int = 32, item_bits: Optional[int] = None,
                  item_bytes: Optional[int] = None, codebook_seed: Optional[int] = None,
-                 n_threads: Optional[int] = None) -> None:
+                 n_threads: Optional[int] = None, text: Optional[bool] = None) -> None:
         owner = type(self).__name__
         self.epsilon = check_float(epsilon, "epsilon", owner, low=0.0, high=700.0,
                                    high_open=False)
@@ -237,6 +248,25 @@ class HeavyHitterProtocol(HeavyHitterProtocolMembers):
         self.codebook_seed = resolve_codebook_seed(codebook_seed, owner)
         self._n_threads_arg = n_threads
         self.n_threads = resolve_n_threads(n_threads, owner)
+        if text is not None and not isinstance(text, (bool, np.bool_)):
+            raise param_error("text", owner, "None, True or False", text, TypeError)
+        if text and self.codec.kind != "bytes":
+            raise param_error("text", owner, "None or False for integer items (item_bits)", text)
+        self.text = None if text is None else bool(text)
+        # text=None: str output once privatize on this object has seen str items
+        self._saw_text = False
+
+    @property
+    def text_items(self) -> bool:
+        """Whether items are UTF-8 text: ``str`` out, and only valid UTF-8 candidates.
+
+        True when the constructor said ``text=True``, or said nothing
+        (``text=None``) and :meth:`privatize` of this object was given ``str``
+        items.
+        """
+        if self.codec.kind != "bytes":
+            return False
+        return bool(self.text) if self.text is not None else self._saw_text
 
     # ------------------------------------------------------------ repr / params
     def _repr_args(self) -> dict:
@@ -247,6 +277,8 @@ class HeavyHitterProtocol(HeavyHitterProtocolMembers):
         else:
             args["item_bits"] = self.item_bits
         args["codebook_seed"] = self.codebook_seed
+        if self.text is not None:
+            args["text"] = self.text
         return args
 
     def __repr__(self) -> str:
@@ -297,6 +329,8 @@ class HeavyHitterProtocol(HeavyHitterProtocolMembers):
         """
         owner = f"{type(self).__name__}.privatize"
         codes = self.codec.encode(items)
+        if self.text is None and self.codec.kind == "bytes" and _holds_str(items):
+            self._saw_text = True
         self._check_epsilons(epsilons, owner)
         ids = resolve_identities(identities, codes.shape[0], owner)
         return self._privatize_codes(codes, ids, as_generator(rng, owner))
@@ -352,8 +386,16 @@ class HeavyHitterProtocol(HeavyHitterProtocolMembers):
 
     def _result(self, chunks: Chunks, n: int, report: SanitizationReport) -> HeavyHitters:
         codes, counts, variances, levels = self._decode(chunks, n)
+        items = self.codec.decode(codes)
+        if self.text_items:
+            # str in, str out: a candidate that is not complete UTF-8 is no one's item
+            # (PEM never returns one: its tree extends only valid UTF-8 prefixes)
+            valid = utf8_prefix_mask(codes, self.item_bits, complete=True)
+            keep = np.flatnonzero(valid)
+            codes, counts, variances = codes[keep], counts[keep], variances[keep]
+            items = [items[i].decode("utf-8") for i in keep]
         return HeavyHitters(
-            counts=counts, variances=variances, items=self.codec.decode(codes), codes=codes,
+            counts=counts, variances=variances, items=items, codes=codes,
             n=n, sanitization=report, privacy=PrivacyStatement.local(epsilon=self.epsilon),
             categories=tuple(self.codec.label(c) for c in codes), levels=tuple(levels), k=self.k)
 
@@ -371,7 +413,10 @@ class HeavyHitterProtocol(HeavyHitterProtocolMembers):
         """
         if self.codec.kind != "bytes":
             return candidates
-        return candidates[string_prefix_mask(candidates, bits)]
+        possible = string_prefix_mask(candidates, bits)
+        if self.text_items:
+            possible &= utf8_prefix_mask(candidates, bits)
+        return candidates[possible]
 
     def _decode(self, chunks: Chunks, n: int):  # pragma: no cover - abstract
         raise NotImplementedError

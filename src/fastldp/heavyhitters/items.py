@@ -74,7 +74,7 @@ from .._kernels._heavy import heavy_prefix_keys
 from .._validation import check_int, param_error
 
 __all__ = ["ItemCodec", "encode_items", "decode_items", "prefix", "extend", "prefix_keys",
-           "string_prefix_mask",
+           "string_prefix_mask", "utf8_prefix_mask", "ended_mask",
            "code_order", "top_k_order", "unique_codes", "code_words", "MAX_ITEM_BYTES"]
 
 #: The longest byte string an item holds (8 words of 64 bits).
@@ -474,3 +474,75 @@ def string_prefix_mask(prefixes: Any, bits: int) -> np.ndarray:
         tail = last & np.uint64((1 << tail_bits) - 1)
         bad |= seen[:, -1] & (tail != 0)
     return ~bad
+
+
+def _whole_octets(prefixes: Any, bits: int) -> np.ndarray:
+    """The whole bytes of ``bits``-bit prefixes, most significant first: uint8 ``(n, bits // 8)``."""
+    if bits <= 64:
+        arr = np.asarray(prefixes, dtype=np.uint64).reshape(-1)
+    else:
+        arr = _as_words(prefixes, "prefixes", "utf8_prefix_mask")
+    n_bytes = bits // 8
+    n = arr.shape[0]
+    if n_bytes == 0 or n == 0:
+        return np.zeros((n, 0), dtype=np.uint8)
+    whole = prefix(arr, 8 * n_bytes, bits)
+    if 8 * n_bytes <= 64:
+        shifts = np.uint64(8) * np.arange(n_bytes - 1, -1, -1, dtype=np.uint64)
+        return ((whole[:, None] >> shifts[None, :]) & np.uint64(0xFF)).astype(np.uint8)
+    return whole.astype(">u8").view(np.uint8).reshape(n, -1)[:, -n_bytes:]
+
+
+def ended_mask(prefixes: Any, bits: int) -> np.ndarray:
+    """Which possible string prefixes have ended: their last whole byte is the zero terminator.
+
+    For a possible prefix (:func:`string_prefix_mask`) every bit after a zero
+    byte is zero, so it holds a zero byte exactly when its last whole byte is
+    zero; the string it begins is then complete (every later bit is padding).
+    """
+    octets = _whole_octets(prefixes, bits)
+    if octets.shape[1] == 0:
+        return np.zeros(octets.shape[0], dtype=bool)
+    return octets[:, -1] == 0
+
+
+def utf8_prefix_mask(prefixes: Any, bits: int, complete: bool = False) -> np.ndarray:
+    """Which string prefixes are valid UTF-8 so far (bool, one per prefix).
+
+    The whole bytes up to the zero terminator must be a prefix of valid UTF-8
+    (RFC 3629: no overlong form, no surrogate, nothing above U+10FFFF); a
+    sequence may be unfinished at the end of the prefix unless the string
+    ended there (a zero byte) or ``complete`` is set (a full-length item). The
+    low ``bits % 8`` bits of a prefix are not checked (they begin a byte).
+    """
+    octets = _whole_octets(prefixes, bits)
+    n = octets.shape[0]
+    ok = np.ones(n, dtype=bool)
+    need = np.zeros(n, dtype=np.int8)       # continuation bytes still due
+    lo = np.full(n, 0x80, dtype=np.int16)   # range of the next continuation byte
+    hi = np.full(n, 0xBF, dtype=np.int16)
+    ended = np.zeros(n, dtype=bool)
+    for col in range(octets.shape[1]):
+        b = octets[:, col].astype(np.int16)
+        zero = (b == 0) & ~ended
+        ok &= ~(zero & (need > 0))           # the string ended inside a character
+        ended |= zero
+        live = ~ended
+        cont = live & (need > 0)
+        ok &= ~(cont & ((b < lo) | (b > hi)))
+        need[cont] -= 1
+        lo[cont], hi[cont] = 0x80, 0xBF
+        lead = live & ~cont
+        ascii_ = lead & (b < 0x80)
+        two = lead & (b >= 0xC2) & (b <= 0xDF)
+        three = lead & (b >= 0xE0) & (b <= 0xEF)
+        four = lead & (b >= 0xF0) & (b <= 0xF4)
+        ok &= ~(lead & ~(ascii_ | two | three | four))
+        need[two], need[three], need[four] = 1, 2, 3
+        lo[lead & (b == 0xE0)] = 0xA0
+        hi[lead & (b == 0xED)] = 0x9F
+        lo[lead & (b == 0xF0)] = 0x90
+        hi[lead & (b == 0xF4)] = 0x8F
+    if complete:
+        ok &= need == 0
+    return ok

@@ -35,6 +35,8 @@ __all__ = ["precision_at_k", "recall_at_k", "f1_at_k", "ncr", "relative_error"]
 def _value(x: Any) -> Any:
     if isinstance(x, (bytes, bytearray, np.bytes_)):
         return bytes(x)
+    if isinstance(x, str):  # text items (str in, str out) compare with their UTF-8 bytes
+        return x.encode("utf-8")
     if isinstance(x, (list, tuple)):  # a row of a 2-d code array (items over 64 bits)
         return tuple(int(w) for w in x)
     return int(x)

@@ -40,7 +40,8 @@ held by a large share of the users).
 ``f`` and ``f_J`` are clipped to ``[0, n]`` and ``[0, n_J]`` in the plug-in.
 
 Defaults: ``k = 32`` (the issue's setting), ``c = 1`` (the paper keeps the
-top ``k`` prefixes at each level), ``eta = 4``, and ``g`` the fewest groups
+top ``k`` prefixes at each level; since issue 34 a level keeps more by the
+width rule below), ``eta = 4`` for integers and 8 for strings, and ``g`` the fewest groups
 whose first level covers ``c k 2^eta`` prefixes at most:
 ``g = 1 + ceil((m - s_min) / eta) = ceil((m - ceil(log2(c k))) / eta)``,
 ``s_min = ceil(log2(c k)) + eta`` (one group when ``s_min >= m``: the whole
@@ -74,6 +75,39 @@ per level. :meth:`PEM.level_channel` (and the audits built on it)
 enumerate prefixes of at most 16 bits, so they cover the short levels
 only.
 
+Ended strings (issue 34: no budget spent on padding). A string of
+``l < L`` bytes is padded with zero bytes: its zero terminator is a symbol
+of the tree, and a user in a group whose prefix is longer than ``l`` bytes
+reports the complete string followed by zeros, the same at every level
+after the end. A candidate whose last whole byte is zero has ended (no
+user holds any other extension of it, :func:`~fastldp.heavyhitters.items.string_prefix_mask`);
+with ``pool_ended`` (default) its support ``S`` and its number of reports
+``n_r`` are summed over every level since the one where it ended (it is
+kept at each, or never seen again), and its count is
+``(S - n_r / G) / (p - 1/G) * n / n_r`` with the variance above for
+``n_J = n_r``: a title that ends at byte 20 of 64 is counted from about 2/3
+of the users instead of 1/64. The privacy is unchanged (the reports are the
+same). Strings default to byte-aligned levels (``eta = 8``).
+
+Width (issue 34: candidates that survive their noise). With ``z`` (default
+2.326), a level keeps the top ``c k`` prefixes and also every prefix ``v``
+with ``f(v) + z sqrt(sd(v)^2 + sd_T^2) >= T``, at most ``max_kept``
+(default ``max(16 c k, 64)``) by count. ``sd(v)^2 = r^2 n_r V0 + f(v)(r - 1)``
+is the variance of a prefix's count from its level: OLH's noise plus the
+sampling of its holders into the level's group (``r = n / n_r``, ``f``
+clipped to ``[0, n]``). The bar ``T`` is the ``k``-th count among the ended
+strings of the level whose count clears the noise (below), when there are
+``k`` of them: a lower estimate of the ``k``-th item count, which every
+prefix of a top-``k`` item exceeds. Before that, ``T = q sd0(v)``, ``q``
+the ``1 - 1/C`` normal quantile for ``C`` candidates (about one prefix
+nobody holds passes per level), ``sd0`` the OLH part of ``sd``. A prefix
+whose true count is ``T`` falls below the bar with probability
+``1 - Phi(z) = 1%`` at ``z = 2.326`` (normal approximation; the bar's own
+error counted by ``sd_T``), per level; a longer string crosses more
+levels (``1 - 0.99^levels`` in all), so raise ``z`` for long strings. The
+cap keeps the cost bounded: each kept prefix costs ``2^eta`` candidates
+of the next level.
+
 Partials keep the reports (:mod:`fastldp.heavyhitters._base`); report
 files decode in ``g`` passes with bounded memory
 (:meth:`~fastldp.heavyhitters.HeavyHitterProtocol.decode_report_files`).
@@ -92,21 +126,32 @@ import math
 from typing import Any, Callable, Iterator, Optional
 
 import numpy as np
+from scipy import special
 
 from .._kernels._heavy import heavy_buckets, heavy_groups, heavy_support
 from .._sanitize import SanitizationReport
-from .._validation import check_int, param_error
+from .._validation import check_float, check_int, param_error
 from ..oracles._base import (
     all_legal_report, as_report_array, classify_integers, public_uniform, tally_report,
 )
 from ..oracles.olh import olh_buckets_for
 from ._base import Chunks, HeavyHitterProtocol
-from .items import code_order, extend, prefix, prefix_keys, top_k_order
+from .items import (
+    MAX_ITEM_BITS,
+    code_order, ended_mask, extend, prefix, prefix_keys, top_k_order, utf8_prefix_mask,
+)
 
 __all__ = ["PEM", "pem_groups", "pem_levels"]
 
 #: the most prefixes the first level may enumerate
 MAX_FIRST_LEVEL_BITS = 24
+
+#: default z of the width rule: a true top-k prefix is lost at a level with
+#: probability about 1% (module docstring, "Width")
+DEFAULT_Z = 2.326
+
+#: default cap on the prefixes kept per level: ``max(16 c k, 64)``
+DEFAULT_MAX_KEPT_FACTOR = 16
 
 
 def pem_groups(seed: int, identities: Any, g: int) -> np.ndarray:
@@ -114,10 +159,11 @@ def pem_groups(seed: int, identities: Any, g: int) -> np.ndarray:
     return heavy_groups(seed, np.ascontiguousarray(identities, dtype=np.uint64), g)
 
 
-def pem_levels(item_bits: int, k: int, c: int, eta: Optional[int], g: Optional[int]):
+def pem_levels(item_bits: int, k: int, c: int, eta: Optional[int], g: Optional[int],
+               default_eta: int = 4):
     """``(g, eta, s)``: the defaults of the module docstring where ``g`` / ``eta`` are None."""
     if eta is None:
-        eta = 4
+        eta = min(default_eta, item_bits)
     s_min = math.ceil(math.log2(c * k)) + eta
     if g is None:
         g = 1 if s_min >= item_bits else 1 + math.ceil((item_bits - s_min) / eta)
@@ -136,10 +182,26 @@ class PEM(HeavyHitterProtocol):
     g : int >= 1, optional
         Groups (levels); default: module docstring.
     eta : int in [1, 63], optional
-        Bits added per level; default 4 (each level evaluates ``c k 2^eta``
-        candidates).
+        Bits added per level; default 8 for strings (a byte per level), 4 for
+        integers (each level evaluates ``2^eta`` extensions of each kept
+        prefix).
     c : int >= 1, default 1
-        Prefixes kept per level: ``c * k``.
+        Prefixes kept per level at least: ``c * k``.
+    z : float in [0, 40] or None, default 2.326
+        The width rule (module docstring, "Width"): also keep every prefix
+        within ``z`` standard errors of the bar. ``None``: exactly ``c k``
+        (the paper's rule and the default before issue 34).
+    max_kept : int >= c k, optional
+        The most prefixes kept per level (the memory and time limit of the
+        width rule); default ``max(16 c k, 64)``.
+    pool_ended : bool, default True
+        Strings: estimate a string that ended (its zero terminator is in the
+        prefix) from the reports of every level since it ended (module
+        docstring, "Ended strings"). False: from the last level's group only.
+    text : bool or None
+        True: items are UTF-8 text, results are ``str`` and only valid UTF-8
+        prefixes are candidates. None (default): so once :meth:`privatize` of
+        this object was given ``str`` items. False: bytes.
     item_bits, item_bytes : int, optional
         The items (:mod:`fastldp.heavyhitters.items`): integers of up to 64
         bits or strings of up to 64 bytes; default 32-bit integers.
@@ -167,8 +229,11 @@ class PEM(HeavyHitterProtocol):
     >>> result = pem.estimate(pem.privatize(words, rng=2))
     >>> result.items
     [b'cat', b'dog']
-    >>> pem.prefix_bits
-    (4, 8, 12, 16, 20, 24)
+    >>> pem.prefix_bits          # strings: a byte per level
+    (8, 16, 24)
+    >>> text = PEM(epsilon=4.0, k=2, item_bytes=3, codebook_seed=5)
+    >>> text.estimate(text.privatize([w.decode() for w in words], rng=2)).items  # str in, str out
+    ['cat', 'dog']
     >>> long = PEM(epsilon=4.0, k=2, item_bytes=12, eta=8, codebook_seed=5)
     >>> long.g, long.prefix_bits[:3], long.prefix_bits[-1]
     (12, (8, 16, 24), 96)
@@ -180,17 +245,30 @@ class PEM(HeavyHitterProtocol):
     def __init__(self, *, epsilon: float, k: int = 32, g: Optional[int] = None,
                  eta: Optional[int] = None, c: int = 1, item_bits: Optional[int] = None,
                  item_bytes: Optional[int] = None, codebook_seed: Optional[int] = None,
-                 n_threads: Optional[int] = None) -> None:
+                 n_threads: Optional[int] = None, z: Optional[float] = DEFAULT_Z,
+                 max_kept: Optional[int] = None, pool_ended: bool = True,
+                 text: Optional[bool] = None) -> None:
         super().__init__(epsilon=epsilon, k=k, item_bits=item_bits, item_bytes=item_bytes,
-                         codebook_seed=codebook_seed, n_threads=n_threads)
+                         codebook_seed=codebook_seed, n_threads=n_threads, text=text)
         owner = "PEM"
         m = self.item_bits
         self.c = check_int(c, "c", owner, low=1, high=1 << 16)
+        self.z = None if z is None else check_float(z, "z", owner, low=0.0, high=40.0,
+                                                    high_open=False)
+        self.max_kept = (max(DEFAULT_MAX_KEPT_FACTOR * self.c * self.k, 64) if max_kept is None
+                         else check_int(max_kept, "max_kept", owner, low=self.c * self.k,
+                                        high=1 << 24))
+        if not isinstance(pool_ended, (bool, np.bool_)):
+            raise param_error("pool_ended", owner, "True or False", pool_ended, TypeError)
+        self.pool_ended = bool(pool_ended)
         if eta is not None:
             eta = check_int(eta, "eta", owner, low=1, high=min(m, 63))
         if g is not None:
             g = check_int(g, "g", owner, low=1, high=m)
-        self.g, self.eta, self.s = pem_levels(m, self.k, self.c, eta, g)
+        # strings: byte-aligned levels by default (a level adds one byte; eta=4 split every
+        # byte over two levels, each decoded from its own group of users)
+        self.g, self.eta, self.s = pem_levels(m, self.k, self.c, eta, g,
+                                              8 if self.codec.kind == "bytes" else 4)
         if not 1 <= self.s <= MAX_FIRST_LEVEL_BITS:
             raise param_error(
                 "g" if g is not None else "eta", owner,
@@ -202,7 +280,8 @@ class PEM(HeavyHitterProtocol):
         self.p = e / (e + self.n_buckets - 1)
 
     def _stream_extra(self) -> dict:
-        return {"g": self.g, "eta": self.eta, "c": self.c}
+        return {"g": self.g, "eta": self.eta, "c": self.c, "z": self.z,
+                "max_kept": self.max_kept, "pool_ended": self.pool_ended}
 
     # ------------------------------------------------------------ client
     def groups(self, identities: Any) -> np.ndarray:
@@ -320,29 +399,111 @@ class PEM(HeavyHitterProtocol):
 
     def _decode(self, chunks: Chunks, n: int):
         G, p = self.n_buckets, self.p
+        v0 = (1.0 / G) * (1 - 1.0 / G) / (p - 1.0 / G) ** 2
+        v1 = p * (1 - p) / (p - 1.0 / G) ** 2
         level_data = self._by_level(chunks)
         candidates = self._possible(np.arange(1 << self.s, dtype=np.uint64), self.s)
+        pool: dict[int, tuple[int, int]] = {}  # ended string -> (support, reports) so far
+        pooling = self.pool_ended and self.codec.kind == "bytes"
         levels = []
         for j, bits in enumerate(self.prefix_bits):
-            hits, n_j = self._level_support(level_data, j, candidates)
-            in_group = (hits - n_j / G) / (p - 1.0 / G)
-            scale = n / n_j if n_j else 0.0
-            counts = in_group * scale
             last = j == self.g - 1
-            keep = min(self.k if last else self.c * self.k, candidates.shape[0])
-            order = top_k_order(candidates, counts, keep)  # by count, ties: smaller code
-            levels.append({"level": j, "prefix_bits": bits, "n_reports": n_j,
-                           "n_candidates": int(candidates.shape[0]), "kept": keep})
+            if last and self.text_items:  # a full-length item must be complete UTF-8
+                candidates = candidates[utf8_prefix_mask(candidates, bits, complete=True)]
+            hits, n_j = self._level_support(level_data, j, candidates)
+            support = hits.astype(np.float64)
+            reports = np.full(candidates.shape[0], float(n_j))
+            ended = (self._pool_ended(pool, candidates, bits, support, reports) if pooling
+                     else np.zeros(0, dtype=np.int64))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                scale = np.where(reports > 0, n / np.maximum(reports, 1.0), 0.0)
+            in_group = (support - reports / G) / (p - 1.0 / G)
+            counts = in_group * scale
+            size = candidates.shape[0]
             if last:
-                v0 = (1.0 / G) * (1 - 1.0 / G) / (p - 1.0 / G) ** 2
-                v1 = p * (1 - p) / (p - 1.0 / G) ** 2
-                f_j = np.clip(in_group[order], 0.0, n_j)
+                keep = min(self.k, size)
+                order = top_k_order(candidates, counts, keep)  # by count, ties: smaller code
+            else:
+                # a held prefix's count also varies with the share of its holders that fell in
+                # this level's group (the sampling term of the module docstring's variance)
+                spread = np.sqrt(scale ** 2 * reports * v0
+                                 + np.clip(counts, 0.0, n) * np.maximum(scale - 1.0, 0.0))
+                order = self._kept(candidates, counts, scale * np.sqrt(reports * v0), spread,
+                                   ended)
+                keep = int(order.shape[0])
+            levels.append({"level": j, "prefix_bits": bits, "n_reports": n_j,
+                           "n_candidates": int(size), "kept": keep})
+            if last:
+                r, n_r = scale[order], reports[order]
+                f_j = np.clip(in_group[order], 0.0, n_r)
                 f = np.clip(counts[order], 0.0, n)
-                variances = (scale ** 2 * (n_j * v0 + f_j * (v1 - v0))
-                             + f * (1.0 - f / n) * max(scale - 1.0, 0.0)) if n_j else np.full(keep, np.inf)
+                variances = np.where(
+                    n_r > 0,
+                    r ** 2 * (n_r * v0 + f_j * (v1 - v0)) + f * (1.0 - f / n) * np.maximum(r - 1.0, 0.0),
+                    np.inf)
                 return candidates[order], counts[order], variances, levels
             kept = candidates[order]
             candidates = self._possible(extend(kept[code_order(kept)], self.eta, bits=bits),
                                         bits + self.eta)
         raise AssertionError("unreachable")  # pragma: no cover
 
+    def _kept(self, candidates: np.ndarray, counts: np.ndarray, null_sd: np.ndarray,
+              sd: np.ndarray, ended: np.ndarray) -> np.ndarray:
+        """Indices of the prefixes kept at a level (module docstring, "Width"), best first.
+
+        The top ``c k`` by count; with ``z``, also every prefix ``v`` with
+        ``f(v) + z sqrt(sd(v)^2 + sd_T^2) >= T``: ``T`` the ``k``-th count of
+        the complete strings of the level (``ended``, pooled) when there are
+        ``k`` of them, else ``T = z sd(v)`` (the prefix is significantly
+        positive), ``sd`` the sd of a count nobody holds; at most
+        ``max_kept`` in all, by count.
+        """
+        size = candidates.shape[0]
+        base = min(self.c * self.k, size)
+        if self.z is None or size <= base:
+            return top_k_order(candidates, counts, base)
+        order = top_k_order(candidates, counts, min(self.max_kept, size))
+        # what noise alone does not reach: about one prefix nobody holds passes per level
+        # (the 1 - 1/size quantile of a null count)
+        noise = float(special.ndtri(1.0 - 1.0 / size)) * null_sd
+        strong = ended[counts[ended] >= noise[ended]]  # complete strings above the noise
+        if strong.shape[0] >= self.k:
+            t = strong[np.argsort(-counts[strong], kind="stable")[self.k - 1]]
+            bar, bar_sd = counts[t], sd[t]
+        else:
+            bar, bar_sd = noise[order], 0.0
+        within = counts[order] + self.z * np.sqrt(sd[order] ** 2 + bar_sd ** 2) >= bar
+        within[:base] = True
+        return order[within]
+
+    def _pool_ended(self, pool, candidates, bits, support, reports) -> None:
+        """Pool the reports of ended strings over the levels since they ended (in place).
+
+        A user whose string ``x`` ended before the level's prefix length
+        reports ``x`` followed by zero bytes: the same complete string at every
+        later level. A candidate that ended (:func:`~fastldp.heavyhitters.items.ended_mask`)
+        therefore sums its support and its reports over every level since the
+        one where it ended (it is kept at each, or never seen again), so its
+        count is estimated from all those groups, not from one.
+        """
+        ended = np.flatnonzero(ended_mask(candidates, bits))
+        if not ended.size:
+            return ended
+        rows = candidates[ended]
+        shift = MAX_ITEM_BITS - bits
+        for i, row in zip(ended.tolist(), rows.tolist()):
+            value = row if isinstance(row, int) else _words_value(row)
+            key = value << shift  # the string's padded code, the same at every level
+            before = pool.get(key)
+            if before is not None:
+                support[i] += before[0]
+                reports[i] += before[1]
+            pool[key] = (support[i], reports[i])
+        return ended
+
+
+def _words_value(words) -> int:
+    value = 0
+    for w in words:
+        value = (value << 64) | int(w)
+    return value

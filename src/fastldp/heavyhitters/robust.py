@@ -158,6 +158,11 @@ def robust_pem_estimate(pem: PEM, reports: Any, *, identities: Any = None, alpha
                         rounds: int = 3) -> RobustDecode:
     """PEM's decode with the fake-user detection of the module docstring.
 
+    The detection decode keeps the fixed width ``c k`` at every level and
+    does not pool ended strings: it is ``PEM(..., z=None, pool_ended=False)``'s
+    decode whatever ``pem.z`` and ``pem.pool_ended`` say (issue 34's
+    noise-following width and pooling are not in it yet).
+
     Parameters
     ----------
     pem : PEM
