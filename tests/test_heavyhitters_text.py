@@ -170,3 +170,45 @@ def test_pem_finds_most_of_the_real_top_16_titles_at_epsilon_30():
     # group of 1/64 of the users at every level of its length); the settings before
     # issue 34 found 3
     assert precision_at_k(found, truth, 16) >= 12 / 16
+
+
+# ------------------------------------------------------------------ the width rule
+def test_width_defaults_and_errors():
+    assert PEM(epsilon=4.0, item_bytes=16, codebook_seed=0).z == 2.326
+    assert PEM(epsilon=4.0, item_bits=32, codebook_seed=0).z is None  # speed at 2^32
+    pem = PEM(epsilon=4.0, k=16, item_bytes=16, codebook_seed=0)
+    assert pem.max_kept == 256 and pem.eta == 8 and pem.pool_ended
+    with pytest.raises(ValueError, match="'z'"):
+        PEM(epsilon=4.0, item_bytes=16, z=-1.0)
+    with pytest.raises(ValueError, match="'z'"):
+        PEM(epsilon=4.0, item_bytes=16, z=float("nan"))
+    with pytest.raises(ValueError, match="'max_kept'"):
+        PEM(epsilon=4.0, k=16, item_bytes=16, max_kept=8)
+    with pytest.raises(TypeError, match="'pool_ended'"):
+        PEM(epsilon=4.0, item_bytes=16, pool_ended=1)
+
+
+@pytest.mark.parametrize("z, miss", [(2.326, 0.01), (1.645, 0.05)])
+def test_width_rule_loses_a_prefix_at_the_bar_with_probability_one_minus_phi_z(z, miss):
+    # A level with k = 16 complete strings, the k-th of count T = 1000 (sd 30 each), and
+    # a true prefix of count T whose estimate has sd 200, among 2000 null prefixes (sd 200):
+    # the rule keeps it unless f + z sqrt(200^2 + 30^2) < T, i.e. with probability
+    # 1 - Phi(z sqrt(200^2 + 30^2) / sqrt(200^2 + 30^2)) = 1 - Phi(z) when the bar's own
+    # error is counted (the normal model of pem's module docstring). 4000 levels: the
+    # binomial sd of the miss rate is sqrt(miss (1 - miss) / 4000) (0.0016 at 1%).
+    rng = np.random.default_rng(34)
+    k, nulls, trials = 16, 2000, 4000
+    pem = PEM(epsilon=4.0, k=k, item_bytes=8, codebook_seed=0, z=z, max_kept=nulls + k + 1)
+    candidates = np.arange(nulls + k + 1, dtype=np.uint64)
+    ended = np.arange(1, k + 1)
+    sd = np.full(candidates.shape[0], 200.0)
+    sd[ended] = 30.0
+    missed = 0
+    for _ in range(trials):
+        counts = rng.normal(0.0, sd)
+        counts[ended] += np.where(np.arange(k) < k - 1, 3000.0, 1000.0)  # the k-th is T
+        counts[0] += 1000.0                                      # the true prefix, count T
+        kept = pem._kept(candidates, counts, sd, sd, ended)
+        missed += 0 not in set(kept.tolist())
+    rate = missed / trials
+    assert abs(rate - miss) < 4 * np.sqrt(miss * (1 - miss) / trials), rate
