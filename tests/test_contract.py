@@ -267,19 +267,7 @@ def _check_result(result, n_reports: int, owner: str):
     assert ("std" in frame.columns) == (result.std is not None)
 
 
-#: decoders that do not sanitize and count malformed reports yet (strict: the mark must come
-#: off the day they do)
-NOT_SANITIZING_YET = {"SPL", "SMP", "RSpFD", "FullDomain", "SampledMean", "SplitMean"}
-
-
-def _decoder_case(name):
-    if name not in NOT_SANITIZING_YET:
-        return name
-    return pytest.param(name, marks=pytest.mark.xfail(
-        strict=True, reason="multidim: its decoders count no sanitization yet (issue 36)"))
-
-
-@pytest.mark.parametrize("name", [_decoder_case(n) for n in sorted(DECODER_EXAMPLES)])
+@pytest.mark.parametrize("name", sorted(DECODER_EXAMPLES))
 def test_decoders_return_a_result_on_the_shared_base(name):
     make, data = DECODER_EXAMPLES[name]
     mech = make()

@@ -369,15 +369,12 @@ def test_bad_records_and_reports_are_refused_with_their_place():
         spl.privatize(np.zeros((4, 3), dtype=np.int64))
     with pytest.raises(TypeError, match="'records' parameter"):
         spl.privatize(np.zeros((4, 2)))
-    with pytest.raises(ValueError, match="report 1 is not a report"):
-        spl.estimate(np.array([[0, 0], [0, 5]]))
+    # a batch of the wrong shape is refused (a malformed report is sanitized instead)
+    with pytest.raises(ValueError, match=r"'reports' parameter of SPL.partial .*shape \(n, 2\)"
+                                         r".*shape \(2, 3\)"):
+        spl.estimate(np.zeros((2, 3), dtype=np.int64))
     with pytest.raises(ValueError, match="'epsilons' parameter"):
         spl.estimate(np.array([[0, 0]]), epsilons=2.0)
-    smp = SMP(domain_sizes=[2, 3], epsilon=1.0, oracle="OUE", codebook_seed=0)
-    bad = smp.privatize(np.array([[0, 0], [1, 2]]), rng=0)
-    bad[0, 0] = 2  # attribute index 2 of 2 attributes
-    with pytest.raises(ValueError, match="report 0 is not a report"):
-        smp.estimate(bad)
     other = SPL(domain_sizes=[2, 3], epsilon=2.0, codebook_seed=0)
     with pytest.raises(ValueError, match="other parameters"):
         spl.merge(spl.partial(np.array([[0, 0]])), other.partial(np.array([[0, 0]])))
@@ -483,14 +480,9 @@ def test_bad_vectors_and_mean_reports_are_refused():
         mech.privatize(np.array([[0.0, np.nan, 0.0]]))
     with pytest.raises(ValueError, match="'k' parameter of SampledMean"):
         SampledMean(dimension=3, epsilon=2.0, k=4)
-    reports = mech.privatize(np.zeros((3, 3)), rng=0)
-    reports[1, 1] = reports[1, 0]  # the same dimension twice
-    with pytest.raises(ValueError, match="report 1 is not a report"):
-        mech.estimate(reports)
-    reports = mech.privatize(np.zeros((3, 3)), rng=0)
-    reports[2, 3] = 0.5  # not an output of Duchi
-    with pytest.raises(ValueError, match="report 2 is not a report"):
-        mech.estimate(reports)
+    with pytest.raises(ValueError, match=r"'reports' parameter of SampledMean.partial .*"
+                                         r"shape \(n, 4\)"):
+        mech.estimate(np.zeros((3, 3)))
 
 
 def _per_report_variance(mech):
@@ -608,3 +600,200 @@ def test_constructors_are_keyword_only_in_fastldps_words(name):
     with pytest.raises(TypeError, match=rf"^{name} has no parameter 'eps' \(did you mean "
                                         r"'epsilon'\?\)"):
         cls(eps=1.0)
+
+
+# --------------------------------------------------------------------------- sanitization
+from fastldp._kernels._hash import SANITIZE_STREAM, hash_blocks  # noqa: E402
+from fastldp.multidim._means import SANITIZE_SEED  # noqa: E402
+from fastldp.oracles._sanitizing import public_uniform  # noqa: E402
+
+SANITIZED = [(SPL, "oracle", "GRR"), (SPL, "oracle", "OUE"), (SPL, "oracle", "OLH"),
+             (SMP, "oracle", "GRR"), (SMP, "oracle", "SUE"), (SMP, "oracle", "OLH"),
+             (RSpFD, "variant", "GRR"), (RSpFD, "variant", "OUE-random")]
+SAN_SIZES = (3, 12, 2)  # attribute 1 takes two bytes of unary bits, the others one
+
+
+def _public_part(mech, j, ident):
+    """What attribute ``j``'s oracle replaces a malformed part of ``ident``'s report by."""
+    oracle, ids = mech.oracles[j], np.array([ident], dtype=np.uint64)
+    if mech.unary:
+        return [int(b) for b in oracle.public_rows(ids)[0]]
+    eps = mech.epsilon if isinstance(mech, RSpFD) else mech.attribute_epsilon
+    size = oracle.output_sizes(np.array([eps]))[0]
+    return [int(public_uniform(oracle.codebook_seed, ids, np.array([size]))[0])]
+
+
+def _columns(mech, j):
+    if not mech.unary:
+        return slice(j, j + 1)
+    start = sum(mech.n_bytes[:j])
+    return slice(start, start + mech.n_bytes[j])
+
+
+def _corrupted(cfg, n=400):
+    """Reports with malformed rows (a ragged list), the same rows repaired by hand, the counts.
+
+    The repairs follow fastldp.multidim._sanitizing: a malformed part becomes
+    its oracle's public uniform output of the identity, other parts stay; a
+    row of another length, or an SMP row naming no attribute, is redrawn
+    whole (SMP: the attribute from word 3 of the sanitize stream).
+    """
+    mech = _build(cfg, sizes=SAN_SIZES, seed=13)
+    ids = np.arange(n, dtype=np.uint64) * 3 + 5
+    reports = mech.privatize(mech.example_data(n, np.random.default_rng(2)), identities=ids,
+                             rng=3)
+    sent = [list(r) for r in reports.tolist()]
+    fixed = [list(r) for r in reports.tolist()]
+    A = mech.n_attributes
+    if not isinstance(mech, SMP):
+        cols = [_columns(mech, j) for j in range(A)]
+        sent[0][cols[1].start] = "x"  # non_numeric
+        fixed[0][cols[1]] = _public_part(mech, 1, ids[0])
+        sent[1][cols[0].start] = float("nan")  # non_integer
+        fixed[1][cols[0]] = _public_part(mech, 0, ids[1])
+        # out_of_range: a bit past k_2 = 2 (unary) or a symbol / bucket past the outputs
+        sent[2][cols[2].start] = 4 if mech.unary else 10**6
+        fixed[2][cols[2]] = _public_part(mech, 2, ids[2])
+        sent[3] = sent[3][:-1]  # wrong_width: every part redrawn
+        for j in range(A):
+            fixed[3][cols[j]] = _public_part(mech, j, ids[3])
+        sent[4][cols[0].start] = 0.5  # non_integer
+        fixed[4][cols[0]] = _public_part(mech, 0, ids[4])
+        reasons = {"wrong_width": 1, "non_numeric": 1, "non_integer": 2, "out_of_range": 1}
+        return mech, ids, sent, fixed, reasons
+
+    def redrawn(ident):
+        j = int(public_uniform(mech.codebook_seed, np.array([ident], dtype=np.uint64),
+                               np.array([A]), word=3)[0])
+        part = _public_part(mech, j, ident)
+        if not mech.unary:
+            return [j, *part]
+        return [j & 0xFF, j >> 8, *part] + [0] * (reports.shape[1] - 2 - len(part))
+
+    sent[0][0] = "x"  # non_numeric index: redrawn whole
+    fixed[0] = redrawn(ids[0])
+    sent[1][0] = A if not mech.unary else A & 0xFF  # bad_index (A < 256)
+    fixed[1] = redrawn(ids[1])
+    about = lambda r: r[0] if not mech.unary else r[0] | (r[1] << 8)  # noqa: E731
+    row = next(i for i in range(5, n) if about(fixed[i]) == 0)
+    if mech.unary:  # out_of_range: a byte after attribute 0's one byte of bits
+        sent[row][3] = 1
+        fixed[row][2:] = _public_part(mech, 0, ids[row]) + [0] * (reports.shape[1] - 3)
+    else:
+        sent[row][1] = -1
+        fixed[row][1:] = _public_part(mech, 0, ids[row])
+    sent[3] = sent[3] + [0]  # wrong_width
+    fixed[3] = redrawn(ids[3])
+    sent[4][2 if mech.unary else 1] = float("nan")  # non_integer part, index kept
+    j4 = about(fixed[4])
+    cut = slice(2, 2 + mech.n_bytes[j4]) if mech.unary else slice(1, 2)
+    fixed[4][cut] = _public_part(mech, j4, ids[4])
+    reasons = {"wrong_width": 1, "non_numeric": 1, "non_integer": 1, "bad_index": 1,
+               "out_of_range": 1}
+    return mech, ids, sent, fixed, reasons
+
+
+@pytest.mark.parametrize("cfg", SANITIZED, ids=_id)
+def test_malformed_reports_are_replaced_as_their_oracles_do_and_counted(cfg):
+    mech, ids, sent, fixed, reasons = _corrupted(cfg)
+    got = mech.estimate(sent, identities=ids)
+    dtype, _ = mech._layout()
+    want = mech.estimate(np.array(fixed, dtype=dtype), identities=ids)
+    np.testing.assert_array_equal(got.counts, want.counts)
+    np.testing.assert_array_equal(got.variances, want.variances)
+    assert got.sanitization.by_reason == reasons
+    assert got.sanitization.n_received == 400 and got.sanitization.n_sanitized == 5
+    assert got.sanitization.wrong_dtype  # a ragged list, not an integer array
+    assert want.sanitization.n_sanitized == 0 and not want.sanitization.wrong_dtype
+    assert set(want.sanitization.by_reason) == set(reasons)
+
+
+@pytest.mark.parametrize("cfg", SANITIZED, ids=_id)
+def test_sanitized_partials_merge_bit_for_bit(cfg):
+    mech, ids, sent, _, reasons = _corrupted(cfg)
+    whole = mech.estimate(sent, identities=ids)
+    cuts = [0, 2, 3, 250, 400]  # malformed rows in three chunks
+    parts = [mech.partial(sent[a:b], identities=ids[a:b]) for a, b in zip(cuts, cuts[1:])]
+    merged = mech.merge(mech.merge(parts[3], parts[1]), mech.merge(parts[2], parts[0]))
+    got = mech.finalize(merged)
+    np.testing.assert_array_equal(got.counts, whole.counts)
+    np.testing.assert_array_equal(got.variances, whole.variances)
+    assert got.sanitization == whole.sanitization
+    assert merged == fastldp.streaming.Partial.from_bytes(merged.to_bytes())
+
+
+@pytest.mark.parametrize("oracle", ["GRR", "OLH"])
+def test_full_domain_sanitizes_as_its_joint_oracle(oracle):
+    fd = FullDomain(domain_sizes=[3, 4, 2], epsilon=2.0, oracle=oracle, codebook_seed=4)
+    ids = np.arange(300, dtype=np.uint64) + 40
+    reports = fd.privatize(fd.example_data(300, np.random.default_rng(5)), identities=ids, rng=6)
+    sent = reports.astype(object)
+    sent[0], sent[1], sent[2], sent[3] = "x", 1.5, -3, 10**9
+    size = fd.joint_oracle.output_sizes(np.array([2.0]))[0]
+    fixed = reports.copy()
+    fixed[:4] = public_uniform(4, ids[:4], np.full(4, size))
+    got, want = fd.estimate(sent, identities=ids), fd.estimate(fixed, identities=ids)
+    np.testing.assert_array_equal(got.counts, want.counts)
+    assert got.sanitization.by_reason == {"non_numeric": 1, "non_integer": 1, "out_of_range": 2}
+    merged = fd.finalize(fd.merge(fd.partial(sent[2:], identities=ids[2:]),
+                                  fd.partial(sent[:2], identities=ids[:2])))
+    np.testing.assert_array_equal(merged.counts, got.counts)
+    assert merged.sanitization == got.sanitization
+
+
+def _mean_uniforms(ids, count):
+    blocks = (count + 3) // 4
+    words = hash_blocks(SANITIZE_SEED, np.asarray(ids, dtype=np.uint64), blocks,
+                        SANITIZE_STREAM).reshape(len(ids), -1)[:, :count]
+    return (words >> np.uint64(11)).astype(np.float64) * 2.0**-53
+
+
+def test_malformed_mean_reports_are_public_draws_at_zero_and_counted():
+    mech = SplitMean(dimension=3, epsilon=2.0, randomizer="Duchi")  # k = d = 3
+    C, k, n = mech.scalar.C, 3, 200
+    ids = np.arange(n, dtype=np.uint64) + 9
+    reports = mech.privatize(mech.example_data(n, np.random.default_rng(1)), rng=2)
+    u = _mean_uniforms(ids, 3 * k)
+    duchi_at_zero = np.where(u[:, k:2 * k] < 0.5, C, -C)  # P(+C | 0) = 1/2
+    sent = [list(r) for r in reports.tolist()]
+    fixed = reports.copy()
+    sent[0][k + 1] = "x"  # non_numeric value
+    sent[1][k + 2] = float("nan")  # non_finite
+    sent[2][k] = 0.5  # illegal_value: not +-C
+    sent[3][0] = 3.0  # bad_index: redrawn whole (the dimensions of k = d are all of them)
+    sent[4] = sent[4][:-1]  # wrong_width
+    for row, pos in ((0, 1), (1, 2), (2, 0)):
+        fixed[row, k + pos] = duchi_at_zero[row, pos]
+    for row in (3, 4):
+        fixed[row] = [0.0, 1.0, 2.0, *duchi_at_zero[row]]
+    got = mech.estimate(sent, identities=ids)
+    want = mech.estimate(fixed, identities=ids)
+    np.testing.assert_array_equal(got.mean, want.mean)
+    np.testing.assert_array_equal(got.variances, want.variances)
+    assert got.sanitization.by_reason == {"wrong_width": 1, "non_numeric": 1, "non_finite": 1,
+                                          "bad_index": 1, "illegal_value": 1}
+    assert want.sanitization.n_sanitized == 0
+    parts = [mech.partial(sent[a:b], identities=ids[a:b]) for a, b in ((0, 3), (3, 200))]
+    merged = mech.finalize(mech.merge(parts[1], parts[0]))
+    np.testing.assert_array_equal(merged.mean, got.mean)
+    assert merged.sanitization == got.sanitization
+
+
+@pytest.mark.parametrize("randomizer", ["Piecewise", "Duchi"])
+def test_sampled_mean_replacements_are_legal_distinct_and_unbiased_for_zero(randomizer):
+    mech = SampledMean(dimension=6, epsilon=4.0, randomizer=randomizer, k=3)
+    n = 20_000
+    ids = np.arange(n, dtype=np.uint64) * 11
+    garbage = np.full((n, 6), np.nan)
+    clean, report = mech.sanitize(garbage, np.zeros(n, dtype=bool), ids)
+    assert report.by_reason["non_finite"] == n and report.n_valid == 0
+    idx, y = clean[:, :3], clean[:, 3:]
+    assert np.all((idx >= 0) & (idx < 6) & (idx == np.floor(idx)))
+    assert np.all(np.sort(idx, axis=1)[:, 1:] != np.sort(idx, axis=1)[:, :-1])
+    assert mech.scalar.is_legal(y).all()
+    # every dimension equally likely: 3 of 6 per row, n / 2 rows each, binomial sd
+    per_dim = np.bincount(idx.astype(int).ravel(), minlength=6)
+    assert np.all(np.abs(per_dim - n / 2) < 4.5 * math.sqrt(n / 4)), per_dim
+    # the randomizer's output at 0: mean 0 with variance Var[Y | 0] (4.5 standard errors)
+    sd = math.sqrt(float(mech.scalar.variance(0.0)) / (3 * n))
+    assert abs(y.mean()) < 4.5 * sd, (y.mean(), sd)

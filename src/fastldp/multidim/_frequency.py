@@ -40,10 +40,14 @@ import numpy as np
 
 from .._random import UINT64_MAX, as_generator, resolve_codebook_seed, resolve_identities
 from .._validation import KeywordOnly, check_float, check_int, param_error
+from .._sanitize import SanitizationReport
 from ..oracles import GRR, OLH, OUE, SUE
+from ..oracles._sanitizing import classify_integers, public_uniform
 from ..protocol import ReportSchema
 from ..results import PrivacyStatement, Result
 from ..streaming import ExactSum, Partial
+from ._sanitizing import (FREQUENCY_REASONS, SMP_REASONS, partial_sanitization, report_counts,
+                          report_rows, tally)
 
 __all__ = ["SPL", "SMP", "RSpFD", "MultiFrequencyEstimate", "ORACLES", "RSPFD_VARIANTS",
            "paper_budget"]
@@ -110,6 +114,9 @@ class MultiFrequencyEstimate(Result):
     categories : tuple of str
         ``"j=v"`` for attribute ``j`` and value ``v``.
     domain_sizes : tuple of int
+    sanitization : SanitizationReport
+        The malformed reports, replaced and counted by reason
+        (:mod:`fastldp.multidim._sanitizing`).
     """
 
     _estimate_field = "counts"
@@ -119,6 +126,7 @@ class MultiFrequencyEstimate(Result):
     privacy: PrivacyStatement
     categories: tuple
     domain_sizes: tuple
+    sanitization: SanitizationReport
 
     def attribute(self, j: int) -> np.ndarray:
         """The counts of attribute ``j``'s values (a view of :attr:`counts`)."""
@@ -310,15 +318,91 @@ class _MultiAttribute(KeywordOnly):
         """
         owner = f"{type(self).__name__}.partial"
         self._check_epsilons(epsilons, owner)
-        arr = self._check_reports(reports, owner)
+        arr, wrong = self._report_rows(reports, owner)
         ids = resolve_identities(identities, arr.shape[0], owner)
-        hits, about = self._hits(arr, ids, owner)
+        clean, report = self.sanitize(arr, wrong, ids)
+        hits, about = self._hits(clean, ids, owner)
         total = ExactSum(int(self.offsets[-1]))
         total.add(hits.astype(np.float64))  # integers below 2^53: exact
-        counts = {"n": int(arr.shape[0])}
+        counts = report_counts(report)
         counts.update({f"m{j}": int(m) for j, m in enumerate(about)})
         return Partial(type(self).__name__, self.stream_params(), sums={"hits": total},
-                       counts=counts)
+                       counts=counts, flags={"wrong_dtype": report.wrong_dtype})
+
+    # ------------------------------------------------------------ sanitization
+    _REASONS = FREQUENCY_REASONS
+
+    def _report_rows(self, reports: Any, owner: str) -> tuple:
+        """The reports as ``(n, width)`` rows and the mask of ragged rows of another length."""
+        dtype, shape = self._layout()
+        expected = (f"an array of {np.dtype(dtype)} reports of shape "
+                    f"{('n', *shape)}".replace("'n'", "n"))
+        return report_rows(reports, int(shape[0]), owner, expected)
+
+    def _oracle_epsilon(self) -> float:  # pragma: no cover - abstract
+        """The budget every attribute's oracle reports at."""
+        raise NotImplementedError
+
+    def _repair_part(self, j: int, out: np.ndarray, values: np.ndarray, columns: slice,
+                     rows: np.ndarray, force: np.ndarray, ids: np.ndarray) -> np.ndarray:
+        """Replace attribute ``j``'s part (``columns``) of ``rows`` where illegal or ``force``d.
+
+        The replacement is the oracle's own: a public uniform legal output
+        keyed by (the attribute's seed, identity). Returns the mask (over
+        ``rows``) of the parts replaced.
+        """
+        oracle = self.oracles[j]
+        part = values[rows, columns]
+        if self.unary:
+            legal = ((part >= 0) & (part <= 255)).all(axis=1)
+            pad = oracle._padding_mask()
+            if pad:
+                legal &= (part[:, -1] & pad) == 0
+            bad = ~legal | force
+            if bad.any():
+                out[rows[bad], columns] = oracle.public_rows(ids[rows[bad]])
+            return bad
+        size = int(oracle.output_sizes(np.array([self._oracle_epsilon()]))[0])
+        column = part[:, 0]
+        bad = ~((column >= 0) & (column < size)) | force
+        if bad.any():
+            out[rows[bad], columns.start] = public_uniform(
+                oracle.codebook_seed, ids[rows[bad]], np.full(int(bad.sum()), size))
+        return bad
+
+    def sanitize(self, arr: np.ndarray, wrong: np.ndarray,
+                 ids: np.ndarray) -> tuple:
+        """Legal reports from ``arr`` (rows), and the count of what was replaced, by reason.
+
+        Every attribute's part that is no legal output of its oracle (and
+        every part of a row of another length, ``wrong``) is replaced by
+        the oracle's public uniform output keyed by the identity
+        (:mod:`fastldp.multidim._sanitizing`); the row counts once, under
+        its first reason.
+        """
+        n = arr.shape[0]
+        dtype, _ = self._layout()
+        values, numeric, integral, wrong_dtype = classify_integers(arr)
+        info = np.iinfo(dtype)
+        out = np.where((values >= info.min) & (values <= info.max), values, 0).astype(dtype)
+        replaced = self._repair(out, values, wrong, ids)
+        masks = {"wrong_width": wrong, "non_numeric": ~numeric.all(axis=1),
+                 "non_integer": ~integral.all(axis=1), "bad_index": replaced[1],
+                 "out_of_range": replaced[0]}
+        return out, tally(n, masks, self._REASONS, wrong_dtype)
+
+    def _repair(self, out, values, wrong, ids) -> tuple:
+        """Repair every attribute's part in place (SPL, RSpFD: one part per attribute)."""
+        n = values.shape[0]
+        rows = np.arange(n)
+        any_bad = np.zeros(n, dtype=bool)
+        start = 0
+        for j in range(self.n_attributes):
+            width = self.n_bytes[j] if self.unary else 1
+            any_bad |= self._repair_part(j, out, values, slice(start, start + width), rows,
+                                         wrong, ids)
+            start += width
+        return any_bad, np.zeros(n, dtype=bool)
 
     def _check_partial(self, partial: Any, owner: str) -> None:
         if not isinstance(partial, Partial):
@@ -347,7 +431,8 @@ class _MultiAttribute(KeywordOnly):
             m = partial.counts[f"m{j}"]
             counts[sl], variances[sl] = self._attribute_estimate(j, hits[sl], m, n)
         return MultiFrequencyEstimate(counts, variances, n, self.privacy(),
-                                      _labels(self.domain_sizes), self.domain_sizes)
+                                      _labels(self.domain_sizes), self.domain_sizes,
+                                      partial_sanitization(partial))
 
     def estimate(self, reports: Any, *, epsilons: Any = None,
                  identities: Any = None) -> MultiFrequencyEstimate:
@@ -412,6 +497,9 @@ class _OracleAttributes(_MultiAttribute):
     @property
     def attribute_epsilon(self) -> float:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def _oracle_epsilon(self) -> float:
+        return self.attribute_epsilon
 
     def hit_probabilities(self, j: int) -> tuple:
         p, q = self._pq[j]
@@ -593,6 +681,54 @@ class SMP(_OracleAttributes):
                 out[rows, 1] = y
         return out
 
+    _REASONS = SMP_REASONS
+    #: the word of the sanitize stream (block 0) that draws a replaced report's attribute
+    _INDEX_WORD = 3
+
+    def _repair(self, out, values, wrong, ids) -> tuple:
+        """Repair ``(index, part)`` rows in place: a bad index redraws the whole report.
+
+        A report whose attribute index is no attribute is replaced by the
+        report of a public uniform attribute (word 3 of the sanitize stream
+        of ``codebook_seed``) with its oracle's public uniform output; a
+        good index keeps its attribute, and an illegal part of it is
+        replaced as the oracle replaces it.
+        """
+        A = self.n_attributes
+        n = values.shape[0]
+        if self.unary:
+            low, high = values[:, 0], values[:, 1]
+            in_byte = (low >= 0) & (low <= 255) & (high >= 0) & (high <= 255)
+            index = np.where(in_byte, low | (high << 8), -1)
+        else:
+            index = values[:, 0]
+        index_ok = (index >= 0) & (index < A) & ~wrong
+        index = np.where(index_ok, index, 0)
+        redraw = ~index_ok
+        if redraw.any():
+            index[redraw] = public_uniform(self.codebook_seed, ids[redraw],
+                                           np.full(int(redraw.sum()), A), word=self._INDEX_WORD)
+            if self.unary:
+                out[redraw, 0] = index[redraw] & 0xFF
+                out[redraw, 1] = index[redraw] >> 8
+            else:
+                out[redraw, 0] = index[redraw]
+        any_bad = redraw.copy()
+        for j in range(A):
+            rows = np.flatnonzero(index == j)
+            if rows.size == 0:
+                continue
+            if self.unary:
+                nb = self.n_bytes[j]
+                tail = values[rows, 2 + nb:]
+                force = redraw[rows] | ~(tail == 0).all(axis=1)
+                bad = self._repair_part(j, out, values, slice(2, 2 + nb), rows, force, ids)
+                out[rows[bad], 2 + nb:] = 0
+            else:
+                bad = self._repair_part(j, out, values, slice(1, 2), rows, redraw[rows], ids)
+            any_bad[rows] |= bad
+        return any_bad, redraw & ~wrong
+
     def _hits(self, arr: np.ndarray, ids: np.ndarray, owner: str):
         A = self.n_attributes
         if self.unary:
@@ -691,6 +827,9 @@ class RSpFD(_MultiAttribute):
         if self.unary:
             return np.uint8, (int(sum(self.n_bytes)),)
         return np.int64, (self.n_attributes,)
+
+    def _oracle_epsilon(self) -> float:
+        return self.epsilon
 
     def fake_probability(self, j: int) -> float:
         """``phi``: the probability that attribute ``j``'s fake data supports a given value."""

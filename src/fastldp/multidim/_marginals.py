@@ -35,11 +35,14 @@ from typing import Any, Optional
 import numpy as np
 
 from .._random import as_generator, resolve_identities
+from .._sanitize import SanitizationReport
 from .._validation import check_int, param_error
 from ..oracles import GRR, OLH
+from ..oracles._sanitizing import as_report_array
 from ..results import PrivacyStatement, Result
 from ..streaming import Partial
 from ._frequency import _MultiAttribute, _symbol_pq
+from ._sanitizing import partial_sanitization, report_counts
 
 __all__ = ["FullDomain", "JointEstimate", "total_variation", "MAX_JOINT_DOMAIN"]
 
@@ -81,6 +84,9 @@ class JointEstimate(Result):
     law : tuple
         ``(oracle, p, q)``: the oracle and its support probabilities, which
         :meth:`marginal`'s variances need.
+    sanitization : SanitizationReport
+        The malformed reports, replaced as the joint oracle replaces them
+        and counted by reason.
     """
 
     _estimate_field = "counts"
@@ -90,6 +96,7 @@ class JointEstimate(Result):
     privacy: PrivacyStatement
     domain_sizes: tuple
     law: tuple
+    sanitization: SanitizationReport
 
     def marginal(self, attributes: Any) -> tuple:
         """The counts of the marginal of ``attributes`` and their exact plug-in variances.
@@ -129,6 +136,16 @@ class JointEstimate(Result):
             var_held, var_other = p * (1 - p) + (s - 1) * q * (1 - q), s * q * (1 - q)
         variances = (held * var_held + (n - held) * var_other) / (p - q) ** 2
         return counts, variances
+
+
+class _shape(str):
+    """An array's shape in an error message (shown without quotes)."""
+
+    def __new__(cls, shape):
+        return super().__new__(cls, f"an array of shape {shape}")
+
+    def __repr__(self) -> str:
+        return str(self)
 
 
 class FullDomain(_MultiAttribute):
@@ -224,15 +241,21 @@ class FullDomain(_MultiAttribute):
         """The exact state of :meth:`estimate`: integer hits of every joint symbol."""
         owner = f"{type(self).__name__}.partial"
         self._check_epsilons(epsilons, owner)
-        arr = self._check_reports(reports, owner)
-        ids = resolve_identities(identities, arr.shape[0], owner)
-        hits, _ = self._hits(arr, ids, owner)
+        arr = as_report_array(reports)
+        if arr.ndim != 1:
+            raise param_error("reports", owner, "a 1-d array of int64 reports, one per record",
+                              _shape(arr.shape))
+        n = arr.shape[0]
+        ids = resolve_identities(identities, n, owner)
+        # the joint oracle's own rule: a public uniform legal output keyed by the identity
+        clean, report = self.joint_oracle.sanitize(arr, np.full(n, self.epsilon), ids, owner)
+        hits, _ = self._hits(clean, ids, owner)
         from ..streaming import ExactSum
 
         total = ExactSum(self.joint_size)
         total.add(hits.astype(np.float64))  # integers below 2^53: exact
         return Partial(type(self).__name__, self.stream_params(), sums={"hits": total},
-                       counts={"n": int(arr.shape[0])})
+                       counts=report_counts(report), flags={"wrong_dtype": report.wrong_dtype})
 
     def finalize(self, partial: Partial) -> JointEstimate:  # type: ignore[override]
         """The :class:`JointEstimate` of a (merged) partial."""
@@ -244,7 +267,7 @@ class FullDomain(_MultiAttribute):
         held = np.clip(counts, 0.0, n)
         variances = (n * q * (1 - q) + held * (p * (1 - p) - q * (1 - q))) / (p - q) ** 2
         return JointEstimate(counts, variances, n, self.privacy(), self.domain_sizes,
-                             (self.oracle, p, q))
+                             (self.oracle, p, q), partial_sanitization(partial))
 
     def estimate(self, reports: Any, *, epsilons: Any = None,  # type: ignore[override]
                  identities: Any = None) -> JointEstimate:

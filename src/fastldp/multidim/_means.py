@@ -27,11 +27,14 @@ from typing import Any, Optional
 import numpy as np
 
 from .._random import as_generator, resolve_identities
+from .._sanitize import SanitizationReport
 from .._validation import KeywordOnly, check_float, check_int, param_error
 from ..oracles import Duchi, Piecewise
 from ..protocol import ReportSchema
 from ..results import PrivacyStatement, Result
 from ..streaming import ExactSum, Partial
+from ._sanitizing import (MEAN_REASONS, partial_sanitization, public_uniforms, real_entries,
+                          report_counts, report_rows, tally)
 
 __all__ = ["SampledMean", "SplitMean", "MeanVectorEstimate", "RANDOMIZERS", "optimal_k"]
 
@@ -39,6 +42,23 @@ __all__ = ["SampledMean", "SplitMean", "MeanVectorEstimate", "RANDOMIZERS", "opt
 RANDOMIZERS = {"Piecewise": Piecewise, "Duchi": Duchi}
 MAX_DIMENSION = 1 << 20
 EPSILON_MAX = 700.0
+#: the public seed of the sanitize stream that repairs malformed mean reports (the classes
+#: have no codebook seed: no public hash keys their reports otherwise)
+SANITIZE_SEED = 0x6D65616E  # "mean"
+
+
+class _PublicUniforms:
+    """A stand-in for a Generator whose ``random`` returns given public uniforms in turn.
+
+    It lets the scalar randomizer's own ``_draw`` turn public uniforms into
+    an output, so a replaced value has exactly the randomizer's law at 0.
+    """
+
+    def __init__(self, *uniforms: np.ndarray) -> None:
+        self._uniforms = list(uniforms)
+
+    def random(self, shape) -> np.ndarray:
+        return self._uniforms.pop(0).reshape(shape)
 
 
 def _worst_variance(cls, d: int, k: int, eps: float) -> float:
@@ -82,13 +102,18 @@ def optimal_k(randomizer: str, dimension: int, epsilon: float) -> int:
 
 @dataclass(frozen=True, repr=False)
 class MeanVectorEstimate(Result):
-    """Unbiased estimate of the mean vector, with the variance of every coordinate."""
+    """Unbiased estimate of the mean vector, with the variance of every coordinate.
+
+    ``sanitization`` counts the malformed reports, replaced as
+    :meth:`SampledMean.sanitize` says.
+    """
 
     _estimate_field = "mean"
     mean: np.ndarray
     variances: np.ndarray
     n: int
     privacy: PrivacyStatement
+    sanitization: SanitizationReport
 
 
 class SampledMean(KeywordOnly):
@@ -220,32 +245,83 @@ class SampledMean(KeywordOnly):
         self._check_epsilons(epsilons, owner)
         k, d = self.k, self.dimension
         expected = f"a float array of reports of shape (n, {2 * k}) from privatize"
-        try:
-            arr = np.asarray(reports, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise param_error("reports", owner, expected, reports, TypeError) from None
-        if arr.ndim != 2 or arr.shape[1] != 2 * k:
-            raise param_error("reports", owner, expected, f"an array of shape {arr.shape}")
-        resolve_identities(identities, arr.shape[0], owner)
-        idx, y = arr[:, :k], arr[:, k:]
-        bad_idx = ~((idx >= 0) & (idx < d) & (np.floor(idx) == idx))
-        bad = bad_idx.any(axis=1) | ~self.scalar.is_legal(y).all(axis=1)
-        if k > 1 and arr.shape[0]:
-            ordered = np.sort(np.where(bad_idx, -1.0, idx), axis=1)
-            bad |= (ordered[:, 1:] == ordered[:, :-1]).any(axis=1)
-        if bad.any():
-            row = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"{owner}: report {row} is not a report of this mechanism (indices "
-                             f"must be {k} distinct integers in [0, {d}) and values legal "
-                             f"outputs of {self.scalar!r}); the reports must come from its "
-                             "privatize")
+        arr, wrong = report_rows(reports, 2 * k, owner, expected)
+        ids = resolve_identities(identities, arr.shape[0], owner)
+        clean, report = self.sanitize(arr, wrong, ids)
+        idx, y = clean[:, :k], clean[:, k:]
         t = y * (d / k)
         s1, s2 = ExactSum(d), ExactSum(d)
         pos = idx.astype(np.int64).ravel()
         s1.add(t.ravel(), index=pos)
         s2.add((t * t).ravel(), index=pos)
         return Partial(type(self).__name__, self.stream_params(), sums={"t": s1, "t2": s2},
-                       counts={"n": int(arr.shape[0])})
+                       counts=report_counts(report), flags={"wrong_dtype": report.wrong_dtype})
+
+    def sanitize(self, arr: np.ndarray, wrong: np.ndarray, ids: np.ndarray) -> tuple:
+        """Legal reports from the rows ``arr``, and the count of what was replaced, by reason.
+
+        A row whose indices are not ``k`` distinct integers in ``[0, d)``
+        (or of another length, ``wrong``) is replaced whole by the report
+        of the zero vector drawn with public randomness: ``k`` public
+        uniform distinct dimensions and the randomizer's output at 0 for
+        each. A row with good indices keeps them, and each value that is
+        no legal output of the randomizer (non-numeric, NaN, infinite or
+        outside its outputs) is replaced by the randomizer's output at 0
+        drawn with public randomness. The public uniforms are the sanitize
+        stream of :data:`SANITIZE_SEED` keyed by the identity, so the
+        replacement is deterministic, legal and unbiased for 0 (it pulls no
+        coordinate any way an attacker chose). A row counts once, under the
+        first of ``wrong_width``, ``non_numeric``, ``non_finite``,
+        ``bad_index``, ``illegal_value``.
+
+        Returns
+        -------
+        clean : float64 array, shape (n, 2 k)
+        report : SanitizationReport
+        """
+        k, d = self.k, self.dimension
+        n = arr.shape[0]
+        vals, non_numeric = real_entries(arr)
+        finite = np.isfinite(vals) & ~non_numeric
+        idx = np.where(finite[:, :k], vals[:, :k], -1.0)
+        bad_idx = ~((idx >= 0) & (idx < d) & (np.floor(idx) == idx))
+        index_bad = bad_idx.any(axis=1) | wrong
+        if k > 1 and n:
+            ordered = np.sort(np.where(bad_idx, -1.0, idx), axis=1)
+            index_bad |= (ordered[:, 1:] == ordered[:, :-1]).any(axis=1)
+        y = np.where(finite[:, k:], vals[:, k:], 0.0)
+        value_bad = ~(finite[:, k:] & self.scalar.is_legal(y))
+        redo = index_bad[:, None] | value_bad
+        clean = np.concatenate([np.where(index_bad[:, None], 0.0, idx), y], axis=1)
+        rows = np.flatnonzero(redo.any(axis=1))
+        if rows.size:
+            # 3 k words per row: k to draw the dimensions, 2 k for the randomizer's draws
+            u = public_uniforms(SANITIZE_SEED, ids[rows], 3 * k)
+            whole = index_bad[rows]
+            if whole.any():
+                clean[rows[whole], :k] = self._public_dimensions(u[whole, :k])
+            draw = self.scalar._draw(np.zeros((rows.size, k)),
+                                     _PublicUniforms(u[:, k:2 * k], u[:, 2 * k:]))
+            block = clean[rows, k:]
+            block[redo[rows]] = draw[redo[rows]]
+            clean[rows, k:] = block
+        masks = {"wrong_width": wrong, "non_numeric": non_numeric.any(axis=1),
+                 "non_finite": ~(finite | non_numeric).all(axis=1), "bad_index": index_bad,
+                 "illegal_value": value_bad.any(axis=1)}
+        return clean, tally(n, masks, MEAN_REASONS, arr.dtype.kind not in "iuf")
+
+    def _public_dimensions(self, u: np.ndarray) -> np.ndarray:
+        """``k`` distinct dimensions per row from ``k`` uniforms (Floyd's sampling; all if k = d)."""
+        k, d = self.k, self.dimension
+        rows = u.shape[0]
+        if k == d:
+            return np.broadcast_to(np.arange(d, dtype=np.float64), (rows, d))
+        chosen = np.empty((rows, k), dtype=np.int64)
+        for t, top in enumerate(range(d - k, d)):
+            r = np.minimum((u[:, t] * (top + 1)).astype(np.int64), top)  # uniform in [0, top]
+            taken = (chosen[:, :t] == r[:, None]).any(axis=1)
+            chosen[:, t] = np.where(taken, top, r)
+        return chosen.astype(np.float64)
 
     def _check_partial(self, partial: Any, owner: str) -> None:
         if not isinstance(partial, Partial):
@@ -268,12 +344,13 @@ class SampledMean(KeywordOnly):
         n = partial.counts["n"]
         s1, s2 = partial.sums["t"].value(), partial.sums["t2"].value()
         d = self.dimension
+        report = partial_sanitization(partial)
         if n == 0:
-            return MeanVectorEstimate(np.zeros(d), np.full(d, np.inf), 0, self.privacy())
+            return MeanVectorEstimate(np.zeros(d), np.full(d, np.inf), 0, self.privacy(), report)
         mean = s1 / n
         variances = (np.maximum(s2 - s1 * s1 / n, 0.0) / (n * (n - 1)) if n > 1
                      else np.full(d, np.inf))
-        return MeanVectorEstimate(mean, variances, n, self.privacy())
+        return MeanVectorEstimate(mean, variances, n, self.privacy(), report)
 
     def estimate(self, reports: Any, *, epsilons: Any = None,
                  identities: Any = None) -> MeanVectorEstimate:
