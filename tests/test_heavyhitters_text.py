@@ -212,3 +212,21 @@ def test_width_rule_loses_a_prefix_at_the_bar_with_probability_one_minus_phi_z(z
         missed += 0 not in set(kept.tolist())
     rate = missed / trials
     assert abs(rate - miss) < 4 * np.sqrt(miss * (1 - miss) / trials), rate
+
+
+@pytest.mark.parametrize("name", ["TreeHist", "SFP"])
+def test_treehist_and_sfp_give_str_for_str_and_never_invalid_utf8(name):
+    from fastldp import heavyhitters
+
+    words = ["café"] * 6000 + ["naïve"] * 4000 + ["é€x"] * 2000 + [f"w{i}" for i in range(8000)]
+    proto = getattr(heavyhitters, name)(epsilon=2.0, k=6, item_bytes=8, codebook_seed=5)
+    result = proto.estimate(proto.privatize(words, rng=2))
+    assert result.items[:2] == ["café", "naïve"]
+    assert all(isinstance(x, str) for x in result.items)
+    # SFP assembles candidates from fragments: those that are not UTF-8 are dropped, so
+    # it may return fewer than k; TreeHist extends only valid prefixes
+    assert utf8_prefix_mask(result.codes, 64, complete=True).all()
+    assert len(result.items) == len(result.counts) == len(result.codes) <= 6
+    raw = getattr(heavyhitters, name)(epsilon=2.0, k=6, item_bytes=8, codebook_seed=5)
+    got = raw.estimate(raw.privatize([w.encode() for w in words], rng=2)).items
+    assert all(isinstance(x, bytes) for x in got) and got[:2] == [w.encode() for w in words[:1]] + [b"na\xc3\xafve"]

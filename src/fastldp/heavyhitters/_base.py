@@ -409,13 +409,15 @@ class HeavyHitterProtocol(HeavyHitterProtocolMembers):
         For byte strings, the prefixes with no set bit after a zero byte
         (:func:`~fastldp.heavyhitters.items.string_prefix_mask`): no user holds
         another, so the servers drop them at every level and never return an
-        impossible string. Integers: every candidate.
+        impossible string; for text (:attr:`text_items`), also the prefixes
+        that are not valid UTF-8 so far, and at the full length the items
+        that are not complete UTF-8. Integers: every candidate.
         """
         if self.codec.kind != "bytes":
             return candidates
         possible = string_prefix_mask(candidates, bits)
-        if self.text_items:
-            possible &= utf8_prefix_mask(candidates, bits)
+        if self.text_items:  # a whole item (bits = item_bits) must be complete UTF-8
+            possible &= utf8_prefix_mask(candidates, bits, complete=bits >= self.item_bits)
         return candidates[possible]
 
     def _decode(self, chunks: Chunks, n: int):  # pragma: no cover - abstract
