@@ -54,9 +54,11 @@ class HeavyHitters(Result):
         in decreasing order (ties: the smaller item code first).
     variances : float64 array, shape (k,)
         Plug-in variance of each count (the protocol's docstring); ``.std``.
-    items : uint64 array or list of bytes
+    items : uint64 array, list of bytes or list of str
         The items, in the order of ``counts``: integers for ``item_bits``
-        protocols, byte strings (padding stripped) for ``item_bytes`` ones.
+        protocols, byte strings (padding stripped) for ``item_bytes`` ones,
+        ``str`` for text (``text=True``, or ``str`` items given to
+        ``privatize`` of the same object).
     codes : uint64 array, shape (k,) or (k, W)
         The items' codes (:mod:`fastldp.heavyhitters.items`): 1-d up to 64
         bits, rows of ``W = ceil(item_bits / 64)`` words (most significant
@@ -72,7 +74,8 @@ class HeavyHitters(Result):
         ``n_reports``, ``n_candidates``, ``kept``.
     k : int
         The number of items asked for (``len(items)`` is smaller only when
-        fewer candidates exist).
+        fewer candidates exist, or, for text items, when candidates that are
+        not valid UTF-8 were dropped: SFP's assembled strings).
 
     Examples
     --------
