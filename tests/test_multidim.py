@@ -607,7 +607,7 @@ from fastldp._kernels._hash import SANITIZE_STREAM, hash_blocks  # noqa: E402
 from fastldp.multidim._means import SANITIZE_SEED  # noqa: E402
 from fastldp.oracles._sanitizing import public_uniform  # noqa: E402
 
-SANITIZED = [(SPL, "oracle", "GRR"), (SPL, "oracle", "OUE"), (SPL, "oracle", "OLH"),
+SANITIZED: list = [(SPL, "oracle", "GRR"), (SPL, "oracle", "OUE"), (SPL, "oracle", "OLH"),
              (SMP, "oracle", "GRR"), (SMP, "oracle", "SUE"), (SMP, "oracle", "OLH"),
              (RSpFD, "variant", "GRR"), (RSpFD, "variant", "OUE-random")]
 SAN_SIZES = (3, 12, 2)  # attribute 1 takes two bytes of unary bits, the others one

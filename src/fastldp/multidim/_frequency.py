@@ -330,7 +330,11 @@ class _MultiAttribute(KeywordOnly):
                        counts=counts, flags={"wrong_dtype": report.wrong_dtype})
 
     # ------------------------------------------------------------ sanitization
-    _REASONS = FREQUENCY_REASONS
+    _REASONS: tuple[str, ...] = FREQUENCY_REASONS
+    # set by the subclasses that report through per-attribute oracles (all but FullDomain)
+    oracles: list
+    unary: bool
+    n_bytes: list
 
     def _report_rows(self, reports: Any, owner: str) -> tuple:
         """The reports as ``(n, width)`` rows and the mask of ragged rows of another length."""
@@ -354,7 +358,8 @@ class _MultiAttribute(KeywordOnly):
         oracle = self.oracles[j]
         part = values[rows, columns]
         if self.unary:
-            legal = ((part >= 0) & (part <= 255)).all(axis=1)
+            legal = (((part >= 0) & (part <= 255)).all(axis=1) if part.dtype != np.uint8
+                     else np.ones(part.shape[0], dtype=bool))
             pad = oracle._padding_mask()
             if pad:
                 legal &= (part[:, -1] & pad) == 0
@@ -382,12 +387,19 @@ class _MultiAttribute(KeywordOnly):
         """
         n = arr.shape[0]
         dtype, _ = self._layout()
-        values, numeric, integral, wrong_dtype = classify_integers(arr)
-        info = np.iinfo(dtype)
-        out = np.where((values >= info.min) & (values <= info.max), values, 0).astype(dtype)
+        if arr.dtype == dtype:  # the schema's integers: every entry is one, no conversion
+            values, wrong_dtype = arr, False
+            every = np.ones(n, dtype=bool)
+            numeric_row = integral_row = every
+            out = np.array(arr, dtype=dtype, order="C")
+        else:
+            values, numeric, integral, wrong_dtype = classify_integers(arr)
+            numeric_row, integral_row = numeric.all(axis=1), integral.all(axis=1)
+            info = np.iinfo(dtype)
+            out = np.where((values >= info.min) & (values <= info.max), values, 0).astype(dtype)
         replaced = self._repair(out, values, wrong, ids)
-        masks = {"wrong_width": wrong, "non_numeric": ~numeric.all(axis=1),
-                 "non_integer": ~integral.all(axis=1), "bad_index": replaced[1],
+        masks = {"wrong_width": wrong, "non_numeric": ~numeric_row,
+                 "non_integer": ~integral_row, "bad_index": replaced[1],
                  "out_of_range": replaced[0]}
         return out, tally(n, masks, self._REASONS, wrong_dtype)
 
@@ -681,7 +693,7 @@ class SMP(_OracleAttributes):
                 out[rows, 1] = y
         return out
 
-    _REASONS = SMP_REASONS
+    _REASONS: tuple[str, ...] = SMP_REASONS
     #: the word of the sanitize stream (block 0) that draws a replaced report's attribute
     _INDEX_WORD = 3
 
@@ -697,7 +709,7 @@ class SMP(_OracleAttributes):
         A = self.n_attributes
         n = values.shape[0]
         if self.unary:
-            low, high = values[:, 0], values[:, 1]
+            low, high = values[:, 0].astype(np.int64), values[:, 1].astype(np.int64)
             in_byte = (low >= 0) & (low <= 255) & (high >= 0) & (high <= 255)
             index = np.where(in_byte, low | (high << 8), -1)
         else:

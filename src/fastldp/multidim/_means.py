@@ -300,8 +300,8 @@ class SampledMean(KeywordOnly):
             whole = index_bad[rows]
             if whole.any():
                 clean[rows[whole], :k] = self._public_dimensions(u[whole, :k])
-            draw = self.scalar._draw(np.zeros((rows.size, k)),
-                                     _PublicUniforms(u[:, k:2 * k], u[:, 2 * k:]))
+            public: Any = _PublicUniforms(u[:, k:2 * k], u[:, 2 * k:])  # stands for a Generator
+            draw = self.scalar._draw(np.zeros((rows.size, k)), public)
             block = clean[rows, k:]
             block[redo[rows]] = draw[redo[rows]]
             clean[rows, k:] = block
