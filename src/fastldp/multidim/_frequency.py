@@ -265,24 +265,6 @@ class _MultiAttribute(KeywordOnly):
                                      f"(domain size {self.domain_sizes[j]})"))
         return np.ascontiguousarray(arr, dtype=np.int64)
 
-    def _check_reports(self, reports: Any, owner: str) -> np.ndarray:
-        dtype, shape = self._layout()
-        expected = (f"an array of {np.dtype(dtype)} reports of shape "
-                    f"{('n', *shape)}".replace("'n'", "n"))
-        try:
-            arr = np.asarray(reports)
-        except (TypeError, ValueError):
-            raise param_error("reports", owner, expected, reports, TypeError) from None
-        if arr.ndim == 1 + len(shape) and arr.shape[0] == 0:
-            arr = arr.astype(dtype)
-        if (arr.dtype.kind not in "iu" or arr.ndim != 1 + len(shape)
-                or arr.shape[1:] != tuple(shape)):
-            raise param_error("reports", owner, expected,
-                              _Shown(f"an array of dtype {arr.dtype} and shape {arr.shape}"))
-        if arr.size and (arr.min() < np.iinfo(dtype).min or arr.max() > np.iinfo(dtype).max):
-            raise param_error("reports", owner, expected, "values out of the dtype's range")
-        return np.ascontiguousarray(arr, dtype=dtype)
-
     @staticmethod
     def _bad_report(owner: str, what: str, row: int):
         return ValueError(f"{owner}: report {row} is not a report of this mechanism ({what}); "
@@ -306,15 +288,18 @@ class _MultiAttribute(KeywordOnly):
             The chunk's reports (from :meth:`privatize`).
         epsilons : None or the fixed epsilon
         identities : array_like of int, optional
-            The chunk's identities (they key OLH's hashes); default
-            ``0 .. n-1``, right only for a first chunk.
+            The chunk's identities (they key OLH's hashes and the public
+            replacements of malformed reports); default ``0 .. n-1``, right
+            only for a first chunk.
 
         Returns
         -------
         fastldp.streaming.Partial
             ``hits`` (an :class:`~fastldp.streaming.ExactSum` of integers,
-            one entry per attribute value), the number of reports ``n`` and
-            the number of reports about each attribute ``m<j>``.
+            one entry per attribute value), the number of reports ``n``, the
+            number of reports about each attribute ``m<j>``, and the
+            sanitization counts (``n_valid``, ``reason:<reason>``; see
+            :meth:`sanitize`).
         """
         owner = f"{type(self).__name__}.partial"
         self._check_epsilons(epsilons, owner)

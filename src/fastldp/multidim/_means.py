@@ -240,7 +240,12 @@ class SampledMean(KeywordOnly):
 
     # ------------------------------------------------------------ server
     def partial(self, reports: Any, epsilons: Any = None, identities: Any = None) -> Partial:
-        """Exact sums of ``t`` and ``t^2`` per dimension over a chunk of reports."""
+        """Exact sums of ``t`` and ``t^2`` per dimension over a chunk of reports.
+
+        Malformed reports are replaced and counted (:meth:`sanitize`);
+        ``identities`` (default ``0 .. n-1``, right only for a first chunk)
+        key the public replacements.
+        """
         owner = f"{type(self).__name__}.partial"
         self._check_epsilons(epsilons, owner)
         k, d = self.k, self.dimension
