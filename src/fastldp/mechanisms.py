@@ -106,6 +106,7 @@ def from_spec(spec: Union[dict[str, Any], str, os.PathLike[str]]) -> Any:
         spec = read_spec(spec)
     name = spec["mechanism"]
     cls = protocol.resolve_class(name)
+    spec = protocol.completed_spec(spec)  # a spec written before a parameter was added
     try:
         mech = cls(**spec["params"])
     except TypeError as exc:

@@ -363,6 +363,25 @@ def resolve_class(name: str) -> type:
     return classes[name]
 
 
+def completed_spec(spec: dict) -> dict:
+    """``spec`` with the parameters its class added since the spec was written.
+
+    A class that adds a public parameter after report files recorded its
+    specs lists it in ``spec_added``: the value (or a function of the
+    recorded parameters) that reproduces what those files meant, so that a
+    file written before still rebuilds its mechanism and decodes as it did.
+    A spec that gives every parameter is returned as it is.
+    """
+    cls = resolve_class(spec["mechanism"])
+    added = getattr(cls, "spec_added", None) or {}
+    params = dict(spec.get("params", {}))
+    missing = {name: (value(params) if callable(value) else value)
+               for name, value in added.items() if name not in params}
+    if not missing:
+        return spec
+    return {"mechanism": spec["mechanism"], "params": {**params, **missing}}
+
+
 def check_mechanism(mechanism: Any) -> None:
     """Raise ``TypeError`` naming the missing members when ``mechanism`` is not streaming."""
     missing = [m for m in ("report_schema", "stream_params", "spec", "privatize", "partial",

@@ -244,6 +244,12 @@ class PEM(HeavyHitterProtocol):
     [b'heavy hitter', b'prefix tree']
     """
 
+    #: the parameters added after report files recorded PEM's spec (issue 34), with what a
+    #: spec without them meant: the fixed width c k, no pooling of ended strings
+    spec_added = {"z": None, "pool_ended": False,
+                  "max_kept": lambda p: max(DEFAULT_MAX_KEPT_FACTOR * p.get("c", 1)
+                                            * p.get("k", 32), 64)}
+
     def __init__(self, *, epsilon: float, k: int = 32, g: Optional[int] = None,
                  eta: Optional[int] = None, c: int = 1, item_bits: Optional[int] = None,
                  item_bytes: Optional[int] = None, codebook_seed: Optional[int] = None,
