@@ -232,7 +232,9 @@ def test_defence_on_long_items():
     # 40,000 corpus words; the detection decode removes them, and on the clean reports
     # it flags nobody and returns PEM's items. Fails if either decode hashes other keys.
     n = 40000
-    pem = PEM(epsilon=4.0, k=8, item_bytes=12, eta=8, codebook_seed=31)
+    # the detection decode keeps the fixed width c k and no pooling of ended strings (issue 34's
+    # rules are PEM's decode only): the plain decode it is compared with uses the same rules
+    pem = PEM(epsilon=4.0, k=8, item_bytes=12, eta=8, codebook_seed=31, z=None, pool_ended=False)
     reps = pem.privatize(data.word_items(n, item_bytes=12, rng=8), rng=9)
     targets = [b"fakeitem%04d" % i for i in range(5)]
     attack = mga_attack(pem, targets, n // 20, n_honest=n, search=32, rng=10)

@@ -16,6 +16,10 @@ the ``bench/`` scripts come from those scripts, the rest from this one:
 ``python tools/readme_figures.py build``
     The build row alone, and the size of the compiled kernels (the
     *Building* section).
+``python tools/readme_figures.py tiers``
+    The two test tiers of the set-up section: ``python -m pytest`` (the
+    default tier) and ``python -m pytest --slow -m slow`` (the slow tier
+    alone), each's test count (from pytest's summary line) and wall time.
 
 When both the build and ``reproduce theorem-audit --quick`` ran, it also
 prints the sentence of the set-up section that quotes them.
@@ -204,9 +208,37 @@ def run_build(seconds: dict) -> int:
     return 0
 
 
+def _tests_run(tail) -> int:
+    """The tests pytest ran (passed, failed, xfailed, xpassed; not skipped) from its summary."""
+    import re
+
+    line = next((t for t in reversed(tail) if " in " in t and ("passed" in t or "failed" in t)),
+                "")
+    counts = re.findall(r"(\d+) (passed|failed|xfailed|xpassed|errors?)\b", line)
+    return sum(int(n) for n, _ in counts)
+
+
+def run_tiers() -> int:
+    """Time both test tiers from the repository root; print the set-up section's sentence."""
+    tiers = {}
+    for name, extra in (("default", []), ("slow", ["--slow", "-m", "slow"])):
+        cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *extra]
+        seconds, kib, rc, tail, load = timed(cmd, ROOT)
+        print(f"  ({name} tier: exit status {rc}, load average {load} at the start; "
+              f"{tail[-1] if tail else ''})", flush=True)
+        if rc != 0:
+            return 1
+        tiers[name] = (_tests_run(tail), seconds)
+    (n_default, t_default), (n_slow, t_slow) = tiers["default"], tiers["slow"]
+    print(f"On {os.cpu_count()} quiet cores the default tier runs {n_default:,} tests in "
+          f"{duration(t_default)}; the slow tier adds {n_slow:,} tests in {duration(t_slow)}",
+          flush=True)
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("figure", choices=("runs", "build"), nargs="?", default="runs")
+    ap.add_argument("figure", choices=("runs", "build", "tiers"), nargs="?", default="runs")
     ap.add_argument("--quick", action="store_true",
                     help="the --quick form of every job that has one (a smoke run)")
     ap.add_argument("--only", nargs="+", metavar="NAME", help="rows by name (see --list)")
@@ -223,6 +255,8 @@ def main(argv=None) -> int:
     if unknown:
         ap.error(f"unknown row names {sorted(unknown)}; --list shows them")
     print(f"# {os.cpu_count()} cores, {platform_cpu()}")
+    if args.figure == "tiers":
+        return run_tiers()
     print_header()
     seconds: dict = {}
     if args.figure == "build":
