@@ -232,16 +232,18 @@ def _profile(event: Any, orders: np.ndarray) -> _Profile:
 
 
 def _event_of(event: Any) -> Any:
-    """The event a result's privacy statement (or the statement) states; any other object as is."""
-    from ..results import PrivacyStatement, Result
+    """The event a result's privacy statement (or the statement) states; any other object as is.
 
-    if isinstance(event, Result):
+    Read by duck typing (a result has ``privacy``, a statement has ``event()``), so that
+    accounting, below the results in the package, imports nothing of them.
+    """
+    if hasattr(event, "privacy") and not isinstance(event, type):  # a result
         statement = event.privacy
-        if not isinstance(statement, PrivacyStatement):
+        if not callable(getattr(statement, "event", None)):
             raise param_error("event", "Accountant.add", "a DpEvent, or a result that states "
                               "its privacy", event, TypeError)
-        event = statement
-    if isinstance(event, PrivacyStatement):
+        return statement.event()
+    if callable(getattr(event, "event", None)):  # a privacy statement
         return event.event()
     return event
 
