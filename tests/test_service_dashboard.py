@@ -382,3 +382,99 @@ def test_labelled_oracle_shows_its_categories_and_every_item_when_fewer_than_top
         assert shown == [labels[i] for i in order]
         _check_common(page, est, stats)
         _only_local(page, srv.url)
+
+
+# the geometry of every element of a panel against the panel's box (border box: a child
+# may reach the padding, not past the border), and of every element of a chart against
+# its <svg> (which clips it: a label past the svg's edge is cut), the elements that stick
+# out listed
+OVERFLOW_JS = """(selector) => {
+    const out = [];
+    for (const panel of document.querySelectorAll(selector)) {
+        const panelBox = panel.getBoundingClientRect();
+        const id = panel.getAttribute("aria-labelledby");
+        if (panel.scrollWidth > panel.clientWidth) {
+            out.push({panel: id, what: "scrollWidth", right: panel.scrollWidth, edge: panel.clientWidth});
+        }
+        for (const node of panel.querySelectorAll("*")) {
+            const r = node.getBoundingClientRect();
+            if (r.width === 0 && r.height === 0) continue;  // not rendered (title, defs)
+            const box = node.ownerSVGElement ? node.ownerSVGElement.getBoundingClientRect() : panelBox;
+            if (r.right > box.right + 0.5 || r.left < box.left - 0.5) {
+                out.push({panel: id, what: node.tagName + " " + (node.dataset?.testid || node.id || ""),
+                          text: (node.textContent || "").slice(0, 60),
+                          left: r.left, right: r.right, box: [box.left, box.right]});
+            }
+        }
+    }
+    return out;
+}"""
+
+
+def test_long_labels_stay_inside_their_panels_at_1280_px(browser, tmp_path):
+    """64 labels of 40 characters (no space to break at) on a 1,280 x 800 page: no
+    element of the estimate panel, nor of the mechanism panel that lists the
+    categories, reaches past its panel, the page does not scroll sideways, a label
+    cut short carries the whole label in its title, and the numbers are still
+    /v1/estimate's exactly (issue 37, 6)."""
+    from fastldp import oracles
+    from fastldp.reports import mechanism_spec
+    from fastldp.service import Client
+    from fastldp.service.testing import running_server
+
+    labels = [f"category_{i:02d}_" + "abcdefghijklmnopqrstuvwxyz0123456789"[:28] for i in range(64)]
+    assert all(len(name) == 40 for name in labels) and len(set(labels)) == 64
+    mech = oracles.OLH(epsilon=2.0, categories=labels, codebook_seed=17)
+    spec = mechanism_spec(mech)
+    assert spec["params"]["categories"] == labels
+    rng = np.random.default_rng(37)
+    weights = 1.0 / np.arange(1, 65)
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    errors: list = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        with running_server(tmp_path, mechanism=spec, publish_every=1) as srv, \
+                Client(srv.url, srv.token) as client:
+            client.send(rng.choice(labels, 3000, p=weights / weights.sum()),
+                        identities=np.arange(3000), rng=6)
+            est, stats = client.estimate(), client.stats()
+            assert est["labels"] == labels and est["n"] == 3000
+            page.goto(srv.url + "/")
+            _wait_for(page, stats)
+            order = _top(est["estimate"], TOP_K)
+            _check_rows(page, est, order, with_std=True)
+            _check_common(page, est, stats)
+            assert page.get_attribute('[data-testid="estimate-chart"]', "data-bars") == str(TOP_K)
+            assert page.eval_on_selector_all('[data-testid^="estimate-row-"]',
+                                             "rows => rows.map(r => r.dataset.label)") \
+                == [labels[i] for i in order]
+            # the categories in the mechanism panel: wait for /v1/mechanism's fetch
+            page.wait_for_selector('[data-testid="param-categories"]', timeout=WAIT_MS)
+
+            overflow = page.evaluate(OVERFLOW_JS, 'section.panel[aria-labelledby="estimate-title"], '
+                                                  'section.panel[aria-labelledby="mechanism-title"]')
+            assert overflow == [], overflow
+            assert page.evaluate("document.documentElement.scrollWidth") <= 1280
+            # a label shown cut short keeps the whole label in its title (tooltip)
+            cut = page.eval_on_selector_all(
+                '[data-testid="estimate-chart"] g[data-index]',
+                "gs => gs.map(g => [Number(g.dataset.index), g.querySelector('text.label').textContent,"
+                " g.querySelector('title').textContent])")
+            assert [c[0] for c in cut] == order
+            for index, shown, title in cut:
+                assert shown == labels[index] or (shown.endswith("\u2026")
+                                                  and labels[index].startswith(shown[:-1])), shown
+                assert title.startswith(labels[index] + ": "), title
+            cells = page.eval_on_selector_all(
+                '[data-testid^="estimate-row-"] td.item',
+                "tds => tds.map(td => [td.textContent, td.getAttribute('title')])")
+            assert len(cells) == TOP_K
+            for (shown, title), index in zip(cells, order):
+                assert title == labels[index]
+                assert shown == labels[index] or (shown.endswith("\u2026")
+                                                  and labels[index].startswith(shown[:-1])), shown
+            _screenshot(page, tmp_path, "dashboard_long_labels.png")
+            assert not errors, errors
+    finally:
+        context.close()

@@ -114,7 +114,14 @@
       const tr = el("tr", {"data-testid": "param-" + k}, body);
       tr.dataset.value = typeof v === "string" ? v : JSON.stringify(v);
       el("th", {}, tr, k);
-      el("td", {}, tr, typeof v === "string" ? v : v === null ? "\u2014" : JSON.stringify(v));
+      if (Array.isArray(v)) {
+        // a list (an oracle's categories): its items a space apart, so that the cell
+        // wraps between them, in a box that scrolls down past a few lines
+        el("div", {class: "list"}, el("td", {}, tr),
+           "[" + v.map((x) => JSON.stringify(x)).join(", ") + "]");
+      } else {
+        el("td", {}, tr, typeof v === "string" ? v : v === null ? "\u2014" : JSON.stringify(v));
+      }
     }
     const rate = m.rate_limit === null ? "no rate limit" : fmt(m.rate_limit) + " reports/s per token";
     $("limits").textContent = "Request body limit " + fmt(m.max_body) + " bytes; " + rate + ".";
@@ -284,7 +291,8 @@
       tr.dataset.value = exact(v);
       tr.dataset.std = exact(s);
       if (withRank) el("td", {class: "num"}, tr, String(r + 1));
-      el("td", {}, tr, name(i));
+      // a long label wraps inside the panel (style.css); the title holds it whole
+      el("td", {class: "item", title: name(i)}, tr, name(i));
       el("td", {class: "num", "data-testid": "estimate-value-" + r}, tr, fmt(v));
       if (withStd) el("td", {class: "num"}, tr, finite(s) ? fmt(Z * s) : "\u2014");
     });
@@ -337,8 +345,8 @@
       const y = top + k * rowH;
       const g = el("svg:g", {"data-index": it.index, "data-value": exact(it.value)}, svg);
       el("svg:title", {}, g, `${it.label}: ${it.value}` + (finite(it.std) ? ` \u00b1 ${Z * it.std}` : ""));
-      el("svg:text", {x: left - 8, y: y + rowH / 2 + 4, "text-anchor": "end", class: "label"}, g,
-         it.label.length > 18 ? it.label.slice(0, 17) + "\u2026" : it.label);
+      fitText(el("svg:text", {x: left - 8, y: y + rowH / 2 + 4, "text-anchor": "end", class: "label"}, g,
+                 it.label), it.label, left - 10);
       const a = x(Math.min(0, it.value)), b = x(Math.max(0, it.value));
       el("svg:rect", {x: a, y: y + 3, width: Math.max(b - a, 0.5), height: rowH - 6,
                       class: it.value < 0 ? "bar neg" : "bar"}, g);
@@ -348,6 +356,20 @@
                         class: "errorbar"}, g);
       }
     });
+  }
+
+  /**
+   * Shorten an SVG text to the first characters of `full` and an ellipsis until it
+   * is at most `width` user units wide: the svg clips what passes its edge, so a
+   * long label would otherwise lose its start (the group's <title> keeps it whole).
+   */
+  function fitText(node, full, width) {
+    let n = full.length;
+    while (n > 1 && node.getComputedTextLength() > width) {
+      n -= 1;
+      node.textContent = full.slice(0, n) + "\u2026";
+    }
+    return node;
   }
 
   /** Columns of a vector, with +- Z std error bars where std is known. */
