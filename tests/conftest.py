@@ -14,6 +14,8 @@ on-demand deep run.
 
 import os
 
+import pytest
+
 from hypothesis import HealthCheck, settings
 
 settings.register_profile("fastldp", derandomize=True, deadline=None, print_blob=True)
@@ -66,3 +68,16 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if n:
         terminalreporter.write_line(f"fastldp: {n} slow-tier tests not run (python -m pytest "
                                     "--slow runs them)")
+
+
+@pytest.fixture(autouse=True)
+def _protocol_registrations_stay_in_their_test():
+    """A class a test (or a docs example run in this process) registers with
+    ``fastldp.protocol.register`` is forgotten after it, so later tests see the package's
+    registry as it is."""
+    from fastldp import protocol
+
+    saved = dict(protocol._REGISTERED)
+    yield
+    protocol._REGISTERED.clear()
+    protocol._REGISTERED.update(saved)
