@@ -448,10 +448,33 @@ class _MultiAttribute(KeywordOnly):
         """``(dtype, shape)`` of one report."""
         raise NotImplementedError
 
-    def _hits(self, arr: np.ndarray, ids: np.ndarray,
-              owner: str) -> tuple:  # pragma: no cover - abstract
-        """The hits of every (attribute, value) and the number of reports about each attribute."""
-        raise NotImplementedError
+    def _hits(self, arr: np.ndarray, ids: np.ndarray, owner: str) -> tuple:
+        """The hits of every (attribute, value) and the number of reports about each attribute.
+
+        This is for reports with a part for every attribute, side by side (SPL, RSpFD): packed
+        bit rows for the unary encodings, one symbol column otherwise. SMP overrides it.
+        """
+        n = arr.shape[0]
+        rows = np.arange(n)
+        parts = []
+        start = 0
+        for j, k in enumerate(self.domain_sizes):
+            if self.unary:
+                parts.append(self._unary_hits(arr[:, start:start + self.n_bytes[j]], k, owner,
+                                              rows))
+                start += self.n_bytes[j]
+            else:
+                parts.append(self._symbol_hits(j, arr[:, j], ids, owner, rows))
+        return np.concatenate(parts), [n] * self.n_attributes
+
+    def _symbol_hits(self, j: int, column: np.ndarray, ids: np.ndarray, owner: str,
+                     rows: np.ndarray) -> np.ndarray:
+        """The hits of attribute ``j``'s values in a column of symbols (a value in ``[0, k)``)."""
+        k = self.domain_sizes[j]
+        if column.size and (column.min() < 0 or column.max() >= k):
+            bad = int(rows[np.flatnonzero((column < 0) | (column >= k))[0]])
+            raise self._bad_report(owner, f"attribute {j}'s value is not in [0, {k})", bad)
+        return np.bincount(column, minlength=k).astype(np.int64)
 
     def hit_probabilities(self, j: int) -> tuple:  # pragma: no cover - abstract
         """``(pi0, pi1)``: a report's hit at value ``v`` of attribute ``j`` for a non-holder / holder."""
@@ -518,10 +541,7 @@ class _OracleAttributes(_MultiAttribute):
             sums = self.oracles[j].support(column, ids, np.full(column.size, g, dtype=np.int64),
                                            np.ones(column.size))
             return np.rint(sums).astype(np.int64)
-        if column.size and (column.min() < 0 or column.max() >= k):
-            bad = int(rows[np.flatnonzero((column < 0) | (column >= k))[0]])
-            raise self._bad_report(owner, f"attribute {j}'s value is not in [0, {k})", bad)
-        return np.bincount(column, minlength=k).astype(np.int64)
+        return super()._symbol_hits(j, column, ids, owner, rows)
 
 
 class SPL(_OracleAttributes):
@@ -593,20 +613,6 @@ class SPL(_OracleAttributes):
             else:
                 out[:, j] = y
         return out
-
-    def _hits(self, arr: np.ndarray, ids: np.ndarray, owner: str):
-        n = arr.shape[0]
-        rows = np.arange(n)
-        parts = []
-        start = 0
-        for j, k in enumerate(self.domain_sizes):
-            if self.unary:
-                parts.append(self._unary_hits(arr[:, start:start + self.n_bytes[j]], k, owner,
-                                              rows))
-                start += self.n_bytes[j]
-            else:
-                parts.append(self._symbol_hits(j, arr[:, j], ids, owner, rows))
-        return np.concatenate(parts), [n] * self.n_attributes
 
 
 class SMP(_OracleAttributes):
@@ -878,20 +884,3 @@ class RSpFD(_MultiAttribute):
             start += self.n_bytes[j]
         return out
 
-    def _hits(self, arr: np.ndarray, ids: np.ndarray, owner: str):
-        n = arr.shape[0]
-        rows = np.arange(n)
-        parts = []
-        start = 0
-        for j, k in enumerate(self.domain_sizes):
-            if self.unary:
-                parts.append(self._unary_hits(arr[:, start:start + self.n_bytes[j]], k, owner,
-                                              rows))
-                start += self.n_bytes[j]
-            else:
-                column = arr[:, j]
-                if column.size and (column.min() < 0 or column.max() >= k):
-                    bad = int(np.flatnonzero((column < 0) | (column >= k))[0])
-                    raise self._bad_report(owner, f"attribute {j}'s value is not in [0, {k})", bad)
-                parts.append(np.bincount(column, minlength=k).astype(np.int64))
-        return np.concatenate(parts), [n] * self.n_attributes
