@@ -385,8 +385,7 @@ def _sanitized_line(san) -> str:
 
 def _decode_summary(mech, result) -> str:
     """The line ``fastldp decode`` prints about an estimate, by the mechanism's ``kind``."""
-    estimate = np.asarray(getattr(result, "estimate", result.counts if hasattr(
-        result, "counts") else []), dtype=np.float64)
+    estimate = np.asarray(result.estimate, dtype=np.float64)  # every decoder's result has it
     labels = getattr(result, "categories", None) or mech.labels
     if mech.kind == "matrix" and estimate.ndim == 2:
         flat = estimate.ravel()
