@@ -236,6 +236,12 @@ DECODER_EXAMPLES = {
     **{name: (lambda cls=name: getattr(fastldp, cls)(dimension=1200, epsilon=2.0),
               lambda rng: rng.uniform(-1.0, 1.0, (300, 1200)))
        for name in ("SampledMean", "SplitMean")},
+    # multi-attribute records over time (the longitudinal family): 1,500 counts
+    **{name: (lambda cls=name: getattr(fastldp, cls)(domain_sizes=[400, 500, 600],
+                                                     epsilon_inf=4.0, epsilon_1=2.0,
+                                                     codebook_seed=1),
+              lambda rng: np.stack([rng.integers(0, m, 300) for m in (400, 500, 600)], axis=1))
+       for name in ("LSPL", "LSMP")},
 }
 
 
@@ -337,6 +343,8 @@ def test_every_estimator_is_at_the_top_level(name):
 #: per longitudinal protocol, the parameters besides the budgets (a small domain)
 LONGITUDINAL_OTHERS = {"LongitudinalRAPPOR": {"n_bits": 32, "n_cohorts": 4},
                        "DBitFlipPM": {"n_sampled": 2}}
+#: the multi-attribute protocols take one domain size per attribute
+LONGITUDINAL_DOMAIN = {"LSPL": {"domain_sizes": [8, 8]}, "LSMP": {"domain_sizes": [8, 8]}}
 LONGITUDINAL = sorted(n for n, (family, _) in ESTIMATORS.items() if family == "longitudinal")
 
 
@@ -349,7 +357,8 @@ def test_the_longitudinal_walk_finds_every_protocol():
 def test_every_longitudinal_protocol_takes_epsilon_inf_and_epsilon_1(name):
     # issue 37, item 3: DBitFlipPM and LongitudinalRAPPOR refused epsilon_1 (a TypeError)
     cls = getattr(fastldp, name)
-    make = lambda **kw: cls(domain_size=64, codebook_seed=1,  # noqa: E731
+    make = lambda **kw: cls(codebook_seed=1,  # noqa: E731
+                            **LONGITUDINAL_DOMAIN.get(name, {"domain_size": 64}),
                             **LONGITUDINAL_OTHERS.get(name, {}), **kw)
     mech = make(epsilon_inf=4.0, epsilon_1=1.0)
     assert mech.epsilon_inf == 4.0 and mech.epsilon_1 == pytest.approx(1.0, rel=1e-12)

@@ -86,7 +86,9 @@ _EXPORTS = {
     **dict.fromkeys(("ShiftedLogGaussian", "EqualNoiseGaussian", "DataIndependentRelease",
                      "PrivacyReport", "HistogramRelease"), "histograms"),
     **dict.fromkeys(("LGRR", "LOUE", "LOSUE", "LSUE", "LSOUE", "MemoStore", "MemoryMemo",
-                     "LongitudinalRAPPOR", "RAPPORDecode", "DBitFlipPM"), "longitudinal"),
+                     "LongitudinalRAPPOR", "RAPPORDecode", "DBitFlipPM", "LSPL", "LSMP",
+                     "LongitudinalMultiEstimate"),
+                    "longitudinal"),
     **dict.fromkeys(("PEM", "TreeHist", "SFP", "HeavyHitters"), "heavyhitters"),
     **dict.fromkeys(("SPL", "SMP", "RSpFD", "MultiFrequencyEstimate", "SampledMean", "SplitMean",
                      "MeanVectorEstimate", "FullDomain", "JointEstimate"), "multidim"),
@@ -126,6 +128,8 @@ if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ imports on 
     from .longitudinal import LSUE as LSUE, MemoryMemo as MemoryMemo, MemoStore as MemoStore
     from .longitudinal import DBitFlipPM as DBitFlipPM, LongitudinalRAPPOR as LongitudinalRAPPOR
     from .longitudinal import RAPPORDecode as RAPPORDecode
+    from .longitudinal import LSMP as LSMP, LSPL as LSPL
+    from .longitudinal import LongitudinalMultiEstimate as LongitudinalMultiEstimate
     from .heavyhitters import PEM as PEM, HeavyHitters as HeavyHitters
     from .heavyhitters import SFP as SFP, TreeHist as TreeHist
     from .oracles import FLH as FLH, GRR as GRR, OLH as OLH, OUE as OUE, SUE as SUE

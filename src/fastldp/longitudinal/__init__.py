@@ -10,7 +10,11 @@ while each report alone is ``epsilon_1``-LDP (Arcolezi et al., 2022):
   without the Bloom filter) and :class:`LSOUE` (:mod:`.protocols`), with the
   privacy statement :class:`LongitudinalPrivacy`;
 * :class:`MemoStore` (a durable SQLite memo) and :class:`MemoryMemo` (NumPy
-  arrays, for simulations) (:mod:`.memo`).
+  arrays, for simulations) (:mod:`.memo`);
+* :class:`LSPL` and :class:`LSMP` (:mod:`.multidim`): records of several
+  attributes over time, the budget split over the attributes or one attribute
+  sampled for good, over the memoized oracles (here, not in
+  :mod:`fastldp.multidim`, since this family owns the memo store).
 
 The estimates are :class:`~fastldp.oracles.FrequencyEstimate` objects.
 """
@@ -20,8 +24,10 @@ from .memo import MemoryMemo, MemoStore
 from .protocols import (LGRR, LOSUE, LOUE, LSOUE, LSUE, LongitudinalOracle, LongitudinalPrivacy,
                         epsilon_1_limit, lgrr_parameters, unary_parameters)
 from .rappor import LongitudinalRAPPOR, RAPPORDecode
-from . import _channels, _rappor_channels  # noqa: F401  (register the audit's channels)
+from .multidim import LSMP, LSPL, LongitudinalMultiEstimate
+from . import _channels, _multidim_channels, _rappor_channels  # noqa: F401  (audit channels)
 
 __all__ = ["LGRR", "LOUE", "LOSUE", "LSUE", "LSOUE", "LongitudinalOracle",
            "LongitudinalPrivacy", "MemoStore", "MemoryMemo", "epsilon_1_limit", "lgrr_parameters",
-           "unary_parameters", "LongitudinalRAPPOR", "RAPPORDecode", "DBitFlipPM"]
+           "unary_parameters", "LongitudinalRAPPOR", "RAPPORDecode", "DBitFlipPM", "LSPL", "LSMP",
+           "LongitudinalMultiEstimate"]
