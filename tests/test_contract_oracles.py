@@ -25,7 +25,8 @@ ORACLES = [oracles.GRR, oracles.OLH, oracles.FLH, oracles.HadamardResponse, orac
            oracles.SUE, oracles.CMS, oracles.HCMS,
            oracles.SubsetSelection, oracles.BLH, oracles.AdaptiveOracle,
            oracles.SHE, oracles.THE, oracles.RAPPOR, oracles.DiscreteSHE]
-RANDOMIZERS = [oracles.Laplace, oracles.Piecewise, oracles.Duchi, oracles.DiscretePiecewise]
+RANDOMIZERS = [oracles.Laplace, oracles.Piecewise, oracles.Duchi, oracles.DiscretePiecewise,
+               oracles.Hybrid, oracles.StochasticRounding]
 HISTOGRAMS = [histograms.ShiftedLogGaussian, histograms.EqualNoiseGaussian,
               histograms.DataIndependentRelease]
 HISTOGRAM_ARGS = {histograms.ShiftedLogGaussian: {"r": 0.2},

@@ -77,6 +77,7 @@ _EXPORTS = {
     **dict.fromkeys(("CMS", "HCMS", "SketchEstimate"), "oracles"),
     **dict.fromkeys(("SubsetSelection", "BLH", "AdaptiveOracle"), "oracles"),
     **dict.fromkeys(("SHE", "THE", "RAPPOR", "DiscreteSHE", "DiscretePiecewise"), "oracles"),
+    **dict.fromkeys(("Hybrid", "StochasticRounding"), "oracles"),
     **dict.fromkeys(("JPRS", "PaddedRelationSampling", "JPRSEstimate", "Decoded"),
                     "relations"),
     **dict.fromkeys(("RPC", "PCKVUE", "PCKVGRR", "PrivKVM", "Succinct", "Collision",
@@ -139,6 +140,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ imports on 
     from .oracles import RAPPOR as RAPPOR, SHE as SHE, THE as THE
     from .oracles import DiscretePiecewise as DiscretePiecewise, DiscreteSHE as DiscreteSHE
     from .oracles import Duchi as Duchi, Laplace as Laplace, Piecewise as Piecewise
+    from .oracles import Hybrid as Hybrid, StochasticRounding as StochasticRounding
     from .oracles import FrequencyEstimate as FrequencyEstimate
     from .oracles import HadamardResponse as HadamardResponse
     from .regression import LDPIHT as LDPIHT, U2R as U2R, Lasso as Lasso

@@ -10,7 +10,8 @@ Also :class:`SubsetSelection` and :class:`BLH`; :class:`AdaptiveOracle`
 Histogram encoding :class:`SHE` and :class:`THE`, and one-time :class:`RAPPOR`;
 :class:`DiscreteSHE`, SHE on a public grid with integer reports (an exact channel).
 Scalar randomizers (a value in ``[-1, 1]``): :class:`Laplace`,
-:class:`Piecewise`, :class:`Duchi`; :class:`DiscretePiecewise` (Piecewise on a
+:class:`Piecewise`, :class:`Duchi`, :class:`Hybrid` (Piecewise or Duchi, Wang et
+al. 2019), :class:`StochasticRounding`; :class:`DiscretePiecewise` (Piecewise on a
 public grid: a finite channel) and ``Laplace(secure=True)`` (discrete noise on a grid).
 """
 
@@ -32,9 +33,11 @@ from .randomizers import (
     RANDOMIZERS,
     DiscretePiecewise,
     Duchi,
+    Hybrid,
     Laplace,
     Piecewise,
     Randomizer,
+    StochasticRounding,
     make_randomizer,
     min_variance_randomizer,
 )
@@ -47,7 +50,7 @@ __all__ = [
     "CMS", "HCMS", "SketchEstimate",
     "SubsetSelection", "BLH", "AdaptiveOracle", "make_oracle",
     "SHE", "THE", "RAPPOR", "DiscreteSHE",
-    "Randomizer", "Laplace", "Piecewise", "DiscretePiecewise", "Duchi", "RANDOMIZERS",
-    "make_randomizer",
+    "Randomizer", "Laplace", "Piecewise", "DiscretePiecewise", "Duchi", "Hybrid",
+    "StochasticRounding", "RANDOMIZERS", "make_randomizer",
     "min_variance_randomizer",
 ]

@@ -41,7 +41,7 @@ from .grr import GRR
 from .hadamard import HadamardResponse
 from .histogram_encoding import SHE, THE
 from .olh import OLH
-from .randomizers import DiscretePiecewise, Duchi, Laplace, Piecewise
+from .randomizers import DiscretePiecewise, Duchi, Hybrid, Laplace, Piecewise, StochasticRounding
 from .rappor import RAPPOR
 from .subset import SubsetSelection
 from .unary import OUE, SUE
@@ -334,6 +334,72 @@ def _piecewise_channels(epsilon):
     ch = Channel("piecewise", "Piecewise randomizer, u = +1 vs -1", epsilon,
                  lambda eps: Piecewise(epsilon=eps), kind="empirical", draw=_scalar_draw)
     return [ch, _sampler_fault(ch, _narrow_piecewise, "Piecewise sampling at 2 eps")]
+
+
+def _louder_rounding(eps):
+    class LouderRounding(StochasticRounding):
+        """Keeps the rounded sign with the probability of ``LAW_FACTOR`` eps."""
+
+        @property
+        def keep(self):
+            return 1.0 / (1.0 + math.exp(-LAW_FACTOR * self.epsilon))
+
+    return LouderRounding(epsilon=eps)
+
+
+@channels_of(StochasticRounding)
+def _stochastic_rounding_channels(epsilon):
+    ch = Channel("stochastic-rounding", "stochastic rounding to +-1, then binary randomized "
+                 "response, u in {-1, -.5, 0, .5, 1}", epsilon,
+                 lambda eps: StochasticRounding(epsilon=eps),
+                 law=lambda mech, eps, ids: laws.stochastic_rounding_law(mech.epsilon),
+                 sample=_scalar_sample)
+    return [ch, _sampler_fault(ch, _louder_rounding, "stochastic rounding keeping the sign "
+                               "with the probability of 1.5 eps (law honest)")]
+
+
+def _hybrid_atoms_sample(mech, eps, xs, ids, gen):
+    y = mech.privatize(np.asarray(xs, dtype=np.float64), rng=gen)
+    # the Piecewise part lumped into one output (inf): only the atoms carry Duchi's ratio
+    return np.where(np.abs(y) == mech.C, y, np.inf)
+
+
+def _narrow_hybrid(eps):
+    class NarrowHybrid(Hybrid):
+        """Draws as Hybrid at 2 eps (its mixture weight and both parts)."""
+
+        def privatize(self, u, *, rng=None):
+            return Hybrid(epsilon=2 * self.epsilon).privatize(u, rng=rng)
+
+    return NarrowHybrid(epsilon=eps)
+
+
+def _louder_hybrid_atoms(eps):
+    class LouderAtoms(Hybrid):
+        """Duchi's part drawn at ``LAW_FACTOR`` eps (the atoms stay at the honest ``+-C``)."""
+
+        def _draw(self, u, gen):
+            y = super()._draw(u, gen)
+            loud = Duchi(epsilon=LAW_FACTOR * self.epsilon).prob_plus(u)
+            atom = np.abs(y) == self.C
+            return np.where(atom, np.where(gen.random(u.shape) < loud, self.C, -self.C), y)
+
+    return LouderAtoms(epsilon=eps)
+
+
+@channels_of(Hybrid)
+def _hybrid_channels(epsilon):
+    cont = Channel("hybrid", "Hybrid randomizer (Piecewise or Duchi), u = +1 vs -1", epsilon,
+                   lambda eps: Hybrid(epsilon=eps), kind="empirical", draw=_scalar_draw)
+    atoms = Channel("hybrid-atoms", "Hybrid's atoms +-C (Duchi's part) and its Piecewise part "
+                    "as one output, u in {-1, -.5, 0, .5, 1}", epsilon,
+                    lambda eps: Hybrid(epsilon=eps),
+                    law=lambda mech, eps, ids: laws.hybrid_atoms_law(mech.epsilon,
+                                                                       Hybrid.EPSILON_STAR),
+                    sample=_hybrid_atoms_sample)
+    return [cont, _sampler_fault(cont, _narrow_hybrid, "Hybrid sampling at 2 eps"),
+            atoms, _sampler_fault(atoms, _louder_hybrid_atoms, "Hybrid drawing its Duchi part "
+                                  "at 1.5 eps (law honest)")]
 
 
 # ----------------------------------------------------------------- exact integer noise

@@ -31,6 +31,12 @@ The formulas (``e = e^eps``):
 * HCMS: the report ``(j, l, omega)`` has ``P = e / ((e + 1) k m)`` when
   ``omega = H_m[l, h_j(x)]`` and ``1 / ((e + 1) k m)`` otherwise.
 * Duchi: ``P(+C | u) = (1 + u / C) / 2`` on a grid of inputs including ``+-1``.
+* Stochastic rounding: the sign ``+1`` with probability ``(1 + u) / 2``, kept with
+  ``p = e / (e + 1)``: ``P(+C | u) = p (1 + u) / 2 + (1 - p) (1 - u) / 2``,
+  ``C = (e + 1) / (e - 1)``.
+* Hybrid's atoms: Duchi's two points with mass ``1 - alpha`` (``alpha = 1 - e^{-eps/2}``
+  above the class's threshold, else 0); the Piecewise part lumped into one
+  output (``inf``), mass ``alpha`` under every input (absent when ``alpha = 0``).
 * DiscretePiecewise on its grid inputs ``u_i = -1 + 2 i / m``: cell ``j`` (the
   output ``y_j``) has ``P = A / T`` for ``i <= j < i + W`` and ``B / T``
   otherwise, ``T = W A + m B`` (the public integers of the mechanism).
@@ -67,7 +73,8 @@ from ..channels import ExactLaw
 
 __all__ = [
     "grr_law", "olh_law", "hr_law", "unary_law", "flh_law", "cms_law", "hcms_law", "oracle_law",
-    "duchi_law", "discrete_piecewise_law", "discrete_she_law", "subset_law", "blh_law",
+    "duchi_law", "stochastic_rounding_law", "hybrid_atoms_law", "discrete_piecewise_law",
+    "discrete_she_law", "subset_law", "blh_law",
     "the_law", "rappor_law", "olh_buckets_of", "hr_size",
 ]
 
@@ -219,6 +226,38 @@ def duchi_law(randomizer, inputs=(-1.0, -0.5, 0.0, 0.5, 1.0)) -> ExactLaw:
     probs = np.stack([1.0 - plus, plus], axis=1)[None]
     C = randomizer.C
     return ExactLaw(list(u), [-C, C], np.zeros(1, dtype=np.uint64), probs)
+
+
+def stochastic_rounding_law(eps: float, inputs=(-1.0, -0.5, 0.0, 0.5, 1.0)) -> ExactLaw:
+    """Rounding to ``+-1`` then binary randomized response, from ``eps`` (outputs ``-C, +C``)."""
+    u = np.asarray(inputs, dtype=np.float64)
+    e = math.exp(eps)
+    keep = e / (e + 1.0)
+    up = (1.0 + u) / 2.0
+    plus = up * keep + (1.0 - up) * (1.0 - keep)
+    C = (e + 1.0) / math.expm1(eps)  # the sampler's expression: the same double
+    probs = np.stack([1.0 - plus, plus], axis=1)[None]
+    return ExactLaw(list(u), [-C, C], np.zeros(1, dtype=np.uint64), probs)
+
+
+def hybrid_atoms_law(eps: float, threshold: float,
+                     inputs=(-1.0, -0.5, 0.0, 0.5, 1.0)) -> ExactLaw:
+    """Hybrid with its Piecewise part lumped into the output ``inf`` (outputs ``-C, +C, inf``).
+
+    ``alpha = 1 - e^{-eps/2}`` for ``eps > threshold``, else 0; Duchi's part:
+    ``P(+C | u) = (1 - alpha) (1 + u / C) / 2``.
+    """
+    u = np.asarray(inputs, dtype=np.float64)
+    alpha = -math.expm1(-eps / 2.0) if eps > threshold else 0.0
+    C = (math.exp(eps) + 1.0) / math.expm1(eps)
+    plus = (1.0 - alpha) * 0.5 * (1.0 + u / C)
+    minus = (1.0 - alpha) * 0.5 * (1.0 - u / C)
+    if alpha == 0.0:  # Duchi alone: no Piecewise output (a zero column has no ratio)
+        probs = np.stack([minus, plus], axis=1)[None]
+        return ExactLaw(list(u), [-C, C], np.zeros(1, dtype=np.uint64), probs)
+    probs = np.stack([minus, plus, np.full(u.shape, alpha)], axis=1)[None]
+    return ExactLaw(list(u), [-C, C, math.inf], np.zeros(1, dtype=np.uint64), probs,
+                    note="Piecewise's continuous part lumped into one output")
 
 
 def discrete_piecewise_law(randomizer) -> ExactLaw:

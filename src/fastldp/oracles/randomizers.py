@@ -15,9 +15,12 @@ randomizer       c_eps                                 V_eps
 Laplace          inf                                   8 / eps^2
 Piecewise        (e^{eps/2} + 1) / (e^{eps/2} - 1)     4 e^{eps/2} / (3 (e^{eps/2} - 1)^2)
 Duchi            (e^eps + 1) / (e^eps - 1)             ((e^eps + 1) / (e^eps - 1))^2
+StochasticRound  (e^eps + 1) / (e^eps - 1)             ((e^eps + 1) / (e^eps - 1))^2
+Hybrid           Piecewise's (eps > 0.6094), else      see :class:`Hybrid` (below both
+                 Duchi's                               above 0.6094, Duchi's below)
 ===============  ====================================  ================================
 
-All three are vectorized over ``u`` and draw only from the ``rng`` they are
+All of them are vectorized over ``u`` and draw only from the ``rng`` they are
 given.
 
 Where paper 001 is wrong
@@ -63,6 +66,8 @@ __all__ = [
     "Piecewise",
     "DiscretePiecewise",
     "Duchi",
+    "Hybrid",
+    "StochasticRounding",
     "RANDOMIZERS",
     "make_randomizer",
     "min_variance_randomizer",
@@ -853,3 +858,228 @@ def make_randomizer(spec: Union[str, Randomizer], epsilon: float, owner: str) ->
     if name == "auto":
         return min_variance_randomizer(epsilon)
     return RANDOMIZERS[name](epsilon=epsilon)
+
+
+class StochasticRounding(Randomizer):
+    """Stochastic rounding to ``+-1``, then binary randomized response, debiased.
+
+    The value ``u in [-1, 1]`` is rounded to ``s = +1`` with probability
+    ``(1 + u) / 2`` and to ``-1`` otherwise (``E[s] = u``); ``s`` is kept
+    with probability ``p = e^eps / (e^eps + 1)`` and flipped otherwise; the
+    report is ``Y = C s'`` with ``C = 1 / (2 p - 1) = (e^eps + 1) / (e^eps - 1)``,
+    so ``E[Y | u] = C (2 p - 1) u = u``.
+
+    Variance: ``Y^2 = C^2`` always, so ``Var[Y | u] = C^2 - u^2`` and the
+    worst case, at ``u = 0``, is ``V_eps = C^2 = ((e^eps + 1) / (e^eps - 1))^2``.
+
+    The composed channel is ``P(Y = +C | u) = p (1 + u) / 2 + (1 - p) (1 - u) / 2
+    = 1/2 + u / (2 C)``: exactly the law of :class:`Duchi` (its two points,
+    its ``c_eps`` and ``V_eps``). In one dimension stochastic rounding is
+    Duchi et al.'s mechanism drawn with two coins instead of one; the class
+    exists because the two-stage form is how the literature (and the
+    multidimensional and federated settings) write it, and the audit checks
+    the composition against its own law. The likelihood ratio between
+    ``u = 1`` and ``u = -1`` is ``p / (1 - p) = e^eps`` exactly.
+
+    Parameters
+    ----------
+    epsilon : float in [1e-150, 700]
+        Keyword-only.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> q = StochasticRounding(epsilon=1.0)
+    >>> round(q.C, 4), round(q.V_eps, 4)
+    (2.164, 4.6827)
+    >>> bool(np.all(np.abs(q.privatize(np.zeros(8), rng=0)) == q.C))
+    True
+    """
+
+    name = "stochastic-rounding"
+    discrete = True
+    max_epsilon = 700.0  # e^eps overflows binary64 above 709.78
+
+    @property
+    def keep(self) -> float:
+        """``p = e^eps / (e^eps + 1)``: the probability that the rounded sign is kept."""
+        return 1.0 / (1.0 + exp(-self.epsilon))
+
+    @property
+    def C(self) -> float:  # noqa: N802 - the debiasing factor 1 / (2 p - 1)
+        return (exp(self.epsilon) + 1.0) / expm1(self.epsilon)
+
+    @property
+    def c_eps(self) -> float:
+        return self.C
+
+    @property
+    def V_eps(self) -> float:  # noqa: N802
+        return self.C**2
+
+    def prob_plus(self, u: ArrayLike) -> np.ndarray:
+        """``P(Y = +C | u) = p (1 + u) / 2 + (1 - p) (1 - u) / 2`` (rounding, then the flip)."""
+        u = _check_unit_interval(u, "StochasticRounding.prob_plus")
+        p = self.keep
+        return p * (1.0 + u) / 2.0 + (1.0 - p) * (1.0 - u) / 2.0
+
+    def _draw(self, u: np.ndarray, gen: np.random.Generator) -> np.ndarray:
+        up = gen.random(u.shape) < (1.0 + u) / 2.0
+        kept = gen.random(u.shape) < self.keep
+        return np.where(up == kept, self.C, -self.C)
+
+    def variance(self, u: ArrayLike) -> np.ndarray:
+        u = _check_unit_interval(u, "StochasticRounding.variance")
+        return self.C**2 - u * u
+
+    def density(self, y: ArrayLike, u: ArrayLike) -> np.ndarray:
+        """The pmf of ``y`` given ``u`` (``0`` off ``{-C, +C}``)."""
+        y = np.asarray(y, dtype=np.float64)
+        pp = self.prob_plus(u)
+        return np.where(y == self.C, pp, np.where(y == -self.C, 1.0 - pp, 0.0))
+
+    def is_legal(self, y: ArrayLike) -> np.ndarray:
+        y = np.asarray(y, dtype=np.float64)
+        return (y == self.C) | (y == -self.C)
+
+
+def _hybrid_threshold() -> float:
+    """The root of ``(e^{eps/2} + 3) / (3 (e^{eps/2} - 1)^2) = ((e^eps + 1) / (e^eps - 1))^2``."""
+    def gap(eps: float) -> float:
+        h = expm1(eps / 2.0)
+        return (h + 4.0) / (3.0 * h * h) - ((exp(eps) + 1.0) / expm1(eps)) ** 2
+
+    lo, hi = 0.5, 0.7  # gap(0.5) > 0 > gap(0.7)
+    for _ in range(200):  # bisection to the last bit
+        mid = 0.5 * (lo + hi)
+        if mid in (lo, hi):
+            break
+        lo, hi = (mid, hi) if gap(mid) > 0.0 else (lo, mid)
+    return hi
+
+
+class Hybrid(Randomizer):
+    """Hybrid mechanism of Wang et al. (ICDE 2019): Piecewise with probability ``alpha``, else Duchi
+
+    ``alpha = 1 - e^{-eps/2}`` when ``eps > eps*`` and ``alpha = 0`` (Duchi
+    alone) otherwise. Both parts are unbiased and ``eps``-LDP, and ``alpha``
+    does not depend on the input, so the mixture is both.
+
+    Derivation. With ``h = e^{eps/2} - 1`` and ``C = (e^eps + 1) / (e^eps - 1)``,
+    Piecewise has ``Var_P(u) = u^2 / h + (h + 4) / (3 h^2)`` and Duchi
+    ``Var_D(u) = C^2 - u^2``. Both means are ``u``, so the mixture's
+    variance is the mixture of the variances,
+
+        Var_H(u) = alpha (h + 4) / (3 h^2) + (1 - alpha) C^2 + u^2 (alpha / h - (1 - alpha)),
+
+    linear in ``u^2``: its maximum over ``[-1, 1]`` is at ``u = 0`` or
+    ``|u| = 1``. At ``u = 0`` it falls with ``alpha`` when Piecewise's
+    variance at 0 is below Duchi's, ``(h + 4) / (3 h^2) < C^2``; at ``|u| = 1``
+    it rises with ``alpha`` (``Var_P(1) > Var_D(1)``). The worst case is then
+    smallest where the two meet, where the ``u^2`` coefficient vanishes:
+    ``alpha = h / (h + 1) = 1 - e^{-eps/2}``, and the variance is the same
+    for every input,
+
+        V_eps = (e^{eps/2} + 3) / (3 e^{eps/2} (e^{eps/2} - 1))
+                + (e^eps + 1)^2 / (e^{eps/2} (e^eps - 1)^2),
+
+    the paper's Eq. for the worst-case variance of HM. ``eps*`` is where
+    Piecewise's variance at 0 equals Duchi's:
+    ``(e^{eps/2} + 3) / (3 (e^{eps/2} - 1)^2) = C^2``, ``eps* = 0.60935249...``
+    (:attr:`EPSILON_STAR`, by bisection; the paper rounds it to 0.61). Below
+    it Duchi alone is best (``alpha = 0``, ``V_eps = C^2``).
+
+    Output: the atoms ``+-C`` (Duchi's part, mass ``1 - alpha``) and, when
+    ``alpha > 0``, a density on ``[-b, b]`` (Piecewise's, ``b > C``).
+    :meth:`density` is taken against Lebesgue measure plus the counting
+    measure on ``{-C, +C}``: at ``+-C`` it returns the atom's mass, elsewhere
+    ``alpha`` times Piecewise's density (ratios between inputs at the same
+    ``y`` are likelihood ratios).
+
+    Parameters
+    ----------
+    epsilon : float in [1e-150, 700]
+        Keyword-only.
+
+    References
+    ----------
+    .. [1] N. Wang, X. Xiao, Y. Yang, J. Zhao, S. C. Hui, H. Shin, J. Shin,
+       G. Yu, "Collecting and analyzing multidimensional data with local
+       differential privacy", ICDE 2019, section III-C.
+
+    Examples
+    --------
+    >>> q = Hybrid(epsilon=1.0)
+    >>> round(q.alpha, 4), round(q.V_eps, 4)
+    (0.3935, 4.289)
+    >>> Hybrid(epsilon=0.5).alpha
+    0.0
+    """
+
+    name = "hybrid"
+    max_epsilon = 700.0  # e^eps overflows binary64 above 709.78
+    #: the budget above which Piecewise enters the mixture (the paper's 0.61)
+    EPSILON_STAR = _hybrid_threshold()
+
+    def __init__(self, *, epsilon: float) -> None:
+        super().__init__(epsilon=epsilon)
+        self.piecewise = Piecewise(epsilon=self.epsilon)
+        self.duchi = Duchi(epsilon=self.epsilon)
+        #: a two-point output (Duchi alone) below the threshold
+        self.discrete = self.alpha == 0.0
+
+    @property
+    def alpha(self) -> float:
+        """The weight of Piecewise: ``1 - e^{-eps/2}`` above :attr:`EPSILON_STAR`, else 0."""
+        return -expm1(-self.epsilon / 2.0) if self.epsilon > self.EPSILON_STAR else 0.0
+
+    @property
+    def C(self) -> float:  # noqa: N802 - Duchi's atom
+        return self.duchi.C
+
+    @property
+    def c_eps(self) -> float:
+        return self.piecewise.b if self.alpha > 0.0 else self.duchi.C
+
+    @property
+    def V_eps(self) -> float:  # noqa: N802
+        # linear in u^2: the larger of u = 0 and |u| = 1 (equal when alpha = 1 - e^{-eps/2})
+        return float(self.variance(np.array([0.0, 1.0])).max())
+
+    def prob_atoms(self, u: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+        """``(P(Y = -C | u), P(Y = +C | u))``: Duchi's part, weighted by ``1 - alpha``."""
+        plus = self.duchi.prob_plus(u)
+        w = 1.0 - self.alpha
+        return w * (1.0 - plus), w * plus
+
+    def _draw(self, u: np.ndarray, gen: np.random.Generator) -> np.ndarray:
+        alpha = self.alpha
+        y = self.duchi._draw(u, gen)
+        if alpha == 0.0:
+            return y
+        use_piecewise = gen.random(u.shape) < alpha
+        return np.where(use_piecewise, self.piecewise._draw(u, gen), y)
+
+    def variance(self, u: ArrayLike) -> np.ndarray:
+        u = _check_unit_interval(u, "Hybrid.variance")
+        alpha = self.alpha
+        return alpha * self.piecewise.variance(u) + (1.0 - alpha) * self.duchi.variance(u)
+
+    def density(self, y: ArrayLike, u: ArrayLike) -> np.ndarray:
+        """Atom masses at ``+-C``, ``alpha`` times Piecewise's density elsewhere (see the class)."""
+        y = np.asarray(y, dtype=np.float64)
+        u = _check_unit_interval(u, "Hybrid.density")
+        minus, plus = self.prob_atoms(u)
+        cont = self.alpha * self.piecewise.density(y, u) if self.alpha > 0.0 else 0.0 * y
+        C = self.C
+        return np.where(y == C, plus, np.where(y == -C, minus, cont))
+
+    def is_legal(self, y: ArrayLike) -> np.ndarray:
+        y = np.asarray(y, dtype=np.float64)
+        if self.alpha == 0.0:
+            return self.duchi.is_legal(y)
+        return self.piecewise.is_legal(y)
+
+
+RANDOMIZERS["hybrid"] = Hybrid
+RANDOMIZERS["stochastic-rounding"] = StochasticRounding
