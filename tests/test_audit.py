@@ -17,7 +17,9 @@ SMALL_POOL = np.arange(256, dtype=np.uint64)
 
 STRICTLY_INSIDE = {"p-rs-grr", "privkvm", "the",
                    # two reports of one value through one memo: inside epsilon_inf
-                   *(f"{name}-rounds" for name in ("l-grr", "l-oue", "l-osue", "l-sue", "l-soue"))}
+                   *(f"{name}-rounds" for name in ("l-grr", "l-oue", "l-osue", "l-sue", "l-soue",
+                                                   "lspl-lgrr", "lspl-losue", "lsmp-lgrr",
+                                                   "lsmp-losue"))}
 
 
 def _law(name, eps):

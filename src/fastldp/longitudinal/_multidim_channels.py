@@ -1,7 +1,12 @@
 """The audit's exact channels of LSPL and LSMP (memoized multi-attribute reports), and controls.
 
-Each class over L-GRR and L-OSUE on two attributes of 2 and 3 values (all
-six records as inputs), with ``epsilon_1 = epsilon_inf / 2``. The laws are
+Each class over L-GRR and L-OSUE on two attributes (LSPL: 2 and 3 values,
+LSMP: 3 and 3; all records as inputs), with ``epsilon_1 = epsilon_inf / 2``.
+LSMP's two attributes have the same domain so that their laws are equal bit
+for bit: every attribute's one-report ratio is ``e^epsilon_1`` exactly, and
+with unequal domains the largest ratio would be reached, up to rounding, by
+outputs of both attributes, a tie the audit's float and rational searches
+for the witness could break differently. The laws are
 built from the attribute oracles' exact laws of :mod:`._channels`
 (``R_j``: one report, ``R2_j``: two reports of one value through one
 permanent response, from the public ``(p1, q1, p2, q2)``):
@@ -35,17 +40,22 @@ from ._channels import RATIO, TAU, _key, report_law
 from .memo import MemoryMemo
 from .multidim import LSMP, LSPL
 
-__all__ = ["LONGITUDINAL_MULTIDIM_DOMAIN"]
+__all__ = ["LONGITUDINAL_MULTIDIM_DOMAIN", "LSMP_DOMAIN"]
 
-#: the audits' domain sizes: 2 x 3 = 6 records
+#: the audits' domain sizes: 2 x 3 = 6 records (LSPL), 3 x 3 = 9 (LSMP: module docstring)
 LONGITUDINAL_MULTIDIM_DOMAIN = (2, 3)
+LSMP_DOMAIN = (3, 3)
 _SEED = 20240622
+
+
+def _domain(cls) -> tuple:
+    return LSMP_DOMAIN if cls is LSMP else LONGITUDINAL_MULTIDIM_DOMAIN
 
 
 def _builder(cls, oracle: str, *, claim_is_inf: bool):
     def build(eps):
         e_inf, e_1 = (eps, RATIO * eps) if claim_is_inf else (eps / RATIO, eps)
-        return cls(domain_sizes=LONGITUDINAL_MULTIDIM_DOMAIN, epsilon_inf=e_inf, epsilon_1=e_1,
+        return cls(domain_sizes=_domain(cls), epsilon_inf=e_inf, epsilon_1=e_1,
                    oracle=oracle, codebook_seed=_SEED)
     return build
 
@@ -128,7 +138,7 @@ def _channels(cls, prefix: str, epsilon: float) -> list:
     out = []
     for oracle in ("LGRR", "LOSUE"):
         name = f"{prefix}-{oracle.lower()}"
-        what = f"{cls.__name__} over {oracle}, domains {LONGITUDINAL_MULTIDIM_DOMAIN}"
+        what = f"{cls.__name__} over {oracle}, domains {_domain(cls)}"
         out.append(Channel(name, f"{what}, one report; claim epsilon_1", epsilon,
                            _builder(cls, oracle, claim_is_inf=False), law=_law(1),
                            sample=_sample(1), output_key=_identity, describe=_describe))
@@ -154,7 +164,7 @@ def _skipping(cls):
             def privatize(self, data, *, memo=None, **kwargs):
                 return super().privatize(data, memo=MemoryMemo(), **kwargs)
 
-        return MemoSkipped(domain_sizes=LONGITUDINAL_MULTIDIM_DOMAIN, epsilon_inf=eps,
+        return MemoSkipped(domain_sizes=_domain(cls), epsilon_inf=eps,
                            epsilon_1=RATIO * eps, oracle="LGRR", codebook_seed=_SEED)
     return make
 
