@@ -69,6 +69,28 @@ closed form: ``variances`` is ``None``.
 
 Cost of a decode
 ----------------
+Two paths give the same counts (to ``1e-9`` of the largest; the tests check
+it at small and moderate ``D``): the dense factorization below, which
+``all_variances=True`` (the default) and ``nonnegative=True`` use because
+they need ``G^{-1}``'s diagonal or the NNLS form, and the sparse solve of
+``all_variances=False``, which never forms ``G``: conjugate gradients on
+``G f = h`` with ``G v = X^T (w * (X v))`` on the compressed design
+(``2 nnz(X) <= 2 C h D`` multiply-adds a product; about 90 products to a
+relative residual of :data:`CG_TOL` at the benchmark's ``k = 128, h = 2,
+C = 64``, whatever ``D <= C k / 2``, because the conditioning of ``G``
+depends on ``D / (C k)``), unpreconditioned so that a singular but
+consistent system converges to the minimum-norm solution. The rule: the
+sparse path uses a factorization already in the cache when there is one
+(two triangular solves: cheaper than the iterations), the dense one also
+when ``G`` is singular by the design's structure (fewer equations from the
+cohorts with reports than candidates, or two candidates with the same
+filter in all of them) and ``D <= MAX_DENSE_CANDIDATES``, so that the
+minimum-norm solution is the same one; else it iterates. Its variances
+for chosen candidates (:meth:`RAPPOR.candidate_variances`) are solves
+``G z = e_v`` of the same kind, ``2 z_v - z^T G z`` (exact up to a term
+quadratic in the residual).
+
+The dense path:
 Everything a decode needs besides the reports' bit counts depends only on
 public parameters: the design ``X`` on the codebook seed, ``k``, ``h``,
 ``C`` and the candidates (``0 .. D-1``), and ``G`` and its factorization
@@ -145,11 +167,19 @@ from ._base import (
 from .olh import olh_hash
 from .unary import UnaryEncoding, _thresholds
 
-__all__ = ["RAPPOR", "MAX_CANDIDATES", "MAX_BITS", "MAX_HASHES", "MAX_DESIGN_ROWS",
-           "FACTOR_CACHE_SIZE", "DESIGN_CACHE_SIZE", "clear_factor_cache"]
+__all__ = ["RAPPOR", "MAX_CANDIDATES", "MAX_DENSE_CANDIDATES", "MAX_BITS", "MAX_HASHES",
+           "MAX_DESIGN_ROWS", "MAX_DESIGN_ENTRIES", "FACTOR_CACHE_SIZE", "DESIGN_CACHE_SIZE",
+           "clear_factor_cache"]
 
-#: the decode solves a D x D system: candidates at most
-MAX_CANDIDATES = 8192
+#: candidates at most (the sparse decode, ``all_variances=False``)
+MAX_CANDIDATES = 2**20
+#: candidates at most of the dense decode (a D x D factorization: ``all_variances=True`` or
+#: ``nonnegative=True``; ``8 D^2`` bytes, 512 MiB at the limit)
+MAX_DENSE_CANDIDATES = 8192
+#: ``n_cohorts * n_hashes * domain_size`` at most (the entries of the sparse design)
+MAX_DESIGN_ENTRIES = 2**26
+#: relative residual at which the sparse decode's conjugate gradients stop
+CG_TOL = 1e-13
 #: bits of a Bloom filter at most
 MAX_BITS = 4096
 #: hash functions per cohort at most
@@ -282,13 +312,76 @@ class _Factor:
             return scipy.optimize.lsq_linear(A, rhs, bounds=(0.0, np.inf), method="bvls").x
 
 
+def _cg_pass(matvec: Callable[[np.ndarray], np.ndarray], B: np.ndarray, stop: np.ndarray,
+             maxiter: int) -> np.ndarray:
+    """One pass of conjugate gradients from zero on ``G Z = B``, column ``j`` stopped once its
+    recursive squared residual is at most ``stop[j]``."""
+    Z = np.zeros_like(B)
+    R = B.copy()
+    P = R.copy()
+    rr = np.einsum("ij,ij->j", R, R)
+    for _ in range(maxiter):
+        active = rr > stop
+        if not active.any():
+            break
+        Q = matvec(P)
+        pq = np.einsum("ij,ij->j", P, Q)
+        alpha = np.divide(rr, pq, out=np.zeros_like(rr), where=active & (pq > 0))
+        Z += alpha * P
+        R -= alpha * Q
+        rr_next = np.einsum("ij,ij->j", R, R)
+        beta = np.divide(rr_next, rr, out=np.zeros_like(rr), where=active)
+        P *= beta
+        P += R
+        rr = rr_next
+    return Z
+
+
+def _conjugate_gradients(matvec: Callable[[np.ndarray], np.ndarray], B: np.ndarray,
+                         tol: float, maxiter: int) -> tuple[np.ndarray, np.ndarray]:
+    """Solve ``G Z = B`` column by column by conjugate gradients from ``Z = 0``.
+
+    Each column has its own step sizes (``matvec`` takes a ``(D, b)`` block
+    so that the columns share the sparse products). Unpreconditioned on
+    purpose: from zero the iterates stay in the range of ``G``, so a
+    singular but consistent system converges to its minimum-norm solution,
+    the one the dense decode returns. A column stops once its recursive
+    residual is below ``tol`` times its right-hand side; the true residual
+    is then recomputed, and while it is above ``tol`` (the recursive one
+    drifts from it) the correction is solved for the same way (iterative
+    refinement, at most three times).
+
+    Returns
+    -------
+    Z : float64 array, the shape of ``B``
+    residual : float64 array, ``(b,)``
+        The true relative residual ``||B_j - G Z_j|| / ||B_j||`` per column.
+    """
+    norms = np.sqrt(np.einsum("ij,ij->j", B, B))
+    stop = (tol * norms) ** 2
+    Z = np.zeros_like(B)
+    R = B
+    for _ in range(4):  # the solve, then up to three refinements
+        Z += _cg_pass(matvec, R, stop, maxiter)
+        R = B - matvec(Z)
+        rr = np.einsum("ij,ij->j", R, R)
+        if np.all(rr <= stop):
+            break
+    residual = np.divide(np.sqrt(rr), norms, out=np.zeros_like(norms), where=norms > 0)
+    return Z, residual
+
+
 class RAPPOR(MatrixReports, FrequencyOracle):
     """One-time RAPPOR: a per-cohort Bloom filter and permanent randomized response.
 
     Parameters
     ----------
-    domain_size : int in [2, 8192], optional
+    domain_size : int, optional
         ``D``, the candidates ``0 .. D-1``; defaults to ``len(categories)``.
+        At most :data:`MAX_DENSE_CANDIDATES` (8,192) with
+        ``all_variances=True`` or ``nonnegative=True`` (a ``D x D``
+        factorization), else :data:`MAX_CANDIDATES` (``2**20``); and
+        ``n_cohorts * n_hashes * D <= MAX_DESIGN_ENTRIES``.
     epsilon : float in (0, 700]
         Sets ``f = 2 / (1 + e^(epsilon / (2 h)))``; one budget for every report.
     n_bits : int in [2, 4096]
@@ -300,6 +393,15 @@ class RAPPOR(MatrixReports, FrequencyOracle):
         64; ``C k <= 2**24``).
     nonnegative : bool
         Decode by non-negative least squares (then ``variances`` is ``None``).
+    all_variances : bool
+        ``True`` (default): the decode factorizes ``G`` and returns every
+        candidate's exact variance. ``False``: the counts come from
+        conjugate gradients on the sparse design (no ``D x D`` matrix; equal
+        to the factorization's to ``1e-9`` of the largest count), the
+        result's ``variances`` is ``None``, and
+        :meth:`candidate_variances` gives the exact variances of the
+        candidates asked for. A decode option: not part of the partial's
+        parameters (any RAPPOR of the same design finalizes the partial).
     categories : list of labels or a pandas Categorical, optional
         Labels of the candidates (:class:`~fastldp.oracles.FrequencyOracle`).
     codebook_seed : int or None
@@ -337,8 +439,8 @@ class RAPPOR(MatrixReports, FrequencyOracle):
 
     def __init__(self, *, domain_size: Optional[int] = None, epsilon: float, n_bits: int = 128,
                  n_hashes: int = 2, n_cohorts: int = 64, nonnegative: bool = False,
-                 categories: Any = None, codebook_seed: Optional[int] = None,
-                 n_threads: Optional[int] = None) -> None:
+                 all_variances: bool = True, categories: Any = None,
+                 codebook_seed: Optional[int] = None, n_threads: Optional[int] = None) -> None:
         owner = type(self).__name__
         if epsilon is None:
             raise param_error("epsilon", owner, "a float in (0, 700.0] (one-time RAPPOR has one "
@@ -351,20 +453,41 @@ class RAPPOR(MatrixReports, FrequencyOracle):
         if not isinstance(nonnegative, (bool, np.bool_)):
             raise param_error("nonnegative", owner, "a bool", nonnegative, TypeError)
         self.nonnegative = bool(nonnegative)
+        if not isinstance(all_variances, (bool, np.bool_)):
+            raise param_error("all_variances", owner, "a bool", all_variances, TypeError)
+        self.all_variances = bool(all_variances)
         self._design: Any = None
+        self._singular_seen: set[bytes] = set()  # cohort sizes the sparse decode warned about
         self._factors: dict[bytes, _Factor] = {}  # those this oracle has used (warned about)
         super().__init__(domain_size=domain_size, epsilon=epsilon, categories=categories,
                          codebook_seed=codebook_seed, n_threads=n_threads)
 
     def _setup(self) -> None:
-        if self.domain_size > MAX_CANDIDATES:
-            raise param_error("domain_size", type(self).__name__,
-                              f"an int in [2, {MAX_CANDIDATES}] (the decode solves a D x D "
-                              "least-squares system)", self.domain_size)
+        owner = type(self).__name__
+        if self.all_variances or self.nonnegative:
+            if self.domain_size > MAX_DENSE_CANDIDATES:
+                why = "nonnegative=True" if self.nonnegative else "all_variances=True"
+                raise param_error(
+                    "domain_size", owner,
+                    f"an int in [2, {MAX_DENSE_CANDIDATES}] with {why} (the decode factorizes "
+                    "the D x D Gram matrix; all_variances=False with nonnegative=False decodes "
+                    f"up to {MAX_CANDIDATES} candidates by a sparse solve)", self.domain_size)
+        elif self.domain_size > MAX_CANDIDATES:
+            raise param_error("domain_size", owner, f"an int in [2, {MAX_CANDIDATES}]",
+                              self.domain_size)
+        entries = self.n_cohorts * self.n_hashes * self.domain_size
+        if entries > MAX_DESIGN_ENTRIES:
+            raise param_error(
+                "domain_size", owner,
+                f"at most {MAX_DESIGN_ENTRIES // (self.n_cohorts * self.n_hashes)} with "
+                f"n_cohorts = {self.n_cohorts} and n_hashes = {self.n_hashes} (the design has "
+                f"n_cohorts * n_hashes * domain_size <= {MAX_DESIGN_ENTRIES} entries)",
+                self.domain_size)
 
     def _repr_extra(self) -> str:
         extra = f", n_bits={self.n_bits}, n_hashes={self.n_hashes}, n_cohorts={self.n_cohorts}"
-        return extra + (", nonnegative=True" if self.nonnegative else "")
+        extra += ", nonnegative=True" if self.nonnegative else ""
+        return extra + ("" if self.all_variances else ", all_variances=False")
 
     def _stream_extra(self) -> dict[str, Any]:
         return {"n_bits": self.n_bits, "n_hashes": self.n_hashes, "n_cohorts": self.n_cohorts,
@@ -659,7 +782,7 @@ class RAPPOR(MatrixReports, FrequencyOracle):
         variances: Optional[np.ndarray]
         if n == 0:
             counts = np.zeros(D)
-            variances = None if self.nonnegative else np.zeros(D)
+            variances = None if self.nonnegative or not self.all_variances else np.zeros(D)
         else:
             y = partial.sums["bits"].value().reshape(self.n_cohorts, self.n_bits)
             m = partial.sums["reports"].value()
@@ -672,12 +795,165 @@ class RAPPOR(MatrixReports, FrequencyOracle):
         t = (y - q * m[:, None]) / (p - q)           # debiased bit counts per cohort
         X = self.design()
         h = np.asarray(X.T @ t.ravel(), dtype=np.float64)
-        factor = self._factor(m)
         n = float(m.sum())
+        if not (self.all_variances or self.nonnegative):
+            return n * self._solve(m, h[:, None])[:, 0], None
+        factor = self._factor(m)
         if self.nonnegative:
             return n * factor.nonnegative(h), None
         s2 = p * q / (p - q) ** 2
         return n * factor.solve(h), (n * n * s2) * factor.diag_inverse
+
+    # ------------------------------------------------------------ the sparse decode
+    def _gram_operator(self, m: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+        """``V -> G V = X^T diag(w) X V`` on the sparse design (``w`` the rows' cohort sizes)."""
+        X = self.design()
+        w = np.repeat(np.asarray(m, dtype=np.float64), self.n_bits)[:, None]
+        XT = X.T  # compressed columns: X^T U without a transposed copy
+
+        def matvec(V: np.ndarray) -> np.ndarray:
+            return np.asarray(XT @ (w * (X @ V)))
+
+        return matvec
+
+    def _structurally_singular(self, m: np.ndarray) -> bool:
+        """Whether ``G`` is singular by the design's structure (the sparse decode's check).
+
+        ``G`` is singular when the cohorts with reports give fewer equations
+        than candidates (``k`` per cohort), or when two candidates have the
+        same filter in every cohort with reports (equal columns of the
+        design on those rows). Other linear dependences are not looked for
+        (the dense decode finds them; at the default sizes they do not
+        occur).
+        """
+        D = self.domain_size
+        used = np.flatnonzero(np.asarray(m) > 0)
+        if used.shape[0] * self.n_bits < D:
+            return True
+        X = self.design()
+        # two random keys per candidate (sums of fixed random weights of the used rows its
+        # filters set) sort equal columns together; a shared key is then checked exactly
+        weights = np.random.default_rng(0x5A11).random((X.shape[0], 2))
+        weights *= (np.asarray(m, dtype=np.float64) > 0).repeat(self.n_bits)[:, None]
+        keys = np.asarray(X.T @ weights)
+        order = np.lexsort((keys[:, 1], keys[:, 0]))
+        same = np.flatnonzero(np.all(keys[order[1:]] == keys[order[:-1]], axis=1))
+        if same.shape[0]:
+            rows = (used[:, None] * self.n_bits + np.arange(self.n_bits)[None, :]).ravel()
+            for i in same:
+                pair = X[:, [int(order[i]), int(order[i + 1])]].toarray()[rows]
+                if np.array_equal(pair[:, 0], pair[:, 1]):
+                    return True
+        return False
+
+    def _solve(self, m: np.ndarray, B: np.ndarray) -> np.ndarray:
+        """``G^+ B`` without a new factorization (``B`` a ``(D, b)`` block).
+
+        The module's cached factorization of ``G`` when there is one (two
+        triangular solves); else conjugate gradients on the sparse design
+        (:func:`_conjugate_gradients`, relative residual below
+        :data:`CG_TOL`), unless ``G`` is singular by the design's structure:
+        then the dense decode's minimum-norm solution, which drops
+        eigenvalues below :data:`RCOND` of the largest, as the dense decode
+        does (``D <= MAX_DENSE_CANDIDATES``; above it, conjugate gradients'
+        own minimum-norm solution). Both paths warn when ``G`` is singular.
+        """
+        key = np.ascontiguousarray(m, dtype=np.float64).tobytes()
+        factor = None
+        if key in self._factors or _FACTORS.get(self._design_key() + (key,)) is not None:
+            factor = self._factor(m)  # cached: the oracle's own (it has warned on a rank)
+        elif self._structurally_singular(m):
+            if self.domain_size <= MAX_DENSE_CANDIDATES:
+                factor = self._factor(m)  # warns with the rank
+            elif key not in self._singular_seen:
+                self._singular_seen.add(key)
+                warnings.warn(
+                    f"RAPPOR: the least-squares design is singular ({self.domain_size} "
+                    f"candidates, n_cohorts * n_bits = {self.n_cohorts * self.n_bits} "
+                    "equations, or candidates with the same Bloom filter in every cohort with "
+                    "reports): the minimum-norm solution is returned, and combinations of "
+                    "candidates cannot be told apart", RuntimeWarning, stacklevel=5)
+        if factor is not None:
+            return np.column_stack([factor.solve(B[:, j]) for j in range(B.shape[1])])
+        Z, residual = _conjugate_gradients(self._gram_operator(m), B, CG_TOL,
+                                           maxiter=max(1000, 2 * self.domain_size))
+        if not np.all(residual <= CG_TOL):
+            # pragma: no cover - the design's Gram matrices are well conditioned
+            warnings.warn(f"RAPPOR: the sparse solve stopped at a relative residual of "
+                          f"{float(residual.max()):.3g} (target {CG_TOL:g})", RuntimeWarning,
+                          stacklevel=5)
+        return Z
+
+    def candidate_variances(self, candidates: ArrayLike, cohort_sizes: ArrayLike) -> np.ndarray:
+        """The exact variances of the least-squares counts of some candidates.
+
+        The diagonal entries ``n^2 s^2 (G^{-1})_{vv}`` of the counts'
+        covariance (module docstring) for the candidates asked for only,
+        each by a solve ``G z = e_v`` (conjugate gradients on the sparse
+        design, or the cached factorization): what a server that decodes
+        with ``all_variances=False`` (no ``D x D`` factorization) reports
+        beside the candidates it publishes. Equal to the entries of
+        ``estimate(...).variances`` of an ``all_variances=True`` oracle.
+
+        Parameters
+        ----------
+        candidates : array_like of int
+            Indices in ``[0, domain_size)``.
+        cohort_sizes : array_like of int, shape (n_cohorts,)
+            The reports per cohort (``partial.sums["reports"].value()``, or
+            ``numpy.bincount(oracle.cohorts(identities), minlength=n_cohorts)``).
+
+        Returns
+        -------
+        float64 array, the shape of ``candidates``
+
+        Raises
+        ------
+        ValueError
+            A candidate out of range, cohort sizes of the wrong length or
+            not finite and >= 0, or a singular ``G`` (the counts of some
+            candidates are not identifiable: no variance).
+        """
+        owner = f"{type(self).__name__}.candidate_variances"
+        D, C = self.domain_size, self.n_cohorts
+        try:
+            raw = np.asarray(candidates)
+            cand = raw.astype(np.int64)
+        except (TypeError, ValueError):
+            raise param_error("candidates", owner, f"ints in [0, {D - 1}]", candidates,
+                              TypeError) from None
+        if raw.dtype.kind not in "iu" and not (raw.size == 0 or np.array_equal(raw, cand)):
+            raise param_error("candidates", owner, f"ints in [0, {D - 1}]", candidates,
+                              TypeError)
+        bad = ~((cand >= 0) & (cand < D))
+        if bad.any():
+            raise param_error("candidates", owner, f"ints in [0, {D - 1}]",
+                              int(cand.ravel()[np.flatnonzero(bad.ravel())[0]]))
+        m = np.asarray(cohort_sizes, dtype=np.float64)
+        if m.shape != (C,) or not np.all(m >= 0) or not np.all(np.isfinite(m)):
+            raise param_error("cohort_sizes", owner,
+                              f"{C} finite counts >= 0 (the reports per cohort)",
+                              cohort_sizes)
+        n = float(m.sum())
+        if cand.size == 0 or n == 0:
+            return np.zeros(cand.shape)
+        if self._structurally_singular(m):
+            raise ValueError(f"{owner}: G is singular at these cohort sizes (fewer equations "
+                             "than candidates, or candidates with the same filter in every "
+                             "cohort with reports): the counts have no variance")
+        flat = cand.ravel()
+        out = np.empty(flat.shape[0])
+        for a in range(0, flat.shape[0], 64):  # blocks of 64 right-hand sides
+            v = flat[a:a + 64]
+            E = np.zeros((D, v.shape[0]))
+            E[v, np.arange(v.shape[0])] = 1.0
+            Z = self._solve(m, E)
+            # e_v^T G^{-1} e_v = 2 z_v - z^T G z up to a term quadratic in the residual
+            GZ = self._gram_operator(m)(Z)
+            out[a:a + 64] = 2.0 * Z[v, np.arange(v.shape[0])] - np.einsum("ij,ij->j", Z, GZ)
+        p, q = (float(x[0]) for x in self._pq(np.array([self.epsilon])))
+        s2 = p * q / (p - q) ** 2
+        return (n * n * s2 * out).reshape(cand.shape)
 
     def gram(self, cohort_sizes: ArrayLike) -> np.ndarray:
         """``G = sum_c m_c X_c^T X_c`` for the given cohort sizes (dense ``(D, D)``).
