@@ -122,10 +122,13 @@ import fastldp.oracles as fo
 ORACLES = {
     "GRR": "GRR", "OLH": "OLH", "BLH": "BLH", "FLH": "FLH", "HR": "HadamardResponse",
     "OUE": "OUE", "SUE": "SUE", "SS": "SubsetSelection", "SHE": "SHE", "THE": "THE",
-    "RAPPOR": "RAPPOR", "CMS": "CMS", "HCMS": "HCMS", "ADP": "AdaptiveOracle",
+    "RAPPOR": "RAPPOR", "RAPPOR-sparse": "RAPPOR", "CMS": "CMS", "HCMS": "HCMS",
+    "ADP": "AdaptiveOracle",
 }
+# rows that time another decode of a row above: its peers' results are that row's
+SAME_PEERS = {"RAPPOR-sparse": "RAPPOR"}
 # servers that hash the domain (the first target); the peers' versions hash it per report
-HASH_BASED = ("OLH", "BLH", "FLH", "RAPPOR", "CMS", "HCMS")
+HASH_BASED = ("OLH", "BLH", "FLH", "RAPPOR", "RAPPOR-sparse", "CMS", "HCMS")
 # peers timed on --peer-olh-n items (their servers hash D symbols per report in Python)
 HASH_PREFIX = ("OLH", "BLH")
 # peers timed on --peer-n items (a D-vector per report)
@@ -486,6 +489,108 @@ def she_line(ds, table, she_floors, threads):
             f"one logarithm each on {threads} threads (she_floor); " + "; ".join(parts))
 
 
+# ------------------------------------------------------------------ the floors
+# What no implementation of an oracle's step can skip, per report (client) or in all (server):
+# the 64-bit random words (or hash lanes) its sampler or decoder draws, and the bytes of the
+# reports it writes (client) or reads (server). Each is timed in this run: the words as
+# Philox4x64-10 blocks (4 words, or 8 32-bit hash lanes, a block: ``philox_floor``) on the
+# benchmark's threads, the bytes as a plain NumPy ``fill`` (client) or ``bitwise_xor.reduce``
+# (server) of that many bytes, one thread. The floor of a step is the larger of the two (they
+# could overlap, so neither sum is a lower bound); RAPPOR's dense decode adds its Cholesky
+# factorization (``rappor_floor_time``).
+def client_words(k, d, eps, args, oracle):
+    """The client's random words per report, and what they are."""
+    if k == "ADP":
+        k = {"grr": "GRR", "oue": "OUE", "ss": "SS"}.get(getattr(oracle, "chosen", ""), "GRR")
+    if k in ("GRR", "HR"):
+        return 1.0, "1 word"
+    if k in ("OLH", "BLH"):
+        return 1.5, "1 word + 1 hash lane"
+    if k == "FLH":
+        return 2.5, "2 words + 1 hash lane"
+    if k in ("OUE", "SUE"):
+        return float(d), "D coin words"
+    if k == "SS":
+        from fastldp.oracles.subset import optimal_subset_size
+
+        w = int(np.asarray(optimal_subset_size(d, np.array([eps])))[0])
+        return float(w), f"{w} words (the subset)"
+    if k in ("SHE", "THE"):
+        return float(d), "D Laplace words (she_floor: a log each)"
+    if k.startswith("RAPPOR"):
+        return args.rappor_bits + args.rappor_hashes / 2, "k coin words + h hash lanes"
+    if k == "CMS":
+        return args.cms_columns + 1.5, "m coin words + 1 word + 1 hash lane"
+    if k == "HCMS":
+        return 2.5, "2 words + 1 hash lane"
+    return 0.0, "-"
+
+
+def server_words(k, d, n, args):
+    """The server's random words (hash lanes count half a word) in all, and what they are."""
+    if k in ("OLH", "BLH"):
+        return n * d / 2, "n D hash lanes"
+    if k == "FLH":
+        return args.n_hashes * d / 2, "h D hash lanes (its pool)"
+    if k.startswith("RAPPOR"):
+        return (args.rappor_cohorts * args.rappor_hashes * d / 2,
+                "C h D hash lanes (the design)")
+    if k in ("CMS", "HCMS"):
+        return args.cms_rows * d / 2, "k D hash lanes"
+    return 0.0, "-"
+
+
+def words_time(words, threads, repeats):
+    """Philox blocks for ``words`` 64-bit words (``words / 4`` blocks), best of ``repeats``."""
+    blocks = int(math.ceil(words / 4))
+    if blocks == 0:
+        return 0.0
+    per = max(1, -(-blocks // 1_000_000))  # at most 10^6 identities, whole blocks each
+    ids = np.arange(-(-blocks // per), dtype=np.uint64)
+    t, _ = best_of(lambda: philox_floor(2027, ids, 256 * per, threads), repeats, 3.0)
+    return t
+
+
+def bytes_times(nbytes, repeats):
+    """A plain fill (the client's writes) and a read (the server's) of ``nbytes`` bytes."""
+    if nbytes <= 0:
+        return 0.0, 0.0
+    buf = np.empty(nbytes, dtype=np.uint8)
+    buf.fill(1)  # touch the pages untimed
+    t_write, _ = best_of(lambda: buf.fill(2), repeats, 3.0)
+    words = buf[: nbytes - nbytes % 8].view(np.uint64)
+    t_read, _ = best_of(lambda: np.bitwise_xor.reduce(words), repeats, 3.0)
+    del words, buf
+    return t_write, t_read
+
+
+@dataclass
+class Floor:
+    client: float
+    client_what: str
+    server: float
+    server_what: str
+
+
+def oracle_floor(k, d, n, eps, args, threads, oracle, reports, she_client=None,
+                 factorization=None):
+    """The client's and server's floors of oracle ``k`` at D = ``d`` (see above)."""
+    nbytes = int(np.asarray(reports).nbytes)
+    t_write, t_read = bytes_times(nbytes, args.repeats)
+    wc, what_c = client_words(k, d, eps, args, oracle)
+    t_wc = (she_client if k in ("SHE", "THE") and she_client is not None
+            else words_time(n * wc, threads, args.repeats))
+    ws, what_s = server_words(k, d, n, args)
+    t_ws = words_time(ws, threads, args.repeats)
+    size = f"{nbytes / 2**20:,.1f} MiB" if nbytes >= 2**20 else f"{nbytes / 2**10:,.0f} KiB"
+    client = max((t_wc, what_c), (t_write, f"write {size}"))
+    server_parts = [(t_ws, what_s), (t_read, f"read {size}")]
+    if factorization is not None:
+        server_parts.append((factorization, "dpotrf of G"))
+    server = max(server_parts)
+    return Floor(client[0], client[1], server[0], server[1])
+
+
 def clear_rappor_cache():
     """Forget RAPPOR's cached designs and factorizations (a fastldp without the cache: no-op)."""
     from fastldp.oracles import rappor
@@ -540,11 +645,20 @@ def rappor_lines(ds, table, rappor_floor):
         if "pure-ldp" in results:
             part += (f", so an exact decode can be at most {times(results['pure-ldp'].server / t_floor)} "
                      f"faster than pure-ldp's server")
+        sparse = table.get(("RAPPOR-sparse", d))
+        if sparse is not None:
+            part += (f"; the sparse decode (all_variances=False: conjugate gradients, no "
+                     f"factorization, the same counts to 1e-9) takes {short(sparse[0].server)} on "
+                     f"a fresh server ({times(t_floor / sparse[0].server)} faster than the "
+                     f"factorization alone")
+            if "pure-ldp" in results:
+                part += f", {times(results['pure-ldp'].server / sparse[0].server)} pure-ldp"
+            part += ")"
         parts.append(part)
     if not parts:
         return None
-    return ("RAPPOR's exact decode needs the Cholesky factorization of its D x D Gram matrix "
-            "(LAPACK dpotrf, in place): " + "; ".join(parts))
+    return ("RAPPOR's exact decode with every variance needs the Cholesky factorization of its "
+            "D x D Gram matrix (LAPACK dpotrf, in place): " + "; ".join(parts))
 
 
 def _has_ibu():
@@ -637,7 +751,11 @@ def main(argv=None):
           f"D = {', '.join(f'{d:,}' for d in ds)}, eps = {eps}, FLH pool h = {args.n_hashes}, "
           f"RAPPOR {args.rappor_bits} bits x {args.rappor_hashes} hashes x "
           f"{args.rappor_cohorts} cohorts, CMS {args.cms_rows} x {args.cms_columns}")
-    print("load average at the start: " + " ".join(f"{x:.2f}" for x in load_start))
+    busy = load_start[0] > 0.5 * (os.cpu_count() or 1)
+    print("load average at the start: " + " ".join(f"{x:.2f}" for x in load_start)
+          + f" (os.getloadavg(), {os.cpu_count()} cores: "
+          + ("BUSY, other work shares the cores and the times are noisy; rerun on a quiet "
+             "machine for a final table)" if busy else "quiet)"))
     warnings.filterwarnings("ignore")  # the peers warn on small n and on every estimate
 
     names = [k for k in ORACLES if args.only is None or k in args.only]
@@ -675,6 +793,7 @@ def main(argv=None):
     rappor_floor = {}  # D -> the Cholesky factorization of RAPPOR's Gram matrix alone
     flh_floor = {}  # D -> the Philox blocks of FLH's pool
     she_floors = {}  # D -> SHE's client floor and a plain sum of its reports
+    floor_at = {}  # (name, D) -> Floor: the client's and server's floors
     for d in ds:
         rng = np.random.default_rng(d)
         items = zipf_items(n, d, rng)
@@ -683,6 +802,8 @@ def main(argv=None):
         extras = {"FLH": dict(n_hashes=args.n_hashes),
                   "RAPPOR": dict(n_bits=args.rappor_bits, n_hashes=args.rappor_hashes,
                                  n_cohorts=args.rappor_cohorts),
+                  "RAPPOR-sparse": dict(n_bits=args.rappor_bits, n_hashes=args.rappor_hashes,
+                                        n_cohorts=args.rappor_cohorts, all_variances=False),
                   "CMS": dict(n_rows=args.cms_rows, n_columns=args.cms_columns),
                   "HCMS": dict(n_rows=args.cms_rows, n_columns=args.cms_columns)}
         peer_specs = {}
@@ -694,7 +815,7 @@ def main(argv=None):
         for k in names:
             cls = getattr(fo, ORACLES[k])
             make = lambda cls=cls, k=k: cls(**common, **extras.get(k, {}))
-            if k == "RAPPOR":  # a fresh server: nothing factorized by an earlier call
+            if k.startswith("RAPPOR"):  # a fresh server: nothing factorized by an earlier call
                 make = lambda make=make: (clear_rappor_cache(), make())[1]
             try:
                 make()
@@ -703,16 +824,27 @@ def main(argv=None):
                 continue
             m = peer_size(k, n, args)
             mine, reports = run_ours(make, items, truth, [m], args.repeats, args.budget,
-                                     caches=k == "RAPPOR")
+                                     caches=k.startswith("RAPPOR"))
             if k == "GRR":
                 grr_reports = reports
             if k == "SHE":
                 she_floors[d] = she_floor_times(n, d, threads, reports, args.repeats)
-            del reports  # SHE's are 8 n D bytes
+            if k == "RAPPOR":
+                rappor_floor[d] = rappor_floor_time(make(), n, args.repeats)
+            oracle = make()
+            if k == "ADP":
+                oracle.estimate(reports[:1])  # its choice
+            she_client = she_floors.get(d, (None, None))[0]
+            floor_at[(k, d)] = oracle_floor(
+                k, d, n, eps, args, threads, oracle, reports, she_client,
+                rappor_floor.get(d) if k == "RAPPOR" else None)
+            del reports, oracle  # SHE's are 8 n D bytes
             ours_at[k] = mine
             results = {}
-            for lib in PEERS:
-                factory = peer_specs.get(lib, {}).get(k)
+            if k in SAME_PEERS and (SAME_PEERS[k], d) in table:  # the peers ran on that row
+                results = dict(table[(SAME_PEERS[k], d)][1])
+            for lib in PEERS if not results else ():
+                factory = peer_specs.get(lib, {}).get(SAME_PEERS.get(k, k))
                 if factory is None:
                     continue
                 spec = factory()
@@ -723,14 +855,14 @@ def main(argv=None):
                         jit_seen[fn] = res.jit.get("client" if "Client" in fn else "server", 0.0)
                 results[lib] = res
             table[(k, d)] = (mine, results)
-            if k == "RAPPOR":
-                rappor_floor[d] = rappor_floor_time(make(), n, args.repeats)
             if k == "FLH":  # its pool's hashes: h * D / 8 Philox blocks
                 pool = np.arange(args.n_hashes, dtype=np.uint64)
                 flh_floor[d], _ = best_of(lambda: philox_floor(2026, pool, 32 * d, threads),
                                           args.repeats, 3.0)
-            print(f"  D = {d:,} {k}: fastldp client {short(mine.client)}, server "
-                  f"{short(mine.server)}; " + "; ".join(
+            fl = floor_at[(k, d)]
+            print(f"  D = {d:,} {k}: fastldp client {short(mine.client)} (floor "
+                  f"{short(fl.client)}, {fl.client_what}), server {short(mine.server)} (floor "
+                  f"{short(fl.server)}, {fl.server_what}); " + "; ".join(
                       f"{lib} {short(r.client)} / {short(r.server)}" for lib, r in results.items()),
                   flush=True)
         if d == ds[-1]:
@@ -762,14 +894,18 @@ def main(argv=None):
             errors = " / ".join(
                 "-" if r is None else f"{r.error:,.0f}" for r in (pure, mfl)) + " / " + (
                 f"{mine.errors_at[m]:,.0f} at n = {m:,}" if m < n else f"{mine.error:,.0f}")
+            fl = floor_at[(k, d)]
             for step in ("client", "server"):
                 tp, rp = cell(pure, getattr(mine, step), step)
                 tm, rm = cell(mfl, getattr(mine, step), step)
                 note = scaled
                 if step == "server":
                     note = "; ".join(([scaled] if scaled else []) + extra)
+                t_floor, what = getattr(fl, step), getattr(fl, f"{step}_what")
+                floor_cell = f"{short(t_floor)} ({what})" if t_floor > 0 else "-"
+                ratio = times(getattr(mine, step) / t_floor) if t_floor > 0 else "-"
                 rows.append((k, d, step, tp, tm, short(getattr(mine, step)), rp, rm,
-                             errors if step == "server" else "", note))
+                             errors if step == "server" else "", floor_cell, ratio, note))
 
     # ---------------------------------------------------------- targets
     def ratios(lib, step, which):
@@ -834,11 +970,12 @@ def main(argv=None):
     print(f"the one-minute load average was {load_start[0]:.1f} when the run started and "
           f"{load_end[0]:.1f} when it ended ({os.cpu_count()} cores)")
     print("| oracle | D | step | pure-ldp | multi-freq-ldpy | fastldp | vs pure-ldp "
-          "| vs multi-freq-ldpy | max abs error pure-ldp / multi-freq-ldpy / fastldp | note |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    for k, d, step, tp, tm, tf, rp, rm, errors, note in rows:
+          "| vs multi-freq-ldpy | max abs error pure-ldp / multi-freq-ldpy / fastldp "
+          "| floor (what binds) | fastldp / floor | note |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for k, d, step, tp, tm, tf, rp, rm, errors, floor_cell, ratio, note in rows:
         print(f"| {k} | {d:,} | {step} | {tp} | {tm} | {tf} | {rp} | {rm} | {errors} "
-              f"| {note} |")
+              f"| {floor_cell} | {ratio} | {note} |")
     if floor_lines:
         print(f"At D = {ds[-1]:,}: " + "; ".join(floor_lines))
     for line in (flh_line(ds, table, flh_floor, threads), rappor_lines(ds, table, rappor_floor)):
