@@ -93,6 +93,8 @@ _EXPORTS = {
     **dict.fromkeys(("PEM", "TreeHist", "SFP", "HeavyHitters"), "heavyhitters"),
     **dict.fromkeys(("SPL", "SMP", "RSpFD", "MultiFrequencyEstimate", "SampledMean", "SplitMean",
                      "MeanVectorEstimate", "FullDomain", "JointEstimate"), "multidim"),
+    **dict.fromkeys(("InpRR", "InpPS", "InpHT", "MargRR", "MargPS", "MargHT", "CALM",
+                     "MarginalEstimate"), "multidim"),
     **dict.fromkeys(("Result", "PrivacyStatement"), "results"),
     "Accountant": "accounting",
 }
@@ -113,6 +115,9 @@ if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ imports on 
     from .multidim import SampledMean as SampledMean, SplitMean as SplitMean
     from .multidim import MeanVectorEstimate as MeanVectorEstimate
     from .multidim import FullDomain as FullDomain, JointEstimate as JointEstimate
+    from .multidim import InpHT as InpHT, InpPS as InpPS, InpRR as InpRR
+    from .multidim import MargHT as MargHT, MargPS as MargPS, MargRR as MargRR
+    from .multidim import CALM as CALM, MarginalEstimate as MarginalEstimate
     from . import noise as noise
     from . import oracles as oracles, regression as regression, relations as relations
     from . import protocol as protocol

@@ -14,7 +14,11 @@ sampled dimensions through Piecewise or Duchi at ``epsilon / k`` (Wang et
 al., ICDE 2019; :func:`optimal_k`), and :class:`SplitMean`, the baseline,
 every dimension at ``epsilon / d``. :class:`FullDomain`, the baseline of
 marginal release, reports the whole record as one symbol of the cross
-product and gives the marginal of any set of attributes.
+product and gives the marginal of any set of attributes. :class:`CALM`
+reports one marginal per group of users and makes them consistent (Zhang
+et al., CCS 2018); :class:`InpRR`, :class:`InpPS`, :class:`InpHT` (the
+Fourier approach), :class:`MargRR`, :class:`MargPS` and :class:`MargHT`
+are the protocols of Cormode et al. (SIGMOD 2018) on binary attributes.
 """
 
 from ._frequency import (
@@ -22,8 +26,11 @@ from ._frequency import (
 )
 from ._means import RANDOMIZERS, MeanVectorEstimate, SampledMean, SplitMean, optimal_k
 from ._marginals import FullDomain, JointEstimate, total_variation
+from ._marginal_release import InpHT, InpPS, InpRR, MargHT, MargPS, MargRR, MarginalEstimate
+from ._calm import CALM
 from . import _channels  # noqa: F401  (registers the audit's channels of the classes above)
 
 __all__ = ["SPL", "SMP", "RSpFD", "MultiFrequencyEstimate", "paper_budget", "ORACLES",
            "RSPFD_VARIANTS", "SampledMean", "SplitMean", "MeanVectorEstimate", "optimal_k",
-           "RANDOMIZERS", "FullDomain", "JointEstimate", "total_variation"]
+           "RANDOMIZERS", "FullDomain", "JointEstimate", "total_variation",
+           "InpRR", "InpPS", "InpHT", "MargRR", "MargPS", "MargHT", "CALM", "MarginalEstimate"]

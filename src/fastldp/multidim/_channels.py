@@ -326,3 +326,203 @@ def _full_domain_channels(epsilon):
                                                        oracle="GRR", codebook_seed=_SEED),
                     description="FullDomain over GRR perturbing at 1.5 eps (law honest)")
     return [grr, olh, fault]
+
+
+# --------------------------------------------------------------------------- marginal release
+# Cormode et al.'s six protocols on d = 3 binary attributes (k = 2 for the sampled ones): the
+# law of the whole report, written from the papers' definitions (not from the samplers), and
+# a control per protocol whose sampler perturbs at LAW_FACTOR times its budget (law honest).
+from . import _marginal_release as _mr  # noqa: E402
+
+#: the audits' binary attributes and marginal order
+RELEASE_ATTRIBUTES, RELEASE_ORDER = 3, 2
+
+
+def _rr(eps: float) -> tuple:
+    p = 1.0 / (1.0 + np.exp(-eps))
+    return p, 1.0 - p
+
+
+def _cell(x, attributes) -> int:
+    out = 0
+    for a in attributes:
+        out = 2 * out + int(x[a])
+    return out
+
+
+def marginal_release_law(mech) -> tuple:
+    """``(inputs, outputs, P)`` of one report of a Cormode et al. protocol, from its definition.
+
+    Inputs are every record of ``{0, 1}^d``; outputs are the report rows as
+    tuples. The sampled protocols draw their index uniformly.
+    """
+    d, eps = mech.n_attributes, mech.epsilon
+    inputs = list(itertools.product((0, 1), repeat=d))
+    name = next(c.__name__ for c in type(mech).__mro__  # a control's subclass: its protocol
+                if c.__name__ in ("InpRR", "InpPS", "InpHT", "MargRR", "MargPS", "MargHT"))
+    rows: list = []
+    if name in ("InpRR", "InpPS"):
+        size = 1 << d
+        if name == "InpRR":
+            p, q = _rr(eps / 2)
+            outputs = list(itertools.product((0, 1), repeat=size))
+            for x in inputs:
+                c = _cell(x, range(d))
+                rows.append([float(np.prod([(p if i == c else q) if b else
+                                            (1 - p if i == c else 1 - q)
+                                            for i, b in enumerate(y)])) for y in outputs])
+        else:
+            e = np.exp(eps)
+            outputs = [(y,) for y in range(size)]
+            for x in inputs:
+                c = _cell(x, range(d))
+                rows.append([(e if y == c else 1.0) / (e + size - 1) for (y,) in outputs])
+        return inputs, outputs, np.array(rows)
+    if name == "InpHT" or name == "MargHT":
+        p, q = _rr(eps)
+        if name == "InpHT":
+            alphas = [a for w in range(1, mech.k + 1)
+                      for a in itertools.combinations(range(d), w)]
+        else:
+            alphas = [tuple(a for i, a in enumerate(beta) if mask >> (mech.k - 1 - i) & 1)
+                      for beta in itertools.combinations(range(d), mech.k)
+                      for mask in range(1, 1 << mech.k)]
+        outputs = [(j, b) for j in range(len(alphas)) for b in (0, 1)]
+        for x in inputs:
+            row = []
+            for j, alpha in enumerate(alphas):
+                plus = sum(x[a] for a in alpha) % 2 == 0
+                row += [(q if plus else p) / len(alphas), (p if plus else q) / len(alphas)]
+            rows.append(row)
+        return inputs, outputs, np.array(rows)
+    sets = list(itertools.combinations(range(d), mech.k))
+    cells = 1 << mech.k
+    if name == "MargPS":
+        e = np.exp(eps)
+        outputs = [(b, y) for b in range(len(sets)) for y in range(cells)]
+        for x in inputs:
+            rows.append([(e if y == _cell(x, sets[b]) else 1.0) / (e + cells - 1) / len(sets)
+                         for b, y in outputs])
+        return inputs, outputs, np.array(rows)
+    p, q = _rr(eps / 2)  # MargRR
+    outputs = [(b, *y) for b in range(len(sets))
+               for y in itertools.product((0, 1), repeat=cells)]
+    for x in inputs:
+        row = []
+        for b, *y in outputs:
+            c = _cell(x, sets[b])
+            row.append(float(np.prod([(p if i == c else q) if v else (1 - p if i == c else 1 - q)
+                                      for i, v in enumerate(y)])) / len(sets))
+        rows.append(row)
+    return inputs, outputs, np.array(rows)
+
+
+def _release_law(mech, eps, ids) -> ExactLaw:
+    inputs, outputs, probs = marginal_release_law(mech)
+    ids = np.atleast_1d(np.asarray(ids, dtype=np.uint64))
+    return ExactLaw(inputs, outputs, ids, np.stack([probs] * ids.shape[0]))
+
+
+def _release_sample(mech, eps, xs, ids, gen):
+    return mech.privatize(np.asarray(xs, dtype=np.int64).reshape(-1, mech.n_attributes),
+                          rng=gen)
+
+
+def _release_channels(cls, epsilon):
+    extra = {} if cls in (_mr.InpRR, _mr.InpPS) else {"k": RELEASE_ORDER}
+
+    def build(eps):
+        return cls(n_attributes=RELEASE_ATTRIBUTES, epsilon=eps, codebook_seed=_SEED, **extra)
+
+    class _Louder(cls):  # type: ignore[valid-type, misc]
+        """The sampler of ``cls`` at LAW_FACTOR times the budget; parameters and law honest."""
+
+        def _privatize_rows(self, x, gen, ids=None):
+            return cls(n_attributes=self.n_attributes, epsilon=LAW_FACTOR * self.epsilon,
+                       codebook_seed=self.codebook_seed, **extra)._privatize_rows(x, gen, ids)
+
+    _Louder.__name__ = _Louder.__qualname__ = f"_Louder{cls.__name__}"
+    lower = cls.__name__.lower()
+    honest = Channel(lower, f"{cls.__name__}, d = {RELEASE_ATTRIBUTES} binary attributes"
+                     + (f", k = {RELEASE_ORDER}" if extra else "") + ", the whole report's law",
+                     epsilon, build, law=_release_law, sample=_release_sample,
+                     output_key=lambda r: tuple(int(v) for v in r))
+    fault = replace(honest, name=f"control:{lower}-sampler", control_of=lower,
+                    expect_violation=True,
+                    build=lambda eps: _Louder(n_attributes=RELEASE_ATTRIBUTES, epsilon=eps,
+                                             codebook_seed=_SEED, **extra),
+                    description=f"{cls.__name__} perturbing at {LAW_FACTOR} eps (law honest)")
+    return [honest, fault]
+
+
+for _cls in (_mr.InpRR, _mr.InpPS, _mr.InpHT, _mr.MargRR, _mr.MargPS, _mr.MargHT):
+    channels_of(_cls)(lambda epsilon, _c=_cls: _release_channels(_c, epsilon))
+
+
+# CALM on the 2 x 3 domain, reporting the marginals {0}, {1} and {0, 1}: the group is drawn
+# uniformly, then its cell goes through GRR (law from its definition) or OLH (the oracle's
+# exact law per identity).
+from ._calm import CALM  # noqa: E402
+
+CALM_MARGINALS = [[0], [1], [0, 1]]
+
+
+def _calm_law(mech, eps, ids) -> ExactLaw:
+    inputs = list(itertools.product(*[range(k) for k in mech.domain_sizes]))
+    ids = np.atleast_1d(np.asarray(ids, dtype=np.uint64))
+    M = len(mech.sets)
+    outputs = [(g, y) for g in range(M) for y in range(mech._outputs[g])]
+    tables = []
+    for identity in ids.tolist():
+        laws = []
+        for g, s in enumerate(mech.sets):
+            D = mech._group_domain[g]
+            if mech.group_oracles[g] is None:
+                e = np.exp(mech.epsilon)
+                law = np.full((D, D), 1.0 / (e + D - 1))
+                np.fill_diagonal(law, e / (e + D - 1))
+            else:
+                law = mech.group_oracles[g].channel(mech.epsilon, identity)
+            laws.append(law)
+        rows = []
+        for x in inputs:
+            row = []
+            for g, s in enumerate(mech.sets):
+                cell = int(np.ravel_multi_index([x[a] for a in s],
+                                                [mech.domain_sizes[a] for a in s]))
+                row.extend(laws[g][cell] / M)
+            rows.append(row)
+        tables.append(np.array(rows))
+    return ExactLaw(inputs, outputs, ids, np.stack(tables))
+
+
+def _calm_sample(mech, eps, xs, ids, gen):
+    records = np.asarray(xs, dtype=np.int64).reshape(-1, mech.n_attributes)
+    return mech.privatize(records, identities=np.asarray(ids, dtype=np.uint64), rng=gen)
+
+
+@channels_of(CALM)
+def _calm_channels(epsilon):
+    def build(oracle):
+        return lambda eps: CALM(domain_sizes=MULTIDIM_DOMAIN, epsilon=eps,
+                                marginals=CALM_MARGINALS, oracle=oracle, codebook_seed=_SEED)
+
+    chs = [Channel(f"calm-{o.lower()}", f"CALM over {o}, domains {MULTIDIM_DOMAIN}, marginals "
+                   f"{CALM_MARGINALS}, the whole report's law", epsilon, build(o),
+                   law=_calm_law, sample=_calm_sample,
+                   output_key=lambda r: tuple(int(v) for v in r), keyed=o == "OLH")
+           for o in ("GRR", "OLH")]
+
+    class _LouderCALM(CALM):
+        def _privatize_rows(self, x, gen, ids=None):
+            return CALM(domain_sizes=self.domain_sizes, epsilon=LAW_FACTOR * self.epsilon,
+                        marginals=self.marginals, oracle=self.oracle,
+                        codebook_seed=self.codebook_seed)._privatize_rows(x, gen, ids)
+
+    fault = replace(chs[0], name="control:calm-grr-sampler", control_of=chs[0].name,
+                    expect_violation=True,
+                    build=lambda eps: _LouderCALM(domain_sizes=MULTIDIM_DOMAIN, epsilon=eps,
+                                                  marginals=CALM_MARGINALS, oracle="GRR",
+                                                  codebook_seed=_SEED),
+                    description=f"CALM over GRR perturbing at {LAW_FACTOR} eps (law honest)")
+    return [*chs, fault]
