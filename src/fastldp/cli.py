@@ -332,7 +332,10 @@ def _add_experiment_commands(sub) -> None:
         epilog="experiments:\n" + listing, formatter_class=argparse.RawDescriptionHelpFormatter)
     rp.add_argument("experiment", choices=list(known), metavar="EXPERIMENT",
                     help="one of the experiments listed below")
-    rp.add_argument("--quick", action="store_true", help="the reduced grid (minutes on 2 cores)")
+    rp.add_argument("--quick", action="store_true",
+                    help="the reduced grid (minutes on 2 cores); unless its headline is the full "
+                         "run's, it first says that it is too small to rank the methods and "
+                         "which differences its standard errors resolve")
     rp.add_argument("--out", type=Path, default=None,
                     help="output folder (default results/<experiment>[-quick])")
     rp.add_argument("--workers", type=_workers, default=_all_cores(),

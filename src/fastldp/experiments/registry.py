@@ -65,6 +65,19 @@ class Experiment:
         Whether ``repetitions`` (``--repetitions``) replaces the spec's count.
     takes_trials : bool
         Deprecated name of ``takes_repetitions`` (either sets it).
+    quick_ranks : bool
+        Whether the ``--quick`` run's headline agrees with the full run's
+        (``tests/test_reproduce_quick.py`` checks it against the published
+        headline); requires ``headline``. Every other quick run prints that it
+        is too small to rank the methods (:mod:`fastldp.experiments.quick`).
+    headline : callable or None
+        ``headline(report) -> dict``: the run's headline as JSON-like values
+        (e.g. the winner per domain size), for that check.
+    resolution : callable or None
+        ``resolution(report) -> list[Resolution]``: the differences the run
+        resolves, from its standard errors (default:
+        :func:`fastldp.experiments.quick.resolutions`, which reads the
+        report's ``summary`` table).
     """
 
     name: str
@@ -75,11 +88,18 @@ class Experiment:
     spec: Optional[str] = None
     takes_repetitions: bool = False
     takes_trials: bool = False
+    quick_ranks: bool = False
+    headline: Optional[Callable[[object], dict]] = None
+    resolution: Optional[Callable[[object], list]] = None
 
     def __post_init__(self):
         if self.takes_trials or self.takes_repetitions:  # one flag, whichever name set it
             object.__setattr__(self, "takes_repetitions", True)
             object.__setattr__(self, "takes_trials", True)
+        if self.quick_ranks and self.headline is None:
+            # the claim must be checkable against the full run's published headline
+            raise ValueError(f"Experiment {self.name!r} sets quick_ranks=True but gives no "
+                             f"headline function to check it with.")
 
 
 @dataclass(frozen=True)

@@ -8,10 +8,13 @@ what each reproduces and whether it reads data files (``--data``).
 from __future__ import annotations
 
 import inspect
+import io
 import os
 import sys
+import textwrap
 from pathlib import Path
 
+from .quick import resolutions, too_small_banner
 from .registry import Experiment, experiments, get_experiment
 from .spec import UNSET, repetitions_alias
 
@@ -75,7 +78,11 @@ def reproduce(experiment: str, *, quick: bool = False, out=None, workers: int = 
     experiment : str
         A name of :func:`experiments` (``fastldp reproduce --help`` lists them).
     quick : bool
-        The spec's reduced ``[quick]`` grid.
+        The spec's reduced ``[quick]`` grid. Unless the experiment's quick
+        headline is known to agree with its full run's
+        (``Experiment.quick_ranks``), the text starts with a paragraph saying
+        that the run is too small to rank the methods and which differences
+        its standard errors resolve (:mod:`fastldp.experiments.quick`).
     out : path, optional
         Output folder (default ``results/<experiment>[-quick]``); a second call
         resumes, keeping finished rows and rerunning failed ones.
@@ -118,13 +125,25 @@ def reproduce(experiment: str, *, quick: bool = False, out=None, workers: int = 
                          f"{repetitions!r} instead.")
     data_dir = check_data_dir(exp, data_dir)
     file = file or sys.stdout
-    extra = {"retry_failures": retry_failures} if _accepts(exp.run, "retry_failures") else {}
+    extra: dict[str, object] = ({"retry_failures": retry_failures}
+                                if _accepts(exp.run, "retry_failures") else {})
     if repetitions is not None:
         # a family function written before the rename still calls the count 'trials'
         name = "repetitions" if _accepts(exp.run, "repetitions") else "trials"
         extra[name] = repetitions
+    honest = quick and not exp.quick_ranks
+    # a quick run that cannot rank the methods says so above its tables: its text is held
+    # back until the run's own standard errors give the differences it resolves
+    shown_to = io.StringIO() if honest else file
     report = exp.run(quick=quick, out=out, workers=workers, data_dir=data_dir,
-                     progress=progress, figures=figures, file=file, **extra)
+                     progress=progress, figures=figures, file=shown_to, **extra)
+    if honest:
+        banner = too_small_banner(exp.name, (exp.resolution or resolutions)(report))
+        print(textwrap.fill(banner, width=100) + "\n", file=file)
+        file.write(shown_to.getvalue())
+        text = getattr(report, "text", None)
+        if isinstance(text, str):  # the report's text as printed: the paragraph first
+            setattr(report, "text", banner + "\n\n" + text)
     files = list(getattr(report, "files", []) or [])
     shown = [p for p in getattr(report, "figures", []) or [] if Path(p).suffix == ".png"]
     if files:

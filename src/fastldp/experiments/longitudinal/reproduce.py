@@ -22,8 +22,13 @@ same post-processing applied to fastldp's estimates, both MSEs and their
 ratio. multi-freq-ldpy draws from numpy's and numba's global random states,
 which this run does not seed, so its column changes from run to run.
 
+Without multi-freq-ldpy the report says so in one line (there is no
+side-by-side table then).
+
 Tables written to ``out``: ``mse.csv``, ``winners.csv``, ``multi_freq.csv``,
-``checks.csv`` and ``report.txt``. The grid is the shipped ``spec.toml``.
+``checks.csv`` and ``report.txt``; the figure ``figures/longitudinal_mse.png``
+(MSE against ``epsilon_inf``, a panel per domain size). The grid is the
+shipped ``spec.toml``.
 """
 
 from __future__ import annotations
@@ -148,6 +153,9 @@ def _mse_table(grid, rng, log) -> list[dict]:
             protos = _protocols(D, e_inf, e_1)
             sq: dict[str, list[float]] = {name: [] for name in protos}
             an: dict[str, list[float]] = {name: [] for name in protos}
+            # one MSE per repetition: the rounds of a repetition share their permanent
+            # responses, so only the repetitions are independent (the standard error's unit)
+            per_rep: dict[str, list[float]] = {name: [] for name in protos}
             for _ in range(grid["repetitions"]):
                 values = _rounds(D, n, tau, grid["change_rate"], grid["zipf_exponent"], rng)
                 memos = {name: MemoryMemo() for name in protos}
@@ -158,12 +166,18 @@ def _mse_table(grid, rng, log) -> list[dict]:
                         counts = proto.estimate(est).counts
                         sq[name].append(float(np.mean((counts - truth) ** 2)) / n ** 2)
                         an[name].append(float(np.mean(proto.count_variances(n, truth))) / n ** 2)
+                for name in protos:
+                    per_rep[name].append(float(np.mean(sq[name][-tau:])))
             for name in protos:
                 k = len(sq[name])
                 mse, analytic = float(np.mean(sq[name])), float(np.mean(an[name]))
+                reps = len(per_rep[name])
+                se = float(np.std(per_rep[name], ddof=1) / math.sqrt(reps)) if reps > 1 \
+                    else math.nan
                 rows.append({"domain_size": D, "epsilon_inf": e_inf, "epsilon_1": e_1,
-                             "protocol": name, "mse": mse, "analytic_mse": analytic,
-                             "ratio": mse / analytic, "cells": k * D})
+                             "protocol": name, "mse": mse, "mse_se": se,
+                             "analytic_mse": analytic, "ratio": mse / analytic, "cells": k * D,
+                             "repetitions": reps})
             if log:
                 print(f"  D={D} epsilon_inf={e_inf:g}: done", file=log)
     return rows
@@ -179,8 +193,13 @@ def _winners(rows) -> list[dict]:
         best = min(cell, key=lambda r: r["analytic_mse"])
         best_unary = min(unary, key=lambda r: r["analytic_mse"])
         sim_best = min(cell, key=lambda r: r["mse"])
+        # the simulated winner differs from the analytic one by noise unless the gap
+        # between their simulated MSEs exceeds two standard errors of the difference
+        gap_se = math.hypot(sim_best.get("mse_se", math.nan), best.get("mse_se", math.nan))
+        resolved = sim_best is best or (math.isfinite(gap_se)
+                                        and best["mse"] - sim_best["mse"] > 2 * gap_se)
         out.append({"domain_size": D, "epsilon_inf": e, "best_analytic": best["protocol"],
-                    "best_simulated": sim_best["protocol"],
+                    "best_simulated": sim_best["protocol"], "simulated_resolved": resolved,
                     "best_unary_analytic": best_unary["protocol"],
                     "grr_over_osue": (next((r["analytic_mse"] for r in cell
                                             if r["protocol"] == "L-GRR"))
@@ -196,13 +215,19 @@ def _normalized(counts: np.ndarray) -> np.ndarray:
     return f / total if total > 0 else f
 
 
-def _multi_freq(grid, rng, log) -> list[dict]:
+#: The report's line when the peer is missing (its help promises the side-by-side table).
+PEER_MISSING = ("multi-freq-ldpy is not installed, so there is no side-by-side table "
+                "(pip install 'fastldp[bench-peer]' adds it).")
+
+
+def _multi_freq(grid, rng, log) -> Optional[list[dict]]:
+    """The side-by-side rows, or ``None`` when multi-freq-ldpy does not import."""
     try:
         from multi_freq_ldpy.long_freq_est import L_GRR, L_OSUE, L_OUE, L_SOUE, L_SUE
     except ImportError:
         if log:
-            print("  multi-freq-ldpy is not installed: no side-by-side table", file=log)
-        return []
+            print(f"  {PEER_MISSING}", file=log)
+        return None
     mods = {"L-GRR (paper)": (L_GRR, "L_GRR"), "L-OUE": (L_OUE, "L_OUE"),
             "L-OSUE": (L_OSUE, "L_OSUE"), "L-SUE": (L_SUE, "L_SUE"),
             "L-SOUE": (L_SOUE, "L_SOUE")}
@@ -305,10 +330,14 @@ def _report(grid, mse, winners, mf, checks, quick, seconds) -> str:
                 parts.append(f"{'-':>20}" if r is None else
                              f"{r['mse'] * 1e6:>9.3f} ({r['analytic_mse'] * 1e6:>8.3f})")
             lines.append(f"{D:>4} {e:>7g} " + " ".join(parts))
-    lines += ["", "Which protocol wins (smallest analytic MSE; simulated in brackets):"]
+    lines += ["", "Which protocol wins (smallest analytic MSE, exact; the smallest simulated "
+                  "MSE in brackets, marked when it is within two standard errors of the "
+                  "analytic winner's, i.e. not resolved by the repetitions):"]
     for w in winners:
+        sim = w["best_simulated"] + ("" if w.get("simulated_resolved", True) else
+                                     f", within 2 se of {w['best_analytic']}")
         lines.append(f"  D={w['domain_size']:>3} eps_inf={w['epsilon_inf']:>4g}: "
-                     f"{w['best_analytic']} [{w['best_simulated']}], best unary "
+                     f"{w['best_analytic']} [{sim}], best unary "
                      f"{w['best_unary_analytic']}, L-GRR / L-OSUE = {w['grr_over_osue']:.3g}")
     osue = sum(w["best_unary_analytic"] == "L-OSUE" for w in winners)
     grr_small = [w for w in winners if w["best_analytic"] == "L-GRR"]
@@ -333,6 +362,8 @@ def _report(grid, mse, winners, mf, checks, quick, seconds) -> str:
         lines += [f"At fixed epsilon_1 the analytic MSE does not depend on epsilon_inf for "
                   f"{', '.join(flat) or 'no protocol'} (one report's law is fixed by epsilon_1); "
                   "it does for the others."]
+    if mf is None:  # said in the report, not only on the progress log: no silent column
+        lines += ["", PEER_MISSING]
     if mf:
         lines += ["", "Side by side with multi-freq-ldpy (one round, estimates clipped at 0 and "
                   "renormalized by both; MSE x 1e-6; the ratio's log standard error from the "
@@ -362,9 +393,11 @@ def reproduce(*, quick: bool = False, out=None, workers: int = 1, data_dir=None,
     out : path, optional
         Output folder (default ``results/longitudinal`` or
         ``results/longitudinal-quick``).
-    workers, data_dir, figures
+    workers, data_dir
         Accepted for the common experiment interface; unused (one process,
-        synthetic data, no figures).
+        synthetic data).
+    figures : bool
+        Draw ``figures/longitudinal_mse.png`` (needs matplotlib).
     progress : bool
         Print a line per finished cell on stderr.
     file : text stream, optional
@@ -386,14 +419,55 @@ def reproduce(*, quick: bool = False, out=None, workers: int = 1, data_dir=None,
     mse = _mse_table(grid, rng, log)
     winners = _winners(mse)
     mf = _multi_freq(grid, rng, log)
-    checks = _checks(mse, winners, mf, grid)
-    tables = {"mse": mse, "winners": winners, "multi_freq": mf, "checks": checks}
+    checks = _checks(mse, winners, mf or [], grid)
+    tables = {"mse": mse, "winners": winners, "multi_freq": mf or [], "checks": checks}
     files = [_write_csv(out / f"{name}.csv", rows) for name, rows in tables.items() if rows]
     failed = sum(not c["ok"] for c in checks)
+    drawn = draw_figure(mse, out / "figures", log=sys.stderr) if figures else []
     text = _report(grid, mse, winners, mf, checks, quick, time.perf_counter() - start)
     report = out / "report.txt"
     report.write_text(text)
     files.append(report)
     print(text, end="", file=file or sys.stdout)
-    return LongitudinalResult(text=text, failed=failed, files=files, tables=tables,
-                              checks=checks)
+    return LongitudinalResult(text=text, failed=failed, files=files, figures=drawn,
+                              tables=tables, checks=checks)
+
+
+def draw_figure(mse, out: Path, log=None) -> list[Path]:
+    """``longitudinal_mse.png`` (and ``.pdf``): MSE against ``epsilon_inf``, a panel per D.
+
+    Lines are the analytic MSE, markers the simulated one with bars of two
+    standard errors over the repetitions; nothing is drawn (and ``log`` says
+    so) without matplotlib.
+    """
+    from ..figures import _panels, _save, have_matplotlib, legend
+
+    if not mse or not have_matplotlib(log):
+        return []
+    out.mkdir(parents=True, exist_ok=True)
+    sizes = sorted({r["domain_size"] for r in mse})
+    fig, axes = _panels(len(sizes))
+    names = list(dict.fromkeys(r["protocol"] for r in mse))
+    for ax, D in zip(axes, sizes):
+        for i, name in enumerate(names):
+            rows = sorted((r for r in mse if r["domain_size"] == D and r["protocol"] == name),
+                          key=lambda r: r["epsilon_inf"])
+            if not rows:
+                continue
+            x = [r["epsilon_inf"] for r in rows]
+            color = f"C{i}"
+            ax.plot(x, [r["analytic_mse"] for r in rows], color=color, lw=1, label=name)
+            bars = [2 * r["mse_se"] if math.isfinite(r.get("mse_se", math.nan)) else 0.0
+                    for r in rows]
+            # a log axis has no room below 0: the lower bar stops just above it
+            low = [min(b, 0.99 * r["mse"]) for b, r in zip(bars, rows)]
+            ax.errorbar(x, [r["mse"] for r in rows], yerr=[low, bars], fmt="o", ms=3,
+                        color=color, capsize=2, lw=0.8)
+        ax.set_yscale("log")
+        ax.set_xlabel("epsilon_inf")
+        ax.set_ylabel("MSE of the frequencies")
+        ax.set_title(f"D = {D}, epsilon_1 = {mse[0]['epsilon_1']:g}", fontsize=9)
+    fig.suptitle("MSE against epsilon_inf: analytic (lines), simulated +- 2 standard errors "
+                 "(dots)", fontsize=9)
+    legend(axes, fontsize=7)
+    return _save(fig, out, "longitudinal_mse")

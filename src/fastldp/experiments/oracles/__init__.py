@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from functools import partial
 
+from ..quick import resolutions
 from ..registry import Experiment, SpecFamily, register_experiment, register_spec_family
 from .data import Population, find_real_data, load_population, top_items, zipf_law
 from .methods import METHODS, apply_method, build_oracle
@@ -45,7 +46,7 @@ for _name, (_spec, _description, _needs_data) in EXPERIMENTS.items():
     register_experiment(Experiment(
         name=_name, family="oracles", description=_description,
         run=partial(reproduce, _name), needs_data=_needs_data, spec=str(SPECS_DIR / _spec),
-        takes_repetitions=True))
+        takes_repetitions=True, resolution=partial(resolutions, metrics=METRICS)))
 
 
 def _run_spec(path, out=None, *, workers=1, quick=False, progress=True, data_dir=None,

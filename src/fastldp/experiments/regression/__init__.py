@@ -25,6 +25,7 @@ import os
 import sys
 from pathlib import Path
 
+from ..quick import resolutions
 from ..registry import Experiment, SpecFamily, register_experiment, register_spec_family
 from ..spec import UNSET, repetitions_alias, shipped_spec_path
 from .report import RegressionReport, build_report
@@ -104,6 +105,8 @@ for _name, (_file, _needs) in EXPERIMENTS.items():
     register_experiment(Experiment(
         name=_name, family="regression", description=_spec.description,
         run=functools.partial(reproduce, _name), needs_data=_needs, spec=str(SPECS_DIR / _file),
-        takes_repetitions=True))
+        takes_repetitions=True,
+        resolution=functools.partial(resolutions, metrics={"rel_error": "relative error",
+                                                           "test_mse": "test MSE"})))
 register_spec_family(SpecFamily(name="regression", run=_run_spec, report=_report,
                                 owns_table=is_regression_table, default_reference="Lasso"))

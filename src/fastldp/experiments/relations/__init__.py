@@ -8,6 +8,7 @@ distributional | real-data | ablation`` and user specs with
 
 from functools import partial
 
+from ..quick import resolutions
 from ..registry import Experiment, SpecFamily, register_experiment, register_spec_family
 from .methods import (
     Context,
@@ -35,7 +36,8 @@ __all__ = [
 for _name, (_spec, _description, _needs_data) in EXPERIMENTS.items():
     register_experiment(Experiment(
         name=_name, family="relations", description=_description,
-        run=partial(reproduce, _name), needs_data=_needs_data, spec=str(SPECS_DIR / _spec)))
+        run=partial(reproduce, _name), needs_data=_needs_data, spec=str(SPECS_DIR / _spec),
+        resolution=partial(resolutions, metrics={"E_s": "E_s", "f1": "F1@s"})))
 
 
 def _run_spec(path, out=None, *, workers=1, quick=False, progress=True, data_dir=None,

@@ -16,6 +16,7 @@ say ``family = "vectors"``).
 
 from functools import partial
 
+from ..quick import resolutions
 from ..registry import Experiment, SpecFamily, register_experiment, register_spec_family
 from .methods import METHODS, Population, build_method
 from .report import build_report
@@ -35,7 +36,7 @@ for _name, (_spec, _description, _needs_data) in EXPERIMENTS.items():
     register_experiment(Experiment(
         name=_name, family="vectors", description=_description,
         run=partial(reproduce, _name), needs_data=_needs_data, spec=str(SPECS_DIR / _spec),
-        takes_repetitions=True))
+        takes_repetitions=True, resolution=partial(resolutions, metrics={"mae": "MAE"})))
 
 
 def _run_spec(path, out=None, *, workers=1, quick=False, progress=True, data_dir=None,
