@@ -102,7 +102,7 @@ def cell_index(x: np.ndarray, attributes) -> np.ndarray:
 
 
 def project(table: np.ndarray, attributes, onto) -> np.ndarray:
-    """The table of ``attributes`` (flat, binary) summed onto ``onto`` (axes in ``onto``'s order)."""
+    """The binary table of ``attributes`` (flat) summed onto ``onto``, axes in ``onto``'s order."""
     attributes = list(attributes)
     cube = np.asarray(table, dtype=np.float64).reshape((2,) * len(attributes))
     others = tuple(i for i, a in enumerate(attributes) if a not in onto)
@@ -122,7 +122,7 @@ def _parity_signs(attributes_of_alpha, t_attributes) -> np.ndarray:
     return 1.0 - 2.0 * parity
 
 
-def _table_variance(kind: str, p: float, q: float, s: int, f: np.ndarray) -> np.ndarray:
+def _table_variance(kind: str, p: float, q: float, s: int, f: Any) -> Any:
     """``Var[z]`` of one report for a set of ``s`` cells of frequency ``f`` (i.i.d. model)."""
     pi1, pi0 = p + (s - 1) * q, s * q
     if kind == "grr":  # a report hits the set or not: Bernoulli
@@ -208,6 +208,36 @@ class _MarginalRelease(KeywordOnly):
 
     kind = "counts"
     _REASONS = SMP_REASONS
+    # set by every protocol: a report row's dtype and width, its oracle's (p, q), the number
+    # of indices (marginals, coefficients, groups) and the kind of its table law
+    _dtype: Any
+    _width: int
+    _n_index: int
+    _pq: Any
+    _law_kind: str
+    k: int
+
+    def _privatize_rows(self, x: np.ndarray, gen: np.random.Generator,
+                        ids: Optional[np.ndarray] = None) -> np.ndarray:  # pragma: no cover
+        raise NotImplementedError
+
+    def _illegal(self, values: np.ndarray) -> tuple:  # pragma: no cover - abstract
+        """``(bad_index, out_of_range)`` masks of the rows."""
+        raise NotImplementedError
+
+    def _public_rows(self, ids: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _stats(self, clean: np.ndarray, ids: Any = None) -> np.ndarray:  # pragma: no cover
+        raise NotImplementedError
+
+    def _tables(self, est: Any) -> tuple:  # pragma: no cover - abstract
+        """``(sets, counts, variances)`` of the base tables."""
+        raise NotImplementedError
+
+    def _marginal(self, est: Any, attrs: tuple) -> tuple:  # pragma: no cover - abstract
+        """``(counts, variances)`` (flat) of the marginal of the sorted ``attrs``."""
+        raise NotImplementedError
 
     def __init_subclass__(cls, **kw):
         super().__init_subclass__(**kw)
@@ -460,6 +490,8 @@ def _rr_bits(bits: np.ndarray, p: float, gen: np.random.Generator) -> np.ndarray
 class _InputTable(_MarginalRelease):
     """InpRR and InpPS: the whole record's cell of ``2^d``; any marginal is a sum of cells."""
 
+    _law_kind: str
+
     def _tables(self, est) -> tuple:
         sets = [tuple(range(self.n_attributes))]
         counts, variances = self._marginal(est, sets[0])
@@ -475,9 +507,6 @@ class _InputTable(_MarginalRelease):
         f = np.clip(counts / max(n, 1), 0.0, 1.0)
         variances = n * _table_variance(self._law_kind, p, q, s, f)
         return counts, variances
-
-    def _stats(self, clean: np.ndarray, ids=None) -> np.ndarray:
-        raise NotImplementedError  # pragma: no cover
 
 
 class InpRR(_InputTable):
@@ -602,7 +631,7 @@ class _Sampled(_MarginalRelease):
 
     _dtype = np.dtype(np.int64)
 
-    def _public_index_and(self, ids, n_values: int) -> np.ndarray:
+    def _public_index_and(self, ids, n_values: int) -> tuple:
         u = public_uniforms(self.codebook_seed, ids, 2)
         index = np.minimum((u[:, 0] * self._n_index).astype(np.int64), self._n_index - 1)
         value = np.minimum((u[:, 1] * n_values).astype(np.int64), n_values - 1)
@@ -723,7 +752,7 @@ class InpHT(_Hadamard):
 
 # --------------------------------------------------------------------------- marginal perturbation
 class _Marginals(_Sampled):
-    """MargRR, MargPS, MargHT: each user reports about one of the ``C(d, k)`` ``k``-way marginals."""
+    """MargRR, MargPS, MargHT: a user reports about one of the ``C(d, k)`` ``k``-way marginals."""
 
     def _setup_marginals(self) -> None:
         self.sets = list(itertools.combinations(range(self.n_attributes), self.k))
