@@ -437,3 +437,18 @@ def test_bad_records_and_marginals_are_refused_with_their_place():
     with pytest.raises(ValueError, match=r"column j is in \[0, domain_sizes\[j\]\).*Got 3 at "
                                          r"row 0, attribute 1 \(domain size 3\)"):
         calm.privatize(np.array([[0, 3, 0, 0]]))
+
+
+def test_inprr_decodes_its_bytes_without_widening_them():
+    # InpRR's reports are 2^d bytes each: widening them to int64 made the decode of 10^5
+    # reports at d = 10 hold 800 MB and take 8 s; the clean reports keep the schema's uint8
+    mech = InpRR(n_attributes=6, epsilon=1.0, codebook_seed=1)
+    reports = mech.privatize(mech.example_data(500, np.random.default_rng(0)), rng=1)
+    clean, report = mech.sanitize(reports, np.arange(500, dtype=np.uint64), "test")
+    assert clean.dtype == np.uint8 and np.array_equal(clean, reports)
+    assert report.n_valid == 500
+    bad = reports.astype(np.int64)
+    bad[4, 0] = 7
+    clean, report = mech.sanitize(bad, np.arange(500, dtype=np.uint64), "test")
+    assert clean.dtype == np.uint8 and report.by_reason["out_of_range"] == 1
+    assert np.array_equal(clean[4], mech._public_rows(np.array([4], dtype=np.uint64))[0])

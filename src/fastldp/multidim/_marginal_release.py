@@ -381,8 +381,8 @@ class _MarginalRelease(KeywordOnly):
         expected = f"an array of {np.dtype(self._dtype)} reports of shape (n, {self._width})"
         arr, wrong = report_rows(reports, self._width, owner, expected)
         n = arr.shape[0]
-        if n and arr.dtype == self._dtype:
-            values = arr.astype(np.int64)
+        if n and arr.dtype == self._dtype:  # the schema's integers: no conversion, no copy
+            values = arr
             numeric = integral = np.ones(arr.shape, dtype=bool)
             wrong_dtype = False
         elif n:
@@ -395,9 +395,11 @@ class _MarginalRelease(KeywordOnly):
         non_numeric = ~numeric.all(axis=1)
         non_integer = ~integral.all(axis=1)
         replace = wrong | non_numeric | non_integer | bad_index | out_of_range
-        clean = np.where(replace[:, None], 0, values).astype(np.int64)
         if replace.any():
+            clean = np.where(replace[:, None], 0, values).astype(self._dtype)
             clean[replace] = self._public_rows(ids[replace])
+        else:
+            clean = np.ascontiguousarray(values, dtype=self._dtype)
         masks = {"wrong_width": wrong, "non_numeric": non_numeric, "non_integer": non_integer,
                  "bad_index": bad_index, "out_of_range": out_of_range}
         return clean, tally(n, masks, self._REASONS, wrong_dtype)
@@ -477,7 +479,11 @@ def _unary(cells: np.ndarray, size: int, p: float, q: float,
            gen: np.random.Generator) -> np.ndarray:
     """One-hot of ``cells`` over ``size`` bits, bit 1 w.p. ``p`` at the cell and ``q`` elsewhere."""
     n = cells.shape[0]
-    bits = (gen.random((n, size)) < q).astype(np.uint8)
+    bits = np.empty((n, size), dtype=np.uint8)
+    step = max(1, (1 << 22) // size)  # rows per block: the uniforms of a block stay at 32 MiB
+    for start in range(0, n, step):
+        stop = min(n, start + step)
+        np.less(gen.random((stop - start, size)), q, out=bits[start:stop], casting="unsafe")
     bits[np.arange(n), cells] = gen.random(n) < p
     return bits
 
