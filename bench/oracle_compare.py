@@ -64,6 +64,20 @@ threads can be slower than one (each parallel region waits for both
 threads to be scheduled); ``--threads 1`` then measures the single-core
 kernels. The header and the end print the load average.
 
+Beside every fastldp time it prints that step's floor, the work no
+implementation can skip, timed in the same run, and the ratio time / floor
+(a second table): the random words the step must draw (a client's coins as
+their entropy, ``H(q)`` bits a coin; a hash lane half a word; timed as
+Philox4x64-10 blocks by ``philox_floor``, SHE's and THE's Laplace words by
+``she_floor``) and the report bytes it writes (a plain NumPy ``fill`` of as
+many bytes) or reads (a ``bitwise_xor.reduce`` of as many bytes); the floor
+is the larger of the two, and RAPPOR's dense decode's is also at least its
+Cholesky factorization. The RAPPOR-sparse row is the same oracle decoding
+with ``all_variances=False`` (conjugate gradients on the sparse design, the
+same counts, no D x D factorization; its peers' cells are RAPPOR's).
+The first lines say the load average (``os.getloadavg()``) and whether the
+machine was busy: a busy machine's times are noisy.
+
 It then times IBU (``fastldp.oracles.postprocess.ibu``) on GRR's counts at
 the largest D (4,096 by default), and ``--peer-ibu-iter`` updates of its EM
 from the uniform start beside as many of multi-freq-ldpy's (its ``IBU`` on
@@ -498,6 +512,13 @@ def she_line(ds, table, she_floors, threads):
 # (server) of that many bytes, one thread. The floor of a step is the larger of the two (they
 # could overlap, so neither sum is a lower bound); RAPPOR's dense decode adds its Cholesky
 # factorization (``rappor_floor_time``).
+def coin_words(coins, q):
+    """The random words ``coins`` Bernoulli(q) coins need at least: their entropy, ``coins *
+    H(q)`` bits (fastldp's bit-sliced comparator draws about 8 words per 64 coins)."""
+    entropy = -(q * math.log2(q) + (1 - q) * math.log2(1 - q))
+    return coins * entropy / 64
+
+
 def client_words(k, d, eps, args, oracle):
     """The client's random words per report, and what they are."""
     if k == "ADP":
@@ -508,8 +529,10 @@ def client_words(k, d, eps, args, oracle):
         return 1.5, "1 word + 1 hash lane"
     if k == "FLH":
         return 2.5, "2 words + 1 hash lane"
-    if k in ("OUE", "SUE"):
-        return float(d), "D coin words"
+    if k == "OUE":
+        return coin_words(d, 1 / (math.exp(eps) + 1)), "entropy of D coins"
+    if k == "SUE":
+        return coin_words(d, 1 / (math.exp(eps / 2) + 1)), "entropy of D coins"
     if k == "SS":
         from fastldp.oracles.subset import optimal_subset_size
 
@@ -518,9 +541,12 @@ def client_words(k, d, eps, args, oracle):
     if k in ("SHE", "THE"):
         return float(d), "D Laplace words (she_floor: a log each)"
     if k.startswith("RAPPOR"):
-        return args.rappor_bits + args.rappor_hashes / 2, "k coin words + h hash lanes"
+        q = 1 / (1 + math.exp(eps / (2 * args.rappor_hashes)))
+        return (coin_words(args.rappor_bits, q) + args.rappor_hashes / 2,
+                "entropy of k coins + h hash lanes")
     if k == "CMS":
-        return args.cms_columns + 1.5, "m coin words + 1 word + 1 hash lane"
+        return (coin_words(args.cms_columns, 1 / (math.exp(eps / 2) + 1)) + 1.5,
+                "entropy of m coins + 1 word + 1 hash lane")
     if k == "HCMS":
         return 2.5, "2 words + 1 hash lane"
     return 0.0, "-"
@@ -547,7 +573,9 @@ def words_time(words, threads, repeats):
         return 0.0
     per = max(1, -(-blocks // 1_000_000))  # at most 10^6 identities, whole blocks each
     ids = np.arange(-(-blocks // per), dtype=np.uint64)
-    t, _ = best_of(lambda: philox_floor(2027, ids, 256 * per, threads), repeats, 3.0)
+    # a few blocks take less than waking a second thread: those are timed on one
+    use = threads if blocks >= 2**18 else 1
+    t, _ = best_of(lambda: philox_floor(2027, ids, 256 * per, use), repeats, 3.0)
     return t
 
 
@@ -788,6 +816,7 @@ def main(argv=None):
     np.random.seed(3)  # pure-ldp draws from the global generators
 
     rows, table = [], {}  # table[(name, d)] = (Ours, {peer: PeerResult})
+    floor_rows = []  # (name, D, step, fastldp, floor, what binds, ratio)
     jit_seen = {}  # numba function -> its compile time (the first call anywhere)
     floor_lines, ibu_out = [], None
     rappor_floor = {}  # D -> the Cholesky factorization of RAPPOR's Gram matrix alone
@@ -901,11 +930,11 @@ def main(argv=None):
                 note = scaled
                 if step == "server":
                     note = "; ".join(([scaled] if scaled else []) + extra)
-                t_floor, what = getattr(fl, step), getattr(fl, f"{step}_what")
-                floor_cell = f"{short(t_floor)} ({what})" if t_floor > 0 else "-"
-                ratio = times(getattr(mine, step) / t_floor) if t_floor > 0 else "-"
                 rows.append((k, d, step, tp, tm, short(getattr(mine, step)), rp, rm,
-                             errors if step == "server" else "", floor_cell, ratio, note))
+                             errors if step == "server" else "", note))
+                t_floor, what = getattr(fl, step), getattr(fl, f"{step}_what")
+                floor_rows.append((k, d, step, short(getattr(mine, step)), short(t_floor), what,
+                                   times(getattr(mine, step) / t_floor) if t_floor > 0 else "-"))
 
     # ---------------------------------------------------------- targets
     def ratios(lib, step, which):
@@ -970,12 +999,16 @@ def main(argv=None):
     print(f"the one-minute load average was {load_start[0]:.1f} when the run started and "
           f"{load_end[0]:.1f} when it ended ({os.cpu_count()} cores)")
     print("| oracle | D | step | pure-ldp | multi-freq-ldpy | fastldp | vs pure-ldp "
-          "| vs multi-freq-ldpy | max abs error pure-ldp / multi-freq-ldpy / fastldp "
-          "| floor (what binds) | fastldp / floor | note |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for k, d, step, tp, tm, tf, rp, rm, errors, floor_cell, ratio, note in rows:
+          "| vs multi-freq-ldpy | max abs error pure-ldp / multi-freq-ldpy / fastldp | note |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for k, d, step, tp, tm, tf, rp, rm, errors, note in rows:
         print(f"| {k} | {d:,} | {step} | {tp} | {tm} | {tf} | {rp} | {rm} | {errors} "
-              f"| {floor_cell} | {ratio} | {note} |")
+              f"| {note} |")
+    print()
+    print("| oracle | D | step | fastldp | floor | what binds the floor | fastldp / floor |")
+    print("|---|---|---|---|---|---|---|")
+    for k, d, step, tf, t_floor, what, ratio in floor_rows:
+        print(f"| {k} | {d:,} | {step} | {tf} | {t_floor} | {what} | {ratio} |")
     if floor_lines:
         print(f"At D = {ds[-1]:,}: " + "; ".join(floor_lines))
     for line in (flh_line(ds, table, flh_floor, threads), rappor_lines(ds, table, rappor_floor)):
