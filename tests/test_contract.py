@@ -241,7 +241,11 @@ DECODER_EXAMPLES = {
                                                      epsilon_inf=4.0, epsilon_1=2.0,
                                                      codebook_seed=1),
               lambda rng: np.stack([rng.integers(0, m, 300) for m in (400, 500, 600)], axis=1))
-       for name in ("LSPL", "LSMP")},
+       for name in ("LSPL", "LSMP")},    # ranges over 5,000 ordered values (a hierarchy of B = 4: 7 levels, padded to 4^7 leaves)
+    **{name: (lambda cls=name: getattr(fastldp, cls)(epsilon=2.0, domain_size=5000,
+                                                     codebook_seed=1),
+              lambda rng: rng.integers(0, 5000, 300))
+       for name in ("FlatRange", "HierarchicalHistogram")},
 }
 
 

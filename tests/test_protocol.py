@@ -32,7 +32,8 @@ TODAYS_STREAMING = [
     "LGRR", "LOUE", "LOSUE", "LSUE", "LSOUE", "LongitudinalOracle", "LongitudinalRAPPOR",
     "DBitFlipPM", "PEM", "TreeHist", "SFP", "HeavyHitterProtocol",
     "SPL", "SMP", "RSpFD", "SampledMean", "SplitMean",
-    "FullDomain"]  # multidim (issue 36), added after
+    "FullDomain",  # multidim (issue 36), added after
+    "FlatRange", "HierarchicalHistogram"]  # ranges (issue 35)
 #: the families' abstract bases: listed (they are exported), never built here
 ABSTRACT = {"FrequencyOracle", "LongitudinalOracle", "HeavyHitterProtocol"}
 
@@ -91,6 +92,12 @@ INSTANCES = {
     "FullDomain": lambda: F.FullDomain(domain_sizes=[3, 4, 2], epsilon=2.0, codebook_seed=1),
     "FullDomain/grr": lambda: F.FullDomain(domain_sizes=[3, 4], epsilon=2.0, oracle="GRR",
                                            codebook_seed=1),
+    "FlatRange": lambda: F.FlatRange(epsilon=2.0, domain_size=12, codebook_seed=1),
+    "HierarchicalHistogram": lambda: F.HierarchicalHistogram(epsilon=2.0, domain_size=12,
+                                                             branching=2, codebook_seed=1),
+    "HierarchicalHistogram/budget-olh": lambda: F.HierarchicalHistogram(
+        epsilon=2.0, domain_size=12, branching=3, oracle="olh", split="budget",
+        codebook_seed=1),
 }
 
 #: the report schemas of the instances above, as the collector recorded them before the
@@ -111,7 +118,8 @@ SCHEMAS = {
 }
 
 KIND_OF_FAMILY = {"oracles": "counts", "longitudinal": "counts", "relations": "matrix",
-                  "vectors": "vector", "heavyhitters": "ranking", "multidim": "counts"}
+                  "vectors": "vector", "heavyhitters": "ranking", "multidim": "counts",
+                  "ranges": "distribution"}
 #: classes whose kind is not their family's: multidim's means of numeric vectors
 KIND_OF_CLASS = {"SampledMean": "vector", "SplitMean": "vector"}
 

@@ -59,7 +59,7 @@ from ._version import __version__
 #: the families and shared modules, loaded on first attribute access
 _SUBMODULES = (
     "oracles", "relations", "vectors", "regression", "histograms", "longitudinal",
-    "heavyhitters", "multidim",
+    "heavyhitters", "multidim", "ranges",
     "results", "audit", "reports", "streaming", "distributed", "mechanisms", "experiments",
     "budgets", "corruption", "metrics", "noise", "accounting", "protocol",
 )
@@ -67,7 +67,7 @@ _SUBMODULES = (
 #: the families, in the order their mechanisms are listed (``fastldp.protocol`` builds the
 #: registry of streaming mechanisms and of audited channels from their exports)
 FAMILIES = ("oracles", "relations", "vectors", "regression", "histograms", "longitudinal",
-            "heavyhitters", "multidim")
+            "heavyhitters", "multidim", "ranges")
 
 #: public estimators and their result classes -> the family that defines them
 _EXPORTS = {
@@ -95,6 +95,8 @@ _EXPORTS = {
                      "MeanVectorEstimate", "FullDomain", "JointEstimate"), "multidim"),
     **dict.fromkeys(("InpRR", "InpPS", "InpHT", "MargRR", "MargPS", "MargHT", "CALM",
                      "MarginalEstimate"), "multidim"),
+    **dict.fromkeys(("FlatRange", "HierarchicalHistogram", "RangeEstimate",
+                     "HierarchicalEstimate"), "ranges"),
     **dict.fromkeys(("Result", "PrivacyStatement"), "results"),
     "Accountant": "accounting",
 }
@@ -119,6 +121,10 @@ if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ imports on 
     from .multidim import MargHT as MargHT, MargPS as MargPS, MargRR as MargRR
     from .multidim import CALM as CALM, MarginalEstimate as MarginalEstimate
     from . import noise as noise
+    from . import ranges as ranges
+    from .ranges import FlatRange as FlatRange, HierarchicalHistogram as HierarchicalHistogram
+    from .ranges import RangeEstimate as RangeEstimate
+    from .ranges import HierarchicalEstimate as HierarchicalEstimate
     from . import oracles as oracles, regression as regression, relations as relations
     from . import protocol as protocol
     from . import reports as reports, results as results, streaming as streaming

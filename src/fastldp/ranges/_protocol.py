@@ -509,4 +509,4 @@ def bytes_to_words(rows: np.ndarray, width: int) -> np.ndarray:
 def words_to_bytes(words: np.ndarray, n_bytes: int) -> np.ndarray:
     """int64 words back to ``n_bytes`` packed bytes per row (uint8, C-contiguous)."""
     raw = np.ascontiguousarray(words, dtype="<i8").view(np.uint8)
-    return np.ascontiguousarray(raw.reshape(words.shape[0], -1)[:, :n_bytes])
+    return np.ascontiguousarray(raw.reshape(words.shape[0], 8 * words.shape[1])[:, :n_bytes])
