@@ -75,11 +75,12 @@ it at small and moderate ``D``): the dense factorization below, which
 they need ``G^{-1}``'s diagonal or the NNLS form, and the sparse solve of
 ``all_variances=False``, which never forms ``G``: conjugate gradients on
 ``G f = h`` with ``G v = X^T (w * (X v))`` on the compressed design
-(``2 nnz(X) <= 2 C h D`` multiply-adds a product; about 90 products to a
-relative residual of :data:`CG_TOL` at the benchmark's ``k = 128, h = 2,
-C = 64``, whatever ``D <= C k / 2``, because the conditioning of ``G``
-depends on ``D / (C k)``), unpreconditioned so that a singular but
-consistent system converges to the minimum-norm solution. The rule: the
+(``2 nnz(X) <= 2 C h D`` multiply-adds a product; the number of products
+grows with ``D / (C k)``, which sets the spread of ``G``'s spectrum: 94 to a
+relative residual of :data:`CG_TOL` at the benchmark's ``D = 4096, k = 128,
+h = 2, C = 64``), unpreconditioned so that a singular but consistent system
+converges to the minimum-norm solution (the diagonal of ``G`` is nearly
+constant, so a diagonal preconditioner would gain little). The rule: the
 sparse path uses a factorization already in the cache when there is one
 (two triangular solves: cheaper than the iterations), the dense one also
 when ``G`` is singular by the design's structure (fewer equations from the
