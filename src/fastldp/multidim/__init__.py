@@ -10,8 +10,8 @@ from exact integer partials, and implements
 :class:`fastldp.protocol.StreamingMechanism`.
 
 For numeric vectors in ``[-1, 1]^d``, :class:`SampledMean` reports ``k``
-sampled dimensions through Piecewise or Duchi at ``epsilon / k`` (Wang et
-al., ICDE 2019; :func:`optimal_k`), and :class:`SplitMean`, the baseline,
+sampled dimensions through Hybrid (the default), Piecewise or Duchi at
+``epsilon / k`` (Wang et al., ICDE 2019; :func:`optimal_k`), and :class:`SplitMean`, the baseline,
 every dimension at ``epsilon / d``. :class:`FullDomain`, the baseline of
 marginal release, reports the whole record as one symbol of the cross
 product and gives the marginal of any set of attributes. :class:`CALM`

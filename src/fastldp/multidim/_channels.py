@@ -275,7 +275,17 @@ def _mean_channels(cls, prefix, epsilon, **extra):
                     control_of=piecewise.name, expect_violation=True,
                     build=_mean_build(_wider(cls), "Piecewise", **extra),
                     description=f"{cls.__name__} over Piecewise drawing at 2 eps (claims honest)")
-    return [duchi, piecewise, fault]
+    # Hybrid mixes Piecewise's continuous outputs with Duchi's atoms: no finite law, so
+    # audited as Piecewise is, by the sum of the values under all ones vs all minus ones
+    hybrid = replace(piecewise, name=f"{prefix}-hybrid", build=_mean_build(cls, "Hybrid", **extra),
+                     description=f"{cls.__name__} over Hybrid, d = {MEAN_DIMENSION}, all ones vs "
+                                 "all minus ones: the sum of the values")
+    hybrid_fault = replace(hybrid, name=f"control:{prefix}-hybrid-sampler",
+                           control_of=hybrid.name, expect_violation=True,
+                           build=_mean_build(_wider(cls), "Hybrid", **extra),
+                           description=f"{cls.__name__} over Hybrid drawing at 2 eps "
+                                       "(claims honest)")
+    return [duchi, piecewise, fault, hybrid, hybrid_fault]
 
 
 @channels_of(SampledMean)

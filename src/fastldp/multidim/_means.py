@@ -2,8 +2,9 @@
 
 Every user holds ``x`` in ``[-1, 1]^d``. :class:`SampledMean` draws ``k``
 of the ``d`` dimensions uniformly without replacement and reports each
-through a scalar randomizer of :mod:`fastldp.oracles` (Piecewise or Duchi)
-at ``epsilon / k``, with the dimensions' indices; :class:`SplitMean`, the
+through a scalar randomizer of :mod:`fastldp.oracles` (Hybrid, the paper's
+choice and the default, Piecewise or Duchi) at ``epsilon / k``, with the
+dimensions' indices; :class:`SplitMean`, the
 baseline, reports every dimension at ``epsilon / d`` (``k = d``).
 
 The report ``t_j = (d / k) y_j`` for a sampled ``j`` and ``0`` otherwise is
@@ -30,6 +31,7 @@ from .._random import as_generator, resolve_identities
 from .._sanitize import SanitizationReport
 from .._validation import KeywordOnly, check_float, check_int, param_error
 from ..oracles import Duchi, Piecewise
+from ..oracles.randomizers import Hybrid
 from ..protocol import ReportSchema
 from ..results import PrivacyStatement, Result
 from ..streaming import ExactSum, Partial
@@ -39,7 +41,13 @@ from ._sanitizing import (MEAN_REASONS, partial_sanitization, public_uniforms, r
 __all__ = ["SampledMean", "SplitMean", "MeanVectorEstimate", "RANDOMIZERS", "optimal_k"]
 
 #: the scalar randomizers of :mod:`fastldp.oracles` a sampled dimension goes through
-RANDOMIZERS = {"Piecewise": Piecewise, "Duchi": Duchi}
+RANDOMIZERS = {"Hybrid": Hybrid, "Piecewise": Piecewise, "Duchi": Duchi}
+#: the default randomizer: Wang et al. (2019) recommend Hybrid (worst-case variance at most
+#: Piecewise's and Duchi's at every budget) for the sampled dimensions (their Algorithm 4)
+DEFAULT_RANDOMIZER = "Hybrid"
+#: uniform arrays the randomizers' ``_draw`` may read per value (Hybrid: Duchi's coin, the
+#: mixture coin, Piecewise's two), the public replacements' budget of sanitize-stream words
+_DRAWS_PER_VALUE = 4
 MAX_DIMENSION = 1 << 20
 EPSILON_MAX = 700.0
 #: the public seed of the sanitize stream that repairs malformed mean reports (the classes
@@ -77,7 +85,9 @@ def optimal_k(randomizer: str, dimension: int, epsilon: float) -> int:
     the paper's ``k = max(1, min(d, floor(epsilon / 2.5)))`` (Wang et al.
     2019, Sec. IV-B) or the ``k`` next to it, where the two are near-ties
     (``epsilon = 6``: 3 here, 2 in the paper, worst-case variances 3.455 and
-    3.479 at ``d = 6``).
+    3.479 at ``d = 6``). For Hybrid the paper uses the same formula; the
+    minimum here is at it or one above (``epsilon = 7.5``: 4, the formula
+    3), never worse than the formula's ``k`` (tests/test_multidim.py).
 
     Examples
     --------
@@ -126,8 +136,10 @@ class SampledMean(KeywordOnly):
     epsilon : float in (0, 700]
         The budget of a whole report (``k`` values at ``epsilon / k``; the
         sampled indices do not depend on the vector).
-    randomizer : {"Piecewise", "Duchi"}
-        The scalar randomizer of :mod:`fastldp.oracles` of each sampled dimension.
+    randomizer : {"Hybrid", "Piecewise", "Duchi"}
+        The scalar randomizer of :mod:`fastldp.oracles` of each sampled
+        dimension; Hybrid (the default) is the paper's (Wang et al. 2019,
+        Algorithm 4 with HM).
     k : int in [1, d] or None
         The number of sampled dimensions; ``None``: :func:`optimal_k`.
 
@@ -140,7 +152,7 @@ class SampledMean(KeywordOnly):
     --------
     >>> import numpy as np
     >>> from fastldp.multidim import SampledMean
-    >>> sm = SampledMean(dimension=6, epsilon=4.0, randomizer="Piecewise")
+    >>> sm = SampledMean(dimension=6, epsilon=4.0)  # Hybrid at the optimal k
     >>> x = sm.example_data(20_000, np.random.default_rng(0))
     >>> est = sm.estimate(sm.privatize(x, rng=1))
     >>> bool(np.all(np.abs(est.mean - x.mean(axis=0)) < 5 * est.std))
@@ -150,7 +162,7 @@ class SampledMean(KeywordOnly):
     kind = "vector"
     labels = None
 
-    def __init__(self, *, dimension: int, epsilon: float, randomizer: str = "Piecewise",
+    def __init__(self, *, dimension: int, epsilon: float, randomizer: str = DEFAULT_RANDOMIZER,
                  k: Optional[int] = None) -> None:
         owner = type(self).__name__
         self.dimension = check_int(dimension, "dimension", owner, low=1, high=MAX_DIMENSION)
@@ -300,12 +312,14 @@ class SampledMean(KeywordOnly):
         clean = np.concatenate([np.where(index_bad[:, None], 0.0, idx), y], axis=1)
         rows = np.flatnonzero(redo.any(axis=1))
         if rows.size:
-            # 3 k words per row: k to draw the dimensions, 2 k for the randomizer's draws
-            u = public_uniforms(SANITIZE_SEED, ids[rows], 3 * k)
+            # k words per row to draw the dimensions, then k per uniform array the randomizer's
+            # draw reads (the first arrays are the same words whatever the randomizer)
+            u = public_uniforms(SANITIZE_SEED, ids[rows], (1 + _DRAWS_PER_VALUE) * k)
             whole = index_bad[rows]
             if whole.any():
                 clean[rows[whole], :k] = self._public_dimensions(u[whole, :k])
-            public: Any = _PublicUniforms(u[:, k:2 * k], u[:, 2 * k:])  # stands for a Generator
+            public: Any = _PublicUniforms(*(u[:, (1 + i) * k:(2 + i) * k]
+                                            for i in range(_DRAWS_PER_VALUE)))
             draw = self.scalar._draw(np.zeros((rows.size, k)), public)
             block = clean[rows, k:]
             block[redo[rows]] = draw[redo[rows]]
@@ -376,7 +390,8 @@ class SplitMean(SampledMean):
     4
     """
 
-    def __init__(self, *, dimension: int, epsilon: float, randomizer: str = "Piecewise") -> None:
+    def __init__(self, *, dimension: int, epsilon: float,
+                 randomizer: str = DEFAULT_RANDOMIZER) -> None:
         d = check_int(dimension, "dimension", type(self).__name__, low=1, high=MAX_DIMENSION)
         super().__init__(dimension=d, epsilon=epsilon, randomizer=randomizer, k=d)
 
