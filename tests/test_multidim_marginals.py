@@ -452,3 +452,38 @@ def test_inprr_decodes_its_bytes_without_widening_them():
     clean, report = mech.sanitize(bad, np.arange(500, dtype=np.uint64), "test")
     assert clean.dtype == np.uint8 and report.by_reason["out_of_range"] == 1
     assert np.array_equal(clean[4], mech._public_rows(np.array([4], dtype=np.uint64))[0])
+
+
+COLLECTED = {
+    "CALM-OLH": (lambda: CALM(domain_sizes=[3, 2, 4], epsilon=2.0, oracle="OLH",
+                              codebook_seed=21), [2], "int64"),
+}
+
+
+@pytest.mark.slow  # a server start (13 s on 2 busy cores); its fast sibling: the report-file
+@pytest.mark.parametrize("case", sorted(COLLECTED))  # test above (same spec, schema, decode)
+def test_a_collector_serves_it_and_decodes_it_live(tmp_path, case):
+    pytest.importorskip("starlette")
+    import httpx
+
+    from fastldp.reports import decode_files
+    from fastldp.service.client import Client
+    from fastldp.service.testing import running_server
+
+    build, shape, dtype = COLLECTED[case]
+    mech = build()
+    x = mech.example_data(2_000, np.random.default_rng(8))
+    with running_server(tmp_path, mechanism=mech.spec(), publish_every=1) as srv:
+        info = httpx.get(srv.url + "/v1/mechanism").json()
+        assert info["spec"] == mech.spec() and info["kind"] == mech.kind
+        assert info["report_shape"] == shape and info["report_dtype"] == dtype
+        with Client(srv.url, srv.token) as client:
+            done = client.send(x, identities=np.arange(2_000), rng=5, batch_size=500)
+            assert done["accepted"] == 2_000
+            live = client.estimate()
+        srv.stop()
+        offline = decode_files(mech, sorted(str(p) for p in srv.store.glob("seg-*.parquet")))
+    assert live["n"] == offline.n == 2_000
+    np.testing.assert_array_equal(np.asarray(live["estimate"], dtype=float), offline.estimate)
+    # the live estimate is the one of the same reports decoded here
+    assert offline.marginal([0, 1])[0].shape == (mech.domain_sizes[0], mech.domain_sizes[1])
