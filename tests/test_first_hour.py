@@ -10,6 +10,12 @@ checks numbers, not that it ran.
 from __future__ import annotations
 
 import math
+import re
+import shlex
+import socket
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -93,3 +99,90 @@ def test_the_product_path_from_labelled_data_to_a_refused_release(tmp_path, caps
         # the Python equivalent, idempotent too
         again = ledger.charge_store(store, release="monday")
         assert again.index == 1 and len(ledger.releases()) == 1
+
+
+# ------------------------------------------------------------------ README's product quickstart
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _product_quickstart():
+    """(python code, the output README shows, the bash lines) of README's product quickstart."""
+    text = README.read_text()
+    section = text[text.index("## Product quickstart"):]
+    section = section[:section.index("\n## ", 3)]
+    fences = re.findall(r"^```(\w*)\n(.*?)^```", section, flags=re.S | re.M)
+    kinds = [kind for kind, _ in fences]
+    assert kinds == ["python", "text", "bash"], kinds
+    (_, code), (_, shown), (_, shell) = fences
+    lines = [line.split("#")[0].strip() for line in shell.splitlines()]
+    return code, shown, [line for line in lines if line]
+
+
+STEPS = ('make_oracle("auto"', '"fastldp", "serve"', "client.send(", "client.estimate()",
+         "load_result(", "norm_sub(est)", 'charge_store("store", release="week-1", cap=',
+         'charge_store("store", release="week-2", cap=', "except BudgetExceededError")
+
+needs_readme = pytest.mark.skipif(not README.exists(), reason="README.md is not next to the tests")
+
+
+def _shell_args(line: str) -> list:
+    return shlex.split(line.replace('"$TOKEN"', "s3cret").replace(">> tokens.txt", ""))
+
+
+@needs_readme
+def test_readme_product_quickstart_walks_this_path():
+    # the default tier's sibling of the slow test below: the same script, not run
+    code, shown, shell = _product_quickstart()
+    at = [code.find(step) for step in STEPS]
+    assert -1 not in at and at == sorted(at), dict(zip(STEPS, at))
+    assert "+-" in shown and "would exceed it" in shown
+    for line in shell:  # each parses as the fastldp command it names
+        args = _shell_args(line)
+        assert args[0] == "fastldp", line
+        cli._parse(args[1:])  # what main parses: argparse exits 2 on a wrong option
+    assert [a for a in shell if "account charge" in a and "--cap" in a], shell
+
+
+@pytest.mark.slow  # a collector's start and 20,000 reports: 10-20 s on 2 cores; the sibling
+# above checks the same script's steps and shell lines without running them
+@needs_readme
+def test_readme_product_quickstart_runs_as_printed(tmp_path, monkeypatch, capsys):
+    code, shown, shell = _product_quickstart()
+    # run as a reader would, in an empty folder, on a free port (8000 may be taken here)
+    port = str(_free_port())
+    assert code.count('"8000"') == 1 and code.count(":8000") == 1
+    script = tmp_path / "quickstart.py"
+    checks = ["(ledger.spent(users) == 1.0).all() and len(ledger.releases()) == 1",
+              "clean.n == est.n == users.size and clean.privacy.epsilon == 1.0",
+              "abs(clean.counts.sum() - est.n) < 1e-6 and clean.counts.min() >= 0",
+              "np.array_equal(live['estimate'], est.counts)"]
+    script.write_text(code.replace('"8000"', f'"{port}"').replace(":8000", f":{port}")
+                      + "".join(f"\nassert {check}" for check in checks) + "\n")
+    proc = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout == shown, f"README's quickstart prints\n{proc.stdout}\nbut shows\n{shown}"
+
+    # the shell lines that read the store run on the script's store and ledger: a charge
+    # repeated charges nothing, week-2 is refused (exit 1)
+    monkeypatch.chdir(tmp_path)
+    ran = []
+    for line in shell:
+        args = _shell_args(line)
+        if args[1] in ("decode", "account"):
+            status = cli.main(args[1:])
+            said = capsys.readouterr()
+            ran.append((args[-3] if args[1] == "account" else "decode", status))
+            if "week-2" in line:
+                assert "refused" in said.err and "20,000 of 20,000 identities" in said.err
+            elif args[1] == "account":
+                assert "was charged before" in said.out
+    assert ran == [("decode", 0), ("week-1", 0), ("week-2", 1)]
+    with Ledger(tmp_path / "budget.db", readonly=True) as ledger:
+        assert [r.name for r in ledger.releases()] == ["week-1"]
