@@ -161,6 +161,24 @@ def test_a_new_experiment_gets_the_banner_above_its_table_with_its_own_errors(
     assert printed.getvalue().startswith("setting method mse")
 
 
+def _failing_run(*, quick, out, workers, data_dir, progress, figures, file):
+    print("cell 1 of 2 done", file=file)
+    raise RuntimeError("cell 2 failed")
+
+
+def test_a_quick_run_that_fails_still_shows_what_it_printed(tmp_path):
+    # the quick run's text is held back for the paragraph; a failure must not swallow it
+    registry.register_experiment(registry.Experiment(
+        name="toy-failing", family="toy", description="fails", run=_failing_run))
+    try:
+        printed = io.StringIO()
+        with pytest.raises(RuntimeError, match="cell 2 failed"):
+            reproduce("toy-failing", quick=True, out=tmp_path, file=printed, progress=False)
+        assert printed.getvalue() == "cell 1 of 2 done\n"
+    finally:
+        registry._EXPERIMENTS.pop("toy-failing", None)
+
+
 def test_no_standard_errors_says_it_resolves_nothing():
     text = too_small_banner("heavy-hitters", [])
     assert text.startswith(BANNER_START) and "cannot resolve any difference" in text

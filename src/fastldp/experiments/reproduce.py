@@ -135,8 +135,13 @@ def reproduce(experiment: str, *, quick: bool = False, out=None, workers: int = 
     # a quick run that cannot rank the methods says so above its tables: its text is held
     # back until the run's own standard errors give the differences it resolves
     shown_to = io.StringIO() if honest else file
-    report = exp.run(quick=quick, out=out, workers=workers, data_dir=data_dir,
-                     progress=progress, figures=figures, file=shown_to, **extra)
+    try:
+        report = exp.run(quick=quick, out=out, workers=workers, data_dir=data_dir,
+                         progress=progress, figures=figures, file=shown_to, **extra)
+    except BaseException:
+        if honest:  # what the run printed before it failed is not lost with the banner
+            file.write(shown_to.getvalue())
+        raise
     if honest:
         banner = too_small_banner(exp.name, (exp.resolution or resolutions)(report))
         print(textwrap.fill(banner, width=100) + "\n", file=file)
