@@ -62,6 +62,9 @@ def test_hybrid_threshold_is_where_piecewise_at_zero_meets_duchi():
 
     star = Hybrid.EPSILON_STAR
     assert round(star, 2) == 0.61                       # the paper's value
+    closed = np.log((2 * np.cbrt(6353 - 405 * np.sqrt(241)) + 2 * np.cbrt(6353 + 405 * np.sqrt(241))
+                     - 5) / 27)                         # the root of a cubic in e^{eps/2}
+    assert star == pytest.approx(closed, rel=1e-14)
     assert gap(star * (1 - 1e-12)) > 0 > gap(star * (1 + 1e-12))
     # at the threshold both choices of alpha give the same worst case
     h = expm1(star / 2.0)

@@ -33,7 +33,8 @@ TODAYS_STREAMING = [
     "DBitFlipPM", "PEM", "TreeHist", "SFP", "HeavyHitterProtocol",
     "SPL", "SMP", "RSpFD", "SampledMean", "SplitMean",
     "FullDomain",  # multidim (issue 36), added after
-    "FlatRange", "HierarchicalHistogram"]  # ranges (issue 35)
+    "FlatRange", "HierarchicalHistogram",  # ranges (issue 35)
+    "SquareWave"]  # ranges (issue 35, item 4)
 #: the families' abstract bases: listed (they are exported), never built here
 ABSTRACT = {"FrequencyOracle", "LongitudinalOracle", "HeavyHitterProtocol"}
 
@@ -93,6 +94,7 @@ INSTANCES = {
     "FullDomain/grr": lambda: F.FullDomain(domain_sizes=[3, 4], epsilon=2.0, oracle="GRR",
                                            codebook_seed=1),
     "FlatRange": lambda: F.FlatRange(epsilon=2.0, domain_size=12, codebook_seed=1),
+    "SquareWave": lambda: F.SquareWave(epsilon=2.0, bins=16),
     "HierarchicalHistogram": lambda: F.HierarchicalHistogram(epsilon=2.0, domain_size=12,
                                                              branching=2, codebook_seed=1),
     "HierarchicalHistogram/budget-olh": lambda: F.HierarchicalHistogram(
@@ -253,9 +255,9 @@ def test_the_report_schema_is_what_stores_recorded(case):
         assert (str(schema.dtype), schema.shape) == SCHEMAS[key], key
     assert schema.fixed_epsilon == reports._fixed_epsilon(mech)
     assert schema.integer == (reports._report_kind(mech) == "integer"), key
-    # the float reports are those of SHE, RPC, Succinct and multidim's means
+    # the float reports are those of SHE, RPC, Succinct, multidim's means and Square Wave
     assert (not schema.integer) == (key.split("/")[0] in ("SHE", "RPC", "Succinct", "SampledMean",
-                                                          "SplitMean"))
+                                                          "SplitMean", "SquareWave"))
 
 
 def test_the_spec_rebuilds_the_mechanism(case):

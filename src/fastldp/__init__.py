@@ -97,6 +97,7 @@ _EXPORTS = {
                      "MarginalEstimate"), "multidim"),
     **dict.fromkeys(("FlatRange", "HierarchicalHistogram", "RangeEstimate",
                      "HierarchicalEstimate"), "ranges"),
+    **dict.fromkeys(("SquareWave", "SquareWaveEstimate"), "ranges"),
     **dict.fromkeys(("Result", "PrivacyStatement"), "results"),
     "Accountant": "accounting",
 }
@@ -125,6 +126,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ imports on 
     from .ranges import FlatRange as FlatRange, HierarchicalHistogram as HierarchicalHistogram
     from .ranges import RangeEstimate as RangeEstimate
     from .ranges import HierarchicalEstimate as HierarchicalEstimate
+    from .ranges import SquareWave as SquareWave, SquareWaveEstimate as SquareWaveEstimate
     from . import oracles as oracles, regression as regression, relations as relations
     from . import protocol as protocol
     from . import reports as reports, results as results, streaming as streaming

@@ -986,7 +986,9 @@ class Hybrid(Randomizer):
     the paper's Eq. for the worst-case variance of HM. ``eps*`` is where
     Piecewise's variance at 0 equals Duchi's:
     ``(e^{eps/2} + 3) / (3 (e^{eps/2} - 1)^2) = C^2``, ``eps* = 0.60935249...``
-    (:attr:`EPSILON_STAR`, by bisection; the paper rounds it to 0.61). Below
+    (:attr:`EPSILON_STAR`, by bisection; in closed form
+    ``ln((2 (6353 - 405 sqrt(241))^{1/3} + 2 (6353 + 405 sqrt(241))^{1/3} - 5) / 27)``,
+    the root of a cubic in ``e^{eps/2}``; the paper rounds it to 0.61). Below
     it Duchi alone is best (``alpha = 0``, ``V_eps = C^2``).
 
     Output: the atoms ``+-C`` (Duchi's part, mass ``1 - alpha``) and, when

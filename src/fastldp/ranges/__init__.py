@@ -13,7 +13,8 @@ exact integer partials, and implement
 
 from ._base import RangeEstimate, quantile_from_cdf
 from .flat import FlatRange
-from .hierarchical import SPLITS, HierarchicalEstimate, HierarchicalHistogram
+from .hierarchical import (SPLITS, HierarchicalEstimate, HierarchicalHistogram,
+                           optimal_level_weights)
 from ._protocol import ORACLES, OUE_MAX_BITS
 from .square_wave import SquareWave, SquareWaveEstimate
 from . import _channels  # noqa: F401  (registers the audit's channels of the classes above)

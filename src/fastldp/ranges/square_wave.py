@@ -1,4 +1,4 @@
-"""Square Wave: numeric distributions on ``[0, 1]`` reconstructed by EM or EMS (Li et al., SIGMOD 2020).
+"""Square Wave: distributions of values in ``[0, 1]`` by EM or EMS (Li et al., SIGMOD 2020).
 
 Client
 ------
@@ -231,7 +231,7 @@ class DenseChannel:
 
 
 def smooth(theta: np.ndarray) -> np.ndarray:
-    """The binomial smoothing ``[1, 2, 1] / 4`` of EMS, ``[2, 1] / 3`` and ``[1, 2] / 3`` at the ends."""
+    """EMS's binomial smoothing ``[1, 2, 1] / 4``; ``[2, 1] / 3`` and ``[1, 2] / 3`` at the ends."""
     out = 2.0 * theta
     out[1:] += theta[:-1]
     out[:-1] += theta[1:]
@@ -308,7 +308,7 @@ class SquareWaveEstimate(RangeEstimate):
         EMS (True) or EM.
     """
 
-    distribution: Optional[np.ndarray] = None
+    distribution: np.ndarray = None  # type: ignore[assignment]  # always given by SquareWave
     iterations: int = 0
     converged: bool = True
     log_likelihood: float = 0.0
@@ -487,7 +487,7 @@ class SquareWave(ProtocolMembers):
         self._check_epsilons(epsilons, owner)
         v = self.check_values(values, owner)
         resolve_identities(identities, v.shape[0], owner)
-        u = as_generator(rng, owner).random(v.shape[0])
+        u = np.asarray(as_generator(rng, owner).random(v.shape[0]), dtype=np.float64)
         return self._report(v, u)
 
     def _report(self, v: np.ndarray, u: np.ndarray) -> np.ndarray:
@@ -499,7 +499,7 @@ class SquareWave(ProtocolMembers):
         return np.clip(y, -b, 1.0 + b)
 
     def density(self, y: Any, v: Any) -> np.ndarray:
-        """The density of report ``y`` given value ``v`` (``p`` on the wave, ``q`` off it, 0 outside)."""
+        """The density of report ``y`` given ``v``: ``p`` on the wave, ``q`` off it, 0 outside."""
         y = np.asarray(y, dtype=np.float64)
         v = np.asarray(v, dtype=np.float64)
         inside = (y >= -self.b) & (y <= 1.0 + self.b)
@@ -535,7 +535,8 @@ class SquareWave(ProtocolMembers):
             raise ValueError(f"The 'reports' parameter of {owner} must be a 1-d array of float "
                              f"reports. Got an array of shape {arr.shape} instead.")
         if arr.dtype.kind in "fiu" and arr.dtype != bool:
-            vals, non_numeric, wrong_dtype = arr.astype(np.float64), np.zeros(arr.shape, bool), False
+            vals, wrong_dtype = arr.astype(np.float64), False
+            non_numeric = np.zeros(arr.shape, dtype=bool)
         else:
             vals, non_numeric = _as_float(arr)
             wrong_dtype = True
@@ -586,7 +587,7 @@ class SquareWave(ProtocolMembers):
                              f"parameters ({partial.params}); this is {self!r}")
 
     def finalize(self, partial: Partial) -> SquareWaveEstimate:
-        """The reconstruction from a (merged) partial: ``estimate`` of all its reports, bit for bit."""
+        """The reconstruction of a (merged) partial: ``estimate`` of its reports, bit for bit."""
         self._check_partial(partial, f"{type(self).__name__}.finalize")
         hist = np.rint(partial.sums["hist"].value())
         n = int(partial.counts["n"])
@@ -600,7 +601,7 @@ class SquareWave(ProtocolMembers):
 
     def estimate(self, reports: Any, *, epsilons: Any = None,
                  identities: Any = None) -> SquareWaveEstimate:
-        """The reconstruction of the reports: ``finalize(partial(reports, epsilons, identities))``."""
+        """The reconstruction of the reports: ``finalize(partial(reports, ...))``."""
         return self.finalize(self.partial(reports, epsilons, identities))
 
 
