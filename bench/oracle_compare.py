@@ -70,7 +70,9 @@ implementation can skip, timed in the same run, and the ratio time / floor
 their entropy, ``H(q)`` bits a coin; a hash lane half a word; timed as
 Philox4x64-10 blocks by ``philox_floor``, SHE's and THE's Laplace words by
 ``she_floor``) and the report bytes it writes (a plain NumPy ``fill`` of as
-many bytes) or reads (a ``bitwise_xor.reduce`` of as many bytes); the floor
+many bytes into a new array, its pages' first touch included: a client
+returns new reports) or reads (a ``bitwise_xor.reduce`` of as many bytes
+already in memory); the floor
 is the larger of the two, and RAPPOR's dense decode's is also at least its
 Cholesky factorization. The RAPPOR-sparse row is the same oracle decoding
 with ``all_variances=False`` (conjugate gradients on the sparse design, the
@@ -538,8 +540,13 @@ def client_words(k, d, eps, args, oracle):
 
         w = int(np.asarray(optimal_subset_size(d, np.array([eps])))[0])
         return float(w), f"{w} words (the subset)"
-    if k in ("SHE", "THE"):
+    if k == "SHE":
         return float(d), "D Laplace words (she_floor: a log each)"
+    if k == "THE":  # its client draws the thresholded bits directly: coins, not Laplace words
+        from fastldp.oracles.histogram_encoding import optimal_threshold, the_probabilities
+
+        _, q = the_probabilities(eps, optimal_threshold(eps))
+        return coin_words(d, float(np.asarray(q))), "entropy of D coins"
     if k.startswith("RAPPOR"):
         q = 1 / (1 + math.exp(eps / (2 * args.rappor_hashes)))
         return (coin_words(args.rappor_bits, q) + args.rappor_hashes / 2,
@@ -580,12 +587,13 @@ def words_time(words, threads, repeats):
 
 
 def bytes_times(nbytes, repeats):
-    """A plain fill (the client's writes) and a read (the server's) of ``nbytes`` bytes."""
+    """A plain fill of a new array (the client's writes: a client returns new reports, so the
+    first touch of their pages is part of the floor) and a read (the server's) of ``nbytes``."""
     if nbytes <= 0:
         return 0.0, 0.0
+    t_write, _ = best_of(lambda: np.empty(nbytes, dtype=np.uint8).fill(2), repeats, 3.0)
     buf = np.empty(nbytes, dtype=np.uint8)
-    buf.fill(1)  # touch the pages untimed
-    t_write, _ = best_of(lambda: buf.fill(2), repeats, 3.0)
+    buf.fill(1)  # the reports the server reads are in memory already
     words = buf[: nbytes - nbytes % 8].view(np.uint64)
     t_read, _ = best_of(lambda: np.bitwise_xor.reduce(words), repeats, 3.0)
     del words, buf
@@ -606,7 +614,7 @@ def oracle_floor(k, d, n, eps, args, threads, oracle, reports, she_client=None,
     nbytes = int(np.asarray(reports).nbytes)
     t_write, t_read = bytes_times(nbytes, args.repeats)
     wc, what_c = client_words(k, d, eps, args, oracle)
-    t_wc = (she_client if k in ("SHE", "THE") and she_client is not None
+    t_wc = (she_client if k == "SHE" and she_client is not None
             else words_time(n * wc, threads, args.repeats))
     ws, what_s = server_words(k, d, n, args)
     t_ws = words_time(ws, threads, args.repeats)
