@@ -17,8 +17,10 @@ import numpy as np
 import pytest
 
 import fastldp
-from fastldp.ranges import FlatRange, HierarchicalHistogram, RangeEstimate, quantile_from_cdf
-from fastldp.ranges._consistency import consistent_tree, consistent_variances
+from fastldp.ranges import (FlatRange, HierarchicalHistogram, RangeEstimate,
+                            optimal_level_weights, quantile_from_cdf)
+from fastldp.ranges._consistency import (consistent_tree, consistent_variances,
+                                         pooled_range_variance)
 from fastldp.ranges._channels import RANGE_DOMAIN, range_law
 from fastldp.results import PrivacyStatement
 from fastldp.streaming import Partial
@@ -79,6 +81,40 @@ def test_a_level_without_reports_is_left_out_of_the_solve(missing):
     out = consistent_tree(levels, variances, B, 10.0)
     x, _, _ = _lstsq_twin(levels, variances, B, 10.0)
     np.testing.assert_allclose(out[-1], x, rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("B,h,D", [(2, 3, 8), (3, 2, 7), (4, 2, 13)])
+def test_pooled_range_variance_is_the_twins_average_over_every_range(B, h, D):
+    variances = np.random.default_rng(B).uniform(0.5, 4.0, h)
+    _, cov, _ = _lstsq_twin([np.zeros(B**l) for l in range(1, h + 1)], variances, B, 0.0)
+    want = np.mean([cov[a:b + 1, a:b + 1].sum() for a in range(D) for b in range(a, D)])
+    assert math.isclose(pooled_range_variance(variances, B, D), want, rel_tol=1e-10)
+
+
+def test_optimal_level_weights_beat_the_uniform_split():
+    eps, D, B = math.log(3), 64, 4
+    w = optimal_level_weights(epsilon=eps, domain_size=D, branching=B, oracle="oue")
+    assert w.shape == (3,) and math.isclose(w.sum(), 1.0) and np.all(w > 0)
+    per_report = 4 * 3 / (3 - 1) ** 2  # OUE at e^eps = 3
+    uniform = pooled_range_variance(np.full(3, per_report * 3), B, D)
+    tuned = pooled_range_variance(per_report / w, B, D)
+    assert tuned < 0.97 * uniform
+    hh = HierarchicalHistogram(epsilon=eps, domain_size=D, branching=B, oracle="oue",
+                               level_weights=list(w * 7), codebook_seed=1)
+    np.testing.assert_allclose(hh.level_weights, w)
+    assert hh.stream_params()["level_weights"] == [float(v) for v in w * 7]  # as given
+    again = HierarchicalHistogram(**hh.stream_params())
+    assert again.stream_params() == hh.stream_params()
+    np.testing.assert_array_equal(again.level_weights, hh.level_weights)
+    # the users draw their level by the weights (a binomial count per level, 4.5 sd)
+    x = np.zeros(40_000, dtype=np.int64)
+    levels = np.bincount(hh.privatize(x, rng=0)[:, 0], minlength=3)
+    assert np.all(np.abs(levels - 40_000 * w) < 4.5 * np.sqrt(40_000 * w * (1 - w)))
+    # and the law of a report weighs each level's law by its share
+    law = range_law(HierarchicalHistogram(epsilon=1.0, domain_size=4, branching=2, oracle="grr",
+                                          level_weights=[1.0, 3.0], codebook_seed=1),
+                    1.0, np.zeros(1, dtype=np.uint64))
+    np.testing.assert_allclose(law.probs[0].reshape(4, -1)[:, :2].sum(axis=1), 0.25)
 
 
 def test_consistency_refuses_a_level_known_exactly_or_nan():
@@ -338,7 +374,7 @@ def _exact_consistent_variance(mech, x):
     """
     B, h = mech.branching, mech.height
     A = _design(B, h)
-    eps = np.array([mech.level_epsilon])
+    eps = np.array([mech.level_epsilons[0]])
     var_node = []
     for li, oracle in enumerate(mech.oracles):
         c = np.bincount(x // mech.level_spans[li], minlength=mech.level_sizes[li]).astype(float)
@@ -467,6 +503,10 @@ def test_set_bits_beyond_an_oue_level_are_out_of_range():
     (dict(oracle=3), TypeError, "'oracle'"),
     (dict(split="levels"), ValueError, "'split'"),
     (dict(consistency="yes"), TypeError, "'consistency'"),
+    (dict(level_weights=[1.0, 2.0]), ValueError, "'level_weights'.*3 finite weights"),
+    (dict(level_weights=[1.0, float("nan"), 1.0]), ValueError, "'level_weights'"),
+    (dict(level_weights=[1.0, 0.0, 1.0]), ValueError, "'level_weights'"),
+    (dict(level_weights=["a", "b", "c"]), TypeError, "'level_weights'"),
 ])
 def test_bad_parameters_name_themselves(kwargs, exc, words):
     params = dict(epsilon=1.0, domain_size=64, codebook_seed=1, **{}) | kwargs

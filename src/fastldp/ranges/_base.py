@@ -137,7 +137,7 @@ class RangeEstimate(Result):
     >>> r.range_count([0, 1], [3, 2])
     array([10.,  5.])
     >>> r.quantile(0.5)
-    array(2.33333333)
+    array(2.66666667)
     """
 
     _estimate_field = "counts"

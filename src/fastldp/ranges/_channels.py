@@ -6,9 +6,10 @@ its *whole* report built from its levels' oracle laws ``R_l[node, y]``
 (:meth:`FrequencyOracle.channel`, at the level's budget), where
 ``node_l(x) = x // span_l``:
 
-- users split by level: the report ``(l, y)`` has ``P = R_l[node_l(x), y] / L``;
+- users split by level: the report ``(l, y)`` has ``P = w_l R_l[node_l(x), y]``
+  (``w_l`` the level's weight, ``1 / L`` by default);
 - budget split: the report ``(y_1, ..., y_L)`` has ``P = prod_l R_l[node_l(x), y_l]``
-  with every level at ``epsilon / L``;
+  with level ``l`` at ``w_l epsilon``;
 - flat: ``P = R[x, y]``.
 
 The tiny levels fit one int64 word each (OUE's bits are the word, bit
@@ -43,20 +44,21 @@ def range_law(mech, eps, ids) -> ExactLaw:
     """The exact law of ``mech``'s whole report for every value of its (tiny) domain.
 
     ``eps`` is the mechanism's budget (the law's levels report at
-    ``eps`` when users are split, ``eps / L`` when the budget is).
+    ``eps`` when users are split, ``w_l eps`` when the budget is).
     """
     L = mech.n_levels
-    level_eps = eps if mech.split == "users" else eps / L
+    w = mech.level_weights
+    level_eps = [eps if mech.split == "users" else eps * float(w[li]) for li in range(L)]
     inputs = list(range(mech.domain_size))
     ids = np.atleast_1d(np.asarray(ids, dtype=np.uint64))
     tables = []
     outputs: list = []
     for identity in ids.tolist():
-        laws = [mech.oracles[li].channel(level_eps, identity) for li in range(L)]
+        laws = [mech.oracles[li].channel(level_eps[li], identity) for li in range(L)]
         nodes = [[x // mech.level_spans[li] for x in inputs] for li in range(L)]
         if mech.split == "users":
             outputs = [(li, y) for li in range(L) for y in range(laws[li].shape[1])]
-            rows = [np.concatenate([laws[li][nodes[li][x]] / L for li in range(L)])
+            rows = [np.concatenate([laws[li][nodes[li][x]] * w[li] for li in range(L)])
                     for x in range(len(inputs))]
         else:
             outputs = list(itertools.product(*[range(law.shape[1]) for law in laws]))
@@ -95,8 +97,8 @@ def _flat_build(oracle: str, cls=FlatRange):
 def _louder(cls, factor: float = LAW_FACTOR):
     """``cls`` whose levels perturb at ``factor`` times their budget (parameters honest)."""
     class Louder(cls):  # type: ignore[valid-type, misc]
-        def _build_levels(self, sizes, spans):
-            super()._build_levels(sizes, spans)
+        def _build_levels(self, sizes, spans, weights=None):
+            super()._build_levels(sizes, spans, weights)
             for oracle in self.oracles:
                 inner = oracle.perturb
 

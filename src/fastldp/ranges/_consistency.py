@@ -45,7 +45,7 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["consistent_tree", "consistent_variances"]
+__all__ = ["consistent_tree", "consistent_variances", "pooled_range_variance"]
 
 
 def consistent_tree(levels: Sequence[np.ndarray], variances: Sequence[float], branching: int,
@@ -126,3 +126,33 @@ def _weight(variance: float) -> float:
     if not v > 0:  # a level known exactly would need a constraint, not a weight
         raise ValueError(f"a level's noise variance must be > 0 (inf for no reports); got {v!r}")
     return 0.0 if np.isinf(v) else 1.0 / v
+
+
+def pooled_range_variance(variances: Sequence[float], branching: int, domain_size: int) -> float:
+    """The mean, over every range ``[a, b]`` of ``[0, D)``, of its consistent answer's noise variance.
+
+    The consistent leaves are the generalized least-squares estimate, whose
+    covariance is ``M^-1 - M^-1 1 1' M^-1 / (1' M^-1 1)`` with ``M = sum_l
+    A_l' A_l / sigma_l^2`` (the root's constraint removes the direction of
+    ``1``); a range's variance is read from the covariance of the prefix
+    sums. ``O(B^{3h})``: for the small domains where the level weights are
+    tuned (:func:`~fastldp.ranges.optimal_level_weights`).
+    """
+    B = int(branching)
+    h = len(variances)
+    L = B**h
+    leaves = np.arange(L)
+    M = np.zeros((L, L))
+    for li in range(h):
+        w = _weight(variances[li])
+        if w:
+            nodes = leaves // B ** (h - 1 - li)
+            M += w * (nodes[:, None] == nodes[None, :])
+    # the leaves' own counts make M positive definite; without them, the pseudo-inverse
+    Mi = np.linalg.inv(M) if _weight(variances[-1]) else np.linalg.pinv(M, hermitian=True)
+    u = Mi.sum(axis=1)
+    cov = (Mi - np.outer(u, u) / u.sum())[:domain_size, :domain_size]
+    P = np.zeros((domain_size + 1, domain_size + 1))
+    P[1:, 1:] = np.cumsum(np.cumsum(cov, axis=0), axis=1)
+    a, b = np.triu_indices(domain_size)
+    return float(np.mean(P[b + 1, b + 1] + P[a, a] - 2 * P[a, b + 1]))

@@ -121,20 +121,32 @@ class LevelMechanism(ProtocolMembers):
         """The public seed of level ``level``'s oracle (0-based)."""
         return (self.codebook_seed + (level + 1) * _SEED_STEP) & UINT64_MAX
 
-    def _build_levels(self, sizes: list, spans: list) -> None:
+    def _build_levels(self, sizes: list, spans: list, weights: Optional[np.ndarray] = None) -> None:
+        """Levels of ``sizes`` nodes spanning ``spans`` values each, and their oracles.
+
+        ``weights`` (summing to 1; ``None``: uniform) is the share of the
+        users each level hears (users split) or of the budget it gets
+        (budget split).
+        """
         self.level_sizes = [int(s) for s in sizes]
         self.level_spans = [int(s) for s in spans]
         self.n_levels = len(sizes)
-        self.level_epsilon = (self.epsilon if self.split == "users"
-                              else self.epsilon / self.n_levels)
-        self.oracles = [level_oracle(self.oracle, s, self.level_epsilon, self.level_seed(li))
+        L = self.n_levels
+        self.level_weights = np.full(L, 1.0 / L) if weights is None else np.asarray(weights)
+        self._uniform_levels = weights is None
+        if self.split == "users":
+            self.level_epsilons = [self.epsilon] * L
+        elif weights is None:
+            self.level_epsilons = [self.epsilon / L] * L
+        else:
+            self.level_epsilons = [self.epsilon * float(w) for w in self.level_weights]
+        self.oracles = [level_oracle(self.oracle, s, self.level_epsilons[li], self.level_seed(li))
                         for li, s in enumerate(self.level_sizes)]
         self.level_oracles = tuple(oracle_name(o) for o in self.oracles)
         self.unary = [isinstance(o, OUE) for o in self.oracles]
         self.widths = [(s + 63) // 64 if u else 1 for s, u in zip(self.level_sizes, self.unary)]
-        eps = np.array([self.level_epsilon])
-        self.output_sizes = [0 if u else int(o.output_sizes(eps)[0])
-                             for o, u in zip(self.oracles, self.unary)]
+        self.output_sizes = [0 if u else int(o.output_sizes(np.array([e]))[0])
+                             for o, u, e in zip(self.oracles, self.unary, self.level_epsilons)]
         self.stat_sizes = [o.K if isinstance(o, HadamardResponse) else o.domain_size
                            for o in self.oracles]
         self.stat_offsets = np.concatenate([[0], np.cumsum(self.stat_sizes)]).astype(np.int64)
@@ -235,9 +247,12 @@ class LevelMechanism(ProtocolMembers):
         ids = resolve_identities(identities, n, owner)
         gen = as_generator(rng, owner)
         out = np.zeros((n, self.row_width), dtype=np.int64)
-        eps = np.array([self.level_epsilon])
         if self.split == "users":
-            level = gen.integers(0, self.n_levels, n)
+            if self._uniform_levels:
+                level = gen.integers(0, self.n_levels, n)
+            else:
+                edges = np.cumsum(self.level_weights)[:-1]
+                level = np.searchsorted(edges, gen.random(n), side="right")
             out[:, 0] = level
             order = np.argsort(level, kind="stable")
             bounds = np.searchsorted(level[order], np.arange(self.n_levels + 1))
@@ -248,6 +263,7 @@ class LevelMechanism(ProtocolMembers):
             nodes = x // self.level_spans[li] if rows is None else x[rows] // self.level_spans[li]
             who = ids if rows is None else ids[rows]
             oracle = self.oracles[li]
+            eps = np.array([self.level_epsilons[li]])
             payload = oracle.perturb(nodes, eps, who if oracle.uses_identities else None, gen)
             self._write_payload(out, rows, li, payload)
         return out
@@ -413,8 +429,8 @@ class LevelMechanism(ProtocolMembers):
                    sanitization: Optional[SanitizationReport]) -> Any:
         """Level counts (scaled to all ``n`` users) and their noise variances, then the result."""
         counts, noise, plug_in = [], [], []
-        eps = np.array([self.level_epsilon])
         for li, oracle in enumerate(self.oracles):
+            eps = np.array([self.level_epsilons[li]])
             h = hits[self.stat_offsets[li]:self.stat_offsets[li + 1]].astype(np.float64)
             m = about[li]
             if m == 0:
@@ -439,8 +455,8 @@ class LevelMechanism(ProtocolMembers):
 
         The levels' statistics are drawn from their exact joint law given
         the data: with users split, each value's holders are spread over
-        the levels by a multinomial (each user draws a level uniformly, as
-        :meth:`privatize` does); at each level, OUE's hit at node ``v`` is
+        the levels by a multinomial (each user draws a level by the level
+        weights, as :meth:`privatize` does); at each level, OUE's hit at node ``v`` is
         ``Binom(c_v, p) + Binom(m - c_v, q)`` and GRR's counts keep
         ``Binom(c_v, p)`` of each node's holders and spread the rest
         uniformly over the other nodes. Then the same decode as
@@ -473,12 +489,12 @@ class LevelMechanism(ProtocolMembers):
         c = c.astype(np.int64)
         n = int(c.sum())
         if self.split == "users":
-            per = gen.multinomial(c, np.full(self.n_levels, 1.0 / self.n_levels))  # (D, L)
+            per = gen.multinomial(c, self.level_weights)  # (D, L): each value's holders
         else:
             per = np.repeat(c[:, None], self.n_levels, axis=1)
         hits, about = [], []
-        eps = np.array([self.level_epsilon])
         for li, oracle in enumerate(self.oracles):
+            eps = np.array([self.level_epsilons[li]])
             size, span = self.level_sizes[li], self.level_spans[li]
             nodes = np.bincount(np.arange(self.domain_size) // span, weights=per[:, li],
                                 minlength=size).astype(np.int64)

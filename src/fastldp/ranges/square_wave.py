@@ -175,44 +175,49 @@ class WaveChannel:
         y = np.linspace(-b, 1.0 + b, output_bins + 1)
         self.widths_out = np.diff(y)
         self.plus, self.minus = y + b, y - b
-        # forward: the input bin holding each shifted edge (d: at or above 1)
-        self._bins_plus = self._holding(self.plus)
-        self._bins_minus = self._holding(self.minus)
-        # backward: the first shifted edge above each input edge
-        self._above_plus = np.searchsorted(self.plus, self.x, side="right")
-        self._above_minus = np.searchsorted(self.minus, self.x, side="right")
-
-    def _holding(self, a: np.ndarray) -> np.ndarray:
-        return np.clip(np.floor(a * self.d), 0, self.d).astype(np.int64)
-
-    def _phi(self, a: np.ndarray, K: np.ndarray, S0: np.ndarray, S1: np.ndarray,
-             theta: np.ndarray) -> np.ndarray:
-        inside = theta[np.minimum(K, self.d - 1)] * np.where(K < self.d, 1.0, 0.0)
-        part = inside * (a - self.x[K]) ** 2 / (2.0 * self.width)
-        return np.where(a <= 0.0, 0.0, a * S0[K] - S1[K] + part)
+        # forward: Phi at both sets of shifted edges at once. J indexes the padded prefix
+        # sums: 0 for an edge at or below 0 (Phi = 0), K + 1 for an edge in input bin K, d + 1
+        # at or above 1 (the padded theta is 0 there: no partial bin)
+        a = np.concatenate([self.plus, self.minus])
+        K = np.clip(np.floor(a * bins), 0, bins).astype(np.int64)
+        self._a = a
+        self._J = np.where(a > 0.0, K + 1, 0)
+        self._part = np.where(a > 0.0, (a - self.x[K]) ** 2 / (2.0 * self.width), 0.0)
+        self._n1 = output_bins + 1
+        # backward: the first shifted edge above each input edge, per set, into suffix sums
+        # padded with a 0 (no edge above); T(x) = sum_{k >= idx} e_k (y_k - c)^2 / 2 with the
+        # raw edges y and c = x -+ b, so both sets share the suffix sums of e, e y, e y^2
+        self._above = np.stack([np.searchsorted(self.plus, self.x, side="right"),
+                                np.searchsorted(self.minus, self.x, side="right")])
+        self._powers = np.stack([np.ones_like(y), y, y * y])
+        c = np.stack([self.x - b, self.x + b])
+        self._cpoly = 0.5 * np.stack([c * c, -2.0 * c, np.ones_like(c)])
 
     def forward(self, theta: np.ndarray) -> np.ndarray:
         """``M theta`` (shape ``(d',)``)."""
-        S0 = np.concatenate([[0.0], np.cumsum(theta)])
-        S1 = np.concatenate([[0.0], np.cumsum(theta * self.mid)])
-        hi = self._phi(self.plus, self._bins_plus, S0, S1, theta)
-        lo = self._phi(self.minus, self._bins_minus, S0, S1, theta)
-        wave = np.diff(hi) - np.diff(lo)
-        return self.q * self.widths_out * S0[-1] + (self.p - self.q) * wave
-
-    def _t(self, a: np.ndarray, above: np.ndarray, e: np.ndarray) -> np.ndarray:
-        """``T(x) = sum_{a_k > x} e_k (a_k - x)^2 / 2`` at every input edge."""
-        U0 = np.concatenate([np.cumsum(e[::-1])[::-1], [0.0]])
-        U1 = np.concatenate([np.cumsum((e * a)[::-1])[::-1], [0.0]])
-        U2 = np.concatenate([np.cumsum((e * a * a)[::-1])[::-1], [0.0]])
-        x = self.x
-        return 0.5 * (U2[above] - 2.0 * x * U1[above] + x * x * U0[above])
+        d = self.d
+        S0, S1, padded = np.zeros(d + 2), np.zeros(d + 2), np.zeros(d + 2)
+        np.cumsum(theta, out=S0[2:])
+        np.cumsum(theta * self.mid, out=S1[2:])
+        padded[1:d + 1] = theta
+        J = self._J
+        phi = self._a * S0[J] - S1[J] + padded[J] * self._part
+        step = np.diff(phi)
+        n1 = self._n1
+        wave = step[:n1 - 1] - step[n1:]
+        return self.q * S0[-1] * self.widths_out + (self.p - self.q) * wave
 
     def backward(self, r: np.ndarray) -> np.ndarray:
         """``M^T r`` (shape ``(d,)``)."""
-        e = np.concatenate([[0.0], r]) - np.concatenate([r, [0.0]])
-        T = self._t(self.plus, self._above_plus, e) - self._t(self.minus, self._above_minus, e)
-        wave = (T[:-1] - T[1:]) / self.width
+        n1 = self._n1
+        e = np.zeros(n1)
+        e[:-1] = -r
+        e[1:] += r                                      # e_k = r_{k-1} - r_k
+        suffix = np.zeros((3, n1 + 1))
+        np.cumsum((self._powers * e)[:, ::-1], axis=1, out=suffix[:, -2::-1])
+        T = (suffix[:, self._above] * self._cpoly).sum(axis=0)   # (2 sets, input edges)
+        Td = T[0] - T[1]
+        wave = (Td[:-1] - Td[1:]) / self.width
         return self.q * float(self.widths_out @ r) + (self.p - self.q) * wave
 
 
