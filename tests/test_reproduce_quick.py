@@ -179,6 +179,26 @@ def test_a_quick_run_that_fails_still_shows_what_it_printed(tmp_path):
         registry._EXPERIMENTS.pop("toy-failing", None)
 
 
+def test_heavy_hitters_resolution_reads_its_accuracy_table():
+    from types import SimpleNamespace
+
+    from fastldp.experiments.heavyhitters import resolution
+
+    rows = [{"protocol": "PEM", "k": 16, "epsilon": 1.0, "precision": 0.5, "precision_sd": 0.1,
+             "ncr": 0.4, "ncr_sd": 0.2, "repetitions": 2},
+            {"protocol": "SFP", "k": 16, "epsilon": 1.0, "precision": 0.2, "precision_sd": 0.1,
+             "ncr": 0.1, "ncr_sd": 0.2, "repetitions": 2}]
+    found = resolution(SimpleNamespace(tables={"accuracy": rows}))
+    # 2 sqrt(2) sd / (sqrt(2) mean) = 2 sd / mean: precision 40% and 100%, NCR 100% and 400%
+    assert [r.metric for r in found] == ["precision", "NCR"]
+    assert found[0].median_percent == pytest.approx(70.0) and found[0].worst_percent == \
+        pytest.approx(100.0)
+    assert found[1].median_percent == pytest.approx(250.0) and found[1].worst_percent == \
+        pytest.approx(400.0)
+    one = [dict(r, repetitions=1, precision_sd=math.nan, ncr_sd=math.nan) for r in rows]
+    assert resolution(SimpleNamespace(tables={"accuracy": one})) == []
+
+
 def test_no_standard_errors_says_it_resolves_nothing():
     text = too_small_banner("heavy-hitters", [])
     assert text.startswith(BANNER_START) and "cannot resolve any difference" in text

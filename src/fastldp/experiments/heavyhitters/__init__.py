@@ -1,9 +1,19 @@
 """The experiments of the heavy-hitter family: ``fastldp reproduce heavy-hitters``."""
 
+from ..quick import resolution_of
 from ..registry import Experiment, register_experiment
 from .reproduce import HeavyHittersResult, reproduce
 
-__all__ = ["HeavyHittersResult", "reproduce"]
+__all__ = ["HeavyHittersResult", "reproduce", "resolution"]
+
+
+def resolution(result) -> list:
+    """The differences in precision and NCR the run's repetitions resolve (its accuracy table:
+    one row per protocol, k and epsilon; none with a single repetition)."""
+    rows = result.tables.get("accuracy") or []
+    found = (resolution_of(((r[m], r.get(f"{m}_sd"), r["repetitions"]) for r in rows), label)
+             for m, label in (("precision", "precision"), ("ncr", "NCR")))
+    return [r for r in found if r is not None]
 
 register_experiment(Experiment(
     name="heavy-hitters",
@@ -12,4 +22,5 @@ register_experiment(Experiment(
                  "against epsilon for k in {16, 32, 64}, and MGA's promotion of fake targets "
                  "against PEM with and without the detection decode"),
     run=reproduce,
+    resolution=resolution,
 ))

@@ -140,8 +140,11 @@ def _accuracy(grid: dict, classes: dict, log) -> list[dict]:
     rows = []
     for (name, k, eps), vals in cells.items():
         v = np.array(vals, dtype=np.float64)
+        # the spread over repetitions: what a quick run's differences are measured against
+        sd = v[:, :3].std(axis=0, ddof=1) if len(vals) > 1 else np.full(3, np.nan)
         rows.append({"protocol": name, "k": int(k), "epsilon": float(eps),
-                     "precision": float(v[:, 0].mean()),
+                     "precision": float(v[:, 0].mean()), "precision_sd": float(sd[0]),
+                     "ncr_sd": float(sd[2]),
                      "precision_returned": float(v[:, 1].mean()),
                      "ncr": float(v[:, 2].mean()), "returned": float(v[:, 3].mean()),
                      "seconds": float(v[:, 4].mean()), "repetitions": len(vals),
