@@ -269,6 +269,26 @@ def test_longitudinal_without_the_peer_says_so_in_one_line_and_draws_its_figure(
         "winner by domain size": {"4": "L-GRR", "16": "L-OSUE"}}
 
 
+def test_longitudinal_marks_a_simulated_winner_the_repetitions_do_not_resolve():
+    from fastldp.experiments.longitudinal.reproduce import _winners
+
+    def row(protocol, mse, se, analytic):
+        return {"domain_size": 16, "epsilon_inf": 4.0, "protocol": protocol, "mse": mse,
+                "mse_se": se, "analytic_mse": analytic}
+
+    # L-OSUE is the analytic winner; L-SOUE's simulated MSE is lower by 0.05, two standard
+    # errors of the difference are 2 hypot(0.1, 0.1) = 0.28: not resolved
+    cell = [row("L-GRR", 3.0, 0.1, 3.0), row("L-OUE", 1.2, 0.1, 1.1),
+            row("L-OSUE", 1.0, 0.1, 0.9), row("L-SUE", 1.1, 0.1, 1.0),
+            row("L-SOUE", 0.95, 0.1, 0.95)]
+    (w,) = _winners(cell)
+    assert (w["best_analytic"], w["best_simulated"], w["simulated_resolved"]) == (
+        "L-OSUE", "L-SOUE", False)
+    # the same gap with standard errors 100 times smaller is resolved
+    (w,) = _winners([dict(r, mse_se=r["mse_se"] / 100) for r in cell])
+    assert w["simulated_resolved"] is True
+
+
 # ----------------------------------------------------------------- the slow tier
 @pytest.mark.slow  # a minute or two each; the default tier checks histograms and ablation
 @pytest.mark.parametrize("name", MODES)
