@@ -41,14 +41,17 @@ local differential privacy", PVLDB 12(10), 2019 (Section 4.3).
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Sequence, Union
 
 import numpy as np
+
+#: a level's noise variances: a list or an array, level 1 first
+Variances = Union[Sequence[float], np.ndarray]
 
 __all__ = ["consistent_tree", "consistent_variances", "pooled_range_variance"]
 
 
-def consistent_tree(levels: Sequence[np.ndarray], variances: Sequence[float], branching: int,
+def consistent_tree(levels: Sequence[np.ndarray], variances: Variances, branching: int,
                     total: float) -> list:
     """The consistent counts of every level (a list of arrays, level 1 first).
 
@@ -99,7 +102,7 @@ def consistent_tree(levels: Sequence[np.ndarray], variances: Sequence[float], br
     return out
 
 
-def consistent_variances(variances: Sequence[float], branching: int) -> np.ndarray:
+def consistent_variances(variances: Variances, branching: int) -> np.ndarray:
     """The variance of one consistent count of every level (level 1 first).
 
     The diagonal of the covariance of :func:`consistent_tree`'s output when
@@ -128,7 +131,7 @@ def _weight(variance: float) -> float:
     return 0.0 if np.isinf(v) else 1.0 / v
 
 
-def pooled_range_variance(variances: Sequence[float], branching: int, domain_size: int) -> float:
+def pooled_range_variance(variances: Variances, branching: int, domain_size: int) -> float:
     """The mean, over every range ``[a, b]`` of ``[0, D)``, of its consistent answer's noise variance.
 
     The consistent leaves are the generalized least-squares estimate, whose

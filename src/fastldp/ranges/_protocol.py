@@ -247,18 +247,18 @@ class LevelMechanism(ProtocolMembers):
         ids = resolve_identities(identities, n, owner)
         gen = as_generator(rng, owner)
         out = np.zeros((n, self.row_width), dtype=np.int64)
+        groups: list[Optional[np.ndarray]] = [None] * self.n_levels
         if self.split == "users":
+            level: np.ndarray
             if self._uniform_levels:
-                level = gen.integers(0, self.n_levels, n)
+                level = np.asarray(gen.integers(0, self.n_levels, n))
             else:
                 edges = np.cumsum(self.level_weights)[:-1]
-                level = np.searchsorted(edges, gen.random(n), side="right")
+                level = np.asarray(np.searchsorted(edges, gen.random(n), side="right"))
             out[:, 0] = level
             order = np.argsort(level, kind="stable")
             bounds = np.searchsorted(level[order], np.arange(self.n_levels + 1))
             groups = [order[bounds[li]:bounds[li + 1]] for li in range(self.n_levels)]
-        else:
-            groups = [None] * self.n_levels
         for li, rows in enumerate(groups):
             nodes = x // self.level_spans[li] if rows is None else x[rows] // self.level_spans[li]
             who = ids if rows is None else ids[rows]
