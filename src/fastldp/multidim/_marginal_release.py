@@ -58,7 +58,9 @@ Marginal for Marginal Release under Local Differential Privacy", CCS 2018
 
 from __future__ import annotations
 
+import functools
 import itertools
+import json
 import math
 from dataclasses import dataclass
 from typing import Any, Optional
@@ -184,7 +186,7 @@ class MarginalEstimate(Result):
         (numpy.ndarray, numpy.ndarray)
             Both of shape ``[domain_sizes[j] for j in attributes]``.
         """
-        mech = _MECHANISMS[self.spec["mechanism"]](**self.spec["params"])
+        mech = _mechanism_of(json.dumps(self.spec, sort_keys=True))
         attrs = mech._check_marginal(attributes, f"{type(self).__name__}.marginal")
         order = sorted(attrs)
         counts, variances = mech._marginal(self, tuple(order))
@@ -195,6 +197,13 @@ class MarginalEstimate(Result):
 
 
 _MECHANISMS: dict = {}
+
+
+@functools.lru_cache(maxsize=16)
+def _mechanism_of(spec_json: str) -> Any:
+    """The mechanism of a spec (cached: a constructor at d = 64, k = 3 takes a quarter second)."""
+    spec = json.loads(spec_json)
+    return _MECHANISMS[spec["mechanism"]](**spec["params"])
 
 
 class _MarginalRelease(KeywordOnly):
@@ -449,10 +458,6 @@ class _MarginalRelease(KeywordOnly):
         """The base tables and their variances: ``finalize(partial(...))`` exactly."""
         return self.finalize(self.partial(reports, epsilons, identities))
 
-    def _tables_from_marginals(self, est, sets) -> tuple:
-        parts = [self._marginal(est, tuple(s)) for s in sets]
-        return (list(sets), np.concatenate([np.ravel(c) for c, _ in parts]),
-                np.concatenate([np.ravel(v) for _, v in parts]))
 
 
 def _rr_pq(eps: float) -> tuple:
@@ -685,6 +690,30 @@ class _Hadamard(_Sampled):
                            np.inf)
         return c, var
 
+    _empty_is_zero = False
+
+    def _coefficient_rows(self) -> np.ndarray:  # pragma: no cover - abstract
+        """``(C(d, k), 2^k - 1)``: the index of coefficient ``mask`` of every ``k``-set."""
+        raise NotImplementedError
+
+    def _tables(self, est) -> tuple:
+        """Every ``k``-way table at once: ``n 2^-k (1 + C H)``, ``H`` the sign matrix."""
+        sets = list(itertools.combinations(range(self.n_attributes), self.k))
+        cells = 1 << self.k
+        c, var = self._coefficient_estimates(est)
+        rows = self._coefficient_rows()
+        masks = np.arange(1, cells)[:, None] & np.arange(cells)[None, :]
+        parity = np.zeros(masks.shape, dtype=np.int64)
+        for bit in range(self.k):
+            parity ^= (masks >> bit) & 1
+        signs = 1.0 - 2.0 * parity  # (2^k - 1, 2^k): (-1)^{<mask, gamma>}
+        scale = est.n / cells
+        counts = scale * (1.0 + c[rows] @ signs)
+        variance = scale**2 * var[rows].sum(axis=1, keepdims=True)
+        if self._empty_is_zero:  # MargHT: a marginal with a coefficient nobody reported
+            counts[~np.isfinite(variance[:, 0])] = 0.0
+        return sets, counts.ravel(), np.repeat(variance, cells, axis=1).ravel()
+
     def _from_coefficients(self, n, attrs, alphas, c, var) -> tuple:
         """The marginal of ``attrs`` from ``c_alpha`` (``alphas``: their attribute tuples)."""
         t = len(attrs)
@@ -744,10 +773,17 @@ class InpHT(_Hadamard):
         for i, a in enumerate(self.alphas):
             self._members[i, :len(a)] = a
         self._pq = _rr_pq(self.epsilon)
+        self._rows: Optional[np.ndarray] = None
 
-    def _tables(self, est) -> tuple:
-        return self._tables_from_marginals(
-            est, list(itertools.combinations(range(self.n_attributes), self.k)))
+    def _coefficient_rows(self) -> np.ndarray:
+        if self._rows is None:
+            self._rows = np.array(
+                [[self._position[tuple(a for i, a in enumerate(beta)
+                                       if mask >> (self.k - 1 - i) & 1)]
+                  for mask in range(1, 1 << self.k)]
+                 for beta in itertools.combinations(range(self.n_attributes), self.k)],
+                dtype=np.int64).reshape(-1, (1 << self.k) - 1)
+        return self._rows
 
     def _marginal(self, est, attrs: tuple) -> tuple:
         c, var = self._coefficient_estimates(est)
@@ -767,12 +803,23 @@ class _Marginals(_Sampled):
     def _containing(self, attrs) -> list:
         return [b for b, s in enumerate(self.sets) if set(attrs) <= set(s)]
 
-    def _tables(self, est) -> tuple:
-        return self._tables_from_marginals(est, self.sets)
 
 
 class _MargTable(_Marginals):
     """MargRR and MargPS: a drawn marginal's cell through a table oracle."""
+
+    def _tables(self, est) -> tuple:
+        """Every drawn marginal's table at once (``n / m_b`` times its group's estimate)."""
+        M, C, n = len(self.sets), self._cells, est.n
+        m = est.stats[:M].astype(np.float64)[:, None]
+        hits = est.stats[M:].reshape(M, C).astype(np.float64)
+        p, q = self._pq
+        with np.errstate(divide="ignore", invalid="ignore"):
+            counts = np.where(m > 0, (hits - m * q) / (p - q) * (n / np.maximum(m, 1)), 0.0)
+            f = np.clip(counts / max(n, 1), 0.0, 1.0)
+            variances = np.where(m > 0, n**2 * _table_variance(self._law_kind, p, q, 1, f)
+                                 / np.maximum(m, 1), np.inf)
+        return list(self.sets), counts.ravel(), variances.ravel()
 
     def _stats(self, clean, ids=None):
         M, C = len(self.sets), self._cells
@@ -986,6 +1033,11 @@ class MargHT(_Hadamard, _Marginals):
                 self._members[b * per + mask - 1, :len(alpha)] = alpha
                 self.alphas.append(alpha)
         self._pq = _rr_pq(self.epsilon)
+
+    _empty_is_zero = True
+
+    def _coefficient_rows(self) -> np.ndarray:
+        return np.arange(self._n_index, dtype=np.int64).reshape(len(self.sets), -1)
 
     def _marginal(self, est, attrs: tuple) -> tuple:
         c, var = self._coefficient_estimates(est)
