@@ -303,3 +303,30 @@ def test_ems_matches_the_published_accuracy_at_eps_4():
 @pytest.mark.parametrize("method, eps", list(ANCHORS))
 def test_ems_and_em_match_the_published_accuracy(method, eps):
     _anchor_check(method, eps, 8)
+
+
+# ------------------------------------------------------------------ floating point
+def _possible_on_the_wave_of_zero(y: float, b: float, p: float) -> bool:
+    """Can ``privatize(0.0)`` return exactly ``y`` on its wave? There the report is
+    ``fl(-b + fl(u / p))`` with ``u`` a multiple of 2^-53 (numpy's ``Generator.random``);
+    invert and try the neighbouring grid points."""
+    j = round((y + b) * p * 2**53)
+    return any((-b) + (t * 2.0**-53) / p == y for t in range(max(j - 4, 0), j + 5))
+
+
+def test_reports_are_doubles_whose_set_depends_on_the_value():
+    """The floating-point position (module docstring): like Piecewise, Square Wave carries the
+    ideal mechanism's guarantee only. Reports of v = 0.3 below 0.3 - b (drawn as -b + u / q)
+    mostly lie off the double grid v = 0 can produce there (-b + u / p), so they rule v = 0 out
+    with certainty; every report of v = 0 in the same interval is on its grid (the check is
+    exact)."""
+    sw = SquareWave(epsilon=1.0, bins=8)
+    b, p = sw.b, sw.p
+    top = 0.3 - b                          # inside the wave of v = 0 (b > 0.15 at eps = 1)
+    y0 = sw.privatize(np.zeros(20_000), rng=21)
+    y0 = y0[y0 < top][:300]
+    assert y0.size == 300 and all(_possible_on_the_wave_of_zero(float(y), b, p) for y in y0)
+    y1 = sw.privatize(np.full(20_000, 0.3), rng=22)
+    y1 = y1[y1 < top][:300]
+    impossible = np.mean([not _possible_on_the_wave_of_zero(float(y), b, p) for y in y1])
+    assert impossible > 0.5
