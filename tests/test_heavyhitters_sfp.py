@@ -499,6 +499,7 @@ def test_fixed_seed_results_are_pinned():
     # SHA-256 (little-endian int64 words) and the decoded items and counts, bit for bit. Pinned
     # after the CMS defaults (commit 40a92f3) and before long items, which must leave them as
     # they are; a change to the client's draws, the hashes or the decode fails here.
+    # Re-recorded when int seeds were keyed (issue 37: rng=3 is no longer default_rng(3)).
     import hashlib
 
     def digest(reps):
@@ -508,16 +509,16 @@ def test_fixed_seed_results_are_pinned():
     sfp = SFP(epsilon=4.0, k=4, item_bits=16, codebook_seed=9)
     reps = sfp.privatize(items, rng=3)
     res = sfp.estimate(reps)
-    assert digest(reps) == "d97fd7856dc4faa4adc87a11"
-    assert res.codes.tolist() == [16411, 10737, 39417, 62423]
+    assert digest(reps) == "d572b1380b9c1d3bd6baf605"
+    assert res.codes.tolist() == [16411, 10737, 39417, 36500]
     assert [float(c).hex() for c in res.counts] == [
-        "0x1.6c641feaf037bp+11", "0x1.67b0d3d850929p+10", "0x1.070a6403b3676p+10",
-        "0x1.4cc7e85e2c767p+9"]
+        "0x1.48ac2e3dc1434p+11", "0x1.1aa69862c8293p+10", "0x1.f644d193f22c3p+9",
+        "0x1.4efd82798d454p+8"]
     words, _, _ = _words(8000, 7)
     sfp = SFP(epsilon=4.0, k=3, item_bytes=4, n_rows=32, codebook_seed=9)
     reps = sfp.privatize(words, rng=3)
     res = sfp.estimate(reps)
-    assert digest(reps) == "5f2841bb2985159a84329a61"
+    assert digest(reps) == "3a09017af9d61a136be1b6d0"
     assert res.items == [b"cat", b"dogs", b"pony"]
     assert [float(c).hex() for c in res.counts] == [
-        "0x1.354a91f6e23b8p+11", "0x1.8910c9a855bbcp+10", "0x1.e92d55b0ded3dp+9"]
+        "0x1.1138fac8009f2p+11", "0x1.7841c156d639cp+10", "0x1.3ed3ba4062929p+10"]

@@ -123,10 +123,15 @@ def test_long_words_recovered():
     th = TreeHist(epsilon=4.0, k=3, item_bytes=16, codebook_seed=3)
     assert th.g == 31
     res = th.estimate(th.privatize(words, rng=1))
-    assert res.items == heavy
+    # recovered, in count order; the order of the two lighter words is not a claim: their
+    # difference, 3,000, is 1.5 sd of the difference of their estimates (sd ~ 1,400 each), so
+    # it flips about one seed in 16 (it does at rng=1 since int seeds were keyed, issue 37)
+    assert sorted(res.items) == sorted(heavy)
     assert res.codes.shape == (3, 2)
-    assert np.all(np.abs(res.counts - true) < 5 * res.std)
-    assert res.categories == ("differential", "hadamard-oracle", "prefixtree")
+    assert list(res.counts) == sorted(res.counts, reverse=True)
+    expected = np.array([true[heavy.index(item)] for item in res.items])
+    assert np.all(np.abs(res.counts - expected) < 5 * res.std)
+    assert res.categories == tuple(item.decode() for item in res.items)
 
 
 def test_short_words_agree_at_8_and_16_bytes():

@@ -20,7 +20,8 @@ import pytest
 from scipy import special, stats
 
 from fastldp._kernels._normal import standard_normal_fill
-from fastldp._random import ZIGGURAT_R, ZIGGURAT_V, standard_normal, ziggurat_tables
+from fastldp._random import (ZIGGURAT_R, ZIGGURAT_V, as_generator, standard_normal,
+                             ziggurat_tables)
 
 
 def _twin(words, tables):
@@ -99,7 +100,9 @@ def test_prefix_and_generator_forms():
     a = standard_normal(np.random.default_rng(3), 10_000)
     b = standard_normal(np.random.default_rng(3), (20, 100))
     assert np.array_equal(a[:2000], b.ravel())
-    assert standard_normal(3) == a[0] and isinstance(standard_normal(3), float)
+    # an int seeds the keyed stream of simulated data (issue 37), not default_rng(3)
+    assert standard_normal(3) == standard_normal(as_generator(3, purpose="data"), 1)[0]
+    assert isinstance(standard_normal(3), float) and standard_normal(3) != a[0]
     out = np.empty((50, 200))
     assert standard_normal(np.random.SeedSequence(3), out=out) is out
     assert np.array_equal(out.ravel(), a)

@@ -15,6 +15,7 @@ from scipy.optimize import minimize_scalar
 
 from _merging import merge_in_order
 from fastldp import audit
+from fastldp._random import as_generator
 from fastldp.oracles import _laws as laws
 from fastldp.audit.exact import audit_law
 from fastldp.oracles import SHE, THE, FrequencyEstimate
@@ -289,7 +290,7 @@ def test_she_client_is_the_kernel_keyed_by_the_generator_and_thread_free():
     eps = np.random.default_rng(4).uniform(0.2, 5.0, n)
     rows = SHE(domain_size=D, epsilon=1.0, codebook_seed=3, n_threads=2).privatize(
         x, epsilons=eps, rng=11)
-    key = np.random.default_rng(11).integers(0, 2**64, size=2, dtype=np.uint64)
+    key = as_generator(11).integers(0, 2**64, size=2, dtype=np.uint64)  # rng=11's Generator
     want = she_perturb(int(key[0]), int(key[1]), x.astype(np.int64), 2.0 / eps, D, 1)
     assert _same(rows, want)
     one = SHE(domain_size=D, epsilon=1.0, codebook_seed=3, n_threads=1)

@@ -19,6 +19,7 @@ import scipy.sparse as sp
 
 import fastldp
 from fastldp import mechanisms, protocol, reports
+from fastldp._random import as_generator
 from fastldp.protocol import KINDS, ReportSchema, StreamingMechanism
 
 F = fastldp
@@ -33,6 +34,7 @@ TODAYS_STREAMING = [
     "DBitFlipPM", "PEM", "TreeHist", "SFP", "HeavyHitterProtocol",
     "SPL", "SMP", "RSpFD", "SampledMean", "SplitMean",
     "FullDomain",  # multidim (issue 36), added after
+    "LSPL", "LSMP",  # multi-attribute records over time, in longitudinal (issue 36)
     "FlatRange", "HierarchicalHistogram",  # ranges (issue 35)
     "SquareWave"]  # ranges (issue 35, item 4)
 #: the families' abstract bases: listed (they are exported), never built here
@@ -93,6 +95,15 @@ INSTANCES = {
     "FullDomain": lambda: F.FullDomain(domain_sizes=[3, 4, 2], epsilon=2.0, codebook_seed=1),
     "FullDomain/grr": lambda: F.FullDomain(domain_sizes=[3, 4], epsilon=2.0, oracle="GRR",
                                            codebook_seed=1),
+    # oracle="auto" mixing GRR and OUE parts: int64 rows, a byte per column for OUE's bits
+    "SPL/auto": lambda: F.SPL(domain_sizes=[3, 40, 2], epsilon=2.0, oracle="auto",
+                              codebook_seed=1),
+    "RSpFD/auto": lambda: F.RSpFD(domain_sizes=[3, 40, 2], epsilon=2.0, variant="auto",
+                                  codebook_seed=1),
+    "LSPL": lambda: F.LSPL(domain_sizes=[3, 12, 2], epsilon_inf=4.0, epsilon_1=2.0,
+                           codebook_seed=1),
+    "LSMP/losue": lambda: F.LSMP(domain_sizes=[3, 12, 2], epsilon_inf=4.0, epsilon_1=2.0,
+                                 oracle="LOSUE", codebook_seed=1),
     "FlatRange": lambda: F.FlatRange(epsilon=2.0, domain_size=12, codebook_seed=1),
     "SquareWave": lambda: F.SquareWave(epsilon=2.0, bins=16),
     "HierarchicalHistogram": lambda: F.HierarchicalHistogram(epsilon=2.0, domain_size=12,
@@ -117,6 +128,8 @@ SCHEMAS = {
     "SPL": ("int64", (3,)), "SMP": ("uint8", (4,)), "RSpFD/oue-random": ("uint8", (4,)),
     "SampledMean": ("float64", (4,)), "SplitMean": ("float64", (12,)),
     "FullDomain": ("int64", ()),
+    "SPL/auto": ("int64", (7,)), "RSpFD/auto": ("int64", (7,)), "LSPL": ("int64", (3,)),
+    "LSMP/losue": ("uint8", (4,)),
 }
 
 KIND_OF_FAMILY = {"oracles": "counts", "longitudinal": "counts", "relations": "matrix",
@@ -136,8 +149,10 @@ def _personal(mech):
 
 # ------------------------------------------------------------ frozen copies of the old code
 def _old_relations_chunk(mech, n, rng):
-    """``fastldp.mechanisms._relations_chunk`` before the protocol (frozen)."""
-    hot = np.random.default_rng(mech.codebook_seed).choice(mech.p, size=mech.s, replace=False)
+    """``fastldp.mechanisms._relations_chunk`` before the protocol (frozen; since issue 37
+    the hot pairs come from the codebook purpose's keyed stream of ``codebook_seed``)."""
+    public = as_generator(mech.codebook_seed, purpose="codebook")
+    hot = public.choice(mech.p, size=mech.s, replace=False)
     sizes = rng.integers(1, mech.k + 1, n)
     indptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(sizes, out=indptr[1:])
@@ -239,7 +254,7 @@ def test_the_members_are_there(case):
     kind = KIND_OF_CLASS.get(type(mech).__name__, KIND_OF_FAMILY[_family(mech)])
     assert mech.kind in KINDS and mech.kind == kind, key
     labels = getattr(mech, "categories", None) if _family(mech) == "oracles" else None
-    if type(mech).__name__ in ("SPL", "SMP", "RSpFD"):  # "j=v": attribute j's value v
+    if type(mech).__name__ in ("SPL", "SMP", "RSpFD", "LSPL", "LSMP"):  # "j=v": attribute j, v
         labels = tuple(f"{j}={v}" for j, k in enumerate(mech.domain_sizes) for v in range(k))
     assert mech.labels == labels
     assert isinstance(mech.report_schema, ReportSchema)
@@ -435,7 +450,8 @@ def test_simulate_writes_the_same_file_as_before(tmp_path):
     pq = pytest.importorskip("pyarrow.parquet")
     mech = F.OLH(domain_size=30, epsilon=1.0, codebook_seed=3)
     path = mechanisms.simulate(mech, 500, tmp_path / "r.parquet", seed=11)
-    rng = np.random.default_rng(11)  # simulate: the chunk's budgets, data, then the coins
+    # simulate: the chunk's budgets, data, then the coins, from seed=11's keyed stream
+    rng = as_generator(11, purpose="simulate")
     rng.uniform(0.5, 2.0, 500)  # drawn, then replaced by the oracle's fixed epsilon
     want = mech.privatize(mech.example_data(500, rng), identities=np.arange(500, dtype=np.uint64),
                           rng=rng)

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from _neighbours import assert_neighbours, compare, row_neighbour
+from fastldp._random import as_generator
 from fastldp.regression import LDPIHT, make_sparse_regression
 from fastldp.regression.baselines import ldp_iht_coordinate_scale, ldp_iht_laplace_scale
 
@@ -18,7 +19,7 @@ inf = math.inf
 def _naive_iht(X, y, *, epsilon, k, iterations, step=1.0, cx=3.0, cy=3.0, cg=2.0, tb=1.0,
                mechanism, seed):
     """Plain-Python LDP-IHT: one record at a time, the fit's draws in the fit's order."""
-    gen = np.random.default_rng(seed)
+    gen = as_generator(seed)  # the Generator fit(rng=seed) builds (keyed, issue 37)
     N, d = X.shape
     batches = np.array_split(gen.permutation(N), iterations)
     theta = [0.0] * d

@@ -96,7 +96,9 @@ def test_exact_variance_matches_simulation_and_a_2_percent_error_would_not(
     mu = x.mean(axis=0)
     s = (x**2).mean(axis=0)
     var = mech.variance(mu, n, second_moment=s)
-    est = _simulate(mech, x, trials=120_000, seed=sum(map(ord, name)))
+    # 150,000 trials: at 120,000, laplace-rounded's se is 0.00248-0.00252 over seeds, so
+    # 4 se < 0.01 held or not by the seed's luck (it failed once int seeds were keyed, issue 37)
+    est = _simulate(mech, x, trials=150_000, seed=sum(map(ord, name)))
     ok, mean, se = _passes(est, mu, var)
     assert ok, f"mean q = {mean:.5f}, se = {se:.5f}"
     # the test resolves 2%: a formula off by 2% either way is rejected

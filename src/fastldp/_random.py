@@ -3,6 +3,22 @@
 Client-side randomness flows from a :class:`numpy.random.Generator`; public
 randomness (the codebook) from the counter-based hash keyed by
 ``(codebook_seed, identity, counter)``. Nothing here touches global state.
+
+Integer seeds are domain-separated. :func:`as_generator` turns an int ``s``
+into ``Generator(PCG64(SeedSequence([SEED_KEY, PURPOSES[purpose], s])))``:
+the entropy starts with :data:`SEED_KEY`, a fixed 128-bit constant of
+fastldp, and the code of what the stream is for (:data:`PURPOSES`). Without
+it, ``privatize(x, rng=0)`` drew the same numbers as
+``np.random.default_rng(0)``, so data drawn with ``default_rng(0)`` and
+privatized with ``rng=0`` had noise correlated with the values (GRR, OLH,
+SS, BLH and Hadamard response counts 24 to 45 standard deviations off:
+``tests/test_seeds.py``). With it, one int gives independent streams to
+numpy's own ``default_rng(s)``, to the privatization and to fastldp's
+synthetic data, attacks and samplers. The key is a prefix of fixed length
+(four 32-bit words, then one for the purpose), so two different
+``(purpose, s)`` never share an entropy. A
+:class:`~numpy.random.SeedSequence` or a Generator passed in is used as
+given (see :func:`as_generator`).
 """
 
 from __future__ import annotations
@@ -19,20 +35,56 @@ from ._kernels._normal import standard_normal_fill
 from ._kernels._openmp import max_threads
 from ._validation import param_error
 
-__all__ = ["as_generator", "resolve_codebook_seed", "resolve_n_threads", "resolve_identities",
-           "standard_normal", "ziggurat_tables", "RngLike"]
+__all__ = ["as_generator", "seed_sequence", "SEED_KEY", "PURPOSES", "resolve_codebook_seed",
+           "resolve_n_threads", "resolve_identities", "standard_normal", "ziggurat_tables",
+           "RngLike"]
 
 UINT64_MAX = 2**64 - 1
+
+#: fastldp's key in the entropy of an int seed's SeedSequence: 128 bits drawn once
+#: (``secrets.randbits(128)``) and fixed, so that no stream of fastldp seeded by an int
+#: is numpy's ``default_rng`` of that int. Changing it moves every seeded result.
+SEED_KEY = 0xCACE43F04E47F9276C1262B1E239744A
+
+#: What an int-seeded stream is for, and its code in the entropy after :data:`SEED_KEY`:
+#: a mechanism's private coins (``privatize``, ``release``, ``fit``, the noise
+#: samplers), fastldp's synthetic data (``example`` generators, :func:`standard_normal`),
+#: a sampler run outside the mechanism (a shuffler's permutation, a padded
+#: sampler's ``sample_items``), an attacker's and a corruption policy's choices,
+#: the public example items drawn from a ``codebook_seed``, and a simulation
+#: (population and clients from one seed: ``fastldp simulate``, ``simulate_clients``).
+PURPOSES = {"privatize": 1, "data": 2, "sampling": 3, "attack": 4, "codebook": 5,
+            "simulate": 6}
 
 #: What every ``rng`` parameter accepts (see :func:`as_generator`).
 RngLike = Union[None, int, np.random.SeedSequence, np.random.Generator]
 
 
-def as_generator(rng, owner: str = "privatize") -> np.random.Generator:
+def as_generator(rng, owner: str = "privatize", *,
+                 purpose: str = "privatize") -> np.random.Generator:
     """Return a Generator for ``rng``.
 
-    ``None`` draws fresh OS entropy; an int or :class:`~numpy.random.SeedSequence`
-    seeds a new PCG64 generator; a Generator is used as is (and advanced).
+    Parameters
+    ----------
+    rng : None, int, SeedSequence or Generator
+        ``None`` draws fresh OS entropy. A non-negative int ``s`` seeds
+        PCG64 from ``SeedSequence([SEED_KEY, PURPOSES[purpose], s])``, a
+        stream independent of ``np.random.default_rng(s)`` and of the
+        other purposes' streams of the same ``s`` (see the module
+        docstring). A :class:`~numpy.random.SeedSequence` seeds PCG64 as
+        given, with no key: the user built it (for instance spawned it
+        from an experiment's root), so it already names its own stream,
+        and the experiments' published tables, which spawn their streams
+        this way, stay what they are. A Generator is used as is (and
+        advanced).
+    owner : str
+        The function named in the error of a bad ``rng``.
+    purpose : str
+        A key of :data:`PURPOSES`: what the stream of an int seed is for.
+
+    Returns
+    -------
+    numpy.random.Generator
     """
     if isinstance(rng, np.random.Generator):
         return rng
@@ -41,10 +93,28 @@ def as_generator(rng, owner: str = "privatize") -> np.random.Generator:
     if isinstance(rng, numbers.Integral) and not isinstance(rng, bool):
         if rng < 0:
             raise param_error("rng", owner, "None, a non-negative int, a SeedSequence or a Generator", rng)
-        return np.random.default_rng(int(rng))
+        return np.random.Generator(np.random.PCG64(seed_sequence(int(rng), purpose)))
     raise param_error(
         "rng", owner, "None, a non-negative int, a SeedSequence or a Generator", rng, TypeError
     )
+
+
+def seed_sequence(seed: int, purpose: str = "privatize") -> np.random.SeedSequence:
+    """The :class:`~numpy.random.SeedSequence` of an int ``seed`` for ``purpose``.
+
+    ``SeedSequence([SEED_KEY, PURPOSES[purpose], seed])``: what
+    :func:`as_generator` seeds PCG64 with (a non-negative ``seed``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastldp._random import as_generator, seed_sequence
+    >>> a = as_generator(3).integers(2**32, size=2)
+    >>> b = np.random.Generator(np.random.PCG64(seed_sequence(3))).integers(2**32, size=2)
+    >>> bool((a == b).all())
+    True
+    """
+    return np.random.SeedSequence([SEED_KEY, PURPOSES[purpose], seed])
 
 
 def resolve_codebook_seed(seed, owner: str) -> int:
@@ -193,7 +263,7 @@ def standard_normal(rng: RngLike = None, size=None, *,
     True
     """
     owner = "standard_normal"
-    gen = as_generator(rng, owner)
+    gen = as_generator(rng, owner, purpose="data")
     if out is None:
         if size is None:
             one = np.empty(1)

@@ -93,7 +93,7 @@ def budget_profile(name: str, n: int, eps0: float, rng=None) -> np.ndarray:
     eps0 = check_float(eps0, "eps0", owner, low=0.0, high=np.inf)
     if name == "H0":
         return np.full(n, eps0)
-    gen = as_generator(rng, owner)
+    gen = as_generator(rng, owner, purpose="data")
     if name == "H1":
         eps = eps0 * (H1_LOW + (1 - H1_LOW) * gen.random(n))
     elif name == "two-tier":

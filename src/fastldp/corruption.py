@@ -114,7 +114,7 @@ def choose_corrupted(epsilons, alpha, *, policy="largest", rng=None) -> np.ndarr
             order = np.lexsort((np.arange(n), -eps))
             return np.sort(order[:m]).astype(np.int64)
         if policy == "random":
-            gen = as_generator(rng, owner)
+            gen = as_generator(rng, owner, purpose="attack")
             return np.sort(gen.choice(n, size=m, replace=False)).astype(np.int64)
         raise param_error("policy", owner, "'largest', 'random' or an array of indices", policy)
     given = np.asarray(policy)

@@ -166,7 +166,7 @@ def simulate(mechanism: Any, n: int, out: Union[str, os.PathLike[str]], *,
     if not isinstance(n, (int, np.integer)) or n < 1:
         raise ValueError(f"The 'n' parameter of simulate must be an int >= 1. Got {n!r} instead.")
     budgets = _simulation_budgets(epsilon)
-    rng = as_generator(seed, "simulate")
+    rng = as_generator(seed, "simulate", purpose="simulate")
     protocol.check_mechanism(mechanism)
     fixed = mechanism.report_schema.fixed_epsilon
     with ReportWriter(out, mechanism, row_group_size=chunk) as writer:

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from .._random import as_generator
 from ..protocol import ProtocolMembers
 from ..results import PrivacyStatement
 
@@ -75,7 +76,8 @@ class HeavyHitterProtocolMembers(ProtocolMembers):
         bits (all of them when there are at most :data:`EXAMPLE_ITEMS`), or
         lowercase ASCII strings of ``item_bytes`` letters.
         """
-        public = np.random.default_rng(self.codebook_seed)
+        # the codebook purpose: the example universe is not numpy's default_rng(codebook_seed)
+        public = as_generator(self.codebook_seed, "example_items", purpose="codebook")
         if self.codec.kind == "bytes":
             length = int(self.codec.item_bytes)
             count = min(EXAMPLE_ITEMS, 26 ** length)

@@ -268,7 +268,7 @@ def mga_attack(pem: PEM, targets: Any, n_fake: int, *, honest_identities: Any = 
         if f_t.shape != (r,) or not np.all((f_t >= 0) & (f_t <= 1)):
             raise param_error("target_frequencies", owner,
                               f"an array of {r} frequencies in [0, 1]", target_frequencies)
-    gen = as_generator(rng, owner)
+    gen = as_generator(rng, owner, purpose="attack")
     ids, reports, supported = _choose(pem, codes, n_fake, search, gen)
     groups = pem.groups(ids)
 

@@ -90,7 +90,7 @@ def zipf_items(n: int, *, item_bits: int = 32, exponent: float = 1.1, support: i
     item_bits = check_int(item_bits, "item_bits", owner, low=1, high=64)
     exponent = check_float(exponent, "exponent", owner, low=0.0)
     support = check_int(support, "support", owner, low=1, high=min(1 << 26, 2**item_bits))
-    gen = as_generator(rng, owner)
+    gen = as_generator(rng, owner, purpose="data")
     ranks = gen.choice(support, size=n, p=_zipf_probabilities(support, exponent))
     return scatter(ranks, item_bits, seed)
 
@@ -128,7 +128,8 @@ def word_items(n: int, *, item_bytes: int = 8, rng: Any = None) -> list:
     item_bytes = check_int(item_bytes, "item_bytes", owner, low=1, high=MAX_ITEM_BYTES)
     pairs = [(w.encode(), c) for w, c in word_counts() if len(w) <= item_bytes]
     weights = np.array([c for _, c in pairs], dtype=np.float64)
-    picks = as_generator(rng, owner).choice(len(pairs), size=n, p=weights / weights.sum())
+    picks = as_generator(rng, owner, purpose="data").choice(len(pairs), size=n,
+                                                            p=weights / weights.sum())
     words = [w for w, _ in pairs]
     return [words[j] for j in picks]
 

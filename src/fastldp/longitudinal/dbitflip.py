@@ -167,7 +167,7 @@ class DBitFlipPM(MemoizedBudgets, LongitudinalProtocol):
     >>> bool(np.all(np.abs(est.counts - 2000) < 5 * est.std))
     True
     >>> round(dbf.mean(est), 0)
-    50.0
+    51.0
     """
 
     name = "dbitflippm"

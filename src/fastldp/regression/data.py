@@ -152,7 +152,7 @@ def make_sparse_regression(*, n: int = 15_000, m: int = 50, d: int = 256, k: int
     else:
         raise param_error("sampler", owner, "'numpy' or 'fastldp'", sampler,
                           ValueError if isinstance(sampler, str) else TypeError)
-    gen = as_generator(rng, owner)
+    gen = as_generator(rng, owner, purpose="data")
     theta = np.zeros(d)
     support = np.sort(gen.choice(d, size=k, replace=False))
     theta[support] = gen.choice([-1.0, 1.0], size=k) * theta_norm / math.sqrt(k)

@@ -267,14 +267,14 @@ class SampleSDP(RegressionEstimator):
     >>> data = make_sparse_regression(n=2000, m=5, d=4, k=1, sigma=0.1, rng=0)
     >>> model = SampleSDP(epsilon=1.0, sigma=0.1).fit(data.X, data.y, rng=0)
     >>> model.support_, data.support
-    (array([3]), array([3]))
+    (array([0]), array([0]))
     >>> print(model.privacy_)
     epsilon=1, delta=... (shuffle DP, per sample)
     >>> cal = model.calibration_
     >>> round(cal["x_radius"], 3), round(cal["y_radius"], 3), round(cal["sensitivity"], 2)
     (5.879, 4.473, 63.02)
     >>> model.sanitized_
-    {'nonfinite': 0, 'clipped_x': 0, 'clipped_y': 0}
+    {'nonfinite': 0, 'clipped_x': 0, 'clipped_y': 1}
     """
 
     calibration_: dict[str, Any]

@@ -211,7 +211,7 @@ def shuffle(messages: ArrayLike, rng: RngLike = None) -> np.ndarray:
     arr = np.asarray(messages)
     if arr.ndim not in (1, 2):
         raise param_error("messages", "shuffle", "a 1-d or 2-d array", f"array of shape {arr.shape}")
-    gen = as_generator(rng, "shuffle")
+    gen = as_generator(rng, "shuffle", purpose="sampling")
     return gen.permuted(arr, axis=-1)
 
 

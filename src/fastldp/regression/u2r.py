@@ -191,9 +191,9 @@ class U2R(RegressionEstimator):
     >>> model = U2R(epsilon=4.0, k=2, rows_per_user=20, sigma=0.1)
     >>> model = model.fit(data.X, data.y, users=data.users, rng=0)
     >>> model.support_, data.support
-    (array([10, 12]), array([10, 12]))
+    (array([2, 9]), array([2, 9]))
     >>> model.coef_[model.support_].round(1)
-    array([-0.7, -0.7])
+    array([ 0.7, -0.7])
     >>> print(model.privacy_)
     epsilon=4, delta=1e-05 (shuffle DP, per user)
     """

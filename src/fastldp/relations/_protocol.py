@@ -12,6 +12,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from .._random import as_generator
 from .._validation import check_positive_array
 from ..protocol import ProtocolMembers
 from ..results import PrivacyStatement
@@ -90,7 +91,8 @@ class RelationProtocol(ProtocolMembers):
         """
         import scipy.sparse as sp
 
-        hot = np.random.default_rng(self.codebook_seed).choice(self.p, size=self.s, replace=False)
+        public = as_generator(self.codebook_seed, "example_data", purpose="codebook")
+        hot = public.choice(self.p, size=self.s, replace=False)
         sizes = rng.integers(1, self.k + 1, n)
         indptr = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(sizes, out=indptr[1:])

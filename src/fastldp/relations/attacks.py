@@ -86,7 +86,7 @@ def _prepare(mechanism, epsilons, corrupted, identities, owner):
 
 def false_support(true_support, p: int, s: int, rng=None) -> np.ndarray:
     """``s`` encoded pairs drawn uniformly from outside ``true_support``."""
-    gen = as_generator(rng, "false_support")
+    gen = as_generator(rng, "false_support", purpose="attack")
     outside = np.setdiff1d(np.arange(p), np.asarray(true_support, dtype=np.int64))
     s = check_int(s, "s", "false_support", low=1, high=outside.shape[0])
     return np.sort(gen.choice(outside, size=s, replace=False)).astype(np.int64)
@@ -120,7 +120,8 @@ def optimized_attack(mechanism, epsilons, corrupted, *, true_support, false_supp
     ts = np.asarray(true_support, dtype=np.int64)
     items = np.concatenate([fs, ts])
     weights = np.concatenate([np.ones(fs.shape[0]), -np.ones(ts.shape[0])])
-    outputs, per = mechanism.best_response(eps, idx, ids, items, weights, as_generator(rng, owner))
+    outputs, per = mechanism.best_response(eps, idx, ids, items, weights,
+                                           as_generator(rng, owner, purpose="attack"))
     return _result(idx, outputs, per)
 
 
@@ -130,7 +131,8 @@ def targeted_attack(mechanism, epsilons, corrupted, *, target, identities=None, 
     eps, idx, ids = _prepare(mechanism, epsilons, corrupted, identities, owner)
     target = check_int(target, "target", owner, low=0, high=mechanism.p - 1)
     items = np.array([target], dtype=np.int64)
-    outputs, per = mechanism.best_response(eps, idx, ids, items, np.ones(1), as_generator(rng, owner))
+    outputs, per = mechanism.best_response(eps, idx, ids, items, np.ones(1),
+                                           as_generator(rng, owner, purpose="attack"))
     return _result(idx, outputs, per)
 
 
@@ -139,7 +141,7 @@ def random_attack(mechanism, epsilons, corrupted, *, true_support=None, false_su
     """Uniformly random legal outputs; the objective is scored on F and S if given."""
     owner = "random_attack"
     eps, idx, ids = _prepare(mechanism, epsilons, corrupted, identities, owner)
-    outputs = mechanism.random_response(eps, idx, ids, as_generator(rng, owner))
+    outputs = mechanism.random_response(eps, idx, ids, as_generator(rng, owner, purpose="attack"))
     if true_support is None or false_support is None:
         return AttackResult(idx, outputs, float("nan"), np.full(idx.shape[0], np.nan))
     fs = np.asarray(false_support, dtype=np.int64)

@@ -119,7 +119,8 @@ class PaddedRelationSampling(RelationMechanism):
     def sample_items(self, relations: RelationsLike, *,
                      identities: Optional[ArrayLike] = None, rng: RngLike = None) -> np.ndarray:
         """Each identity's padded-and-sampled item in ``[0, p + k)``."""
-        gen = as_generator(rng, f"{type(self).__name__}.sample_items")
+        gen = as_generator(rng, f"{type(self).__name__}.sample_items",
+                           purpose="sampling")
         sets = self.relation_sets(relations, identities=identities)
         sizes = sets.sizes
         slot = gen.integers(0, self.k, sets.n)

@@ -240,7 +240,7 @@ def rate_diagnostic_population(*, shape, s, k, n, rng=None) -> Population:
     k = check_int(k, "k", owner, low=1)
     s = check_int(s, "s", owner, low=k, high=p)
     n = check_int(n, "n", owner, low=1)
-    gen = as_generator(rng, owner)
+    gen = as_generator(rng, owner, purpose="data")
     support = np.sort(gen.choice(p, size=s, replace=False))
     picks = _uniform_k_subsets(gen, n, s, k)
     cols = np.sort(support[picks], axis=1).ravel()

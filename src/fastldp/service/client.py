@@ -355,7 +355,8 @@ def simulate_clients(url: str, token: str, n: int, *, epsilon: Any = None, seed:
         fixed = mech.report_schema.fixed_epsilon
     budgets = _collector_budgets(epsilon, fixed, url)
     starts = list(range(0, n, batch_size))
-    seeds = np.random.SeedSequence(as_generator(seed, "simulate_clients").integers(2**63)
+    seeds = np.random.SeedSequence(as_generator(seed, "simulate_clients",
+                                                purpose="simulate").integers(2**63)
                                    ).spawn(len(starts))
     totals = {"accepted": 0, "replayed": 0, "batches": 0, "failed": 0, "failed_reports": 0,
               "unsent": 0}

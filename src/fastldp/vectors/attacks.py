@@ -463,7 +463,7 @@ def sparse_targeted_attack(mechanism, reports, target=None, *, q=None, corrupted
         ``objective = sum_j w_j (mu_hat - mu_hat_c)_j``.
     """
     owner = "sparse_targeted_attack"
-    gen = as_generator(rng, owner)
+    gen = as_generator(rng, owner, purpose="attack")
     adv = _adversary(mechanism, reports, identities, magnitude)
     w = _weights(adv, target, direction, weights, owner)
     model, users, q = _resolve_users(adv, q, corrupted, model, gen, owner)
@@ -499,7 +499,7 @@ def sparse_untargeted_attack(mechanism, reports, *, q=None, corrupted=None, mode
         ``objective = ||mu_hat - mu_hat_c||_1``; ``weights`` the final signs.
     """
     owner = "sparse_untargeted_attack"
-    gen = as_generator(rng, owner)
+    gen = as_generator(rng, owner, purpose="attack")
     n_restarts = check_int(n_restarts, "n_restarts", owner, low=1)
     max_iter = check_int(max_iter, "max_iter", owner, low=1)
     adv = _adversary(mechanism, reports, identities, magnitude)
@@ -537,7 +537,7 @@ def random_legal_reports(mechanism, reports, users, *, identities=None, rng=None
     PCKV-GRR a uniform key and sign; Collision a uniform symbol; PrivKVM a
     uniform key, bit and value bits.
     """
-    gen = as_generator(rng, "random_legal_reports")
+    gen = as_generator(rng, "random_legal_reports", purpose="attack")
     adv = _adversary(mechanism, reports, identities, None)
     users = np.asarray(users, dtype=np.int64)
     return replace_reports(reports, users, adv.random_legal(users, gen))

@@ -157,7 +157,7 @@ def frequency_vectors(*, n, d, m, rng=None) -> SparseVectors:
     """
     owner = "frequency_vectors"
     n, d, m = _check_nmd(n, d, m, owner)
-    return _keys(n, d, m, as_generator(rng, owner))
+    return _keys(n, d, m, as_generator(rng, owner, purpose="data"))
 
 
 def signed_vectors(*, n, d, m, rng=None) -> SparseVectors:
@@ -165,7 +165,7 @@ def signed_vectors(*, n, d, m, rng=None) -> SparseVectors:
     ``<= d / 2``, else ``+1`` (section 8.1)."""
     owner = "signed_vectors"
     n, d, m = _check_nmd(n, d, m, owner)
-    base = _keys(n, d, m, as_generator(rng, owner))
+    base = _keys(n, d, m, as_generator(rng, owner, purpose="data"))
     values = np.where(2 * (base.indices + 1) <= d, -1.0, 1.0)
     return SparseVectors(base.indptr, base.indices, values, d)
 
@@ -176,7 +176,7 @@ def truncated_normal_vectors(*, n, d, m, sigma=0.2, rng=None) -> SparseVectors:
     owner = "truncated_normal_vectors"
     n, d, m = _check_nmd(n, d, m, owner)
     sigma = check_float(sigma, "sigma", owner, low=0.0)
-    gen = as_generator(rng, owner)
+    gen = as_generator(rng, owner, purpose="data")
     base = _keys(n, d, m, gen)
     lo, hi = ndtr(-1.0 / sigma), ndtr(1.0 / sigma)
     u = lo + gen.random(base.indices.shape[0]) * (hi - lo)
@@ -202,7 +202,7 @@ def cap_items(vectors: SparseVectors, max_items: int, *, rng=None):
     over = sizes > max_items
     if not over.any():
         return vectors, 0
-    gen = as_generator(rng, owner)
+    gen = as_generator(rng, owner, purpose="data")
     keep = np.ones(vectors.indices.shape[0], dtype=bool)
     for i in np.flatnonzero(over):
         lo, hi = vectors.indptr[i], vectors.indptr[i + 1]
@@ -365,7 +365,7 @@ def load_clothing_fit(path, *, max_items=2, rng=None) -> SparseVectorDataset:
             users.append(str(u))
             items.append(str(it))
             values.append(1.0 if fit == "fit" else 0.0)
-    gen = as_generator(rng, owner)
+    gen = as_generator(rng, owner, purpose="data")
     return _build(users, items, values, owner, "clothing", skipped, max_items, gen)
 
 
@@ -498,7 +498,7 @@ def load_amazon_ratings(path, *, max_items=2, scale=5.0, top_items=None,
             users.append(u)
             items.append(it)
             values.append(rating / scale)
-    gen = as_generator(rng, owner)
+    gen = as_generator(rng, owner, purpose="data")
     return _build_arrays(np.asarray(users, dtype=str), np.asarray(items, dtype=str),
                          np.asarray(values), owner, "amazon", skipped, max_items, top_items, gen)
 
@@ -551,6 +551,6 @@ def load_movielens_ratings(path, *, max_items=100, scale=5.0, top_items=None,
                   f"{MOVIELENS_LATEST_URL} and {MOVIELENS_1M_URL}")
     users, movies, ratings = _read_movielens(files[:1])
     ok = (ratings > 0) & (ratings <= scale)
-    gen = as_generator(rng, owner)
+    gen = as_generator(rng, owner, purpose="data")
     return _build_arrays(users[ok], movies[ok], ratings[ok] / scale, owner, "movielens",
                          int((~ok).sum()), max_items, top_items, gen)
