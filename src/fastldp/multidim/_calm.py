@@ -85,16 +85,23 @@ def _broadcast_shape(attrs, sizes, onto) -> list:
 
 
 def shared_sets(sets) -> list:
-    """Every subset of every intersection of two of ``sets`` (the empty set first), by size."""
-    found = {()}
-    for a, b in itertools.combinations(sets, 2):
-        common = sorted(set(a) & set(b))
-        for w in range(1, len(common) + 1):
-            found.update(itertools.combinations(common, w))
-    return sorted(found, key=lambda s: (len(s), s))
+    """``(B, holders)`` for every set ``B`` inside two or more of ``sets``, smallest first.
+
+    These are the subsets of the pairwise intersections (the empty set
+    included), found by counting each table's ``2^l`` subsets rather than
+    by intersecting every pair (``C(A, 2)`` tables have ``~A^4 / 8`` pairs).
+    """
+    holders: dict = {}
+    for i, s in enumerate(sets):
+        for w in range(len(s) + 1):
+            for sub in itertools.combinations(s, w):
+                holders.setdefault(sub, []).append(i)
+    return sorted(((b, h) for b, h in holders.items() if len(h) >= 2),
+                  key=lambda item: (len(item[0]), item[0]))
 
 
-def make_consistent(tables: list, sets: list, domain_sizes, cell_variances) -> list:
+def make_consistent(tables: list, sets: list, domain_sizes, cell_variances,
+                    shared: Optional[list] = None) -> list:
     """CALM's consistency step: overlapping tables agree on every attribute set they share.
 
     Parameters
@@ -108,6 +115,8 @@ def make_consistent(tables: list, sets: list, domain_sizes, cell_variances) -> l
         The variance of one cell of each table (the weights are
         ``1 / (cell_variances[i] * c_i)``, ``c_i`` the number of the
         table's cells per cell of the shared set).
+    shared : list, optional
+        :func:`shared_sets` of ``sets`` (computed when not given).
 
     Returns
     -------
@@ -117,22 +126,19 @@ def make_consistent(tables: list, sets: list, domain_sizes, cell_variances) -> l
         tables that agree on every shared set.
     """
     out = [np.asarray(t, dtype=np.float64).copy() for t in tables]
-    for shared in shared_sets(sets):
-        holders = [i for i, s in enumerate(sets) if set(shared) <= set(s)]
-        if len(holders) < 2:
-            continue
+    for shared_set, holders in (shared_sets(sets) if shared is None else shared):
         projections, weights, spread = [], [], []
         for i in holders:
             c = math.prod(domain_sizes[a] for a in sets[i]) // math.prod(
-                domain_sizes[a] for a in shared)
-            projections.append(_project(out[i], sets[i], domain_sizes, shared))
+                domain_sizes[a] for a in shared_set)
+            projections.append(_project(out[i], sets[i], domain_sizes, shared_set))
             weights.append(1.0 / (cell_variances[i] * c))
             spread.append(c)
         w = np.asarray(weights) / np.sum(weights)
         target = sum(wi * p for wi, p in zip(w, projections))
         for i, p, c in zip(holders, projections, spread):
             shape = [domain_sizes[a] for a in sets[i]]
-            delta = ((target - p) / c).reshape(_broadcast_shape(sets[i], domain_sizes, shared))
+            delta = ((target - p) / c).reshape(_broadcast_shape(sets[i], domain_sizes, shared_set))
             out[i] = (out[i].reshape(shape) + delta).ravel()
     return out
 
@@ -442,8 +448,9 @@ class CALM(_MarginalRelease):
         """Consistency and Norm-Sub, alternated :data:`ROUNDS` times (Norm-Sub last)."""
         weights = [v if np.isfinite(v) and v > 0 else 1e300 for v in cell_variances]
         out = list(tables)
+        shared = shared_sets(self.sets)
         for _ in range(ROUNDS):
-            out = make_consistent(out, self.sets, self.domain_sizes, weights)
+            out = make_consistent(out, self.sets, self.domain_sizes, weights, shared)
             out = [norm_sub(t, n) for t in out]
         return out
 
