@@ -330,3 +330,19 @@ def test_reports_are_doubles_whose_set_depends_on_the_value():
     y1 = y1[y1 < top][:300]
     impossible = np.mean([not _possible_on_the_wave_of_zero(float(y), b, p) for y in y1])
     assert impossible > 0.5
+
+
+def test_report_files_decode_to_the_estimate(tmp_path):
+    """Two report files decoded together give the in-memory estimate bit for bit."""
+    pytest.importorskip("pyarrow")
+    from fastldp import reports
+    sw = SquareWave(epsilon=1.0, bins=64)
+    y = sw.privatize(np.random.default_rng(0).beta(5, 2, 5000), rng=1)
+    paths = [tmp_path / "a.parquet", tmp_path / "b.parquet"]
+    reports.write_reports(paths[0], sw, y[:2000])
+    reports.write_reports(paths[1], sw, y[2000:])
+    decoded = reports.decode_files(sw, [str(p) for p in paths])
+    direct = sw.estimate(y)
+    assert isinstance(decoded, SquareWaveEstimate)
+    assert np.array_equal(decoded.counts, direct.counts)
+    assert decoded.iterations == direct.iterations and decoded.n == 5000
