@@ -827,3 +827,95 @@ def test_sampled_mean_replacements_are_legal_distinct_and_unbiased_for_zero(rand
     # the randomizer's output at 0: mean 0 with variance Var[Y | 0] (4.5 standard errors)
     sd = math.sqrt(float(mech.scalar.variance(0.0)) / (3 * n))
     assert abs(y.mean()) < 4.5 * sd, (y.mean(), sd)
+
+
+# --------------------------------------------------------------------------- oracle="auto"
+from fastldp.oracles.adaptive import choose_oracle  # noqa: E402
+
+#: attributes of 2, 40 and 3 values at eps = 2: GRR, OUE, GRR for SPL and SMP (a mixed report)
+AUTO_SIZES = (2, 40, 3)
+AUTO = [(SPL, "oracle", "auto"), (SMP, "oracle", "auto"), (RSpFD, "variant", "auto")]
+
+
+def test_auto_picks_per_attribute_the_oracle_of_least_variance():
+    # SPL's attributes at eps / A, SMP's at eps: the one-shot oracles' own variances decide
+    for cls, eps_of in ((SPL, lambda eps: eps / 3), (SMP, lambda eps: eps)):
+        for eps in (1.0, 2.0, 4.0):
+            mech = cls(domain_sizes=list(AUTO_SIZES), epsilon=eps, oracle="auto",
+                       codebook_seed=1)
+            want = tuple(choose_oracle(k, eps_of(eps), ("grr", "oue", "olh")).upper()
+                         for k in AUTO_SIZES)
+            assert mech.chosen == want
+    assert SPL(domain_sizes=list(AUTO_SIZES), epsilon=2.0, oracle="auto").chosen == (
+        "GRR", "OUE", "GRR")
+    # RSpFD: GRR or OUE-zero by the variance of a count nobody holds, from the class's own
+    # hit probabilities (multi-freq-ldpy's RS+FD[ADP] rule)
+    for eps in (0.5, 2.0, 4.0):
+        auto = RSpFD(domain_sizes=list(AUTO_SIZES), epsilon=eps, variant="auto")
+        for j in range(3):
+            var = {}
+            for v in ("GRR", "OUE-zero"):
+                pi0, pi1 = RSpFD(domain_sizes=list(AUTO_SIZES), epsilon=eps,
+                                 variant=v).hit_probabilities(j)
+                var[v] = pi0 * (1 - pi0) / (pi1 - pi0) ** 2
+            assert auto.chosen[j] == min(var, key=var.get), (eps, j, var)
+    assert RSpFD(domain_sizes=list(AUTO_SIZES), epsilon=4.0, variant="auto").chosen == (
+        "OUE-zero", "GRR", "OUE-zero")
+
+
+@pytest.mark.parametrize("cfg", AUTO, ids=_id)
+def test_auto_mixed_reports_are_unbiased_with_the_stated_variance(cfg):
+    x = _build(cfg, sizes=AUTO_SIZES).example_data(2_000, np.random.default_rng(21))
+    mechs = [_build(cfg, sizes=AUTO_SIZES, seed=21_000 + r) for r in range(200)]
+    assert len(set(mechs[0].chosen)) == 2  # a mix of symbol and bit-packed attributes
+    ests = [m.estimate(m.privatize(x, rng=21_000 + r)) for r, m in enumerate(mechs)]
+    _check_unbiased_with_the_variance(_truth(mechs[0], x), np.array([e.counts for e in ests]),
+                                      np.array([e.variances for e in ests]))
+
+
+def test_auto_spl_decodes_each_part_as_its_chosen_oracle_would():
+    # naive twin: attribute j's part of a mixed report is a report of a one-attribute SPL over
+    # the chosen oracle at eps / A with the attribute's seed
+    spl = SPL(domain_sizes=list(AUTO_SIZES), epsilon=2.0, oracle="auto", codebook_seed=5)
+    x = spl.example_data(3_000, np.random.default_rng(0))
+    reports = spl.privatize(x, rng=1)
+    assert reports.dtype == np.int64 and reports.shape == (3_000, 1 + 5 + 1)
+    est = spl.estimate(reports)
+    start = 0
+    for j, k in enumerate(AUTO_SIZES):
+        width = 5 if spl.chosen[j] == "OUE" else 1
+        part = reports[:, start:start + width]
+        start += width
+        twin = SPL(domain_sizes=[k], epsilon=2.0 / 3, oracle=spl.chosen[j],
+                   codebook_seed=spl.attribute_seed(j))
+        got = twin.estimate(part.astype(np.uint8) if width > 1 else part)
+        np.testing.assert_array_equal(est.attribute(j), got.counts)
+
+
+@pytest.mark.parametrize("cfg", AUTO, ids=_id)
+def test_auto_mixed_reports_sanitize_merge_and_round_trip(cfg, tmp_path):
+    from fastldp.reports import decode_files, write_reports
+
+    mech = _build(cfg, sizes=AUTO_SIZES)
+    x = mech.example_data(500, np.random.default_rng(3))
+    reports = mech.privatize(x, rng=4)
+    whole = mech.estimate(reports)
+    # a rebuilt server from the public parameters makes the same choice
+    again = type(mech)(**mech.stream_params())
+    assert again.chosen == mech.chosen
+    np.testing.assert_array_equal(again.estimate(reports).counts, whole.counts)
+    merged = mech.finalize(mech.merge(mech.partial(reports[200:], identities=np.arange(200, 500)),
+                                      mech.partial(reports[:200])))
+    np.testing.assert_array_equal(merged.counts, whole.counts)
+    path = write_reports(tmp_path / "auto.parquet", mech, reports, row_group_size=128)
+    np.testing.assert_array_equal(decode_files(mech, [path]).counts, whole.counts)
+    # a byte of a bit-packed part out of [0, 255] and a symbol out of range are replaced
+    bad = reports.copy()
+    unary_col = 1 + (1 if isinstance(mech, SMP) else 0)  # attribute 1 (40 values) is packed
+    rows = np.flatnonzero(bad[:, 0] == 1) if isinstance(mech, SMP) else np.arange(2)
+    bad[rows[0], unary_col] = 300
+    last = bad.shape[1] - 1 if not isinstance(mech, SMP) else 1
+    target = (np.flatnonzero(bad[:, 0] != 1)[0] if isinstance(mech, SMP) else rows[1])
+    bad[target, last] = 99
+    est = mech.estimate(bad)
+    assert est.sanitization.n_valid == 498 and est.sanitization.by_reason["out_of_range"] == 2

@@ -5,14 +5,15 @@ in ``[0, k_j)``; the server estimates the count of every value of every
 attribute. :class:`SPL` splits the budget over the attributes, :class:`SMP`
 reports one sampled attribute with its index, :class:`RSpFD` reports the
 sampled attribute and fake data for the others (Arcolezi et al., CIKM
-2021). Each goes through the oracles of :mod:`fastldp.oracles`, decodes
-from exact integer partials, and implements
+2021); ``oracle="auto"`` / ``variant="auto"`` choose per attribute the
+oracle of least variance. Each goes through the oracles of
+:mod:`fastldp.oracles`, decodes from exact integer partials, and implements
 :class:`fastldp.protocol.StreamingMechanism`.
 
 For numeric vectors in ``[-1, 1]^d``, :class:`SampledMean` reports ``k``
 sampled dimensions through Hybrid (the default), Piecewise or Duchi at
-``epsilon / k`` (Wang et al., ICDE 2019; :func:`optimal_k`), and :class:`SplitMean`, the baseline,
-every dimension at ``epsilon / d``. :class:`FullDomain`, the baseline of
+``epsilon / k`` (Wang et al., ICDE 2019; :func:`optimal_k`), and
+:class:`SplitMean`, the baseline, every dimension at ``epsilon / d``. :class:`FullDomain`, the baseline of
 marginal release, reports the whole record as one symbol of the cross
 product and gives the marginal of any set of attributes. :class:`CALM`
 reports one marginal per group of users and makes them consistent (Zhang

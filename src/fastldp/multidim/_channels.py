@@ -58,7 +58,7 @@ def _attribute_law(mech, j: int, identity: int) -> tuple:
     """Attribute ``j``'s outputs (tuples) and real law ``R_j`` in ``mech`` (one identity)."""
     k = mech.domain_sizes[j]
     p, q = mech._pq[j]
-    name = getattr(mech, "oracle", None) or mech.base
+    name = mech.bases[j] if hasattr(mech, "bases") else mech.chosen[j]
     if name == "OLH":
         eps = mech.attribute_epsilon
         law = mech.oracles[j].channel(eps, identity)
@@ -73,9 +73,9 @@ def _attribute_law(mech, j: int, identity: int) -> tuple:
 def _fake_law(mech, j: int, real: np.ndarray) -> np.ndarray:
     """``F_j``: the law of RSpFD's fake data of attribute ``j`` over the same outputs."""
     k = mech.domain_sizes[j]
-    if mech.base == "GRR":
+    if mech.bases[j] == "GRR":
         return np.full(k, 1.0 / k)
-    if mech.fake == "random":
+    if mech.fakes[j] == "random":
         return real.mean(axis=0)
     q = mech._pq[j][1]
     return _unary_law(q, q, k)[1][0]

@@ -42,6 +42,7 @@ from .._random import UINT64_MAX, as_generator, resolve_codebook_seed, resolve_i
 from .._validation import KeywordOnly, check_float, check_int, param_error
 from .._sanitize import SanitizationReport
 from ..oracles import GRR, OLH, OUE, SUE
+from ..oracles.adaptive import choose_oracle
 from ..oracles._sanitizing import classify_integers, public_uniform
 from ..protocol import ReportSchema
 from ..results import PrivacyStatement, Result
@@ -54,6 +55,12 @@ __all__ = ["SPL", "SMP", "RSpFD", "MultiFrequencyEstimate", "ORACLES", "RSPFD_VA
 
 #: the oracles of :mod:`fastldp.oracles` each attribute can be reported through
 ORACLES = {"GRR": GRR, "OUE": OUE, "SUE": SUE, "OLH": OLH}
+#: the choice per attribute of ``oracle="auto"`` / ``variant="auto"``: the oracle of least
+#: variance at the attribute's budget and domain (ADP, Arcolezi et al. 2021)
+AUTO = "auto"
+#: the candidates of SPL's and SMP's ``oracle="auto"``, as :func:`~fastldp.oracles.adaptive.
+#: choose_oracle` names them (OLH is never below OUE; ties go to GRR, then OUE)
+AUTO_CANDIDATES = ("grr", "oue", "olh")
 #: RSpFD's variants: the oracle of the sampled attribute and the fake data of the others
 RSPFD_VARIANTS = ("GRR", "OUE-zero", "OUE-random", "SUE-zero", "SUE-random")
 #: the most attributes (SMP's unary reports store the index in two bytes)
@@ -316,10 +323,17 @@ class _MultiAttribute(KeywordOnly):
 
     # ------------------------------------------------------------ sanitization
     _REASONS: tuple[str, ...] = FREQUENCY_REASONS
-    # set by the subclasses that report through per-attribute oracles (all but FullDomain)
+    # set by the subclasses that report through per-attribute oracles (all but FullDomain):
+    # unary is True when every attribute is bit-packed (uint8 reports); with oracle="auto" a
+    # mix of bit-packed and symbol attributes is stored as int64, a byte per column
     oracles: list
     unary: bool
     n_bytes: list
+    _unary_parts: list
+
+    def _width(self, j: int) -> int:
+        """Columns of attribute ``j``'s part in a report (bytes of bits, or one symbol)."""
+        return self.n_bytes[j] if self._unary_parts[j] else 1
 
     def _report_rows(self, reports: Any, owner: str) -> tuple:
         """The reports as ``(n, width)`` rows and the mask of ragged rows of another length."""
@@ -342,7 +356,7 @@ class _MultiAttribute(KeywordOnly):
         """
         oracle = self.oracles[j]
         part = values[rows, columns]
-        if self.unary:
+        if self._unary_parts[j]:
             legal = (((part >= 0) & (part <= 255)).all(axis=1) if part.dtype != np.uint8
                      else np.ones(part.shape[0], dtype=bool))
             pad = oracle._padding_mask()
@@ -395,7 +409,7 @@ class _MultiAttribute(KeywordOnly):
         any_bad = np.zeros(n, dtype=bool)
         start = 0
         for j in range(self.n_attributes):
-            width = self.n_bytes[j] if self.unary else 1
+            width = self._width(j)
             any_bad |= self._repair_part(j, out, values, slice(start, start + width), rows,
                                          wrong, ids)
             start += width
@@ -459,12 +473,12 @@ class _MultiAttribute(KeywordOnly):
         parts = []
         start = 0
         for j, k in enumerate(self.domain_sizes):
-            if self.unary:
-                parts.append(self._unary_hits(arr[:, start:start + self.n_bytes[j]], k, owner,
-                                              rows))
-                start += self.n_bytes[j]
+            if self._unary_parts[j]:
+                block = arr[:, start:start + self.n_bytes[j]]
+                parts.append(self._unary_hits(block.astype(np.uint8, copy=False), k, owner, rows))
             else:
-                parts.append(self._symbol_hits(j, arr[:, j], ids, owner, rows))
+                parts.append(self._symbol_hits(j, arr[:, start], ids, owner, rows))
+            start += self._width(j)
         return np.concatenate(parts), [n] * self.n_attributes
 
     def _symbol_hits(self, j: int, column: np.ndarray, ids: np.ndarray, owner: str,
@@ -501,18 +515,23 @@ class _OracleAttributes(_MultiAttribute):
     def __init__(self, *, domain_sizes: Any, epsilon: float, oracle: str = "GRR",
                  codebook_seed: Optional[int] = None) -> None:
         owner = type(self).__name__
-        if oracle not in ORACLES:
-            raise param_error("oracle", owner, f"one of {list(ORACLES)}", oracle)
+        if oracle not in ORACLES and oracle != AUTO:
+            raise param_error("oracle", owner, f"one of {[*ORACLES, AUTO]}", oracle)
         super().__init__(domain_sizes=domain_sizes, epsilon=epsilon, choice=oracle,
                          codebook_seed=codebook_seed)
         self.oracle = oracle
-        cls = ORACLES[oracle]
-        self.oracles = [self._oracle(cls, j, self.attribute_epsilon)
-                        for j in range(self.n_attributes)]
-        self.unary = oracle in ("OUE", "SUE")
+        eps = self.attribute_epsilon
+        if oracle == AUTO:
+            self.chosen = tuple(choose_oracle(k, eps, AUTO_CANDIDATES).upper()
+                                for k in self.domain_sizes)
+        else:
+            self.chosen = (oracle,) * self.n_attributes
+        self.oracles = [self._oracle(ORACLES[name], j, eps) for j, name in enumerate(self.chosen)]
+        self._unary_parts = [name in ("OUE", "SUE") for name in self.chosen]
+        self.unary = all(self._unary_parts)
         self.n_bytes = [(k + 7) // 8 for k in self.domain_sizes]
-        self._pq = [_symbol_pq(oracle, self.attribute_epsilon, k, o)
-                    for k, o in zip(self.domain_sizes, self.oracles)]
+        self._pq = [_symbol_pq(name, eps, k, o)
+                    for name, k, o in zip(self.chosen, self.domain_sizes, self.oracles)]
 
     @property
     def attribute_epsilon(self) -> float:  # pragma: no cover - abstract
@@ -531,7 +550,7 @@ class _OracleAttributes(_MultiAttribute):
     def _symbol_hits(self, j: int, column: np.ndarray, ids: np.ndarray, owner: str,
                      rows: np.ndarray) -> np.ndarray:
         k = self.domain_sizes[j]
-        if self.oracle == "OLH":
+        if self.chosen[j] == "OLH":
             g = int(self.oracles[j].buckets(np.array([self.attribute_epsilon]))[0])
             if column.size and (column.min() < 0 or column.max() >= g):
                 bad = int(rows[np.flatnonzero((column < 0) | (column >= g))[0]])
@@ -554,8 +573,12 @@ class SPL(_OracleAttributes):
     epsilon : float in (0, 700]
         The budget of a whole report (sequential composition: ``A`` reports
         at ``epsilon / A``).
-    oracle : {"GRR", "OUE", "SUE", "OLH"}
+    oracle : {"GRR", "OUE", "SUE", "OLH", "auto"}
         The oracle of :mod:`fastldp.oracles` every attribute goes through.
+        ``"auto"`` (ADP, Arcolezi et al. 2021): per attribute, the oracle of
+        least variance at its budget and domain size among GRR, OUE and OLH
+        (:func:`~fastldp.oracles.adaptive.choose_oracle`: GRR where
+        ``k_j < 3 e^{eps_j} + 2``, else OUE); :attr:`chosen` says which.
     codebook_seed : int or None
         Public seed (of the OLH hashes: attribute ``j``'s oracle has seed
         :meth:`attribute_seed`); ``None`` draws one.
@@ -564,7 +587,9 @@ class SPL(_OracleAttributes):
     -----
     Reports: int64 ``(n, A)`` symbols (GRR) or buckets (OLH), or uint8
     ``(n, sum ceil(k_j / 8))`` packed bits (OUE, SUE), attribute ``j``'s
-    bits first at byte ``sum_{i<j} ceil(k_i / 8)``. The count of value
+    bits first at byte ``sum_{i<j} ceil(k_i / 8)``. With ``"auto"`` choosing
+    both kinds, int64 rows in which a bit-packed attribute takes one column
+    per byte (its ``ceil(k_j / 8)`` bytes) and a symbol attribute one. The count of value
     ``v`` of attribute ``j`` is the oracle's estimator at ``epsilon / A``
     (Wang et al. 2017): ``(hits - n q) / (p - q)``, variance
     ``(n q (1 - q) + c (p (1 - p) - q (1 - q))) / (p - q)^2``.
@@ -588,7 +613,7 @@ class SPL(_OracleAttributes):
     def _layout(self):
         if self.unary:
             return np.uint8, (int(sum(self.n_bytes)),)
-        return np.int64, (self.n_attributes,)
+        return np.int64, (sum(self._width(j) for j in range(self.n_attributes)),)
 
     def privatize(self, data: Any, *, epsilons: Any = None, identities: Any = None,
                   rng: Any = None) -> np.ndarray:
@@ -607,11 +632,9 @@ class SPL(_OracleAttributes):
         start = 0
         for j in range(self.n_attributes):
             y = self._perturb(j, x[:, j], ids, gen)
-            if self.unary:
-                out[:, start:start + self.n_bytes[j]] = y
-                start += self.n_bytes[j]
-            else:
-                out[:, j] = y
+            width = self._width(j)
+            out[:, start:start + width] = y.reshape(x.shape[0], width)
+            start += width
         return out
 
 
@@ -624,7 +647,9 @@ class SMP(_OracleAttributes):
     epsilon : float in (0, 700]
         The budget of the sampled attribute's report, and of the whole
         report (the index is drawn independently of the record).
-    oracle : {"GRR", "OUE", "SUE", "OLH"}
+    oracle : {"GRR", "OUE", "SUE", "OLH", "auto"}
+        ``"auto"``: per attribute the oracle of least variance at
+        ``epsilon`` (as :class:`SPL`'s).
     codebook_seed : int or None
 
     Notes
@@ -632,6 +657,9 @@ class SMP(_OracleAttributes):
     Reports: int64 ``(n, 2)`` rows ``(j, symbol)`` (GRR, OLH), or uint8
     ``(n, 2 + max_j ceil(k_j / 8))`` rows: the index ``j`` in two
     little-endian bytes, then attribute ``j``'s packed bits (zeros after).
+    With ``"auto"`` choosing both kinds: int64 ``(n, 1 + max_j w_j)`` rows,
+    the index, then the part (``w_j`` columns: one byte each, or a symbol),
+    zeros after.
     With ``m_j`` reports about attribute ``j``, the count of value ``v`` is
     ``n c_j(v) / m_j``, where ``c_j`` is the oracle's count estimate over
     those ``m_j`` reports; given ``m_j`` it is unbiased, with variance
@@ -658,7 +686,12 @@ class SMP(_OracleAttributes):
     def _layout(self):
         if self.unary:
             return np.uint8, (2 + max(self.n_bytes),)
-        return np.int64, (2,)
+        return np.int64, (1 + max(self._width(j) for j in range(self.n_attributes)),)
+
+    @property
+    def _part_start(self) -> int:
+        """The column where the sampled attribute's part starts (after its index)."""
+        return 2 if self.unary else 1
 
     def privatize(self, data: Any, *, epsilons: Any = None, identities: Any = None,
                   rng: Any = None) -> np.ndarray:
@@ -672,16 +705,17 @@ class SMP(_OracleAttributes):
         dtype, shape = self._layout()
         out = np.zeros((n, *shape), dtype=dtype)
         sampled = gen.integers(0, self.n_attributes, size=n)
+        start = self._part_start
         for j in range(self.n_attributes):
             rows = np.flatnonzero(sampled == j)
             y = self._perturb(j, x[rows, j], ids[rows], gen)
             if self.unary:
                 out[rows, 0] = j & 0xFF
                 out[rows, 1] = j >> 8
-                out[rows, 2:2 + self.n_bytes[j]] = y
             else:
                 out[rows, 0] = j
-                out[rows, 1] = y
+            width = self._width(j)
+            out[rows, start:start + width] = y.reshape(rows.size, width)
         return out
 
     _REASONS: tuple[str, ...] = SMP_REASONS
@@ -717,18 +751,16 @@ class SMP(_OracleAttributes):
             else:
                 out[redraw, 0] = index[redraw]
         any_bad = redraw.copy()
+        start = self._part_start
         for j in range(A):
             rows = np.flatnonzero(index == j)
             if rows.size == 0:
                 continue
-            if self.unary:
-                nb = self.n_bytes[j]
-                tail = values[rows, 2 + nb:]
-                force = redraw[rows] | ~(tail == 0).all(axis=1)
-                bad = self._repair_part(j, out, values, slice(2, 2 + nb), rows, force, ids)
-                out[rows[bad], 2 + nb:] = 0
-            else:
-                bad = self._repair_part(j, out, values, slice(1, 2), rows, redraw[rows], ids)
+            end = start + self._width(j)
+            tail = values[rows, end:]  # the columns after the part must be 0
+            force = redraw[rows] | ~(tail == 0).all(axis=1)
+            bad = self._repair_part(j, out, values, slice(start, end), rows, force, ids)
+            out[rows[bad], end:] = 0
             any_bad[rows] |= bad
         return any_bad, redraw & ~wrong
 
@@ -742,18 +774,20 @@ class SMP(_OracleAttributes):
             bad = int(np.flatnonzero((index < 0) | (index >= A))[0])
             raise self._bad_report(owner, f"its attribute index is not in [0, {A})", bad)
         parts, about = [], []
+        start = self._part_start
         for j, k in enumerate(self.domain_sizes):
             rows = np.flatnonzero(index == j)
             about.append(rows.size)
-            if self.unary:
-                block = arr[rows, 2:]
-                if block.shape[1] > self.n_bytes[j] and block[:, self.n_bytes[j]:].any():
-                    bad = int(rows[np.flatnonzero(block[:, self.n_bytes[j]:].any(axis=1))[0]])
-                    raise self._bad_report(owner, "a byte after its attribute's bits is set", bad)
-                parts.append(self._unary_hits(np.ascontiguousarray(block[:, :self.n_bytes[j]]),
-                                              k, owner, rows))
+            block = arr[rows, start:]
+            width = self._width(j)
+            if block.shape[1] > width and block[:, width:].any():
+                bad = int(rows[np.flatnonzero(block[:, width:].any(axis=1))[0]])
+                raise self._bad_report(owner, "a byte after its attribute's part is set", bad)
+            if self._unary_parts[j]:
+                parts.append(self._unary_hits(
+                    np.ascontiguousarray(block[:, :width], dtype=np.uint8), k, owner, rows))
             else:
-                parts.append(self._symbol_hits(j, arr[rows, 1], ids[rows], owner, rows))
+                parts.append(self._symbol_hits(j, block[:, 0], ids[rows], owner, rows))
         return np.concatenate(parts), about
 
     def _attribute_estimate(self, j: int, hits: np.ndarray, m: int, n: int):
@@ -777,13 +811,16 @@ class RSpFD(_MultiAttribute):
         The budget of the sampled attribute's oracle, which is also the
         exact budget of the whole report (see :func:`paper_budget` for the
         paper's amplified budget and why it is not ``epsilon``-LDP).
-    variant : {"GRR", "OUE-zero", "OUE-random", "SUE-zero", "SUE-random"}
+    variant : {"GRR", "OUE-zero", "OUE-random", "SUE-zero", "SUE-random", "auto"}
         ``"GRR"``: GRR on the sampled attribute, a uniform value on every
         other. ``"<UE>-zero"``: the unary encoding (OUE or SUE) of the
         sampled attribute, the encoding of the all-zero vector perturbed
         (every bit 1 with probability ``q``) on every other.
         ``"<UE>-random"``: the encoding of a uniform value perturbed by the
-        same oracle on every other.
+        same oracle on every other. ``"auto"`` (RS+FD[ADP]): per attribute
+        GRR or OUE-zero, whichever gives a count nobody holds the smaller
+        variance ``pi0 (1 - pi0) / (pi1 - pi0)^2`` (:attr:`chosen`; mixed
+        reports are laid out as :class:`SPL`'s).
     codebook_seed : int or None
 
     Notes
@@ -814,41 +851,46 @@ class RSpFD(_MultiAttribute):
     def __init__(self, *, domain_sizes: Any, epsilon: float, variant: str = "GRR",
                  codebook_seed: Optional[int] = None) -> None:
         owner = type(self).__name__
-        if variant not in RSPFD_VARIANTS:
-            raise param_error("variant", owner, f"one of {list(RSPFD_VARIANTS)}", variant)
+        if variant not in RSPFD_VARIANTS and variant != AUTO:
+            raise param_error("variant", owner, f"one of {[*RSPFD_VARIANTS, AUTO]}", variant)
         super().__init__(domain_sizes=domain_sizes, epsilon=epsilon, choice=variant,
                          codebook_seed=codebook_seed)
         self.variant = variant
-        self.base, _, self.fake = variant.partition("-")
-        self.unary = self.base != "GRR"
-        self.oracles = [self._oracle(ORACLES[self.base], j, self.epsilon)
-                        for j in range(self.n_attributes)]
+        A = self.n_attributes
         self.n_bytes = [(k + 7) // 8 for k in self.domain_sizes]
-        self._pq = [_symbol_pq(self.base, self.epsilon, k) for k in self.domain_sizes]
+        if variant == AUTO:
+            self.chosen = tuple(_auto_rspfd_variant(k, self.epsilon, A)
+                                for k in self.domain_sizes)
+        else:
+            self.chosen = (variant,) * A
+        split = [name.partition("-") for name in self.chosen]
+        #: per attribute: the oracle of the sampled value and the kind of fake data
+        self.bases = [base for base, _, _ in split]
+        self.fakes = [fake for _, _, fake in split]
+        # one variant for every attribute keeps its name (the audit's channels read them)
+        self.base, self.fake = (self.bases[0], self.fakes[0]) if variant != AUTO else (AUTO, AUTO)
+        self._unary_parts = [base != "GRR" for base in self.bases]
+        self.unary = all(self._unary_parts)
+        self.oracles = [self._oracle(ORACLES[base], j, self.epsilon)
+                        for j, base in enumerate(self.bases)]
+        self._pq = [_symbol_pq(base, self.epsilon, k)
+                    for base, k in zip(self.bases, self.domain_sizes)]
 
     def _layout(self):
         if self.unary:
             return np.uint8, (int(sum(self.n_bytes)),)
-        return np.int64, (self.n_attributes,)
+        return np.int64, (sum(self._width(j) for j in range(self.n_attributes)),)
 
     def _oracle_epsilon(self) -> float:
         return self.epsilon
 
     def fake_probability(self, j: int) -> float:
         """``phi``: the probability that attribute ``j``'s fake data supports a given value."""
-        p, q = self._pq[j]
-        k = self.domain_sizes[j]
-        if self.base == "GRR":
-            return 1.0 / k
-        if self.fake == "zero":
-            return q
-        return (p + (k - 1) * q) / k
+        return _fake_probability(self.bases[j], self.fakes[j], *self._pq[j],
+                                 self.domain_sizes[j])
 
     def hit_probabilities(self, j: int) -> tuple:
-        p, q = self._pq[j]
-        A = self.n_attributes
-        pi0 = q / A + (A - 1) * self.fake_probability(j) / A
-        return pi0, pi0 + (p - q) / A
+        return _rspfd_hits(*self._pq[j], self.fake_probability(j), self.n_attributes)
 
     def privatize(self, data: Any, *, epsilons: Any = None, identities: Any = None,
                   rng: Any = None) -> np.ndarray:
@@ -867,12 +909,13 @@ class RSpFD(_MultiAttribute):
         for j, k in enumerate(self.domain_sizes):
             real = np.flatnonzero(sampled == j)
             y: np.ndarray
-            if self.base == "GRR":  # a uniform value, GRR's report of the sampled attribute
+            if self.bases[j] == "GRR":  # a uniform value, GRR's report of the sampled attribute
                 y = np.asarray(gen.integers(0, k, size=n))
                 y[real] = self.oracles[j].perturb(x[real, j], eps, None, gen)
-                out[:, j] = y
+                out[:, start] = y
+                start += 1
                 continue
-            if self.fake == "random":  # every row through the oracle: real or uniform values
+            if self.fakes[j] == "random":  # every row through the oracle: real or uniform values
                 values = np.asarray(gen.integers(0, k, size=n))
                 values[real] = x[real, j]
                 y = self.oracles[j].perturb(values, eps, None, gen)
@@ -884,3 +927,33 @@ class RSpFD(_MultiAttribute):
             start += self.n_bytes[j]
         return out
 
+
+def _fake_probability(base: str, fake: str, p: float, q: float, k: int) -> float:
+    """``phi``: the probability that RSpFD's fake data of a ``k``-value attribute supports a value."""
+    if base == "GRR":
+        return 1.0 / k
+    if fake == "zero":
+        return q
+    return (p + (k - 1) * q) / k
+
+
+def _rspfd_hits(p: float, q: float, phi: float, A: int) -> tuple:
+    """``(pi0, pi1)`` of an RSpFD report: a non-holder's and a holder's hit at a value."""
+    pi0 = q / A + (A - 1) * phi / A
+    return pi0, pi0 + (p - q) / A
+
+
+def _auto_rspfd_variant(k: int, epsilon: float, A: int) -> str:
+    """RSpFD's ``variant="auto"`` for one attribute: GRR or OUE-zero, whichever has the smaller
+    variance of a count nobody holds, ``pi0 (1 - pi0) / (pi1 - pi0)^2`` per report.
+
+    These are the two variants multi-freq-ldpy's RS+FD[ADP] chooses between (Arcolezi et al.
+    2021, Sec. 3.4); a tie goes to GRR (the smaller report).
+    """
+    var = {}
+    for variant in ("GRR", "OUE-zero"):
+        base, _, fake = variant.partition("-")
+        p, q = _symbol_pq(base, epsilon, k)
+        pi0, pi1 = _rspfd_hits(p, q, _fake_probability(base, fake, p, q, k), A)
+        var[variant] = pi0 * (1 - pi0) / (pi1 - pi0) ** 2
+    return "GRR" if var["GRR"] <= var["OUE-zero"] * (1 + 1e-12) else "OUE-zero"
