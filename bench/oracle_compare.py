@@ -683,13 +683,12 @@ def rappor_lines(ds, table, rappor_floor):
                      f"faster than pure-ldp's server")
         sparse = table.get(("RAPPOR-sparse", d))
         if sparse is not None:
+            vs_peer = (f", {times(results['pure-ldp'].server / sparse[0].server)} pure-ldp"
+                       if "pure-ldp" in results else "")
             part += (f"; the sparse decode (all_variances=False: conjugate gradients, no "
                      f"factorization, the same counts to 1e-9) takes {short(sparse[0].server)} on "
                      f"a fresh server ({times(t_floor / sparse[0].server)} faster than the "
-                     f"factorization alone")
-            if "pure-ldp" in results:
-                part += f", {times(results['pure-ldp'].server / sparse[0].server)} pure-ldp"
-            part += ")"
+                     f"factorization alone{vs_peer})")
         parts.append(part)
     if not parts:
         return None
