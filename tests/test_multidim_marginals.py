@@ -46,6 +46,13 @@ def _brute(records, attributes, sizes):
     return table
 
 
+def _table(records, attributes, sizes):
+    """The marginal of many records at once (the tests of accuracy; _brute is the naive one)."""
+    table = np.zeros([sizes[a] for a in attributes])
+    np.add.at(table, tuple(records[:, list(attributes)].T), 1)
+    return table
+
+
 # --------------------------------------------------------------------------- exact laws
 @pytest.mark.parametrize("cls", [c for c, _ in CORMODE] + [CALM], ids=lambda c: c.__name__)
 def test_every_channel_is_exactly_epsilon_ldp_and_its_control_is_caught(cls):
@@ -203,6 +210,7 @@ def test_calm_raw_tables_are_unbiased_with_the_stated_variance(oracle):
 
 
 def test_calm_post_processing_lowers_the_error_of_the_raw_tables():
+    # the ratio of squared errors is 0.55-0.63 over 6 seeds of 10 repetitions (sd ~0.03)
     calm = CALM(domain_sizes=[4, 3, 5, 2], epsilon=1.0, codebook_seed=3)
     x = calm.example_data(20_000, np.random.default_rng(2))
     raw_err, done_err = [], []
@@ -211,7 +219,7 @@ def test_calm_post_processing_lowers_the_error_of_the_raw_tables():
         raw, _, _ = calm.raw_tables(est)
         start = 0
         for s, t in zip(est.sets, raw):
-            truth = _brute(x, s, calm.domain_sizes).ravel()
+            truth = _table(x, s, calm.domain_sizes).ravel()
             raw_err.append(np.sum((t - truth) ** 2))
             done_err.append(np.sum((est.counts[start:start + t.size] - truth) ** 2))
             start += t.size
@@ -290,19 +298,23 @@ def test_max_entropy_matches_its_constraints_and_is_the_product_without_links():
 
 
 def test_calm_answers_are_non_negative_and_sum_to_n_and_beat_input_perturbation():
-    calm = CALM(domain_sizes=[2] * 6, epsilon=1.0, codebook_seed=4)
-    ht = InpHT(n_attributes=6, epsilon=1.0, k=2, codebook_seed=4)
-    x = ht.example_data(30_000, np.random.default_rng(3))
-    ec = calm.estimate(calm.privatize(x, rng=5))
-    eh = ht.estimate(ht.privatize(x, rng=5))
-    tvd = {"calm": [], "ht": []}
-    for attrs in itertools.combinations(range(6), 2):
-        truth = _brute(x, attrs, (2,) * 6)
-        c = ec.marginal(list(attrs))[0]
-        assert c.min() >= 0 and math.isclose(c.sum(), 30_000, rel_tol=1e-9)
-        tvd["calm"].append(total_variation(c, truth))
-        tvd["ht"].append(total_variation(np.maximum(eh.marginal(list(attrs))[0], 0), truth))
-    # CALM's paper: at d = 6, eps = 1 CALM's 2-way error is below the Fourier approach's
+    # CALM's paper: its 2-way error is below the Fourier approach's (InpHT). At d = 8, eps = 2,
+    # n = 20,000 one repetition's ratio of mean TVDs is 0.72 +- 0.12 (6 seeds, all below 0.9),
+    # so over 8 repetitions the mean difference is about 5 of its standard errors
+    d, reps = 8, 8
+    tvd: dict = {"calm": [], "ht": []}
+    for r in range(reps):
+        calm = CALM(domain_sizes=[2] * d, epsilon=2.0, codebook_seed=4 + r)
+        ht = InpHT(n_attributes=d, epsilon=2.0, k=2, codebook_seed=4 + r)
+        x = ht.example_data(20_000, np.random.default_rng(3 + r))
+        ec = calm.estimate(calm.privatize(x, rng=np.random.default_rng(50 + r)))
+        eh = ht.estimate(ht.privatize(x, rng=np.random.default_rng(50 + r)))
+        for attrs in itertools.combinations(range(d), 2):
+            truth = _table(x, attrs, (2,) * d)
+            c = ec.marginal(list(attrs))[0]
+            assert c.min() >= 0 and math.isclose(c.sum(), 20_000, rel_tol=1e-9)
+            tvd["calm"].append(total_variation(c, truth))
+            tvd["ht"].append(total_variation(np.maximum(eh.marginal(list(attrs))[0], 0), truth))
     assert np.mean(tvd["calm"]) < np.mean(tvd["ht"])
 
 
