@@ -402,9 +402,36 @@ class _MultiAttribute(KeywordOnly):
                  "out_of_range": replaced[0]}
         return out, tally(n, masks, self._REASONS, wrong_dtype)
 
+    def _layout_kind(self) -> str:
+        """``"symbols"`` (every part a GRR symbol), ``"bits"`` (every part packed bits) or
+        ``"other"`` (OLH buckets, or a mix): the first two have whole-matrix fast paths."""
+        if self.unary:
+            return "bits"
+        if not any(self._unary_parts) and all(c != "OLH" for c in getattr(self, "chosen", ())):
+            return "symbols"
+        return "other"
+
+    def _all_legal(self, values: np.ndarray) -> bool:
+        """Whether every part of every report is a legal output (whole-matrix checks).
+
+        One vectorized pass instead of a strided pass per attribute: for the
+        common batch with nothing to repair, sanitization costs one comparison
+        of the matrix (symbols) or of the last byte of each attribute (bits).
+        """
+        kind = self._layout_kind()
+        if kind == "symbols":
+            return bool(((values >= 0) & (values < np.asarray(self.domain_sizes))).all())
+        if kind == "bits" and values.dtype == np.uint8:
+            last = np.cumsum(self.n_bytes) - 1
+            pads = np.array([o._padding_mask() for o in self.oracles], dtype=np.uint8)
+            return not bool((values[:, last] & pads).any())
+        return False
+
     def _repair(self, out, values, wrong, ids) -> tuple:
         """Repair every attribute's part in place (SPL, RSpFD: one part per attribute)."""
         n = values.shape[0]
+        if not wrong.any() and self._all_legal(values):
+            return np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
         rows = np.arange(n)
         any_bad = np.zeros(n, dtype=bool)
         start = 0
@@ -468,6 +495,31 @@ class _MultiAttribute(KeywordOnly):
         This is for reports with a part for every attribute, side by side (SPL, RSpFD): packed
         bit rows for the unary encodings, one symbol column otherwise. SMP overrides it.
         """
+        n = arr.shape[0]
+        rows = np.arange(n)
+        kind = self._layout_kind()
+        if kind == "symbols" and n:
+            # one bincount of every symbol shifted to its attribute's offset (sanitized
+            # reports: every symbol is in range, checked again at the cost of one comparison)
+            if not ((arr >= 0) & (arr < np.asarray(self.domain_sizes))).all():
+                return self._hits_by_attribute(arr, ids, owner)
+            flat = (arr + self.offsets[:-1]).ravel()
+            return (np.bincount(flat, minlength=int(self.offsets[-1])).astype(np.int64),
+                    [n] * self.n_attributes)
+        if kind == "bits" and n:
+            # one unpacking of the whole rows; a padding bit set anywhere shows in its column
+            sums = np.unpackbits(arr, axis=1, bitorder="little").sum(axis=0, dtype=np.int64)
+            starts = 8 * np.concatenate([[0], np.cumsum(self.n_bytes)[:-1]])
+            parts = [sums[b:b + k] for b, k in zip(starts, self.domain_sizes)]
+            padding = [sums[b + k:b + 8 * nb]
+                       for b, k, nb in zip(starts, self.domain_sizes, self.n_bytes)]
+            if any(p.any() for p in padding):
+                return self._hits_by_attribute(arr, ids, owner)  # raises, naming the row
+            return np.concatenate(parts), [n] * self.n_attributes
+        return self._hits_by_attribute(arr, ids, owner)
+
+    def _hits_by_attribute(self, arr: np.ndarray, ids: np.ndarray, owner: str) -> tuple:
+        """:meth:`_hits` attribute by attribute (OLH, mixed layouts, and the error paths)."""
         n = arr.shape[0]
         rows = np.arange(n)
         parts = []
