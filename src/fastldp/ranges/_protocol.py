@@ -256,9 +256,7 @@ class LevelMechanism(ProtocolMembers):
                 edges = np.cumsum(self.level_weights)[:-1]
                 level = np.asarray(np.searchsorted(edges, gen.random(n), side="right"))
             out[:, 0] = level
-            order = np.argsort(level, kind="stable")
-            bounds = np.searchsorted(level[order], np.arange(self.n_levels + 1))
-            groups = [order[bounds[li]:bounds[li + 1]] for li in range(self.n_levels)]
+            groups = self._level_rows(out)
         for li, rows in enumerate(groups):
             nodes = x // self.level_spans[li] if rows is None else x[rows] // self.level_spans[li]
             who = ids if rows is None else ids[rows]
@@ -303,8 +301,8 @@ class LevelMechanism(ProtocolMembers):
         expected = f"an array of int64 reports of shape (n, {self.row_width})"
         arr, wrong = report_rows(reports, self.row_width, owner, expected)
         ids = resolve_identities(identities, arr.shape[0], owner)
-        clean, report = self.sanitize(arr, wrong, ids)
-        hits, about = self._hits(clean, ids)
+        clean, report, groups = self._sanitize(arr, wrong, ids)
+        hits, about = self._hits(clean, ids, groups)
         total = ExactSum(int(self.stat_offsets[-1]))
         total.add(hits.astype(np.float64))  # integers below 2^53: exact
         counts = report_counts(report)
@@ -313,28 +311,32 @@ class LevelMechanism(ProtocolMembers):
                        counts=counts, flags={"wrong_dtype": report.wrong_dtype})
 
     def _level_rows(self, clean: np.ndarray) -> list:
+        """The rows of each level (users split; ``None`` each: every row), by one counting sort."""
         if self.split != "users":
             return [None] * self.n_levels
-        level = clean[:, 0]
-        return [np.flatnonzero(level == li) for li in range(self.n_levels)]
+        level = clean[:, 0].astype(np.int16)  # a narrow key: numpy sorts it by radix
+        order = np.argsort(level, kind="stable")
+        bounds = np.concatenate([[0], np.cumsum(np.bincount(level, minlength=self.n_levels))])
+        return [order[bounds[li]:bounds[li + 1]] for li in range(self.n_levels)]
 
-    def _hits(self, clean: np.ndarray, ids: np.ndarray) -> tuple:
+    def _hits(self, clean: np.ndarray, ids: np.ndarray, groups: Optional[list] = None) -> tuple:
         parts, about = [], []
-        for li, rows in enumerate(self._level_rows(clean)):
-            block = clean if rows is None else clean[rows]
+        groups = self._level_rows(clean) if groups is None else groups
+        for li, rows in enumerate(groups):
+            start, width = self.payload_starts[li], self.widths[li]
             who = ids if rows is None else ids[rows]
-            start = self.payload_starts[li]
             oracle = self.oracles[li]
             if self.unary[li]:
-                payload = words_to_bytes(block[:, start:start + self.widths[li]], oracle.n_bytes)
+                words = clean[:, start:start + width] if rows is None else clean[rows, start:start + width]
+                payload = words_to_bytes(words, oracle.n_bytes)
             else:
-                payload = np.ascontiguousarray(block[:, start])
-            if block.shape[0]:
+                payload = np.ascontiguousarray(clean[:, start] if rows is None else clean[rows, start])
+            if payload.shape[0]:
                 hits = np.asarray(oracle._hits(payload, who), dtype=np.int64)
             else:
                 hits = np.zeros(self.stat_sizes[li], dtype=np.int64)
             parts.append(hits)
-            about.append(block.shape[0])
+            about.append(payload.shape[0])
         return np.concatenate(parts), about
 
     def sanitize(self, arr: np.ndarray, wrong: np.ndarray, ids: np.ndarray) -> tuple:
@@ -346,6 +348,11 @@ class LevelMechanism(ProtocolMembers):
         oracle's public uniform output keyed by (the level's seed,
         identity). A row counts once, under its first reason.
         """
+        out, report, _ = self._sanitize(arr, wrong, ids)
+        return out, report
+
+    def _sanitize(self, arr: np.ndarray, wrong: np.ndarray, ids: np.ndarray) -> tuple:
+        """:meth:`sanitize`, and the rows of each level (what the hits read next)."""
         n = arr.shape[0]
         if arr.dtype == np.int64:
             values, wrong_dtype = arr, False
@@ -353,7 +360,8 @@ class LevelMechanism(ProtocolMembers):
         else:
             values, numeric, integral, wrong_dtype = classify_integers(arr)
             numeric_row, integral_row = numeric.all(axis=1), integral.all(axis=1)
-        out = np.array(values, dtype=np.int64, order="C")
+        out = np.ascontiguousarray(values, dtype=np.int64)
+        copied = out is not arr  # the caller's array is copied before the first repair only
         whole = wrong | ~numeric_row | ~integral_row
         bad_level = np.zeros(n, dtype=bool)
         if self.split == "users":
@@ -362,16 +370,22 @@ class LevelMechanism(ProtocolMembers):
         replaced = whole | bad_level
         illegal = np.zeros(n, dtype=bool)
         if replaced.any():
+            if not copied:
+                out, copied = out.copy(), True
             rows = np.flatnonzero(replaced)
             out[rows] = public_payloads(self, ids[rows])
-        for li, rows in enumerate(self._level_rows(out)):
-            sel = np.arange(n) if rows is None else rows
-            sel = sel[~replaced[sel]]
-            if not sel.size:
-                continue
-            bad = ~self._legal_payload(out[sel], li)
+        groups = self._level_rows(out)
+        for li, rows in enumerate(groups):
+            legal = self._legal_payload(out, li, rows)
+            bad = ~legal
+            if rows is not None:
+                bad &= ~replaced[rows]
+            else:
+                bad &= ~replaced
             if bad.any():
-                fix = sel[bad]
+                fix = np.flatnonzero(bad) if rows is None else rows[bad]
+                if not copied:
+                    out, copied = out.copy(), True
                 illegal[fix] = True
                 start = self.payload_starts[li]
                 if self.split == "users":
@@ -379,24 +393,28 @@ class LevelMechanism(ProtocolMembers):
                 out[fix, start:start + self.widths[li]] = level_payloads(self, li, ids[fix])
         masks = {"wrong_width": wrong, "non_numeric": ~numeric_row,
                  "non_integer": ~integral_row, "bad_index": bad_level, "out_of_range": illegal}
-        return out, tally(n, masks, REASONS, wrong_dtype)
+        return out, tally(n, masks, REASONS, wrong_dtype), groups
 
-    def _legal_payload(self, block: np.ndarray, li: int) -> np.ndarray:
-        """Rows whose payload at level ``li`` is an output of its oracle (and unused columns 0)."""
+    def _legal_payload(self, out: np.ndarray, li: int, rows: Optional[np.ndarray]) -> np.ndarray:
+        """Which of ``rows`` (``None``: all) hold an output of level ``li``'s oracle (padding 0)."""
         start, width = self.payload_starts[li], self.widths[li]
+        m = out.shape[0] if rows is None else rows.shape[0]
+
+        def column(j: int) -> np.ndarray:
+            return out[:, j] if rows is None else out[rows, j]
+
         if self.unary[li]:
-            words = block[:, start:start + width]
             used = self.level_sizes[li] - 64 * (width - 1)
             if used < 64:
-                top = words[:, -1].view(np.uint64) >> np.uint64(used)
-                legal = top == 0
+                legal = (column(start + width - 1).view(np.uint64) >> np.uint64(used)) == 0
             else:
-                legal = np.ones(block.shape[0], dtype=bool)
+                legal = np.ones(m, dtype=bool)
         else:
-            s = block[:, start]
+            s = column(start)
             legal = (s >= 0) & (s < self.output_sizes[li])
-        if self.split == "users" and start + width < self.row_width:
-            legal &= ~block[:, start + width:].any(axis=1)
+        if self.split == "users":
+            for j in range(start + width, self.row_width):
+                legal &= column(j) == 0
         return legal
 
     def merge(self, a: Partial, b: Partial) -> Partial:
