@@ -14,6 +14,10 @@ kind                                          generator
 
 from __future__ import annotations
 
+import numbers
+
+import numpy as np
+
 from .._validation import check_choice, param_error
 from .loaders import REAL_DATASETS, load_foursquare, load_gowalla, load_movielens
 from .populations import Population, rate_diagnostic_population
@@ -36,7 +40,9 @@ def build_population(kind: str, *, seed: int = 0, **params) -> Population:
     kind : str
         One of :data:`POPULATION_KINDS`.
     seed : int
-        ``"rate"``: the generator seed (``rng=seed``). Scenarios: the frozen
+        ``"rate"``: the generator seed (``numpy.random.default_rng(seed)``, the
+        recorded experiments' populations: not the keyed stream of ``rng=seed``,
+        issue 37). Scenarios: the frozen
         seed (0-4 are the recorded populations). Real data: ignored, because a
         real population is a fixed function of its file and its public
         preprocessing parameters (pass ``minhash_seed`` / ``holder_seed`` to
@@ -55,7 +61,10 @@ def build_population(kind: str, *, seed: int = 0, **params) -> Population:
     check_choice(kind, "kind", owner, POPULATION_KINDS)
     if kind == "rate":
         args = {**_RATE_DEFAULTS, **params}
-        return rate_diagnostic_population(rng=seed, **args)
+        if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+            raise param_error("seed", owner, "a non-negative int", seed,
+                              ValueError if isinstance(seed, numbers.Integral) else TypeError)
+        return rate_diagnostic_population(rng=np.random.default_rng(int(seed)), **args)
     if kind in SCENARIOS:
         return scenario_population(kind, seed=seed, **params)
     if "path" not in params:

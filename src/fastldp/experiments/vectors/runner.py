@@ -86,7 +86,8 @@ def _real(kind: str, table: dict):
     path = opts.pop("path", None)
     if path is None:
         raise ValueError(f"The {kind!r} population needs a 'path' (nothing is downloaded).")
-    cap_seed = opts.pop("cap_seed", 0)
+    # numpy's default_rng(cap_seed), as the recorded runs drew it (int seeds are keyed, issue 37)
+    cap_seed = np.random.default_rng(opts.pop("cap_seed", 0))
     opts.pop("beta", None)
     opts.pop("route", None)
     if kind == "commerce":
