@@ -51,6 +51,7 @@ def _data_for(exp, tmp_path):
     if exp.name == "regression-kelmarsh":  # small files in the SCADA layout, written here
         from test_regression_experiments import _write_kelmarsh
 
+        (tmp_path / "kelmarsh").mkdir()
         return str(_write_kelmarsh(tmp_path / "kelmarsh"))
     from test_data_real import SHARED
 
