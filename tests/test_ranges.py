@@ -545,3 +545,86 @@ def test_family_is_exported_and_documented():
     assert fastldp.HierarchicalHistogram is HierarchicalHistogram
     assert fastldp.FlatRange is FlatRange
     assert HierarchicalHistogram(epsilon=1.0, domain_size=10, codebook_seed=1).kind == "distribution"
+
+
+# ----------------------------------------------------------------------------- the shared machinery
+def _olh_case():
+    """A hierarchy whose OLH levels hash the identities: files must carry them."""
+    hh = HierarchicalHistogram(epsilon=2.0, domain_size=50, branching=4, oracle="olh",
+                               codebook_seed=21)
+    ids = np.arange(10_000, 12_000, dtype=np.uint64)
+    x = hh.example_data(2_000, np.random.default_rng(3))
+    return hh, ids, hh.privatize(x, identities=ids, rng=4)
+
+
+def test_it_implements_the_protocol():
+    from fastldp import protocol
+    from fastldp.protocol import StreamingMechanism
+
+    for cls in (FlatRange, HierarchicalHistogram):
+        assert protocol.streaming_classes()[cls.__name__] is cls
+        assert cls in protocol.audited_classes()
+    hh, _, _ = _olh_case()
+    assert isinstance(hh, StreamingMechanism)
+    protocol.check_mechanism(hh)
+
+
+def test_report_files_and_fastldp_decode(tmp_path):
+    import subprocess
+    import sys
+
+    pytest.importorskip("pyarrow")
+    from fastldp.reports import ReportFile, decode_files, load_result, write_reports
+
+    hh, ids, reports = _olh_case()
+    path = write_reports(tmp_path / "hh.parquet", hh, reports, identities=ids, row_group_size=300)
+    assert ReportFile(path).spec == hh.spec()
+    whole = hh.estimate(reports, identities=ids)
+    offline = decode_files(hh, [path])
+    np.testing.assert_array_equal(offline.counts, whole.counts)
+    out = tmp_path / "r.npz"
+    proc = subprocess.run([sys.executable, "-m", "fastldp", "decode", str(path), "--out",
+                           str(out), "--quiet"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    np.testing.assert_array_equal(np.asarray(load_result(out).counts), whole.counts)
+    # the wrong identities give other counts (they key OLH's hashes)
+    assert not np.array_equal(hh.estimate(reports).counts, whole.counts)
+
+
+def test_a_collector_serves_it_and_decodes_it_live(tmp_path):
+    pytest.importorskip("starlette")
+    import httpx
+
+    from fastldp.reports import decode_files
+    from fastldp.service.client import Client
+    from fastldp.service.testing import running_server
+
+    mech = HierarchicalHistogram(epsilon=2.0, domain_size=100, branching=4, codebook_seed=22)
+    x = mech.example_data(2_000, np.random.default_rng(8))
+    with running_server(tmp_path, mechanism=mech.spec(), publish_every=1) as srv:
+        info = httpx.get(srv.url + "/v1/mechanism").json()
+        assert info["spec"] == mech.spec() and info["kind"] == "distribution"
+        assert info["report_shape"] == [mech.row_width] and info["report_dtype"] == "int64"
+        with Client(srv.url, srv.token) as client:
+            done = client.send(x, identities=np.arange(2_000), rng=5, batch_size=500)
+            assert done["accepted"] == 2_000
+            live = client.estimate()
+        srv.stop()
+        offline = decode_files(mech, sorted(str(p) for p in srv.store.glob("seg-*.parquet")))
+    assert live["n"] == offline.n == 2_000
+    np.testing.assert_array_equal(np.asarray(live["estimate"], dtype=float), offline.estimate)
+
+
+def test_fastldp_audit_lists_and_runs_its_channels():
+    import subprocess
+    import sys
+
+    listed = subprocess.run([sys.executable, "-m", "fastldp", "audit", "--list", "--controls"],
+                            capture_output=True, text=True, timeout=300)
+    assert listed.returncode == 0, listed.stderr
+    for name in ("hh-oue", "hh-olh", "hh-budget-oue", "flat-range-grr",
+                 "control:hh-budget-oue-composition"):
+        assert name in listed.stdout
+    run = subprocess.run([sys.executable, "-m", "fastldp", "audit", "hh-grr", "--n", "2000"],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
