@@ -628,3 +628,11 @@ def test_fastldp_audit_lists_and_runs_its_channels():
     run = subprocess.run([sys.executable, "-m", "fastldp", "audit", "hh-grr", "--n", "2000"],
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_no_reports_give_zero_counts_and_variances_as_the_oracles_do():
+    for mech in (HierarchicalHistogram(epsilon=1.0, domain_size=50, codebook_seed=1),
+                 FlatRange(epsilon=1.0, domain_size=50, codebook_seed=1)):
+        est = mech.estimate(np.zeros((0, mech.row_width), dtype=np.int64))
+        assert est.n == 0 and not est.counts.any() and not est.variances.any()
+        assert est.quantile(0.5) == 50.0  # the curve never reaches q: D

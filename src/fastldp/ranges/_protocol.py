@@ -451,10 +451,10 @@ class LevelMechanism(ProtocolMembers):
             eps = np.array([self.level_epsilons[li]])
             h = hits[self.stat_offsets[li]:self.stat_offsets[li + 1]].astype(np.float64)
             m = about[li]
-            if m == 0:
+            if m == 0:  # no report: nothing known (no users at all: exactly 0, as the oracles say)
                 counts.append(np.zeros(self.level_sizes[li]))
                 noise.append(np.inf)
-                plug_in.append(np.full(self.level_sizes[li], np.inf))
+                plug_in.append(np.full(self.level_sizes[li], 0.0 if n == 0 else np.inf))
                 continue
             scale = n / m  # users split: level li heard from m of the n users
             c = np.asarray(oracle._counts_from_hits(h, m), dtype=np.float64)
