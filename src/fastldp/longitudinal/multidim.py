@@ -284,8 +284,12 @@ class _MemoizedAttributes(MemoizedBudgets, ProtocolMembers):
         return public_uniform(server.codebook_seed, ids,
                               np.full(ids.shape[0], self.domain_sizes[j]))[:, None]
 
+    #: whether a batch in the schema's dtype is decoded as it is (LSPL's packed bytes) rather
+    #: than as int64 (LSMP reads a two-byte index, which uint8 arithmetic would overflow)
+    _keeps_dtype = False
+
     def _rows(self, reports: Any, owner: str) -> tuple:
-        """The reports as int64 rows, their numeric / integral masks and the dtype flag."""
+        """The reports as rows, the per-report numeric / integral masks and the dtype flag."""
         dtype, shape = self._layout()
         arr = np.asarray(reports)
         if arr.ndim == 1 and arr.shape[0] == 0:
@@ -295,9 +299,10 @@ class _MemoizedAttributes(MemoizedBudgets, ProtocolMembers):
                               f"an array of {np.dtype(dtype)} reports of shape (n, {shape[0]})",
                               f"an array of shape {arr.shape}")
         if arr.dtype == dtype:
-            ok = np.ones(arr.shape, dtype=bool)
-            return arr.astype(np.int64), ok, ok, False
-        return classify_integers(arr)
+            ok = np.ones(arr.shape[0], dtype=bool)
+            return (arr if self._keeps_dtype else arr.astype(np.int64)), ok, ok, False
+        values, numeric, integral, wrong_dtype = classify_integers(arr)
+        return values, numeric.all(axis=1), integral.all(axis=1), wrong_dtype
 
     def partial(self, reports: Any, epsilons: Any = None, identities: Any = None) -> Partial:
         """The exact state of :meth:`estimate` over a chunk: integer hits per (attribute, value).
@@ -316,7 +321,7 @@ class _MemoizedAttributes(MemoizedBudgets, ProtocolMembers):
         sums = ExactSum(int(self.offsets[-1]))
         if n:
             sums.add_integers(np.ascontiguousarray(hits, dtype=np.int64))
-            numeric_row, integral_row = numeric.all(axis=1), integral.all(axis=1)
+            numeric_row, integral_row = numeric, integral
             report = tally_report(n, numeric_row, integral_row & numeric_row,
                                   legal & integral_row & numeric_row, wrong_dtype)
         else:
@@ -471,9 +476,28 @@ class LSPL(_MemoizedAttributes):
             out[:, cols] = y.reshape(x.shape[0], -1)
         return out
 
+    _keeps_dtype = True
+
     def _hits(self, values, ids):
         n = values.shape[0]
         legal = np.ones(n, dtype=bool)
+        # whole-matrix fast paths for a batch with nothing to replace: one comparison, then
+        # one bincount of the symbols shifted to their offsets or one unpacking of the rows
+        if not self.unary:
+            if ((values >= 0) & (values < np.asarray(self.domain_sizes))).all():
+                flat = (values + self.offsets[:-1]).ravel()
+                return (np.bincount(flat, minlength=int(self.offsets[-1])),
+                        [n] * self.n_attributes, legal)
+        elif values.dtype == np.uint8:
+            last = np.cumsum(self.n_bytes) - 1
+            pads = np.array([o._server._padding_mask() for o in self.oracles], dtype=np.uint8)
+            if not (values[:, last] & pads).any():
+                sums = np.unpackbits(values, axis=1, bitorder="little").sum(axis=0,
+                                                                             dtype=np.int64)
+                starts = 8 * np.concatenate([[0], np.cumsum(self.n_bytes)[:-1]])
+                return (np.concatenate([sums[b:b + k]
+                                        for b, k in zip(starts, self.domain_sizes)]),
+                        [n] * self.n_attributes, legal)
         parts = []
         for j, cols in self._parts():
             part, ok = self._clean_part(j, values[:, cols], ids)
