@@ -422,6 +422,12 @@ def test_bad_parameters_name_themselves():
         CALM(domain_sizes=[2, 3], epsilon=1.0, marginals=[[0, 2]])
     with pytest.raises(ValueError, match=r"'marginal_size' parameter of CALM"):
         CALM(domain_sizes=[2, 3], epsilon=1.0, marginal_size=3)
+    # nothing given is dropped: the sets' sizes are theirs, so a size beside them is refused
+    with pytest.raises(ValueError, match=r"'marginal_size' parameter of CALM must be None when "
+                                         r"'marginals' lists the sets.*Got 2 instead"):
+        CALM(domain_sizes=[2, 3, 2], epsilon=1.0, marginal_size=2, marginals=[[0, 1]])
+    assert CALM(domain_sizes=[4], epsilon=1.0).sets == [(0,)]
+    assert CALM(domain_sizes=[2, 3, 2], epsilon=1.0).stream_params()["marginal_size"] == 2
     with pytest.raises(TypeError, match="MargRR takes keyword arguments only"):
         MargRR(4, 1.0)
 

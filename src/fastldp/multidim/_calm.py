@@ -193,9 +193,10 @@ class CALM(_MarginalRelease):
     domain_sizes : list of int >= 2
         One per attribute (categorical attributes, ``A`` of them).
     epsilon : float in (0, 700]
-    marginal_size : int in [1, min(3, A)]
+    marginal_size : int in [1, min(3, A)], optional
         ``l``: the size of every reported marginal when ``marginals`` is
-        ``None`` (then every set of ``l`` attributes is reported).
+        ``None`` (then every set of ``l`` attributes is reported); default
+        2 (1 for a single attribute). Give it or ``marginals``, not both.
     marginals : list of lists of int, optional
         The attribute sets to report, one group each (each sorted on input,
         distinct, at most 3 attributes).
@@ -229,7 +230,7 @@ class CALM(_MarginalRelease):
     ((4, 3, 2), True)
     """
 
-    def __init__(self, *, domain_sizes: Any, epsilon: float, marginal_size: int = 2,
+    def __init__(self, *, domain_sizes: Any, epsilon: float, marginal_size: Optional[int] = None,
                  marginals: Any = None, oracle: str = "auto",
                  codebook_seed: Optional[int] = None) -> None:
         owner = type(self).__name__
@@ -247,8 +248,14 @@ class CALM(_MarginalRelease):
         self.n_attributes = A = len(self.domain_sizes)
         self.epsilon = check_float(epsilon, "epsilon", owner, low=0.0, high=EPSILON_MAX,
                                    high_open=False)
-        self.marginal_size = check_int(marginal_size, "marginal_size", owner, low=1,
-                                       high=min(MAX_MARGINAL_ORDER, A))
+        if marginal_size is not None and marginals is not None:
+            raise param_error("marginal_size", owner, "None when 'marginals' lists the sets "
+                              "(their sizes are given by the sets)", marginal_size)
+        self.marginal_size: Optional[int] = None
+        if marginals is None:
+            self.marginal_size = check_int(min(2, A) if marginal_size is None else marginal_size,
+                                           "marginal_size", owner, low=1,
+                                           high=min(MAX_MARGINAL_ORDER, A))
         if oracle not in _ORACLES:
             raise param_error("oracle", owner, f"one of {list(_ORACLES)}", oracle)
         self.oracle = oracle
@@ -285,6 +292,7 @@ class CALM(_MarginalRelease):
     def _check_sets(self, marginals, owner) -> list:
         A = self.n_attributes
         if marginals is None:
+            assert self.marginal_size is not None  # set by __init__ when marginals is None
             return list(itertools.combinations(range(A), self.marginal_size))
         expected = (f"a list of 1 to {MAX_GROUPS} distinct sets of 1 to {MAX_MARGINAL_ORDER} "
                     f"distinct attributes in [0, {A})")
