@@ -7,8 +7,9 @@ privatization of the same records; the records are drawn once per table):
    normalized frequencies of every value of every attribute (averaged over
    all values of all attributes) for :class:`~fastldp.multidim.SPL` and
    :class:`~fastldp.multidim.SMP` over every oracle of
-   :data:`~fastldp.multidim.ORACLES`, and :class:`~fastldp.multidim.RSpFD`
-   in every variant of :data:`~fastldp.multidim.RSPFD_VARIANTS`. RSpFD runs
+   :data:`~fastldp.multidim.ORACLES` and ``"auto"`` (the oracle of least
+   variance per attribute), and :class:`~fastldp.multidim.RSpFD` in every
+   variant of :data:`~fastldp.multidim.RSPFD_VARIANTS` and ``"auto"``. RSpFD runs
    twice: at the exact budget (``RSpFD(epsilon=eps)``, ``eps``-LDP) and as
    the paper accounts for it (``RSpFD(epsilon=paper_budget(eps, A))``,
    labelled ``@paper``: ``eps``-LDP by the paper's Theorem 1, which the
@@ -60,6 +61,7 @@ import numpy as np
 from ... import multidim
 from ...multidim import (ORACLES, RANDOMIZERS, RSPFD_VARIANTS, SMP, SPL, RSpFD, SampledMean,
                          SplitMean, paper_budget, total_variation)
+from ...multidim._frequency import AUTO
 
 __all__ = ["MultidimResult", "reproduce", "GRIDS", "CLOTHING_COLUMNS", "load_clothing",
            "marginal_protocols", "PAPER_CONCLUSIONS"]
@@ -184,12 +186,12 @@ def frequency_methods(domain_sizes, epsilon: float, seed: int) -> dict:
     """Every frequency method at ``epsilon``: name -> mechanism (module docstring)."""
     A = len(domain_sizes)
     out: dict[str, Any] = {}
-    for name in ORACLES:
+    for name in (*ORACLES, AUTO):
         out[f"SPL-{name}"] = SPL(domain_sizes=domain_sizes, epsilon=epsilon, oracle=name,
                                  codebook_seed=seed)
         out[f"SMP-{name}"] = SMP(domain_sizes=domain_sizes, epsilon=epsilon, oracle=name,
                                  codebook_seed=seed)
-    for variant in RSPFD_VARIANTS:
+    for variant in (*RSPFD_VARIANTS, AUTO):
         out[f"RSpFD-{variant}"] = RSpFD(domain_sizes=domain_sizes, epsilon=epsilon,
                                         variant=variant, codebook_seed=seed)
         out[f"RSpFD-{variant}@paper"] = RSpFD(domain_sizes=domain_sizes,
@@ -341,9 +343,13 @@ def _compare(better: dict, worse: dict, metric: str, what: str, setting: str) ->
                    + worse[f"{metric}_sd"] ** 2 / worse["repetitions"])
     resolved = abs(a - b) > 2 * se
     verdict = ("agrees" if a < b else "DISAGREES") if resolved else "not resolved"
+    failure = (f"{what}: {better['method']} {metric} {a:.4g} is above {worse['method']}'s "
+               f"{b:.4g} by more than two standard errors ({2 * se:.2g}), {setting}"
+               if verdict == "DISAGREES" else "")
     return {"claim": what, "setting": setting, "better": better["method"],
             "worse": worse["method"], "better_value": a, "worse_value": b,
-            "two_se": 2 * se, "verdict": verdict, "ok": verdict != "DISAGREES"}
+            "two_se": 2 * se, "verdict": verdict, "ok": verdict != "DISAGREES",
+            "failure": failure}
 
 
 def checks(freq: list[dict], marg: list[dict], means: list[dict]) -> list[dict]:
@@ -356,7 +362,7 @@ def checks(freq: list[dict], marg: list[dict], means: list[dict]) -> list[dict]:
             out.append(_compare(row, spl, "mse", "SMP beats SPL", f"{table}, eps={eps:g}"))
     for (table, eps, method), row in sorted(by.items(), key=lambda kv: str(kv[0])):
         if method.endswith("@paper") and not method.startswith("RSpFD-SUE"):
-            base = method[len("RSpFD-"):-len("@paper")].split("-")[0]
+            base = method[len("RSpFD-"):-len("@paper")].split("-")[0]  # auto: SMP-auto
             smp = by.get((table, eps, f"SMP-{base}"))
             if smp is None:
                 continue
@@ -367,7 +373,7 @@ def checks(freq: list[dict], marg: list[dict], means: list[dict]) -> list[dict]:
                 seen = _compare(row, smp, "mse", f"RS+FD (paper's accounting) beats SMP at "
                                 f"eps > {PAPER_REGIME_EPSILON_MAX:g} (reported, not checked)",
                                 f"{table}, eps={eps:g}")
-                out.append({**seen, "ok": True})
+                out.append({**seen, "ok": True, "failure": ""})
     by_mean = {(r["epsilon"], r["randomizer"], r["method"]): r for r in means}
     for (eps, randomizer, method), row in sorted(by_mean.items(), key=lambda kv: str(kv[0])):
         if method == "sampling" and row["k"] < by_mean[(eps, randomizer, "splitting")]["k"]:
@@ -424,9 +430,11 @@ def _report(grid, freq, marg, means, checks_rows, tables_seen, quick, seconds, n
     lines.append("")
     counts = {v: sum(c["verdict"] == v for c in checks_rows)
               for v in ("agrees", "DISAGREES", "not resolved")}
+    failed = sum(not c["ok"] for c in checks_rows)
     lines.append(f"Checks of the papers' conclusions (resolved at two standard errors): "
                  f"{counts['agrees']} agree, {counts['DISAGREES']} disagree, "
-                 f"{counts['not resolved']} not resolved")
+                 f"{counts['not resolved']} not resolved; {failed} failed (a resolved "
+                 "disagreement where the claim is checked; the failure column of checks.csv)")
     for claim in dict.fromkeys(c["claim"] for c in checks_rows):
         mine = [c for c in checks_rows if c["claim"] == claim]
         agree = sum(c["verdict"] == "agrees" for c in mine)
