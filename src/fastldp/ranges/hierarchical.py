@@ -78,8 +78,11 @@ class HierarchicalEstimate(RangeEstimate):
         The leaves (consistent when ``consistent``).
     variances : numpy.ndarray, shape (D,)
         The variance of each leaf: the consistent estimate's (from the
-        levels' noise variances, :func:`~._consistency.consistent_variances`)
-        or, without consistency, the leaf level's plug-in variances.
+        levels' noise variances, :func:`~._consistency.consistent_variances`:
+        the noise of a count no user holds, so a lower bound; a user's own
+        report and, split by users, the draw of the levels add a few
+        percent where the counts are large) or, without consistency, the
+        leaf level's plug-in variances.
     levels : tuple of numpy.ndarray
         The raw (unbiased, inconsistent) counts of levels ``1 .. h``, scaled
         to all ``n`` users; ``levels[-1]`` has ``B^h`` leaves (padding included).
