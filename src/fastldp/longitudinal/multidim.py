@@ -269,8 +269,8 @@ class _MemoizedAttributes(MemoizedBudgets, ProtocolMembers):
     def _part_legal(self, j: int, part: np.ndarray) -> np.ndarray:
         """Rows of attribute ``j``'s part (int64 values) that are legal outputs of its oracle."""
         if not self.unary:
-            return (part[:, 0] >= 0) & (part[:, 0] < self.domain_sizes[j])
-        legal = ((part >= 0) & (part <= 255)).all(axis=1)
+            return np.asarray((part[:, 0] >= 0) & (part[:, 0] < self.domain_sizes[j]))
+        legal = np.asarray(((part >= 0) & (part <= 255)).all(axis=1))
         pad = self.oracles[j]._server._padding_mask()
         if pad:
             legal &= (part[:, -1] & pad) == 0

@@ -938,11 +938,12 @@ class RSpFD(_MultiAttribute):
 
     def fake_probability(self, j: int) -> float:
         """``phi``: the probability that attribute ``j``'s fake data supports a given value."""
-        return _fake_probability(self.bases[j], self.fakes[j], *self._pq[j],
-                                 self.domain_sizes[j])
+        p, q = self._pq[j]
+        return _fake_probability(self.bases[j], self.fakes[j], p, q, self.domain_sizes[j])
 
     def hit_probabilities(self, j: int) -> tuple:
-        return _rspfd_hits(*self._pq[j], self.fake_probability(j), self.n_attributes)
+        p, q = self._pq[j]
+        return _rspfd_hits(p, q, self.fake_probability(j), self.n_attributes)
 
     def privatize(self, data: Any, *, epsilons: Any = None, identities: Any = None,
                   rng: Any = None) -> np.ndarray:

@@ -1,5 +1,7 @@
 """The experiments of the multi-attribute family: ``fastldp reproduce multidim``."""
 
+from typing import Any
+
 from ..registry import Experiment, register_experiment
 from .reproduce import MultidimResult, reproduce
 
@@ -23,7 +25,7 @@ def resolution(report) -> list:
     return out
 
 
-_QUICK = ({"resolution": resolution}
+_QUICK: dict[str, Any] = ({"resolution": resolution}
           if "resolution" in getattr(Experiment, "__dataclass_fields__", {}) else {})
 
 register_experiment(Experiment(

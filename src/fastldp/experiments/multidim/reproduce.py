@@ -67,7 +67,7 @@ __all__ = ["MultidimResult", "reproduce", "GRIDS", "CLOTHING_COLUMNS", "load_clo
            "marginal_protocols", "PAPER_CONCLUSIONS"]
 
 #: the full and the quick grids
-GRIDS = {
+GRIDS: dict[str, dict[str, Any]] = {
     "full": {"epsilons": [0.5, 1.0, 2.0, 4.0, 8.0], "repetitions": 10, "n": 50_000,
              "domain_sizes": [2, 4, 8, 16, 32], "marginal_n": 50_000, "marginal_attributes": 6,
              "marginal_epsilons": [0.5, 1.0, 2.0, 4.0], "mean_n": 50_000, "dimension": 10,
@@ -213,7 +213,7 @@ def marginal_protocols() -> dict:
         cls = getattr(multidim, name)
         if not (isinstance(cls, type) and hasattr(cls, "privatize")):
             continue
-        params = inspect.signature(cls.__init__).parameters
+        params = inspect.signature(cls).parameters
         if "epsilon" in params and ("domain_sizes" in params or "n_attributes" in params):
             if _answers_marginals(cls):
                 out[name] = cls
@@ -221,7 +221,7 @@ def marginal_protocols() -> dict:
 
 
 def _build_marginal(cls, n_attributes: int, epsilon: float, t: int, seed: int):
-    params = inspect.signature(cls.__init__).parameters
+    params = inspect.signature(cls).parameters
     kw: dict[str, Any] = {"epsilon": epsilon}
     if "domain_sizes" in params:
         kw["domain_sizes"] = [2] * n_attributes
