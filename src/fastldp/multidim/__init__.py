@@ -20,6 +20,11 @@ reports one marginal per group of users and makes them consistent (Zhang
 et al., CCS 2018); :class:`InpRR`, :class:`InpPS`, :class:`InpHT` (the
 Fourier approach), :class:`MargRR`, :class:`MargPS` and :class:`MargHT`
 are the protocols of Cormode et al. (SIGMOD 2018) on binary attributes.
+
+Over time, SPL and SMP over the memoized oracles are
+:class:`fastldp.longitudinal.LSPL` and :class:`fastldp.longitudinal.LSMP`:
+they live in the longitudinal family, which owns the memo store (a family
+never imports another).
 """
 
 from ._frequency import (
