@@ -568,3 +568,28 @@ def test_calm_over_64_binary_attributes_decodes_quickly():
     est = calm.estimate(reports)
     assert time.perf_counter() - start < 10.0  # 30 s when every pair was intersected, each round
     assert est.counts.shape == (2_016 * 4,) and est.counts.min() >= 0
+
+
+def test_the_fourier_approach_beats_the_table_protocols_at_small_epsilon():
+    # Cormode et al.'s conclusion: releasing Fourier coefficients (InpHT) is preferable to
+    # releasing (local) marginals or the full input. At d = 8, eps = 1, n = 20,000, over six
+    # seed sets of 3 repetitions, InpHT's mean 2-way TVD was 0.60-0.80 of MargPS's, 0.49-0.66
+    # of MargRR's and 0.12-0.18 of InpPS's; 6 repetitions halve that spread's variance
+    d, n, reps = 8, 20_000, 6
+    names = ("InpHT", "MargRR", "MargPS", "InpPS")
+    tvd: dict = {name: [] for name in names}
+    for r in range(reps):
+        x = InpHT(n_attributes=d, epsilon=1.0).example_data(n, np.random.default_rng(20 + r))
+        for mech in (InpHT(n_attributes=d, epsilon=1.0, k=2, codebook_seed=r),
+                     MargRR(n_attributes=d, epsilon=1.0, k=2, codebook_seed=r),
+                     MargPS(n_attributes=d, epsilon=1.0, k=2, codebook_seed=r),
+                     InpPS(n_attributes=d, epsilon=1.0, codebook_seed=r)):
+            est = mech.estimate(mech.privatize(x, rng=np.random.default_rng(30 + r)))
+            for attrs in itertools.combinations(range(d), 2):
+                counts = np.maximum(est.marginal(list(attrs))[0], 0)
+                tvd[type(mech).__name__].append(total_variation(counts, _table(x, attrs,
+                                                                               (2,) * d)))
+    mean = {name: np.mean(v) for name, v in tvd.items()}
+    assert mean["InpHT"] < 0.95 * mean["MargPS"], mean
+    assert mean["InpHT"] < 0.75 * mean["MargRR"], mean
+    assert mean["InpHT"] < 0.3 * mean["InpPS"], mean
