@@ -144,7 +144,7 @@ def test_the_late_families_are_left_out_by_name_only():
     assert all(n.split(":")[-1].split("@")[0].split("-")[0] in ("spl", "smp", "rspfd", "sampled",
                                                                 "split", "full", "hybrid",
                                                                 "lspl", "lsmp",
-                                                                "hh", "flat", "square",
+                                                                "hh", "flat", "square", "haar",
                                                                 "stochastic")
                for n in late), late
     everything = {**audit.channels(1.0), **audit.negative_controls(1.0)}

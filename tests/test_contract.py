@@ -245,7 +245,7 @@ DECODER_EXAMPLES = {
     **{name: (lambda cls=name: getattr(fastldp, cls)(epsilon=2.0, domain_size=5000,
                                                      codebook_seed=1),
               lambda rng: rng.integers(0, 5000, 300))
-       for name in ("FlatRange", "HierarchicalHistogram")},
+       for name in ("FlatRange", "HierarchicalHistogram", "HaarHRR")},
     # Square Wave's reconstruction over 2,048 bins of [0, 1]
     "SquareWave": (lambda: fastldp.SquareWave(epsilon=2.0, bins=2048),
                    lambda rng: rng.beta(5.0, 2.0, 300)),

@@ -36,7 +36,8 @@ TODAYS_STREAMING = [
     "FullDomain",  # multidim (issue 36), added after
     "LSPL", "LSMP",  # multi-attribute records over time, in longitudinal (issue 36)
     "FlatRange", "HierarchicalHistogram",  # ranges (issue 35)
-    "SquareWave"]  # ranges (issue 35, item 4)
+    "SquareWave",  # ranges (issue 35, item 4)
+    "HaarHRR"]  # ranges (issue 35, item 3)
 #: the families' abstract bases: listed (they are exported), never built here
 ABSTRACT = {"FrequencyOracle", "LongitudinalOracle", "HeavyHitterProtocol"}
 
@@ -106,6 +107,7 @@ INSTANCES = {
                                  oracle="LOSUE", codebook_seed=1),
     "FlatRange": lambda: F.FlatRange(epsilon=2.0, domain_size=12, codebook_seed=1),
     "SquareWave": lambda: F.SquareWave(epsilon=2.0, bins=16),
+    "HaarHRR": lambda: F.HaarHRR(epsilon=2.0, domain_size=12, codebook_seed=1),
     "HierarchicalHistogram": lambda: F.HierarchicalHistogram(epsilon=2.0, domain_size=12,
                                                              branching=2, codebook_seed=1),
     "HierarchicalHistogram/budget-olh": lambda: F.HierarchicalHistogram(

@@ -98,6 +98,7 @@ _EXPORTS = {
     **dict.fromkeys(("FlatRange", "HierarchicalHistogram", "RangeEstimate",
                      "HierarchicalEstimate"), "ranges"),
     **dict.fromkeys(("SquareWave", "SquareWaveEstimate"), "ranges"),
+    **dict.fromkeys(("HaarHRR", "HaarEstimate"), "ranges"),
     **dict.fromkeys(("Result", "PrivacyStatement"), "results"),
     "Accountant": "accounting",
 }
@@ -127,6 +128,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ imports on 
     from .ranges import RangeEstimate as RangeEstimate
     from .ranges import HierarchicalEstimate as HierarchicalEstimate
     from .ranges import SquareWave as SquareWave, SquareWaveEstimate as SquareWaveEstimate
+    from .ranges import HaarHRR as HaarHRR, HaarEstimate as HaarEstimate
     from . import oracles as oracles, regression as regression, relations as relations
     from . import protocol as protocol
     from . import reports as reports, results as results, streaming as streaming

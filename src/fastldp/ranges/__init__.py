@@ -18,7 +18,8 @@ from .hierarchical import (SPLITS, HierarchicalEstimate, HierarchicalHistogram,
 from ._protocol import ORACLES, OUE_MAX_BITS
 from .square_wave import SquareWave, SquareWaveEstimate
 from . import _channels  # noqa: F401  (registers the audit's channels of the classes above)
+from .haar import HaarEstimate, HaarHRR
 
 __all__ = ["RangeEstimate", "FlatRange", "HierarchicalHistogram", "HierarchicalEstimate",
            "quantile_from_cdf", "ORACLES", "OUE_MAX_BITS", "SPLITS", "SquareWave",
-           "SquareWaveEstimate"]
+           "SquareWaveEstimate", "HaarHRR", "HaarEstimate"]
