@@ -82,6 +82,32 @@ def test_sparse_counts_equal_the_dense_solve(D, kw, monkeypatch):
     assert not calls
 
 
+@pytest.mark.parametrize("D, kw", [(12, dict(n_bits=24, n_cohorts=5)),
+                                   (300, dict(n_bits=64, n_cohorts=16)),
+                                   (1500, dict(n_bits=128, n_cohorts=32))])
+def test_sparse_nonnegative_equals_the_dense_nnls(D, kw, monkeypatch):
+    """nonnegative=True: the active-set decode on the sparse design equals the dense path's NNLS
+    (scipy.optimize.nnls on the Cholesky factor) to 1e-9 of the largest count, with the same
+    zeros, and built no dense G; a skewed population puts most candidates at zero."""
+    dense = make(D=D, nonnegative=True, **kw)
+    sparse = make(D=D, nonnegative=True, all_variances=False, **kw)
+    rng = np.random.default_rng(D + 1)
+    n = 20 * D + 1001
+    ids = rng.choice(2**40, n, replace=False).astype(np.uint64)
+    y, _ = _reports(dense, n, rng, ids)
+    want = dense.estimate(y, identities=ids).counts
+    clear_factor_cache()
+    calls = []
+    real_gram = RAPPOR.gram
+    monkeypatch.setattr(RAPPOR, "gram", lambda self, m: calls.append(1) or real_gram(self, m))
+    got = sparse.estimate(y, identities=ids)
+    assert not calls and got.variances is None
+    _close(got.counts, want)
+    tiny = REL * np.abs(want).max()
+    assert (got.counts >= 0).all() and (want == 0).sum() > 0
+    np.testing.assert_array_equal(got.counts <= tiny, want <= tiny)  # the same support
+
+
 def test_cohorts_without_reports_and_one_report_per_cohort(no_dense):
     """Identities that leave cohorts empty (their equations drop out) and a cohort of a single
     report: the sparse decode still equals the naive weighted least squares."""
@@ -204,6 +230,10 @@ def test_a_singular_design_beyond_the_dense_limit_gives_the_minimum_norm_solutio
     K = (A @ A.T).toarray()  # positive definite: every one of the 1,024 bits is some filter's
     want = 4000 * (A.T @ np.linalg.solve(K, b))
     _close(got.counts, want, rel=1e-8)
+    # the non-negative decode refuses a singular design it cannot factorize
+    nn = make(D=D, n_bits=64, n_cohorts=16, all_variances=False, nonnegative=True)
+    with pytest.raises(ValueError, match="singular.*non-negative decode"):
+        nn.estimate(y)
 
 
 # ---------------------------------------------------------------- beyond the dense limit
@@ -232,8 +262,11 @@ def test_twenty_thousand_candidates(no_dense):
     rng = np.random.default_rng(20)
     mix = np.zeros(D)
     mix[rng.choice(D, 50, replace=False)] = rng.integers(1, 30, 50)
-    got = o.finalize(_expected_partial(o, np.tile(mix, (C, 1))))
-    _close(got.counts, C * mix)
+    partial = _expected_partial(o, np.tile(mix, (C, 1)))
+    _close(o.finalize(partial).counts, C * mix)
+    # the non-negative decode too: the truth is feasible, so it is the solution
+    nn = make(D=D, n_bits=k, n_cohorts=C, eps=4.0, all_variances=False, nonnegative=True)
+    _close(nn.finalize(_expected_partial(nn, np.tile(mix, (C, 1)))).counts, C * mix)
     # privatized: 16 cohorts of 200 reports, 12 distinct values
     values = rng.choice(D, 12, replace=False)
     x = values[rng.integers(0, 12, 3200)]
@@ -297,8 +330,10 @@ def test_parameters_of_the_sparse_decode_are_validated():
     with pytest.raises(ValueError, match=r"'domain_size' parameter of RAPPOR must be an int in "
                                          r"\[2, 8192\] with all_variances=True.*Got 8193"):
         make(D=MAX_DENSE_CANDIDATES + 1)
-    with pytest.raises(ValueError, match=r"'domain_size'.*with nonnegative=True"):
-        make(D=MAX_DENSE_CANDIDATES + 1, nonnegative=True, all_variances=False)
+    with pytest.raises(ValueError, match=r"'domain_size'.*with all_variances=True"):
+        make(D=MAX_DENSE_CANDIDATES + 1, nonnegative=True)
+    assert make(D=MAX_DENSE_CANDIDATES + 1, n_cohorts=1, n_bits=64, nonnegative=True,
+                all_variances=False)
     with pytest.raises(ValueError, match=rf"'domain_size'.*\[2, {MAX_CANDIDATES}\]"):
         make(D=MAX_CANDIDATES + 1, n_cohorts=1, all_variances=False)
     with pytest.raises(ValueError, match=rf"'domain_size'.*<= {MAX_DESIGN_ENTRIES} entries"):

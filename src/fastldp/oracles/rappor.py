@@ -70,10 +70,12 @@ closed form: ``variances`` is ``None``.
 Cost of a decode
 ----------------
 Two paths give the same counts (to ``1e-9`` of the largest; the tests check
-it at small and moderate ``D``): the dense factorization below, which
-``all_variances=True`` (the default) and ``nonnegative=True`` use because
-they need ``G^{-1}``'s diagonal or the NNLS form, and the sparse solve of
-``all_variances=False``, which never forms ``G``: conjugate gradients on
+it at small and moderate ``D``, for both estimators): the dense
+factorization below, which ``all_variances=True`` (the default) uses because
+it needs ``G^{-1}``'s diagonal, and the sparse path of
+``all_variances=False``, which never forms ``G`` (with ``nonnegative=True``
+it solves the NNLS problem by a primal-dual active-set method whose inner
+solves are the conjugate gradients below, :meth:`RAPPOR._nonnegative_sparse`): conjugate gradients on
 ``G f = h`` with ``G v = X^T (w * (X v))`` on the compressed design
 (``2 nnz(X) <= 2 C h D`` multiply-adds a product; the number of products
 grows with ``D / (C k)``, which sets the spread of ``G``'s spectrum: 94 to a
@@ -174,8 +176,8 @@ __all__ = ["RAPPOR", "MAX_CANDIDATES", "MAX_DENSE_CANDIDATES", "MAX_BITS", "MAX_
 
 #: candidates at most (the sparse decode, ``all_variances=False``)
 MAX_CANDIDATES = 2**20
-#: candidates at most of the dense decode (a D x D factorization: ``all_variances=True`` or
-#: ``nonnegative=True``; ``8 D^2`` bytes, 512 MiB at the limit)
+#: candidates at most of the dense decode (a D x D factorization, ``all_variances=True``;
+#: ``8 D^2`` bytes, 512 MiB at the limit)
 MAX_DENSE_CANDIDATES = 8192
 #: ``n_cohorts * n_hashes * domain_size`` at most (the entries of the sparse design)
 MAX_DESIGN_ENTRIES = 2**26
@@ -380,8 +382,8 @@ class RAPPOR(MatrixReports, FrequencyOracle):
     domain_size : int, optional
         ``D``, the candidates ``0 .. D-1``; defaults to ``len(categories)``.
         At most :data:`MAX_DENSE_CANDIDATES` (8,192) with
-        ``all_variances=True`` or ``nonnegative=True`` (a ``D x D``
-        factorization), else :data:`MAX_CANDIDATES` (``2**20``); and
+        ``all_variances=True`` (a ``D x D`` factorization), else
+        :data:`MAX_CANDIDATES` (``2**20``); and
         ``n_cohorts * n_hashes * D <= MAX_DESIGN_ENTRIES``.
     epsilon : float in (0, 700]
         Sets ``f = 2 / (1 + e^(epsilon / (2 h)))``; one budget for every report.
@@ -401,8 +403,10 @@ class RAPPOR(MatrixReports, FrequencyOracle):
         to the factorization's to ``1e-9`` of the largest count), the
         result's ``variances`` is ``None``, and
         :meth:`candidate_variances` gives the exact variances of the
-        candidates asked for. A decode option: not part of the partial's
-        parameters (any RAPPOR of the same design finalizes the partial).
+        candidates asked for; with ``nonnegative=True`` (no variances either
+        way) it picks the sparse active-set NNLS over the dense one. A
+        decode option: not part of the partial's parameters (any RAPPOR of
+        the same design finalizes the partial).
     categories : list of labels or a pandas Categorical, optional
         Labels of the candidates (:class:`~fastldp.oracles.FrequencyOracle`).
     codebook_seed : int or None
@@ -465,14 +469,13 @@ class RAPPOR(MatrixReports, FrequencyOracle):
 
     def _setup(self) -> None:
         owner = type(self).__name__
-        if self.all_variances or self.nonnegative:
+        if self.all_variances:
             if self.domain_size > MAX_DENSE_CANDIDATES:
-                why = "nonnegative=True" if self.nonnegative else "all_variances=True"
                 raise param_error(
                     "domain_size", owner,
-                    f"an int in [2, {MAX_DENSE_CANDIDATES}] with {why} (the decode factorizes "
-                    "the D x D Gram matrix; all_variances=False with nonnegative=False decodes "
-                    f"up to {MAX_CANDIDATES} candidates by a sparse solve)", self.domain_size)
+                    f"an int in [2, {MAX_DENSE_CANDIDATES}] with all_variances=True (the decode "
+                    "factorizes the D x D Gram matrix; all_variances=False decodes up to "
+                    f"{MAX_CANDIDATES} candidates by a sparse solve)", self.domain_size)
         elif self.domain_size > MAX_CANDIDATES:
             raise param_error("domain_size", owner, f"an int in [2, {MAX_CANDIDATES}]",
                               self.domain_size)
@@ -797,7 +800,9 @@ class RAPPOR(MatrixReports, FrequencyOracle):
         X = self.design()
         h = np.asarray(X.T @ t.ravel(), dtype=np.float64)
         n = float(m.sum())
-        if not (self.all_variances or self.nonnegative):
+        if not self.all_variances:
+            if self.nonnegative:
+                return n * self._nonnegative_sparse(m, h), None
             return n * self._solve(m, h[:, None])[:, 0], None
         factor = self._factor(m)
         if self.nonnegative:
@@ -885,6 +890,62 @@ class RAPPOR(MatrixReports, FrequencyOracle):
                           f"{float(residual.max()):.3g} (target {CG_TOL:g})", RuntimeWarning,
                           stacklevel=5)
         return Z
+
+    def _nonnegative_sparse(self, m: np.ndarray, h: np.ndarray) -> np.ndarray:
+        """``argmin_{f >= 0} f^T G f - 2 f^T h`` on the sparse design (``nonnegative=True``).
+
+        The primal-dual active-set method of Hintermueller, Ito and Kunisch
+        (2003): with ``A`` the candidates held at zero and ``F`` the others,
+        solve ``G_FF f_F = h_F`` (conjugate gradients on the masked sparse
+        operator, warm-started from the previous ``f``), set
+        ``mu = G f - h``, and move a candidate of ``F`` with ``f_v < 0`` to
+        ``A`` and one of ``A`` with ``mu_v < 0`` to ``F`` (both beyond a margin
+        of ``1e3`` times the solves' tolerance, so that a weakly active bound
+        does not flip back and forth); when no candidate moves, ``f_F >= 0``
+        and ``mu_A >= 0`` up to that margin (``f_F`` is clipped at zero): the
+        KKT conditions of the problem, whose solution is unique (``G``
+        positive definite), so it is the dense path's NNLS solution. It starts from the unconstrained
+        solution's negative entries and takes a few rounds at the
+        benchmark's sizes. A cached factorization, or a ``G`` singular by
+        the design's structure, decodes by the dense NNLS instead
+        (``D <= MAX_DENSE_CANDIDATES``; above it a singular ``G`` is refused).
+        """
+        D = self.domain_size
+        key = np.ascontiguousarray(m, dtype=np.float64).tobytes()
+        cached = key in self._factors or _FACTORS.get(self._design_key() + (key,)) is not None
+        if cached or self._structurally_singular(m):
+            if D > MAX_DENSE_CANDIDATES:
+                raise ValueError(
+                    f"RAPPOR: the least-squares design is singular ({D} candidates, "
+                    f"n_cohorts * n_bits = {self.n_cohorts * self.n_bits} equations, or "
+                    "candidates with the same Bloom filter in every cohort with reports): the "
+                    "non-negative decode needs distinguishable candidates beyond "
+                    f"{MAX_DENSE_CANDIDATES}")
+            return self._factor(m).nonnegative(h)
+        op = self._gram_operator(m)
+        maxiter = max(1000, 2 * D)
+        f = _conjugate_gradients(op, h[:, None], CG_TOL, maxiter)[0][:, 0]
+        # moves need a margin above the solves' own error (a candidate whose bound is weakly
+        # active, f_v = mu_v = 0 up to rounding, would otherwise flip back and forth)
+        tol_f = 1e3 * CG_TOL * float(np.abs(f).max(initial=0.0))
+        tol_mu = 1e3 * CG_TOL * float(np.abs(h).max(initial=0.0))
+        held = f < -tol_f  # A: the candidates held at zero
+        for _ in range(50):
+            free = (~held).astype(np.float64)[:, None]
+            f = np.where(held, 0.0, f)
+            r = free[:, 0] * (h - op(f[:, None])[:, 0])  # the masked system's residual
+            step = _conjugate_gradients(lambda V: free * op(free * V), r[:, None], CG_TOL,
+                                        maxiter)[0][:, 0]
+            f = f + step
+            mu = op(f[:, None])[:, 0] - h
+            moved = np.where(held, mu > -tol_mu, f < -tol_f)
+            if np.array_equal(moved, held):
+                return np.where(held, 0.0, np.maximum(f, 0.0))
+            held = moved
+        # pragma: no cover - the active sets cycled (not seen on RAPPOR's designs)
+        if D <= MAX_DENSE_CANDIDATES:
+            return self._factor(m).nonnegative(h)
+        raise RuntimeError("RAPPOR: the non-negative decode's active sets did not settle")
 
     def candidate_variances(self, candidates: ArrayLike, cohort_sizes: ArrayLike) -> np.ndarray:
         """The exact variances of the least-squares counts of some candidates.
