@@ -75,9 +75,9 @@ factorization below, which ``all_variances=True`` (the default) uses because
 it needs ``G^{-1}``'s diagonal, and the sparse path of
 ``all_variances=False``, which never forms ``G`` (with ``nonnegative=True``
 it solves the NNLS problem by a primal-dual active-set method whose inner
-solves are the conjugate gradients below, :meth:`RAPPOR._nonnegative_sparse`): conjugate gradients on
-``G f = h`` with ``G v = X^T (w * (X v))`` on the compressed design
-(``2 nnz(X) <= 2 C h D`` multiply-adds a product; the number of products
+solves are the conjugate gradients below,
+:meth:`RAPPOR._nonnegative_sparse`): conjugate gradients on ``G f = h``
+with ``G v = X^T (w * (X v))`` on the compressed design (``2 nnz(X) <= 2 C h D`` multiply-adds a product; the number of products
 grows with ``D / (C k)``, which sets the spread of ``G``'s spectrum: 94 to a
 relative residual of :data:`CG_TOL` at the benchmark's ``D = 4096, k = 128,
 h = 2, C = 64``), unpreconditioned so that a singular but consistent system
@@ -902,13 +902,14 @@ class RAPPOR(MatrixReports, FrequencyOracle):
         ``A`` and one of ``A`` with ``mu_v < 0`` to ``F`` (both beyond a margin
         of ``1e3`` times the solves' tolerance, so that a weakly active bound
         does not flip back and forth); when no candidate moves, ``f_F >= 0``
-        and ``mu_A >= 0`` up to that margin (``f_F`` is clipped at zero): the
-        KKT conditions of the problem, whose solution is unique (``G``
-        positive definite), so it is the dense path's NNLS solution. It starts from the unconstrained
-        solution's negative entries and takes a few rounds at the
-        benchmark's sizes. A cached factorization, or a ``G`` singular by
-        the design's structure, decodes by the dense NNLS instead
-        (``D <= MAX_DENSE_CANDIDATES``; above it a singular ``G`` is refused).
+        and ``mu_A >= 0`` up to that margin (``f_F`` is clipped at zero):
+        the KKT conditions of the problem, whose solution is unique (``G``
+        positive definite), so it is the dense path's NNLS solution. It
+        starts from the unconstrained solution's negative entries and takes
+        a few rounds at the benchmark's sizes. A cached factorization, or a
+        ``G`` singular by the design's structure, decodes by the dense NNLS
+        instead (``D <= MAX_DENSE_CANDIDATES``; above it a singular ``G`` is
+        refused).
         """
         D = self.domain_size
         key = np.ascontiguousarray(m, dtype=np.float64).tobytes()
