@@ -35,7 +35,7 @@ __all__ = [
 
 #: The experiment packages, imported by :func:`load_families` in this order.
 FAMILIES = ("relations", "vectors", "regression", "histograms", "oracles", "longitudinal",
-            "heavyhitters", "multidim")
+            "heavyhitters", "multidim", "ranges")
 
 
 @dataclass(frozen=True)
