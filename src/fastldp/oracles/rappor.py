@@ -77,7 +77,8 @@ it needs ``G^{-1}``'s diagonal, and the sparse path of
 it solves the NNLS problem by a primal-dual active-set method whose inner
 solves are the conjugate gradients below,
 :meth:`RAPPOR._nonnegative_sparse`): conjugate gradients on ``G f = h``
-with ``G v = X^T (w * (X v))`` on the compressed design (``2 nnz(X) <= 2 C h D`` multiply-adds a product; the number of products
+with ``G v = X^T (w * (X v))`` on the compressed design
+(``2 nnz(X) <= 2 C h D`` multiply-adds a product; the number of products
 grows with ``D / (C k)``, which sets the spread of ``G``'s spectrum: 94 to a
 relative residual of :data:`CG_TOL` at the benchmark's ``D = 4096, k = 128,
 h = 2, C = 64``), unpreconditioned so that a singular but consistent system
