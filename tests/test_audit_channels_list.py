@@ -145,7 +145,9 @@ def test_the_late_families_are_left_out_by_name_only():
                                                                 "split", "full", "hybrid",
                                                                 "lspl", "lsmp",
                                                                 "hh", "flat", "square", "haar",
-                                                                "stochastic")
+                                                                "stochastic", "inprr", "inpps",
+                                                                "inpht", "margrr", "margps",
+                                                                "marght", "calm")
                for n in late), late
     everything = {**audit.channels(1.0), **audit.negative_controls(1.0)}
     assert late <= set(everything)

@@ -249,6 +249,14 @@ DECODER_EXAMPLES = {
     # Square Wave's reconstruction over 2,048 bins of [0, 1]
     "SquareWave": (lambda: fastldp.SquareWave(epsilon=2.0, bins=2048),
                    lambda rng: rng.beta(5.0, 2.0, 300)),
+    # marginal release (issue 36): binary attributes for Cormode et al.'s six, categorical for CALM
+    **{n: (lambda cls=n: getattr(fastldp, cls)(n_attributes=11, epsilon=2.0, codebook_seed=1),
+           lambda rng: rng.integers(0, 2, (300, 11))) for n in ("InpRR", "InpPS")},
+    **{n: (lambda cls=n: getattr(fastldp, cls)(n_attributes=40, k=2, epsilon=2.0, codebook_seed=1),
+           lambda rng: rng.integers(0, 2, (300, 40)))
+       for n in ("InpHT", "MargRR", "MargPS", "MargHT")},
+    "CALM": (lambda: fastldp.CALM(domain_sizes=[40, 30], epsilon=2.0, codebook_seed=1),
+             lambda rng: np.stack([rng.integers(0, 40, 300), rng.integers(0, 30, 300)], axis=1)),
 }
 
 

@@ -37,7 +37,8 @@ TODAYS_STREAMING = [
     "LSPL", "LSMP",  # multi-attribute records over time, in longitudinal (issue 36)
     "FlatRange", "HierarchicalHistogram",  # ranges (issue 35)
     "SquareWave",  # ranges (issue 35, item 4)
-    "HaarHRR"]  # ranges (issue 35, item 3)
+    "HaarHRR",  # ranges (issue 35, item 3)
+    "InpRR", "InpPS", "InpHT", "MargRR", "MargPS", "MargHT", "CALM"]  # marginals (issue 36)
 #: the families' abstract bases: listed (they are exported), never built here
 ABSTRACT = {"FrequencyOracle", "LongitudinalOracle", "HeavyHitterProtocol"}
 
@@ -108,6 +109,13 @@ INSTANCES = {
     "FlatRange": lambda: F.FlatRange(epsilon=2.0, domain_size=12, codebook_seed=1),
     "SquareWave": lambda: F.SquareWave(epsilon=2.0, bins=16),
     "HaarHRR": lambda: F.HaarHRR(epsilon=2.0, domain_size=12, codebook_seed=1),
+    **{n: (lambda n=n: getattr(F, n)(n_attributes=3, epsilon=2.0, codebook_seed=1))
+       for n in ("InpRR", "InpPS")},
+    **{n: (lambda n=n: getattr(F, n)(n_attributes=4, k=2, epsilon=2.0, codebook_seed=1))
+       for n in ("InpHT", "MargRR", "MargPS", "MargHT")},
+    "CALM": lambda: F.CALM(domain_sizes=[3, 4, 2], epsilon=2.0, codebook_seed=1),
+    "CALM/olh": lambda: F.CALM(domain_sizes=[3, 4, 2], epsilon=2.0, oracle="OLH",
+                               codebook_seed=1),
     "HierarchicalHistogram": lambda: F.HierarchicalHistogram(epsilon=2.0, domain_size=12,
                                                              branching=2, codebook_seed=1),
     "HierarchicalHistogram/budget-olh": lambda: F.HierarchicalHistogram(
