@@ -390,7 +390,9 @@ def test_short_items_pinned_results():
     gen = np.random.default_rng(7)
     noise = [bytes(gen.integers(97, 123, 4).astype(np.uint8)) for _ in range(6000)]
     words = [b"the"] * 12000 + [b"of"] * 7500 + [b"and"] * 4500 + noise
-    th = TreeHist(epsilon=4.0, k=3, item_bytes=4, codebook_seed=5)
+    # recorded with the string defaults before issue 34 (4-bit levels, no pooling of ended
+    # strings), which are now passed explicitly
+    th = TreeHist(epsilon=4.0, k=3, item_bytes=4, codebook_seed=5, eta=4, pool_ended=False)
     assert th.prefix_bits == (8, 12, 16, 20, 24, 28, 32)
     res = th.estimate(th.privatize(words, rng=4))
     assert res.items == [b"the", b"of", b"and"]

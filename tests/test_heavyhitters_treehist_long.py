@@ -88,8 +88,10 @@ def test_long_decode_matches_naive_twin():
     # 9-byte items (72 bits): the candidates cross 64 bits at level 15 (b = 68), where they
     # become 2-word codes hashed through prefix_keys. Against a decode with Python ints;
     # fails if the extension across the word boundary, the keys or the top-k order were off
+    # 4-bit levels and no pooling of ended strings (the string defaults before issue 34),
+    # which the naive twin models
     th = TreeHist(epsilon=4.0, k=2, c=2, item_bytes=9, n_rows=2, n_columns=64,
-                  codebook_seed=17)
+                  codebook_seed=17, eta=4, pool_ended=False)
     assert th.prefix_bits[0] == 8 and th.prefix_bits[-1] == 72 and th.g == 17
     gen = np.random.default_rng(4)
     heavy = [b"abcdefghi", b"zyxwvutsr"]
@@ -106,13 +108,13 @@ def test_long_decode_matches_naive_twin():
 
 
 def test_long_words_recovered():
-    # Words of 9-16 bytes at item_bytes = 16 (m = 128): k = 3, c = 4 gives g = 31 levels of
-    # ~n / 31 = 1,935 reports. Why it is easy: a level's null sd is about
-    # (n / n_l) c sqrt(n_l) = 31 * 1.037 * sqrt(1935) ~ 1,410 (eps = 4), the lightest planted
-    # word has 9,000 holders (6.4 sd), and each level keeps the top 12 of 192 candidates, whose
-    # nulls reach about 2.5 sd: a planted prefix falls below them with probability about
-    # Phi(-4.4) ~ 5e-6 per level, 2e-4 over the 31 levels; the 21,000 other users hold 200
-    # random words (~105 each). Counts within 5 reported sd.
+    # Words of 9-16 bytes at item_bytes = 16 (m = 128): k = 3, c = 4 and byte levels give
+    # g = 15 levels of ~n / 15 = 4,000 reports. Why it is easy: a level's null sd is about
+    # (n / n_l) c sqrt(n_l) = 15 * 1.037 * sqrt(4000) ~ 980 (eps = 4), the lightest planted
+    # word has 9,000 holders (9.2 sd), and each level keeps the top 12 of 3,072 candidates,
+    # whose nulls reach about 3.6 sd: a planted prefix falls below them with probability about
+    # Phi(-5.6) ~ 1e-8 per level; the 21,000 other users hold 200 random words (~105 each).
+    # Counts within 5 reported sd.
     gen = np.random.default_rng(11)
     heavy = [b"differential", b"hadamard-oracle", b"prefixtree"]
     true = [18000, 12000, 9000]
@@ -121,7 +123,7 @@ def test_long_words_recovered():
     words = (sum(([w] * c for w, c in zip(heavy, true)), [])
              + [noise[i] for i in gen.integers(0, 200, n - sum(true))])
     th = TreeHist(epsilon=4.0, k=3, item_bytes=16, codebook_seed=3)
-    assert th.g == 31
+    assert th.g == 15
     res = th.estimate(th.privatize(words, rng=1))
     # recovered, in count order; the order of the two lighter words is not a claim: their
     # difference, 3,000, is 1.5 sd of the difference of their estimates (sd ~ 1,400 each), so

@@ -33,7 +33,7 @@ from .._sanitize import SanitizationReport, sanitization_counts, sanitization_re
 from .._validation import check_float, check_int, param_error
 from ..results import PrivacyStatement, Result
 from ._protocol import HeavyHitterProtocolMembers
-from .items import ItemCodec, string_prefix_mask, utf8_prefix_mask
+from .items import MAX_ITEM_BITS, ItemCodec, ended_mask, string_prefix_mask, utf8_prefix_mask
 
 __all__ = ["HeavyHitters", "HeavyHitterProtocol", "HeavyPartial", "Chunks"]
 
@@ -423,6 +423,35 @@ class HeavyHitterProtocol(HeavyHitterProtocolMembers):
             possible &= utf8_prefix_mask(candidates, bits, complete=bits >= self.item_bits)
         return candidates[possible]
 
+    def _pool_ended(self, pool: dict, candidates: np.ndarray, bits: int, support: np.ndarray,
+                    reports: np.ndarray) -> np.ndarray:
+        """Pool the reports of ended strings over the levels since they ended (in place).
+
+        A user whose string ``x`` ended before the level's prefix length
+        reports ``x`` followed by zero bytes: the same complete string at every
+        later level. A candidate that ended (:func:`~fastldp.heavyhitters.items.ended_mask`)
+        therefore sums its support and its reports over every level since the
+        one where it ended (it is kept at each, or never seen again), so its
+        count is estimated from all those groups, not from one. ``support`` is
+        any statistic that adds over the levels' reports (PEM's hits,
+        TreeHist's in-level counts). Returns the indices of the ended
+        candidates.
+        """
+        ended = np.flatnonzero(ended_mask(candidates, bits))
+        if not ended.size:
+            return ended
+        rows = candidates[ended]
+        shift = MAX_ITEM_BITS - bits
+        for i, row in zip(ended.tolist(), rows.tolist()):
+            value = row if isinstance(row, int) else _words_value(row)
+            key = value << shift  # the string's padded code, the same at every level
+            before = pool.get(key)
+            if before is not None:
+                support[i] += before[0]
+                reports[i] += before[1]
+            pool[key] = (support[i], reports[i])
+        return ended
+
     def _decode(self, chunks: Chunks, n: int):  # pragma: no cover - abstract
         raise NotImplementedError
 
@@ -462,3 +491,9 @@ class HeavyHitterProtocol(HeavyHitterProtocolMembers):
         n = totals.get("n", 0)
         return self._result(chunks, n, sanitization_report(totals, {"wrong_dtype": wrong[0]}))
 
+
+def _words_value(words) -> int:
+    value = 0
+    for w in words:
+        value = (value << 64) | int(w)
+    return value

@@ -137,10 +137,7 @@ from ..oracles._base import (
 )
 from ..oracles.olh import olh_buckets_for
 from ._base import Chunks, HeavyHitterProtocol
-from .items import (
-    MAX_ITEM_BITS,
-    code_order, ended_mask, extend, prefix, prefix_keys, top_k_order, utf8_prefix_mask,
-)
+from .items import code_order, extend, prefix, prefix_keys, top_k_order, utf8_prefix_mask
 
 __all__ = ["PEM", "pem_groups", "pem_levels"]
 
@@ -489,35 +486,3 @@ class PEM(HeavyHitterProtocol):
         within = counts[order] + self.z * np.sqrt(sd[order] ** 2 + bar_sd ** 2) >= bar
         within[:base] = True
         return order[within]
-
-    def _pool_ended(self, pool, candidates, bits, support, reports) -> None:
-        """Pool the reports of ended strings over the levels since they ended (in place).
-
-        A user whose string ``x`` ended before the level's prefix length
-        reports ``x`` followed by zero bytes: the same complete string at every
-        later level. A candidate that ended (:func:`~fastldp.heavyhitters.items.ended_mask`)
-        therefore sums its support and its reports over every level since the
-        one where it ended (it is kept at each, or never seen again), so its
-        count is estimated from all those groups, not from one.
-        """
-        ended = np.flatnonzero(ended_mask(candidates, bits))
-        if not ended.size:
-            return ended
-        rows = candidates[ended]
-        shift = MAX_ITEM_BITS - bits
-        for i, row in zip(ended.tolist(), rows.tolist()):
-            value = row if isinstance(row, int) else _words_value(row)
-            key = value << shift  # the string's padded code, the same at every level
-            before = pool.get(key)
-            if before is not None:
-                support[i] += before[0]
-                reports[i] += before[1]
-            pool[key] = (support[i], reports[i])
-        return ended
-
-
-def _words_value(words) -> int:
-    value = 0
-    for w in words:
-        value = (value << 64) | int(w)
-    return value

@@ -353,8 +353,9 @@ class TreeHist(HeavyHitterProtocol):
         The budget of a report (each user sends one).
     k : int >= 1, default 32
         Heavy hitters returned.
-    eta : int in [1, 16], default 4
-        Bits added per level.
+    eta : int in [1, 16], optional
+        Bits added per level; default 4 for integers, 8 for strings (a byte
+        per level).
     g : int or None, default None
         Levels; ``None``: the rule of the module docstring (6 levels for
         ``m = 32``, ``k = 32``, ``c = 4``). The first level has
@@ -375,6 +376,10 @@ class TreeHist(HeavyHitterProtocol):
     codebook_seed : int or None
         Keys the levels and the hash functions.
     n_threads : int or None
+    pool_ended : bool, default True
+        Strings: count a string that ended (its zero terminator is in the
+        prefix) from the reports of every level since it ended, as PEM does
+        (module docstring, "Ended strings"). False: from the last level only.
 
     Attributes
     ----------
@@ -405,15 +410,29 @@ class TreeHist(HeavyHitterProtocol):
 
     report_width = 3
 
-    def __init__(self, *, epsilon: float, k: int = 32, eta: int = 4, g: Optional[int] = None,
+    #: added after report files recorded TreeHist's spec (issue 34): a spec without it meant
+    #: no pooling of ended strings
+    spec_added = {"pool_ended": False}
+
+    def __init__(self, *, epsilon: float, k: int = 32, eta: Optional[int] = None,
+                 g: Optional[int] = None,
                  threshold: Optional[float] = None, c: int = 4, n_rows: int = 8,
                  n_columns: int = 65536,
                  item_bits: Optional[int] = None, item_bytes: Optional[int] = None,
-                 codebook_seed: Optional[int] = None, n_threads: Optional[int] = None) -> None:
+                 codebook_seed: Optional[int] = None, n_threads: Optional[int] = None,
+                 pool_ended: bool = True) -> None:
         super().__init__(epsilon=epsilon, k=k, item_bits=item_bits, item_bytes=item_bytes,
                          codebook_seed=codebook_seed, n_threads=n_threads)
         owner = "TreeHist"
+        if not isinstance(pool_ended, (bool, np.bool_)):
+            raise param_error("pool_ended", owner, "True or False", pool_ended, TypeError)
+        self.pool_ended = bool(pool_ended)
         m = self.item_bits
+        if eta is None:
+            # strings: a byte per level (issue 34: 4-bit levels split each byte over two
+            # groups of users; with the identity oracle 4-bit levels lost 2 of the top 16 of
+            # 64-byte strings, 8-bit levels none, tests/test_heavyhitters_exact.py)
+            eta = min(8 if self.codec.kind == "bytes" else 4, m)
         self.eta = check_int(eta, "eta", owner, low=1, high=min(m, 16))
         self.threshold = None if threshold is None else check_float(
             threshold, "threshold", owner, low=0.0, high=1e6, low_open=False, high_open=False)
@@ -438,7 +457,8 @@ class TreeHist(HeavyHitterProtocol):
 
     def _stream_extra(self) -> dict:
         return {"eta": self.eta, "g": self._g_arg, "threshold": self.threshold, "c": self.c,
-                "n_rows": self.n_rows, "n_columns": self.n_columns}
+                "n_rows": self.n_rows, "n_columns": self.n_columns,
+                "pool_ended": self.pool_ended}
 
     # ------------------------------------------------------------ client
     def levels_of(self, identities: Any) -> np.ndarray:
@@ -559,38 +579,57 @@ class TreeHist(HeavyHitterProtocol):
         r = self.n_columns / (self.n_columns - 1.0)
         return (n / n_level) * r * math.sqrt(n_level * self._null_variance())
 
-    def count_variances(self, counts: np.ndarray, n: int, n_level: int) -> np.ndarray:
-        """Plug-in variance of final counts from a level of ``n_level`` reports (module doc)."""
-        if n_level <= 0:
-            return np.full(np.shape(counts), math.inf)
+    def _noise_sds(self, n: int, n_levels: np.ndarray) -> np.ndarray:
+        """:meth:`noise_sd` for each candidate's number of reports (pooled ended strings)."""
+        r = self.n_columns / (self.n_columns - 1.0)
+        n_levels = np.asarray(n_levels, dtype=np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(n_levels > 0, (n / n_levels) * r
+                            * np.sqrt(n_levels * self._null_variance()), np.inf)
+
+    def count_variances(self, counts: np.ndarray, n: int, n_level: Any) -> np.ndarray:
+        """Plug-in variance of final counts from levels of ``n_level`` reports (module doc).
+
+        ``n_level`` is one number, or one per count (an ended string pooled over
+        several levels is counted from their reports together).
+        """
         c = float(c_eps(self.part_epsilon))
         r = self.n_columns / (self.n_columns - 1.0)
-        rho = n / n_level
         f = np.clip(np.asarray(counts, dtype=np.float64), 0.0, float(n))
-        f_level = f / rho
-        return (rho * rho * r * r * (f_level * (c * c - 1.0)
-                                     + (n_level - f_level) * self._null_variance())
-                + f * (1.0 - f / n) * (rho - 1.0))
+        n_level = np.broadcast_to(np.asarray(n_level, dtype=np.float64), f.shape)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rho = n / n_level
+            f_level = f / rho
+            out = (rho * rho * r * r * (f_level * (c * c - 1.0)
+                                        + (n_level - f_level) * self._null_variance())
+                   + f * (1.0 - f / n) * (rho - 1.0))
+        return np.where(n_level > 0, out, math.inf)
 
     def _decode(self, chunks: Chunks, n: int):
         seed, e = self.codebook_seed, self.part_epsilon
         candidates = self._possible(np.arange(1 << self.prefix_bits[0], dtype=np.uint64),
                                     self.prefix_bits[0])
+        pool: dict = {}  # ended string -> (in-level counts, reports) summed so far
+        pooling = self.pool_ended and self.codec.kind == "bytes"
         levels = []
         for t, Z, n_t in self.level_tables(chunks):
             last = t == self.g - 1
             bits = self.prefix_bits[t]
             if n_t:
-                counts = (n / n_t) * hadamard_fo_counts(seed, Z, n_t, int(self._hash_base(t)),
-                                                        e, prefix_keys(candidates, bits))
+                in_level = hadamard_fo_counts(seed, Z, n_t, int(self._hash_base(t)), e,
+                                              prefix_keys(candidates, bits))
             else:
-                counts = np.zeros(candidates.shape[0])
-            if not n_t:  # no reports at this level: nothing to rank, nothing is kept
-                idx = np.zeros(0, dtype=np.intp)
-            elif self.threshold is None:
-                idx = np.arange(candidates.shape[0])
+                in_level = np.zeros(candidates.shape[0])
+            reports = np.full(candidates.shape[0], float(n_t))
+            if pooling:  # an ended string's count from every level since its end (PEM's rule)
+                self._pool_ended(pool, candidates, bits, in_level, reports)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                counts = np.where(reports > 0, n / np.maximum(reports, 1.0), 0.0) * in_level
+            if self.threshold is None:  # no reports: nothing to rank, nothing is kept
+                idx = np.flatnonzero(reports > 0)
             else:
-                idx = np.flatnonzero(counts >= self.threshold * self.noise_sd(n, n_t))
+                idx = np.flatnonzero((reports > 0)
+                                     & (counts >= self.threshold * self._noise_sds(n, reports)))
             keep = self.k if last else self.c * self.k
             order = idx[top_k_order(candidates[idx], counts[idx], keep)]
             levels.append({"level": t, "prefix_bits": bits, "n_reports": n_t,
@@ -598,7 +637,7 @@ class TreeHist(HeavyHitterProtocol):
                            "kept": int(order.shape[0])})
             if last:
                 codes, final = candidates[order], counts[order]
-                return codes, final, self.count_variances(final, n, n_t), levels
+                return codes, final, self.count_variances(final, n, reports[order]), levels
             kept = candidates[order]
             candidates = self._possible(extend(kept[code_order(kept)], self.eta, bits=bits),
                                         self.prefix_bits[t + 1])
