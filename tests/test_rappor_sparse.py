@@ -108,6 +108,25 @@ def test_sparse_nonnegative_equals_the_dense_nnls(D, kw, monkeypatch):
     np.testing.assert_array_equal(got.counts <= tiny, want <= tiny)  # the same support
 
 
+@pytest.mark.slow
+def test_sparse_counts_equal_the_dense_solve_at_the_benchmark_size():
+    """D = 4,096 at the defaults (k = 128, h = 2, C = 64) and n = 100,000, as in
+    bench/oracle_compare.py (the quick test's code path at its largest size): counts to 1e-9 of
+    the largest, and the variances of a few candidates equal the dense diagonal."""
+    dense = RAPPOR(domain_size=4096, epsilon=1.0, codebook_seed=2026)
+    sparse = RAPPOR(domain_size=4096, epsilon=1.0, codebook_seed=2026, all_variances=False)
+    rng = np.random.default_rng(4096)
+    y, _ = _reports(dense, 100_000, rng)
+    want = dense.estimate(y)
+    clear_factor_cache()
+    got = sparse.estimate(y)
+    _close(got.counts, want.counts)
+    some = np.array([0, 1, 2047, 4095])
+    m = np.bincount(np.arange(100_000) % 64, minlength=64)
+    np.testing.assert_allclose(sparse.candidate_variances(some, m), want.variances[some],
+                               rtol=REL)
+
+
 def test_cohorts_without_reports_and_one_report_per_cohort(no_dense):
     """Identities that leave cohorts empty (their equations drop out) and a cohort of a single
     report: the sparse decode still equals the naive weighted least squares."""
