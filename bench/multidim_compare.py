@@ -58,6 +58,8 @@ from fastldp.longitudinal import LSMP, LSPL, MemoryMemo
 from fastldp.multidim import SMP, SPL, RSpFD, paper_budget
 
 SIZES = (2, 3, 4, 5, 6, 8, 10, 12, 16, 20)
+#: the issue's target for fastldp's client plus server at 10^6 records x 10 attributes
+TARGET_S = 5
 
 
 def zipf_records(n, sizes, rng):
@@ -184,12 +186,25 @@ def timing(args, log):
         pc, ps, _ = peer(client, aggregator, few)
         scale = args.n / args.peer_n
         total, peer_total = c + s, (pc + ps) * scale
-        rows.append((name, c + s, peer_total))
+        rows.append((name, c, s, pc * scale, ps * scale))
         print(f"{name:<18}{short(c):>15}{short(s):>10}{short(total):>10}"
               f"{short(pc * scale):>14}{short(ps * scale):>11}{short(peer_total):>11}"
               f"{peer_total / total:>9.0f}x", file=log, flush=True)
     print("* multi-freq-ldpy's times measured at the peer n and scaled linearly to n "
           "(its client and aggregator loop over records in Python).", file=log)
+    print("\nPage lines (docs/multidim_evaluation.md, 'Speed and peers'), in its words:",
+          file=log)
+    print("| method | fastldp client | fastldp server | fastldp total | multi-freq-ldpy client* "
+          "| multi-freq-ldpy server* | multi-freq-ldpy total* | speed-up |", file=log)
+    print("|---|---|---|---|---|---|---|---|", file=log)
+    for name, c, s, pc, ps in rows:
+        print(f"| {name} | {short(c)} | {short(s)} | {short(c + s)} | {short(pc)} | {short(ps)} "
+              f"| {short(pc + ps)} | {(pc + ps) / (c + s):.0f}x |", file=log)
+    slowest = max(rows, key=lambda r: r[1] + r[2])
+    ratios = [(r[3] + r[4]) / (r[1] + r[2]) for r in rows]
+    print(f"slowest fastldp client plus server: {slowest[0]}, {short(slowest[1] + slowest[2])} "
+          f"(target {TARGET_S} s); speed-ups {min(ratios):.0f}x to {max(ratios):.0f}x",
+          file=log)
     return rows
 
 
