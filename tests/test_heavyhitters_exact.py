@@ -6,7 +6,8 @@ levels (PEM) or positions (SFP). TreeHist's one-bit Hadamard oracle keeps a
 variance of at least 1 per report however large epsilon is (a report is one
 random Hadamard coefficient of the item), so for TreeHist the randomizer is
 replaced by the identity (each report is the user's level key, the server
-counts the keys exactly): what is tested is the tree, not the oracle.
+counts the keys exactly): what is tested is the tree, not the oracle. SFP's
+long-string case is left out (its test says why; issue 34, item 4).
 
 Every workload has a head of ``k = 16`` items with Zipf shares ``1 / i`` and a
 tail of 200 items each holding at most a third of the 16th item's share: the
@@ -90,6 +91,21 @@ def test_pem_recovers_the_exact_top_16_at_epsilon_50(name):
     items, truth, kwargs = workload(name, 40_000)
     pem = PEM(epsilon=50.0, k=K, codebook_seed=7, **kwargs)
     found = _found(pem.estimate(pem.privatize(items, rng=1)))
+    assert precision_at_k(found, truth, K) == 1.0
+
+
+# Not on "long" (issue 34, item 4, open): SFP's default puzzle has 2^4 pieces, so 64-byte
+# strings cut into 32 fragments put ~13 of the 216 items on each piece; when a piece's
+# combinations (up to 13^9 over the positions that hold text) exceed max_combinations, assembly
+# keeps floor(4096^(1/32)) = 1 fragment per position of it. Whether that loses a top item
+# depends on the draw: this workload's 64-byte strings were recovered (16 of 16), the same
+# shape drawn from numpy's default_rng(0) gave 7 of 16, each in ~57 s at 40,000 users (the 32
+# positions each enumerate 2^20 records over 256 hash rows), too slow for either tier.
+@pytest.mark.parametrize("name", ["zipf32", "zipf64", "words"])
+def test_sfp_recovers_the_exact_top_16_at_epsilon_50(name):
+    items, truth, kwargs = workload(name, 40_000)
+    sfp = SFP(epsilon=50.0, k=K, codebook_seed=7, **kwargs)
+    found = _found(sfp.estimate(sfp.privatize(items, rng=1)))
     assert precision_at_k(found, truth, K) == 1.0
 
 
