@@ -56,6 +56,7 @@ if [ "$quick" = 1 ]; then
     run python bench/heavyhitters_compare.py
     run python bench/multidim_compare.py --n 20000 --peer-n 500 --repeat 1 --reps 5 \
         --rep-n 300 --log "${TMPDIR:-/tmp}/multidim_compare-quick.txt"
+    run python bench/ranges_compare.py --users 5000 --reps 2 --speed-users 100000
     run python bench/serve_load.py --quick
     run python bench/serve_load.py --quick --rate 100000
     run python tools/readme_figures.py --quick ${data[@]+"${data[@]}"}
@@ -75,6 +76,7 @@ else
     run python bench/ledger_charge.py
     run python bench/heavyhitters_compare.py
     run python bench/multidim_compare.py
+    run python bench/ranges_compare.py --users 200000 --reps 5
     run python bench/serve_load.py                  # saturation (closed loop)
     run python bench/serve_load.py --rate 100000    # latency at a paced 100,000 reports/s
     run python tools/readme_figures.py ${data[@]+"${data[@]}"}
