@@ -109,10 +109,11 @@ class _HRRLevel:
 
     uses_identities = False
 
-    def __init__(self, K: int, codebook_seed: int) -> None:  # noqa: N803 - the paper's symbol
+    def __init__(self, K: int, codebook_seed: int, epsilon: float) -> None:  # noqa: N803
         self.K = K
         self.domain_size = 2 * K  # inputs: the half-blocks
         self.codebook_seed = codebook_seed
+        self._eps = epsilon  # the decode's budget (every report of a level has it)
 
     def output_sizes(self, eps: np.ndarray) -> np.ndarray:
         return np.full(np.shape(eps)[0], 2 * self.K, dtype=np.int64)
@@ -296,9 +297,7 @@ class HaarHRR(LevelMechanism):
         self.level_epsilons = [self.epsilon] * L
         self.oracles = []
         for li, K in enumerate(self.level_sizes):
-            level = _HRRLevel(K, self.level_seed(li))
-            level._eps = self.epsilon
-            self.oracles.append(level)
+            self.oracles.append(_HRRLevel(K, self.level_seed(li), self.epsilon))
         self.level_oracles = ("hrr",) * L
         self.unary = [False] * L
         self.widths = [1] * L
