@@ -12,7 +12,8 @@ precision@k (the share of the true top-k in its k answers; its recall at k is
 the same number, both lists having k items) and NCR, its decode seconds,
 beside the ceiling: OLH told the true set of distinct titles, the same users
 and epsilon, its top-k by estimated count. ``--configs`` names the PEM
-settings compared (``legacy``: the pre-issue-34 defaults ``eta=4, c=1``).
+settings compared (``legacy``: the pre-issue-34 defaults ``eta=4, c=1``;
+``front``: ``allocation="front"``, more users for the first levels).
 
 Run: ``python bench/heavyhitters_text.py [--n N] [--seeds S]``.
 """
@@ -42,6 +43,7 @@ from fastldp.oracles import OLH  # noqa: E402
 CONFIGS = {
     "legacy": dict(eta=4, c=1, z=None, pool_ended=False),
     "default": dict(),
+    "front": dict(allocation="front"),
 }
 
 

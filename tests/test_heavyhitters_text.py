@@ -18,6 +18,7 @@ import pytest
 
 import _heavyhitters_text as text
 from fastldp.heavyhitters import PEM
+from fastldp.heavyhitters.pem import pem_groups
 from fastldp.heavyhitters.items import ItemCodec, ended_mask, prefix, utf8_prefix_mask
 from fastldp.heavyhitters.metrics import precision_at_k
 
@@ -230,3 +231,50 @@ def test_treehist_and_sfp_give_str_for_str_and_never_invalid_utf8(name):
     raw = getattr(heavyhitters, name)(epsilon=2.0, k=6, item_bytes=8, codebook_seed=5)
     got = raw.estimate(raw.privatize([w.encode() for w in words], rng=2)).items
     assert all(isinstance(x, bytes) for x in got) and got[:2] == [w.encode() for w in words[:1]] + [b"na\xc3\xafve"]
+
+
+# ------------------------------------------------------------------ allocation (item 3)
+def test_allocation_splits_users_by_the_shares_and_equal_keeps_the_old_groups():
+    ids = np.arange(200_000, dtype=np.uint64)
+    equal = PEM(epsilon=4.0, k=4, item_bytes=8, codebook_seed=11)
+    assert equal.allocation == "equal"
+    # equal shares keep the (h g) >> 32 rule bit for bit (report files of older versions)
+    assert np.array_equal(equal.groups(ids), pem_groups(11, ids, equal.g))
+    front = PEM(epsilon=4.0, k=4, item_bytes=8, codebook_seed=11, allocation="front")
+    g = front.g
+    shares = 4.0 ** (-np.arange(g) / (g - 1))
+    shares /= shares.sum()
+    assert shares[0] / shares[-1] == pytest.approx(4.0)
+    counts = np.bincount(front.groups(ids), minlength=g)
+    sd = np.sqrt(ids.shape[0] * shares * (1 - shares))
+    assert np.all(np.abs(counts - ids.shape[0] * shares) < 4 * sd)
+    given = PEM(epsilon=4.0, k=4, item_bytes=8, codebook_seed=11,
+                allocation=[1.0] * (g - 1) + [5.0])
+    counts = np.bincount(given.groups(ids), minlength=g)
+    share = np.array([1.0] * (g - 1) + [5.0]) / (g + 4)
+    assert np.all(np.abs(counts - ids.shape[0] * share)
+                  < 4 * np.sqrt(ids.shape[0] * share * (1 - share)))
+    # the allocation is a public parameter: the spec rebuilds the same split
+    again = PEM(**given.stream_params())
+    assert np.array_equal(again.groups(ids), given.groups(ids))
+    assert PEM(**front.stream_params()).allocation == "front"
+
+
+@pytest.mark.parametrize("bad", ["back", [1.0, 2.0], [1.0] * 7 + [0.0], [float("nan")] * 8])
+def test_allocation_errors_name_the_parameter(bad):
+    with pytest.raises(ValueError, match="allocation"):
+        PEM(epsilon=4.0, k=4, item_bytes=8, allocation=bad)
+
+
+def test_front_allocation_estimates_stay_unbiased_within_their_sd():
+    # counts are scaled by each level's realized reports, so unequal shares change the
+    # variance, not the mean: planted words within 4 reported sd, found at eps 4
+    words = [b"river"] * 9000 + [b"stone"] * 6000 + [b"cloud"] * 4000
+    gen = np.random.default_rng([5, 34])
+    letters = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz", dtype=np.uint8)
+    words += [bytes(gen.choice(letters, 6)) for _ in range(21000)]
+    pem = PEM(epsilon=4.0, k=3, item_bytes=8, codebook_seed=2, allocation="front")
+    res = pem.estimate(pem.privatize(words, rng=3))
+    assert sorted(res.items) == [b"cloud", b"river", b"stone"]
+    true = np.array([{b"river": 9000, b"stone": 6000, b"cloud": 4000}[w] for w in res.items])
+    assert np.all(np.abs(res.counts - true) < 4 * res.std)

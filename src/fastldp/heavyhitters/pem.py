@@ -109,6 +109,17 @@ levels (``1 - 0.99^levels`` in all), so raise ``z`` for long strings. The
 cap keeps the cost bounded: each kept prefix costs ``2^eta`` candidates
 of the next level.
 
+Allocation (issue 34). ``allocation="equal"`` (default) gives each group
+``1 / g`` of the users (the rule above). Otherwise group ``j`` gets the share
+``w_j``: identity ``i`` joins the group whose cumulative bounds
+``round(2^32 sum_{l <= j} w_l)`` hold its public 32-bit hash ``h_i``
+(public, so the split needs no coordination). ``"front"``: ``w_j``
+proportional to ``4^(-j / (g - 1))``, more users where every prefix is
+still alive and fewer where only long strings continue (an ended string is
+counted from every later group anyway, when pooled). The estimator needs no
+change: a level's count is scaled by ``n / n_j``, ``n_j`` its realized
+reports. Measured in docs/guide/heavyhitters.rst.
+
 Partials keep the reports (:mod:`fastldp.heavyhitters._base`); report
 files decode in ``g`` passes with bounded memory
 (:meth:`~fastldp.heavyhitters.HeavyHitterProtocol.decode_report_files`).
@@ -139,7 +150,7 @@ from ..oracles.olh import olh_buckets_for
 from ._base import Chunks, HeavyHitterProtocol
 from .items import code_order, extend, prefix, prefix_keys, top_k_order, utf8_prefix_mask
 
-__all__ = ["PEM", "pem_groups", "pem_levels"]
+__all__ = ["PEM", "pem_groups", "pem_levels", "allocation_weights"]
 
 #: the most prefixes the first level may enumerate
 MAX_FIRST_LEVEL_BITS = 24
@@ -155,6 +166,41 @@ DEFAULT_MAX_KEPT_FACTOR = 16
 def pem_groups(seed: int, identities: Any, g: int) -> np.ndarray:
     """The public group ``(h_i g) >> 32`` of each identity (int64 in ``[0, g)``)."""
     return heavy_groups(seed, np.ascontiguousarray(identities, dtype=np.uint64), g)
+
+
+#: allocation="front": the first level gets this many times the users of the last, the
+#: shares in between geometric (module docstring, "Allocation")
+FRONT_RATIO = 4.0
+
+
+def allocation_weights(allocation: Any, g: int, owner: str = "PEM") -> Optional[np.ndarray]:
+    """The share of the users of each of the ``g`` groups; None for ``"equal"``.
+
+    ``"front"``: ``w_j`` proportional to ``FRONT_RATIO^(-j / (g - 1))`` (the
+    first level ``FRONT_RATIO`` times the last); a sequence of ``g`` positive
+    finite numbers: those, normalized.
+    """
+    if isinstance(allocation, str):
+        if allocation == "equal":
+            return None
+        if allocation == "front":
+            if g == 1:
+                return None
+            w = FRONT_RATIO ** (-np.arange(g) / (g - 1.0))
+            return w / w.sum()
+        raise param_error("allocation", owner, "'equal', 'front' or g positive weights",
+                          allocation)
+    try:
+        w = np.asarray(allocation, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise param_error("allocation", owner, "'equal', 'front' or g positive weights",
+                          allocation, TypeError) from None
+    if w.ndim != 1 or w.shape[0] != g or not bool(np.all(w > 0)) \
+            or not bool(np.all(np.isfinite(w))):
+        raise param_error("allocation", owner,
+                          f"'equal', 'front' or {g} positive finite weights (one per group)",
+                          allocation)
+    return w / w.sum()
 
 
 def pem_levels(item_bits: int, k: int, c: int, eta: Optional[int], g: Optional[int],
@@ -201,6 +247,11 @@ class PEM(HeavyHitterProtocol):
         True: items are UTF-8 text, results are ``str`` and only valid UTF-8
         prefixes are candidates. None (default): so once :meth:`privatize` of
         this object was given ``str`` items. False: bytes.
+    allocation : "equal" (default), "front" or a sequence of g positive weights
+        The users' split over the groups (module docstring, "Allocation"):
+        equal shares (the paper's), more users for the first levels
+        (geometric, the first ``FRONT_RATIO = 4`` times the last), or the
+        given shares.
     item_bits, item_bytes : int, optional
         The items (:mod:`fastldp.heavyhitters.items`): integers of up to 64
         bits or strings of up to 64 bytes; default 32-bit integers.
@@ -243,7 +294,7 @@ class PEM(HeavyHitterProtocol):
 
     #: the parameters added after report files recorded PEM's spec (issue 34), with what a
     #: spec without them meant: the fixed width c k, no pooling of ended strings
-    spec_added = {"z": None, "pool_ended": False,
+    spec_added = {"z": None, "pool_ended": False, "allocation": "equal",
                   "max_kept": lambda p: max(DEFAULT_MAX_KEPT_FACTOR * p.get("c", 1)
                                             * p.get("k", 32), 64)}
 
@@ -252,7 +303,7 @@ class PEM(HeavyHitterProtocol):
                  item_bytes: Optional[int] = None, codebook_seed: Optional[int] = None,
                  n_threads: Optional[int] = None, z: Any = "auto",
                  max_kept: Optional[int] = None, pool_ended: bool = True,
-                 text: Optional[bool] = None) -> None:
+                 text: Optional[bool] = None, allocation: Any = "equal") -> None:
         super().__init__(epsilon=epsilon, k=k, item_bits=item_bits, item_bytes=item_bytes,
                          codebook_seed=codebook_seed, n_threads=n_threads, text=text)
         owner = "PEM"
@@ -286,18 +337,29 @@ class PEM(HeavyHitterProtocol):
                 f"such that s = item_bits - (g - 1) * eta lies in [1, {MAX_FIRST_LEVEL_BITS}] "
                 f"(item_bits={m}, eta={self.eta}, g={self.g})", g if g is not None else eta)
         self.prefix_bits = tuple(self.s + j * self.eta for j in range(self.g))
+        self._weights = allocation_weights(allocation, self.g, owner)
+        self.allocation = (allocation if isinstance(allocation, str)
+                           else [float(x) for x in np.asarray(allocation, dtype=np.float64)])
+        if self._weights is not None:
+            # the group of an identity: where its public 32-bit hash falls among the shares'
+            # cumulative bounds (equal shares keep the (h g) >> 32 rule, bit for bit)
+            self._bounds = np.round(np.cumsum(self._weights)[:-1] * 2.0 ** 32).astype(np.int64)
         self.n_buckets = int(olh_buckets_for(np.array([self.epsilon]))[0])
         e = math.exp(self.epsilon)
         self.p = e / (e + self.n_buckets - 1)
 
     def _stream_extra(self) -> dict:
         return {"g": self.g, "eta": self.eta, "c": self.c, "z": self.z,
-                "max_kept": self.max_kept, "pool_ended": self.pool_ended}
+                "max_kept": self.max_kept, "pool_ended": self.pool_ended,
+                "allocation": self.allocation}
 
     # ------------------------------------------------------------ client
     def groups(self, identities: Any) -> np.ndarray:
-        """The public group of each identity (module docstring)."""
-        return pem_groups(self.codebook_seed, identities, self.g)
+        """The public group of each identity (module docstring, "Allocation")."""
+        if self._weights is None:
+            return pem_groups(self.codebook_seed, identities, self.g)
+        hashes = pem_groups(self.codebook_seed, identities, 1 << 32)
+        return np.searchsorted(self._bounds, hashes, side="right").astype(np.int64)
 
     def _prefixes(self, codes: np.ndarray, groups: np.ndarray) -> np.ndarray:
         """The key (:func:`~fastldp.heavyhitters.items.prefix_keys`) of each user's prefix."""
