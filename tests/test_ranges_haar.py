@@ -295,3 +295,39 @@ def test_bad_calls_are_refused_clearly():
         est.range_variances(5, 4)
     with pytest.raises(ValueError, match="'q'"):
         est.quantile(float("nan"))
+
+
+def test_a_collector_serves_it_and_decodes_it_live(tmp_path):
+    pytest.importorskip("starlette")
+    import httpx
+
+    from fastldp.reports import decode_files
+    from fastldp.service.client import Client
+    from fastldp.service.testing import running_server
+
+    haar = HaarHRR(epsilon=2.0, domain_size=100, codebook_seed=22)
+    x = haar.example_data(2_000, np.random.default_rng(8))
+    with running_server(tmp_path, mechanism=haar.spec(), publish_every=1) as srv:
+        info = httpx.get(srv.url + "/v1/mechanism").json()
+        assert info["spec"] == haar.spec() and info["kind"] == "distribution"
+        assert info["report_shape"] == [2] and info["report_dtype"] == "int64"
+        with Client(srv.url, srv.token) as client:
+            done = client.send(x, identities=np.arange(2_000), rng=5, batch_size=500)
+            assert done["accepted"] == 2_000
+            live = client.estimate()
+        srv.stop()
+        offline = decode_files(haar, sorted(str(p) for p in srv.store.glob("seg-*.parquet")))
+    assert live["n"] == offline.n == 2_000
+    np.testing.assert_array_equal(np.asarray(live["estimate"], dtype=float), offline.estimate)
+
+
+def test_no_reports_and_an_empty_level():
+    haar = HaarHRR(epsilon=1.0, domain_size=50, codebook_seed=1)
+    est = haar.estimate(np.zeros((0, 2), dtype=np.int64))
+    assert est.n == 0 and not est.counts.any()
+    assert est.quantile(0.5) == 50.0  # the curve never reaches q: D
+    # three reports, all of level 0: the deeper levels heard nobody (infinite noise, counts 0)
+    one = haar.estimate(np.array([[0, 1], [0, 1], [0, 0]]))
+    assert one.n == 3 and np.isinf(one.coefficient_variances[1:]).all()
+    # level 0: T = (+1 reports) - (-1 reports) = 1, scaled by n / m_0 = 1, over tanh(eps / 2)
+    assert one.coefficients[0][0] == pytest.approx(1 / math.tanh(0.5), rel=1e-15)
