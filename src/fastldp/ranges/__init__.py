@@ -5,7 +5,9 @@ answers "how many fall in ``[a, b]``" for many ranges at once, the CDF and
 quantiles. :class:`FlatRange` is the baseline (one oracle over the domain,
 ranges as sums); :class:`HierarchicalHistogram` reports a ``B``-ary tree of
 intervals, one oracle per level, and makes the tree consistent (Cormode,
-Kulkarni, Srivastava, VLDB 2019; Hay et al. 2010). Both return a
+Kulkarni, Srivastava, VLDB 2019; Hay et al. 2010); :class:`HaarHRR` reports
+the Haar wavelet coefficients by Hadamard randomized response (the same
+paper). They return a
 :class:`RangeEstimate` (``range_count``, ``cdf``, ``quantile``), decode from
 exact integer partials, and implement
 :class:`fastldp.protocol.StreamingMechanism`.
