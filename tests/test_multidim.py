@@ -228,9 +228,22 @@ def test_every_channel_holds_and_every_control_is_caught():
             else:
                 assert row.holds and row.exact.holds, ch.name
                 assert abs(row.exact.epsilon_audited - 1.0) < 1e-9, ch.name
-    assert names == ["spl-grr", "spl-oue", "spl-olh", "control:spl-grr-sampler",
-                     "smp-grr", "smp-oue", "smp-olh", "rspfd-grr", "rspfd-oue-zero",
+    assert names == ["spl-grr", "spl-oue", "spl-olh", "spl-auto", "control:spl-grr-sampler",
+                     "smp-grr", "smp-oue", "smp-olh", "smp-auto", "rspfd-grr", "rspfd-oue-zero",
                      "rspfd-oue-random", "control:rspfd-grr-paper"]
+
+
+def test_auto_channels_audit_the_mixed_report_layout():
+    # at eps = 1 SPL's attributes of 2 and 9 values go through GRR and OUE (at eps / 2), and at
+    # eps = 0.5 SMP's too: the exact law of the mixed report and its sampler's keys
+    from fastldp.audit import audit_channel
+    from fastldp.multidim._channels import AUTO_DOMAIN
+
+    for cls, eps in ((SPL, 1.0), (SMP, 0.5)):
+        ch = next(c for c in cls.channels(eps) if c.name.endswith("-auto"))
+        assert ch.build(eps).chosen == ("GRR", "OUE") and AUTO_DOMAIN == (2, 9)
+        row = audit_channel(ch, n=20_000)
+        assert row.holds and abs(row.exact.epsilon_audited - eps) < 1e-9, ch.name
 
 
 # --------------------------------------------------------------------------- the protocol

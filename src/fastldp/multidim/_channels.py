@@ -113,8 +113,40 @@ def _outer(vectors) -> np.ndarray:
     return out
 
 
+def _mixed_key(mech):
+    """The key of a report of ``oracle="auto"`` mixing symbol and bit-packed attributes.
+
+    int64 rows: a symbol attribute is one column, a bit-packed one a byte per
+    column; SMP's rows start with the attribute index.
+    """
+    sizes, n_bytes, unary = mech.domain_sizes, mech.n_bytes, mech._unary_parts
+
+    def part(r, j, start):
+        if unary[j]:
+            bits = np.unpackbits(np.asarray(r[start:start + n_bytes[j]], dtype=np.uint8),
+                                 bitorder="little")[:sizes[j]]
+            return [int(b) for b in bits], start + n_bytes[j]
+        return [int(r[start])], start + 1
+
+    if isinstance(mech, SMP):
+        def smp_key(r):
+            j = int(r[0])
+            return (j, *part(r, j, 1)[0])
+        return smp_key
+
+    def key(r):
+        out, start = [], 0
+        for j in range(len(sizes)):
+            got, start = part(r, j, start)
+            out.extend(got)
+        return tuple(out)
+    return key
+
+
 def _key(mech):
     """The output key of one report (a row): the flat tuple the law's outputs use."""
+    if not mech.unary and any(getattr(mech, "_unary_parts", ())):
+        return _mixed_key(mech)
     if not mech.unary:
         return lambda r: tuple(int(v) for v in r)
     sizes, n_bytes = mech.domain_sizes, mech.n_bytes
@@ -168,9 +200,33 @@ def _louder(cls):
     return Louder
 
 
+#: the auto channels' domains: at eps = 1, SPL's attribute of 9 values goes through OUE and the
+#: one of 2 through GRR (a mixed report); the choice follows the budget the channel is built at
+AUTO_DOMAIN = (2, 9)
+
+
+def _auto_channel(cls, name: str, epsilon: float) -> Channel:
+    """``oracle="auto"``: the law and the keys follow the layout the built mechanism chose."""
+    key_name = "variant" if cls is RSpFD else "oracle"
+
+    def build(eps):
+        return cls(domain_sizes=AUTO_DOMAIN, epsilon=eps, codebook_seed=_SEED,
+                   **{key_name: "auto"})
+
+    def sample(mech, eps, xs, ids, gen):
+        key = _key(mech)
+        return [key(r) for r in _sample(mech, eps, xs, ids, gen)]
+
+    return Channel(name, f"{cls.__name__} with {key_name}='auto', domains {AUTO_DOMAIN} (a "
+                   "symbol and a bit-packed attribute where the budget makes the choices "
+                   "differ), the whole report's law", epsilon, build, law=_law, sample=sample,
+                   output_key=lambda key: key)
+
+
 @channels_of(SPL)
 def _spl_channels(epsilon):
     chs = [_channel(SPL, f"spl-{o.lower()}", o, epsilon) for o in ("GRR", "OUE", "OLH")]
+    chs.append(_auto_channel(SPL, "spl-auto", epsilon))
     grr = chs[0]
     fault = replace(grr, name="control:spl-grr-sampler", control_of=grr.name,
                     expect_violation=True,
@@ -182,7 +238,8 @@ def _spl_channels(epsilon):
 
 @channels_of(SMP)
 def _smp_channels(epsilon):
-    return [_channel(SMP, f"smp-{o.lower()}", o, epsilon) for o in ("GRR", "OUE", "OLH")]
+    return [*(_channel(SMP, f"smp-{o.lower()}", o, epsilon) for o in ("GRR", "OUE", "OLH")),
+            _auto_channel(SMP, "smp-auto", epsilon)]
 
 
 @channels_of(RSpFD)
