@@ -288,6 +288,9 @@ def test_bad_calls_are_refused_clearly():
         haar.privatize([0, 64], rng=0)
     with pytest.raises(ValueError, match="'counts'"):
         haar.simulate(np.ones(63, dtype=int), rng=0)
+    big = HaarHRR(epsilon=1.0, domain_size=10_000, codebook_seed=1)
+    with pytest.raises(ValueError, match="at most 8192 .*domain_size=10000 \\(padded 16384\\)"):
+        big.simulate(np.ones(10_000, dtype=int), rng=0)
     est = haar.estimate(haar.privatize(np.arange(64), rng=0))
     with pytest.raises(ValueError, match="a=5, b=4"):
         est.range_count(5, 4)

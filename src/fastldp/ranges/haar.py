@@ -63,7 +63,11 @@ from ._base import RangeEstimate, check_ranges
 from ._channels import _channel, _louder, RANGE_DOMAIN
 from ._protocol import MAX_DOMAIN, LevelMechanism
 
-__all__ = ["HaarHRR", "HaarEstimate", "haar_transform", "haar_inverse"]
+__all__ = ["HaarHRR", "HaarEstimate", "haar_transform", "haar_inverse", "SIMULATE_MAX_LEAVES"]
+
+#: the largest padded domain :meth:`HaarHRR.simulate` draws (its last level's table has
+#: ``D'^2 / 2`` groups: 32 Mi int64 here)
+SIMULATE_MAX_LEAVES = 1 << 13
 
 
 def haar_transform(counts: Any) -> list:
@@ -336,10 +340,15 @@ class HaarHRR(LevelMechanism):
         group's ``+1`` reports are ``Binom(g, p)`` when its true sign is
         ``+1``, ``Binom(g, 1 - p)`` otherwise (``p = e^eps / (e^eps +
         1)``). Then the decode of :meth:`finalize`. Memory ``O(D'^2)`` at
-        the last level: meant for ``D`` up to a few thousand
+        the last level: padded domains up to :data:`SIMULATE_MAX_LEAVES`
         (bench/ranges_anchor.py: ``D = 256``, ``N = 2^26``).
         """
         owner = f"{type(self).__name__}.simulate"
+        if (1 << self.height) > SIMULATE_MAX_LEAVES:
+            raise ValueError(f"{owner} draws padded domains of at most {SIMULATE_MAX_LEAVES} "
+                             f"values (its memory is quadratic in them); this one has "
+                             f"domain_size={self.domain_size} (padded {1 << self.height}): use "
+                             f"privatize and estimate")
         c = np.asarray(counts)
         if c.shape != (self.domain_size,) or c.dtype.kind not in "iu" or (c < 0).any():
             raise param_error("counts", owner, f"an array of {self.domain_size} non-negative "
