@@ -181,3 +181,43 @@ def test_too_many_identities_raises_before_reading_them():
     with pytest.raises(ValueError, match=r"n = len\(weights\) must be <= 2\*\*30.*"
                                          rf"got {2**30 + 1}"):
         _sketch.fixed_sketch(1, None, w, 10)
+
+
+@pytest.mark.parametrize("n,p", [(1, 1), (17, 65), (300, 513), (1100, 130), (2100, 1000)])
+def test_every_counting_step_equals_naive_exactly(n, p):
+    # the equal-magnitude path's scalar, baseline-vector and AVX2 steps
+    # (issue 38, 1) must give the same integers as the twin; p not a multiple
+    # of 256 exercises the padded plane stride, n past a chunk the high planes
+    rng = np.random.default_rng(7 * n + p)
+    ids = rng.integers(0, 2**64, n, dtype=np.uint64)
+    w = random_weights(rng, n, "equal")
+    ref = naive_fixed(21, ids, w, p)
+    ref_float = ref.astype(np.float64)
+    old = _sketch.set_count_simd_cap(2)
+    try:
+        for cap in (0, 1, 2):
+            _sketch.set_count_simd_cap(cap)
+            assert _sketch.count_simd_level() <= cap
+            for t in (1, 2):
+                np.testing.assert_array_equal(_sketch.fixed_sketch(21, ids, w, p, t), ref)
+                # the float kernel's counting path shares the step
+                np.testing.assert_array_equal(
+                    _sketch.global_sketch(21, ids, w.astype(np.float64), p, t), ref_float)
+    finally:
+        _sketch.set_count_simd_cap(old)
+
+
+def test_counting_step_uses_avx2_where_the_cpu_has_it():
+    # run-time dispatch, not a build flag: a default build on a CPU with AVX2
+    # takes the AVX2 step (a FASTLDP_PORTABLE build has only the scalar one)
+    try:
+        with open("/proc/cpuinfo") as fh:
+            flags = set(fh.read().split())
+    except OSError:
+        pytest.skip("no /proc/cpuinfo")
+    level = _sketch.count_simd_level()
+    if level == 0:
+        pytest.skip("scalar counting step only (FASTLDP_PORTABLE build or no vector extensions)")
+    assert level == (2 if "avx2" in flags else 1)
+    with pytest.raises(ValueError, match="cap must be 0, 1 or 2, got 3"):
+        _sketch.set_count_simd_cap(3)

@@ -54,6 +54,8 @@ cdef extern from "src/ordered_sum.h" nogil:
 
 cdef extern from "src/jprs_count.h" nogil:
     void fastldp_sign_count_range(const fastldp_sketch_source *src, int64_t start, int64_t stop, double *out)
+    int fastldp_count_simd_cap
+    int fastldp_count_simd_level()
 
 
 cdef extern from "src/jprs_fixed.h" nogil:

@@ -36,7 +36,9 @@ from ._typedefs cimport intp_t, uint64_t, int64_t, int8_t
 from ._cdefs cimport (
     fastldp_sketch_source, fastldp_sketch_range, fastldp_sign_count_range,
     fastldp_ordered_chunk_sum, fastldp_fixed_source, fastldp_fixed_sketch, FASTLDP_FIXED_TILE,
+    fastldp_count_simd_cap, fastldp_count_simd_level,
 )
+cimport fastldp._kernels._cdefs as _cdefs
 
 SKETCH_CHUNK = 1024
 MAX_CHUNKS = 64
@@ -47,6 +49,29 @@ def chunk_size(intp_t n):
     """The chunk length used for ``n`` identities (a function of ``n`` only)."""
     cdef intp_t c = max(SKETCH_CHUNK, -(-n // MAX_CHUNKS))
     return ((c + 15) // 16) * 16
+
+
+def count_simd_level():
+    """The counting step the equal-magnitude paths use on this CPU.
+
+    2: AVX2 (chosen at run time by a CPU feature check), 1: vector
+    extensions in baseline instructions, 0: scalar C (always the case in a
+    ``FASTLDP_PORTABLE`` build). Every level gives the same counts.
+    """
+    return fastldp_count_simd_level()
+
+
+def set_count_simd_cap(int cap):
+    """Cap the counting step at ``cap`` (0, 1 or 2) and return the old cap.
+
+    For tests that compare the levels' results; not thread-safe with
+    respect to sketches running at the same time.
+    """
+    if cap not in (0, 1, 2):
+        raise ValueError(f"cap must be 0, 1 or 2, got {cap}")
+    old = _cdefs.fastldp_count_simd_cap
+    _cdefs.fastldp_count_simd_cap = cap
+    return old
 
 
 cdef void _table_range(const void *ctx, int64_t start, int64_t stop, double *part) noexcept nogil:

@@ -280,10 +280,11 @@ static inline int fastldp_fixed_count_high_planes(int64_t n)
 }
 
 /* Adds the identities [start, stop) to the bit-sliced counts of
- * #{i : bit_i(e) XOR [w_i < 0]} in planes (4 + nhigh planes of nwords words,
- * laid out as fastldp_add16 expects). */
+ * #{i : bit_i(e) XOR [w_i < 0]} in planes (4 + nhigh planes of
+ * fastldp_count_stride(p) words, laid out as fastldp_add16 expects), with the
+ * counting step `level` (fastldp_count_simd_level). */
 static inline void fastldp_fixed_count_range(
-    const fastldp_fixed_source *src, int64_t start, int64_t stop, uint64_t *planes)
+    const fastldp_fixed_source *src, int64_t start, int64_t stop, uint64_t *planes, int level)
 {
     int64_t g0;
     int j, members;
@@ -296,7 +297,7 @@ static inline void fastldp_fixed_count_range(
             flip[j] = (j < members && src->weights[g0 + j] < 0) ? ~0ULL : 0ULL;
             ids[j] = (j < members) ? fastldp_fixed_identity(src, g0 + j) : 0;
         }
-        fastldp_count_group(src->seed, ids, flip, members, src->p, planes);
+        fastldp_count_group(src->seed, ids, flip, members, src->p, planes, level);
     }
 }
 
@@ -305,11 +306,12 @@ static inline void fastldp_fixed_count_flush(
     const uint64_t *planes, int nplanes, int64_t p, int64_t counted, int64_t *part)
 {
     int64_t nwords = (p + 63) >> 6;
+    int64_t stride = fastldp_count_stride(p);
     int64_t wi, t;
     for (wi = 0; wi < nwords; ++wi) {
         int64_t limit = p - (wi << 6) < 64 ? p - (wi << 6) : 64;
         for (t = 0; t < limit; ++t) {
-            part[(wi << 6) + t] += counted - 2 * fastldp_plane_count(planes, nplanes, nwords,
+            part[(wi << 6) + t] += counted - 2 * fastldp_plane_count(planes, nplanes, stride,
                                                                      wi, (int)t);
         }
     }
@@ -340,16 +342,17 @@ static inline int fastldp_fixed_sketch(
 #pragma omp parallel num_threads(nthreads) if (nthreads > 1) reduction(| : failed)
 #endif
     {
-        int64_t nwords = (p + 63) >> 6;
+        int64_t stride = fastldp_count_stride(p);
         int64_t padded_p = ((p + 255) >> 8) << 8;
         int nplanes = 4 + fastldp_fixed_count_high_planes(n);
+        int level = fastldp_count_simd_level();
         int64_t *part = (int64_t *)calloc((size_t)padded_p, sizeof(int64_t));
         uint64_t *planes = NULL;
         fastldp_fixed_scratch *ws = NULL;
         int64_t c, counted = 0, i;
         int ok;
         if (counting) {
-            planes = (uint64_t *)calloc((size_t)nplanes * (size_t)nwords, sizeof(uint64_t));
+            planes = (uint64_t *)calloc((size_t)nplanes * (size_t)stride, sizeof(uint64_t));
         } else {
             ws = (fastldp_fixed_scratch *)malloc(sizeof(fastldp_fixed_scratch));
         }
@@ -365,7 +368,7 @@ static inline int fastldp_fixed_sketch(
             int64_t stop = start + chunk < n ? start + chunk : n;
             if (!ok) continue;
             if (counting) {
-                fastldp_fixed_count_range(src, start, stop, planes);
+                fastldp_fixed_count_range(src, start, stop, planes, level);
                 counted += stop - start;
             } else {
                 fastldp_fixed_table_range(src, start, stop, part, ws);
