@@ -193,31 +193,31 @@ def test_every_counting_step_equals_naive_exactly(n, p):
     w = random_weights(rng, n, "equal")
     ref = naive_fixed(21, ids, w, p)
     ref_float = ref.astype(np.float64)
-    old = _sketch.set_count_simd_cap(2)
+    old = _sketch.set_simd_cap(3)
     try:
-        for cap in (0, 1, 2):
-            _sketch.set_count_simd_cap(cap)
-            assert _sketch.count_simd_level() <= cap
+        for cap in (0, 1, 2, 3):
+            _sketch.set_simd_cap(cap)
+            assert _sketch.simd_level() <= cap
             for t in (1, 2):
                 np.testing.assert_array_equal(_sketch.fixed_sketch(21, ids, w, p, t), ref)
                 # the float kernel's counting path shares the step
                 np.testing.assert_array_equal(
                     _sketch.global_sketch(21, ids, w.astype(np.float64), p, t), ref_float)
     finally:
-        _sketch.set_count_simd_cap(old)
+        _sketch.set_simd_cap(old)
 
 
-def test_counting_step_uses_avx2_where_the_cpu_has_it():
-    # run-time dispatch, not a build flag: a default build on a CPU with AVX2
-    # takes the AVX2 step (a FASTLDP_PORTABLE build has only the scalar one)
+def test_simd_level_follows_the_cpu_features():
+    # run-time dispatch, not a build flag: a default build takes the highest
+    # level the CPU has (a FASTLDP_PORTABLE build has only the scalar one)
     try:
         with open("/proc/cpuinfo") as fh:
             flags = set(fh.read().split())
     except OSError:
         pytest.skip("no /proc/cpuinfo")
-    level = _sketch.count_simd_level()
+    level = _sketch.simd_level()
     if level == 0:
         pytest.skip("scalar counting step only (FASTLDP_PORTABLE build or no vector extensions)")
-    assert level == (2 if "avx2" in flags else 1)
-    with pytest.raises(ValueError, match="cap must be 0, 1 or 2, got 3"):
-        _sketch.set_count_simd_cap(3)
+    assert level == (3 if "avx512f" in flags else 2 if "avx2" in flags else 1)
+    with pytest.raises(ValueError, match="cap must be 0, 1, 2 or 3, got 4"):
+        _sketch.set_simd_cap(4)

@@ -21,6 +21,7 @@
 #include <string.h>
 #include "philox.h"
 #include "jprs_sketch.h"
+#include "pair_blocks.h"
 
 #define FASTLDP_COUNT_PLANES 40
 #define FASTLDP_COUNT_GROUP 16
@@ -99,8 +100,8 @@ static inline int64_t fastldp_count_stride(int64_t p)
  * planes holds 4 + nhigh planes of fastldp_count_stride(p) words, laid out as
  * fastldp_add16 expects. */
 static inline void fastldp_count_group_scalar(
-    uint64_t seed, const uint64_t *ids, const uint64_t *flip, int members, int64_t p,
-    uint64_t *planes)
+    int codebook, uint64_t seed, const uint64_t *ids, const uint64_t *flip, int members,
+    int64_t p, uint64_t *planes)
 {
     int64_t stride = fastldp_count_stride(p);
     int64_t nblocks = (p + 255) >> 8;
@@ -110,9 +111,7 @@ static inline void fastldp_count_group_scalar(
     fastldp_philox_block blk[FASTLDP_COUNT_GROUP];
 
     for (b = 0; b < nblocks; ++b) {
-        for (j = 0; j < members; ++j) {
-            blk[j] = fastldp_hash_block(seed, ids[j], (uint64_t)b, FASTLDP_STREAM_PAIR_SIGN);
-        }
+        fastldp_pair_blocks(codebook, seed, ids, members, (uint64_t)b, blk, 0);
         for (q = 0; q < 4; ++q) {
             wi = (b << 2) + q;
             for (j = 0; j < FASTLDP_COUNT_GROUP; ++j) {
@@ -146,23 +145,24 @@ typedef uint64_t fastldp_u64x4 __attribute__((vector_size(32)));
         (low) = u_ ^ (c);                            \
     } while (0)
 
-#define FASTLDP_COUNT_GROUP_V4_BODY                                                        \
+#define FASTLDP_COUNT_GROUP_V4_BODY(level_)                                                      \
     {                                                                                      \
         int64_t stride = fastldp_count_stride(p);                                          \
         int64_t nblocks = (p + 255) >> 8;                                                  \
         int64_t b;                                                                         \
         int j, l;                                                                          \
         fastldp_u64x4 x[FASTLDP_COUNT_GROUP];                                              \
+        fastldp_philox_block blk[FASTLDP_COUNT_GROUP];                                     \
         for (j = members; j < FASTLDP_COUNT_GROUP; ++j) x[j] = (fastldp_u64x4){0, 0, 0, 0};\
         for (b = 0; b < nblocks; ++b) {                                                    \
             uint64_t *w = planes + (b << 2);                                               \
             fastldp_u64x4 ones, twos, fours, eights, twos_a, twos_b, fours_a, fours_b;     \
             fastldp_u64x4 eights_a, eights_b, carry;                                       \
+            fastldp_pair_blocks(codebook, seed, ids, members, (uint64_t)b, blk, (level_));  \
             for (j = 0; j < members; ++j) {                                                \
-                fastldp_philox_block blk = fastldp_hash_block(seed, ids[j], (uint64_t)b,   \
-                                                              FASTLDP_STREAM_PAIR_SIGN);   \
                 fastldp_u64x4 f = {flip[j], flip[j], flip[j], flip[j]};                    \
-                x[j] = (fastldp_u64x4){blk.v[0], blk.v[1], blk.v[2], blk.v[3]} ^ f;        \
+                x[j] = (fastldp_u64x4){blk[j].v[0], blk[j].v[1], blk[j].v[2], blk[j].v[3]} \
+                       ^ f;                                                                \
             }                                                                              \
             FASTLDP_LOAD4(ones, w);                                                       \
             FASTLDP_LOAD4(twos, w + stride);                                              \
@@ -201,9 +201,9 @@ typedef uint64_t fastldp_u64x4 __attribute__((vector_size(32)));
     }
 
 static inline void fastldp_count_group_v4(
-    uint64_t seed, const uint64_t *ids, const uint64_t *flip, int members, int64_t p,
-    uint64_t *planes)
-FASTLDP_COUNT_GROUP_V4_BODY
+    int codebook, uint64_t seed, const uint64_t *ids, const uint64_t *flip, int members,
+    int64_t p, uint64_t *planes)
+FASTLDP_COUNT_GROUP_V4_BODY(1)
 
 #if defined(__x86_64__) || defined(__i386__)
 #define FASTLDP_COUNT_AVX2 1
@@ -211,9 +211,9 @@ FASTLDP_COUNT_GROUP_V4_BODY
  * a wheel built with this runs on any x86-64 and takes this path only on a
  * CPU that has AVX2). */
 __attribute__((target("avx2"))) static void fastldp_count_group_avx2(
-    uint64_t seed, const uint64_t *ids, const uint64_t *flip, int members, int64_t p,
-    uint64_t *planes)
-FASTLDP_COUNT_GROUP_V4_BODY
+    int codebook, uint64_t seed, const uint64_t *ids, const uint64_t *flip, int members,
+    int64_t p, uint64_t *planes, int level)
+FASTLDP_COUNT_GROUP_V4_BODY(level)
 #endif
 #endif
 
@@ -221,46 +221,28 @@ FASTLDP_COUNT_GROUP_V4_BODY
 #define FASTLDP_COUNT_AVX2 0
 #endif
 
-/* Which counting step runs: 2 = AVX2 where the CPU has it, 1 = the vector
- * step in baseline instructions, 0 = the scalar step. All give the same
- * counts; tests lower it to compare them (fastldp._kernels._sketch). */
-static int fastldp_count_simd_cap = 2;
-
-static inline int fastldp_count_simd_level(void)
-{
-#if FASTLDP_HAVE_BUILTINS
-#if FASTLDP_COUNT_AVX2
-    if (fastldp_count_simd_cap >= 2 && __builtin_cpu_supports("avx2")) return 2;
-#endif
-    return fastldp_count_simd_cap >= 1 ? 1 : 0;
-#else
-    (void)fastldp_count_simd_cap;
-    return 0;
-#endif
-}
-
 /* Adds one group of up to FASTLDP_COUNT_GROUP identities to the bit-sliced
  * counts (see fastldp_count_group_scalar), with the fastest step the CPU
  * runs. Shared by the float (jprs_sketch) and the integer (jprs_fixed)
  * counting paths. */
 static inline void fastldp_count_group(
-    uint64_t seed, const uint64_t *ids, const uint64_t *flip, int members, int64_t p,
-    uint64_t *planes, int level)
+    int codebook, uint64_t seed, const uint64_t *ids, const uint64_t *flip, int members,
+    int64_t p, uint64_t *planes, int level)
 {
 #if FASTLDP_HAVE_BUILTINS
 #if FASTLDP_COUNT_AVX2
-    if (level == 2) {
-        fastldp_count_group_avx2(seed, ids, flip, members, p, planes);
+    if (level >= 2) {
+        fastldp_count_group_avx2(codebook, seed, ids, flip, members, p, planes, level);
         return;
     }
 #endif
     if (level >= 1) {
-        fastldp_count_group_v4(seed, ids, flip, members, p, planes);
+        fastldp_count_group_v4(codebook, seed, ids, flip, members, p, planes);
         return;
     }
 #endif
     (void)level;
-    fastldp_count_group_scalar(seed, ids, flip, members, p, planes);
+    fastldp_count_group_scalar(codebook, seed, ids, flip, members, p, planes);
 }
 
 /* out[e] += (#identities - 2 * #{i : bit_i(e) XOR [w_i < 0]}) over [start, stop),
@@ -273,7 +255,7 @@ static inline void fastldp_sign_count_range(
     int64_t n_chunk = stop - start;
     int64_t nwords = (p + 63) >> 6;
     int64_t stride = fastldp_count_stride(p);
-    int level = fastldp_count_simd_level();
+    int level = fastldp_simd_level();
     int nhigh = 1, nplanes;
     int64_t g0, wi, t;
     int j, members;
@@ -289,7 +271,7 @@ static inline void fastldp_sign_count_range(
         for (g0 = start; g0 < stop; ++g0) {
             double sign = fastldp_source_weight(src, g0) < 0.0 ? -1.0 : 1.0;
             uint64_t id = fastldp_source_identity(src, g0);
-            for (t = 0; t < p; ++t) out[t] += sign * (double)fastldp_pair_sign(src->seed, id, t);
+            for (t = 0; t < p; ++t) out[t] += sign * (double)fastldp_pair_sign_cb(src->codebook, src->seed, id, t);
         }
         return;
     }
@@ -300,7 +282,7 @@ static inline void fastldp_sign_count_range(
             flip[j] = (j < members && fastldp_source_weight(src, g0 + j) < 0.0) ? ~0ULL : 0ULL;
             ids[j] = (j < members) ? fastldp_source_identity(src, g0 + j) : 0;
         }
-        fastldp_count_group(src->seed, ids, flip, members, p, planes, level);
+        fastldp_count_group(src->codebook, src->seed, ids, flip, members, p, planes, level);
     }
     for (wi = 0; wi < nwords; ++wi) {
         int64_t limit = p - (wi << 6) < 64 ? p - (wi << 6) : 64;
