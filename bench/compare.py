@@ -492,6 +492,13 @@ def readme_rows(dec: dict, n_priv: int, t_priv: float, mem) -> None:
           f"| {short(best[('pers-fixed', nt)])} | float table path "
           f"{short(best[('pers-float', nt)])} | {over_floor(('pers-fixed', nt), nt):.2f}x the "
           f"floor (float path {over_floor(('pers-float', nt), nt):.1f}x) |")
+    for t in sorted({nt, 1}, reverse=True):
+        f32 = best[("floor32", t)]
+        print(f"| (b2) opt-in codebook `{CB32}`: its floor, {t} thread{'s' if t > 1 else ''} "
+              f"| {short(f32)} | default floor {short(best[('floor', t)])} "
+              f"| {best[('floor', t)] / f32:.1f}x lower; `estimate` / its floor = "
+              f"{best[('est32', 'main', t)] / f32:.1f}x; personalized "
+              f"{best[('est32', 'pers', t)] / f32:.1f}x |")
     print(f"| (c) `privatize`, {n_priv:,} identities, k = {K} | {short(t_priv)} "
           f"| target < {PRIVATIZE_TARGET_S} s | |")
     if mem is not None:
