@@ -133,10 +133,14 @@ static inline void fastldp_count_group_scalar(
  * step: only the order in which the four words are processed differs. */
 typedef uint64_t fastldp_u64x4 __attribute__((vector_size(32)));
 
-/* Unaligned load and store of four words (macros, not functions: a vector
- * argument or return value would tie the ABI to the instruction set). */
-#define FASTLDP_LOAD4(v, p) memcpy(&(v), (p), sizeof(fastldp_u64x4))
-#define FASTLDP_STORE4(p, v) memcpy((p), &(v), sizeof(fastldp_u64x4))
+/* Unaligned load and store of four words through a vector type of
+ * alignment 8 that may alias anything (as GCC's own __m256i_u): one vector
+ * load or store, never a copy through memory that a following vector load
+ * would have to wait for. Macros, not functions: a vector argument or return
+ * value would tie the ABI to the instruction set. */
+typedef uint64_t fastldp_u64x4_unaligned __attribute__((vector_size(32), aligned(8), may_alias));
+#define FASTLDP_LOAD4(v, p) ((v) = *(const fastldp_u64x4_unaligned *)(const void *)(p))
+#define FASTLDP_STORE4(p, v) (*(fastldp_u64x4_unaligned *)(void *)(p) = (v))
 
 #define FASTLDP_CSA4(high, low, a, b, c)             \
     do {                                             \
@@ -145,65 +149,82 @@ typedef uint64_t fastldp_u64x4 __attribute__((vector_size(32)));
         (low) = u_ ^ (c);                            \
     } while (0)
 
-#define FASTLDP_COUNT_GROUP_V4_BODY(level_)                                                      \
+/* Whether any bit of a 4-word vector is set: an OR of its words, or with
+ * AVX2 one vptest (the ripple below tests this once per plane it reaches). */
+#define FASTLDP_ANY4(v) (((v)[0] | (v)[1] | (v)[2] | (v)[3]) != 0)
+#if FASTLDP_HAVE_AVX2_PATH
+#define FASTLDP_ANY4_AVX2(v) (!_mm256_testz_si256((__m256i)(v), (__m256i)(v)))
+#endif
+
+/* Adds sixteen 4-word vectors x[0..15] to the bit-sliced counts whose four
+ * low planes start at w (one plane every stride words) and whose 16s carry
+ * ripples into the planes above them (counts stay below 16 << nhigh);
+ * any_ is FASTLDP_ANY4 or, in AVX2 code, FASTLDP_ANY4_AVX2. */
+#define FASTLDP_ADD16_V4(x, w, stride, any_)                                                   \
+    do {                                                                                   \
+        fastldp_u64x4 ones, twos, fours, eights, twos_a, twos_b, fours_a, fours_b;         \
+        fastldp_u64x4 eights_a, eights_b, carry;                                           \
+        int l_;                                                                            \
+        FASTLDP_LOAD4(ones, w);                                                       \
+        FASTLDP_LOAD4(twos, w + stride);                                              \
+        FASTLDP_LOAD4(fours, w + 2 * stride);                                         \
+        FASTLDP_LOAD4(eights, w + 3 * stride);                                        \
+        FASTLDP_CSA4(twos_a, ones, ones, x[0], x[1]);                                  \
+        FASTLDP_CSA4(twos_b, ones, ones, x[2], x[3]);                                  \
+        FASTLDP_CSA4(fours_a, twos, twos, twos_a, twos_b);                             \
+        FASTLDP_CSA4(twos_a, ones, ones, x[4], x[5]);                                  \
+        FASTLDP_CSA4(twos_b, ones, ones, x[6], x[7]);                                  \
+        FASTLDP_CSA4(fours_b, twos, twos, twos_a, twos_b);                             \
+        FASTLDP_CSA4(eights_a, fours, fours, fours_a, fours_b);                        \
+        FASTLDP_CSA4(twos_a, ones, ones, x[8], x[9]);                                  \
+        FASTLDP_CSA4(twos_b, ones, ones, x[10], x[11]);                                \
+        FASTLDP_CSA4(fours_a, twos, twos, twos_a, twos_b);                             \
+        FASTLDP_CSA4(twos_a, ones, ones, x[12], x[13]);                                \
+        FASTLDP_CSA4(twos_b, ones, ones, x[14], x[15]);                                \
+        FASTLDP_CSA4(fours_b, twos, twos, twos_a, twos_b);                             \
+        FASTLDP_CSA4(eights_b, fours, fours, fours_a, fours_b);                        \
+        FASTLDP_CSA4(carry, eights, eights, eights_a, eights_b);                       \
+        FASTLDP_STORE4(w, ones);                                                       \
+        FASTLDP_STORE4(w + stride, twos);                                              \
+        FASTLDP_STORE4(w + 2 * stride, fours);                                         \
+        FASTLDP_STORE4(w + 3 * stride, eights);                                        \
+        /* the 16s ripple into the high planes; counts stay below 16 << nhigh */       \
+        for (l_ = 4; ; ++l_) {                                                           \
+            fastldp_u64x4 plane, next;                                                 \
+            if (!any_(carry)) break;                                                   \
+            FASTLDP_LOAD4(plane, (w) + l_ * (stride));                                     \
+            next = plane & carry;                                                      \
+            plane ^= carry;                                                            \
+            FASTLDP_STORE4((w) + l_ * (stride), plane);                                     \
+            carry = next;                                                              \
+        }                                                                              \
+    } while (0)
+
+#define FASTLDP_COUNT_GROUP_V4_BODY(level_, any_)                                                    \
     {                                                                                      \
         int64_t stride = fastldp_count_stride(p);                                          \
         int64_t nblocks = (p + 255) >> 8;                                                  \
         int64_t b;                                                                         \
-        int j, l;                                                                          \
+        int j;                                                                             \
         fastldp_u64x4 x[FASTLDP_COUNT_GROUP];                                              \
         fastldp_philox_block blk[FASTLDP_COUNT_GROUP];                                     \
         for (j = members; j < FASTLDP_COUNT_GROUP; ++j) x[j] = (fastldp_u64x4){0, 0, 0, 0};\
         for (b = 0; b < nblocks; ++b) {                                                    \
             uint64_t *w = planes + (b << 2);                                               \
-            fastldp_u64x4 ones, twos, fours, eights, twos_a, twos_b, fours_a, fours_b;     \
-            fastldp_u64x4 eights_a, eights_b, carry;                                       \
             fastldp_pair_blocks(codebook, seed, ids, members, (uint64_t)b, blk, (level_));  \
             for (j = 0; j < members; ++j) {                                                \
                 fastldp_u64x4 f = {flip[j], flip[j], flip[j], flip[j]};                    \
                 x[j] = (fastldp_u64x4){blk[j].v[0], blk[j].v[1], blk[j].v[2], blk[j].v[3]} \
                        ^ f;                                                                \
             }                                                                              \
-            FASTLDP_LOAD4(ones, w);                                                       \
-            FASTLDP_LOAD4(twos, w + stride);                                              \
-            FASTLDP_LOAD4(fours, w + 2 * stride);                                         \
-            FASTLDP_LOAD4(eights, w + 3 * stride);                                        \
-            FASTLDP_CSA4(twos_a, ones, ones, x[0], x[1]);                                  \
-            FASTLDP_CSA4(twos_b, ones, ones, x[2], x[3]);                                  \
-            FASTLDP_CSA4(fours_a, twos, twos, twos_a, twos_b);                             \
-            FASTLDP_CSA4(twos_a, ones, ones, x[4], x[5]);                                  \
-            FASTLDP_CSA4(twos_b, ones, ones, x[6], x[7]);                                  \
-            FASTLDP_CSA4(fours_b, twos, twos, twos_a, twos_b);                             \
-            FASTLDP_CSA4(eights_a, fours, fours, fours_a, fours_b);                        \
-            FASTLDP_CSA4(twos_a, ones, ones, x[8], x[9]);                                  \
-            FASTLDP_CSA4(twos_b, ones, ones, x[10], x[11]);                                \
-            FASTLDP_CSA4(fours_a, twos, twos, twos_a, twos_b);                             \
-            FASTLDP_CSA4(twos_a, ones, ones, x[12], x[13]);                                \
-            FASTLDP_CSA4(twos_b, ones, ones, x[14], x[15]);                                \
-            FASTLDP_CSA4(fours_b, twos, twos, twos_a, twos_b);                             \
-            FASTLDP_CSA4(eights_b, fours, fours, fours_a, fours_b);                        \
-            FASTLDP_CSA4(carry, eights, eights, eights_a, eights_b);                       \
-            FASTLDP_STORE4(w, ones);                                                       \
-            FASTLDP_STORE4(w + stride, twos);                                              \
-            FASTLDP_STORE4(w + 2 * stride, fours);                                         \
-            FASTLDP_STORE4(w + 3 * stride, eights);                                        \
-            /* the 16s ripple into the high planes; counts stay below 16 << nhigh */       \
-            for (l = 4; ; ++l) {                                                           \
-                fastldp_u64x4 plane, next;                                                 \
-                if ((carry[0] | carry[1] | carry[2] | carry[3]) == 0) break;               \
-                FASTLDP_LOAD4(plane, w + l * stride);                                     \
-                next = plane & carry;                                                      \
-                plane ^= carry;                                                            \
-                FASTLDP_STORE4(w + l * stride, plane);                                     \
-                carry = next;                                                              \
-            }                                                                              \
+            FASTLDP_ADD16_V4(x, w, stride, any_);                                          \
         }                                                                                  \
     }
 
 static inline void fastldp_count_group_v4(
     int codebook, uint64_t seed, const uint64_t *ids, const uint64_t *flip, int members,
     int64_t p, uint64_t *planes)
-FASTLDP_COUNT_GROUP_V4_BODY(1)
+FASTLDP_COUNT_GROUP_V4_BODY(1, FASTLDP_ANY4)
 
 #if defined(__x86_64__) || defined(__i386__)
 #define FASTLDP_COUNT_AVX2 1
@@ -213,7 +234,7 @@ FASTLDP_COUNT_GROUP_V4_BODY(1)
 __attribute__((target("avx2"))) static void fastldp_count_group_avx2(
     int codebook, uint64_t seed, const uint64_t *ids, const uint64_t *flip, int members,
     int64_t p, uint64_t *planes, int level)
-FASTLDP_COUNT_GROUP_V4_BODY(level)
+FASTLDP_COUNT_GROUP_V4_BODY(level, FASTLDP_ANY4_AVX2)
 #endif
 #endif
 
