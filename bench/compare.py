@@ -15,6 +15,10 @@ Sections (see bench/README.md for what each number means):
     default thread count and with one thread; then the sketch kernels alone
     on the personalized-budget weights: ``global_sketch`` (float table path)
     and ``fixed_sketch`` (exact int64 path, the weights as 32-bit fixed point);
+(b2) the same for the opt-in codebook ``philox4x32-10`` (``JPRS(codebook=...)``):
+    its floor (the same pairs' Philox4x32-10 blocks, SIMD where the CPU has
+    it), how much lower it is than the default floor, and both estimates
+    against it;
 (c) ``JPRS.privatize`` (the client side) for many identities;
 (d) peak memory of ``JPRS.estimate`` (tracemalloc and resident-set growth),
     measured in a fresh subprocess;
@@ -43,12 +47,13 @@ if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
 import fastldp  # noqa: E402
-from fastldp._kernels._hash import philox_floor  # noqa: E402
+from fastldp._kernels._hash import philox_floor, simd_level  # noqa: E402
 from fastldp._kernels._sketch import fixed_sketch, global_sketch  # noqa: E402
 
 from numpy_reference import check_against_kernel, numpy_sketch, sketch_atol  # noqa: E402
 
 CODEBOOK_SEED = 20240601
+CB32 = "philox4x32-10"  # the opt-in codebook of section (b2)
 EPS = 0.75
 K = 8
 S = 128
@@ -127,6 +132,9 @@ def section_decode(n: int, shape, threads, repeats: int, numpy_n: int) -> dict:
     nt = mech.n_threads
     labels = (nt, 1) if nt != 1 else (1,)
     mechs = {nt: mech, 1: mech1}
+    # the opt-in codebook: its own reports (the signs differ), same budgets
+    mechs32 = {t: fastldp.JPRS(shape=shape, k=K, s=S, codebook_seed=CODEBOOK_SEED, n_threads=t,
+                               codebook=CB32) for t in labels}
     pop = make_population(n, shape)
     ids = np.arange(n, dtype=np.uint64)
     nblocks = n * ((p + 255) // 256)
@@ -138,6 +146,8 @@ def section_decode(n: int, shape, threads, repeats: int, numpy_n: int) -> dict:
     eps_pers = np.random.default_rng(3).uniform(0.5, 1.0, n)
     cases = {"main": eps_main, "pers": eps_pers}
     reports = {c: mech.privatize(pop.relations, epsilons=e, rng=0) for c, e in cases.items()}
+    reports32 = {c: mechs32[nt].privatize(pop.relations, epsilons=e, rng=0)
+                 for c, e in cases.items()}
 
     # floor, global_sketch alone and estimate (both cases), default threads
     # and one thread; all measurements interleaved round by round after one
@@ -170,7 +180,10 @@ def section_decode(n: int, shape, threads, repeats: int, numpy_n: int) -> dict:
             t3 = time.perf_counter()
             fixed_sketch(CODEBOOK_SEED, ids, w_fix, p, t)
             t4 = time.perf_counter()
+            philox_floor(CODEBOOK_SEED, ids, p, t, CB32)
+            t5 = time.perf_counter()
             if rnd:
+                times.setdefault(("floor32", t), []).append(t5 - t4)
                 times.setdefault(("floor", t), []).append(t1 - t0)
                 times.setdefault(("alone", t), []).append(t2 - t1)
                 times.setdefault(("pers-float", t), []).append(t3 - t2)
@@ -185,6 +198,12 @@ def section_decode(n: int, shape, threads, repeats: int, numpy_n: int) -> dict:
                     continue
                 times.setdefault(("est", c, t), []).append(dt)
                 times.setdefault(("sketch", c, t), []).append(r.seconds["sketch"])
+            for c, e in cases.items():
+                t0 = time.perf_counter()
+                mechs32[t].estimate(reports32[c], epsilons=e)
+                dt = time.perf_counter() - t0
+                if rnd:
+                    times.setdefault(("est32", c, t), []).append(dt)
     best = {key: min(v) for key, v in times.items()}
     med = {key: float(np.median(v)) for key, v in times.items()}
 
@@ -294,6 +313,20 @@ def section_decode(n: int, shape, threads, repeats: int, numpy_n: int) -> dict:
               f"estimate {t_ref1 / t_ref:.2f}x, "
               f"personalized estimate {best[('est', 'pers', 1)] / best[('est', 'pers', nt)]:.2f}x, "
               f"fixed sketch {best[('pers-fixed', 1)] / best[('pers-fixed', nt)]:.2f}x")
+    rule(f"(b2) opt-in codebook {CB32}: n * ceil(p/256) pair-sign blocks of two "
+         f"Philox4x32-10 blocks each  (SIMD level {simd_level()})")
+    print(f"  {'threads':>7}{'floor':>11}{'x lower':>9}{'estimate':>11}{'/floor':>8}"
+          f"{'pers. est.':>12}{'/floor':>8}   (medians: floor, estimate, pers. est.)")
+    for t in labels:
+        t_f = best[("floor32", t)]
+        t_e = best[("est32", "main", t)]
+        t_p = best[("est32", "pers", t)]
+        print(f"  {t:>7}{fmt_s(t_f):>11}{best[('floor', t)] / t_f:>8.2f}x{fmt_s(t_e):>11}"
+              f"{t_e / t_f:>7.2f}x{fmt_s(t_p):>12}{t_p / t_f:>7.2f}x   "
+              f"({fmt_s(med[('floor32', t)]).strip()}, {fmt_s(med[('est32', 'main', t)]).strip()}, "
+              f"{fmt_s(med[('est32', 'pers', t)]).strip()})")
+    print(f"  x lower = default floor / this floor (same pairs, same run); estimate and pers. est. = "
+          f"JPRS(codebook='{CB32}').estimate\n  on its own reports, equal and personalized budgets.")
     return {"n": n, "shape": shape, "threads": nt, "blocks": nblocks, "numpy": t_np,
             "best": best}
 
@@ -459,6 +492,13 @@ def readme_rows(dec: dict, n_priv: int, t_priv: float, mem) -> None:
           f"| {short(best[('pers-fixed', nt)])} | float table path "
           f"{short(best[('pers-float', nt)])} | {over_floor(('pers-fixed', nt), nt):.2f}x the "
           f"floor (float path {over_floor(('pers-float', nt), nt):.1f}x) |")
+    for t in sorted({nt, 1}, reverse=True):
+        f32 = best[("floor32", t)]
+        print(f"| (b2) opt-in codebook `{CB32}`: its floor, {t} thread{'s' if t > 1 else ''} "
+              f"| {short(f32)} | default floor {short(best[('floor', t)])} "
+              f"| {best[('floor', t)] / f32:.1f}x lower; `estimate` / its floor = "
+              f"{best[('est32', 'main', t)] / f32:.1f}x; personalized "
+              f"{best[('est32', 'pers', t)] / f32:.1f}x |")
     print(f"| (c) `privatize`, {n_priv:,} identities, k = {K} | {short(t_priv)} "
           f"| target < {PRIVATIZE_TARGET_S} s | |")
     if mem is not None:

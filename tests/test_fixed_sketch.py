@@ -181,3 +181,69 @@ def test_too_many_identities_raises_before_reading_them():
     with pytest.raises(ValueError, match=r"n = len\(weights\) must be <= 2\*\*30.*"
                                          rf"got {2**30 + 1}"):
         _sketch.fixed_sketch(1, None, w, 10)
+
+
+@pytest.mark.parametrize("n,p", [(1, 1), (17, 65), (300, 513), (1100, 130), (2100, 1000)])
+def test_every_counting_step_equals_naive_exactly(n, p):
+    # the equal-magnitude path's scalar, baseline-vector and AVX2 steps
+    # (issue 38, 1) must give the same integers as the twin; p not a multiple
+    # of 256 exercises the padded plane stride, n past a chunk the high planes
+    rng = np.random.default_rng(7 * n + p)
+    ids = rng.integers(0, 2**64, n, dtype=np.uint64)
+    w = random_weights(rng, n, "equal")
+    ref = naive_fixed(21, ids, w, p)
+    ref_float = ref.astype(np.float64)
+    old = _sketch.set_simd_cap(3)
+    try:
+        for cap in (0, 1, 2, 3):
+            _sketch.set_simd_cap(cap)
+            assert _sketch.simd_level() <= cap
+            for t in (1, 2):
+                np.testing.assert_array_equal(_sketch.fixed_sketch(21, ids, w, p, t), ref)
+                # the float kernel's counting path shares the step
+                np.testing.assert_array_equal(
+                    _sketch.global_sketch(21, ids, w.astype(np.float64), p, t), ref_float)
+    finally:
+        _sketch.set_simd_cap(old)
+
+
+def test_simd_level_follows_the_cpu_features():
+    # run-time dispatch, not a build flag: a default build takes the highest
+    # level the CPU has (a FASTLDP_PORTABLE build has only the scalar one)
+    try:
+        with open("/proc/cpuinfo") as fh:
+            flags = set(fh.read().split())
+    except OSError:
+        pytest.skip("no /proc/cpuinfo")
+    level = _sketch.simd_level()
+    if level == 0:
+        pytest.skip("scalar counting step only (FASTLDP_PORTABLE build or no vector extensions)")
+    assert level == (3 if "avx512f" in flags else 2 if "avx2" in flags else 1)
+    with pytest.raises(ValueError, match="cap must be 0, 1, 2 or 3, got 4"):
+        _sketch.set_simd_cap(4)
+
+
+@pytest.mark.parametrize("kind", ["unequal", "small", "extreme-mixed"])
+@pytest.mark.parametrize("n,p", [(17, 65), (8192, 1), (8300, 130), (9000, 300)])
+def test_general_weights_equal_naive_at_every_simd_level(kind, n, p):
+    # general weights take the table path at every SIMD level (issue 38: a
+    # sign-counting path on radix-16 digits of |w| was tried and measured
+    # slower); its Philox blocks come from the batch generator, so every
+    # level must still give the twin's integers, with identities given or
+    # counted from first_identity (wrapping past 2**64)
+    rng = np.random.default_rng(11 * n + p)
+    ids = rng.integers(0, 2**64, n, dtype=np.uint64)
+    w = random_weights(rng, n, kind)
+    ref = naive_fixed(5, ids, w, p)
+    # identities None: 2**64 - 7, 2**64 - 6, ... wrapping past 2**64
+    ref_range = naive_fixed(5, np.arange(n, dtype=np.uint64) + np.uint64(2**64 - 7), w, p)
+    old = _sketch.set_simd_cap(3)
+    try:
+        for cap in (0, 1, 2, 3):
+            _sketch.set_simd_cap(cap)
+            for t in (1, 2):
+                np.testing.assert_array_equal(_sketch.fixed_sketch(5, ids, w, p, t), ref)
+                np.testing.assert_array_equal(
+                    _sketch.fixed_sketch(5, None, w, p, t, 2**64 - 7), ref_range)
+    finally:
+        _sketch.set_simd_cap(old)

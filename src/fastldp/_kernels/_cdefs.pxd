@@ -20,11 +20,27 @@ cdef extern from "src/philox.h" nogil:
         uint64_t seed, uint64_t identity, uint64_t block, uint64_t stream)
     int fastldp_block_bit(const fastldp_philox_block *blk, int64_t b)
     int fastldp_pair_sign(uint64_t seed, uint64_t identity, int64_t e)
+    ctypedef struct fastldp_philox32_block:
+        uint32_t v[4]
+    fastldp_philox32_block fastldp_philox4x32_10(
+        uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3, uint32_t k0, uint32_t k1)
+    int FASTLDP_CODEBOOK_PHILOX4X64
+    int FASTLDP_CODEBOOK_PHILOX4X32
+    fastldp_philox_block fastldp_pair_block(int codebook, uint64_t seed, uint64_t identity, uint64_t b)
+    int fastldp_pair_sign_cb(int codebook, uint64_t seed, uint64_t identity, int64_t e)
+
+
+cdef extern from "src/pair_blocks.h" nogil:
+    int fastldp_simd_cap
+    int fastldp_simd_level()
+    void fastldp_pair_blocks(int codebook, uint64_t seed, const uint64_t *ids, int m, uint64_t b,
+                             fastldp_philox_block *out, int level)
 
 
 cdef extern from "src/jprs_sketch.h" nogil:
     ctypedef struct fastldp_sketch_source:
         uint64_t seed
+        int codebook
         const uint64_t *identities
         uint64_t first_identity
         const double *weights
@@ -59,6 +75,7 @@ cdef extern from "src/jprs_count.h" nogil:
 cdef extern from "src/jprs_fixed.h" nogil:
     ctypedef struct fastldp_fixed_source:
         uint64_t seed
+        int codebook
         const uint64_t *identities
         uint64_t first_identity
         const int64_t *weights

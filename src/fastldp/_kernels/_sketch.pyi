@@ -6,12 +6,15 @@ SLOTS_PER_THREAD: int
 MAX_CHUNKS: int
 
 def chunk_size(n: int) -> int: ...
+def simd_level() -> int: ...
+def set_simd_cap(cap: int) -> int: ...
 def global_sketch(
     seed: int,
     identities: npt.NDArray[np.uint64],
     weights: npt.NDArray[np.float64],
     p: int,
     n_threads: int = ...,
+    codebook: str | int = ...,
 ) -> npt.NDArray[np.float64]: ...
 def jprs_sketch(
     seed: int,
@@ -21,6 +24,7 @@ def jprs_sketch(
     identities: npt.NDArray[np.uint64] | None,
     p: int,
     n_threads: int = ...,
+    codebook: str | int = ...,
 ) -> npt.NDArray[np.float64]: ...
 
 FIXED_MAX_WEIGHT: int
@@ -33,4 +37,5 @@ def fixed_sketch(
     p: int,
     n_threads: int = ...,
     first_identity: int = ...,
+    codebook: str | int = ...,
 ) -> npt.NDArray[np.int64]: ...

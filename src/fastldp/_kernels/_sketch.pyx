@@ -36,7 +36,10 @@ from ._typedefs cimport intp_t, uint64_t, int64_t, int8_t
 from ._cdefs cimport (
     fastldp_sketch_source, fastldp_sketch_range, fastldp_sign_count_range,
     fastldp_ordered_chunk_sum, fastldp_fixed_source, fastldp_fixed_sketch, FASTLDP_FIXED_TILE,
+    fastldp_simd_level,
 )
+from ._hash import codebook_id
+cimport fastldp._kernels._cdefs as _cdefs
 
 SKETCH_CHUNK = 1024
 MAX_CHUNKS = 64
@@ -47,6 +50,32 @@ def chunk_size(intp_t n):
     """The chunk length used for ``n`` identities (a function of ``n`` only)."""
     cdef intp_t c = max(SKETCH_CHUNK, -(-n // MAX_CHUNKS))
     return ((c + 15) // 16) * 16
+
+
+def simd_level():
+    """The SIMD level this module's sketch kernels use on this CPU.
+
+    3: as 2, with the Philox4x32-10 blocks sixteen at a time in AVX-512F;
+    2: AVX2 (chosen at run time by a CPU feature check: the counting tree
+    of the equal-magnitude paths, and the Philox4x32-10 codebook's blocks),
+    1: the counting tree in baseline vector instructions, 0: scalar C
+    (always the case in a ``FASTLDP_PORTABLE`` build). Every level gives
+    the same results.
+    """
+    return fastldp_simd_level()
+
+
+def set_simd_cap(int cap):
+    """Cap this module's SIMD level at ``cap`` (0 to 3); return the old cap.
+
+    For tests that compare the levels' results; not thread-safe with
+    respect to sketches running at the same time.
+    """
+    if cap not in (0, 1, 2, 3):
+        raise ValueError(f"cap must be 0, 1, 2 or 3, got {cap}")
+    old = _cdefs.fastldp_simd_cap
+    _cdefs.fastldp_simd_cap = cap
+    return old
 
 
 cdef void _table_range(const void *ctx, int64_t start, int64_t stop, double *part) noexcept nogil:
@@ -79,7 +108,7 @@ cdef object _run(fastldp_sketch_source *src, intp_t n, int64_t p, int n_threads,
 
 
 def global_sketch(uint64_t seed, const uint64_t[::1] identities, const double[::1] weights,
-                  int64_t p, int n_threads=1):
+                  int64_t p, int n_threads=1, codebook="philox4x64-10"):
     """Return ``V(e) = sum_i weights[i] * R_{identities[i]}(e)`` for e in [0, p).
 
     Parameters
@@ -92,11 +121,14 @@ def global_sketch(uint64_t seed, const uint64_t[::1] identities, const double[::
         Number of encoded pairs, ``p >= 1``.
     n_threads : int
         Threads to use (>= 1).
+    codebook : {"philox4x64-10", "philox4x32-10"}
+        Pair-sign codebook (see :mod:`fastldp._kernels._hash`).
 
     Returns
     -------
     numpy.ndarray of float64, shape (p,)
     """
+    cdef int cb = codebook_id(codebook)
     cdef intp_t n = identities.shape[0]
     if weights.shape[0] != n:
         raise ValueError("identities and weights must have the same length")
@@ -104,6 +136,7 @@ def global_sketch(uint64_t seed, const uint64_t[::1] identities, const double[::
         raise ValueError("p must be >= 1")
     cdef fastldp_sketch_source src
     src.seed = seed
+    src.codebook = cb
     src.first_identity = 0
     src.bits = NULL
     src.eps = NULL
@@ -127,7 +160,7 @@ def global_sketch(uint64_t seed, const uint64_t[::1] identities, const double[::
 
 
 def jprs_sketch(uint64_t seed, const int8_t[::1] bits, const double[::1] eps, double scale,
-                identities, int64_t p, int n_threads=1):
+                identities, int64_t p, int n_threads=1, codebook="philox4x64-10"):
     """Return ``V(e) = sum_i scale * tanh(eps_i / 2) * bits_i * R_i(e)``.
 
     Parameters
@@ -140,7 +173,9 @@ def jprs_sketch(uint64_t seed, const int8_t[::1] bits, const double[::1] eps, do
     identities : uint64 array of shape (n,), or None for ``0 .. n-1``
     p : int
     n_threads : int
+    codebook : {"philox4x64-10", "philox4x32-10"}
     """
+    cdef int cb = codebook_id(codebook)
     cdef intp_t n = bits.shape[0]
     if eps.shape[0] != n:
         raise ValueError("bits and eps must have the same length")
@@ -163,6 +198,7 @@ def jprs_sketch(uint64_t seed, const int8_t[::1] bits, const double[::1] eps, do
     cdef const uint64_t[::1] ids
     cdef fastldp_sketch_source src
     src.seed = seed
+    src.codebook = cb
     src.first_identity = 0
     src.identities = NULL
     src.weights = NULL
@@ -205,7 +241,7 @@ cdef int64_t _fixed_chunk(int64_t n):
 
 
 def fixed_sketch(uint64_t seed, identities, const int64_t[::1] weights, int64_t p,
-                 int n_threads=1, uint64_t first_identity=0):
+                 int n_threads=1, uint64_t first_identity=0, codebook="philox4x64-10"):
     """Return ``V(e) = sum_i weights[i] * R_{id_i}(e)`` for e in [0, p), exactly.
 
     The integer (fixed-point) twin of :func:`global_sketch`: with weights
@@ -228,6 +264,8 @@ def fixed_sketch(uint64_t seed, identities, const int64_t[::1] weights, int64_t 
     first_identity : int
         First identity when ``identities`` is None (identities wrap modulo
         2**64, as uint64 arithmetic does).
+    codebook : {"philox4x64-10", "philox4x32-10"}
+        Pair-sign codebook (see :mod:`fastldp._kernels._hash`).
 
     Returns
     -------
@@ -246,6 +284,7 @@ def fixed_sketch(uint64_t seed, identities, const int64_t[::1] weights, int64_t 
     sign-counting path, ``c * (n - 2 * count)``; other weights take the
     table path (sixteen identities per pair of 256-entry int64 tables).
     """
+    cdef int cb = codebook_id(codebook)
     cdef intp_t n = weights.shape[0]
     cdef const uint64_t[::1] ids
     if p < 1:
@@ -256,6 +295,7 @@ def fixed_sketch(uint64_t seed, identities, const int64_t[::1] weights, int64_t 
         raise ValueError(f"n = len(weights) must be <= 2**30 = {FIXED_MAX_N}, got {n}")
     cdef fastldp_fixed_source src
     src.seed = seed
+    src.codebook = cb
     src.identities = NULL
     src.first_identity = first_identity
     src.weights = NULL

@@ -24,7 +24,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .calibration import add_gamma_squares, c_k_table, gamma_sq_sum, kappa_k
-from .._kernels._hash import set_sign_sums
+from .._kernels._hash import CODEBOOKS, DEFAULT_CODEBOOK, set_sign_sums
 from .._random import as_generator, resolve_identities
 from .._kernels._hash import pair_signs
 from .._sanitize import REASONS as SANITIZE_REASONS
@@ -157,6 +157,16 @@ class JPRS(RelationMechanism):
     codebook_seed : int in [0, 2**64) or None
         Public seed of the pair-sign codebook. ``None`` draws one from OS
         entropy (read it back from :attr:`codebook_seed` to publish it).
+    codebook : {"philox4x64-10", "philox4x32-10"}
+        The versioned pseudorandom function behind the pair signs
+        ``R_i(e)``. ``"philox4x64-10"`` (the default) is bit-compatible with
+        ``numpy.random.Philox``; ``"philox4x32-10"`` (opt-in) is Random123's
+        Philox4x32-10, whose 32-bit products run eight to an AVX2 vector, so
+        its hash floor - and the decode - is several times cheaper (see
+        :mod:`fastldp._kernels._hash` for both layouts). The privacy
+        guarantee is the same for either; the choice is public, recorded in
+        :meth:`spec` and report files, and reports made with one codebook
+        are refused by a decoder with the other.
     cap_policy : {"raise", "minhash"}
         What to do with an identity holding more than ``k`` relations (see
         :func:`fastldp.relations.relation_sets.as_relation_sets`).
@@ -206,18 +216,29 @@ class JPRS(RelationMechanism):
     """
 
     family = "JPRS"
+    #: report files and specs written before the codebook was a parameter
+    #: were made with the only codebook there was
+    spec_added = {"codebook": DEFAULT_CODEBOOK}
 
     def __init__(self, *, shape: Sequence[int], k: Optional[int] = None,
                  s: Optional[int] = None, items_per_user: Optional[int] = None,
                  sparsity: Optional[int] = None, epsilon: Optional[float] = None,
                  codebook_seed: Optional[int] = None, cap_policy: str = "raise",
-                 n_threads: Optional[int] = None, support_rule: str = "raw") -> None:
+                 n_threads: Optional[int] = None, support_rule: str = "raw",
+                 codebook: str = DEFAULT_CODEBOOK) -> None:
+        if not (isinstance(codebook, str) and codebook in CODEBOOKS):
+            raise ValueError(f"The 'codebook' parameter of {type(self).__name__} must be one of "
+                             f"{sorted(CODEBOOKS)}; got {codebook!r}")
         super().__init__(shape=shape, k=k, s=s, items_per_user=items_per_user,
                          sparsity=sparsity, epsilon=epsilon, codebook_seed=codebook_seed,
                          cap_policy=cap_policy, n_threads=n_threads)
+        self.codebook = codebook
         self.support_rule = check_support_rule(support_rule, type(self).__name__)
         self.kappa = kappa_k(self.k)
         self._calibration = c_k_table(self.k)
+
+    def _repr_extra(self) -> str:
+        return "" if self.codebook == DEFAULT_CODEBOOK else f", codebook={self.codebook!r}"
 
     def payload_bits(self, epsilons: ArrayLike) -> np.ndarray:
         """One bit per identity."""
@@ -232,7 +253,8 @@ class JPRS(RelationMechanism):
         """
         sets = self.relation_sets(relations, identities=identities)
         ids = self._client_identities(sets, identities)
-        sums = set_sign_sums(self.codebook_seed, ids, sets.indptr, sets.pairs, self.n_threads)
+        sums = set_sign_sums(self.codebook_seed, ids, sets.indptr, sets.pairs, self.n_threads,
+                             self.codebook)
         return sums, sets.sizes
 
     def output_probabilities(self, relations: RelationsLike, epsilons: Optional[ArrayLike] = None, *,
@@ -340,7 +362,8 @@ class JPRS(RelationMechanism):
     def stream_params(self) -> dict:
         """The public parameters a partial is bound to (JSON values)."""
         return {"shape": list(self.shape), "k": self.k, "s": self.s,
-                "codebook_seed": self.codebook_seed, "support_rule": self.support_rule}
+                "codebook_seed": self.codebook_seed, "support_rule": self.support_rule,
+                "codebook": self.codebook}
 
     def partial(self, reports: ArrayLike, epsilons: Optional[ArrayLike] = None,
                 identities: Optional[ArrayLike] = None) -> Partial:
@@ -443,7 +466,7 @@ class JPRS(RelationMechanism):
                                    else block_ids[members])
                     first = 0
                 counts = fixed_sketch(self.codebook_seed, members_ids, members_w, self.p,
-                                      self.n_threads, first)
+                                      self.n_threads, first, self.codebook)
                 # identities of one exponent class x: sum_i q_i Ybar_i R_i(e) is exact
                 sketch.add_integers(counts, c - 32)
         return sketch, gamma_sq
@@ -510,7 +533,7 @@ class JPRS(RelationMechanism):
         items = np.asarray(items, dtype=np.int64)
         w = np.asarray(item_weights, dtype=np.float64)
         signs = pair_signs(self.codebook_seed, np.repeat(identities, items.shape[0]),
-                           np.tile(items, identities.shape[0]))
+                           np.tile(items, identities.shape[0]), self.codebook)
         return (signs.reshape(identities.shape[0], -1) * w[None, :]).sum(axis=1)
 
     def _weights_of(self, eps, corrupted):

@@ -21,6 +21,7 @@
 #include <string.h>
 #include "philox.h"
 #include "jprs_sketch.h"
+#include "pair_blocks.h"
 
 #define FASTLDP_COUNT_PLANES 40
 #define FASTLDP_COUNT_GROUP 16
@@ -71,28 +72,38 @@ static inline void fastldp_add16(const uint64_t x[16], uint64_t *c1, uint64_t *c
     }
 }
 
-/* The count at bit t of word wi, read back from its nplanes bit-sliced planes. */
+/* The count at bit t of word wi, read back from its nplanes bit-sliced planes
+ * of stride words each. */
 static inline int64_t fastldp_plane_count(
-    const uint64_t *planes, int nplanes, int64_t nwords, int64_t wi, int t)
+    const uint64_t *planes, int nplanes, int64_t stride, int64_t wi, int t)
 {
     int64_t count = 0;
     int l;
     for (l = 0; l < nplanes; ++l) {
-        count |= (int64_t)((planes[(int64_t)l * nwords + wi] >> t) & 1ULL) << l;
+        count |= (int64_t)((planes[(int64_t)l * stride + wi] >> t) & 1ULL) << l;
     }
     return count;
 }
 
-/* Adds one group of up to FASTLDP_COUNT_GROUP identities (ids[0 .. members),
- * their signs flipped where flip[j] is all ones) to the bit-sliced counts of
- * #{i : bit_i(e) XOR flip_i} over the p positions. planes holds 4 + nhigh
- * planes of (p + 63) / 64 words, laid out as fastldp_add16 expects. Shared by
- * the float (jprs_sketch) and the integer (jprs_fixed) counting paths. */
-static inline void fastldp_count_group(
-    uint64_t seed, const uint64_t *ids, const uint64_t *flip, int members, int64_t p,
-    uint64_t *planes)
+/* Words per bit plane for p positions: whole Philox blocks (four words), so
+ * that the four words of a block are always one aligned-in-layout run and the
+ * vector path below may load and store them together (the words past p
+ * count bits that are never read back). */
+static inline int64_t fastldp_count_stride(int64_t p)
 {
-    int64_t nwords = (p + 63) >> 6;
+    return ((p + 255) >> 8) << 2;
+}
+
+/* Scalar group step: adds one group of up to FASTLDP_COUNT_GROUP identities
+ * (ids[0 .. members), their signs flipped where flip[j] is all ones) to the
+ * bit-sliced counts of #{i : bit_i(e) XOR flip_i} over the p positions.
+ * planes holds 4 + nhigh planes of fastldp_count_stride(p) words, laid out as
+ * fastldp_add16 expects. */
+static inline void fastldp_count_group_scalar(
+    int codebook, uint64_t seed, const uint64_t *ids, const uint64_t *flip, int members,
+    int64_t p, uint64_t *planes)
+{
+    int64_t stride = fastldp_count_stride(p);
     int64_t nblocks = (p + 255) >> 8;
     int64_t b, wi;
     int j, q;
@@ -100,20 +111,159 @@ static inline void fastldp_count_group(
     fastldp_philox_block blk[FASTLDP_COUNT_GROUP];
 
     for (b = 0; b < nblocks; ++b) {
-        for (j = 0; j < members; ++j) {
-            blk[j] = fastldp_hash_block(seed, ids[j], (uint64_t)b, FASTLDP_STREAM_PAIR_SIGN);
-        }
+        fastldp_pair_blocks(codebook, seed, ids, members, (uint64_t)b, blk, 0);
         for (q = 0; q < 4; ++q) {
             wi = (b << 2) + q;
-            if (wi >= nwords) break;
             for (j = 0; j < FASTLDP_COUNT_GROUP; ++j) {
                 /* padding members contribute 0 */
                 x[j] = (j < members) ? (blk[j].v[q] ^ flip[j]) : 0ULL;
             }
-            fastldp_add16(x, planes + wi, planes + nwords + wi, planes + 2 * nwords + wi,
-                          planes + 3 * nwords + wi, planes + 4 * nwords + wi, nwords);
+            fastldp_add16(x, planes + wi, planes + stride + wi, planes + 2 * stride + wi,
+                          planes + 3 * stride + wi, planes + 4 * stride + wi, stride);
         }
     }
+}
+
+#if FASTLDP_HAVE_BUILTINS
+/* Vector group step (GCC/Clang vector extensions): the four words of one
+ * Philox block go through the carry-save tree side by side, one 4 x 64-bit
+ * vector per identity, so the tree costs a quarter of the scalar step's
+ * instructions with AVX2 and half with SSE2 (baseline x86-64, where the
+ * compiler splits each vector in two). The same integer counts as the scalar
+ * step: only the order in which the four words are processed differs. */
+typedef uint64_t fastldp_u64x4 __attribute__((vector_size(32)));
+
+/* Unaligned load and store of four words through a vector type of
+ * alignment 8 that may alias anything (as GCC's own __m256i_u): one vector
+ * load or store, never a copy through memory that a following vector load
+ * would have to wait for. Macros, not functions: a vector argument or return
+ * value would tie the ABI to the instruction set. */
+typedef uint64_t fastldp_u64x4_unaligned __attribute__((vector_size(32), aligned(8), may_alias));
+#define FASTLDP_LOAD4(v, p) ((v) = *(const fastldp_u64x4_unaligned *)(const void *)(p))
+#define FASTLDP_STORE4(p, v) (*(fastldp_u64x4_unaligned *)(void *)(p) = (v))
+
+#define FASTLDP_CSA4(high, low, a, b, c)             \
+    do {                                             \
+        fastldp_u64x4 u_ = (a) ^ (b);                \
+        (high) = ((a) & (b)) | (u_ & (c));           \
+        (low) = u_ ^ (c);                            \
+    } while (0)
+
+/* Whether any bit of a 4-word vector is set: an OR of its words, or with
+ * AVX2 one vptest (the ripple below tests this once per plane it reaches). */
+#define FASTLDP_ANY4(v) (((v)[0] | (v)[1] | (v)[2] | (v)[3]) != 0)
+#if FASTLDP_HAVE_AVX2_PATH
+#define FASTLDP_ANY4_AVX2(v) (!_mm256_testz_si256((__m256i)(v), (__m256i)(v)))
+#endif
+
+/* Adds sixteen 4-word vectors x[0..15] to the bit-sliced counts whose four
+ * low planes start at w (one plane every stride words) and whose 16s carry
+ * ripples into the planes above them (counts stay below 16 << nhigh);
+ * any_ is FASTLDP_ANY4 or, in AVX2 code, FASTLDP_ANY4_AVX2. */
+#define FASTLDP_ADD16_V4(x, w, stride, any_)                                                   \
+    do {                                                                                   \
+        fastldp_u64x4 ones, twos, fours, eights, twos_a, twos_b, fours_a, fours_b;         \
+        fastldp_u64x4 eights_a, eights_b, carry;                                           \
+        int l_;                                                                            \
+        FASTLDP_LOAD4(ones, w);                                                       \
+        FASTLDP_LOAD4(twos, w + stride);                                              \
+        FASTLDP_LOAD4(fours, w + 2 * stride);                                         \
+        FASTLDP_LOAD4(eights, w + 3 * stride);                                        \
+        FASTLDP_CSA4(twos_a, ones, ones, x[0], x[1]);                                  \
+        FASTLDP_CSA4(twos_b, ones, ones, x[2], x[3]);                                  \
+        FASTLDP_CSA4(fours_a, twos, twos, twos_a, twos_b);                             \
+        FASTLDP_CSA4(twos_a, ones, ones, x[4], x[5]);                                  \
+        FASTLDP_CSA4(twos_b, ones, ones, x[6], x[7]);                                  \
+        FASTLDP_CSA4(fours_b, twos, twos, twos_a, twos_b);                             \
+        FASTLDP_CSA4(eights_a, fours, fours, fours_a, fours_b);                        \
+        FASTLDP_CSA4(twos_a, ones, ones, x[8], x[9]);                                  \
+        FASTLDP_CSA4(twos_b, ones, ones, x[10], x[11]);                                \
+        FASTLDP_CSA4(fours_a, twos, twos, twos_a, twos_b);                             \
+        FASTLDP_CSA4(twos_a, ones, ones, x[12], x[13]);                                \
+        FASTLDP_CSA4(twos_b, ones, ones, x[14], x[15]);                                \
+        FASTLDP_CSA4(fours_b, twos, twos, twos_a, twos_b);                             \
+        FASTLDP_CSA4(eights_b, fours, fours, fours_a, fours_b);                        \
+        FASTLDP_CSA4(carry, eights, eights, eights_a, eights_b);                       \
+        FASTLDP_STORE4(w, ones);                                                       \
+        FASTLDP_STORE4(w + stride, twos);                                              \
+        FASTLDP_STORE4(w + 2 * stride, fours);                                         \
+        FASTLDP_STORE4(w + 3 * stride, eights);                                        \
+        /* the 16s ripple into the high planes; counts stay below 16 << nhigh */       \
+        for (l_ = 4; ; ++l_) {                                                           \
+            fastldp_u64x4 plane, next;                                                 \
+            if (!any_(carry)) break;                                                   \
+            FASTLDP_LOAD4(plane, (w) + l_ * (stride));                                     \
+            next = plane & carry;                                                      \
+            plane ^= carry;                                                            \
+            FASTLDP_STORE4((w) + l_ * (stride), plane);                                     \
+            carry = next;                                                              \
+        }                                                                              \
+    } while (0)
+
+#define FASTLDP_COUNT_GROUP_V4_BODY(level_, any_)                                                    \
+    {                                                                                      \
+        int64_t stride = fastldp_count_stride(p);                                          \
+        int64_t nblocks = (p + 255) >> 8;                                                  \
+        int64_t b;                                                                         \
+        int j;                                                                             \
+        fastldp_u64x4 x[FASTLDP_COUNT_GROUP];                                              \
+        fastldp_philox_block blk[FASTLDP_COUNT_GROUP];                                     \
+        for (j = members; j < FASTLDP_COUNT_GROUP; ++j) x[j] = (fastldp_u64x4){0, 0, 0, 0};\
+        for (b = 0; b < nblocks; ++b) {                                                    \
+            uint64_t *w = planes + (b << 2);                                               \
+            fastldp_pair_blocks(codebook, seed, ids, members, (uint64_t)b, blk, (level_));  \
+            for (j = 0; j < members; ++j) {                                                \
+                fastldp_u64x4 f = {flip[j], flip[j], flip[j], flip[j]};                    \
+                x[j] = (fastldp_u64x4){blk[j].v[0], blk[j].v[1], blk[j].v[2], blk[j].v[3]} \
+                       ^ f;                                                                \
+            }                                                                              \
+            FASTLDP_ADD16_V4(x, w, stride, any_);                                          \
+        }                                                                                  \
+    }
+
+static inline void fastldp_count_group_v4(
+    int codebook, uint64_t seed, const uint64_t *ids, const uint64_t *flip, int members,
+    int64_t p, uint64_t *planes)
+FASTLDP_COUNT_GROUP_V4_BODY(1, FASTLDP_ANY4)
+
+#if defined(__x86_64__) || defined(__i386__)
+#define FASTLDP_COUNT_AVX2 1
+/* The same body compiled for AVX2, chosen at run time (never -march=native:
+ * a wheel built with this runs on any x86-64 and takes this path only on a
+ * CPU that has AVX2). */
+__attribute__((target("avx2"))) static void fastldp_count_group_avx2(
+    int codebook, uint64_t seed, const uint64_t *ids, const uint64_t *flip, int members,
+    int64_t p, uint64_t *planes, int level)
+FASTLDP_COUNT_GROUP_V4_BODY(level, FASTLDP_ANY4_AVX2)
+#endif
+#endif
+
+#ifndef FASTLDP_COUNT_AVX2
+#define FASTLDP_COUNT_AVX2 0
+#endif
+
+/* Adds one group of up to FASTLDP_COUNT_GROUP identities to the bit-sliced
+ * counts (see fastldp_count_group_scalar), with the fastest step the CPU
+ * runs. Shared by the float (jprs_sketch) and the integer (jprs_fixed)
+ * counting paths. */
+static inline void fastldp_count_group(
+    int codebook, uint64_t seed, const uint64_t *ids, const uint64_t *flip, int members,
+    int64_t p, uint64_t *planes, int level)
+{
+#if FASTLDP_HAVE_BUILTINS
+#if FASTLDP_COUNT_AVX2
+    if (level >= 2) {
+        fastldp_count_group_avx2(codebook, seed, ids, flip, members, p, planes, level);
+        return;
+    }
+#endif
+    if (level >= 1) {
+        fastldp_count_group_v4(codebook, seed, ids, flip, members, p, planes);
+        return;
+    }
+#endif
+    (void)level;
+    fastldp_count_group_scalar(codebook, seed, ids, flip, members, p, planes);
 }
 
 /* out[e] += (#identities - 2 * #{i : bit_i(e) XOR [w_i < 0]}) over [start, stop),
@@ -125,6 +275,8 @@ static inline void fastldp_sign_count_range(
     int64_t p = src->p;
     int64_t n_chunk = stop - start;
     int64_t nwords = (p + 63) >> 6;
+    int64_t stride = fastldp_count_stride(p);
+    int level = fastldp_simd_level();
     int nhigh = 1, nplanes;
     int64_t g0, wi, t;
     int j, members;
@@ -135,12 +287,12 @@ static inline void fastldp_sign_count_range(
     /* counts reach n_chunk: 4 low planes plus enough 16s planes */
     while (((int64_t)16 << nhigh) <= n_chunk && nhigh < FASTLDP_COUNT_PLANES) ++nhigh;
     nplanes = 4 + nhigh;
-    planes = (uint64_t *)calloc((size_t)(nplanes * nwords), sizeof(uint64_t));
+    planes = (uint64_t *)calloc((size_t)(nplanes * stride), sizeof(uint64_t));
     if (planes == NULL) {
         for (g0 = start; g0 < stop; ++g0) {
             double sign = fastldp_source_weight(src, g0) < 0.0 ? -1.0 : 1.0;
             uint64_t id = fastldp_source_identity(src, g0);
-            for (t = 0; t < p; ++t) out[t] += sign * (double)fastldp_pair_sign(src->seed, id, t);
+            for (t = 0; t < p; ++t) out[t] += sign * (double)fastldp_pair_sign_cb(src->codebook, src->seed, id, t);
         }
         return;
     }
@@ -151,13 +303,13 @@ static inline void fastldp_sign_count_range(
             flip[j] = (j < members && fastldp_source_weight(src, g0 + j) < 0.0) ? ~0ULL : 0ULL;
             ids[j] = (j < members) ? fastldp_source_identity(src, g0 + j) : 0;
         }
-        fastldp_count_group(src->seed, ids, flip, members, p, planes);
+        fastldp_count_group(src->codebook, src->seed, ids, flip, members, p, planes, level);
     }
     for (wi = 0; wi < nwords; ++wi) {
         int64_t limit = p - (wi << 6) < 64 ? p - (wi << 6) : 64;
         for (t = 0; t < limit; ++t) {
             out[(wi << 6) + t] += (double)(n_chunk - 2 * fastldp_plane_count(planes, nplanes,
-                                                                            nwords, wi, (int)t));
+                                                                            stride, wi, (int)t));
         }
     }
     free(planes);

@@ -61,6 +61,7 @@
  * identity_i = first_identity + i. */
 typedef struct {
     uint64_t seed;
+    int codebook; /* FASTLDP_CODEBOOK_* of philox.h */
     const uint64_t *identities;
     uint64_t first_identity;
     const int64_t *weights;
@@ -97,6 +98,7 @@ typedef struct {
      * group's sixteen words of one q lie side by side for the transpose */
     uint64_t words[4][FASTLDP_FIXED_TILE];
     uint64_t ids[FASTLDP_FIXED_TILE];
+    fastldp_philox_block blk[FASTLDP_FIXED_TILE];
 } fastldp_fixed_scratch;
 
 #if FASTLDP_FIXED_SSE2
@@ -223,7 +225,7 @@ static inline void fastldp_fixed_lookup8(
  * both parts seem to be limited by the instruction issue width.) */
 static inline void fastldp_fixed_table_range(
     const fastldp_fixed_source *src, int64_t start, int64_t stop, int64_t *part,
-    fastldp_fixed_scratch *ws)
+    fastldp_fixed_scratch *ws, int level)
 {
     int64_t p = src->p;
     int64_t nblocks = (p + 255) >> 8;
@@ -250,13 +252,13 @@ static inline void fastldp_fixed_table_range(
             for (q = 0; q < 4; ++q) ws->words[q][m] = 0;
         }
         for (b = 0; b < nblocks; ++b) {
+            fastldp_pair_blocks(src->codebook, src->seed, ws->ids, members, (uint64_t)b, ws->blk,
+                                level);
             for (m = 0; m < members; ++m) {
-                fastldp_philox_block blk =
-                    fastldp_hash_block(src->seed, ws->ids[m], (uint64_t)b, FASTLDP_STREAM_PAIR_SIGN);
-                ws->words[0][m] = blk.v[0];
-                ws->words[1][m] = blk.v[1];
-                ws->words[2][m] = blk.v[2];
-                ws->words[3][m] = blk.v[3];
+                ws->words[0][m] = ws->blk[m].v[0];
+                ws->words[1][m] = ws->blk[m].v[1];
+                ws->words[2][m] = ws->blk[m].v[2];
+                ws->words[3][m] = ws->blk[m].v[3];
             }
             for (q = 0; q < 4; ++q) {
                 int64_t *o = part + (b << 8) + 64 * q;
@@ -280,10 +282,11 @@ static inline int fastldp_fixed_count_high_planes(int64_t n)
 }
 
 /* Adds the identities [start, stop) to the bit-sliced counts of
- * #{i : bit_i(e) XOR [w_i < 0]} in planes (4 + nhigh planes of nwords words,
- * laid out as fastldp_add16 expects). */
+ * #{i : bit_i(e) XOR [w_i < 0]} in planes (4 + nhigh planes of
+ * fastldp_count_stride(p) words, laid out as fastldp_add16 expects), with the
+ * counting step `level` (fastldp_simd_level). */
 static inline void fastldp_fixed_count_range(
-    const fastldp_fixed_source *src, int64_t start, int64_t stop, uint64_t *planes)
+    const fastldp_fixed_source *src, int64_t start, int64_t stop, uint64_t *planes, int level)
 {
     int64_t g0;
     int j, members;
@@ -296,7 +299,7 @@ static inline void fastldp_fixed_count_range(
             flip[j] = (j < members && src->weights[g0 + j] < 0) ? ~0ULL : 0ULL;
             ids[j] = (j < members) ? fastldp_fixed_identity(src, g0 + j) : 0;
         }
-        fastldp_count_group(src->seed, ids, flip, members, src->p, planes);
+        fastldp_count_group(src->codebook, src->seed, ids, flip, members, src->p, planes, level);
     }
 }
 
@@ -305,11 +308,12 @@ static inline void fastldp_fixed_count_flush(
     const uint64_t *planes, int nplanes, int64_t p, int64_t counted, int64_t *part)
 {
     int64_t nwords = (p + 63) >> 6;
+    int64_t stride = fastldp_count_stride(p);
     int64_t wi, t;
     for (wi = 0; wi < nwords; ++wi) {
         int64_t limit = p - (wi << 6) < 64 ? p - (wi << 6) : 64;
         for (t = 0; t < limit; ++t) {
-            part[(wi << 6) + t] += counted - 2 * fastldp_plane_count(planes, nplanes, nwords,
+            part[(wi << 6) + t] += counted - 2 * fastldp_plane_count(planes, nplanes, stride,
                                                                      wi, (int)t);
         }
     }
@@ -340,16 +344,17 @@ static inline int fastldp_fixed_sketch(
 #pragma omp parallel num_threads(nthreads) if (nthreads > 1) reduction(| : failed)
 #endif
     {
-        int64_t nwords = (p + 63) >> 6;
+        int64_t stride = fastldp_count_stride(p);
         int64_t padded_p = ((p + 255) >> 8) << 8;
         int nplanes = 4 + fastldp_fixed_count_high_planes(n);
+        int level = fastldp_simd_level();
         int64_t *part = (int64_t *)calloc((size_t)padded_p, sizeof(int64_t));
         uint64_t *planes = NULL;
         fastldp_fixed_scratch *ws = NULL;
         int64_t c, counted = 0, i;
         int ok;
         if (counting) {
-            planes = (uint64_t *)calloc((size_t)nplanes * (size_t)nwords, sizeof(uint64_t));
+            planes = (uint64_t *)calloc((size_t)nplanes * (size_t)stride, sizeof(uint64_t));
         } else {
             ws = (fastldp_fixed_scratch *)malloc(sizeof(fastldp_fixed_scratch));
         }
@@ -365,10 +370,10 @@ static inline int fastldp_fixed_sketch(
             int64_t stop = start + chunk < n ? start + chunk : n;
             if (!ok) continue;
             if (counting) {
-                fastldp_fixed_count_range(src, start, stop, planes);
+                fastldp_fixed_count_range(src, start, stop, planes, level);
                 counted += stop - start;
             } else {
-                fastldp_fixed_table_range(src, start, stop, part, ws);
+                fastldp_fixed_table_range(src, start, stop, part, ws, level);
             }
         }
         if (ok) {

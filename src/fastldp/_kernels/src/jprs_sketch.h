@@ -22,6 +22,7 @@
 #include <string.h>
 #include "philox.h"
 #include "portable.h"
+#include "pair_blocks.h"
 
 /* x holds an 8 x 8 bit matrix, row r in byte r, column c in bit c of it;
  * returns its transpose (row c in byte c). Hacker's Delight, 7-3. */
@@ -105,6 +106,7 @@ static inline void fastldp_add_word_group(
  * computed on the fly so the decoder needs no length-n temporaries. */
 typedef struct {
     uint64_t seed;
+    int codebook; /* FASTLDP_CODEBOOK_* of philox.h */
     const uint64_t *identities;
     uint64_t first_identity;
     const double *weights;
@@ -146,6 +148,7 @@ static inline void fastldp_sketch_range(
     uint64_t ids[8 * FASTLDP_TILE_GROUPS];
     uint64_t lanes[FASTLDP_TILE_GROUPS][8];
     fastldp_philox_block blk[8 * FASTLDP_TILE_GROUPS];
+    int level = fastldp_simd_level();
 
     for (t0 = start; t0 < stop; t0 += 8 * FASTLDP_TILE_GROUPS) {
         int members = (int)((stop - t0) < 8 * FASTLDP_TILE_GROUPS ? (stop - t0) : 8 * FASTLDP_TILE_GROUPS);
@@ -159,14 +162,8 @@ static inline void fastldp_sketch_range(
             fastldp_signed_sum_table(w, tables[g]);
         }
         for (b = 0; b < nblocks; ++b) {
-            for (j = 0; j < 8 * ngroups; ++j) {
-                if (j < members) {
-                    blk[j] = fastldp_hash_block(src->seed, ids[j], (uint64_t)b,
-                                                FASTLDP_STREAM_PAIR_SIGN);
-                } else {
-                    memset(&blk[j], 0, sizeof(blk[j]));
-                }
-            }
+            fastldp_pair_blocks(src->codebook, src->seed, ids, members, (uint64_t)b, blk, level);
+            for (j = members; j < 8 * ngroups; ++j) memset(&blk[j], 0, sizeof(blk[j]));
             for (q = 0; q < 4; ++q) {
                 int64_t base = (b << 8) + 64 * q;
                 int64_t limit;
