@@ -121,6 +121,37 @@ def test_assembly_of_long_items_matches_twin():
     assert {_int(r) for r in true} <= want
 
 
+def test_trimming_spends_the_budget_on_the_positions_with_several_fragments():
+    # issue 34, item 4: three 4-byte strings of one puzzle piece in a 64-byte field (32
+    # positions of 16 bits, 30 of them the zero padding). Their combinations (3 x 3 = 9)
+    # exceed max_combinations = 4, so the piece is trimmed: the two positions that hold
+    # several fragments keep floor(4^(1/2)) = 2 each, and the two heaviest strings are
+    # assembled. Before: floor(4^(1/32)) = 1 fragment per position, the heaviest string only.
+    sfp = SFP(epsilon=4.0, k=3, item_bytes=64, max_combinations=4, codebook_seed=6)
+    codec = ItemCodec(item_bytes=64)
+    gen = np.random.default_rng([34, 4])
+    letters = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz", dtype=np.uint8)
+    by_piece: dict = {}
+    while True:  # three strings of one piece with distinct fragments at both positions
+        word = bytes(gen.choice(letters, 4))
+        piece = int(sfp.puzzle(codec.encode([word]))[0])
+        same = by_piece.setdefault(piece, [])
+        if all(word[:2] != w[:2] and word[2:] != w[2:] for w in same):
+            same.append(word)
+        if len(same) == 3:
+            break
+    codes = codec.encode(same)
+    kept, counts = [], []
+    for t in range(sfp.n_positions):
+        recs = sfp.records(codes, np.full(3, t))
+        recs, first = np.unique(recs, return_index=True)
+        kept.append(recs)
+        counts.append(np.array([300.0, 200.0, 100.0])[first])  # same[0] the heaviest
+    got = {codec.decode(row[None, :])[0] for row in sfp.assemble(kept, counts)}
+    assert {same[0], same[1]} <= got
+    assert same[2] not in got
+
+
 def _long_words(n, rng):
     gen = np.random.default_rng(rng)
     heavy = [b"differential", b"privacy-at-scale", b"fragments"]  # 12, 16 and 9 bytes

@@ -53,8 +53,10 @@ The server (Apple's, "Learning with Privacy at Scale", Section 4.3):
 2. for each puzzle piece ``psi`` that has a kept record at every position,
    it assembles every combination of those positions' fragments (the
    puzzle: fragments of one item share its piece). When a piece has more
-   than ``max_combinations`` combinations, each position keeps its
-   ``floor(max_combinations^(1/P))`` largest fragments of that piece. A
+   than ``max_combinations`` combinations, each position that holds several
+   fragments of that piece keeps its ``floor(max_combinations^(1/B))``
+   largest, ``B`` the number of such positions (a position with one
+   fragment, such as a short string's padding, multiplies nothing). A
    combination is kept when it is an item (the padding bits are zero; for
    strings also no set bit after a zero byte) and
    its own puzzle piece is ``psi`` (a check Apple leaves to the second
@@ -640,9 +642,8 @@ class SFP(HeavyHitterProtocol):
 
         ``kept[t]`` are position ``t``'s records (uint64), ``counts[t]`` their counts.
         """
-        f, P = self.fragment_bits, self.n_positions
+        f = self.fragment_bits
         mask = np.uint64((1 << f) - 1)
-        per_piece = max(1, int(math.floor(self.max_combinations ** (1.0 / P) + 1e-9)))
         pieces = None
         for recs in kept:
             ps = set((recs >> np.uint64(f)).tolist())
@@ -655,6 +656,12 @@ class SFP(HeavyHitterProtocol):
                 lists.append((recs[sel] & mask, cnt[sel]))
             total = math.prod(len(frags) for frags, _ in lists)
             if total > self.max_combinations:
+                # only the positions with several fragments multiply the combinations: they
+                # share the budget (a long string's padding positions hold one fragment, the
+                # zero one, and must not shrink the others to one fragment each)
+                busy = sum(len(frags) > 1 for frags, _ in lists)
+                per_piece = max(1, int(math.floor(self.max_combinations ** (1.0 / busy)
+                                                  + 1e-9)))
                 trimmed = []
                 for frags, cnt in lists:
                     order = np.lexsort((frags, -cnt))[:per_piece]
