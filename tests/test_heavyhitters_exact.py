@@ -97,10 +97,11 @@ def test_pem_recovers_the_exact_top_16_at_epsilon_50(name):
 # Not on "long" (issue 34, item 4, open): SFP's default puzzle has 2^4 pieces, so 64-byte
 # strings cut into 32 fragments put ~13 of the 216 items on each piece; when a piece's
 # combinations (up to 13^9 over the positions that hold text) exceed max_combinations, assembly
-# keeps floor(4096^(1/32)) = 1 fragment per position of it. Whether that loses a top item
-# depends on the draw: this workload's 64-byte strings were recovered (16 of 16), the same
-# shape drawn from numpy's default_rng(0) gave 7 of 16, each in ~57 s at 40,000 users (the 32
-# positions each enumerate 2^20 records over 256 hash rows), too slow for either tier.
+# keeps floor(4096^(1/B)) = 2 fragments at each of its B ~ 9 positions that hold text (1 per
+# position before the trimming rule of issue 34). Whether that loses a top item depends on
+# the draw: this workload's 64-byte strings were recovered (16 of 16), the same shape drawn
+# from numpy's default_rng(0) gave 7 of 16 with either rule, in 30 to 60 s at 40,000 users
+# (the 32 positions each enumerate 2^20 records over 256 hash rows), too slow for either tier.
 @pytest.mark.parametrize("name", ["zipf32", "zipf64", "words"])
 def test_sfp_recovers_the_exact_top_16_at_epsilon_50(name):
     items, truth, kwargs = workload(name, 40_000)
