@@ -61,6 +61,14 @@ few percent of the users are found (at ``10^6`` users and ``eps = 4`` a
 level's null sd is about ``1.04 sqrt(30 * 10^6) ~ 5,700``); ``eta`` and ``g``
 are parameters.
 
+**Strings** (issue 34): byte levels by default (``eta = 8``), and an ended
+string (its zero terminator is in the prefix) is counted, with
+``pool_ended`` (default), from every level since its end, PEM's rule
+(:meth:`~fastldp.heavyhitters.HeavyHitterProtocol._pool_ended`): its
+in-level counts ``f_l`` and reports ``n_l`` are summed over those levels and
+its count is ``n sum f_l / sum n_l``, with the variance below for
+``n_L = sum n_l``. The reports are the same, so the privacy is unchanged.
+
 Variance of a final count (level ``L = g - 1``, ``n_L`` reports,
 ``rho = n / n_L``; plug-in, ``f`` clipped to ``[0, n]``, ``f_L = f / rho``;
 the collision term averaged over random hashes, as
