@@ -9,8 +9,13 @@ def cohort_chunk(n_cohorts: int) -> int: ...
 def bloom_positions(
     seed: int, n_cohorts: int, n_hashes: int, k: int, D: int
 ) -> npt.NDArray[np.uint16]: ...
+def bloom_rows(
+    pos: npt.NDArray[np.uint16], k: int
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint32]]: ...
 def bloom_gram_apply(
     pos: npt.NDArray[np.uint16],
+    row_ptr: npt.NDArray[np.int64],
+    row_cols: npt.NDArray[np.uint32],
     k: int,
     weights: npt.NDArray[np.float64],
     v: npt.NDArray[np.float64],
@@ -24,6 +29,8 @@ def bloom_transpose_apply(
 ) -> npt.NDArray[np.float64]: ...
 def bloom_cg(
     pos: npt.NDArray[np.uint16],
+    row_ptr: npt.NDArray[np.int64],
+    row_cols: npt.NDArray[np.uint32],
     k: int,
     weights: npt.NDArray[np.float64],
     rhs: npt.NDArray[np.float64],

@@ -10,10 +10,15 @@ positions, ``pos[c, v, t] = H_{c h + t}(v)``, without a sparse matrix:
   OLH hashes as :func:`~fastldp._kernels._cms.bloom_design`; a bit that an
   earlier hash function of the same candidate already set is replaced by the
   sentinel ``k`` (an extra accumulator slot held at zero), so it counts once.
+* :func:`bloom_rows`: the same design in compressed rows (uint32 candidates).
 * :func:`bloom_gram_apply`: ``G v = sum_c w_c X_c^T (X_c v)``. Per cohort,
-  ``v`` is scattered into ``k + 1`` accumulators at the candidates'
-  positions, scaled by ``w_c``, and gathered back; the accumulators stay in
-  L1 and the positions are read twice per cohort (``2 C h D`` adds).
+  ``X_c v`` by rows (each bit's candidates summed in four independent
+  chains: a gather, no read-modify-write), scaled by ``w_c`` into ``k + 1``
+  accumulators, then gathered back by the positions, four cohorts per pass
+  over the output when ``h = 2`` (``2 C h D`` adds; 0.27 ms at the
+  benchmark's ``C = 64, h = 2, k = 128, D = 4096`` against 0.62 ms for a
+  scatter into the accumulators and scipy's 0.70 ms, one core).
+* :func:`bloom_cg`: conjugate gradients on ``G x = b`` in one call.
 * :func:`bloom_transpose_apply`: ``X^T t = sum_c X_c^T t_c``, the gather alone.
 
 Cohorts are cut into fixed chunks (a function of ``C`` only); each chunk
@@ -26,23 +31,25 @@ import numpy as np
 
 from libc.stdlib cimport malloc, free
 from libc.string cimport memset, memcpy
-from libc.stdint cimport uint16_t
+from libc.stdint cimport uint16_t, uint32_t
 
 from ._typedefs cimport int64_t, uint64_t
 from ._cdefs cimport (
     fastldp_philox_block, fastldp_hash_block, fastldp_block_lane32, fastldp_bucket_of_lane,
-    FASTLDP_STREAM_OLH_HASH, fastldp_ordered_chunk_sum,
+    FASTLDP_STREAM_OLH_HASH, fastldp_ordered_chunk_sum, fastldp_chunk_fn,
 )
 
 #: bits of a filter at most (positions and the sentinel fit in uint16)
 MAX_BITS = 65535
 #: partials at most (cohorts per chunk grow with C so that summing them stays cheap)
-MAX_CHUNKS = 16
+MAX_CHUNKS = 8
 SLOTS_PER_THREAD = 2
 
 
 cdef struct bloom_source:
     const uint16_t *pos
+    const int64_t *row_ptr   # the design's rows (c k + j): candidates row_cols[ptr[r]:ptr[r + 1]]
+    const uint32_t *row_cols
     int64_t D
     int64_t h
     int64_t k
@@ -101,44 +108,126 @@ def bloom_positions(uint64_t seed, int64_t n_cohorts, int64_t n_hashes, int64_t 
     return out
 
 
+def bloom_rows(const uint16_t[:, :, ::1] pos, int64_t k):
+    """The design in compressed rows from the positions: row ``c k + j`` lists its candidates.
+
+    Parameters
+    ----------
+    pos : uint16 array, shape (C, D, h)
+        From :func:`bloom_positions` (repeats as ``k``, which set no row).
+    k : int
+
+    Returns
+    -------
+    row_ptr : int64 array, shape (C k + 1,)
+    row_cols : uint32 array
+        The candidates of row ``r``, increasing, are
+        ``row_cols[row_ptr[r]:row_ptr[r + 1]]``.
+    """
+    _check(pos, k)
+    cdef int64_t C = pos.shape[0], D = pos.shape[1], h = pos.shape[2], c, v, t, j
+    if D > (<int64_t>1 << 32):
+        raise ValueError(f"D must be below 2**32, got {D}")
+    ptr = np.zeros(C * k + 1, dtype=np.int64)
+    cdef int64_t[::1] P = ptr
+    with nogil:
+        for c in range(C):
+            for v in range(D):
+                for t in range(h):
+                    j = pos[c, v, t]
+                    if j < k:
+                        P[c * k + j + 1] += 1
+        for j in range(C * k):
+            P[j + 1] += P[j]
+    cols = np.empty(P[C * k], dtype=np.uint32)
+    nxt = ptr[:C * k].copy()
+    cdef int64_t[::1] N = nxt
+    cdef uint32_t[::1] Q = cols
+    with nogil:
+        for c in range(C):
+            for v in range(D):  # increasing v: every row's candidates come out sorted
+                for t in range(h):
+                    j = pos[c, v, t]
+                    if j < k:
+                        Q[N[c * k + j]] = <uint32_t>v
+                        N[c * k + j] += 1
+    return ptr, cols
+
+
+cdef object _check_rows(const int64_t[::1] row_ptr, const uint32_t[::1] row_cols, int64_t C,
+                        int64_t k, int64_t D):
+    if row_ptr.shape[0] != C * k + 1 or row_ptr[0] != 0 or row_ptr[C * k] != row_cols.shape[0]:
+        raise ValueError(f"row_ptr and row_cols do not describe {C * k} rows (bloom_rows)")
+    cdef int64_t r, a
+    for r in range(C * k):
+        if row_ptr[r + 1] < row_ptr[r]:
+            raise ValueError(f"row_ptr decreases at {r}")
+    for a in range(row_cols.shape[0]):
+        if row_cols[a] >= D:
+            raise ValueError(f"row_cols[{a}] = {row_cols[a]} is outside [0, {D})")
+
+
 cdef void _gram_range(const void *ctx, int64_t start, int64_t stop,
                       double *part) noexcept nogil:
+    # X_c v by rows (a gather: each bit's candidates summed in four independent chains),
+    # then X_c^T of it by the positions, four cohorts per pass over ``part`` when h = 2
     cdef const bloom_source *src = <const bloom_source *>ctx
-    cdef int64_t D = src.D, h = src.h, k = src.k, c, v, t, j
-    cdef double *acc = <double *>malloc((k + 1) * sizeof(double))
-    cdef const uint16_t *P
+    cdef int64_t D = src.D, h = src.h, k = src.k, c, v, t, j, a, e, g, G
+    cdef double *acc = <double *>malloc(4 * (k + 1) * sizeof(double))
+    cdef double *A
+    cdef const uint16_t *P0
+    cdef const uint16_t *P1
+    cdef const uint16_t *P2
+    cdef const uint16_t *P3
     cdef const double *x = src.vec
-    cdef double wc, s, xv
-    if acc == NULL:  # pragma: no cover - k + 1 doubles
+    cdef const uint32_t *cols = src.row_cols
+    cdef double s, s0, s1, s2, s3
+    if acc == NULL:  # pragma: no cover - 4 (k + 1) doubles
         return
-    for c in range(start, stop):
-        wc = src.w[c]
-        if wc == 0.0:
-            continue
-        memset(acc, 0, (k + 1) * sizeof(double))
-        P = src.pos + c * D * h
-        if h == 2:
+    c = start
+    while c < stop:
+        G = min(4, stop - c)
+        for g in range(G):
+            A = acc + g * (k + 1)
+            for j in range(k):
+                s0 = 0.0
+                s1 = 0.0
+                s2 = 0.0
+                s3 = 0.0
+                a = src.row_ptr[(c + g) * k + j]
+                e = src.row_ptr[(c + g) * k + j + 1]
+                while a + 4 <= e:
+                    s0 += x[cols[a]]
+                    s1 += x[cols[a + 1]]
+                    s2 += x[cols[a + 2]]
+                    s3 += x[cols[a + 3]]
+                    a += 4
+                while a < e:
+                    s0 += x[cols[a]]
+                    a += 1
+                A[j] = ((s0 + s1) + (s2 + s3)) * src.w[c + g]
+            A[k] = 0.0  # the sentinel: a repeated bit adds nothing
+        if G == 4 and h == 2:
+            P0 = src.pos + c * D * 2
+            P1 = P0 + D * 2
+            P2 = P1 + D * 2
+            P3 = P2 + D * 2
+            A = acc
             for v in range(D):
-                xv = x[v]
-                acc[P[2 * v]] += xv
-                acc[P[2 * v + 1]] += xv
+                part[v] += (((A[P0[2 * v]] + A[P0[2 * v + 1]])
+                             + (A[k + 1 + P1[2 * v]] + A[k + 1 + P1[2 * v + 1]]))
+                            + ((A[2 * k + 2 + P2[2 * v]] + A[2 * k + 2 + P2[2 * v + 1]])
+                               + (A[3 * k + 3 + P3[2 * v]] + A[3 * k + 3 + P3[2 * v + 1]])))
         else:
-            for v in range(D):
-                xv = x[v]
-                for t in range(h):
-                    acc[P[v * h + t]] += xv
-        for j in range(k):
-            acc[j] *= wc
-        acc[k] = 0.0  # the sentinel: a repeated bit adds nothing
-        if h == 2:
-            for v in range(D):
-                part[v] += acc[P[2 * v]] + acc[P[2 * v + 1]]
-        else:
-            for v in range(D):
-                s = 0.0
-                for t in range(h):
-                    s += acc[P[v * h + t]]
-                part[v] += s
+            for g in range(G):
+                A = acc + g * (k + 1)
+                P0 = src.pos + (c + g) * D * h
+                for v in range(D):
+                    s = 0.0
+                    for t in range(h):
+                        s += A[P0[v * h + t]]
+                    part[v] += s
+        c += G
     free(acc)
 
 
@@ -187,15 +276,14 @@ cdef object _run(bloom_source *src, int64_t C, int n_threads, bint gram):
     cdef double[::1] bb = buf
     with nogil:
         if gram:
-            fastldp_ordered_chunk_sum(_gram_range, src, C, src.D, chunk, nt, slots,
-                                      &bb[0], &o[0])
+            _chunk_sum(_gram_range, src, C, src.D, chunk, nt, slots, &bb[0], &o[0])
         else:
-            fastldp_ordered_chunk_sum(_transpose_range, src, C, src.D, chunk, nt, slots,
-                                      &bb[0], &o[0])
+            _chunk_sum(_transpose_range, src, C, src.D, chunk, nt, slots, &bb[0], &o[0])
     return out
 
 
-def bloom_gram_apply(const uint16_t[:, :, ::1] pos, int64_t k, const double[::1] weights,
+def bloom_gram_apply(const uint16_t[:, :, ::1] pos, const int64_t[::1] row_ptr,
+                     const uint32_t[::1] row_cols, int64_t k, const double[::1] weights,
                      const double[::1] v, int n_threads=1):
     """``G v = sum_c w_c X_c^T X_c v`` from the Bloom positions.
 
@@ -203,6 +291,8 @@ def bloom_gram_apply(const uint16_t[:, :, ::1] pos, int64_t k, const double[::1]
     ----------
     pos : uint16 array, shape (C, D, h)
         From :func:`bloom_positions` (repeats as ``k``).
+    row_ptr, row_cols : arrays
+        The same design in rows, from :func:`bloom_rows`.
     k : int
         The filter's bits.
     weights : float64 array, shape (C,)
@@ -220,7 +310,10 @@ def bloom_gram_apply(const uint16_t[:, :, ::1] pos, int64_t k, const double[::1]
     if weights.shape[0] != C or v.shape[0] != pos.shape[1]:
         raise ValueError(f"weights must have length C = {C} and v length D = "
                          f"{pos.shape[1]}, got {weights.shape[0]} and {v.shape[0]}")
+    _check_rows(row_ptr, row_cols, C, k, pos.shape[1])
     cdef bloom_source src
+    src.row_ptr = &row_ptr[0]
+    src.row_cols = &row_cols[0] if row_cols.shape[0] else NULL
     src.pos = &pos[0, 0, 0]
     src.D = pos.shape[1]
     src.h = pos.shape[2]
@@ -249,6 +342,8 @@ def bloom_transpose_apply(const uint16_t[:, :, ::1] pos, int64_t k, const double
     src.h = pos.shape[2]
     src.k = k
     src.w = NULL
+    src.row_ptr = NULL
+    src.row_cols = NULL
     src.vec = &t[0, 0]
     return _run(&src, C, n_threads, False)
 
@@ -257,7 +352,25 @@ cdef void _gram_into(bloom_source *src, int64_t C, int64_t chunk, int nt, int64_
                      double *buf, const double *v, double *out) noexcept nogil:
     src.vec = v
     memset(out, 0, src.D * sizeof(double))
-    fastldp_ordered_chunk_sum(_gram_range, src, C, src.D, chunk, nt, slots, buf, out)
+    _chunk_sum(_gram_range, src, C, src.D, chunk, nt, slots, buf, out)
+
+
+cdef void _chunk_sum(fastldp_chunk_fn fn, const void *ctx, int64_t n, int64_t p, int64_t chunk,
+                     int nt, int64_t slots, double *buf, double *out) noexcept nogil:
+    # one thread: the chunks in order, each into a zeroed partial added to ``out`` (the same
+    # sums as fastldp_ordered_chunk_sum's, without a parallel region per wave)
+    cdef int64_t start, stop, e
+    if nt > 1:
+        fastldp_ordered_chunk_sum(fn, ctx, n, p, chunk, nt, slots, buf, out)
+        return
+    start = 0
+    while start < n:
+        stop = min(start + chunk, n)
+        memset(buf, 0, p * sizeof(double))
+        fn(ctx, start, stop, buf)
+        for e in range(p):
+            out[e] += buf[e]
+        start = stop
 
 
 cdef inline void _precondition(const double *r, double *z, int64_t D, double a,
@@ -275,7 +388,8 @@ cdef inline void _precondition(const double *r, double *z, int64_t D, double a,
         z[i] = (r[i] - s) / a
 
 
-def bloom_cg(const uint16_t[:, :, ::1] pos, int64_t k, const double[::1] weights,
+def bloom_cg(const uint16_t[:, :, ::1] pos, const int64_t[::1] row_ptr,
+             const uint32_t[::1] row_cols, int64_t k, const double[::1] weights,
              const double[::1] rhs, double precond_a, double precond_b, double tol,
              int64_t maxiter, int n_threads=1):
     """Conjugate gradients from zero on ``G x = rhs`` (``G`` as in :func:`bloom_gram_apply`).
@@ -304,7 +418,10 @@ def bloom_cg(const uint16_t[:, :, ::1] pos, int64_t k, const double[::1] weights
                          f"a = {precond_a}, b = {precond_b}")
     if maxiter < 0:
         raise ValueError(f"maxiter must be >= 0, got {maxiter}")
+    _check_rows(row_ptr, row_cols, C, k, D)
     cdef bloom_source src
+    src.row_ptr = &row_ptr[0]
+    src.row_cols = &row_cols[0] if row_cols.shape[0] else NULL
     src.pos = &pos[0, 0, 0]
     src.D = D
     src.h = pos.shape[2]

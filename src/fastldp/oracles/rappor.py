@@ -158,7 +158,7 @@ from typing import Any, Callable, Hashable, Optional, cast
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._kernels._bloom import (bloom_cg, bloom_gram_apply, bloom_positions,
+from .._kernels._bloom import (bloom_cg, bloom_gram_apply, bloom_positions, bloom_rows,
                                bloom_transpose_apply)
 from .._kernels._cms import bloom_design, bloom_gram, cohort_bit_counts
 from .._kernels._unary import ue_perturb
@@ -606,16 +606,22 @@ class RAPPOR(MatrixReports, FrequencyOracle):
         return (self.codebook_seed, self.n_bits, self.n_hashes, self.n_cohorts, self.domain_size)
 
     def _positions(self) -> np.ndarray:
-        """The Bloom positions ``(C, D, h)`` (uint16, a repeated bit as ``k``) from the module's
-        cache, computed on a miss (:func:`~fastldp._kernels._bloom.bloom_positions`: the same
-        hashes as the design; the sparse decode needs no other form of ``X``)."""
+        """The Bloom positions ``(C, D, h)`` (uint16, a repeated bit as ``k``): :meth:`_bloom`."""
+        return self._bloom()[0]
+
+    def _bloom(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The design as the sparse decode's kernels read it, from the module's cache (built on
+        a miss): the Bloom positions (:func:`~fastldp._kernels._bloom.bloom_positions`, the
+        same hashes as :meth:`design`) and the same design in rows (``row_ptr``, ``row_cols``,
+        :func:`~fastldp._kernels._bloom.bloom_rows`); no scipy matrix."""
         key = self._design_key() + ("positions",)
-        pos = _DESIGNS.get(key)
-        if pos is None:
+        bloom = _DESIGNS.get(key)
+        if bloom is None:
             pos = bloom_positions(self.codebook_seed, self.n_cohorts, self.n_hashes,
                                   self.n_bits, self.domain_size)
-            _DESIGNS.put(key, pos)
-        return pos
+            bloom = (pos,) + tuple(bloom_rows(pos, self.n_bits))
+            _DESIGNS.put(key, bloom)
+        return bloom
 
     def _product_threads(self) -> int:
         entries = self.n_cohorts * self.n_hashes * self.domain_size
@@ -849,12 +855,13 @@ class RAPPOR(MatrixReports, FrequencyOracle):
     def _gram_operator(self, m: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
         """``V -> G V = sum_c m_c X_c^T X_c V`` column by column from the Bloom positions
         (:func:`~fastldp._kernels._bloom.bloom_gram_apply`)."""
-        pos, k, threads = self._positions(), self.n_bits, self._product_threads()
+        (pos, ptr, cols), k, threads = self._bloom(), self.n_bits, self._product_threads()
         w = np.ascontiguousarray(m, dtype=np.float64)
 
         def matvec(V: np.ndarray) -> np.ndarray:
-            return np.column_stack([bloom_gram_apply(pos, k, w, np.ascontiguousarray(V[:, j]),
-                                                     threads) for j in range(V.shape[1])])
+            return np.column_stack([bloom_gram_apply(pos, ptr, cols, k, w,
+                                                     np.ascontiguousarray(V[:, j]), threads)
+                                    for j in range(V.shape[1])])
 
         return matvec
 
@@ -956,11 +963,11 @@ class RAPPOR(MatrixReports, FrequencyOracle):
         """
         from scipy.linalg import eigvalsh_tridiagonal
 
-        pos, k, threads = self._positions(), self.n_bits, self._product_threads()
+        (pos, ptr, cols), k, threads = self._bloom(), self.n_bits, self._product_threads()
         w = np.ascontiguousarray(m, dtype=np.float64)
         D = self.domain_size
         trace = float(np.sum(w[:, None, None] * (pos < k)))
-        total = float(bloom_gram_apply(pos, k, w, np.ones(D), threads).sum())
+        total = float(bloom_gram_apply(pos, ptr, cols, k, w, np.ones(D), threads).sum())
         c = (total - trace) / (D * (D - 1)) if D > 1 else 0.0
         a = trace / D - c
         if not (a > 0 and a + c * D > 0):  # pragma: no cover - not a Gram matrix of filters
@@ -970,12 +977,14 @@ class RAPPOR(MatrixReports, FrequencyOracle):
         x = np.zeros(D)
         r = b
         lam = None
+        tol = CG_FIRST_TOL
         bound = np.inf
         for _ in range(4):  # the solve, then up to three corrections
-            dx, iterations, alphas, betas = bloom_cg(pos, k, w, np.ascontiguousarray(r), a, c,
-                                                     CG_FIRST_TOL, maxiter, threads)
+            dx, iterations, alphas, betas = bloom_cg(pos, ptr, cols, k, w,
+                                                     np.ascontiguousarray(r), a, c, tol,
+                                                     maxiter, threads)
             x += dx
-            r = b - bloom_gram_apply(pos, k, w, x, threads)
+            r = b - bloom_gram_apply(pos, ptr, cols, k, w, x, threads)
             if lam is None and iterations > 1:  # the first run's Ritz value (the longest run)
                 diag = 1.0 / alphas
                 diag[1:] += betas[:-1] / alphas[:-1]
@@ -985,10 +994,14 @@ class RAPPOR(MatrixReports, FrequencyOracle):
                 lam = 0.5 * theta * (a if a > 0 else 1.0)
             if lam is None or not (lam > 0):
                 break
-            bound = float(np.sqrt(r @ r)) / lam
-            if bound <= ERROR_TOL * float(np.abs(x).max(initial=0.0)):
+            norm_r = float(np.sqrt(r @ r))
+            target = ERROR_TOL * float(np.abs(x).max(initial=0.0)) * lam  # on ||r||
+            bound = norm_r / lam
+            if norm_r <= target:
                 return x
-        if not np.all(np.isfinite(x)) or bound > ERROR_TOL * float(np.abs(x).max(initial=0.0)):
+            # the correction's own relative residual: the target with a factor 2 to spare
+            tol = 0.5 * target / norm_r
+        if not np.all(np.isfinite(x)) or not (bound <= ERROR_TOL * float(np.abs(x).max(initial=0.0))):
             norm = float(np.sqrt(b @ b))
             rel = float(np.sqrt(r @ r)) / norm if norm > 0 else 0.0
             if rel > CG_FIRST_TOL:
