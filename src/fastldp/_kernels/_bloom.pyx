@@ -164,9 +164,10 @@ cdef object _check_rows(const int64_t[::1] row_ptr, const uint32_t[::1] row_cols
     for r in range(C * k):
         if row_ptr[r + 1] < row_ptr[r]:
             raise ValueError(f"row_ptr decreases at {r}")
-    for a in range(row_cols.shape[0]):
-        if row_cols[a] >= D:
-            raise ValueError(f"row_cols[{a}] = {row_cols[a]} is outside [0, {D})")
+    cols = np.asarray(row_cols)
+    if cols.shape[0] and int(cols.max()) >= D:  # numpy's vectorized max: checked per call
+        a = int(np.argmax(cols >= D))
+        raise ValueError(f"row_cols[{a}] = {row_cols[a]} is outside [0, {D})")
 
 
 cdef void _gram_range(const void *ctx, int64_t start, int64_t stop,
@@ -273,11 +274,9 @@ cdef object _check(const uint16_t[:, :, ::1] pos, int64_t k):
     if pos.shape[0] < 1 or pos.shape[1] < 1 or pos.shape[2] < 1:
         raise ValueError(f"pos must have shape (C, D, h) with C, D, h >= 1, got "
                          f"({pos.shape[0]}, {pos.shape[1]}, {pos.shape[2]})")
-    cdef int64_t a, n = pos.shape[0] * pos.shape[1] * pos.shape[2]
-    cdef const uint16_t *p = &pos[0, 0, 0]
-    for a in range(n):
-        if p[a] > k:
-            raise ValueError(f"pos holds {p[a]}, outside [0, {k}]")
+    cdef int64_t top = int(np.asarray(pos).max())  # numpy's vectorized max: checked per call
+    if top > k:
+        raise ValueError(f"pos holds {top}, outside [0, {k}]")
 
 
 cdef object _run(bloom_source *src, int64_t C, int n_threads, bint gram):
