@@ -14,8 +14,8 @@ positions, ``pos[c, v, t] = H_{c h + t}(v)``, without a sparse matrix:
 * :func:`bloom_gram_apply`: ``G v = sum_c w_c X_c^T (X_c v)``. Per cohort,
   ``X_c v`` by rows (each bit's candidates summed in four independent
   chains: a gather, no read-modify-write), scaled by ``w_c`` into ``k + 1``
-  accumulators, then gathered back by the positions, four cohorts per pass
-  over the output when ``h = 2``, a candidate's two positions read in one load
+  accumulators, then gathered back by the positions in one pass over the
+  output per chunk of cohorts, a candidate's two positions read in one load
   (``2 C h D`` adds; 0.35 ms inside :func:`bloom_cg` at the
   benchmark's ``C = 64, h = 2, k = 128, D = 4096`` against 0.62 ms for a
   scatter into the accumulators, and scipy's two products 0.70 ms, on one
@@ -172,78 +172,79 @@ cdef object _check_rows(const int64_t[::1] row_ptr, const uint32_t[::1] row_cols
 
 cdef void _gram_range(const void *ctx, int64_t start, int64_t stop,
                       double *part) noexcept nogil:
-    # X_c v by rows (a gather: each bit's candidates summed in four independent chains),
-    # then X_c^T of it by the positions, four cohorts per pass over ``part`` when h = 2
+    # X_c v by rows (a gather: each bit's candidates summed in four independent chains) for
+    # every cohort of the chunk, then X_c^T of them by the positions in ONE pass over
+    # ``part``: part[v] += (the chunk's sum for v), so that a caller may pass ``out`` itself
+    # (``0 + P == P``: the same bits as a zeroed partial added to ``out``)
     cdef const bloom_source *src = <const bloom_source *>ctx
-    cdef int64_t D = src.D, h = src.h, k = src.k, c, v, t, j, a, e, g, G
-    cdef double *acc = <double *>malloc(4 * (k + 1) * sizeof(double))
+    cdef int64_t D = src.D, h = src.h, k = src.k, c, v, t, j, a, e, g, n = stop - start
+    cdef double *acc = <double *>malloc(n * (k + 1) * sizeof(double))
     cdef double *A
-    cdef double *B1
-    cdef double *B2
-    cdef double *B3
     cdef const uint16_t *P0
-    cdef const uint16_t *P1
-    cdef const uint16_t *P2
-    cdef const uint16_t *P3
+    cdef const uint16_t *P
     cdef uint32_t u0, u1, u2, u3
     cdef const double *x = src.vec
     cdef const uint32_t *cols = src.row_cols
+    cdef int64_t kk = k + 1, stride = D * h
     cdef double s, s0, s1, s2, s3
-    if acc == NULL:  # pragma: no cover - 4 (k + 1) doubles
+    if acc == NULL:  # pragma: no cover - n (k + 1) doubles
         return
-    c = start
-    while c < stop:
-        G = min(4, stop - c)
-        for g in range(G):
-            A = acc + g * (k + 1)
-            for j in range(k):
-                s0 = 0.0
-                s1 = 0.0
-                s2 = 0.0
-                s3 = 0.0
-                a = src.row_ptr[(c + g) * k + j]
-                e = src.row_ptr[(c + g) * k + j + 1]
-                while a + 4 <= e:
-                    s0 += x[cols[a]]
-                    s1 += x[cols[a + 1]]
-                    s2 += x[cols[a + 2]]
-                    s3 += x[cols[a + 3]]
-                    a += 4
-                while a < e:
-                    s0 += x[cols[a]]
-                    a += 1
-                A[j] = ((s0 + s1) + (s2 + s3)) * src.w[c + g]
-            A[k] = 0.0  # the sentinel: a repeated bit adds nothing
-        if G == 4 and h == 2:
-            # a candidate's two positions in one 32-bit load (a memcpy: no aliasing of uint16
-            # data through a uint32 pointer; which half holds which does not matter:
-            # a + b == b + a exactly)
-            P0 = src.pos + c * D * 2
-            P1 = P0 + D * 2
-            P2 = P1 + D * 2
-            P3 = P2 + D * 2
-            A = acc
-            B1 = acc + (k + 1)
-            B2 = acc + 2 * (k + 1)
-            B3 = acc + 3 * (k + 1)
-            for v in range(D):
-                memcpy(&u0, P0 + 2 * v, 4)
-                memcpy(&u1, P1 + 2 * v, 4)
-                memcpy(&u2, P2 + 2 * v, 4)
-                memcpy(&u3, P3 + 2 * v, 4)
-                part[v] += (((A[u0 & 0xFFFF] + A[u0 >> 16]) + (B1[u1 & 0xFFFF] + B1[u1 >> 16]))
-                            + ((B2[u2 & 0xFFFF] + B2[u2 >> 16])
-                               + (B3[u3 & 0xFFFF] + B3[u3 >> 16])))
-        else:
-            for g in range(G):
-                A = acc + g * (k + 1)
-                P0 = src.pos + (c + g) * D * h
-                for v in range(D):
-                    s = 0.0
-                    for t in range(h):
-                        s += A[P0[v * h + t]]
-                    part[v] += s
-        c += G
+    for g in range(n):
+        c = start + g
+        A = acc + g * kk
+        for j in range(k):
+            s0 = 0.0
+            s1 = 0.0
+            s2 = 0.0
+            s3 = 0.0
+            a = src.row_ptr[c * k + j]
+            e = src.row_ptr[c * k + j + 1]
+            while a + 4 <= e:
+                s0 += x[cols[a]]
+                s1 += x[cols[a + 1]]
+                s2 += x[cols[a + 2]]
+                s3 += x[cols[a + 3]]
+                a += 4
+            while a < e:
+                s0 += x[cols[a]]
+                a += 1
+            A[j] = ((s0 + s1) + (s2 + s3)) * src.w[c]
+        A[k] = 0.0  # the sentinel: a repeated bit adds nothing
+    P0 = src.pos + start * stride
+    if h == 2:
+        # a candidate's two positions in one 32-bit load (a memcpy: no aliasing of uint16
+        # data through a uint32 pointer; which half holds which does not matter:
+        # a + b == b + a exactly); cohorts four at a time
+        for v in range(D):
+            s = 0.0
+            g = 0
+            while g + 4 <= n:
+                P = P0 + g * stride + 2 * v
+                memcpy(&u0, P, 4)
+                memcpy(&u1, P + stride, 4)
+                memcpy(&u2, P + 2 * stride, 4)
+                memcpy(&u3, P + 3 * stride, 4)
+                A = acc + g * kk
+                s += (((A[u0 & 0xFFFF] + A[u0 >> 16])
+                       + (A[kk + (u1 & 0xFFFF)] + A[kk + (u1 >> 16)]))
+                      + ((A[2 * kk + (u2 & 0xFFFF)] + A[2 * kk + (u2 >> 16)])
+                         + (A[3 * kk + (u3 & 0xFFFF)] + A[3 * kk + (u3 >> 16)])))
+                g += 4
+            while g < n:
+                memcpy(&u0, P0 + g * stride + 2 * v, 4)
+                A = acc + g * kk
+                s += A[u0 & 0xFFFF] + A[u0 >> 16]
+                g += 1
+            part[v] += s
+    else:
+        for v in range(D):
+            s = 0.0
+            for g in range(n):
+                A = acc + g * kk
+                P = P0 + g * stride + v * h
+                for t in range(h):
+                    s += A[P[t]]
+            part[v] += s
     free(acc)
 
 
@@ -290,7 +291,7 @@ cdef object _run(bloom_source *src, int64_t C, int n_threads, bint gram):
     cdef double[::1] bb = buf
     with nogil:
         if gram:
-            _chunk_sum(_gram_range, src, C, src.D, chunk, nt, slots, &bb[0], &o[0])
+            _chunk_sum(_gram_range, src, C, src.D, chunk, nt, slots, &bb[0], &o[0], True)
         else:
             _chunk_sum(_transpose_range, src, C, src.D, chunk, nt, slots, &bb[0], &o[0])
     return out
@@ -366,13 +367,16 @@ cdef void _gram_into(bloom_source *src, int64_t C, int64_t chunk, int nt, int64_
                      double *buf, const double *v, double *out) noexcept nogil:
     src.vec = v
     memset(out, 0, src.D * sizeof(double))
-    _chunk_sum(_gram_range, src, C, src.D, chunk, nt, slots, buf, out)
+    _chunk_sum(_gram_range, src, C, src.D, chunk, nt, slots, buf, out, True)
 
 
 cdef void _chunk_sum(fastldp_chunk_fn fn, const void *ctx, int64_t n, int64_t p, int64_t chunk,
-                     int nt, int64_t slots, double *buf, double *out) noexcept nogil:
-    # one thread: the chunks in order, each into a zeroed partial added to ``out`` (the same
-    # sums as fastldp_ordered_chunk_sum's, without a parallel region per wave)
+                     int nt, int64_t slots, double *buf, double *out,
+                     bint one_pass=False) noexcept nogil:
+    # one thread: the chunks in order without a parallel region per wave, each into a zeroed
+    # partial added to ``out`` (fastldp_ordered_chunk_sum's sums), or straight into ``out``
+    # for a ``fn`` that adds to each entry once (``one_pass``: ``out + (0 + P) == out + P``,
+    # and ``out`` never holds -0, so the bits are the same)
     cdef int64_t start, stop, e
     if nt > 1:
         fastldp_ordered_chunk_sum(fn, ctx, n, p, chunk, nt, slots, buf, out)
@@ -380,10 +384,13 @@ cdef void _chunk_sum(fastldp_chunk_fn fn, const void *ctx, int64_t n, int64_t p,
     start = 0
     while start < n:
         stop = min(start + chunk, n)
-        memset(buf, 0, p * sizeof(double))
-        fn(ctx, start, stop, buf)
-        for e in range(p):
-            out[e] += buf[e]
+        if one_pass:
+            fn(ctx, start, stop, out)
+        else:
+            memset(buf, 0, p * sizeof(double))
+            fn(ctx, start, stop, buf)
+            for e in range(p):
+                out[e] += buf[e]
         start = stop
 
 
