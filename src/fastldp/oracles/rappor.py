@@ -959,8 +959,8 @@ class RAPPOR(MatrixReports, FrequencyOracle):
         relative residual of ``1e-13``). It stops at a relative residual of
         :data:`CG_FIRST_TOL`, then checks the error
         ``||x - G^{-1} b||_2 <= ||r||_2 / lambda_min(G)`` (``r`` the true
-        residual) against ``ERROR_TOL * max|x|``, with ``lambda_min(G) >= a
-        lambda_min(M^{-1} G)`` (``lambda_min(M) = a``) and
+        residual) against ``ERROR_TOL * max|x|``, with ``lambda_min(G) >=
+        lambda_min(M) lambda_min(M^{-1} G)`` (``lambda_min(M) = min(a, a + c D)``) and
         ``lambda_min(M^{-1} G)`` estimated by the smallest Ritz value of the
         run's Lanczos tridiagonal, halved: a Ritz value is at least the
         eigenvalue it approaches, and at this residual the smallest has
@@ -1003,7 +1003,7 @@ class RAPPOR(MatrixReports, FrequencyOracle):
                 off = np.sqrt(betas[:-1]) / alphas[:-1]
                 theta = float(eigvalsh_tridiagonal(diag, off, select="i",
                                                    select_range=(0, 0))[0])
-                lam = 0.5 * theta * (a if a > 0 else 1.0)
+                lam = 0.5 * theta * (min(a, a + c * D) if a > 0 else 1.0)  # lambda_min(M)
             if lam is None or not (lam > 0):
                 break
             norm_r = float(np.sqrt(r @ r))
@@ -1013,7 +1013,8 @@ class RAPPOR(MatrixReports, FrequencyOracle):
                 return x
             # the correction's own relative residual: the target with a factor 2 to spare
             tol = 0.5 * target / norm_r
-        if not np.all(np.isfinite(x)) or not (bound <= ERROR_TOL * float(np.abs(x).max(initial=0.0))):
+        largest = float(np.abs(x).max(initial=0.0))
+        if not np.all(np.isfinite(x)) or not (bound <= ERROR_TOL * largest):
             norm = float(np.sqrt(b @ b))
             rel = float(np.sqrt(r @ r)) / norm if norm > 0 else 0.0
             if rel > CG_FIRST_TOL:
