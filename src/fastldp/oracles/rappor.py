@@ -908,13 +908,15 @@ class RAPPOR(MatrixReports, FrequencyOracle):
         """``G^+ B`` without a new factorization (``B`` a ``(D, b)`` block).
 
         The module's cached factorization of ``G`` when there is one (two
-        triangular solves); else conjugate gradients on the sparse design
-        (:func:`_conjugate_gradients`, relative residual below
-        :data:`CG_TOL`), unless ``G`` is singular by the design's structure:
-        then the dense decode's minimum-norm solution, which drops
-        eigenvalues below :data:`RCOND` of the largest, as the dense decode
-        does (``D <= MAX_DENSE_CANDIDATES``; above it, conjugate gradients'
-        own minimum-norm solution). Both paths warn when ``G`` is singular.
+        triangular solves); else preconditioned conjugate gradients on the
+        filters' positions, column by column (:meth:`_cg_solve`, to
+        :data:`ERROR_TOL` of the largest entry), unless ``G`` is singular by
+        the design's structure: then the dense decode's minimum-norm
+        solution, which drops eigenvalues below :data:`RCOND` of the largest,
+        as the dense decode does (``D <= MAX_DENSE_CANDIDATES``; above it,
+        unpreconditioned conjugate gradients' own minimum-norm solution,
+        :func:`_conjugate_gradients` to a relative residual of
+        :data:`CG_TOL`). Both paths warn when ``G`` is singular.
         """
         key = np.ascontiguousarray(m, dtype=np.float64).tobytes()
         factor = None
