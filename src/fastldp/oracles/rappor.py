@@ -204,6 +204,10 @@ ERROR_TOL = 1e-9
 #: entries of the design (``C h D``) from which a product with ``G`` uses the oracle's threads
 #: (below it a parallel region per product costs more than it saves on a loaded machine)
 PARALLEL_PRODUCT_ENTRIES = 2**22
+#: report bytes from which the bit counts use the oracle's threads (below it one thread counts
+#: in about a millisecond: 0.85 ms for 100,000 reports of 128 bits, against 8 to 15 ms with two
+#: threads on a machine whose cores other work shares)
+PARALLEL_COUNT_BYTES = 2**24
 #: bits of a Bloom filter at most
 MAX_BITS = 4096
 #: hash functions per cohort at most
@@ -752,8 +756,10 @@ class RAPPOR(MatrixReports, FrequencyOracle):
             rows = np.zeros((n, 8 * W), dtype=np.uint8)
             rows[:, :nbytes] = clean
         words = rows.view("<i8").astype(np.int64, copy=False)  # bit j: bit j % 64 of word j // 64
+        # integer counts: the same for any thread count; threads only for a large batch
+        threads = self.n_threads if words.nbytes >= PARALLEL_COUNT_BYTES else 1
         return cohort_bit_counts(words, np.ascontiguousarray(identities, dtype=np.uint64),
-                                 self.n_cohorts, self.n_bits, self.n_threads)
+                                 self.n_cohorts, self.n_bits, threads)
 
     def partial(self, reports: ArrayLike, epsilons: Optional[ArrayLike] = None,
                 identities: Optional[ArrayLike] = None) -> Partial:
