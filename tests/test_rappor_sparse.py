@@ -379,3 +379,48 @@ def test_the_sparse_module_keeps_no_factorization(no_dense):
     o = make(D=64, n_bits=64, n_cohorts=8, all_variances=False)
     o.estimate(o.privatize(np.arange(2000) % 64, rng=0))
     assert not rappor_module._FACTORS._items and not o._factors
+
+
+# ---------------------------------------------------------------- the kernel path
+def test_the_sparse_decode_builds_no_sparse_matrix(no_dense, monkeypatch):
+    """A fresh sparse decode reads the filters' positions only: no scipy design is built (it
+    was most of a fresh decode's set-up), and the counts still equal the dense solve's."""
+    o = make(D=300, n_bits=64, n_cohorts=16, all_variances=False)
+    y, _ = _reports(o, 6000, np.random.default_rng(21))
+
+    def refuse(self):
+        raise AssertionError("the sparse decode built the scipy design")
+
+    monkeypatch.setattr(RAPPOR, "_shared_design", refuse)
+    got = o.estimate(y).counts
+    monkeypatch.undo()
+    clear_factor_cache()
+    _close(got, make(D=300, n_bits=64, n_cohorts=16).estimate(y).counts)
+
+
+def test_the_preconditioned_solve_meets_its_target_in_fewer_products(no_dense, monkeypatch):
+    """_cg_solve (a I + c 11^T, stopped by the error estimate) against the dense solve of G f =
+    h at ERROR_TOL of the largest entry, in fewer products than unpreconditioned conjugate
+    gradients to the relative residual CG_TOL."""
+    from fastldp._kernels._bloom import bloom_cg
+
+    o = make(D=1500, n_bits=64, n_cohorts=48, all_variances=False)
+    y, _ = _reports(o, 40_000, np.random.default_rng(22))
+    m = o.partial(y).sums["reports"].value().astype(np.float64)
+    h = np.random.default_rng(23).random(o.domain_size)
+    products = []
+
+    def counting(*args):
+        out = bloom_cg(*args)
+        products.append(out[1])
+        return out
+
+    monkeypatch.setattr(rappor_module, "bloom_cg", counting)
+    x = o._cg_solve(m, h)
+    monkeypatch.undo()
+    G = make(D=1500, n_bits=64, n_cohorts=48).gram(m)
+    want = np.linalg.solve(G, h)
+    _close(x, want, rel=rappor_module.ERROR_TOL)
+    pos, ptr, cols = o._bloom()
+    plain = bloom_cg(pos, ptr, cols, o.n_bits, m, h, 0.0, 0.0, rappor_module.CG_TOL, 10_000)[1]
+    assert sum(products) < plain

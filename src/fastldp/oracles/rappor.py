@@ -77,13 +77,20 @@ it needs ``G^{-1}``'s diagonal, and the sparse path of
 it solves the NNLS problem by a primal-dual active-set method whose inner
 solves are the conjugate gradients below,
 :meth:`RAPPOR._nonnegative_sparse`): conjugate gradients on ``G f = h``
-with ``G v = X^T (w * (X v))`` on the compressed design
-(``2 nnz(X) <= 2 C h D`` multiply-adds a product; the number of products
-grows with ``D / (C k)``, which sets the spread of ``G``'s spectrum: 94 to a
-relative residual of :data:`CG_TOL` at the benchmark's ``D = 4096, k = 128,
-h = 2, C = 64``), unpreconditioned so that a singular but consistent system
-converges to the minimum-norm solution (the diagonal of ``G`` is nearly
-constant, so a diagonal preconditioner would gain little). The rule: the
+with ``G v = sum_c m_c X_c^T (X_c v)`` read from the filters' positions
+(:mod:`fastldp._kernels._bloom`: no sparse matrix is built; ``2 nnz(X) <=
+2 C h D`` adds a product, 0.35 ms at the benchmark's ``D = 4096, k = 128,
+h = 2, C = 64`` on one core of a loaded machine; the number of products
+grows with ``D / (C k)``, which sets the spread of ``G``'s spectrum). A
+nonsingular ``G`` is solved in one kernel call, preconditioned by the Gram
+matrix of random filters ``a I + c 1 1^T`` and stopped by an estimate of
+the error against :data:`ERROR_TOL` (:meth:`RAPPOR._cg_solve`: 74 products
+at the benchmark's sizes, against 94 unpreconditioned to a relative
+residual of :data:`CG_TOL`); a singular one (beyond
+``MAX_DENSE_CANDIDATES``) and the non-negative decode's inner solves stay
+unpreconditioned to :data:`CG_TOL`, so that a singular but consistent
+system converges to the minimum-norm solution (the diagonal of ``G`` is
+nearly constant, so a diagonal preconditioner would gain little). The rule: the
 sparse path uses a factorization already in the cache when there is one
 (two triangular solves: cheaper than the iterations), the dense one also
 when ``G`` is singular by the design's structure (fewer equations from the
@@ -158,6 +165,8 @@ from typing import Any, Callable, Hashable, Optional, cast
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._kernels._bloom import (bloom_cg, bloom_gram_apply, bloom_positions, bloom_rows,
+                               bloom_transpose_apply)
 from .._kernels._cms import bloom_design, bloom_gram, cohort_bit_counts
 from .._kernels._unary import ue_perturb
 from .._random import resolve_identities
@@ -182,8 +191,23 @@ MAX_CANDIDATES = 2**20
 MAX_DENSE_CANDIDATES = 8192
 #: ``n_cohorts * n_hashes * domain_size`` at most (the entries of the sparse design)
 MAX_DESIGN_ENTRIES = 2**26
-#: relative residual at which the sparse decode's conjugate gradients stop
+#: relative residual at which the sparse decode's conjugate gradients stop (the unpreconditioned
+#: solves: a singular design's minimum-norm solution, the non-negative decode's inner solves)
 CG_TOL = 1e-13
+#: relative residual at which the preconditioned solve of a nonsingular design first stops; it
+#: then continues until the error estimate below is met (:meth:`RAPPOR._cg_solve`)
+CG_FIRST_TOL = 3e-12
+#: the sparse decode's target: ``||f - G^{-1} h||_2 <= ERROR_TOL * max|f|`` by the estimate
+#: ``||r||_2 / lambda_min(G)`` with a lower estimate of ``lambda_min`` (:meth:`RAPPOR._cg_solve`;
+#: the counts agree with the dense decode's to ``1e-9`` of the largest, what the tests check)
+ERROR_TOL = 1e-9
+#: entries of the design (``C h D``) from which a product with ``G`` uses the oracle's threads
+#: (below it a parallel region per product costs more than it saves on a loaded machine)
+PARALLEL_PRODUCT_ENTRIES = 2**22
+#: report bytes from which the bit counts use the oracle's threads (below it one thread counts
+#: in about a millisecond: 0.85 ms for 100,000 reports of 128 bits, against 8 to 15 ms with two
+#: threads on a machine whose cores other work shares)
+PARALLEL_COUNT_BYTES = 2**24
 #: bits of a Bloom filter at most
 MAX_BITS = 4096
 #: hash functions per cohort at most
@@ -593,6 +617,28 @@ class RAPPOR(MatrixReports, FrequencyOracle):
     def _design_key(self) -> tuple:
         return (self.codebook_seed, self.n_bits, self.n_hashes, self.n_cohorts, self.domain_size)
 
+    def _positions(self) -> np.ndarray:
+        """The Bloom positions ``(C, D, h)`` (uint16, a repeated bit as ``k``): :meth:`_bloom`."""
+        return self._bloom()[0]
+
+    def _bloom(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The design as the sparse decode's kernels read it, from the module's cache (built on
+        a miss): the Bloom positions (:func:`~fastldp._kernels._bloom.bloom_positions`, the
+        same hashes as :meth:`design`) and the same design in rows (``row_ptr``, ``row_cols``,
+        :func:`~fastldp._kernels._bloom.bloom_rows`); no scipy matrix."""
+        key = self._design_key() + ("positions",)
+        bloom = _DESIGNS.get(key)
+        if bloom is None:
+            pos = bloom_positions(self.codebook_seed, self.n_cohorts, self.n_hashes,
+                                  self.n_bits, self.domain_size)
+            bloom = (pos,) + tuple(bloom_rows(pos, self.n_bits))
+            _DESIGNS.put(key, bloom)
+        return bloom
+
+    def _product_threads(self) -> int:
+        entries = self.n_cohorts * self.n_hashes * self.domain_size
+        return self.n_threads if entries >= PARALLEL_PRODUCT_ENTRIES else 1
+
     def _shared_design(self) -> Any:
         """``X`` (compressed rows, increasing columns) from the module's cache, built on a miss."""
         key = self._design_key()
@@ -710,8 +756,10 @@ class RAPPOR(MatrixReports, FrequencyOracle):
             rows = np.zeros((n, 8 * W), dtype=np.uint8)
             rows[:, :nbytes] = clean
         words = rows.view("<i8").astype(np.int64, copy=False)  # bit j: bit j % 64 of word j // 64
+        # integer counts: the same for any thread count; threads only for a large batch
+        threads = self.n_threads if words.nbytes >= PARALLEL_COUNT_BYTES else 1
         return cohort_bit_counts(words, np.ascontiguousarray(identities, dtype=np.uint64),
-                                 self.n_cohorts, self.n_bits, self.n_threads)
+                                 self.n_cohorts, self.n_bits, threads)
 
     def partial(self, reports: ArrayLike, epsilons: Optional[ArrayLike] = None,
                 identities: Optional[ArrayLike] = None) -> Partial:
@@ -798,9 +846,15 @@ class RAPPOR(MatrixReports, FrequencyOracle):
     def _decode(self, y: np.ndarray, m: np.ndarray) -> tuple[np.ndarray, Optional[np.ndarray]]:
         p, q = (float(v[0]) for v in self._pq(np.array([self.epsilon])))
         t = (y - q * m[:, None]) / (p - q)           # debiased bit counts per cohort
-        X = self.design()
-        h = np.asarray(X.T @ t.ravel(), dtype=np.float64)
         n = float(m.sum())
+        key = np.ascontiguousarray(m, dtype=np.float64).tobytes()
+        cached = key in self._factors or _FACTORS.get(self._design_key() + (key,)) is not None
+        if not self.all_variances and not cached:
+            # X^T t from the positions: no sparse matrix for the sparse decode
+            h = bloom_transpose_apply(self._positions(), self.n_bits, np.ascontiguousarray(t),
+                                      self._product_threads())
+        else:  # the dense decode's sums, so that a cached factorization gives its counts
+            h = np.asarray(self.design().T @ t.ravel(), dtype=np.float64)
         if not self.all_variances:
             if self.nonnegative:
                 return n * self._nonnegative_sparse(m, h), None
@@ -813,13 +867,15 @@ class RAPPOR(MatrixReports, FrequencyOracle):
 
     # ------------------------------------------------------------ the sparse decode
     def _gram_operator(self, m: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
-        """``V -> G V = X^T diag(w) X V`` on the sparse design (``w`` the rows' cohort sizes)."""
-        X = self.design()
-        w = np.repeat(np.asarray(m, dtype=np.float64), self.n_bits)[:, None]
-        XT = X.T  # compressed columns: X^T U without a transposed copy
+        """``V -> G V = sum_c m_c X_c^T X_c V`` column by column from the Bloom positions
+        (:func:`~fastldp._kernels._bloom.bloom_gram_apply`)."""
+        (pos, ptr, cols), k, threads = self._bloom(), self.n_bits, self._product_threads()
+        w = np.ascontiguousarray(m, dtype=np.float64)
 
         def matvec(V: np.ndarray) -> np.ndarray:
-            return np.asarray(XT @ (w * (X @ V)))
+            return np.column_stack([bloom_gram_apply(pos, ptr, cols, k, w,
+                                                     np.ascontiguousarray(V[:, j]), threads)
+                                    for j in range(V.shape[1])])
 
         return matvec
 
@@ -837,40 +893,44 @@ class RAPPOR(MatrixReports, FrequencyOracle):
         used = np.flatnonzero(np.asarray(m) > 0)
         if used.shape[0] * self.n_bits < D:
             return True
-        X = self.design()
+        pos, k, threads = self._positions(), self.n_bits, self._product_threads()
         # two random keys per candidate (sums of fixed random weights of the used rows its
         # filters set) sort equal columns together; a shared key is then checked exactly
-        weights = np.random.default_rng(0x5A11).random((X.shape[0], 2))
-        weights *= (np.asarray(m, dtype=np.float64) > 0).repeat(self.n_bits)[:, None]
-        # two single products: scipy's product with a two-column block is several times slower
-        keys = np.column_stack([X.T @ weights[:, 0], X.T @ weights[:, 1]])
+        weights = np.random.default_rng(0x5A11).random((2, self.n_cohorts, k))
+        weights *= (np.asarray(m, dtype=np.float64) > 0)[None, :, None]
+        keys = np.column_stack([bloom_transpose_apply(pos, k, weights[0], threads),
+                                bloom_transpose_apply(pos, k, weights[1], threads)])
         order = np.lexsort((keys[:, 1], keys[:, 0]))
         same = np.flatnonzero(np.all(keys[order[1:]] == keys[order[:-1]], axis=1))
-        if same.shape[0]:
-            rows = (used[:, None] * self.n_bits + np.arange(self.n_bits)[None, :]).ravel()
-            for i in same:
-                pair = X[:, [int(order[i]), int(order[i + 1])]].toarray()[rows]
-                if np.array_equal(pair[:, 0], pair[:, 1]):
-                    return True
+        for i in same:
+            # the filters as sorted position tuples (a repeated bit is k in both)
+            u, v = np.sort(pos[used, int(order[i])], axis=1), np.sort(pos[used, int(order[i + 1])],
+                                                                     axis=1)
+            if np.array_equal(u, v):
+                return True
         return False
 
     def _solve(self, m: np.ndarray, B: np.ndarray) -> np.ndarray:
         """``G^+ B`` without a new factorization (``B`` a ``(D, b)`` block).
 
         The module's cached factorization of ``G`` when there is one (two
-        triangular solves); else conjugate gradients on the sparse design
-        (:func:`_conjugate_gradients`, relative residual below
-        :data:`CG_TOL`), unless ``G`` is singular by the design's structure:
-        then the dense decode's minimum-norm solution, which drops
-        eigenvalues below :data:`RCOND` of the largest, as the dense decode
-        does (``D <= MAX_DENSE_CANDIDATES``; above it, conjugate gradients'
-        own minimum-norm solution). Both paths warn when ``G`` is singular.
+        triangular solves); else preconditioned conjugate gradients on the
+        filters' positions, column by column (:meth:`_cg_solve`, to
+        :data:`ERROR_TOL` of the largest entry), unless ``G`` is singular by
+        the design's structure: then the dense decode's minimum-norm
+        solution, which drops eigenvalues below :data:`RCOND` of the largest,
+        as the dense decode does (``D <= MAX_DENSE_CANDIDATES``; above it,
+        unpreconditioned conjugate gradients' own minimum-norm solution,
+        :func:`_conjugate_gradients` to a relative residual of
+        :data:`CG_TOL`). Both paths warn when ``G`` is singular.
         """
         key = np.ascontiguousarray(m, dtype=np.float64).tobytes()
         factor = None
+        singular = False
         if key in self._factors or _FACTORS.get(self._design_key() + (key,)) is not None:
             factor = self._factor(m)  # cached: the oracle's own (it has warned on a rank)
         elif self._structurally_singular(m):
+            singular = True
             if self.domain_size <= MAX_DENSE_CANDIDATES:
                 factor = self._factor(m)  # warns with the rank
             elif key not in self._singular_seen:
@@ -883,6 +943,8 @@ class RAPPOR(MatrixReports, FrequencyOracle):
                     "candidates cannot be told apart", RuntimeWarning, stacklevel=5)
         if factor is not None:
             return np.column_stack([factor.solve(B[:, j]) for j in range(B.shape[1])])
+        if not singular:
+            return np.column_stack([self._cg_solve(m, B[:, j]) for j in range(B.shape[1])])
         Z, residual = _conjugate_gradients(self._gram_operator(m), B, CG_TOL,
                                            maxiter=max(1000, 2 * self.domain_size))
         if not np.all(residual <= CG_TOL):
@@ -891,6 +953,83 @@ class RAPPOR(MatrixReports, FrequencyOracle):
                           f"{float(residual.max()):.3g} (target {CG_TOL:g})", RuntimeWarning,
                           stacklevel=5)
         return Z
+
+    def _cg_solve(self, m: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """``G^{-1} b`` for a nonsingular ``G``: preconditioned conjugate gradients in one kernel.
+
+        :func:`~fastldp._kernels._bloom.bloom_cg` with ``M = a I + c 1 1^T``,
+        the Gram matrix of random filters (``G``'s mean diagonal entry
+        ``a + c`` and mean off-diagonal entry ``c``, from ``trace G`` and
+        ``1^T G 1``, both sums over the design's row lengths; ``M^{-1}`` by
+        Sherman-Morrison in ``O(D)``): it removes
+        ``G``'s one large eigenvalue (``~ c D``, the all-ones direction), ten
+        fewer products at the benchmark's sizes (84 instead of 94 to a
+        relative residual of ``1e-13``). It stops at a relative residual of
+        :data:`CG_FIRST_TOL`, then checks the error
+        ``||x - G^{-1} b||_2 <= ||r||_2 / lambda_min(G)`` (``r`` the true
+        residual) against ``ERROR_TOL * max|x|``, with ``lambda_min(G) >=
+        lambda_min(M) lambda_min(M^{-1} G)`` (``lambda_min(M) = min(a, a + c D)``) and
+        ``lambda_min(M^{-1} G)`` estimated by the smallest Ritz value of the
+        run's Lanczos tridiagonal, halved: a Ritz value is at least the
+        eigenvalue it approaches, and at this residual the smallest has
+        converged to well within a factor 2 (0.3% above the true eigenvalue at
+        the benchmark's sizes). While the estimate is above the target the
+        residual's correction is solved to the residual the target needs
+        (at most three times). At the benchmark's sizes: 74 products and a
+        true error of ``3e-12`` of the largest count (a 2-norm bound is
+        loose for the largest entry's error by about ``sqrt(D)``).
+        """
+        from scipy.linalg import eigvalsh_tridiagonal
+
+        (pos, ptr, cols), k, threads = self._bloom(), self.n_bits, self._product_threads()
+        w = np.ascontiguousarray(m, dtype=np.float64)
+        D = self.domain_size
+        # trace G = sum_c m_c nnz(X_c) and 1^T G 1 = sum_c m_c ||X_c 1||^2, from the rows' lengths
+        lengths = np.diff(ptr).reshape(self.n_cohorts, k).astype(np.float64)
+        trace = float(w @ lengths.sum(axis=1))
+        total = float(w @ (lengths * lengths).sum(axis=1))
+        c = (total - trace) / (D * (D - 1)) if D > 1 else 0.0
+        a = trace / D - c
+        if not (a > 0 and a + c * D > 0):  # pragma: no cover - not a Gram matrix of filters
+            a = c = 0.0
+        maxiter = max(1000, 2 * D)
+        b = np.ascontiguousarray(b, dtype=np.float64)
+        x = np.zeros(D)
+        r = b
+        lam = None
+        tol = CG_FIRST_TOL
+        bound = np.inf
+        for _ in range(4):  # the solve, then up to three corrections
+            dx, iterations, alphas, betas = bloom_cg(pos, ptr, cols, k, w,
+                                                     np.ascontiguousarray(r), a, c, tol,
+                                                     maxiter, threads)
+            x += dx
+            r = b - bloom_gram_apply(pos, ptr, cols, k, w, x, threads)
+            if lam is None and iterations > 1:  # the first run's Ritz value (the longest run)
+                diag = 1.0 / alphas
+                diag[1:] += betas[:-1] / alphas[:-1]
+                off = np.sqrt(betas[:-1]) / alphas[:-1]
+                theta = float(eigvalsh_tridiagonal(diag, off, select="i",
+                                                   select_range=(0, 0))[0])
+                lam = 0.5 * theta * (min(a, a + c * D) if a > 0 else 1.0)  # lambda_min(M)
+            if lam is None or not (lam > 0):
+                break
+            norm_r = float(np.sqrt(r @ r))
+            target = ERROR_TOL * float(np.abs(x).max(initial=0.0)) * lam  # on ||r||
+            bound = norm_r / lam
+            if norm_r <= target:
+                return x
+            # the correction's own relative residual: the target with a factor 2 to spare
+            tol = 0.5 * target / norm_r
+        largest = float(np.abs(x).max(initial=0.0))
+        if not np.all(np.isfinite(x)) or not (bound <= ERROR_TOL * largest):
+            norm = float(np.sqrt(b @ b))
+            rel = float(np.sqrt(r @ r)) / norm if norm > 0 else 0.0
+            if rel > CG_FIRST_TOL:
+                warnings.warn(f"RAPPOR: the sparse solve stopped at a relative residual of "
+                              f"{rel:.3g} (target {CG_FIRST_TOL:g})", RuntimeWarning,
+                              stacklevel=6)
+        return x
 
     def _nonnegative_sparse(self, m: np.ndarray, h: np.ndarray) -> np.ndarray:
         """``argmin_{f >= 0} f^T G f - 2 f^T h`` on the sparse design (``nonnegative=True``).
