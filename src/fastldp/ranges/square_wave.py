@@ -25,13 +25,13 @@ Server
 The ``d'`` output bins (equal widths over ``[-b, 1 + b]``) are counted;
 those integer counts are the whole state (:meth:`SquareWave.partial`), so
 partials merge exactly. The distribution over ``d`` equal input bins of
-``[0, 1]`` is the maximum-likelihood estimate under the binned channel
+``[0, 1]`` is the maximum-likelihood estimate under the binned channel::
 
     M[j, i] = P(y in output bin j | v uniform in input bin i)
             = q w' + (p - q) (1 / w) int_{bin i} |bin j  cap  [v - b, v + b]| dv,
 
 computed exactly (the overlap's integral is a sum of ``relu(.)^2 / 2``
-terms: :func:`transition_matrix`), by expectation-maximization:
+terms: :func:`transition_matrix`), by expectation-maximization::
 
     theta <- theta * M^T (h / (M theta)) / n,
 
