@@ -30,14 +30,13 @@ number or shape of the reports as a whole raises.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from .._kernels._hash import SANITIZE_STREAM, hash_blocks
-from .._sanitize import SanitizationReport, sanitization_counts, sanitization_report
-from ..oracles._sanitizing import as_report_array
-from ..streaming import Partial
+from ..oracles._sanitizing import partial_report as partial_sanitization
+from ..oracles._sanitizing import record_rows as report_rows
+from ..oracles._sanitizing import tally_masks as tally
+from .._sanitize import sanitization_counts as report_counts
 
 __all__ = ["FREQUENCY_REASONS", "SMP_REASONS", "MEAN_REASONS", "report_rows", "tally",
            "report_counts", "partial_sanitization", "public_uniforms"]
@@ -45,66 +44,6 @@ __all__ = ["FREQUENCY_REASONS", "SMP_REASONS", "MEAN_REASONS", "report_rows", "t
 FREQUENCY_REASONS = ("wrong_width", "non_numeric", "non_integer", "out_of_range")
 SMP_REASONS = ("wrong_width", "non_numeric", "non_integer", "bad_index", "out_of_range")
 MEAN_REASONS = ("wrong_width", "non_numeric", "non_finite", "bad_index", "illegal_value")
-
-
-def report_rows(reports: Any, width: int, owner: str, expected: str) -> tuple:
-    """``reports`` as an ``(n, width)`` array, and the mask of rows of another length.
-
-    A rectangular array of another width (or rank) is the caller's shape
-    error (``ValueError`` naming ``reports``); a ragged list of rows keeps
-    its rows of the right length and marks the others (filled with 0).
-    """
-    arr = as_report_array(reports)
-    if arr.dtype.kind in "US" and not isinstance(reports, np.ndarray):
-        # numpy turned a list mixing numbers and strings into strings: keep each entry's type,
-        # so that only the strings count as non-numeric
-        arr = np.asarray(reports, dtype=object)
-    if arr.ndim == 2 and arr.shape[1] == width:
-        return arr, np.zeros(arr.shape[0], dtype=bool)
-    if arr.ndim == 1 and arr.shape[0] == 0:
-        return np.zeros((0, width), dtype=np.int64), np.zeros(0, dtype=bool)
-    if arr.ndim == 1 and arr.dtype == object:
-        n = arr.shape[0]
-        out = np.zeros((n, width), dtype=object)
-        wrong = np.zeros(n, dtype=bool)
-        for i, row in enumerate(arr):
-            try:
-                items = list(row)
-            except TypeError:  # a scalar where a row belongs
-                wrong[i] = True
-                continue
-            if len(items) != width:
-                wrong[i] = True
-                continue
-            out[i, :] = items
-        return out, wrong
-    raise ValueError(f"The 'reports' parameter of {owner} must be {expected}. Got an array of "
-                     f"shape {arr.shape} instead.")
-
-
-def tally(n: int, masks: dict, reasons: tuple, wrong_dtype: bool) -> SanitizationReport:
-    """The report of ``n`` reports from one boolean mask per reason (first reason wins).
-
-    ``masks[reason]`` marks the reports that have that fault; a report
-    counts under the first of ``reasons`` it has, and is valid with none.
-    """
-    seen = np.zeros(n, dtype=bool)
-    by_reason = {}
-    for reason in reasons:
-        mask = np.asarray(masks.get(reason, np.zeros(n, dtype=bool)), dtype=bool) & ~seen
-        by_reason[reason] = int(mask.sum())
-        seen |= mask
-    return SanitizationReport(n, int(n - seen.sum()), by_reason, bool(wrong_dtype))
-
-
-def report_counts(report: SanitizationReport) -> dict:
-    """The report as integer partial counts (``n``, ``n_valid``, ``reason:<r>``)."""
-    return sanitization_counts(report)
-
-
-def partial_sanitization(partial: Partial) -> SanitizationReport:
-    """The :class:`SanitizationReport` of every report a (merged) partial holds."""
-    return sanitization_report(partial.counts, partial.flags)
 
 
 def public_uniforms(seed: int, identities: np.ndarray, count: int) -> np.ndarray:

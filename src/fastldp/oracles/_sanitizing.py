@@ -16,7 +16,7 @@ reports of the oracles whose report is a row.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional, Union
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -27,7 +27,7 @@ from ..streaming import Partial
 
 __all__ = ["REASONS", "IntegerReports", "MatrixReports", "public_uniform", "as_report_array",
            "classify_integers", "all_legal_report", "tally_report", "partial_report",
-           "report_counts"]
+           "report_counts", "record_rows", "tally_masks"]
 
 REASONS = ("non_numeric", "non_integer", "out_of_range")
 _CAST_LIMIT = 2.0**62  # floats at or above this are out of range for every oracle
@@ -208,3 +208,55 @@ class MatrixReports:
         if arr.ndim != 2 or arr.shape != (n, width):
             raise self._shape_error(owner, n, arr.shape)
         return arr
+
+
+# Fixed-width rows of several fields (the multidim and ranges families' reports)
+
+def record_rows(reports: Any, width: int, owner: str, expected: str) -> tuple:
+    """``reports`` as an ``(n, width)`` array, and the mask of rows of another length.
+
+    A rectangular array of another width (or rank) is the caller's shape
+    error (``ValueError`` naming ``reports``); a ragged list of rows keeps
+    its rows of the right length and marks the others (filled with 0).
+    """
+    arr = as_report_array(reports)
+    if arr.dtype.kind in "US" and not isinstance(reports, np.ndarray):
+        # numpy turned a list mixing numbers and strings into strings: keep each entry's type,
+        # so that only the strings count as non-numeric
+        arr = np.asarray(reports, dtype=object)
+    if arr.ndim == 2 and arr.shape[1] == width:
+        return arr, np.zeros(arr.shape[0], dtype=bool)
+    if arr.ndim == 1 and arr.shape[0] == 0:
+        return np.zeros((0, width), dtype=np.int64), np.zeros(0, dtype=bool)
+    if arr.ndim == 1 and arr.dtype == object:
+        n = arr.shape[0]
+        out = np.zeros((n, width), dtype=object)
+        wrong = np.zeros(n, dtype=bool)
+        for i, row in enumerate(arr):
+            try:
+                items = list(row)
+            except TypeError:  # a scalar where a row belongs
+                wrong[i] = True
+                continue
+            if len(items) != width:
+                wrong[i] = True
+                continue
+            out[i, :] = items
+        return out, wrong
+    raise ValueError(f"The 'reports' parameter of {owner} must be {expected}. Got an array of "
+                     f"shape {arr.shape} instead.")
+
+
+def tally_masks(n: int, masks: dict, reasons: tuple, wrong_dtype: bool) -> SanitizationReport:
+    """The report of ``n`` reports from one boolean mask per reason (first reason wins).
+
+    ``masks[reason]`` marks the reports that have that fault; a report
+    counts under the first of ``reasons`` it has, and is valid with none.
+    """
+    seen = np.zeros(n, dtype=bool)
+    by_reason = {}
+    for reason in reasons:
+        mask = np.asarray(masks.get(reason, np.zeros(n, dtype=bool)), dtype=bool) & ~seen
+        by_reason[reason] = int(mask.sum())
+        seen |= mask
+    return SanitizationReport(n, int(n - seen.sum()), by_reason, bool(wrong_dtype))
