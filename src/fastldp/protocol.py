@@ -221,6 +221,38 @@ class ProtocolMembers(AuditedMembers):
                 "params": self.stream_params()}  # type: ignore[attr-defined]
 
 
+
+class FixedBudgetMembers(ProtocolMembers):
+    """:class:`ProtocolMembers` of a mechanism whose every report is at its one ``epsilon``.
+
+    ``privacy`` and the check of an ``epsilons`` argument, which may only
+    repeat that budget; ``_budget_note`` (a class attribute) says in the
+    error why a family's reports have one budget.
+    """
+
+    _budget_note = ""
+
+    def _check_epsilons(self, epsilons: Any, owner: str) -> None:
+        """Budgets are fixed: ``epsilons`` may only repeat ``epsilon``."""
+        if epsilons is None:
+            return
+        eps = np.asarray(epsilons, dtype=np.float64)
+        fixed = self.epsilon  # type: ignore[attr-defined]
+        if eps.size and not bool(np.all(eps == fixed)):
+            from ._validation import param_error
+
+            note = f" ({self._budget_note})" if self._budget_note else ""
+            raise param_error("epsilons", owner,
+                              f"None or the mechanism's fixed epsilon {fixed!r}{note}", epsilons)
+
+    def privacy(self, epsilons: Any = None) -> Any:
+        """Local DP of every whole report at ``epsilon``."""
+        from .results import PrivacyStatement
+
+        self._check_epsilons(epsilons, f"{type(self).__name__}.privacy")
+        return PrivacyStatement.local(epsilon=self.epsilon)  # type: ignore[attr-defined]
+
+
 _REGISTERED: dict[str, type] = {}
 
 

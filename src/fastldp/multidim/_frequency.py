@@ -39,12 +39,12 @@ from typing import Any, Optional
 import numpy as np
 
 from .._random import UINT64_MAX, as_generator, resolve_codebook_seed, resolve_identities
-from .._validation import KeywordOnly, check_float, check_int, param_error
+from .._validation import check_float, check_int, param_error
 from .._sanitize import SanitizationReport
 from ..oracles import GRR, OLH, OUE, SUE
 from ..oracles.adaptive import choose_oracle
 from ..oracles._sanitizing import classify_integers, public_uniform
-from ..protocol import ReportSchema
+from ..protocol import FixedBudgetMembers, ReportSchema
 from ..results import PrivacyStatement, Result
 from ..streaming import ExactSum, Partial
 from ._sanitizing import (FREQUENCY_REASONS, SMP_REASONS, partial_sanitization, report_counts,
@@ -153,8 +153,10 @@ def _labels(domain_sizes) -> tuple:
     return tuple(f"{j}={v}" for j, k in enumerate(domain_sizes) for v in range(k))
 
 
-class _MultiAttribute(KeywordOnly):
+class _MultiAttribute(FixedBudgetMembers):
     """What SPL, SMP and RSpFD share: parameters, records, the protocol's questions."""
+
+    _budget_note = "multi-attribute reports have one budget"
 
     kind = "counts"
     #: the name the oracle / variant parameter has in stream_params
@@ -201,10 +203,6 @@ class _MultiAttribute(KeywordOnly):
         return {"domain_sizes": list(self.domain_sizes), "epsilon": self.epsilon,
                 self._choice_name: self._choice, "codebook_seed": self.codebook_seed}
 
-    def spec(self) -> dict:
-        """``{"mechanism": class name, "params": stream_params()}``."""
-        return {"mechanism": type(self).__name__, "params": self.stream_params()}
-
     @property
     def labels(self) -> Optional[tuple]:
         """``"j=v"`` for every attribute ``j`` and value ``v`` (the estimate's entries)."""
@@ -216,21 +214,6 @@ class _MultiAttribute(KeywordOnly):
         dtype, shape = self._layout()
         return ReportSchema(dtype, shape, fixed_epsilon=self.epsilon)
 
-    def _check_epsilons(self, epsilons, owner: str) -> None:
-        """Budgets are fixed: ``epsilons`` may only repeat ``epsilon``."""
-        if epsilons is None:
-            return
-        eps = np.asarray(epsilons, dtype=np.float64)
-        if eps.size and not bool(np.all(eps == self.epsilon)):
-            raise param_error("epsilons", owner,
-                              f"None or the mechanism's fixed epsilon {self.epsilon!r} "
-                              "(multi-attribute reports have one budget)", epsilons)
-
-    def privacy(self, epsilons: Any = None) -> PrivacyStatement:
-        """Local DP of every whole report (all its attributes) at ``epsilon``."""
-        self._check_epsilons(epsilons, f"{type(self).__name__}.privacy")
-        return PrivacyStatement.local(epsilon=self.epsilon)
-
     def example_data(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` records (int64, shape ``(n, A)``): attribute ``j`` Zipf(1.1) over ``[0, k_j)``."""
         n = check_int(n, "n", f"{type(self).__name__}.example_data", low=0)
@@ -239,13 +222,6 @@ class _MultiAttribute(KeywordOnly):
             w = 1.0 / np.arange(1, k + 1) ** 1.1
             out[:, j] = rng.choice(k, size=n, p=w / w.sum())
         return out
-
-    @classmethod
-    def channels(cls, epsilon: float = 1.0) -> list:
-        """The audit's exact channels and negative controls (:mod:`._channels`)."""
-        from ..channels import registered_channels
-
-        return registered_channels(cls, epsilon)
 
     # ------------------------------------------------------------ records and reports
     def check_records(self, records: Any, owner: str) -> np.ndarray:

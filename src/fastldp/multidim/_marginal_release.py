@@ -69,9 +69,9 @@ import numpy as np
 
 from .._random import as_generator, resolve_codebook_seed, resolve_identities
 from .._sanitize import SanitizationReport
-from .._validation import KeywordOnly, check_float, check_int, param_error
+from .._validation import check_float, check_int, param_error
 from ..oracles._sanitizing import classify_integers
-from ..protocol import ReportSchema
+from ..protocol import FixedBudgetMembers, ReportSchema
 from ..results import PrivacyStatement, Result
 from ..streaming import ExactSum, Partial
 from ._sanitizing import (SMP_REASONS, partial_sanitization, public_uniforms, report_counts,
@@ -206,7 +206,7 @@ def _mechanism_of(spec_json: str) -> Any:
     return _MECHANISMS[spec["mechanism"]](**spec["params"])
 
 
-class _MarginalRelease(KeywordOnly):
+class _MarginalRelease(FixedBudgetMembers):
     """What the marginal protocols share: records, reports, sanitization, exact partials.
 
     A subclass sets ``_width`` / ``_dtype`` of a report row and implements
@@ -214,6 +214,8 @@ class _MarginalRelease(KeywordOnly):
     ``_public_rows`` (a legal replacement keyed by identity), ``_stats``
     (integer sufficient statistics), ``_tables`` and ``_marginal``.
     """
+
+    _budget_note = "marginal reports have one budget"
 
     kind = "counts"
     _REASONS = SMP_REASONS
@@ -279,10 +281,6 @@ class _MarginalRelease(KeywordOnly):
         out["codebook_seed"] = self.codebook_seed
         return out
 
-    def spec(self) -> dict:
-        """``{"mechanism": class name, "params": stream_params()}``."""
-        return {"mechanism": type(self).__name__, "params": self.stream_params()}
-
     def __repr__(self) -> str:
         inner = ", ".join(f"{k}={v!r}" for k, v in self.stream_params().items())
         return f"{type(self).__name__}({inner})"
@@ -291,19 +289,6 @@ class _MarginalRelease(KeywordOnly):
     def report_schema(self) -> ReportSchema:
         """The dtype and shape of one report; every report has the budget ``epsilon``."""
         return ReportSchema(self._dtype, (self._width,), fixed_epsilon=self.epsilon)
-
-    def _check_epsilons(self, epsilons, owner: str) -> None:
-        if epsilons is None:
-            return
-        eps = np.asarray(epsilons, dtype=np.float64)
-        if eps.size and not bool(np.all(eps == self.epsilon)):
-            raise param_error("epsilons", owner, f"None or the mechanism's fixed epsilon "
-                              f"{self.epsilon!r} (marginal reports have one budget)", epsilons)
-
-    def privacy(self, epsilons: Any = None) -> PrivacyStatement:
-        """Local DP of every whole report at ``epsilon``."""
-        self._check_epsilons(epsilons, f"{type(self).__name__}.privacy")
-        return PrivacyStatement.local(epsilon=self.epsilon)
 
     def example_data(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` binary records (int64 ``(n, d)``) with correlated attributes.
@@ -317,13 +302,6 @@ class _MarginalRelease(KeywordOnly):
         z = rng.integers(0, 2, n)
         agree = rng.random((n, d)) < 0.6 + 0.3 * np.arange(d) / d
         return np.where(agree, z[:, None], 1 - z[:, None]).astype(np.int64)
-
-    @classmethod
-    def channels(cls, epsilon: float = 1.0) -> list:
-        """The audit's exact channels and negative controls (:mod:`._channels`)."""
-        from ..channels import registered_channels
-
-        return registered_channels(cls, epsilon)
 
     # ------------------------------------------------------------ records
     def check_records(self, records: Any, owner: str) -> np.ndarray:

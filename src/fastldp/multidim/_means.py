@@ -29,10 +29,10 @@ import numpy as np
 
 from .._random import as_generator, resolve_identities
 from .._sanitize import SanitizationReport
-from .._validation import KeywordOnly, check_float, check_int, param_error
+from .._validation import check_float, check_int, param_error
 from ..oracles import Duchi, Piecewise
 from ..oracles.randomizers import Hybrid
-from ..protocol import ReportSchema
+from ..protocol import FixedBudgetMembers, ReportSchema
 from ..results import PrivacyStatement, Result
 from ..streaming import ExactSum, Partial
 from ._sanitizing import (MEAN_REASONS, partial_sanitization, public_uniforms, real_entries,
@@ -126,7 +126,7 @@ class MeanVectorEstimate(Result):
     sanitization: SanitizationReport
 
 
-class SampledMean(KeywordOnly):
+class SampledMean(FixedBudgetMembers):
     """The mean of vectors in ``[-1, 1]^d``: ``k`` sampled dimensions at ``epsilon / k`` each.
 
     Parameters
@@ -186,40 +186,16 @@ class SampledMean(KeywordOnly):
         return {"dimension": self.dimension, "epsilon": self.epsilon,
                 "randomizer": self.randomizer, "k": self.k}
 
-    def spec(self) -> dict:
-        """``{"mechanism": class name, "params": stream_params()}``."""
-        return {"mechanism": type(self).__name__, "params": self.stream_params()}
-
     @property
     def report_schema(self) -> ReportSchema:
         """float64 ``(2 k,)`` reports, every one at ``epsilon``."""
         return ReportSchema(np.float64, (2 * self.k,), fixed_epsilon=self.epsilon)
-
-    def _check_epsilons(self, epsilons, owner: str) -> None:
-        if epsilons is None:
-            return
-        eps = np.asarray(epsilons, dtype=np.float64)
-        if eps.size and not bool(np.all(eps == self.epsilon)):
-            raise param_error("epsilons", owner, f"None or the mechanism's fixed epsilon "
-                              f"{self.epsilon!r}", epsilons)
-
-    def privacy(self, epsilons: Any = None) -> PrivacyStatement:
-        """Local DP of every report at ``epsilon``."""
-        self._check_epsilons(epsilons, f"{type(self).__name__}.privacy")
-        return PrivacyStatement.local(epsilon=self.epsilon)
 
     def example_data(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` vectors in ``[-1, 1]^d``: coordinate ``j`` uniform around ``(j / d) - 0.5``."""
         n = check_int(n, "n", f"{type(self).__name__}.example_data", low=0)
         centre = np.arange(self.dimension) / self.dimension - 0.5
         return np.clip(centre + rng.uniform(-0.5, 0.5, (n, self.dimension)), -1.0, 1.0)
-
-    @classmethod
-    def channels(cls, epsilon: float = 1.0) -> list:
-        """The audit's channels and negative controls (:mod:`._channels`)."""
-        from ..channels import registered_channels
-
-        return registered_channels(cls, epsilon)
 
     # ------------------------------------------------------------ client
     def privatize(self, data: Any, *, epsilons: Any = None, identities: Any = None,

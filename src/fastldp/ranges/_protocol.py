@@ -48,8 +48,7 @@ from .._sanitize import SanitizationReport
 from .._validation import check_float, check_int, param_error
 from ..oracles import GRR, OLH, OUE, HadamardResponse
 from ..oracles._sanitizing import classify_integers
-from ..protocol import ProtocolMembers, ReportSchema
-from ..results import PrivacyStatement
+from ..protocol import FixedBudgetMembers, ReportSchema
 from ..streaming import ExactSum, Partial
 from ._sanitizing import (REASONS, level_payloads, partial_sanitization, public_payloads,
                           report_counts, report_rows, tally)
@@ -89,7 +88,7 @@ def oracle_name(oracle) -> str:
     return next(k for k, cls in ORACLES.items() if type(oracle) is cls)
 
 
-class LevelMechanism(ProtocolMembers):
+class LevelMechanism(FixedBudgetMembers):
     """The shared machinery of :class:`FlatRange` and :class:`HierarchicalHistogram`.
 
     Subclasses set, in ``__init__``, ``domain_size``, ``epsilon``,
@@ -97,6 +96,8 @@ class LevelMechanism(ProtocolMembers):
     levels' sizes and spans; they implement :meth:`stream_params` and
     :meth:`_result` (the estimate from the levels' counts).
     """
+
+    _budget_note = "range reports have one budget"
 
     kind = "distribution"
     labels = None
@@ -169,20 +170,6 @@ class LevelMechanism(ProtocolMembers):
     def report_schema(self) -> ReportSchema:
         """int64 rows of :attr:`row_width` columns; every report has the budget ``epsilon``."""
         return ReportSchema(np.int64, (self.row_width,), fixed_epsilon=self.epsilon)
-
-    def _check_epsilons(self, epsilons: Any, owner: str) -> None:
-        """Budgets are fixed: ``epsilons`` may only repeat ``epsilon``."""
-        if epsilons is None:
-            return
-        eps = np.asarray(epsilons, dtype=np.float64)
-        if eps.size and not bool(np.all(eps == self.epsilon)):
-            raise param_error("epsilons", owner, f"None or the mechanism's fixed epsilon "
-                              f"{self.epsilon!r} (range reports have one budget)", epsilons)
-
-    def privacy(self, epsilons: Any = None) -> PrivacyStatement:
-        """Local DP of every report at ``epsilon`` (all its levels together)."""
-        self._check_epsilons(epsilons, f"{type(self).__name__}.privacy")
-        return PrivacyStatement.local(epsilon=self.epsilon)
 
     def example_data(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` values (int64) in ``[0, D)``: a normal around ``D / 3`` with sd ``D / 8``, clipped."""

@@ -85,8 +85,7 @@ from .._random import as_generator, resolve_identities
 from .._sanitize import (SanitizationReport, _as_float, sanitization_counts,
                          sanitization_report)
 from .._validation import check_float, check_int, param_error
-from ..protocol import ProtocolMembers, ReportSchema
-from ..results import PrivacyStatement
+from ..protocol import FixedBudgetMembers, ReportSchema
 from ..streaming import ExactSum, Partial
 from ._base import RangeEstimate, check_probabilities
 
@@ -360,7 +359,7 @@ class SquareWaveEstimate(RangeEstimate):
         return float(self.distribution @ ((np.arange(d) + 0.5) / d))
 
 
-class SquareWave(ProtocolMembers):
+class SquareWave(FixedBudgetMembers):
     """Square Wave reports of values in ``[0, 1]`` and their distribution by EM or EMS.
 
     Parameters
@@ -399,6 +398,8 @@ class SquareWave(ProtocolMembers):
     >>> bool(abs(est.value_quantile(0.5) - np.median(x)) < 0.05)
     True
     """
+
+    _budget_note = "Square Wave reports have one budget"
 
     kind = "distribution"
     labels = None
@@ -447,19 +448,6 @@ class SquareWave(ProtocolMembers):
     def output_bounds(self) -> tuple:
         """``(-b, 1 + b)``: the range of a report."""
         return (-self.b, 1.0 + self.b)
-
-    def _check_epsilons(self, epsilons: Any, owner: str) -> None:
-        if epsilons is None:
-            return
-        eps = np.asarray(epsilons, dtype=np.float64)
-        if eps.size and not bool(np.all(eps == self.epsilon)):
-            raise param_error("epsilons", owner, f"None or the mechanism's fixed epsilon "
-                              f"{self.epsilon!r} (Square Wave reports have one budget)", epsilons)
-
-    def privacy(self, epsilons: Any = None) -> PrivacyStatement:
-        """Local DP of every report at ``epsilon``."""
-        self._check_epsilons(epsilons, f"{type(self).__name__}.privacy")
-        return PrivacyStatement.local(epsilon=self.epsilon)
 
     def example_data(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` values from Beta(5, 2), the paper's synthetic data."""
