@@ -19,6 +19,7 @@ from .hierarchical import (SPLITS, HierarchicalEstimate, HierarchicalHistogram,
                            optimal_level_weights)
 from ._protocol import ORACLES, OUE_MAX_BITS
 from .square_wave import SquareWave, SquareWaveEstimate
+from . import _sw_channels  # noqa: F401  (registers the audit's channels of SquareWave)
 from . import _channels  # noqa: F401  (registers the audit's channels of the classes above)
 from .haar import HaarEstimate, HaarHRR
 

@@ -50,8 +50,8 @@ from ..oracles import GRR, OLH, OUE, HadamardResponse
 from ..oracles._sanitizing import classify_integers
 from ..protocol import FixedBudgetMembers, ReportSchema
 from ..streaming import ExactSum, Partial
-from ._sanitizing import (REASONS, level_payloads, partial_sanitization, public_payloads,
-                          report_counts, report_rows, tally)
+from ._sanitizing import (REASONS, bytes_to_words, level_payloads, partial_sanitization,
+                          public_payloads, report_counts, report_rows, tally, words_to_bytes)
 
 __all__ = ["ORACLES", "OUE_MAX_BITS", "EPSILON_MAX", "MAX_DOMAIN", "LevelMechanism",
            "level_oracle"]
@@ -517,17 +517,3 @@ class LevelMechanism(FixedBudgetMembers):
             hits.append(h.astype(np.int64))
             about.append(m)
         return self._from_hits(np.concatenate(hits).astype(np.float64), about, n, None)
-
-
-def bytes_to_words(rows: np.ndarray, width: int) -> np.ndarray:
-    """Packed bit rows (uint8, little-endian) as ``width`` int64 words per row."""
-    n, nb = rows.shape
-    buf = np.zeros((n, 8 * width), dtype=np.uint8)
-    buf[:, :nb] = rows
-    return buf.view("<i8").astype(np.int64)
-
-
-def words_to_bytes(words: np.ndarray, n_bytes: int) -> np.ndarray:
-    """int64 words back to ``n_bytes`` packed bytes per row (uint8, C-contiguous)."""
-    raw = np.ascontiguousarray(words, dtype="<i8").view(np.uint8)
-    return np.ascontiguousarray(raw.reshape(words.shape[0], 8 * words.shape[1])[:, :n_bytes])

@@ -39,14 +39,14 @@ from ..oracles._sanitizing import tally_masks as tally
 from .._sanitize import sanitization_counts as report_counts
 
 __all__ = ["REASONS", "report_rows", "tally", "report_counts", "partial_sanitization",
-           "level_payloads", "public_payloads", "SanitizationReport"]
+           "level_payloads", "public_payloads", "SanitizationReport", "bytes_to_words",
+           "words_to_bytes"]
 
 REASONS = ("wrong_width", "non_numeric", "non_integer", "bad_index", "out_of_range")
 
 
 def level_payloads(mech: Any, li: int, identities: np.ndarray) -> np.ndarray:
     """Level ``li``'s public legal payloads (int64, ``(k, widths[li])``) for ``identities``."""
-    from ._protocol import bytes_to_words
 
     ids = np.ascontiguousarray(identities, dtype=np.uint64)
     oracle = mech.oracles[li]
@@ -73,3 +73,17 @@ def public_payloads(mech: Any, identities: np.ndarray) -> np.ndarray:
         start = mech.payload_starts[li]
         out[:, start:start + mech.widths[li]] = level_payloads(mech, li, ids)
     return out
+
+
+def bytes_to_words(rows: np.ndarray, width: int) -> np.ndarray:
+    """Packed bit rows (uint8, little-endian) as ``width`` int64 words per row."""
+    n, nb = rows.shape
+    buf = np.zeros((n, 8 * width), dtype=np.uint8)
+    buf[:, :nb] = rows
+    return buf.view("<i8").astype(np.int64)
+
+
+def words_to_bytes(words: np.ndarray, n_bytes: int) -> np.ndarray:
+    """int64 words back to ``n_bytes`` packed bytes per row (uint8, C-contiguous)."""
+    raw = np.ascontiguousarray(words, dtype="<i8").view(np.uint8)
+    return np.ascontiguousarray(raw.reshape(words.shape[0], 8 * words.shape[1])[:, :n_bytes])

@@ -604,6 +604,3 @@ class SquareWave(FixedBudgetMembers):
                  identities: Any = None) -> SquareWaveEstimate:
         """The reconstruction of the reports: ``finalize(partial(reports, ...))``."""
         return self.finalize(self.partial(reports, epsilons, identities))
-
-
-from . import _sw_channels  # noqa: E402,F401  (registers the audit's channels of SquareWave)
