@@ -252,6 +252,25 @@ class FixedBudgetMembers(ProtocolMembers):
         self._check_epsilons(epsilons, f"{type(self).__name__}.privacy")
         return PrivacyStatement.local(epsilon=self.epsilon)  # type: ignore[attr-defined]
 
+    def merge(self, a: Any, b: Any) -> Any:
+        """The partial of both chunks (exact sums; neither input changes)."""
+        owner = f"{type(self).__name__}.merge"
+        self._check_partial(a, owner)
+        self._check_partial(b, owner)
+        return a.merge(b)
+
+    def _check_partial(self, partial: Any, owner: str) -> None:
+        """Refuse what is not a partial of this class with these stream parameters."""
+        from .streaming import Partial
+
+        if not isinstance(partial, Partial):
+            raise TypeError(f"{owner} takes a fastldp.streaming.Partial; got "
+                            f"{type(partial).__name__}")
+        params = self.stream_params()  # type: ignore[attr-defined]
+        if partial.mechanism != type(self).__name__ or partial.params != params:
+            raise ValueError(f"{owner}: the partial belongs to {partial.mechanism} with other "
+                             f"parameters ({partial.params}); this is {self!r}")
+
 
 _REGISTERED: dict[str, type] = {}
 

@@ -572,21 +572,6 @@ class SquareWave(FixedBudgetMembers):
                        counts=sanitization_counts(report),
                        flags={"wrong_dtype": report.wrong_dtype})
 
-    def merge(self, a: Partial, b: Partial) -> Partial:
-        """The partial of both chunks (exact integer sums; neither input changes)."""
-        owner = f"{type(self).__name__}.merge"
-        self._check_partial(a, owner)
-        self._check_partial(b, owner)
-        return a.merge(b)
-
-    def _check_partial(self, partial: Any, owner: str) -> None:
-        if not isinstance(partial, Partial):
-            raise TypeError(f"{owner} takes a fastldp.streaming.Partial; got "
-                            f"{type(partial).__name__}")
-        if partial.mechanism != type(self).__name__ or partial.params != self.stream_params():
-            raise ValueError(f"{owner}: the partial belongs to {partial.mechanism} with other "
-                             f"parameters ({partial.params}); this is {self!r}")
-
     def finalize(self, partial: Partial) -> SquareWaveEstimate:
         """The reconstruction of a (merged) partial: ``estimate`` of its reports, bit for bit."""
         self._check_partial(partial, f"{type(self).__name__}.finalize")
