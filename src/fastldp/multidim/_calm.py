@@ -56,7 +56,7 @@ import numpy as np
 from .._random import resolve_codebook_seed
 from .._validation import check_float, check_int, param_error
 from ..oracles import OLH
-from ._frequency import MAX_ATTRIBUTE_DOMAIN, _symbol_pq
+from ._frequency import MAX_ATTRIBUTE_DOMAIN, _symbol_pq, check_categorical_records
 from ._marginal_release import (EPSILON_MAX, MAX_MARGINAL_ORDER, _grr, _MarginalRelease,
                                  _Shown, _table_variance)
 from ._sanitizing import public_uniforms
@@ -344,27 +344,7 @@ class CALM(_MarginalRelease):
 
     def check_records(self, records: Any, owner: str) -> np.ndarray:
         """``records`` as int64 ``(n, A)`` with column ``j`` in ``[0, k_j)``, or raise."""
-        A = self.n_attributes
-        expected = (f"an integer array of shape (n, {A}) whose column j is in "
-                    f"[0, domain_sizes[j])")
-        try:
-            arr = np.asarray(records)
-        except (TypeError, ValueError):
-            raise param_error("records", owner, expected, records, TypeError) from None
-        if arr.ndim == 2 and arr.shape[0] == 0:
-            arr = arr.astype(np.int64)
-        if arr.dtype.kind not in "iu":
-            raise param_error("records", owner, expected,
-                              _Shown(f"an array of dtype {arr.dtype}"), TypeError)
-        if arr.ndim != 2 or arr.shape[1] != A:
-            raise param_error("records", owner, expected, _Shown(f"an array of shape {arr.shape}"))
-        bad = (arr < 0) | (arr >= np.asarray(self.domain_sizes))
-        if bad.any():
-            i, j = (int(v) for v in np.argwhere(bad)[0])
-            raise param_error("records", owner, expected,
-                              _Shown(f"{int(arr[i, j])} at row {i}, attribute {j} "
-                                     f"(domain size {self.domain_sizes[j]})"))
-        return np.ascontiguousarray(arr, dtype=np.int64)
+        return check_categorical_records(records, self.domain_sizes, owner)
 
     # ------------------------------------------------------------ client
     def _cells(self, x: np.ndarray, g: int) -> np.ndarray:

@@ -153,6 +153,31 @@ def _labels(domain_sizes) -> tuple:
     return tuple(f"{j}={v}" for j, k in enumerate(domain_sizes) for v in range(k))
 
 
+def check_categorical_records(records: Any, domain_sizes, owner: str) -> np.ndarray:
+    """``records`` as int64 ``(n, A)`` with column ``j`` in ``[0, k_j)``, or raise."""
+    A = len(domain_sizes)
+    expected = (f"an integer array of shape (n, {A}) whose column j is in "
+                f"[0, domain_sizes[j])")
+    try:
+        arr = np.asarray(records)
+    except (TypeError, ValueError):
+        raise param_error("records", owner, expected, records, TypeError) from None
+    if arr.ndim == 2 and arr.shape[0] == 0:
+        arr = arr.astype(np.int64)
+    if arr.dtype.kind not in "iu":
+        raise param_error("records", owner, expected, _Shown(f"an array of dtype {arr.dtype}"),
+                          TypeError)
+    if arr.ndim != 2 or arr.shape[1] != A:
+        raise param_error("records", owner, expected, _Shown(f"an array of shape {arr.shape}"))
+    bad = (arr < 0) | (arr >= np.asarray(domain_sizes))
+    if bad.any():
+        i, j = (int(v) for v in np.argwhere(bad)[0])
+        raise param_error("records", owner, expected,
+                          _Shown(f"{int(arr[i, j])} at row {i}, attribute {j} "
+                                 f"(domain size {domain_sizes[j]})"))
+    return np.ascontiguousarray(arr, dtype=np.int64)
+
+
 class _MultiAttribute(FixedBudgetMembers):
     """What SPL, SMP and RSpFD share: parameters, records, the protocol's questions."""
 
@@ -226,27 +251,7 @@ class _MultiAttribute(FixedBudgetMembers):
     # ------------------------------------------------------------ records and reports
     def check_records(self, records: Any, owner: str) -> np.ndarray:
         """``records`` as int64 ``(n, A)`` with column ``j`` in ``[0, k_j)``, or raise."""
-        A = self.n_attributes
-        expected = (f"an integer array of shape (n, {A}) whose column j is in "
-                    f"[0, domain_sizes[j])")
-        try:
-            arr = np.asarray(records)
-        except (TypeError, ValueError):
-            raise param_error("records", owner, expected, records, TypeError) from None
-        if arr.ndim == 2 and arr.shape[0] == 0:
-            arr = arr.astype(np.int64)
-        if arr.dtype.kind not in "iu":
-            raise param_error("records", owner, expected, _Shown(f"an array of dtype {arr.dtype}"),
-                              TypeError)
-        if arr.ndim != 2 or arr.shape[1] != A:
-            raise param_error("records", owner, expected, _Shown(f"an array of shape {arr.shape}"))
-        bad = (arr < 0) | (arr >= np.asarray(self.domain_sizes))
-        if bad.any():
-            i, j = (int(v) for v in np.argwhere(bad)[0])
-            raise param_error("records", owner, expected,
-                              _Shown(f"{int(arr[i, j])} at row {i}, attribute {j} "
-                                     f"(domain size {self.domain_sizes[j]})"))
-        return np.ascontiguousarray(arr, dtype=np.int64)
+        return check_categorical_records(records, self.domain_sizes, owner)
 
     @staticmethod
     def _bad_report(owner: str, what: str, row: int):

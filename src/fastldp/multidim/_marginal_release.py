@@ -74,6 +74,7 @@ from ..oracles._sanitizing import classify_integers
 from ..protocol import FixedBudgetMembers, ReportSchema
 from ..results import PrivacyStatement, Result
 from ..streaming import ExactSum, Partial
+from ._frequency import _Shown
 from ._sanitizing import (SMP_REASONS, partial_sanitization, public_uniforms, report_counts,
                           report_rows, tally)
 
@@ -87,11 +88,6 @@ MAX_BINARY_ATTRIBUTES = 64
 #: the most binary attributes of the input protocols (InpRR sends 2^d bits, InpPS 2^d symbols)
 MAX_INPUT_ATTRIBUTES = 12
 EPSILON_MAX = 700.0
-
-
-class _Shown(str):
-    def __repr__(self) -> str:
-        return str(self)
 
 
 # --------------------------------------------------------------------------- cell arithmetic
