@@ -4,8 +4,10 @@ The workload (tests/_heavyhitters_text.py): ``--n`` users (default 490,000,
 issue 34's size), each holding the title of a rated movie, drawn with the
 titles' real rating frequencies in MovieLens latest-small (titles with at
 least 5 ratings: 3,651 distinct, 8 to 64 bytes after the cut at 64 bytes,
-the most frequent held by 0.36% of the users). ``../shared/data`` must hold
-the files; nothing is downloaded.
+the most frequent held by 0.36% of the users). ``--data DIR`` names the
+folder holding MovieLens latest-small's ``movies.csv.gz`` and
+``ratings.csv.gz`` (GroupLens; by default the test suite's data folder);
+nothing is downloaded.
 
 For each epsilon (``--eps``, default 4 and 8) and ``k = 16``: PEM's
 precision@k (the share of the true top-k in its k answers; its recall at k is
@@ -15,7 +17,7 @@ and epsilon, its top-k by estimated count. ``--configs`` names the PEM
 settings compared (``legacy``: the pre-issue-34 defaults ``eta=4, c=1``;
 ``front``: ``allocation="front"``, more users for the first levels).
 
-Run: ``python bench/heavyhitters_text.py [--n N] [--seeds S]``.
+Run: ``python bench/heavyhitters_text.py [--data DIR] [--n N] [--seeds S]``.
 """
 
 from __future__ import annotations
@@ -64,7 +66,11 @@ def main(argv=None) -> int:
     ap.add_argument("--k", type=int, default=16)
     ap.add_argument("--seeds", type=int, default=1)
     ap.add_argument("--configs", nargs="+", default=list(CONFIGS), choices=list(CONFIGS))
+    ap.add_argument("--data", type=Path, default=None,
+                    help="folder with MovieLens latest-small's movies.csv.gz and ratings.csv.gz")
     args = ap.parse_args(argv)
+    if args.data is not None:
+        text.DATA = args.data
     if not text.available():
         print(f"no data at {text.DATA}", file=sys.stderr)
         return 1
