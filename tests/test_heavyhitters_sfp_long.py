@@ -121,35 +121,112 @@ def test_assembly_of_long_items_matches_twin():
     assert {_int(r) for r in true} <= want
 
 
-def test_trimming_spends_the_budget_on_the_positions_with_several_fragments():
-    # issue 34, item 4: three 4-byte strings of one puzzle piece in a 64-byte field (32
-    # positions of 16 bits, 30 of them the zero padding). Their combinations (3 x 3 = 9)
-    # exceed max_combinations = 4, so the piece is trimmed: the two positions that hold
-    # several fragments keep floor(4^(1/2)) = 2 each, and the two heaviest strings are
-    # assembled. Before: floor(4^(1/32)) = 1 fragment per position, the heaviest string only.
-    sfp = SFP(epsilon=4.0, k=3, item_bytes=64, max_combinations=4, codebook_seed=6)
-    codec = ItemCodec(item_bytes=64)
-    gen = np.random.default_rng([34, 4])
+def _one_piece_strings(sfp, codec, count, length, seed):
+    """``count`` strings of ``length`` letters that share one puzzle piece and differ at every
+    byte (so every position of the piece holds ``count`` fragments)."""
+    gen = np.random.default_rng([34, 4, seed])
     letters = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz", dtype=np.uint8)
     by_piece: dict = {}
-    while True:  # three strings of one piece with distinct fragments at both positions
-        word = bytes(gen.choice(letters, 4))
+    while True:
+        word = bytes(gen.choice(letters, length))
         piece = int(sfp.puzzle(codec.encode([word]))[0])
         same = by_piece.setdefault(piece, [])
-        if all(word[:2] != w[:2] and word[2:] != w[2:] for w in same):
+        if all(x != y for w in same for x, y in zip(word, w)):
             same.append(word)
-        if len(same) == 3:
-            break
-    codes = codec.encode(same)
+        if len(same) == count:
+            return same
+
+
+def _records_of(sfp, codes, weights, end):
+    """Each position's distinct records of ``codes`` with the summed ``weights`` (kept,
+    counts), only positions ``t < end``: the records past ``end`` are left out."""
     kept, counts = [], []
     for t in range(sfp.n_positions):
-        recs = sfp.records(codes, np.full(3, t))
-        recs, first = np.unique(recs, return_index=True)
-        kept.append(recs)
-        counts.append(np.array([300.0, 200.0, 100.0])[first])  # same[0] the heaviest
+        recs = sfp.records(codes, np.full(codes.shape[0], t))
+        if t >= end:
+            recs, weights_t = recs[:0], weights[:0]
+        else:
+            weights_t = weights
+        uniq, inverse = np.unique(recs, return_inverse=True)
+        kept.append(uniq)
+        counts.append(np.bincount(inverse, weights=weights_t, minlength=uniq.shape[0]))
+    return kept, counts
+
+
+def test_peeling_assembles_every_string_of_a_crowded_piece():
+    # issue 34, item 4: three 4-byte strings of one puzzle piece in a 64-byte field (64
+    # positions of one byte, 60 of them the zero padding), counts 300, 200, 100. Their
+    # combinations (3^4 = 81) exceed max_combinations = 4, so the piece is decoded greedily
+    # with peeling: the heaviest path, its smallest count off every record on it, again.
+    # All three come out. Before: floor(4^(1/B)) fragments per busy position, the lightest
+    # string never assembled.
+    sfp = SFP(epsilon=4.0, k=3, item_bytes=64, max_combinations=4, codebook_seed=6)
+    assert (sfp.fragment_bits, sfp.n_positions) == (8, 64)
+    codec = ItemCodec(item_bytes=64)
+    same = _one_piece_strings(sfp, codec, 3, 4, 0)
+    codes = codec.encode(same)
+    weights = np.array([300.0, 200.0, 100.0])
+    kept, counts = _records_of(sfp, codes, weights, sfp.n_positions)
     got = {codec.decode(row[None, :])[0] for row in sfp.assemble(kept, counts)}
-    assert {same[0], same[1]} <= got
-    assert same[2] not in got
+    assert got == set(same)
+    # the positions past the terminator hold only padding: no record is needed there (the
+    # strings end at byte 4, position 4 holds the terminator, 5 .. 63 nothing)
+    kept, counts = _records_of(sfp, codes, weights, 5)
+    got = {codec.decode(row[None, :])[0] for row in sfp.assemble(kept, counts)}
+    assert got == set(same)
+    # with max_combinations large enough the piece is enumerated: the same three
+    wide = SFP(epsilon=4.0, k=3, item_bytes=64, max_combinations=81, codebook_seed=6)
+    got = {codec.decode(row[None, :])[0] for row in wide.assemble(kept, counts)}
+    assert got == set(same)
+
+
+def test_peeling_finds_the_lighter_string_that_shares_a_prefix():
+    # three strings of one piece: "<stem>x" (count 300) and "<stem>yz<4 letters>" (120) share
+    # a 5-byte stem, and a 3-letter string (200) ended before both. The all-zero record at
+    # byte 6 pools every string of the piece that ended by then (500): counted raw it would
+    # end the second round's path "<stem>y" there, and peeling that path would take the
+    # lighter string's stem with it. The padding counts (every piece's all-zero record)
+    # turn it into the strings that end exactly there (300, then 0 after the first peel).
+    sfp = SFP(epsilon=4.0, k=3, item_bytes=16, fragment_bits=8, puzzle_bits=8,
+              max_combinations=1, codebook_seed=9)
+    codec = ItemCodec(item_bytes=16)
+    gen = np.random.default_rng(5)
+    letters = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz", dtype=np.uint8)
+    while True:
+        stem = bytes(gen.choice(letters, 5))
+        pair = [stem + b"x", stem + b"yz" + bytes(gen.choice(letters, 4))]
+        psi = sfp.puzzle(codec.encode(pair))
+        if psi[0] == psi[1]:
+            break
+    while True:
+        short = bytes(gen.choice(letters, 3))
+        if short[0] != stem[0] and sfp.puzzle(codec.encode([short]))[0] == psi[0]:
+            break
+    strings = pair + [short]
+    codes = codec.encode(strings)
+    kept, counts = _records_of(sfp, codes, np.array([300.0, 120.0, 200.0]), sfp.n_positions)
+    padding = np.zeros((sfp.n_positions, 1 << sfp.puzzle_bits))
+    for t in range(sfp.n_positions):
+        zero = np.flatnonzero((kept[t] & np.uint64(0xFF)) == 0)
+        padding[t, (kept[t][zero] >> np.uint64(8)).astype(np.int64)] = counts[t][zero]
+    assert padding[6, psi[0]] == 500.0
+    got = {codec.decode(row[None, :])[0] for row in sfp.assemble(kept, counts, padding)}
+    assert got == set(strings)
+
+
+def test_default_fragments_follow_the_item_length():
+    # short items keep f = 16, a = 4 (strings) and f = 8, a = 8 (integers); strings above
+    # 8 bytes are cut into bytes with 256 puzzle pieces (module docstring, "Long items")
+    assert (SFP(epsilon=1.0, item_bytes=8).fragment_bits,
+            SFP(epsilon=1.0, item_bytes=8).puzzle_bits) == (16, 4)
+    assert (SFP(epsilon=1.0, item_bits=32).fragment_bits,
+            SFP(epsilon=1.0, item_bits=32).puzzle_bits) == (8, 8)
+    for item_bytes, positions in [(9, 9), (16, 16), (64, 64)]:
+        sfp = SFP(epsilon=1.0, item_bytes=item_bytes)
+        assert (sfp.fragment_bits, sfp.puzzle_bits, sfp.n_positions) == (8, 8, positions)
+    # an explicit choice is kept
+    sfp = SFP(epsilon=1.0, item_bytes=64, fragment_bits=16, puzzle_bits=4)
+    assert (sfp.fragment_bits, sfp.puzzle_bits, sfp.n_positions) == (16, 4, 32)
 
 
 def _long_words(n, rng):
@@ -190,14 +267,17 @@ def test_long_words_are_recovered(oracle):
 
 
 def test_long_words_with_the_default_fragments():
-    # The defaults for strings (f = 16, a = 4: 2^20 records) on 12-byte words: P = 6
-    # positions; same margins as above (n / 6 reports per position); n_rows = 16 for speed.
+    # The defaults for strings above 8 bytes (f = 8, a = 8: 2^16 records) on 12-byte words:
+    # P = 12 positions of n / 12 reports; a record count's sd about sqrt(12 n v), 600 to
+    # 800 at n = 30,000 (v = 0.56 for CMS at 0.625 eps), the planted words' records (>=
+    # 4,500) 5.6 sd or more above 0, the 512th largest of the 2^16 empty records about
+    # 2.4 sd; n_rows = 16 for speed.
     n = 30000
     items, heavy, true = _long_words(n, 4)
     items = [w[:12] for w in items]
     heavy = [w[:12] for w in heavy]
     sfp = SFP(epsilon=4.0, k=3, item_bytes=12, n_rows=16, codebook_seed=42)
-    assert (sfp.fragment_bits, sfp.puzzle_bits, sfp.n_positions) == (16, 4, 6)
+    assert (sfp.fragment_bits, sfp.puzzle_bits, sfp.n_positions) == (8, 8, 12)
     res = sfp.estimate(sfp.privatize(items, rng=6))
     assert res.items == heavy
     assert np.all(np.abs(res.counts - true) < 5 * res.std)
@@ -218,3 +298,49 @@ def test_long_items_report_files_decode_like_estimate(tmp_path):
     assert res.items == whole.items and np.array_equal(res.codes, whole.codes)
     assert np.array_equal(res.counts, whole.counts)
     assert whole.items[:1] == heavy[:1]
+
+
+def _raw_codes(strings, item_bytes):
+    """Codes of byte strings the codec refuses (a zero byte inside): big-endian words."""
+    W = math.ceil(item_bytes / 8)
+    buf = np.zeros((len(strings), 8 * W), dtype=np.uint8)
+    for i, s in enumerate(strings):
+        buf[i, 8 * W - item_bytes:8 * W - item_bytes + len(s)] = np.frombuffer(s, np.uint8)
+    return buf.view(">u8").astype(np.uint64)
+
+
+def test_assembly_returns_no_impossible_string_on_adversarial_reports():
+    # issue 34, item 4: crafted reports (through the protocol's own client, at eps = 50) of
+    # byte strings no user can hold: a set byte after a zero byte, and for text invalid UTF-8
+    # (0xFF, an overlong 0xC0 0xAF, a surrogate 0xED 0xA0 0x80, a character cut by the end
+    # of the string). They hold 80% of the reports; two valid non-ASCII strings hold the rest.
+    # Neither the assembled candidates nor the result hold an impossible string, and the
+    # valid ones are found. Before: the assembly returned the impossible strings (the
+    # decode dropped them afterwards).
+    from fastldp.heavyhitters.items import string_prefix_mask, utf8_prefix_mask
+    bad = [b"ab\x00cd", b"\xff\xfe hello", b"\xc0\xafslash", b"\xed\xa0\x80surrogate",
+           b"caf\xc3", b"ok\x00\xc3\xa9"]
+    good = ["héllo wörld", "naïve café"]
+    n_each = 4000
+    codec = ItemCodec(item_bytes=16)
+    codes = np.concatenate([_raw_codes(bad, 16), codec.encode(good)])
+    which = np.repeat(np.arange(len(bad) + len(good)), n_each)
+    which = np.random.default_rng(1).permutation(which)
+    sfp = SFP(epsilon=50.0, k=4, item_bytes=16, n_rows=16, text=True, codebook_seed=11)
+    assert sfp._string_path
+    reps = sfp._privatize_codes(codes[which], np.arange(which.shape[0], dtype=np.uint64),
+                                np.random.default_rng(2))
+    seen = {}
+    assemble = sfp.assemble
+
+    def spy(kept, counts, padding=None):
+        seen["out"] = assemble(kept, counts, padding)
+        return seen["out"]
+
+    sfp.assemble = spy
+    res = sfp.estimate(reps)
+    out = seen["out"]
+    assert out.shape[0] >= len(good)
+    assert string_prefix_mask(out, 128).all()
+    assert utf8_prefix_mask(out, 128, complete=True).all()
+    assert sorted(res.items) == sorted(good)

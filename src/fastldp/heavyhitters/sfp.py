@@ -195,7 +195,10 @@ from .._validation import check_float, check_int, param_error
 from ..oracles._base import all_legal_report, as_report_array, tally_report
 from ..oracles.cms import CMS, _exact_words, c_eps, cms_report_rows, fwht_rows
 from ._base import Chunks, HeavyHitterProtocol
-from .items import code_words, prefix, prefix_keys, top_k_order, unique_codes
+from .items import (
+    code_words, prefix, prefix_keys, string_prefix_mask, top_k_order, unique_codes,
+    utf8_prefix_mask,
+)
 from .treehist import (
     all_legal_rows, fo_hash, hadamard_fo_counts, hadamard_fo_law, hadamard_fo_perturb,
     hadamard_fo_table, sanitize_triples,
@@ -216,6 +219,9 @@ RECORD_BITS_DEFAULT = 20
 C_DEFAULT = 32
 #: the fragment part's share of the budget (module docstring, "Defaults")
 SHARE_DEFAULT = 0.625
+#: the most greedy paths per crowded puzzle piece when assembling long strings
+#: (:meth:`SFP._assemble_strings`; module docstring, "Long items")
+PEEL_ROUNDS = 16
 
 
 class SFP(HeavyHitterProtocol):
@@ -255,6 +261,10 @@ class SFP(HeavyHitterProtocol):
     codebook_seed : int or None
         Keys the positions, the puzzle hash and the sketches.
     n_threads : int or None
+    text : bool or None
+        True: items are UTF-8 text, results are ``str`` and only valid UTF-8
+        strings are assembled; None (default): text once :meth:`privatize` saw
+        ``str`` items (:attr:`text_items`).
 
     Attributes
     ----------
@@ -290,9 +300,10 @@ class SFP(HeavyHitterProtocol):
                  threshold: Optional[float] = None, max_combinations: int = 4096,
                  n_rows: Optional[int] = None, n_columns: Optional[int] = None,
                  item_bits: Optional[int] = None, item_bytes: Optional[int] = None,
-                 codebook_seed: Optional[int] = None, n_threads: Optional[int] = None) -> None:
+                 codebook_seed: Optional[int] = None, n_threads: Optional[int] = None,
+                 text: Optional[bool] = None) -> None:
         super().__init__(epsilon=epsilon, k=k, item_bits=item_bits, item_bytes=item_bytes,
-                         codebook_seed=codebook_seed, n_threads=n_threads)
+                         codebook_seed=codebook_seed, n_threads=n_threads, text=text)
         owner = "SFP"
         if oracle not in ("cms", "hcms"):
             raise param_error("oracle", owner, "'cms' or 'hcms'", oracle)
@@ -305,8 +316,9 @@ class SFP(HeavyHitterProtocol):
             puzzle_bits = check_int(puzzle_bits, "puzzle_bits", owner, low=1,
                                     high=MAX_RECORD_BITS - 1)
         high_f = min(m, MAX_RECORD_BITS - (puzzle_bits or 1))
-        if fragment_bits is None:  # Apple's two characters for strings, a byte for integers
-            fragment_bits = min(16 if self.codec.kind == "bytes" else 8, high_f)
+        if fragment_bits is None:  # Apple's two characters for short strings, else a byte
+            short_string = self.codec.kind == "bytes" and m <= 64
+            fragment_bits = min(16 if short_string else 8, high_f)
         self.fragment_bits = check_int(fragment_bits, "fragment_bits", owner, low=1, high=high_f)
         if puzzle_bits is None:  # Apple's 256 pieces while the records stay <= 2^16 ... 2^20
             puzzle_bits = max(1, min(8, RECORD_BITS_DEFAULT - self.fragment_bits))
@@ -637,11 +649,16 @@ class SFP(HeavyHitterProtocol):
             idx = np.concatenate([above, ties])
         return np.sort(idx).astype(np.uint64)
 
-    def assemble(self, kept: list, counts: list) -> np.ndarray:
+    def assemble(self, kept: list, counts: list,
+                 padding: Optional[np.ndarray] = None) -> np.ndarray:
         """Step 2: the candidate items from each position's kept records (sorted, distinct).
 
-        ``kept[t]`` are position ``t``'s records (uint64), ``counts[t]`` their counts.
+        ``kept[t]`` are position ``t``'s records (uint64, sorted), ``counts[t]`` their
+        counts; ``padding[t, psi]`` (optional) the count of the all-zero fragment of piece
+        ``psi`` at ``t``, kept or not (long strings' greedy decoding, :meth:`_assemble_strings`).
         """
+        if self._string_path:
+            return self._assemble_strings(kept, counts, padding)
         f = self.fragment_bits
         mask = np.uint64((1 << f) - 1)
         pieces = None
@@ -683,6 +700,192 @@ class SFP(HeavyHitterProtocol):
             return np.zeros(0 if W == 1 else (0, W), dtype=np.uint64)
         return unique_codes(np.concatenate(out))
 
+    @property
+    def _string_path(self) -> bool:
+        """Whether assembly goes string by string, byte by byte (:meth:`_assemble_strings`):
+        byte strings of more than 64 bits cut into whole bytes."""
+        return self._wide and self.codec.kind == "bytes" and self.fragment_bits % 8 == 0
+
+    def _extensions(self, psi: np.ndarray, octets: np.ndarray, ended: np.ndarray,
+                    recs_psi: np.ndarray, recs_octets: np.ndarray,
+                    usable: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Every possible one-position extension of the partial strings ``octets``.
+
+        A partial that has ended (holds a zero byte) extends only by the zero fragment,
+        with no record (index -1): every later byte of its string is padding. Another
+        extends by each usable record of its own piece (``recs_psi`` sorted) whose bytes
+        keep it a possible string prefix: no set bit after a zero byte, and for text valid
+        UTF-8 so far (:func:`~fastldp.heavyhitters.items.string_prefix_mask`,
+        :func:`~fastldp.heavyhitters.items.utf8_prefix_mask`, on the bytes from the start
+        of the partial's last character on). Returns ``(parent, record)`` index arrays.
+        """
+        fb = recs_octets.shape[1]
+        usable_idx = np.flatnonzero(usable)
+        upsi = recs_psi[usable_idx]
+        live = np.flatnonzero(~ended)
+        lo = np.searchsorted(upsi, psi[live], side="left")
+        hi = np.searchsorted(upsi, psi[live], side="right")
+        reps = hi - lo
+        parent = np.repeat(live, reps)
+        start = np.repeat(lo - (np.cumsum(reps) - reps), reps)
+        rec = usable_idx[start + np.arange(parent.shape[0])] if parent.size else \
+            np.zeros(0, dtype=np.int64)
+        if parent.size:
+            # the window: the partial's last 4 bytes from its last character's lead byte on
+            # ('a' before it, a neutral ASCII byte), then the new bytes; the partial itself is
+            # possible, so the window decides whether the extension is
+            width = octets.shape[1]
+            tail = np.full((parent.shape[0], 4), ord("a"), dtype=np.uint8)
+            if width:
+                take = min(4, width)
+                tail[:, 4 - take:] = octets[parent, width - take:]
+            lead = (tail < 0x80) | (tail >= 0xC0)
+            last_lead = 3 - np.argmax(lead[:, ::-1], axis=1)
+            tail[np.arange(4)[None, :] < last_lead[:, None]] = ord("a")
+            window = np.concatenate([tail, recs_octets[rec]], axis=1)
+            bits = 8 * window.shape[1]
+            code = np.zeros(window.shape[0], dtype=np.uint64)
+            for col in range(window.shape[1]):
+                code = (code << np.uint64(8)) | window[:, col].astype(np.uint64)
+            ok = string_prefix_mask(code, bits)
+            if self.text_items:
+                ok &= utf8_prefix_mask(code, bits)
+            parent, rec = parent[ok], rec[ok]
+        done = np.flatnonzero(ended)
+        parent = np.concatenate([parent, done])
+        rec = np.concatenate([rec, np.full(done.shape[0], -1, dtype=np.int64)])
+        order = np.argsort(parent, kind="stable")
+        return parent[order], rec[order]
+
+    def _assemble_strings(self, kept: list, counts: list,
+                          padding: Optional[np.ndarray]) -> np.ndarray:
+        """Step 2 for long byte strings: partial strings grown position by position.
+
+        Every piece starts from the empty string; a partial extends by the kept
+        fragments of its piece that keep it a possible string (:meth:`_extensions`),
+        and once it holds the zero terminator by zeros alone, with no record needed
+        at the positions that are only padding. While a piece holds at most
+        ``max_combinations`` partials this is every combination (the short items'
+        rule). A piece that would hold more is decoded greedily with peeling, at most
+        ``PEEL_ROUNDS`` rounds: each round follows the largest remaining count at
+        every position (ties: the smaller fragment), the all-zero fragment at ``t``
+        counted as the strings of the piece that end there (``padding[t] -
+        padding[t - 1]``: the all-zero record pools every string that ended
+        before), then subtracts the path's smallest count from every record on it,
+        so that the next round finds the piece's next string. A complete string
+        whose own puzzle piece is its piece is a candidate.
+        """
+        f, P, L = self.fragment_bits, self.n_positions, self.item_bytes
+        fb, a = f // 8, self.puzzle_bits
+        shifts = np.uint64(8) * np.arange(fb - 1, -1, -1, dtype=np.uint64)
+        recs_psi = [(np.asarray(r, dtype=np.uint64) >> np.uint64(f)).astype(np.int64)
+                    for r in kept]
+        recs_oct = [((np.asarray(r, dtype=np.uint64)[:, None] >> shifts[None, :])
+                     & np.uint64(0xFF)).astype(np.uint8) for r in kept]
+        found_psi, found_oct = [], []
+
+        def grow(t, psi, octets, ended, rec):
+            new = np.zeros((rec.shape[0], fb), dtype=np.uint8)
+            real = rec >= 0
+            new[real] = recs_oct[t][rec[real]]
+            return np.concatenate([octets, new], axis=1), ended | (new == 0).any(axis=1)
+
+        # phase 1: every combination while a piece holds few
+        psi = np.unique(recs_psi[0]) if P else np.zeros(0, dtype=np.int64)
+        octets = np.zeros((psi.shape[0], 0), dtype=np.uint8)
+        ended = np.zeros(psi.shape[0], dtype=bool)
+        crowded = np.zeros(0, dtype=np.int64)
+        for t in range(P):
+            parent, rec = self._extensions(psi, octets, ended, recs_psi[t], recs_oct[t],
+                                           np.ones(recs_psi[t].shape[0], dtype=bool))
+            psi = psi[parent]
+            octets, ended = grow(t, psi, octets[parent], ended[parent], rec)
+            pieces, sizes = np.unique(psi, return_counts=True)
+            over = pieces[sizes > self.max_combinations]
+            if over.size:
+                crowded = np.union1d(crowded, over)
+                keep = ~np.isin(psi, over)
+                psi, octets, ended = psi[keep], octets[keep], ended[keep]
+        found_psi.append(psi)
+        found_oct.append(octets)
+
+        # phase 2: greedy paths with peeling for the crowded pieces
+        if crowded.size:
+            resid = [np.asarray(c, dtype=np.float64).copy() for c in counts]
+            if padding is not None:
+                pad = np.asarray(padding, dtype=np.float64)
+                for t in range(P):
+                    zero = np.flatnonzero((recs_oct[t] == 0).all(axis=1))
+                    before = pad[t - 1, recs_psi[t][zero]] if t else 0.0
+                    resid[t][zero] = pad[t, recs_psi[t][zero]] - before
+            # an all-zero record ends a string: it stays usable after peeling (it pools
+            # every string of the piece that ends there) and never sets the bottleneck
+            is_end = [(o == 0).all(axis=1) for o in recs_oct]
+            pieces = crowded
+            for _ in range(PEEL_ROUNDS):
+                if not pieces.size:
+                    break
+                n_p = pieces.shape[0]
+                row = np.arange(n_p)  # partial -> its piece's row
+                octets = np.zeros((n_p, 0), dtype=np.uint8)
+                ended = np.zeros(n_p, dtype=bool)
+                path = np.full((n_p, P), -1, dtype=np.int64)
+                for t in range(P):
+                    parent, rec = self._extensions(pieces[row], octets, ended, recs_psi[t],
+                                                   recs_oct[t],
+                                                   (resid[t] > 0) | (is_end[t] & (t > 0)))
+                    if not parent.size:
+                        row = row[:0]
+                        break
+                    real = rec >= 0  # ended partials (-1) have the zero fragment only
+                    score = np.full(rec.shape[0], np.inf)
+                    score[real] = resid[t][rec[real]]
+                    frag = np.full(rec.shape[0], -1.0)
+                    frag[real] = np.asarray(kept[t], dtype=np.float64)[rec[real]]
+                    order = np.lexsort((frag, -score, parent))
+                    parent, rec = parent[order], rec[order]
+                    first = np.ones(parent.shape[0], dtype=bool)
+                    first[1:] = parent[1:] != parent[:-1]
+                    parent, rec = parent[first], rec[first]
+                    row = row[parent]
+                    path[row, t] = rec
+                    octets, ended = grow(t, pieces[row], octets[parent], ended[parent], rec)
+                # peel: the path's smallest count off every record on it (dead paths too, so
+                # that the next round differs); a piece with no record left at position 0 is done
+                used = path >= 0
+                bottleneck = np.full(n_p, np.inf)
+                ends = np.full(n_p, np.inf)
+                for t in range(P):
+                    on = np.flatnonzero(used[:, t])
+                    if on.size:
+                        mine = path[on, t]
+                        end = is_end[t][mine]
+                        bottleneck[on[~end]] = np.minimum(bottleneck[on[~end]],
+                                                          resid[t][mine[~end]])
+                        ends[on[end]] = np.minimum(ends[on[end]], resid[t][mine[end]])
+                bottleneck = np.where(np.isfinite(bottleneck), bottleneck, ends)
+                for t in range(P):
+                    on = np.flatnonzero(used[:, t])
+                    if on.size:
+                        np.subtract.at(resid[t], path[on, t], bottleneck[on])
+                if row.size:  # the paths that reached the last position
+                    found_psi.append(pieces[row])
+                    found_oct.append(octets)
+                pieces = pieces[used[:, 0]]
+        psi = np.concatenate(found_psi)
+        octets = np.concatenate([o.reshape(-1, P * fb) for o in found_oct])
+        inside = (octets[:, L:] == 0).all(axis=1)  # the bytes past the item are padding
+        psi, octets = psi[inside], octets[inside, :L]
+        W = code_words(self.item_bits)
+        buf = np.zeros((octets.shape[0], 8 * W), dtype=np.uint8)
+        buf[:, 8 * W - L:] = octets
+        codes = buf.view(">u8").astype(np.uint64)
+        codes = codes[:, 0].copy() if W == 1 else codes
+        codes = codes[self.puzzle(codes) == psi]
+        if not codes.shape[0]:
+            return np.zeros(0 if W == 1 else (0, W), dtype=np.uint64)
+        return unique_codes(codes)
+
     def _join(self, lists: list) -> np.ndarray:
         """Every combination of the positions' fragments as item codes (``P f > 64``).
 
@@ -710,15 +913,19 @@ class SFP(HeavyHitterProtocol):
         Z, n_pos, Z_item = self.tables(chunks)
         size = 1 << (self.puzzle_bits + self.fragment_bits)
         kept, kept_counts, levels = [], [], []
+        padding = (np.zeros((self.n_positions, 1 << self.puzzle_bits)) if self._string_path
+                   else None)
         for t in range(self.n_positions):
             n_t = int(n_pos[t])
             counts = self.record_counts(Z[t], n, n_t, t)
             recs = self._top_records(counts, n, n_t) if n_t else np.zeros(0, dtype=np.uint64)
             kept.append(recs)
             kept_counts.append(counts[recs.astype(np.int64)])
+            if self._string_path:  # every piece's all-zero record (assembly's ended strings)
+                padding[t] = counts[np.arange(1 << self.puzzle_bits) << self.fragment_bits]
             levels.append({"level": t, "prefix_bits": self.fragment_bits, "n_reports": n_t,
                            "n_candidates": size, "kept": int(recs.shape[0])})
-        cands = self._possible(self.assemble(kept, kept_counts), self.item_bits)
+        cands = self._possible(self.assemble(kept, kept_counts, padding), self.item_bits)
         final = self.item_counts(Z_item, n, cands)
         order = (np.lexsort((cands, -final))[:self.k] if cands.ndim == 1
                  else top_k_order(cands, final, self.k))
