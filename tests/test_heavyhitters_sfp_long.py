@@ -182,11 +182,13 @@ def test_peeling_assembles_every_string_of_a_crowded_piece():
 
 def test_peeling_finds_the_lighter_string_that_shares_a_prefix():
     # three strings of one piece: "<stem>x" (count 300) and "<stem>yz<4 letters>" (120) share
-    # a 5-byte stem, and a 3-letter string (200) ended before both. The all-zero record at
-    # byte 6 pools every string of the piece that ended by then (500): counted raw it would
-    # end the second round's path "<stem>y" there, and peeling that path would take the
-    # lighter string's stem with it. The padding counts (every piece's all-zero record)
-    # turn it into the strings that end exactly there (300, then 0 after the first peel).
+    # a 5-byte stem, and a 3-letter string (200) ends before both. The all-zero record at
+    # byte 6 pools every string of the piece that ended by then (500). Greedy finds
+    # "<stem>x" first (the stem holds 420); peeling takes its 300 off its records and off
+    # the all-zero records from byte 6 on, then the short string's 200 (from byte 3 on), so
+    # that the third round's "<stem>y" finds 0 at byte 6 and goes on to "z": all three.
+    # Counted raw, the pooled record would end that path at "<stem>y" and its peel would
+    # take the lighter string's stem with it.
     sfp = SFP(epsilon=4.0, k=3, item_bytes=16, fragment_bits=8, puzzle_bits=8,
               max_combinations=1, codebook_seed=9)
     codec = ItemCodec(item_bytes=16)
@@ -205,12 +207,9 @@ def test_peeling_finds_the_lighter_string_that_shares_a_prefix():
     strings = pair + [short]
     codes = codec.encode(strings)
     kept, counts = _records_of(sfp, codes, np.array([300.0, 120.0, 200.0]), sfp.n_positions)
-    padding = np.zeros((sfp.n_positions, 1 << sfp.puzzle_bits))
-    for t in range(sfp.n_positions):
-        zero = np.flatnonzero((kept[t] & np.uint64(0xFF)) == 0)
-        padding[t, (kept[t][zero] >> np.uint64(8)).astype(np.int64)] = counts[t][zero]
-    assert padding[6, psi[0]] == 500.0
-    got = {codec.decode(row[None, :])[0] for row in sfp.assemble(kept, counts, padding)}
+    zero = np.flatnonzero(kept[6] == np.uint64(int(psi[0]) << 8))
+    assert counts[6][zero].tolist() == [500.0]
+    got = {codec.decode(row[None, :])[0] for row in sfp.assemble(kept, counts)}
     assert got == set(strings)
 
 
@@ -333,8 +332,8 @@ def test_assembly_returns_no_impossible_string_on_adversarial_reports():
     seen = {}
     assemble = sfp.assemble
 
-    def spy(kept, counts, padding=None):
-        seen["out"] = assemble(kept, counts, padding)
+    def spy(kept, counts):
+        seen["out"] = assemble(kept, counts)
         return seen["out"]
 
     sfp.assemble = spy

@@ -393,6 +393,8 @@ class SFP(HeavyHitterProtocol):
     def fragments(self, codes: Any, positions: Any) -> np.ndarray:
         """``frag_t(x)``: the ``f`` bits at position ``t`` of the zero-padded code (uint64)."""
         f = self.fragment_bits
+        if self._string_path:
+            return self._string_fragments(codes, positions)
         if self._wide:
             return self._wide_fragments(codes, positions)
         codes = np.asarray(codes, dtype=np.uint64) << np.uint64(self._pad)
@@ -415,17 +417,40 @@ class SFP(HeavyHitterProtocol):
             out[sel] = frag << np.uint64((t + 1) * f - end)
         return out
 
+    def _string_fragments(self, codes: Any, positions: Any) -> np.ndarray:
+        """:meth:`fragments` of long byte strings cut into whole bytes: bytes ``t f / 8`` to
+        ``(t + 1) f / 8 - 1`` of the string (zero past its ``L`` bytes), read from the codes'
+        big-endian bytes in one gather."""
+        fb, L = self.fragment_bits // 8, self.item_bytes
+        codes = np.asarray(codes, dtype=np.uint64)
+        n, W = codes.shape[0], code_words(self.item_bits)
+        octets = np.zeros((n, 8 * W + fb), dtype=np.uint8)  # fb zero bytes past the end
+        octets[:, :8 * W] = codes.reshape(n, W).astype(">u8").view(np.uint8)
+        pos = np.broadcast_to(np.asarray(positions, dtype=np.int64), (n,))
+        first = 8 * W - L + fb * pos
+        out = np.zeros(n, dtype=np.uint64)
+        rows = np.arange(n)
+        for b in range(fb):
+            out = (out << np.uint64(8)) | octets[rows, first + b].astype(np.uint64)
+        return out
+
     def records(self, codes: Any, positions: Any) -> np.ndarray:
         """``y = (psi(x) << f) | frag_t(x)`` (uint64)."""
         codes = np.asarray(codes, dtype=np.uint64)
-        return ((self.puzzle(codes).astype(np.uint64) << np.uint64(self.fragment_bits))
+        return self._records(codes, positions, self.keys(codes))
+
+    def _records(self, codes: np.ndarray, positions: Any, keys: np.ndarray) -> np.ndarray:
+        """:meth:`records` given the codes' :meth:`keys` (the client hashes them once)."""
+        psi = fo_hash(self._seeds[self.n_positions + 1], 0, keys, 1 << self.puzzle_bits)
+        return ((psi.astype(np.uint64) << np.uint64(self.fragment_bits))
                 | self.fragments(codes, positions))
 
     # ------------------------------------------------------------ client
     def _privatize_codes(self, codes, identities, rng):
         n = codes.shape[0]
         pos = self.positions_of(identities)
-        rec = self.records(codes, pos)
+        keys = self.keys(codes)
+        rec = self._records(codes, pos, keys)
         R, T, e, e_item = self.n_rows, self.n_columns, self.part_epsilon, self.item_epsilon
         perturb = hadamard_fo_perturb if self.oracle == "hcms" else self._cms_perturb
         first = np.empty((n, self.part_width), dtype=np.int64)
@@ -433,7 +458,7 @@ class SFP(HeavyHitterProtocol):
             mine = np.flatnonzero(pos == t)
             if mine.size:
                 first[mine] = perturb(self._seeds[t], rec[mine], 0, R, T, e, rng)
-        second = perturb(self._seeds[self.n_positions], self.keys(codes), 0, R, T, e_item, rng)
+        second = perturb(self._seeds[self.n_positions], keys, 0, R, T, e_item, rng)
         return np.concatenate([first, second], axis=1)
 
     def _cms_perturb(self, seed: int, values: np.ndarray, hash_base: int, n_rows: int,
@@ -649,16 +674,14 @@ class SFP(HeavyHitterProtocol):
             idx = np.concatenate([above, ties])
         return np.sort(idx).astype(np.uint64)
 
-    def assemble(self, kept: list, counts: list,
-                 padding: Optional[np.ndarray] = None) -> np.ndarray:
+    def assemble(self, kept: list, counts: list) -> np.ndarray:
         """Step 2: the candidate items from each position's kept records (sorted, distinct).
 
-        ``kept[t]`` are position ``t``'s records (uint64, sorted), ``counts[t]`` their
-        counts; ``padding[t, psi]`` (optional) the count of the all-zero fragment of piece
-        ``psi`` at ``t``, kept or not (long strings' greedy decoding, :meth:`_assemble_strings`).
+        ``kept[t]`` are position ``t``'s records (uint64, sorted), ``counts[t]`` their counts.
+        Long byte strings: :meth:`_assemble_strings`.
         """
         if self._string_path:
-            return self._assemble_strings(kept, counts, padding)
+            return self._assemble_strings(kept, counts)
         f = self.fragment_bits
         mask = np.uint64((1 << f) - 1)
         pieces = None
@@ -757,8 +780,7 @@ class SFP(HeavyHitterProtocol):
         order = np.argsort(parent, kind="stable")
         return parent[order], rec[order]
 
-    def _assemble_strings(self, kept: list, counts: list,
-                          padding: Optional[np.ndarray]) -> np.ndarray:
+    def _assemble_strings(self, kept: list, counts: list) -> np.ndarray:
         """Step 2 for long byte strings: partial strings grown position by position.
 
         Every piece starts from the empty string; a partial extends by the kept
@@ -768,12 +790,15 @@ class SFP(HeavyHitterProtocol):
         ``max_combinations`` partials this is every combination (the short items'
         rule). A piece that would hold more is decoded greedily with peeling, at most
         ``PEEL_ROUNDS`` rounds: each round follows the largest remaining count at
-        every position (ties: the smaller fragment), the all-zero fragment at ``t``
-        counted as the strings of the piece that end there (``padding[t] -
-        padding[t - 1]``: the all-zero record pools every string that ended
-        before), then subtracts the path's smallest count from every record on it,
-        so that the next round finds the piece's next string. A complete string
-        whose own puzzle piece is its piece is a candidate.
+        every position (ties: the smaller fragment), then subtracts the path's
+        smallest count (its bottleneck, the string's own count when nothing else
+        shares its rarest fragment) from every record on it, so that the next round
+        finds the piece's next string. The all-zero record of a position pools
+        every string of the piece that ended by then: it never sets the
+        bottleneck, stays usable at zero, and a found string's count comes off it
+        at every position past the string's end (kept there or not on the path),
+        so it counts the strings not yet found. A complete string whose own
+        puzzle piece is its piece is a candidate.
         """
         f, P, L = self.fragment_bits, self.n_positions, self.item_bytes
         fb, a = f // 8, self.puzzle_bits
@@ -812,15 +837,12 @@ class SFP(HeavyHitterProtocol):
         # phase 2: greedy paths with peeling for the crowded pieces
         if crowded.size:
             resid = [np.asarray(c, dtype=np.float64).copy() for c in counts]
-            if padding is not None:
-                pad = np.asarray(padding, dtype=np.float64)
-                for t in range(P):
-                    zero = np.flatnonzero((recs_oct[t] == 0).all(axis=1))
-                    before = pad[t - 1, recs_psi[t][zero]] if t else 0.0
-                    resid[t][zero] = pad[t, recs_psi[t][zero]] - before
             # an all-zero record ends a string: it stays usable after peeling (it pools
-            # every string of the piece that ends there) and never sets the bottleneck
+            # every string of the piece that ended) and never sets the bottleneck
             is_end = [(o == 0).all(axis=1) for o in recs_oct]
+            end_of = np.full((P, 1 << a), -1, dtype=np.int64)  # the piece's all-zero record
+            for t in range(P):
+                end_of[t, recs_psi[t][is_end[t]]] = np.flatnonzero(is_end[t])
             pieces = crowded
             for _ in range(PEEL_ROUNDS):
                 if not pieces.size:
@@ -868,6 +890,20 @@ class SFP(HeavyHitterProtocol):
                     on = np.flatnonzero(used[:, t])
                     if on.size:
                         np.subtract.at(resid[t], path[on, t], bottleneck[on])
+                # a complete string that ended is in the all-zero record of every later
+                # position (its path holds no record there)
+                ended_at = np.full(n_p, P)
+                if row.size:
+                    first_end = np.full(row.shape[0], P)
+                    for t in range(P - 1, -1, -1):
+                        on = np.flatnonzero(used[row, t])
+                        first_end[on[is_end[t][path[row[on], t]]]] = t
+                    ended_at[row] = first_end
+                for t in range(1, P):
+                    on = np.flatnonzero((ended_at < t) & ~used[:, t])
+                    idx = end_of[t, pieces[on]]
+                    hit = idx >= 0
+                    resid[t][idx[hit]] -= bottleneck[on[hit]]
                 if row.size:  # the paths that reached the last position
                     found_psi.append(pieces[row])
                     found_oct.append(octets)
@@ -913,19 +949,15 @@ class SFP(HeavyHitterProtocol):
         Z, n_pos, Z_item = self.tables(chunks)
         size = 1 << (self.puzzle_bits + self.fragment_bits)
         kept, kept_counts, levels = [], [], []
-        padding = (np.zeros((self.n_positions, 1 << self.puzzle_bits)) if self._string_path
-                   else None)
         for t in range(self.n_positions):
             n_t = int(n_pos[t])
             counts = self.record_counts(Z[t], n, n_t, t)
             recs = self._top_records(counts, n, n_t) if n_t else np.zeros(0, dtype=np.uint64)
             kept.append(recs)
             kept_counts.append(counts[recs.astype(np.int64)])
-            if self._string_path:  # every piece's all-zero record (assembly's ended strings)
-                padding[t] = counts[np.arange(1 << self.puzzle_bits) << self.fragment_bits]
             levels.append({"level": t, "prefix_bits": self.fragment_bits, "n_reports": n_t,
                            "n_candidates": size, "kept": int(recs.shape[0])})
-        cands = self._possible(self.assemble(kept, kept_counts, padding), self.item_bits)
+        cands = self._possible(self.assemble(kept, kept_counts), self.item_bits)
         final = self.item_counts(Z_item, n, cands)
         order = (np.lexsort((cands, -final))[:self.k] if cands.ndim == 1
                  else top_k_order(cands, final, self.k))
