@@ -495,7 +495,7 @@ class PEM(HeavyHitterProtocol):
             size = candidates.shape[0]
             if last:
                 keep = min(self.k, size)
-                order = top_k_order(candidates, counts, keep)  # by count, ties: smaller code
+                order = self._final(candidates, counts, scale * np.sqrt(reports * v0), keep)
             else:
                 # a held prefix's count also varies with the share of its holders that fell in
                 # this level's group (the sampling term of the module docstring's variance)
@@ -519,6 +519,26 @@ class PEM(HeavyHitterProtocol):
             candidates = self._possible(extend(kept[code_order(kept)], self.eta, bits=bits),
                                         bits + self.eta)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _final(self, candidates: np.ndarray, counts: np.ndarray, null_sd: np.ndarray,
+               keep: int) -> np.ndarray:
+        """Indices of the ``keep`` results (module docstring, "Result"), best first.
+
+        With the width rule (``z`` set), the candidates whose count clears the
+        noise (``f(v) >= q sd0(v)``, ``q`` the ``1 - 1/C`` normal quantile of
+        ``C`` candidates) come first, by count, then the others by count; without
+        it (``z=None``, the paper's rule) the top ``keep`` by count.
+        """
+        if self.z is None or candidates.shape[0] <= keep:
+            return top_k_order(candidates, counts, keep)  # by count, ties: smaller code
+        noise = float(special.ndtri(1.0 - 1.0 / candidates.shape[0])) * null_sd
+        clear = np.flatnonzero(counts >= noise)
+        first = clear[top_k_order(candidates[clear], counts[clear], keep)]
+        if first.shape[0] == keep:
+            return first
+        rest = np.setdiff1d(np.arange(candidates.shape[0]), first)
+        return np.concatenate([first, rest[top_k_order(candidates[rest], counts[rest],
+                                                       keep - first.shape[0])]])
 
     def _kept(self, candidates: np.ndarray, counts: np.ndarray, null_sd: np.ndarray,
               sd: np.ndarray, ended: np.ndarray) -> np.ndarray:
