@@ -60,7 +60,9 @@ The server (Apple's, "Learning with Privacy at Scale", Section 4.3):
    combination is kept when it is an item (the padding bits are zero; for
    strings also no set bit after a zero byte) and
    its own puzzle piece is ``psi`` (a check Apple leaves to the second
-   sketch, which removes ``1 - 2^-a`` of the false combinations for free);
+   sketch, which removes ``1 - 2^-a`` of the false combinations for free).
+   Byte strings above 8 bytes are assembled string by string instead
+   ("Long items" below);
 3. it counts the candidates with the item part over all ``n`` reports (the
    same formulas with ``n``, the item table and ``eps_i``) and returns the
    top ``k`` (ties: the smaller code).
@@ -133,7 +135,8 @@ Why each default:
   the false candidates (about ``(ck)^P / 2^(a (P - 1))`` combinations pass
   the puzzle check) compete at step 3. 8: 0.531, 32: 0.615, 128: 0.604.
 * **``f`` and ``a``**: Apple's fragment is two characters and its puzzle
-  256 pieces. For byte strings ``f = 16`` (two characters), for integers
+  256 pieces. For byte strings of at most 8 bytes ``f = 16`` (two
+  characters; longer strings: "Long items"), for integers
   ``f = 8``; ``a = min(8, 20 - f)``, so ``2^(a+f) <= 2^20`` records (the
   server's cost, ``O(R 2^(a+f))`` per position, and the multiple test grow
   with it): ``f = 16, a = 4`` for strings, ``f = 8, a = 8`` for integers.
@@ -153,22 +156,82 @@ An illegal part is replaced by a public random legal part (HCMS: the triple
 CMS: :meth:`fastldp.oracles.CMS.public_rows`, one codebook per part) and the
 row is counted once, under its first reason.
 
-Long items. A byte string of ``L`` up to 64 bytes (``m = 8 L`` bits) is a
-code of ``W = ceil(m / 64)`` words (:mod:`fastldp.heavyhitters.items`);
-nothing else changes in the protocol. Fragment ``t`` is read from the prefix
-of ``min((t + 1) f, m)`` bits (:func:`~fastldp.heavyhitters.items.prefix`);
-the item part and the puzzle hash see the item's key
-:func:`~fastldp.heavyhitters.items.prefix_keys` ``(code, m)`` (the code
-itself when ``m <= 64``, so short items decode bit for bit as before; above
-64 bits a public 60-bit hash, so two distinct items share a key, hence their
-item-part counts and puzzle pieces, with probability ``2^-60``); the server
-joins the fragments of a combination into words (:meth:`SFP._join`) and
-returns codes of ``W`` words. The records stay ``a + f <= 24`` bits, so a
-position's cost does not grow with ``L``; the number of positions does
-(``P = ceil(8 L / f)``), and with it the variance of a record count
-(``P n`` times a report's) and the chance that a true item misses one
-position's cut. Every ``P f > 64`` takes this path (also a 64-bit integer
-with ``f = 23``).
+Long items
+----------
+A byte string of ``L`` up to 64 bytes (``m = 8 L`` bits) is a code of
+``W = ceil(m / 64)`` words (:mod:`fastldp.heavyhitters.items`). Fragment
+``t`` is read from the prefix of ``min((t + 1) f, m)`` bits
+(:func:`~fastldp.heavyhitters.items.prefix`; for whole-byte fragments of
+strings, bytes ``t f / 8`` on, one gather); the item part and the puzzle
+hash see the item's key :func:`~fastldp.heavyhitters.items.prefix_keys`
+``(code, m)`` (the code itself when ``m <= 64``, so short items decode bit
+for bit as before; above 64 bits a public 60-bit hash, so two distinct items
+share a key, hence their item-part counts and puzzle pieces, with
+probability ``2^-60``). Every ``P f > 64`` returns codes of ``W`` words.
+
+**Defaults above 8 bytes: ``f = 8, a = 8``** (one byte per position, 256
+puzzle pieces, ``2^16`` records; ``P = L`` positions). Short strings keep
+``f = 16, a = 4`` and integers ``f = 8, a = 8``. The choice follows the
+server's cost and the puzzle, not ``n``, ``k`` or ``eps`` (every one of
+those measured below chose the same):
+
+* the server enumerates ``R 2^(a+f)`` hashes per position: at 64 bytes,
+  ``f = 16, a = 4`` is 32 positions of ``2^20`` records (0.5 to 0.7 s each
+  at ``R = 256``, 17 to 31 s per decode), ``f = 8, a = 8`` 64 positions of
+  ``2^16`` (0.055 s each, 3 to 4.5 s per decode); a wider record
+  (``a + f`` up to 24) multiplies that by 16 per 4 bits;
+* with 16 pieces a piece collects ``1/16`` of the strings, so its partial
+  strings multiply at every position; with 256 pieces most pieces hold
+  one heavy string;
+* measured at 10^6 users, ``k = 16``, the exact test's synthetic long
+  workload (``python bench/heavyhitters_sfp_long.py --workload synthetic
+  --configs default f16a2 f16a4``: 216 strings of 10 to 24 letters, top
+  shares 23% to 1.5%), true top-16 strings returned at ``eps = 2, 4, 8``:
+  ``f = 8, a = 8`` 4 / 7 / 15 (decode 2.8 to 4.5 s); ``f = 16, a = 4``
+  with the same assembly 4 / 7 / 11 (17 to 25 s); ``f = 16, a = 2``
+  3 / 4 / 5; the code before issue 34 (``f = 16, a = 4``, combinations
+  trimmed per piece) 2 / 4 / 7 (16 to 20 s). At 16 bytes (the same
+  strings cut, item seeds 5 and 6) ``f = 8, a = 8`` 6, 8 / 15, 14 / 16, 16
+  against ``f = 16, a = 4``'s 8, 8 / 13, 13 / 15, 15, in 2 s against 6 s.
+
+**Assembly of long strings** (:meth:`SFP._assemble_strings`). Partial
+strings grow position by position within their piece; an extension that
+makes an impossible string (a set byte after a zero byte; for text,
+:attr:`text_items`, bytes that are not UTF-8 so far) is never made, and a
+partial that holds its zero terminator extends by zeros with no record
+needed (the positions past a string's end hold only padding). While a
+piece holds at most ``max_combinations`` partials this is every
+combination. A piece that would hold more is decoded greedily with
+peeling: up to ``PEEL_ROUNDS = 16`` rounds each follow the largest
+remaining count at every position and subtract the path's bottleneck from
+the records on it, so the next round finds the piece's next string; a
+position's all-zero record, which pools every string of the piece that
+ended by then, loses a found string's count at every position past that
+string's end, so it counts the strings not found yet (taking the
+previous position's count off instead doubles its variance: a 24-byte
+string of the synthetic workload at ``eps = 4`` lost its terminator to a
+noise record, 16,508 against 17,210). Ending the partials of a string at
+its terminator is what makes the strings of 10 to 24 bytes of a 64-byte
+field exact at ``eps = 50``: 16 of the top 16 at 200,000 users
+(tests/test_heavyhitters_exact.py; the code before assembled 9).
+
+**What SFP cannot do on real text.** A record count's sd is
+``sqrt(P n v)``: every position sees ``n / P`` users, and the users whose
+position lies past their string's end report only its padding. On the
+standard library's ``def`` lines (``python bench/heavyhitters_sfp_long.py``:
+39,000 distinct lines, shares 1.3% down to 0.20% for the 16th) at 10^6
+users, eps 8 (``v`` about 0.1 at the fragment's budget 5) the sd is 2,530
+at ``P = 64`` (1,790 at ``P = 32``), the 512 records kept per position cut
+at about 2.4 sd (6,100), and the second line holds 6,371 users: 1 of the
+top 16 is found at ``eps = 8``, none at ``eps = 4`` (before: none at
+either, in 28 to 31 s; ``f = 16, a = 4`` with the new assembly: none).
+PEM and TreeHist (prefix trees over the same users) are the protocols
+for such workloads.
+
+Time at 64 bytes, 10^6 users, on 2 cores shared with other work (load
+average 3.5 to 6): ``privatize`` 2.8 to 3.4 s (about 1 s of it the item
+encoding of :class:`~fastldp.heavyhitters.items.ItemCodec`), ``estimate``
+2.9 to 4.5 s (most of it the 64 positions' enumeration); 6 to 8 s in all.
 
 References
 ----------
@@ -240,7 +303,8 @@ class SFP(HeavyHitterProtocol):
         docstring, "Defaults").
     fragment_bits : int >= 1, optional
         ``f``, bits per fragment; default 16 (Apple's two characters) for
-        byte strings, 8 for integers, at most ``item_bits``.
+        byte strings of at most 8 bytes, 8 for longer strings (module
+        docstring, "Long items") and for integers, at most ``item_bits``.
     puzzle_bits : int >= 1, optional
         ``a``, bits of the puzzle piece; default ``min(8, 20 - f)``;
         ``a + f <= 24``.
@@ -250,7 +314,9 @@ class SFP(HeavyHitterProtocol):
         When set, a record is kept only if its count is at least
         ``threshold`` standard deviations of a record nobody holds.
     max_combinations : int >= 1, default 4096
-        The most combinations assembled per puzzle piece.
+        The most combinations assembled per puzzle piece (long strings: the
+        most partial strings per piece before it is decoded greedily with
+        peeling; module docstring, "Long items").
     n_rows : int >= 1, optional
         ``R``, hash functions of each sketch; default 256 (CMS), 16 (HCMS).
     n_columns : int >= 2, optional
