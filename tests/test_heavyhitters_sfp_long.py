@@ -343,3 +343,53 @@ def test_assembly_returns_no_impossible_string_on_adversarial_reports():
     assert string_prefix_mask(out, 128).all()
     assert utf8_prefix_mask(out, 128, complete=True).all()
     assert sorted(res.items) == sorted(good)
+
+
+@pytest.mark.parametrize("item_bytes, f, text", [(16, 8, False), (16, 8, True), (63, 16, True),
+                                                 (24, 16, False)])
+def test_assembled_strings_are_made_of_kept_records(item_bytes, f, text):
+    # random records (bytes drawn to hit zero bytes, ASCII, UTF-8 leads and continuations)
+    # on 4 pieces, counts 1 to 100, beside the records of three planted strings (counts 150
+    # to 250), with max_combinations = 8 so that most pieces are peeled: the planted strings
+    # are assembled, and every assembled string is possible (and complete UTF-8 for text),
+    # its puzzle piece is the piece of its records, and its record at every position up to
+    # its terminator is a kept one
+    from fastldp.heavyhitters.items import string_prefix_mask, utf8_prefix_mask
+    sfp = SFP(epsilon=1.0, k=2, item_bytes=item_bytes, fragment_bits=f, puzzle_bits=2,
+              max_combinations=8, n_rows=2, text=text, codebook_seed=12)
+    assert sfp._string_path
+    gen = np.random.default_rng([item_bytes, f, text])
+    alphabet = np.array([0, 0, 0x61, 0x62, 0x63, 0x20, 0xC3, 0xA9, 0x80, 0xE2, 0xFF],
+                        dtype=np.uint64)
+    kept, counts = [], []
+    for t in range(sfp.n_positions):
+        size = 24 if t < 6 else 6
+        frag = np.zeros(size, dtype=np.uint64)
+        for _ in range(f // 8):
+            frag = (frag << np.uint64(8)) | gen.choice(alphabet, size)
+        recs = np.unique((gen.integers(0, 4, size).astype(np.uint64) << np.uint64(f)) | frag)
+        kept.append(recs)
+        counts.append(gen.uniform(1.0, 100.0, recs.shape[0]))
+    codec = ItemCodec(item_bytes=item_bytes)
+    planted = ["café au lait", "naïve", "ab"]
+    codes = codec.encode(planted)
+    for t in range(sfp.n_positions):
+        recs = sfp.records(codes, np.full(3, t))
+        weights = np.array([250.0, 200.0, 150.0])
+        merged = np.concatenate([kept[t], recs])
+        uniq, inverse = np.unique(merged, return_inverse=True)
+        kept[t] = uniq
+        counts[t] = np.bincount(inverse, weights=np.concatenate([counts[t], weights]),
+                                minlength=uniq.shape[0])
+    got = sfp.assemble(kept, counts)
+    assert {tuple(c) for c in codes.tolist()} <= {tuple(c) for c in got.tolist()}
+    bits = 8 * item_bytes
+    assert string_prefix_mask(got, bits).all()
+    if text:
+        assert utf8_prefix_mask(got, bits, complete=True).all()
+    for row in got:
+        length = len(codec.decode(row[None, :])[0])
+        last = min(sfp.n_positions, length * 8 // f + 1)  # the position of the terminator
+        for t in range(last):
+            rec = int(sfp.records(row[None, :], np.array([t]))[0])
+            assert rec in set(kept[t].tolist()), (t, row)
