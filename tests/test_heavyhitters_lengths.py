@@ -40,6 +40,20 @@ def test_survey_members_are_a_public_share():
     assert np.all(survey_members(ids, 0.10, seed=7)[members])
 
 
+def test_survey_split_is_independent_of_the_protocols_groups():
+    # the survey must not empty a group of the tree: PEM's groups hash the identities under
+    # the codebook seed, the survey under a key of its own (a split by the same hash took all
+    # of PEM's first group into the survey when share >= 1 / g: garbage results)
+    ids = np.arange(300_000, dtype=np.uint64)
+    members = survey_members(ids, 0.05, seed=3)
+    groups = PEM(epsilon=4.0, k=16, item_bytes=46, codebook_seed=3).groups(ids)
+    sizes = np.bincount(groups, minlength=46)
+    inside = np.bincount(groups[members], minlength=46)
+    # each group keeps about 95% of its users: binomial sd of the survey count per group
+    sd = np.sqrt(sizes * 0.05 * 0.95)
+    assert np.all(np.abs(inside - 0.05 * sizes) < 5 * sd)
+
+
 def test_plan_is_the_exact_length_law_when_the_noise_vanishes():
     # epsilon = 50: the oracle over 65 lengths is exact up to O(e^-50)
     words = ["ab"] * 500 + ["abcdefghij"] * 300 + ["x" * 20] * 150 + ["y" * 70] * 50

@@ -11,8 +11,9 @@ Two rounds, each user sending one report (so the whole is ``eps``-LDP for
 every user, who is in one round only):
 
 1. **The survey** (:class:`LengthSurvey`): the users of a public share
-   (``share``, default 5%, chosen by a public hash of their identity:
-   :func:`survey_members`) report the byte length of their string,
+   (``share``, default 5%, chosen by a public hash of their identity under
+   a key of its own: :func:`survey_members`, independent of the protocols'
+   groups) report the byte length of their string,
    ``min(len, max_bytes)`` in ``[0, max_bytes]``, through a frequency
    oracle over those ``max_bytes + 1`` values (``oracle="auto"``: the one of
    least variance, :func:`fastldp.oracles.make_oracle`). The server makes
@@ -98,11 +99,29 @@ def cut_to_field(items: Sequence[Any], item_bytes: int) -> list:
     return out
 
 
+#: the word that separates the survey's split from the protocols' groups (``SeedSequence``
+#: entropy beside the codebook seed)
+SURVEY_SPLIT_KEY = 0x4C454E47  # "LENG"
+
+
+def survey_seed(seed: int) -> int:
+    """The key of the survey's split: a ``SeedSequence`` child of ``(seed, SURVEY_SPLIT_KEY)``.
+
+    Not ``seed`` itself: the protocols split their users into groups by the
+    same hash under ``seed`` (PEM's group ``(h g) >> 32``), so a split by
+    ``h < share 2^32`` would take the whole first group (every user of it
+    when ``share >= 1 / g``) into the survey.
+    """
+    return int(np.random.SeedSequence([int(seed), SURVEY_SPLIT_KEY])
+               .generate_state(1, dtype=np.uint64)[0])
+
+
 def survey_members(identities: Any, share: float, seed: int) -> np.ndarray:
-    """Whether each identity is in the survey: its public 32-bit hash under ``seed`` is below
-    ``share 2^32`` (the PEM split's hash, :func:`~fastldp._kernels._heavy.heavy_groups`)."""
+    """Whether each identity is in the survey: its public 32-bit hash under
+    :func:`survey_seed` ``(seed)`` is below ``share 2^32`` (the hash of the PEM split,
+    :func:`~fastldp._kernels._heavy.heavy_groups`, under another key)."""
     ids = np.ascontiguousarray(identities, dtype=np.uint64)
-    return heavy_groups(int(seed), ids, 1 << 32) < int(round(share * 2.0 ** 32))
+    return heavy_groups(survey_seed(seed), ids, 1 << 32) < int(round(share * 2.0 ** 32))
 
 
 @dataclass(frozen=True)
