@@ -215,7 +215,8 @@ def test_peeling_finds_the_lighter_string_that_shares_a_prefix():
 
 def test_default_fragments_follow_the_item_length():
     # short items keep f = 16, a = 4 (strings) and f = 8, a = 8 (integers); strings above
-    # 8 bytes are cut into bytes with 256 puzzle pieces (module docstring, "Long items")
+    # 8 bytes are cut into bytes with 256 puzzle pieces and give the fragments 3/4 of the
+    # budget (module docstring, "Long items")
     assert (SFP(epsilon=1.0, item_bytes=8).fragment_bits,
             SFP(epsilon=1.0, item_bytes=8).puzzle_bits) == (16, 4)
     assert (SFP(epsilon=1.0, item_bits=32).fragment_bits,
@@ -226,6 +227,12 @@ def test_default_fragments_follow_the_item_length():
     # an explicit choice is kept
     sfp = SFP(epsilon=1.0, item_bytes=64, fragment_bits=16, puzzle_bits=4)
     assert (sfp.fragment_bits, sfp.puzzle_bits, sfp.n_positions) == (16, 4, 32)
+    # the fragment part's share: 0.75 above 8 bytes, 0.625 otherwise, an explicit one kept
+    assert SFP(epsilon=4.0, item_bytes=9).fragment_share == 0.75
+    assert SFP(epsilon=4.0, item_bytes=9).part_epsilon == 3.0
+    assert SFP(epsilon=4.0, item_bytes=8).fragment_share == 0.625
+    assert SFP(epsilon=4.0, item_bits=64).fragment_share == 0.625
+    assert SFP(epsilon=4.0, item_bytes=64, fragment_share=0.5).fragment_share == 0.5
 
 
 def _long_words(n, rng):

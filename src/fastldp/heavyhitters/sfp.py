@@ -170,8 +170,9 @@ share a key, hence their item-part counts and puzzle pieces, with
 probability ``2^-60``). Every ``P f > 64`` returns codes of ``W`` words.
 
 **Defaults above 8 bytes: ``f = 8, a = 8``** (one byte per position, 256
-puzzle pieces, ``2^16`` records; ``P = L`` positions). Short strings keep
-``f = 16, a = 4`` and integers ``f = 8, a = 8``. The choice follows the
+puzzle pieces, ``2^16`` records; ``P = L`` positions) **and
+``fragment_share = 0.75``**. Short strings keep ``f = 16, a = 4`` and
+integers ``f = 8, a = 8``, both ``s = 0.625``. The choice follows the
 server's cost and the puzzle, not ``n``, ``k`` or ``eps`` (every one of
 those measured below chose the same):
 
@@ -192,7 +193,23 @@ those measured below chose the same):
   3 / 4 / 5; the code before issue 34 (``f = 16, a = 4``, combinations
   trimmed per piece) 2 / 4 / 7 (16 to 20 s). At 16 bytes (the same
   strings cut, item seeds 5 and 6) ``f = 8, a = 8`` 6, 8 / 15, 14 / 16, 16
-  against ``f = 16, a = 4``'s 8, 8 / 13, 13 / 15, 15, in 2 s against 6 s.
+  against ``f = 16, a = 4``'s 8, 8 / 13, 13 / 15, 15, in 2 s against 6 s
+  (those at ``s = 0.625``).
+* ``s = 0.75``: with ``P = L`` positions a record count's variance is
+  ``L n`` times a report's, and a true string is lost when one of its
+  records misses its position's cut, while the item part ranks a few
+  hundred candidates: the fragments need the budget. True top-16 strings
+  at 10^6 users on the synthetic workload (item seeds 5, 6; ``eps = 2, 4,
+  8``), ``s = 0.625 / 0.75 / 0.875``: 64 bytes 4, 3 / 7, 8 / 15, 15 against
+  4, 4 / 9, 9 / 16, 15 and 4, 6 / 11, 11 / 16, 15 (NCR at ``eps = 4``:
+  0.669, 0.735 / 0.787, 0.794 / 0.882, 0.890); 16 bytes 6, 8 / 15, 14 /
+  16, 16 against 8, 9 / 16, 16 / 16, 16 and 11, 8 / 15, 16 / 16, 16. On the
+  ``def`` lines at ``eps = 8``: 1, 1 and 2 of the top 16. 0.75 gains in
+  every one of those cells; 0.875 gains more at 64 bytes but leaves the
+  item part ``eps / 8``: the variance of a returned count (CMS at
+  ``eps = 4``) is 9.4 times that at 0.625 (2.3 times at 0.75), and at a
+  few thousand users it swaps the top two of 30% and 20% (the report-file
+  test of tests/test_heavyhitters_sfp_long.py, 6,000 users).
 
 **Assembly of long strings** (:meth:`SFP._assemble_strings`). Partial
 strings grow position by position within their piece; an extension that
@@ -282,6 +299,8 @@ RECORD_BITS_DEFAULT = 20
 C_DEFAULT = 32
 #: the fragment part's share of the budget (module docstring, "Defaults")
 SHARE_DEFAULT = 0.625
+#: the same for byte strings above 8 bytes (module docstring, "Long items")
+SHARE_LONG = 0.75
 #: the most greedy paths per crowded puzzle piece when assembling long strings
 #: (:meth:`SFP._assemble_strings`; module docstring, "Long items")
 PEEL_ROUNDS = 16
@@ -298,9 +317,10 @@ class SFP(HeavyHitterProtocol):
         Heavy hitters returned (at most).
     oracle : {"cms", "hcms"}, default "cms"
         Apple's sketch for both parts (module docstring).
-    fragment_share : float in (0, 1), default 0.625
-        ``s``, the fragment part's share of ``eps`` (Apple's: 0.5; module
-        docstring, "Defaults").
+    fragment_share : float in (0, 1), optional
+        ``s``, the fragment part's share of ``eps`` (Apple's: 0.5); default
+        0.625 (module docstring, "Defaults"), 0.75 for byte strings above 8
+        bytes ("Long items").
     fragment_bits : int >= 1, optional
         ``f``, bits per fragment; default 16 (Apple's two characters) for
         byte strings of at most 8 bytes, 8 for longer strings (module
@@ -361,7 +381,7 @@ class SFP(HeavyHitterProtocol):
     report_width = 6
 
     def __init__(self, *, epsilon: float, k: int = 32, oracle: str = "cms",
-                 fragment_share: float = SHARE_DEFAULT, fragment_bits: Optional[int] = None,
+                 fragment_share: Optional[float] = None, fragment_bits: Optional[int] = None,
                  puzzle_bits: Optional[int] = None, c: int = C_DEFAULT,
                  threshold: Optional[float] = None, max_combinations: int = 4096,
                  n_rows: Optional[int] = None, n_columns: Optional[int] = None,
@@ -401,6 +421,9 @@ class SFP(HeavyHitterProtocol):
             raise param_error("n_columns", owner, "a power of two (the Hadamard order)",
                               n_columns)
         self.n_positions = -(-m // self.fragment_bits)
+        if fragment_share is None:  # long strings: the fragments lose the items ("Long items")
+            long_string = self.codec.kind == "bytes" and m > 64
+            fragment_share = SHARE_LONG if long_string else SHARE_DEFAULT
         self.fragment_share = check_float(fragment_share, "fragment_share", owner, low=0.0,
                                           high=1.0)
         #: the fragment part's budget ``s eps``; the item part's is ``item_epsilon = eps - s eps``
