@@ -240,15 +240,19 @@ standard library's ``def`` lines (``python bench/heavyhitters_sfp_long.py``:
 users, eps 8 (``v`` about 0.1 at the fragment's budget 5) the sd is 2,530
 at ``P = 64`` (1,790 at ``P = 32``), the 512 records kept per position cut
 at about 2.4 sd (6,100), and the second line holds 6,371 users: 1 of the
-top 16 is found at ``eps = 8``, none at ``eps = 4`` (before: none at
-either, in 28 to 31 s; ``f = 16, a = 4`` with the new assembly: none).
+top 16 is found at ``eps = 8``, none at ``eps = 4``, with the defaults
+(``s = 0.75``) as at ``s = 0.625`` (before: none at either, in 28 to 31 s;
+``f = 16, a = 4`` with the new assembly: none). The synthetic workload's
+top 16 (shares 23% to 1.5%) with the defaults: 4 / 9 / 16 at ``eps = 2, 4,
+8``.
 PEM and TreeHist (prefix trees over the same users) are the protocols
 for such workloads.
 
 Time at 64 bytes, 10^6 users, on 2 cores shared with other work (load
-average 3.5 to 6): ``privatize`` 2.8 to 3.4 s (about 1 s of it the item
+average 3 to 6): ``privatize`` 1.3 to 3.4 s (about 1 s of it the item
 encoding of :class:`~fastldp.heavyhitters.items.ItemCodec`), ``estimate``
-2.9 to 4.5 s (most of it the 64 positions' enumeration); 6 to 8 s in all.
+1.5 to 4.6 s (most of it the 64 positions' enumeration); 3 to 8 s in all
+(before: 18 to 35 s).
 
 References
 ----------
