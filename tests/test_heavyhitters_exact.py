@@ -113,6 +113,17 @@ def test_sfp_recovers_the_exact_top_16_at_epsilon_50(name):
     assert precision_at_k(found, truth, K) == 1.0
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("seed, codebook_seed", [(0, 8), (1, 7), (1, 8), (2, 7), (2, 8)])
+def test_sfp_recovers_the_exact_top_16_long_strings_on_more_draws(seed, codebook_seed):
+    # the [long] case above on other item draws and codebooks (its fast sibling): 16 of 16
+    items, truth, kwargs = workload("long", 200_000, seed)
+    sfp = SFP(epsilon=50.0, k=K, codebook_seed=codebook_seed, **kwargs)
+    found = _found(sfp.estimate(sfp.privatize(items, rng=1)))
+    assert len(found) == K
+    assert precision_at_k(found, truth, K) == 1.0
+
+
 @pytest.fixture
 def identity_oracle(monkeypatch):
     """TreeHist with its Hadamard oracle replaced by the identity: a report carries its key.
