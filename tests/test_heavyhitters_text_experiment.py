@@ -20,10 +20,11 @@ from fastldp.experiments.heavyhitters import text
 @pytest.fixture
 def small_spec(tmp_path):
     path = tmp_path / "spec.toml"
-    path.write_text(text.SPEC.read_text().replace("n_users = 1000000", "n_users = 20000")
+    path.write_text(text.SPEC.read_text().replace("n_users = 1000000", "n_users = 5000")
                     .replace('workloads = ["words", "signatures"]', 'workloads = ["signatures"]')
                     .replace("epsilons = [2.0, 4.0, 8.0]", "epsilons = [50.0]")
                     .replace("ks = [16, 32]", "ks = [4]")
+                    .replace("signatures = 64", "signatures = 24")
                     .replace("target_epsilons = [4.0, 8.0]", "target_epsilons = [50.0]"))
     return path
 
@@ -43,8 +44,8 @@ def test_small_run_rows_checks_and_report(small_spec, tmp_path):
     by = {(r["protocol"], r["epsilon"]): r for r in rows}
     # at epsilon = 50 OLH told the dictionary is exact: the ceiling is the truth
     assert by[("ceiling", 50.0)]["precision"] == 1.0 and by[("ceiling", 50.0)]["ncr"] == 1.0
-    # the two-round field holds 90% of the def lines: between their median and 64 bytes
-    assert 28 <= by[("PEM+lengths", 50.0)]["field_bytes"] <= 64
+    # most def lines are longer than 23 bytes: the survey keeps the whole 24-byte field
+    assert by[("PEM+lengths", 50.0)]["field_bytes"] == 24
     assert all(0.0 <= r["precision"] <= 1.0 and r["returned"] <= 4 for r in rows)
     # one check per (workload, k, eps) of the target budgets, on the best protocol
     assert len(res.checks) == 1 and "within 0.1" in res.checks[0]["check"]
@@ -52,7 +53,7 @@ def test_small_run_rows_checks_and_report(small_spec, tmp_path):
     assert res.checks[0]["value"] == (best, 1.0)
     assert res.failed == sum(not c["ok"] for c in res.checks)
     out = printed.getvalue()
-    assert "signatures (64-byte field)" in out and "field picked by the length survey" in out
+    assert "signatures (24-byte field)" in out and "field picked by the length survey" in out
     assert (tmp_path / "out" / "accuracy.csv").exists() and (tmp_path / "out" / "report.txt").exists()
 
 

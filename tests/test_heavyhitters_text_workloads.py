@@ -69,6 +69,7 @@ def test_signature_lines_are_mostly_padding_in_a_64_byte_field():
     assert 16 <= median <= 40  # most of the 64 bytes are padding (issue 34, item 6)
 
 
+@pytest.mark.slow  # loads eight languages' tables (about 15 s); the sibling below loads two
 def test_multilingual_words_hold_every_language_and_multibyte_text():
     pytest.importorskip("wordfreq", reason="the `text` extra (wordfreq) is not installed")
     strings, weights = data.multilingual_words(item_bytes=32)
@@ -78,6 +79,15 @@ def test_multilingual_words_hold_every_language_and_multibyte_text():
     assert any(any(0x400 <= ord(c) < 0x500 for c in w) for w in top)  # Cyrillic: 2 bytes
     assert any(any(0x3040 <= ord(c) < 0x30A0 for c in w) for w in top)  # Japanese kana: 3 bytes
     assert not any(w.isdigit() for w in strings)  # wordfreq's folded digits are left out
+
+
+def test_multilingual_words_of_two_languages():
+    pytest.importorskip("wordfreq", reason="the `text` extra (wordfreq) is not installed")
+    strings, weights = data.multilingual_words(languages=["en", "ru"], per_language=200,
+                                               item_bytes=4)
+    _check_law(strings, weights, 4)
+    assert "the" in strings[:5] and "в" in strings[:5]  # each language holds half the users
+    assert any(len(w.encode()) > len(w) for w in strings)  # Cyrillic: 2 bytes a character
     # one language: its shares are its own frequencies, renormalized over its top words
     en, w_en = data.multilingual_words(languages=["en"], per_language=10)
     import wordfreq
