@@ -180,7 +180,8 @@ def test_peeling_assembles_every_string_of_a_crowded_piece():
     assert got == set(same)
 
 
-def test_peeling_finds_the_lighter_string_that_shares_a_prefix():
+@pytest.mark.parametrize("f", [8, 16])
+def test_peeling_finds_the_lighter_string_that_shares_a_prefix(f):
     # three strings of one piece: "<stem>x" (count 300) and "<stem>yz<4 letters>" (120) share
     # a 5-byte stem, and a 3-letter string (200) ends before both. The all-zero record at
     # byte 6 pools every string of the piece that ended by then (500). Greedy finds
@@ -188,8 +189,10 @@ def test_peeling_finds_the_lighter_string_that_shares_a_prefix():
     # the all-zero records from byte 6 on, then the short string's 200 (from byte 3 on), so
     # that the third round's "<stem>y" finds 0 at byte 6 and goes on to "z": all three.
     # Counted raw, the pooled record would end that path at "<stem>y" and its peel would
-    # take the lighter string's stem with it.
-    sfp = SFP(epsilon=4.0, k=3, item_bytes=16, fragment_bits=8, puzzle_bits=8,
+    # take the lighter string's stem with it. With two-byte fragments the short string's
+    # terminator sits inside its second fragment ("c\0"), so its path holds no all-zero
+    # record: its count must still come off the pooled ones (positions 2 on).
+    sfp = SFP(epsilon=4.0, k=3, item_bytes=16, fragment_bits=f, puzzle_bits=8,
               max_combinations=1, codebook_seed=9)
     codec = ItemCodec(item_bytes=16)
     gen = np.random.default_rng(5)
@@ -207,8 +210,9 @@ def test_peeling_finds_the_lighter_string_that_shares_a_prefix():
     strings = pair + [short]
     codes = codec.encode(strings)
     kept, counts = _records_of(sfp, codes, np.array([300.0, 120.0, 200.0]), sfp.n_positions)
-    zero = np.flatnonzero(kept[6] == np.uint64(int(psi[0]) << 8))
-    assert counts[6][zero].tolist() == [500.0]
+    at = 6 * 8 // f  # the position whose fragment starts at byte 6
+    zero = np.flatnonzero(kept[at] == np.uint64(int(psi[0]) << f))
+    assert counts[at][zero].tolist() == [500.0]
     got = {codec.decode(row[None, :])[0] for row in sfp.assemble(kept, counts)}
     assert got == set(strings)
 

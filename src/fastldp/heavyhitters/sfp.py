@@ -983,17 +983,16 @@ class SFP(HeavyHitterProtocol):
                     on = np.flatnonzero(used[:, t])
                     if on.size:
                         np.subtract.at(resid[t], path[on, t], bottleneck[on])
-                # a complete string that ended is in the all-zero record of every later
-                # position (its path holds no record there)
+                # a complete string of z bytes is in the all-zero record of every position
+                # t >= ceil(z / fb); the path holds the first of them only when the
+                # terminator starts a fragment
                 ended_at = np.full(n_p, P)
                 if row.size:
-                    first_end = np.full(row.shape[0], P)
-                    for t in range(P - 1, -1, -1):
-                        on = np.flatnonzero(used[row, t])
-                        first_end[on[is_end[t][path[row[on], t]]]] = t
-                    ended_at[row] = first_end
+                    zero = octets == 0
+                    length = np.where(zero.any(axis=1), np.argmax(zero, axis=1), P * fb)
+                    ended_at[row] = -(-length // fb)
                 for t in range(1, P):
-                    on = np.flatnonzero((ended_at < t) & ~used[:, t])
+                    on = np.flatnonzero((ended_at <= t) & ~used[:, t])
                     idx = end_of[t, pieces[on]]
                     hit = idx >= 0
                     resid[t][idx[hit]] -= bottleneck[on[hit]]
