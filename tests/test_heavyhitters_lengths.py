@@ -12,7 +12,9 @@ import math
 import numpy as np
 import pytest
 
-from fastldp.heavyhitters import PEM, LengthSurvey, cut_to_field, two_rounds
+from fastldp.heavyhitters import (
+    PEM, cut_to_field, length_oracle, length_plan, string_lengths, two_rounds,
+)
 from fastldp.heavyhitters.lengths import survey_members
 from fastldp.heavyhitters.metrics import precision_at_k
 
@@ -54,12 +56,18 @@ def test_survey_split_is_independent_of_the_protocols_groups():
     assert np.all(np.abs(inside - 0.05 * sizes) < 5 * sd)
 
 
+def _plan(words, **kwargs):
+    survey = length_oracle(epsilon=50.0, max_bytes=64, codebook_seed=3)
+    return length_plan(survey.estimate(survey.privatize(string_lengths(words), rng=1)),
+                       **kwargs)
+
+
 def test_plan_is_the_exact_length_law_when_the_noise_vanishes():
     # epsilon = 50: the oracle over 65 lengths is exact up to O(e^-50)
     words = ["ab"] * 500 + ["abcdefghij"] * 300 + ["x" * 20] * 150 + ["y" * 70] * 50
-    survey = LengthSurvey(epsilon=50.0, max_bytes=64, coverage=0.9, codebook_seed=3)
-    assert list(survey.lengths(words[:1] + words[-1:])) == [2, 64]  # capped at max_bytes
-    plan = survey.estimate(survey.privatize(words, rng=1))
+    assert list(string_lengths(words[:1] + words[-1:])) == [2, 64]  # capped at max_bytes
+    assert list(string_lengths(["日本", b"ab"], max_bytes=4)) == [4, 2]  # UTF-8 bytes
+    plan = _plan(words)
     assert plan.n == 1000
     expected = np.zeros(65)
     expected[[2, 10, 20, 64]] = [0.5, 0.3, 0.15, 0.05]
@@ -67,22 +75,32 @@ def test_plan_is_the_exact_length_law_when_the_noise_vanishes():
     assert plan.item_bytes == 20  # 0.5 + 0.3 < 0.9 <= 0.95
     assert plan.covered(10) == pytest.approx(0.8, abs=1e-9)
     # coverage 0.8: the 10-byte field; the floor min_bytes applies below it
-    assert LengthSurvey(epsilon=50.0, coverage=0.8, codebook_seed=3).estimate(
-        survey.privatize(words, rng=1)).item_bytes == 10
-    assert LengthSurvey(epsilon=50.0, coverage=0.5, min_bytes=8, codebook_seed=3).estimate(
-        survey.privatize(words, rng=1)).item_bytes == 8
+    assert _plan(words, coverage=0.8).item_bytes == 10
+    assert _plan(words, coverage=0.5, min_bytes=8).item_bytes == 8
 
 
-@pytest.mark.parametrize("kwargs, name", [
-    ({"epsilon": 0.0}, "epsilon"), ({"epsilon": float("nan")}, "epsilon"),
-    ({"epsilon": 1.0, "coverage": 0.0}, "coverage"),
-    ({"epsilon": 1.0, "coverage": float("nan")}, "coverage"),
-    ({"epsilon": 1.0, "max_bytes": 65}, "max_bytes"),
-    ({"epsilon": 1.0, "max_bytes": 16, "min_bytes": 17}, "min_bytes"),
+def test_the_survey_oracle_is_the_least_variance_one():
+    assert length_oracle(epsilon=4.0, max_bytes=64, codebook_seed=1).chosen == "grr"
+    assert length_oracle(epsilon=1.0, max_bytes=64, codebook_seed=1).chosen != "grr"
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: length_oracle(epsilon=0.0), "epsilon"),
+    (lambda: length_oracle(epsilon=float("nan")), "epsilon"),
+    (lambda: length_oracle(epsilon=1.0, max_bytes=65), "max_bytes"),
+    (lambda: string_lengths(["a"], max_bytes=0), "max_bytes"),
+    (lambda: _plan(["a"], coverage=0.0), "coverage"),
+    (lambda: _plan(["a"], coverage=float("nan")), "coverage"),
+    (lambda: _plan(["a"], min_bytes=65), "min_bytes"),
 ])
-def test_survey_validates(kwargs, name):
+def test_survey_validates(call, name):
     with pytest.raises(ValueError, match=f"'{name}'"):
-        LengthSurvey(**kwargs)
+        call()
+
+
+def test_plan_needs_an_estimate():
+    with pytest.raises(TypeError, match="'estimate'"):
+        length_plan([1.0, 2.0])
 
 
 def test_two_rounds_find_the_exact_top_k_of_short_strings_in_a_long_field():

@@ -12,7 +12,7 @@
   :func:`code_order`, :func:`top_k_order`, :func:`unique_codes` (:mod:`.items`);
 * workloads: :func:`zipf_items`, :func:`word_items`, real text (:mod:`.data`);
 * a first round that learns the strings' lengths and picks the field:
-  :class:`LengthSurvey`, :func:`two_rounds` (:mod:`.lengths`);
+  :func:`length_oracle`, :func:`length_plan`, :func:`two_rounds` (:mod:`.lengths`);
 * metrics: :func:`precision_at_k`, :func:`recall_at_k`, :func:`f1_at_k`,
   :func:`ncr`, :func:`relative_error` (:mod:`.metrics`);
 * poisoning: MGA's fake reports against PEM (:mod:`.attacks`) and a decode
@@ -25,7 +25,9 @@ from .items import (
     unique_codes,
 )
 from .pem import PEM
-from .lengths import LengthPlan, LengthSurvey, cut_to_field, two_rounds
+from .lengths import (
+    LengthPlan, cut_to_field, length_oracle, length_plan, string_lengths, two_rounds,
+)
 from .sfp import SFP
 from .treehist import TreeHist
 from . import attacks, data, metrics, robust
@@ -34,4 +36,5 @@ from . import _channels  # noqa: F401  (registers the audit's channels of the cl
 __all__ = ["PEM", "TreeHist", "SFP", "HeavyHitters", "HeavyHitterProtocol", "HeavyPartial", "ItemCodec",
            "encode_items", "decode_items", "prefix", "extend", "prefix_keys", "code_order",
            "top_k_order", "unique_codes", "data", "metrics",
-           "attacks", "robust", "LengthSurvey", "LengthPlan", "cut_to_field", "two_rounds"]
+           "attacks", "robust", "LengthPlan", "string_lengths", "length_oracle", "length_plan",
+           "cut_to_field", "two_rounds"]

@@ -10,18 +10,19 @@ serve only the few long strings, and every level's group is smaller for it.
 Two rounds, each user sending one report (so the whole is ``eps``-LDP for
 every user, who is in one round only):
 
-1. **The survey** (:class:`LengthSurvey`): the users of a public share
+1. **The survey**: the users of a public share
    (``share``, default 5%, chosen by a public hash of their identity under
    a key of its own: :func:`survey_members`, independent of the protocols'
    groups) report the byte length of their string,
-   ``min(len, max_bytes)`` in ``[0, max_bytes]``, through a frequency
-   oracle over those ``max_bytes + 1`` values (``oracle="auto"``: the one of
-   least variance, :func:`fastldp.oracles.make_oracle`). The server makes
+   ``min(len, max_bytes)`` in ``[0, max_bytes]`` (:func:`string_lengths`),
+   through a frequency oracle over those ``max_bytes + 1`` values
+   (:func:`length_oracle`: ``"auto"``, the one of least variance). The
+   server (:func:`length_plan`) makes
    the estimated counts a distribution (Norm-Sub,
    :func:`fastldp.oracles.postprocess.norm_sub`) and picks the field
    ``item_bytes``: the fewest bytes whose estimated share of the strings
    that fit is at least ``coverage`` (default 0.9), at least
-   ``min_bytes`` (default 8). :class:`LengthPlan` holds both.
+   ``min_bytes`` (default 8). A :class:`LengthPlan` holds both.
 2. **The tree**: the other users run the protocol (PEM, TreeHist or SFP)
    over ``item_bytes``, each string cut to it at a character boundary
    (:func:`cut_to_field`). A string longer than the field is reported by its
@@ -37,9 +38,9 @@ docs/guide/heavyhitters.rst for the table.
 
 Examples
 --------
->>> survey = LengthSurvey(epsilon=4.0, max_bytes=32, codebook_seed=1)
 >>> words = ["cat"] * 7000 + ["horse"] * 2500 + ["hippopotamus"] * 500
->>> plan = survey.estimate(survey.privatize(words, rng=2))
+>>> survey = length_oracle(epsilon=4.0, max_bytes=32, codebook_seed=1)
+>>> plan = length_plan(survey.estimate(survey.privatize(string_lengths(words, 32), rng=2)))
 >>> plan.item_bytes
 8
 >>> cut_to_field(["hippopotamus", "日本語"], 7)
@@ -61,7 +62,8 @@ from ..oracles import make_oracle
 from ..oracles.postprocess import norm_sub
 from .items import MAX_ITEM_BYTES
 
-__all__ = ["LengthSurvey", "LengthPlan", "cut_to_field", "survey_members", "two_rounds"]
+__all__ = ["LengthPlan", "string_lengths", "length_oracle", "length_plan", "cut_to_field",
+           "survey_members", "survey_seed", "two_rounds"]
 
 #: the survey's share of the users by default
 DEFAULT_SHARE = 0.05
@@ -152,73 +154,59 @@ class LengthPlan:
         return float(self.distribution[: int(item_bytes) + 1].sum())
 
 
-class LengthSurvey:
-    """Round one: the byte lengths of the users' strings through a frequency oracle.
+def string_lengths(items: Sequence[Any], max_bytes: int = 64) -> np.ndarray:
+    """``min(len(UTF-8 bytes), max_bytes)`` of each string (int64): the survey's values."""
+    owner = "string_lengths"
+    max_bytes = check_int(max_bytes, "max_bytes", owner, low=1, high=MAX_ITEM_BYTES)
+    if isinstance(items, (str, bytes)):
+        raise param_error("items", owner, "a sequence of str or bytes", items, TypeError)
+    return np.array([min(len(_as_bytes(x, owner, j)), max_bytes) for j, x in enumerate(items)],
+                    dtype=np.int64)
+
+
+def length_oracle(*, epsilon: float, max_bytes: int = 64, oracle: str = "auto",
+                  codebook_seed: Optional[int] = None):
+    """The survey's frequency oracle over the lengths ``[0, max_bytes]``.
+
+    :func:`fastldp.oracles.make_oracle` of ``oracle`` (``"auto"``: the least
+    variance at ``epsilon`` over ``max_bytes + 1`` values). A survey user sends
+    one report of its :func:`string_lengths` value, a function of its string:
+    ``epsilon``-LDP (the oracle's own audit covers the channel).
+    """
+    max_bytes = check_int(max_bytes, "max_bytes", "length_oracle", low=1, high=MAX_ITEM_BYTES)
+    return make_oracle(oracle, domain_size=max_bytes + 1, epsilon=epsilon,
+                       codebook_seed=codebook_seed)
+
+
+def length_plan(estimate: Any, *, coverage: float = DEFAULT_COVERAGE,
+                min_bytes: int = DEFAULT_MIN_BYTES) -> LengthPlan:
+    """The :class:`LengthPlan` of a survey's estimate (module docstring).
 
     Parameters
     ----------
-    epsilon : float in (0, 700]
-        The budget of a survey report (each survey user sends only this).
-    max_bytes : int in [1, 64], default 64
-        Lengths are capped here (the largest field the plan may pick).
+    estimate : FrequencyEstimate
+        The length oracle's estimate over ``[0, max_bytes]``.
     coverage : float in (0, 1], default 0.9
-        The share of the strings the picked field must hold.
+        The share of the strings the field must hold.
     min_bytes : int in [1, max_bytes], default 8
-        The shortest field the plan picks.
-    oracle : str, default "auto"
-        A name for :func:`fastldp.oracles.make_oracle` over the
-        ``max_bytes + 1`` lengths (``"auto"``: least variance).
-    codebook_seed : int or None
-
-    Notes
-    -----
-    Privacy: one report of ``min(len(x), max_bytes)`` through an
-    ``epsilon``-LDP oracle, a function of the string: ``epsilon``-LDP.
+        The shortest field picked.
     """
-
-    def __init__(self, *, epsilon: float, max_bytes: int = 64,
-                 coverage: float = DEFAULT_COVERAGE, min_bytes: int = DEFAULT_MIN_BYTES,
-                 oracle: str = "auto", codebook_seed: Optional[int] = None) -> None:
-        owner = "LengthSurvey"
-        self.epsilon = check_float(epsilon, "epsilon", owner, low=0.0, high=700.0,
-                                   low_open=True, high_open=False)
-        self.max_bytes = check_int(max_bytes, "max_bytes", owner, low=1, high=MAX_ITEM_BYTES)
-        self.coverage = check_float(coverage, "coverage", owner, low=0.0, high=1.0,
-                                    low_open=True, high_open=False)
-        self.min_bytes = check_int(min_bytes, "min_bytes", owner, low=1, high=self.max_bytes)
-        self.codebook_seed = resolve_codebook_seed(codebook_seed, owner)
-        self.oracle = make_oracle(oracle, domain_size=self.max_bytes + 1, epsilon=self.epsilon,
-                                  codebook_seed=self.codebook_seed)
-
-    def __repr__(self) -> str:
-        return (f"LengthSurvey(epsilon={self.epsilon:g}, max_bytes={self.max_bytes}, "
-                f"coverage={self.coverage:g}, min_bytes={self.min_bytes})")
-
-    def lengths(self, items: Sequence[Any]) -> np.ndarray:
-        """``min(len(UTF-8 bytes), max_bytes)`` of each string (int64)."""
-        if isinstance(items, (str, bytes)):
-            raise param_error("items", "LengthSurvey", "a sequence of str or bytes", items,
-                              TypeError)
-        return np.array([min(len(_as_bytes(x, "LengthSurvey", j)), self.max_bytes)
-                         for j, x in enumerate(items)], dtype=np.int64)
-
-    def privatize(self, items: Sequence[Any], *, rng: Any = None) -> np.ndarray:
-        """The survey reports of ``items`` (the oracle's reports of their lengths)."""
-        return self.oracle.privatize(self.lengths(items),
-                                     rng=as_generator(rng, "LengthSurvey", purpose="privatize"))
-
-    def estimate(self, reports: Any) -> LengthPlan:
-        """The :class:`LengthPlan` of the survey reports."""
-        res = self.oracle.estimate(reports)
-        n = int(res.n)
-        size = self.max_bytes + 1
-        dist = (np.asarray(norm_sub(res).counts, dtype=np.float64) / n if n
-                else np.full(size, 1.0 / size))
-        cum = np.cumsum(dist)
-        fits = np.flatnonzero(cum >= self.coverage - 1e-12)
-        field = int(fits[0]) if fits.size else self.max_bytes
-        return LengthPlan(distribution=dist, item_bytes=max(self.min_bytes, field, 1),
-                          coverage=self.coverage, n=n)
+    owner = "length_plan"
+    coverage = check_float(coverage, "coverage", owner, low=0.0, high=1.0, low_open=True,
+                           high_open=False)
+    counts = getattr(estimate, "counts", None)
+    if counts is None:
+        raise param_error("estimate", owner, "a frequency oracle's estimate over the lengths",
+                          estimate, TypeError)
+    size = int(np.asarray(counts).shape[0])
+    min_bytes = check_int(min_bytes, "min_bytes", owner, low=1, high=max(1, size - 1))
+    n = int(estimate.n)
+    dist = (np.asarray(norm_sub(estimate).counts, dtype=np.float64) / n if n
+            else np.full(size, 1.0 / size))
+    fits = np.flatnonzero(np.cumsum(dist) >= coverage - 1e-12)
+    field = int(fits[0]) if fits.size else size - 1
+    return LengthPlan(distribution=dist, item_bytes=max(min_bytes, field, 1),
+                      coverage=coverage, n=n)
 
 
 def two_rounds(protocol: Any, items: Sequence[Any], *, epsilon: float, k: int,
@@ -235,7 +223,9 @@ def two_rounds(protocol: Any, items: Sequence[Any], *, epsilon: float, k: int,
     items : sequence of str or bytes
         One string per user; user ``i`` has identity ``i``.
     epsilon, k : the budget of every report and the heavy hitters asked for.
-    max_bytes, coverage, min_bytes : see :class:`LengthSurvey`.
+    max_bytes : int in [1, 64], default 64
+        The lengths are capped here; the largest field.
+    coverage, min_bytes : see :func:`length_plan`.
     share : float in (0, 1), default 0.05
         The survey's share of the users (public, by identity).
     codebook_seed : int or None
@@ -257,9 +247,11 @@ def two_rounds(protocol: Any, items: Sequence[Any], *, epsilon: float, k: int,
     ids = np.arange(n, dtype=np.uint64)
     in_survey = survey_members(ids, share, seed)
     first = [items[i] for i in np.flatnonzero(in_survey)]
-    survey = LengthSurvey(epsilon=epsilon, max_bytes=max_bytes, coverage=coverage,
-                          min_bytes=min_bytes, codebook_seed=seed)
-    plan = survey.estimate(survey.privatize(first, rng=gen))
+    max_bytes = check_int(max_bytes, "max_bytes", owner, low=1, high=MAX_ITEM_BYTES)
+    survey = length_oracle(epsilon=epsilon, max_bytes=max_bytes, codebook_seed=seed)
+    plan = length_plan(survey.estimate(survey.privatize(string_lengths(first, max_bytes),
+                                                        rng=gen)),
+                       coverage=coverage, min_bytes=min(min_bytes, max_bytes))
     rest = np.flatnonzero(~in_survey)
     tree = protocol(epsilon=epsilon, k=k, item_bytes=plan.item_bytes, codebook_seed=seed,
                     **options)
