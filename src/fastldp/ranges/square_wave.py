@@ -81,6 +81,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from .._kernels import _wave
 from .._random import as_generator, resolve_identities
 from .._sanitize import (SanitizationReport, _as_float, sanitization_counts,
                          sanitization_report)
@@ -90,7 +91,7 @@ from ..streaming import ExactSum, Partial
 from ._base import RangeEstimate, check_probabilities
 
 __all__ = ["SquareWave", "SquareWaveEstimate", "bandwidth", "transition_matrix", "WaveChannel",
-           "DenseChannel", "expectation_maximization", "smooth"]
+           "DenseChannel", "expectation_maximization", "expectation_maximization_numpy", "smooth"]
 
 #: the budgets SquareWave takes: below, b is 1/2 to 1e-9; above 20 the wave
 #: (2 b < 1e-7) nears the spacing of doubles around 1
@@ -192,6 +193,7 @@ class WaveChannel:
         # raw edges y and c = x -+ b, so both sets share the suffix sums of e, e y, e y^2
         above = np.stack([np.searchsorted(self.plus, self.x, side="right"),
                           np.searchsorted(self.minus, self.x, side="right")])
+        self._above = np.ascontiguousarray(above, dtype=np.int64)  # the compiled loop's table
         # flat positions in the (3, d' + 2) buffer of suffix sums: one take gathers them all
         rows = np.arange(3)[:, None, None] * (output_bins + 2)
         self._flat_above = (rows + above[None, :, :]).ravel()
@@ -225,7 +227,9 @@ class WaveChannel:
         T = (at * self._cpoly).sum(axis=0)              # (2 sets, input edges)
         Td = T[0] - T[1]
         wave = (Td[:-1] - Td[1:]) / self.width
-        return self.q * float(self.widths_out @ r) + (self.p - self.q) * wave
+        # (w' * r).sum(), not a BLAS dot: NumPy's pairwise order, which the compiled loop
+        # (fastldp._kernels._wave) reproduces bit for bit
+        return self.q * float((self.widths_out * r).sum()) + (self.p - self.q) * wave
 
 
 class DenseChannel:
@@ -259,6 +263,12 @@ def expectation_maximization(channel: Any, hist: np.ndarray, *, smoothing: bool,
 
     The module docstring has the update and the stopping rule. ``channel``
     is a :class:`WaveChannel`, a :class:`DenseChannel` or a matrix ``M``.
+    For a :class:`WaveChannel` the whole loop runs in compiled code
+    (:mod:`fastldp._kernels._wave`, a few microseconds a step at ``d = d'
+    = 1024`` instead of the NumPy loop's 0.1 to 0.2 ms of call overhead);
+    any other channel runs :func:`expectation_maximization_numpy`, the
+    kernel's naive twin (the same iterates to about ``1e-14`` relative:
+    only the order of four sums differs).
 
     Returns
     -------
@@ -270,6 +280,32 @@ def expectation_maximization(channel: Any, hist: np.ndarray, *, smoothing: bool,
     log_likelihood : float
         ``sum_j hist_j log (M theta)_j`` at ``theta``.
     """
+    if not isinstance(channel, WaveChannel):
+        return expectation_maximization_numpy(channel, hist, smoothing=smoothing,
+                                              tolerance=tolerance, max_iterations=max_iterations,
+                                              start=start)
+    hist = np.ascontiguousarray(hist, dtype=np.float64)
+    d = channel.d
+    theta = (np.full(d, 1.0 / d) if start is None
+             else np.array(start, dtype=np.float64, copy=True, order="C"))
+    if hist.shape != (channel.d_out,) or theta.shape != (d,):
+        raise ValueError(f"hist must have shape ({channel.d_out},) and start ({d},) for this "
+                         f"channel; got {hist.shape} and {theta.shape}")
+    if float(hist.sum()) == 0:
+        return theta, 0, True, 0.0
+    iterations, converged, log_likelihood = _wave.expectation_maximization(
+        hist, theta, channel.mid, channel._a, channel._J, channel._part, channel.widths_out,
+        channel._powers, channel._above, channel._cpoly, channel.p, channel.q, channel.width,
+        bool(smoothing), float(tolerance), int(max_iterations))
+    return theta, iterations, converged, log_likelihood
+
+
+def expectation_maximization_numpy(channel: Any, hist: np.ndarray, *, smoothing: bool,
+                                   tolerance: float = 1e-3, max_iterations: int = 10_000,
+                                   start: Optional[np.ndarray] = None) -> tuple:
+    """:func:`expectation_maximization` as a loop of NumPy calls over ``channel.forward`` and
+    ``channel.backward`` (any channel; the compiled loop's naive twin). Same arguments and
+    result."""
     hist = np.asarray(hist, dtype=np.float64)
     n = float(hist.sum())
     if isinstance(channel, np.ndarray):
