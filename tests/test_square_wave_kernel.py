@@ -32,7 +32,7 @@ def _hist(eps, d, d_out, n, seed):
 
 def _products(W, theta, r):
     fwd = _wave.forward(theta, W.mid, W._a, W._J, W._part, W.widths_out, W.p, W.q)
-    bwd = _wave.backward(r, W._powers, W._above, W._cpoly, W.widths_out, W.p, W.q, W.width)
+    bwd = _wave.backward(r, W._powers, W._above, W._cpoly, W.widths_out, W.p, W.q)
     return fwd, bwd
 
 
@@ -88,6 +88,27 @@ def test_compiled_em_stopped_by_the_cap_is_the_numpy_loop_bit_for_bit(smoothing)
         np.testing.assert_array_equal(got[0], want[0])
         assert got[3] == pytest.approx(want[3], rel=1e-12)
     assert start.sum() == pytest.approx(1.0)  # the start is not written to
+
+
+@pytest.mark.parametrize("tolerance", [1e-4, 1e-3, 1.0, 1e3, np.inf])
+@pytest.mark.parametrize("scale", [1, 10_000], ids=["n=2e4", "n=2e8"])
+def test_the_likelihood_stop_is_the_numpy_loops(tolerance, scale):
+    """The kernel takes the logs only where its bounds on the likelihood's change leave the
+    test open, within a rounding margin that grows with n (about 2e-4 at n = 2e8 and
+    d' = 256: there every step at tolerance 1e-4 takes them, the twin's ll ~ -1e9 still
+    resolving 1e-4 to about 1e-6); the stop lands on the twin's step either way."""
+    eps, d = 1.0, 256
+    W = WaveChannel(eps, d, d)
+    hist = _hist(eps, d, d, 20_000, seed=21) * scale
+    for smoothing in (True, False):
+        got = expectation_maximization(W, hist, smoothing=smoothing, tolerance=tolerance)
+        want = expectation_maximization_numpy(W, hist, smoothing=smoothing,
+                                              tolerance=tolerance)
+        assert got[1:3] == want[1:3], smoothing
+        np.testing.assert_array_equal(got[0], want[0])
+        assert got[3] == pytest.approx(want[3], rel=1e-12)
+    if tolerance == np.inf:
+        assert got[1] == 3  # the first step the rule looks at the likelihood
 
 
 @pytest.mark.parametrize("where", ["first", "middle", "last"])
@@ -165,17 +186,17 @@ def test_mismatched_shapes_and_tables_are_refused():
     with pytest.raises(ValueError, match="'J' must have length 42"):
         _wave.expectation_maximization(np.ones(20), np.full(16, 1 / 16), W.mid, W._a,
                                        W._J[:-1], W._part, W.widths_out, W._powers, W._above,
-                                       W._cpoly, W.p, W.q, W.width, True, 1e-3, 10)
+                                       W._cpoly, W.p, W.q, True, 1e-3, 10)
     bad = W._J.copy()
     bad[3] = 99
     with pytest.raises(ValueError, match=r"J\[3\] = 99 is outside \[0, 17\]"):
         _wave.expectation_maximization(np.ones(20), np.full(16, 1 / 16), W.mid, W._a, bad,
                                        W._part, W.widths_out, W._powers, W._above, W._cpoly,
-                                       W.p, W.q, W.width, True, 1e-3, 10)
+                                       W.p, W.q, True, 1e-3, 10)
     with pytest.raises(ValueError, match="positive total"):
         _wave.expectation_maximization(np.zeros(20), np.full(16, 1 / 16), W.mid, W._a, W._J,
                                        W._part, W.widths_out, W._powers, W._above, W._cpoly,
-                                       W.p, W.q, W.width, True, 1e-3, 10)
+                                       W.p, W.q, True, 1e-3, 10)
 
 
 @pytest.mark.slow

@@ -20,7 +20,6 @@ def backward(
     widths_out: npt.NDArray[np.float64],
     p: float,
     q: float,
-    width: float,
 ) -> npt.NDArray[np.float64]: ...
 def expectation_maximization(
     hist: npt.NDArray[np.float64],
@@ -35,7 +34,6 @@ def expectation_maximization(
     cpoly: npt.NDArray[np.float64],
     p: float,
     q: float,
-    width: float,
     smoothing: bool,
     tolerance: float,
     max_iterations: int,

@@ -110,11 +110,11 @@ cdef void _forward(intp_t d, intp_t n1, const double* padded, const double* mid,
 
 cdef void _backward(intp_t d, intp_t n1, const double* r, const double* y, const double* y2,
                     const int64_t* above, const double* cpoly, const double* widths_out,
-                    double p, double q, double width,
+                    double p, double q,
                     double* e, double* suf, double* T, double* out) noexcept nogil:
     """``out = M^T r`` (``r`` of length n1 - 1; ``suf`` holds 3 (n1 + 1), ``T`` 2 (d + 1))."""
     cdef intp_t i, k, ab, m = d + 1, n2 = n1 + 1
-    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, dot, pq = p - q, qdot, t0, t1
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, dot, pq = p - q, qdot, t0, t1, bins = <double>d
     cdef double* suf1 = suf + n2
     cdef double* suf2 = suf + 2 * n2
     cdef const double* c0 = cpoly
@@ -146,8 +146,24 @@ cdef void _backward(intp_t d, intp_t n1, const double* r, const double* y, const
     t0 = T[0] - T[m]
     for i in range(d):
         t1 = T[i + 1] - T[m + i + 1]
-        out[i] = qdot + pq * ((t0 - t1) / width)
+        out[i] = qdot + pq * ((t0 - t1) * bins)  # the twin's / width as * d (d is exact)
         t0 = t1
+
+
+cdef double _dot(const double* x, const double* y, intp_t n) noexcept nogil:
+    """``sum x_j y_j`` in four running sums (for the likelihood bounds: any order will do)."""
+    cdef intp_t j = 0
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
+    while j + 4 <= n:
+        s0 += x[j] * y[j]
+        s1 += x[j + 1] * y[j + 1]
+        s2 += x[j + 2] * y[j + 2]
+        s3 += x[j + 3] * y[j + 3]
+        j += 4
+    while j < n:
+        s0 += x[j] * y[j]
+        j += 1
+    return (s0 + s1) + (s2 + s3)
 
 
 cdef double _log_likelihood(intp_t n, const double* hist, const double* predicted) noexcept nogil:
@@ -218,7 +234,7 @@ def forward(const double[::1] theta, const double[::1] mid, const double[::1] a,
 
 def backward(const double[::1] r, const double[:, ::1] powers, const int64_t[:, ::1] above,
              const double[:, :, ::1] cpoly, const double[::1] widths_out,
-             double p, double q, double width):
+             double p, double q):
     """``M^T r`` (shape ``(d,)``) from ``WaveChannel``'s tables (for tests)."""
     cdef intp_t n_out = r.shape[0], n1 = n_out + 1, d = above.shape[1] - 1, i
     if (n_out < 1 or d < 1 or powers.shape[0] != 3 or powers.shape[1] != n1
@@ -233,7 +249,7 @@ def backward(const double[::1] r, const double[:, ::1] powers, const int64_t[:, 
     cdef double[::1] T = np.empty(2 * (d + 1))
     with nogil:
         _backward(d, n1, &r[0], &powers[1, 0], &powers[2, 0], &above[0, 0], &cpoly[0, 0, 0],
-                  &widths_out[0], p, q, width, &e[0], &suf[0], &T[0], &res[0])
+                  &widths_out[0], p, q, &e[0], &suf[0], &T[0], &res[0])
     return out
 
 
@@ -241,7 +257,7 @@ def expectation_maximization(const double[::1] hist, double[::1] theta,
                              const double[::1] mid, const double[::1] a, const int64_t[::1] J,
                              const double[::1] part, const double[::1] widths_out,
                              const double[:, ::1] powers, const int64_t[:, ::1] above,
-                             const double[:, :, ::1] cpoly, double p, double q, double width,
+                             const double[:, :, ::1] cpoly, double p, double q,
                              bint smoothing, double tolerance, Py_ssize_t max_iterations):
     """EM (or EMS) over a wave channel to convergence; ``theta`` (the start) becomes the result.
 
@@ -260,69 +276,119 @@ def expectation_maximization(const double[::1] hist, double[::1] theta,
     """
     cdef intp_t d = theta.shape[0], n_out = hist.shape[0], n1 = n_out + 1
     _check_tables(d, n_out, mid, a, J, part, widths_out, powers, above, cpoly)
-    cdef double n = 0.0
+    cdef double n = _pairwise_sum(&hist[0], n_out)  # the twin's hist.sum()
     cdef intp_t i, j
-    for j in range(n_out):
-        n += hist[j]
     if not (n > 0.0):
         raise ValueError(f"the wave kernel needs a histogram with a positive total; got {n!r}")
     if max_iterations < 0:
         raise ValueError(f"max_iterations must be >= 0; got {max_iterations}")
     # theta and the step's result live in zero-padded buffers (the forward product reads
-    # theta_K at index K + 1, and 0 at both ends)
+    # theta_K at index K + 1, and 0 at both ends); M theta and h / M theta for the last
+    # two iterates (the likelihood test compares them)
     cdef double[::1] buf_a = np.zeros(d + 2), buf_b = np.zeros(d + 2)
-    cdef double[::1] smoothed = np.empty(d), back = np.empty(d), predicted = np.empty(n_out)
-    cdef double[::1] r = np.empty(n_out), S0 = np.empty(d + 2), S1 = np.empty(d + 2)
+    cdef double[::1] smoothed = np.empty(d), back = np.empty(d)
+    cdef double[::1] pred_a = np.empty(n_out), pred_b = np.empty(n_out)
+    cdef double[::1] r_a = np.empty(n_out), r_b = np.empty(n_out)
+    cdef double[::1] S0 = np.empty(d + 2), S1 = np.empty(d + 2)
     cdef double[::1] phi = np.empty(2 * n1), e = np.empty(n1), suf = np.empty(3 * (n1 + 1))
     cdef double[::1] T = np.empty(2 * (d + 1))
     cdef double* cur = &buf_a[0]
     cdef double* nxt = &buf_b[0]
+    cdef double* pred_cur = &pred_a[0]
+    cdef double* pred_nxt = &pred_b[0]
+    cdef double* r_cur = &r_a[0]
+    cdef double* r_nxt = &r_b[0]
     cdef double* swap
-    cdef double total, value, moved, ll, old = 0.0, inv_n = 1.0 / n
+    cdef double inv_total, moved, ll = 0.0, ll_cur = 0.0, lower
+    cdef double inv_n = 1.0 / n, w_min = widths_out[0]
+    cdef bint ll_cur_known = False, ll_known = False, converged = False
     cdef Py_ssize_t step, iterations = max_iterations
-    cdef bint converged = False
+    # The likelihood test |ll_new - ll_old| < tolerance needs a log per output bin and step,
+    # a third of a step's time. Both sides of log x are bounded without one: 1 - 1/x <=
+    # log x <= x - 1, so with x = M theta_new / M theta_old and r = h / M theta,
+    #     n - sum r_new M theta_old  <=  ll_new - ll_old  <=  sum r_old M theta_new - n,
+    # two dot products of vectors the step computes anyway. The logs are taken only when
+    # these bounds leave the test open. The margin covers the rounding of the bounds and of
+    # the twin's own ll (a sum of d' terms h_j log p_j with p_j >= q w'_min / 2, so each
+    # |log p_j| <= L): (d' + 8) ulps of n (L + 2), four times over; the decision is the
+    # twin's whenever its computed difference is within that of the true one.
+    for j in range(n_out):
+        if widths_out[j] < w_min:
+            w_min = widths_out[j]
+    cdef double margin = 4.0 * (n_out + 8) * 1.1102230246251565e-16 * n * (
+        -log(0.5 * q * w_min) + 2.0)
     for i in range(d):
         cur[i + 1] = theta[i]
     with nogil:
         _forward(d, n1, cur, &mid[0], &a[0], &J[0], &part[0], &widths_out[0], p, q,
-                 &S0[0], &S1[0], &phi[0], &predicted[0])
-        ll = _log_likelihood(n_out, &hist[0], &predicted[0])
+                 &S0[0], &S1[0], &phi[0], pred_cur)
+        for j in range(n_out):
+            r_cur[j] = hist[j] / pred_cur[j]
         for step in range(max_iterations):
-            for j in range(n_out):
-                r[j] = hist[j] / predicted[j]
-            _backward(d, n1, &r[0], &powers[1, 0], &powers[2, 0], &above[0, 0], &cpoly[0, 0, 0],
-                      &widths_out[0], p, q, width, &e[0], &suf[0], &T[0], &back[0])
+            _backward(d, n1, r_cur, &powers[1, 0], &powers[2, 0], &above[0, 0],
+                      &cpoly[0, 0, 0], &widths_out[0], p, q, &e[0], &suf[0], &T[0],
+                      &back[0])
             for i in range(d):
                 nxt[i + 1] = cur[i + 1] * back[i]
-            total = _pairwise_sum(nxt + 1, d)
+            inv_total = 1.0 / _pairwise_sum(nxt + 1, d)
             for i in range(d):
-                nxt[i + 1] = nxt[i + 1] / total
+                nxt[i + 1] = nxt[i + 1] * inv_total
             if smoothing:
                 # [1, 2, 1] / 4 inside, [2, 1] / 3 and [1, 2] / 3 at the ends, in NumPy's order
+                # (2 x_i + x_{i-1}) + x_{i+1}; * 0.25 is / 4 exactly
+                if d == 1:
+                    smoothed[0] = (2.0 * nxt[1]) / 3.0
+                else:
+                    smoothed[0] = (2.0 * nxt[1] + nxt[2]) / 3.0
+                    for i in range(1, d - 1):
+                        smoothed[i] = ((2.0 * nxt[i + 1] + nxt[i]) + nxt[i + 2]) * 0.25
+                    smoothed[d - 1] = (2.0 * nxt[d] + nxt[d - 1]) / 3.0
+                inv_total = 1.0 / _pairwise_sum(&smoothed[0], d)
                 for i in range(d):
-                    value = 2.0 * nxt[i + 1]
-                    if i > 0:
-                        value = value + nxt[i]
-                    if i < d - 1:
-                        value = value + nxt[i + 2]
-                    smoothed[i] = value / (3.0 if (i == 0 or i == d - 1) else 4.0)
-                total = _pairwise_sum(&smoothed[0], d)
-                for i in range(d):
-                    nxt[i + 1] = smoothed[i] / total
+                    nxt[i + 1] = smoothed[i] * inv_total
             _forward(d, n1, nxt, &mid[0], &a[0], &J[0], &part[0], &widths_out[0], p, q,
-                     &S0[0], &S1[0], &phi[0], &predicted[0])
-            ll = _log_likelihood(n_out, &hist[0], &predicted[0])
+                     &S0[0], &S1[0], &phi[0], pred_nxt)
+            for j in range(n_out):
+                r_nxt[j] = hist[j] / pred_nxt[j]
             for i in range(d):
                 back[i] = fabs(nxt[i + 1] - cur[i + 1])  # back is free until the next step
             moved = _pairwise_sum(&back[0], d)
             swap = cur
             cur = nxt
             nxt = swap
-            if moved <= inv_n or (step > 1 and fabs(ll - old) < tolerance):
+            ll_known = False  # whether ll holds the new iterate's log-likelihood
+            if moved <= inv_n:
                 iterations = step + 1
                 converged = True
                 break
-            old = ll
+            # the twin's test: step > 1 and |ll_new - ll_old| < tolerance (never true for a
+            # tolerance <= 0 or NaN)
+            if step > 1 and tolerance > 0.0:
+                # EM raises the likelihood, so the lower bound settles it nearly always
+                lower = n - _dot(r_nxt, pred_cur, n_out)
+                if not (lower >= tolerance + margin
+                        or _dot(r_cur, pred_nxt, n_out) - n <= -(tolerance + margin)):
+                    if not ll_cur_known:
+                        ll_cur = _log_likelihood(n_out, &hist[0], pred_cur)
+                    ll = _log_likelihood(n_out, &hist[0], pred_nxt)
+                    ll_known = True
+                    if fabs(ll - ll_cur) < tolerance:
+                        iterations = step + 1
+                        converged = True
+                        break
+            swap = pred_cur
+            pred_cur = pred_nxt
+            pred_nxt = swap
+            swap = r_cur
+            r_cur = r_nxt
+            r_nxt = swap
+            ll_cur = ll
+            ll_cur_known = ll_known
+        if not converged:
+            # the last iterate's M theta is pred_cur (or the start's, with no step)
+            ll = ll_cur if ll_cur_known else _log_likelihood(n_out, &hist[0], pred_cur)
+        elif not ll_known:
+            ll = _log_likelihood(n_out, &hist[0], pred_nxt)
     for i in range(d):
         theta[i] = cur[i + 1]
     return int(iterations), bool(converged), float(ll)

@@ -226,7 +226,7 @@ class WaveChannel:
         at = suffix.ravel().take(self._flat_above).reshape(self._cpoly.shape)
         T = (at * self._cpoly).sum(axis=0)              # (2 sets, input edges)
         Td = T[0] - T[1]
-        wave = (Td[:-1] - Td[1:]) / self.width
+        wave = (Td[:-1] - Td[1:]) * self.d  # / width, with d exact where 1 / d is rounded
         # (w' * r).sum(), not a BLAS dot: NumPy's pairwise order, which the compiled loop
         # (fastldp._kernels._wave) reproduces bit for bit
         return self.q * float((self.widths_out * r).sum()) + (self.p - self.q) * wave
@@ -295,7 +295,7 @@ def expectation_maximization(channel: Any, hist: np.ndarray, *, smoothing: bool,
         return theta, 0, True, 0.0
     iterations, converged, log_likelihood = _wave.expectation_maximization(
         hist, theta, channel.mid, channel._a, channel._J, channel._part, channel.widths_out,
-        channel._powers, channel._above, channel._cpoly, channel.p, channel.q, channel.width,
+        channel._powers, channel._above, channel._cpoly, channel.p, channel.q,
         bool(smoothing), float(tolerance), int(max_iterations))
     return theta, iterations, converged, log_likelihood
 
@@ -320,10 +320,10 @@ def expectation_maximization_numpy(channel: Any, hist: np.ndarray, *, smoothing:
         return theta, 0, True, 0.0
     for step in range(max_iterations):
         new = theta * channel.backward(hist / predicted)
-        new /= new.sum()
+        new *= 1.0 / new.sum()  # a product, not d quotients: the compiled loop's order
         if smoothing:
             new = smooth(new)
-            new /= new.sum()
+            new *= 1.0 / new.sum()
         predicted = channel.forward(new)
         log_likelihood = float(hist[seen] @ np.log(predicted[seen]))
         moved = float(np.abs(new - theta).sum())
