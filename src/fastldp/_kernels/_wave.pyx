@@ -13,13 +13,15 @@ precomputed tables (edge positions, bin indices, partial-bin terms,
 polynomial coefficients) come from ``WaveChannel``; this module imports
 nothing of fastldp.
 
-Every elementwise operation is the NumPy twin's, in the same order of
-evaluation (no reassociation: the build uses no ``-ffast-math``), and the
-prefix and suffix sums are sequential as ``np.cumsum`` is. Only the four
-reductions differ in summation order: ``theta``'s total (NumPy: pairwise),
-``w' . r`` and ``h . log(M theta)`` (NumPy: BLAS dots) and the l1 move;
-those change a scalar by a few units in the last place, so the iterates
-agree to about ``1e-14`` relative (tests/test_square_wave_kernel.py).
+Every operation on ``theta`` is the NumPy twin's, in the same order of
+evaluation: no reassociation (the build uses no ``-ffast-math``), no fused
+multiply-add (the pragma below), prefix and suffix sums sequential as
+``np.cumsum`` is, and the totals (``theta``'s, ``w' . r``, the l1 move) in
+NumPy's pairwise order (:func:`_pairwise_sum`). So ``theta`` is the twin's
+bit for bit after any number of steps (tests/test_square_wave_kernel.py).
+Only the log-likelihood differs in its last places (glibc's ``log`` summed
+in order, against NumPy's ``log`` and a BLAS dot); it is computed only when
+cheap bounds leave the stopping test open (``expectation_maximization``).
 """
 
 from libc.math cimport log, fabs

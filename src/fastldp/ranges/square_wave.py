@@ -270,8 +270,8 @@ def expectation_maximization(channel: Any, hist: np.ndarray, *, smoothing: bool,
     (:mod:`fastldp._kernels._wave`, a few microseconds a step at ``d = d'
     = 1024`` instead of the NumPy loop's 0.1 to 0.2 ms of call overhead);
     any other channel runs :func:`expectation_maximization_numpy`, the
-    kernel's naive twin (the same iterates to about ``1e-14`` relative:
-    only the order of four sums differs).
+    kernel's naive twin (the same iterates bit for bit, and the same stop;
+    the log-likelihood to its last few places).
 
     Returns
     -------
