@@ -29,13 +29,16 @@ from libc.math cimport log, fabs
 # No fused multiply-adds: the NumPy twin rounds every product and sum apart, and the
 # kernel's bit-for-bit agreement with it (tests/test_square_wave_kernel.py) needs the
 # same. GCC contracts a * b + c by default wherever the target has FMA (-march=native
-# with FASTLDP_NATIVE=1, or any aarch64); clang does within an expression.
+# with FASTLDP_NATIVE=1, or any aarch64); clang does within an expression, MSVC under
+# /arch:AVX2 in some versions.
 cdef extern from *:
     """
     #if defined(__clang__)
     #pragma clang fp contract(off)
     #elif defined(__GNUC__)
     #pragma GCC optimize ("fp-contract=off")
+    #elif defined(_MSC_VER)
+    #pragma fp_contract (off)
     #endif
     """
 
