@@ -8,4 +8,5 @@
 - :mod:`._gather` - one-pass gathers (and casts) of rows and columns for the regression solvers
 - :mod:`._normal` - standard normals by a 256-layer ziggurat on a NumPy bit generator's words
 - :mod:`._lasso` - per-user FISTA and power iteration of the regression family's local Lassos
+- :mod:`._wave` - Square Wave's EM / EMS loop to convergence (the NumPy loop's iterates, bit for bit)
 """
