@@ -104,18 +104,23 @@ def test_plan_needs_an_estimate():
 
 
 def test_two_rounds_find_the_exact_top_k_of_short_strings_in_a_long_field():
-    # a 64-byte field whose strings all end by byte 9: the survey picks min_bytes = 8 ... 9,
-    # and the tree recovers the exact top 8 at epsilon = 50
+    # a 64-byte field whose strings all end by byte 9: the survey picks 9 bytes (or 8, the
+    # floor, when the coverage lets the tail be cut), and the tree recovers the exact top 8
+    # at epsilon = 50
     rng = np.random.default_rng(4)
     head = [f"word{i:02d}" for i in range(8)]  # 6 bytes
     tail = [f"rare{i:05d}" for i in range(200)]  # 9 bytes
     shares = np.concatenate([1.0 / np.arange(1, 9), np.full(200, (1.0 / 8) / 3 / 20)])
     pool = head + tail
     users = [pool[j] for j in rng.choice(len(pool), size=60_000, p=shares / shares.sum())]
-    res, plan = two_rounds(PEM, users, epsilon=50.0, k=8, max_bytes=64, codebook_seed=5, rng=6)
-    assert plan.item_bytes == 9  # the 9-byte tail holds about 25% of the users: coverage 0.9
+    res, plan = two_rounds(PEM, users, epsilon=50.0, k=8, max_bytes=64, coverage=0.9,
+                           codebook_seed=5, rng=6)
+    assert plan.item_bytes == 9  # the 9-byte tail holds 13% of the users: coverage 0.9
     assert res.items == head  # str in, str out; exactly the head, in order of share
     assert precision_at_k(res.items, head) == 1.0
+    # the default coverage (0.85) cuts the tail to 8 bytes: the head is still found exactly
+    res, plan = two_rounds(PEM, users, epsilon=50.0, k=8, max_bytes=64, codebook_seed=5, rng=6)
+    assert plan.item_bytes == 8 and res.items == head
     with pytest.raises(ValueError, match="'share'"):
         two_rounds(PEM, users[:10], epsilon=1.0, k=2, share=1.0)
 

@@ -17,7 +17,7 @@ downloaded; :mod:`fastldp.heavyhitters.data`):
 returned) and NCR of PEM, TreeHist and SFP at their defaults over the
 workload's field, and of PEM in two rounds (``PEM+lengths``: 5% of the users
 report their string's length, the field becomes the fewest bytes that hold
-90% of the strings, the others run PEM over it;
+85% of the strings, the others run PEM over it;
 :func:`~fastldp.heavyhitters.two_rounds`), beside the
 **ceiling**: OLH told the true set of distinct strings (all of them), the
 same users and epsilon, its top-k by estimated count. No discovery protocol
