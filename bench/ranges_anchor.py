@@ -75,9 +75,14 @@ code does:
   objects' and the tree's level sampler's generators are never seeded
   (InputRR.h:35, B_ary_tree_min.h:107), and the tree re-creates its level
   OUE objects every repetition (B_ary_tree_min.cpp:26-35), so their
-  binomial draws start from the engine's default seed in every repetition.
-  The 5 repetitions behind a published figure may therefore be less
-  independent than 5 draws; the "5-run sd" below assumes independent runs.
+  binomial draws start from the engine's default seed in every repetition:
+  node ``j`` of every level draws the same deviate (checked against their
+  InputRR.cpp; bench/logs/ranges_anchor-2026-12-05b.txt). Their C++ run
+  here gives 7.26e-4 at B = 4 over 30 repetitions, below the 7.56e-4 of
+  the "their consistency" row (independent noise), and a NumPy emulation of
+  that shared noise gives 7.27e-4: the correlation, not the protocol, is
+  what lowers their hierarchy figures. The "5-run sd" below assumes
+  independent runs.
 
 What this script measures
 -------------------------
