@@ -80,9 +80,9 @@ code does:
   InputRR.cpp; bench/logs/ranges_anchor-2026-12-05b.txt). Their C++ run
   here gives 7.26e-4 at B = 4 over 30 repetitions, below the 7.56e-4 of
   the "their consistency" row (independent noise), and a NumPy emulation of
-  that shared noise gives 7.27e-4: the correlation, not the protocol, is
-  what lowers their hierarchy figures. The "5-run sd" below assumes
-  independent runs.
+  that shared noise gives 7.27e-4: at B = 4 the correlation, not the
+  protocol, is what lowers their figure (B = 16 goes most of the way, B = 2
+  is not settled). The "5-run sd" below assumes independent runs.
 
 What this script measures
 -------------------------
