@@ -30,8 +30,9 @@ PAGES = {
     "longitudinal": ("Longitudinal collection", "Memoized protocols for reports over time "
                      "(L-GRR, L-OUE, L-OSUE, L-SUE, L-SOUE, full RAPPOR, dBitFlipPM) and the "
                      "client memo.", "fastldp.longitudinal"),
-    "heavyhitters": ("Heavy hitters", "Heavy hitters of huge domains (64-bit integers, short "
-                     "strings): PEM, items, workloads and metrics.", "fastldp.heavyhitters"),
+    "heavyhitters": ("Heavy hitters", "Heavy hitters of huge domains (64-bit integers, strings, "
+                     "UTF-8 text): PEM, TreeHist, SFP, the length survey, items, workloads and "
+                     "metrics.", "fastldp.heavyhitters"),
     "accounting": ("Accounting", "Privacy events of every release, the accountant (on "
                    "dp-accounting) and the per-identity ledger.", "fastldp.accounting"),
     "service": ("Collector service", "fastldp serve: the HTTP collector, its store, tokens and "
