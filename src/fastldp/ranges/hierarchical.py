@@ -29,7 +29,7 @@ levels by default, as in the paper. The levels are not equally useful to
 the consistent tree, though: :func:`optimal_level_weights` gives the
 shares of the users that minimize the noise of all ranges pooled (exactly,
 from the estimate's covariance): at the anchor (B = 4) the RMSE drops
-from 7.38e-4 to 6.93e-4 (bench/ranges_anchor.py).
+from 7.25e-4 to 7.00e-4 (bench/ranges_anchor.py, the study's own setting).
 
 Quantiles
 ---------
