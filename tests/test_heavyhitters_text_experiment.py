@@ -66,3 +66,26 @@ def test_ceiling_is_olh_over_the_true_strings():
 def test_unknown_workload_is_named():
     with pytest.raises(ValueError, match="'poems'"):
         text.workload_law("poems", 32)
+
+
+def test_the_cli_says_which_checks_failed(monkeypatch, tmp_path, capsys):
+    # a run whose checks fail exits 1 and says so (not "rows failed ... 'failure' column",
+    # which is the runner's message for rows that raised)
+    from fastldp import cli
+    from fastldp.experiments import registry
+    from fastldp.experiments.heavyhitters.reproduce import HeavyHittersResult
+
+    def run(*, quick, out, workers, data_dir, progress, figures, file):
+        print("report", file=file)
+        return HeavyHittersResult(text="report\n", failed=2, checks=[
+            {"check": "a", "ok": False}, {"check": "b", "ok": False}, {"check": "c", "ok": True}])
+
+    registry.register_experiment(registry.Experiment(name="zz-checks", family="test",
+                                                     description="a test", run=run))
+    try:
+        assert cli.main(["reproduce", "zz-checks", "--out", str(tmp_path), "--quiet",
+                         "--no-figures"]) == 1
+    finally:
+        registry._EXPERIMENTS.pop("zz-checks", None)
+    err = capsys.readouterr().err
+    assert "2 of 3 checks failed" in err and "'failure' column" not in err

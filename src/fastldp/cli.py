@@ -212,7 +212,14 @@ def _reproduce(args) -> int:
                        data_dir=args.data, progress=not args.quiet,
                        figures=not args.no_figures, repetitions=args.repetitions,
                        retry_failures=args.retry_failures)
-    return _failed("rows", getattr(report, "failed", 0), args.out or "the results table")
+    failed = getattr(report, "failed", 0)
+    checks = getattr(report, "checks", None)
+    if failed and checks:  # a run that compares itself with the papers or a target
+        print(f"fastldp: error: {failed} of {len(checks)} checks failed; the report above "
+              f"lists them (FAILED), and checks.csv in {args.out or 'the output folder'}.",
+              file=sys.stderr)
+        return 1
+    return _failed("rows", failed, args.out or "the results table")
 
 
 def _data_export(args) -> int:
