@@ -54,6 +54,7 @@ import numpy as np
 from .._random import as_generator
 from .._validation import check_float, check_int
 from .items import MAX_ITEM_BYTES, top_k_order, unique_codes
+from .lengths import cut_to_field
 
 __all__ = ["zipf_items", "zipf_ranked_items", "scatter", "word_items", "vocabulary",
            "word_counts", "true_top_k", "multilingual_words", "python_signatures", "draw_text",
@@ -167,14 +168,6 @@ def true_top_k(codes: Any, k: int) -> tuple[np.ndarray, np.ndarray]:
 WORDFREQ_LANGUAGES = ("en", "de", "fr", "es", "ru", "ar", "zh", "ja")
 
 
-def _cut_utf8(text: str, item_bytes: int) -> bytes:
-    """``text`` in UTF-8, cut to at most ``item_bytes`` bytes at a character boundary."""
-    raw = text.encode("utf-8")
-    if len(raw) <= item_bytes:
-        return raw
-    return raw[:item_bytes].decode("utf-8", errors="ignore").encode("utf-8")
-
-
 def _law(weights: dict) -> tuple[list, np.ndarray]:
     """``(strings, weights)`` most frequent first (ties: by the UTF-8 bytes), weights summing to 1."""
     pairs = sorted(weights.items(), key=lambda kv: (-kv[1], kv[0].encode("utf-8")))
@@ -197,7 +190,7 @@ def _multilingual(languages: tuple, per_language: int, item_bytes: int) -> tuple
                        key=lambda kv: (-kv[1], kv[0]))[:per_language]
         total = sum(f for _, f in words)
         for w, f in words:
-            key = _cut_utf8(w, item_bytes).decode("utf-8")
+            key = cut_to_field([w], item_bytes)[0]
             weights[key] = weights.get(key, 0.0) + f / total / len(languages)
     return _law(weights)
 
@@ -253,7 +246,7 @@ def _signatures(item_bytes: int) -> tuple:
             for line in lines:
                 hit = pattern.match(line)
                 if hit:
-                    key = _cut_utf8(hit.group(1), item_bytes).decode("utf-8")
+                    key = cut_to_field([hit.group(1)], item_bytes)[0]
                     weights[key] = weights.get(key, 0.0) + 1.0
     if not weights:
         raise FileNotFoundError(f"python_signatures found no .py files under {root}")

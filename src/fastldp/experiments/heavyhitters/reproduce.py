@@ -100,6 +100,17 @@ def _write_csv(path: Path, rows: list[dict]) -> Path:
     return path
 
 
+def _publish(out: Path, tables: dict, text: str, file: Any) -> list[Path]:
+    """Write each non-empty table as ``NAME.csv`` and the report as ``report.txt`` in
+    ``out``; print the report (to ``file``, default stdout). Returns the files written."""
+    files = [_write_csv(out / f"{name}.csv", rows) for name, rows in tables.items() if rows]
+    report = out / "report.txt"
+    report.write_text(text)
+    files.append(report)
+    print(text, end="", file=file or sys.stdout)
+    return files
+
+
 def _protocols(names) -> tuple[dict, dict]:
     found, skipped = {}, {}
     for name in names:
@@ -387,13 +398,9 @@ def reproduce(*, quick: bool = False, out: Any = None, workers: int = 1, data_di
     attack_mean = _mean_attack(attack) if attack else []
     checks = _checks(acc, attack, grid)
     tables = {"accuracy": acc, "attack": attack, "attack_mean": attack_mean, "checks": checks}
-    files = [_write_csv(out / f"{name}.csv", rows) for name, rows in tables.items() if rows]
     failed = sum(not c["ok"] for c in checks)
     text = _report(grid, acc, attack_mean, checks, skipped, quick, time.perf_counter() - start)
-    report = out / "report.txt"
-    report.write_text(text)
-    files.append(report)
+    files = _publish(out, tables, text, file)
     drawn = _figure(acc, grid, out, quick) if figures and acc and have_matplotlib() else []
-    print(text, end="", file=file or sys.stdout)
     return HeavyHittersResult(text=text, failed=failed, files=files, figures=drawn, tables=tables,
                               checks=checks, skipped=skipped)

@@ -45,7 +45,7 @@ from ... import heavyhitters as hh
 from ...heavyhitters import data, metrics
 from ...oracles import OLH
 from ..figures import have_matplotlib
-from .reproduce import HeavyHittersResult, _protocols, _write_csv, load_spec
+from .reproduce import HeavyHittersResult, _protocols, _publish, load_spec
 
 __all__ = ["reproduce_text", "SPEC", "workload_law"]
 
@@ -74,17 +74,20 @@ def _ceiling(idx: np.ndarray, size: int, eps: float, seed: int) -> np.ndarray:
     return np.lexsort((np.arange(size), -est))
 
 
+def _protocol_of(name: str) -> str:
+    """The protocol class a grid name runs: ``"PEM+lengths"`` runs PEM."""
+    return name[: -len(TWO_ROUNDS)] if name.endswith(TWO_ROUNDS) else name
+
+
 def _classes(names) -> tuple[dict, dict]:
     """The protocol classes of the grid's names; ``"PEM+lengths"``: PEM after the survey."""
-    found, skipped = _protocols([n[: -len(TWO_ROUNDS)] if n.endswith(TWO_ROUNDS) else n
-                                 for n in names])
-    return ({n: found[n[: -len(TWO_ROUNDS)] if n.endswith(TWO_ROUNDS) else n] for n in names
-             if (n[: -len(TWO_ROUNDS)] if n.endswith(TWO_ROUNDS) else n) in found}, skipped)
+    found, skipped = _protocols([_protocol_of(n) for n in names])
+    return {n: found[_protocol_of(n)] for n in names if _protocol_of(n) in found}, skipped
 
 
-def _workload_rows(name: str, grid: dict, classes: dict, log) -> list[dict]:
+def _workload_rows(name: str, law: tuple, grid: dict, classes: dict, log) -> list[dict]:
     item_bytes = int(grid["item_bytes"][name])
-    strings, weights = workload_law(name, item_bytes)
+    strings, weights = law
     rows = []
     for rep in range(int(grid["repetitions"])):
         seed = int(grid["seed"]) + rep
@@ -268,19 +271,15 @@ def reproduce_text(*, quick: bool = False, out: Any = None, workers: int = 1,
     acc: list[dict] = []
     for name in grid["workloads"]:
         try:
-            workload_law(name, int(grid["item_bytes"][name]))
+            law = workload_law(name, int(grid["item_bytes"][name]))
         except ImportError as exc:  # the words need wordfreq (the `text` extra)
             skipped[name] = str(exc)
             continue
-        acc.extend(_workload_rows(name, grid, classes, log))
+        acc.extend(_workload_rows(name, law, grid, classes, log))
     checks = _checks(acc, grid)
     tables = {"accuracy": acc, "checks": checks}
-    files = [_write_csv(out / f"{name}.csv", rows) for name, rows in tables.items() if rows]
     text = _report(grid, acc, checks, skipped, quick, time.perf_counter() - start)
-    report = out / "report.txt"
-    report.write_text(text)
-    files.append(report)
+    files = _publish(out, tables, text, file)
     drawn = _figure(acc, grid, out, quick) if figures and acc and have_matplotlib() else []
-    print(text, end="", file=file or sys.stdout)
     return HeavyHittersResult(text=text, failed=sum(not c["ok"] for c in checks), files=files,
                               figures=drawn, tables=tables, checks=checks, skipped=skipped)
