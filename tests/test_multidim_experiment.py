@@ -66,16 +66,50 @@ def test_a_check_is_resolved_only_beyond_two_standard_errors():
     assert against["verdict"] == "DISAGREES" and not against["ok"]
 
 
-def test_rsfd_against_smp_is_checked_only_in_the_papers_regime():
+def _pred(method, mean, sd, predicted, reps=10):
+    return {**_row(method, mean, sd, reps), "predicted_mse": predicted}
+
+
+def test_rsfd_against_smp_is_checked_where_the_variances_predict_it_wins():
+    # eps=1: the variances put RS+FD ahead (0.5 < 1.0), so the paper's claim is checked and the
+    # measured 1.5 > 1.0 fails it; eps=4: the variances put SMP ahead (2.0 > 1.0): the paper's
+    # claim is reported, not checked, and the measurement is checked against the variances
     freq = []
-    for eps in (1.0, 4.0):
-        for method, mean in (("SMP-GRR", 1.0), ("SPL-GRR", 2.0), ("RSpFD-GRR@paper", 1.5)):
-            freq.append({"table": "t", "epsilon": eps, **_row(method, mean, 0.01)})
+    for eps, rs_pred in ((1.0, 0.5), (4.0, 2.0)):
+        for method, mean, pred in (("SMP-GRR", 1.0, 1.0), ("SPL-GRR", 2.0, 2.0),
+                                   ("RSpFD-GRR@paper", 1.5, rs_pred)):
+            freq.append({"table": "t", "epsilon": eps, **_pred(method, mean, 0.01, pred)})
     rows = mod.checks(freq, [], [])
-    rsfd = [r for r in rows if r["better"] == "RSpFD-GRR@paper"]
-    assert [(r["setting"], r["verdict"], r["ok"]) for r in rsfd] == [
-        ("t, eps=1", "DISAGREES", False), ("t, eps=4", "DISAGREES", True)]
+    rsfd = [(r["setting"], r["better"], r["verdict"], r["ok"]) for r in rows
+            if "RSpFD-GRR@paper" in (r["better"], r["worse"])]
+    assert rsfd == [("t, eps=1", "RSpFD-GRR@paper", "DISAGREES", False),
+                    ("t, eps=4", "RSpFD-GRR@paper", "DISAGREES", True),
+                    ("t, eps=4", "SMP-GRR", "agrees", True)]
     assert all(r["ok"] for r in rows if r["claim"] == "SMP beats SPL")
+
+
+def test_a_measurement_against_both_the_paper_and_the_variances_fails():
+    freq = [{"table": "t", "epsilon": 4.0, **_pred("SMP-GRR", 1.0, 0.01, 1.0)},
+            {"table": "t", "epsilon": 4.0, **_pred("SPL-GRR", 2.0, 0.01, 2.0)},
+            {"table": "t", "epsilon": 4.0, **_pred("RSpFD-GRR@paper", 0.5, 0.01, 2.0)}]
+    order = [r for r in mod.checks(freq, [], []) if r["claim"].startswith("the variances")]
+    assert [(r["verdict"], r["ok"]) for r in order] == [("DISAGREES", False)]
+
+
+def test_the_predicted_mse_is_the_mean_plug_in_variance_over_n_squared(tmp_path, monkeypatch):
+    rng = np.random.default_rng(3)
+    records = mod.zipf_table(4_000, [2, 5], rng)
+    grid = {"epsilons": [1.0], "repetitions": 3, "seed": 5}
+    rows = mod.frequency_sweep("t", records, [2, 5], grid, np.random.default_rng(9), None)
+    replay = np.random.default_rng(9)
+    methods = mod.frequency_methods([2, 5], 1.0, 5)
+    want = {m: [] for m in methods}
+    for _ in range(3):
+        for name, mech in methods.items():
+            est = mech.estimate(mech.privatize(records, rng=replay))
+            want[name].append(np.mean(est.variances) / 4_000 ** 2)
+    for r in rows:
+        assert r["predicted_mse"] == pytest.approx(np.mean(want[r["method"]]), rel=1e-12)
 
 
 def test_a_tiny_run_writes_every_table_and_checks(tmp_path, monkeypatch):
