@@ -41,7 +41,7 @@ import tempfile
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
-KERNELS = ["_openmp", "_hash", "_sketch", "_projection", "_olh", "_hadamard", "_unary", "_flh", "_exact", "_cms", "_encoding", "_noise", "_heavy", "_gather", "_normal", "_lasso", "_bloom", "_wave"]
+KERNELS = ["_openmp", "_hash", "_sketch", "_projection", "_olh", "_hadamard", "_unary", "_flh", "_exact", "_cms", "_encoding", "_noise", "_heavy", "_gather", "_normal", "_lasso", "_bloom", "_wave", "_multidim"]
 KERNEL_DIR = os.path.join("src", "fastldp", "_kernels")
 
 COMPILER_DIRECTIVES = {

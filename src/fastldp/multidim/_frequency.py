@@ -38,7 +38,10 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .._random import UINT64_MAX, as_generator, resolve_codebook_seed, resolve_identities
+from .._kernels import _multidim as kernel
+from .._kernels._unary import ue_counts
+from .._random import (UINT64_MAX, as_generator, resolve_codebook_seed, resolve_identities,
+                       resolve_n_threads)
 from .._validation import check_float, check_int, param_error
 from .._sanitize import SanitizationReport
 from ..oracles import GRR, OLH, OUE, SUE
@@ -169,11 +172,20 @@ def check_categorical_records(records: Any, domain_sizes, owner: str) -> np.ndar
                           TypeError)
     if arr.ndim != 2 or arr.shape[1] != A:
         raise param_error("records", owner, expected, _Shown(f"an array of shape {arr.shape}"))
-    bad = (arr < 0) | (arr >= np.asarray(domain_sizes))
+    if arr.dtype == np.int64 and arr.flags.c_contiguous:
+        # one compiled pass, no (n, A) masks; it names the first bad row, the mask below its column
+        first = kernel.check_records(arr, np.asarray(domain_sizes, dtype=np.int64),
+                                     resolve_n_threads(None, owner))
+        if first < 0:
+            return arr
+        probe = arr[first:first + 1]
+    else:
+        first, probe = 0, arr
+    bad = (probe < 0) | (probe >= np.asarray(domain_sizes))
     if bad.any():
         i, j = (int(v) for v in np.argwhere(bad)[0])
         raise param_error("records", owner, expected,
-                          _Shown(f"{int(arr[i, j])} at row {i}, attribute {j} "
+                          _Shown(f"{int(probe[i, j])} at row {first + i}, attribute {j} "
                                  f"(domain size {domain_sizes[j]})"))
     return np.ascontiguousarray(arr, dtype=np.int64)
 
@@ -253,6 +265,78 @@ class _MultiAttribute(FixedBudgetMembers):
         """``records`` as int64 ``(n, A)`` with column ``j`` in ``[0, k_j)``, or raise."""
         return check_categorical_records(records, self.domain_sizes, owner)
 
+    #: threads of the compiled clients and servers (``None``: OpenMP's default, ``-1``: all
+    #: cores); the reports and estimates never depend on it
+    n_threads: Optional[int] = None
+
+    def _kernel_records(self, data: Any, owner: str) -> np.ndarray:
+        """``data`` for a compiled client: an int64 C-ordered ``(n, A)`` array as it is (the
+        client checks every value against its domain in its own pass), anything else checked
+        and converted by :meth:`check_records`."""
+        if (isinstance(data, np.ndarray) and data.dtype == np.int64 and data.ndim == 2
+                and data.shape[1] == self.n_attributes and data.flags.c_contiguous):
+            return data
+        return self.check_records(data, owner)
+
+    def _kernel_done(self, out: np.ndarray, first_bad: int, x: np.ndarray, owner: str):
+        """``out``, or the error of :meth:`check_records` when the client met a bad record."""
+        if first_bad >= 0:
+            self.check_records(x, owner)  # raises, naming the value, row and attribute
+            raise AssertionError(f"{owner}: the compiled client rejected row {first_bad}, "
+                                 "which check_records accepts")  # pragma: no cover
+        return out
+
+    def _kernel_key(self, gen: np.random.Generator) -> tuple:
+        """The compiled client's key: two words of the caller's generator."""
+        key = gen.integers(0, 2**64, size=2, dtype=np.uint64)
+        return int(key[0]), int(key[1])
+
+    def _sizes_array(self) -> np.ndarray:
+        return np.asarray(self.domain_sizes, dtype=np.int64)
+
+    def _oracle_pq(self, j: int) -> tuple:
+        """Attribute ``j``'s oracle's own ``(p, q)`` at its budget (those its perturb uses)."""
+        p, q = self.oracles[j]._pq(np.array([self._oracle_epsilon()]))
+        return float(np.asarray(p).ravel()[0]), float(np.asarray(q).ravel()[0])
+
+    def _unary_kernel_params(self) -> Optional[tuple]:
+        """``(p per attribute, Q)`` when every attribute is a unary encoding with one ``q``."""
+        if not self.unary:
+            return None
+        pq = [self._oracle_pq(j) for j in range(self.n_attributes)]
+        if len({q for _, q in pq}) != 1:
+            return None
+        from ..oracles.unary import _thresholds
+        return (np.array([p for p, _ in pq]),
+                int(_thresholds(np.array([pq[0][1]]))[0]))
+
+    def _all_legal_report(self, n: int) -> SanitizationReport:
+        return SanitizationReport(n, n, {reason: 0 for reason in self._REASONS}, False)
+
+    def _fast_hits(self, arr: np.ndarray, wrong: np.ndarray, owner: str) -> Optional[tuple]:
+        """``(hits, reports per attribute)`` by one compiled pass when every report is legal
+        as sent in the schema's dtype; ``None`` sends the batch down the general path."""
+        n = arr.shape[0]
+        dtype, _ = self._layout()
+        if n == 0 or arr.dtype != dtype or wrong.any():
+            return None
+        kind = self._layout_kind()
+        nt = resolve_n_threads(self.n_threads, owner)
+        if kind == "symbols":
+            hits, first = kernel.count_symbols(np.ascontiguousarray(arr), self._sizes_array(), nt)
+            return None if first >= 0 else (hits, [n] * self.n_attributes)
+        if kind == "bits":
+            width = arr.shape[1]
+            sums = ue_counts(np.ascontiguousarray(arr), 8 * width, nt)
+            starts = 8 * np.concatenate([[0], np.cumsum(self.n_bytes)[:-1]])
+            legal = all(not sums[b + k:b + 8 * nb].any()
+                        for b, k, nb in zip(starts, self.domain_sizes, self.n_bytes))
+            if not legal:  # a padding bit is set: the general path repairs and counts it
+                return None
+            return (np.concatenate([sums[b:b + k] for b, k in zip(starts, self.domain_sizes)]),
+                    [n] * self.n_attributes)
+        return None
+
     @staticmethod
     def _bad_report(owner: str, what: str, row: int):
         return ValueError(f"{owner}: report {row} is not a report of this mechanism ({what}); "
@@ -292,9 +376,16 @@ class _MultiAttribute(FixedBudgetMembers):
         owner = f"{type(self).__name__}.partial"
         self._check_epsilons(epsilons, owner)
         arr, wrong = self._report_rows(reports, owner)
-        ids = resolve_identities(identities, arr.shape[0], owner)
-        clean, report = self.sanitize(arr, wrong, ids)
-        hits, about = self._hits(clean, ids, owner)
+        fast = self._fast_hits(arr, wrong, owner)
+        if fast is not None:  # every report legal as sent: nothing to repair, counted in one pass
+            if identities is not None:
+                resolve_identities(identities, arr.shape[0], owner)  # checked, as below
+            hits, about = fast
+            report = self._all_legal_report(arr.shape[0])
+        else:
+            ids = resolve_identities(identities, arr.shape[0], owner)
+            clean, report = self.sanitize(arr, wrong, ids)
+            hits, about = self._hits(clean, ids, owner)
         total = ExactSum(int(self.offsets[-1]))
         total.add(hits.astype(np.float64))  # integers below 2^53: exact
         counts = report_counts(report)
@@ -565,6 +656,28 @@ class _OracleAttributes(_MultiAttribute):
     def _perturb(self, j: int, values: np.ndarray, ids: np.ndarray, gen) -> np.ndarray:
         return self.oracles[j].perturb(values, np.array([self.attribute_epsilon]), ids, gen)
 
+    def _fast_client(self) -> Optional[str]:
+        """``"grr"`` / ``"ue"`` when the compiled client makes the reports (every attribute
+        through GRR, or through unary encodings of one ``q``), else ``None``.
+
+        A subclass that replaces :meth:`_perturb` (the audit's sampler controls) keeps it."""
+        if type(self)._perturb is not _OracleAttributes._perturb:
+            return None
+        if all(name == "GRR" for name in self.chosen):
+            return "grr"
+        if self._unary_kernel_params() is not None:
+            return "ue"
+        return None
+
+    @property
+    def _keep(self) -> np.ndarray:
+        """GRR's probability of keeping the value, per attribute (its oracle's own ``p``)."""
+        return np.array([self._oracle_pq(j)[0] for j in range(self.n_attributes)])
+
+    def _byte0(self) -> np.ndarray:
+        """The first byte of every attribute's bits in a report of side-by-side parts."""
+        return np.concatenate([[0], np.cumsum(self.n_bytes)[:-1]]).astype(np.int64)
+
     def _symbol_hits(self, j: int, column: np.ndarray, ids: np.ndarray, owner: str,
                      rows: np.ndarray) -> np.ndarray:
         k = self.domain_sizes[j]
@@ -642,6 +755,21 @@ class SPL(_OracleAttributes):
         """
         owner = f"{type(self).__name__}.privatize"
         self._check_epsilons(epsilons, owner)
+        fast = self._fast_client()
+        if fast is not None:  # GRR or one unary encoding everywhere: the compiled client
+            x = self._kernel_records(data, owner)
+            if identities is not None:
+                resolve_identities(identities, x.shape[0], owner)  # checked; GRR and UE ignore them
+            k0, k1 = self._kernel_key(as_generator(rng, owner))
+            nt = resolve_n_threads(self.n_threads, owner)
+            if fast == "grr":
+                out, first = kernel.grr_reports(k0, k1, kernel.SPL, x, self._sizes_array(),
+                                                self._keep, nt)
+            else:
+                p, Q = self._unary_kernel_params()
+                out, first = kernel.ue_reports(k0, k1, kernel.UE_SPL, x, self._sizes_array(), p,
+                                               self._byte0(), Q, nt)
+            return self._kernel_done(out, first, x, owner)
         x = self.check_records(data, owner)
         ids = resolve_identities(identities, x.shape[0], owner)
         gen = as_generator(rng, owner)
@@ -716,6 +844,20 @@ class SMP(_OracleAttributes):
         """Reports of ``n`` records: one uniformly sampled attribute each, with its index."""
         owner = f"{type(self).__name__}.privatize"
         self._check_epsilons(epsilons, owner)
+        fast = self._fast_client()
+        if fast is not None:  # the compiled client: the attribute drawn per record, then its part
+            x = self._kernel_records(data, owner)
+            if identities is not None:
+                resolve_identities(identities, x.shape[0], owner)
+            k0, k1 = self._kernel_key(as_generator(rng, owner))
+            nt = resolve_n_threads(self.n_threads, owner)
+            if fast == "grr":
+                out, first = kernel.grr_reports(k0, k1, kernel.SMP, x, self._sizes_array(),
+                                                self._keep, nt)
+            else:
+                p, Q = self._unary_kernel_params()
+                out, first = kernel.smp_ue_reports(k0, k1, x, self._sizes_array(), p, Q, nt)
+            return self._kernel_done(out, first, x, owner)
         x = self.check_records(data, owner)
         n = x.shape[0]
         ids = resolve_identities(identities, n, owner)
@@ -781,6 +923,22 @@ class SMP(_OracleAttributes):
             out[rows[bad], end:] = 0
             any_bad[rows] |= bad
         return any_bad, redraw & ~wrong
+
+    def _fast_hits(self, arr: np.ndarray, wrong: np.ndarray, owner: str) -> Optional[tuple]:
+        n = arr.shape[0]
+        dtype, _ = self._layout()
+        if n == 0 or arr.dtype != dtype or wrong.any():
+            return None
+        nt = resolve_n_threads(self.n_threads, owner)
+        if self.unary:
+            hits, about, first = kernel.count_smp_bits(np.ascontiguousarray(arr),
+                                                       self._sizes_array(), nt)
+        elif all(name == "GRR" for name in self.chosen):
+            hits, about, first = kernel.count_smp_symbols(np.ascontiguousarray(arr),
+                                                          self._sizes_array(), nt)
+        else:
+            return None
+        return None if first >= 0 else (hits, [int(m) for m in about])
 
     def _hits(self, arr: np.ndarray, ids: np.ndarray, owner: str):
         A = self.n_attributes
@@ -902,6 +1060,15 @@ class RSpFD(_MultiAttribute):
     def _oracle_epsilon(self) -> float:
         return self.epsilon
 
+    def _fast_client(self) -> Optional[str]:
+        """``"grr"``, ``"zero"`` or ``"random"`` when one variant covers every attribute (the
+        compiled client), else ``None`` (``variant="auto"`` mixing GRR and OUE-zero)."""
+        if len(set(self.chosen)) != 1:
+            return None
+        if self.bases[0] == "GRR":
+            return "grr"
+        return self.fakes[0] if self._unary_kernel_params() is not None else None
+
     def fake_probability(self, j: int) -> float:
         """``phi``: the probability that attribute ``j``'s fake data supports a given value."""
         p, q = self._pq[j]
@@ -916,6 +1083,24 @@ class RSpFD(_MultiAttribute):
         """Reports of ``n`` records: the sampled attribute privatized, fake data elsewhere."""
         owner = f"{type(self).__name__}.privatize"
         self._check_epsilons(epsilons, owner)
+        fast = self._fast_client()
+        if fast is not None:  # one variant everywhere: the compiled client
+            x = self._kernel_records(data, owner)
+            if identities is not None:
+                resolve_identities(identities, x.shape[0], owner)  # checked; no public hash uses them
+            k0, k1 = self._kernel_key(as_generator(rng, owner))
+            nt = resolve_n_threads(self.n_threads, owner)
+            if fast == "grr":
+                keep = np.array([self._oracle_pq(j)[0] for j in range(self.n_attributes)])
+                out, first = kernel.grr_reports(k0, k1, kernel.RSPFD, x, self._sizes_array(),
+                                                keep, nt)
+            else:
+                p, Q = self._unary_kernel_params()
+                byte0 = np.concatenate([[0], np.cumsum(self.n_bytes)[:-1]]).astype(np.int64)
+                mode = kernel.UE_ZERO if fast == "zero" else kernel.UE_RANDOM
+                out, first = kernel.ue_reports(k0, k1, mode, x, self._sizes_array(), p, byte0, Q,
+                                               nt)
+            return self._kernel_done(out, first, x, owner)
         x = self.check_records(data, owner)
         n = x.shape[0]
         resolve_identities(identities, n, owner)  # checked; no public hash uses them
