@@ -33,10 +33,11 @@ from ._frequency import (
 from ._means import RANDOMIZERS, MeanVectorEstimate, SampledMean, SplitMean, optimal_k
 from ._marginals import FullDomain, JointEstimate, total_variation
 from ._marginal_release import InpHT, InpPS, InpRR, MargHT, MargPS, MargRR, MarginalEstimate
-from ._calm import CALM
+from ._calm import CALM, CALMChoice, calm_error_model, calm_parameters
 from . import _channels  # noqa: F401  (registers the audit's channels of the classes above)
 
 __all__ = ["SPL", "SMP", "RSpFD", "MultiFrequencyEstimate", "paper_budget", "ORACLES",
            "RSPFD_VARIANTS", "SampledMean", "SplitMean", "MeanVectorEstimate", "optimal_k",
            "RANDOMIZERS", "FullDomain", "JointEstimate", "total_variation",
-           "InpRR", "InpPS", "InpHT", "MargRR", "MargPS", "MargHT", "CALM", "MarginalEstimate"]
+           "InpRR", "InpPS", "InpHT", "MargRR", "MargPS", "MargHT", "CALM", "MarginalEstimate",
+           "CALMChoice", "calm_parameters", "calm_error_model"]
