@@ -98,16 +98,16 @@ def test_a_measurement_against_both_the_paper_and_the_variances_fails():
 
 def test_the_predicted_mse_is_the_mean_plug_in_variance_over_n_squared(tmp_path, monkeypatch):
     rng = np.random.default_rng(3)
-    records = mod.zipf_table(4_000, [2, 5], rng)
-    grid = {"epsilons": [1.0], "repetitions": 3, "seed": 5}
+    records = mod.zipf_table(2_000, [2, 5], rng)
+    grid = {"epsilons": [1.0], "repetitions": 2, "seed": 5}
     rows = mod.frequency_sweep("t", records, [2, 5], grid, np.random.default_rng(9), None)
     replay = np.random.default_rng(9)
     methods = mod.frequency_methods([2, 5], 1.0, 5)
     want = {m: [] for m in methods}
-    for _ in range(3):
+    for _ in range(2):
         for name, mech in methods.items():
             est = mech.estimate(mech.privatize(records, rng=replay))
-            want[name].append(np.mean(est.variances) / 4_000 ** 2)
+            want[name].append(np.mean(est.variances) / 2_000 ** 2)
     for r in rows:
         assert r["predicted_mse"] == pytest.approx(np.mean(want[r["method"]]), rel=1e-12)
 
@@ -117,6 +117,7 @@ def test_a_tiny_run_writes_every_table_and_checks(tmp_path, monkeypatch):
                 domain_sizes=[2, 5], marginal_n=2_000, marginal_attributes=3,
                 marginal_epsilons=[2.0], mean_n=2_000, dimension=4)
     monkeypatch.setitem(mod.GRIDS, "quick", tiny)
+    monkeypatch.setattr(mod, "find_adult", lambda: None)  # its 30,718 rows: the full run's
     out = io.StringIO()
     result = mod.reproduce(quick=True, out=tmp_path, progress=False, file=out)
     assert {p.name for p in result.files} >= {"frequencies.csv", "marginals.csv", "means.csv",
@@ -126,4 +127,24 @@ def test_a_tiny_run_writes_every_table_and_checks(tmp_path, monkeypatch):
     assert "FullDomain" in {r["method"] for r in result.tables["marginals"]}
     assert all(r["repetitions"] == 2 for r in result.tables["frequencies"])
     assert "no table (pass --data DIR" in out.getvalue()
+    assert 'adult: no table (pip install "fastldp[adult]"' in out.getvalue()
     assert result.failed == sum(not c["ok"] for c in result.tables["checks"])
+
+
+def test_the_adult_table_is_read_from_the_package_that_ships_it():
+    path = mod.find_adult()
+    if path is None:
+        pytest.skip("the adult extra (xai, which ships UCI Adult) is not installed")
+    records, sizes = mod.load_adult(path)
+    assert records.shape == (30_718, 9)
+    assert sizes == [72, 7, 16, 7, 14, 6, 5, 2, 2]
+    assert (records.max(axis=0) == np.array(sizes) - 1).all()
+    # the income column: 7,650 of the 30,718 kept rows earn more than 50K (">50K" sorts after)
+    assert int(records[:, -1].sum()) == 7_650
+
+
+def test_an_adult_table_without_a_column_is_refused_by_name(tmp_path):
+    bad = tmp_path / "census.csv"
+    bad.write_text("age,workclass\n30,Private\n")
+    with pytest.raises(ValueError, match=r"no column\(s\) \['education'"):
+        mod.load_adult(bad)
