@@ -300,3 +300,99 @@ def test_check_records_kernel_finds_the_first_bad_row_over_threads():
     assert kernel.check_records(x, k, 1) == kernel.check_records(x, k, 2) == 7_000
     x[100, 0] = -5
     assert kernel.check_records(x, k, 2) == 100
+
+
+# ----------------------------------------------------------------- longitudinal L-GRR
+def spl_grr(words, row, sizes, keep):
+    """One record's GRR of every attribute from one stream (the words in attribute order)."""
+    return [words.grr(int(v), k, p) for v, k, p in zip(row, sizes, keep)]
+
+
+def lgrr_twin(mech, x, key_perm, key_inst, sampled=None, perm=None):
+    """LSPL's / LSMP's L-GRR reports from the two keys: permanent GRR (unless ``perm`` is given,
+    as a memo returns it), then the instantaneous GRR of the permanent response."""
+    from fastldp.longitudinal import LSMP
+    keep_perm, keep_inst = mech._lgrr_keep()
+    sizes = mech.domain_sizes
+    n = x.shape[0]
+    if perm is None:
+        if isinstance(mech, LSMP):
+            perm = np.empty(n, dtype=np.int64)
+            for j in range(mech.n_attributes):
+                rows = np.flatnonzero(sampled == j)
+                words = twin_words(key_perm[j], rows.size)
+                perm[rows] = [Words(words[i]).grr(int(x[r, j]), sizes[j], keep_perm[j])
+                              for i, r in enumerate(rows)]
+        else:
+            words = twin_words(key_perm, n)
+            perm = np.array([spl_grr(Words(words[r]), x[r], sizes, keep_perm) for r in range(n)])
+    words = twin_words(key_inst, n)
+    if isinstance(mech, LSMP):
+        out = np.array([[sampled[r], Words(words[r]).grr(int(perm[r]), sizes[sampled[r]],
+                                                         keep_inst[sampled[r]])]
+                        for r in range(n)])
+    else:
+        out = np.array([spl_grr(Words(words[r]), perm[r], sizes, keep_inst) for r in range(n)])
+    return out, perm
+
+
+def keys_of(seed, count):
+    gen = as_generator(seed)
+    return [tuple(int(v) for v in gen.integers(0, 2**64, size=2, dtype=np.uint64))
+            for _ in range(count)]
+
+
+def test_lspl_lgrr_is_its_naive_twin_and_keeps_its_memo():
+    from fastldp.longitudinal import LSPL, MemoryMemo
+    mech = LSPL(domain_sizes=SIZES, epsilon_inf=4.0, epsilon_1=2.0, oracle="LGRR",
+                codebook_seed=2)
+    x = mech.example_data(200, np.random.default_rng(3))
+    memo = MemoryMemo()
+    first = mech.privatize(x, memo=memo, rng=21)
+    k_perm, k_inst = keys_of(21, 2)
+    want, perm = lgrr_twin(mech, x, k_perm, k_inst)
+    np.testing.assert_array_equal(first, want)
+    # the next round: the memo's permanent responses, a fresh instantaneous round (one key)
+    second = mech.privatize(x, memo=memo, rng=22)
+    np.testing.assert_array_equal(second, lgrr_twin(mech, x, None, keys_of(22, 1)[0],
+                                                     perm=perm)[0])
+
+
+def test_lsmp_lgrr_is_its_naive_twin_and_keeps_its_memo():
+    from fastldp.longitudinal import LSMP, MemoryMemo
+    mech = LSMP(domain_sizes=SIZES, epsilon_inf=4.0, epsilon_1=2.0, oracle="LGRR",
+                codebook_seed=2)
+    x = mech.example_data(300, np.random.default_rng(4))
+    memo = MemoryMemo()
+    first = mech.privatize(x, memo=memo, rng=23)
+    # the generator's draws: the sampled attributes (numpy), a key per attribute with rows,
+    # then the instantaneous round's key
+    gen = as_generator(23)
+    sampled = gen.integers(0, mech.n_attributes, size=x.shape[0])
+    present = [j for j in range(mech.n_attributes) if (sampled == j).any()]
+    keys = [tuple(int(v) for v in gen.integers(0, 2**64, size=2, dtype=np.uint64))
+            for _ in range(len(present) + 1)]
+    key_perm = dict(zip(present, keys))
+    want, perm = lgrr_twin(mech, x, key_perm, keys[-1], sampled=sampled)
+    np.testing.assert_array_equal(first, want)
+    second = mech.privatize(x, memo=memo, rng=24)
+    np.testing.assert_array_equal(second, lgrr_twin(mech, x, None, keys_of(24, 1)[0],
+                                                     sampled=sampled, perm=perm)[0])
+
+
+@pytest.mark.parametrize("cls_name", ["LSPL", "LSMP"])
+def test_longitudinal_lgrr_one_and_two_threads_agree(cls_name):
+    from fastldp import longitudinal
+    from fastldp.longitudinal import MemoryMemo
+    cls = getattr(longitudinal, cls_name)
+    mech = cls(domain_sizes=SIZES, epsilon_inf=4.0, epsilon_1=2.0, oracle="LGRR",
+               codebook_seed=2)
+    x = mech.example_data(5_000, np.random.default_rng(5))
+    runs = []
+    for threads in (1, 2):
+        mech.n_threads = threads
+        memo = MemoryMemo()
+        runs.append([mech.privatize(x, memo=memo, rng=25 + r) for r in range(2)])
+        runs[-1].append(mech.estimate(runs[-1][0]).counts)
+    for a, b in zip(*runs):
+        np.testing.assert_array_equal(a, b)

@@ -19,6 +19,15 @@ def grr_reports(
     p: npt.NDArray[np.float64],
     n_threads: int = ...,
 ) -> tuple[npt.NDArray[np.int64], int]: ...
+def grr_given(
+    k0: int,
+    k1: int,
+    s: npt.NDArray[np.int64],
+    v: npt.NDArray[np.int64],
+    k: npt.NDArray[np.int64],
+    p: npt.NDArray[np.float64],
+    n_threads: int = ...,
+) -> tuple[npt.NDArray[np.int64], int]: ...
 def ue_reports(
     k0: int,
     k1: int,

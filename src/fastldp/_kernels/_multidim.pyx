@@ -37,6 +37,9 @@ cdef extern from "src/multidim.h" nogil:
     int64_t fastldp_md_smp_ue_rows(uint64_t k0, uint64_t k1, const int64_t *x, int64_t A,
                                    const int64_t *k, const double *p, int64_t R, uint64_t Q,
                                    int64_t r0, int64_t r1, uint8_t *out)
+    int64_t fastldp_md_grr_given_rows(uint64_t k0, uint64_t k1, const int64_t *s,
+                                      const int64_t *v, int64_t A, const int64_t *k,
+                                      const double *p, int64_t r0, int64_t r1, int64_t *out)
     int64_t fastldp_md_count_symbols(const int64_t *y, int64_t A, const int64_t *k,
                                      const int64_t *off, int64_t r0, int64_t r1, int64_t *hits)
     int64_t fastldp_md_count_smp_symbols(const int64_t *y, int64_t A, const int64_t *k,
@@ -121,6 +124,31 @@ def grr_reports(uint64_t k0, uint64_t k1, int mode, const int64_t[:, ::1] x,
         for t in prange(nt, num_threads=nt, schedule="static"):
             bad[t] = fastldp_md_grr_rows(k0, k1, mode, &x[0, 0], A, &k[0], &p[0],
                                          (n * t) // nt, (n * (t + 1)) // nt, &o[0, 0])
+    return out, _first_bad(bad)
+
+
+def grr_given(uint64_t k0, uint64_t k1, const int64_t[::1] s, const int64_t[::1] v,
+              const int64_t[::1] k, const double[::1] p, int n_threads=1):
+    """Rows ``(s[r], GRR of v[r] over k[s[r]] values, keeping it w.p. p[s[r]])``, and the first
+    row with ``s`` or ``v`` out of range (or -1). Returns int64 ``(n, 2)``."""
+    cdef intp_t n = s.shape[0], A = k.shape[0]
+    if v.shape[0] != n:
+        raise ValueError(f"s and v must have the same length, got {n} and {v.shape[0]}")
+    _check_domains(A, k, 2)
+    if p.shape[0] != A:
+        raise ValueError(f"p must have {A} entries, got {p.shape[0]}")
+    out = np.empty((n, 2), dtype=np.int64)
+    if n == 0:
+        return out, -1
+    cdef int64_t[:, ::1] o = out
+    cdef int nt = _threads(n, n_threads)
+    bad_arr = np.full(nt, -1, dtype=np.int64)
+    cdef int64_t[::1] bad = bad_arr
+    cdef int t
+    with nogil:
+        for t in prange(nt, num_threads=nt, schedule="static"):
+            bad[t] = fastldp_md_grr_given_rows(k0, k1, &s[0], &v[0], A, &k[0], &p[0],
+                                               (n * t) // nt, (n * (t + 1)) // nt, &o[0, 0])
     return out, _first_bad(bad)
 
 

@@ -63,13 +63,16 @@ multidimensional frequency estimates", Digital Communications and Networks,
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Optional
 
 import numpy as np
 
+from .._kernels import _multidim as kernel
 from .._sanitize import SanitizationReport
-from .._random import UINT64_MAX, as_generator, resolve_codebook_seed, resolve_identities
+from .._random import (UINT64_MAX, as_generator, resolve_codebook_seed, resolve_identities,
+                       resolve_n_threads)
 from .._validation import check_float, check_int, param_error, resolve_alias
 from ..oracles._base import EPSILON_MAX, all_legal_report, partial_report, report_counts
 from ..oracles._sanitizing import classify_integers, public_uniform, tally_report
@@ -241,12 +244,43 @@ class _MemoizedAttributes(MemoizedBudgets, ProtocolMembers):
                               TypeError)
         if arr.ndim != 2 or arr.shape[1] != A:
             raise param_error("records", owner, expected, f"an array of shape {arr.shape}")
-        bad = (arr < 0) | (arr >= np.asarray(self.domain_sizes))
+        first, probe = 0, arr
+        if arr.dtype == np.int64 and arr.flags.c_contiguous:
+            # one compiled pass, no (n, A) masks; the mask below only looks at the bad row
+            first = kernel.check_records(arr, self._sizes, resolve_n_threads(self.n_threads, owner))
+            if first < 0:
+                return arr
+            probe = arr[first:first + 1]
+        bad = (probe < 0) | (probe >= np.asarray(self.domain_sizes))
         if bad.any():
             i, j = (int(v) for v in np.argwhere(bad)[0])
             raise param_error("records", owner, expected,
-                              f"{int(arr[i, j])} at row {i}, attribute {j}")
+                              f"{int(probe[i, j])} at row {first + i}, attribute {j}")
         return np.ascontiguousarray(arr, dtype=np.int64)
+
+    #: threads of the compiled clients and servers (``None``: OpenMP's default, ``-1``: all
+    #: cores); the reports and estimates never depend on it
+    n_threads: Optional[int] = None
+
+    @property
+    def _sizes(self) -> np.ndarray:
+        return np.asarray(self.domain_sizes, dtype=np.int64)
+
+    def _lgrr_keep(self) -> tuple:
+        """L-GRR's probabilities of keeping the value per attribute: ``(permanent round,
+        instantaneous round)``, from each attribute's one-shot GRR as its rounds use it."""
+        perm, inst = [], []
+        for oracle in self.oracles:
+            server = oracle._server
+            perm.append(float(server._pq(np.array([oracle.epsilon_inf]))[0][0]))
+            eps2 = math.log(oracle.p2 / oracle.q2)
+            inst.append(float(server._pq(np.array([eps2]))[0][0]))
+        return np.array(perm), np.array(inst)
+
+    @staticmethod
+    def _kernel_key(gen: np.random.Generator) -> tuple:
+        key = gen.integers(0, 2**64, size=2, dtype=np.uint64)
+        return int(key[0]), int(key[1])
 
     @staticmethod
     def _store(memo, default, owner: str):
@@ -469,6 +503,8 @@ class LSPL(_MemoizedAttributes):
         ids = resolve_identities(identities, x.shape[0], owner)
         gen = as_generator(rng, owner)
         store = self._store(memo, self.memo, owner)
+        if self.oracle == "LGRR":
+            return self._privatize_lgrr(x, ids, store, gen, owner)
         dtype, shape = self._layout()
         out = np.zeros((x.shape[0], *shape), dtype=dtype)
         for j, cols in self._parts():
@@ -476,11 +512,50 @@ class LSPL(_MemoizedAttributes):
             out[:, cols] = y.reshape(x.shape[0], -1)
         return out
 
+    def _privatize_lgrr(self, x: np.ndarray, ids: np.ndarray, store, gen, owner: str):
+        """L-GRR through the compiled SPL client (``fastldp._kernels._multidim``), both rounds.
+
+        The permanent responses the memo lacks come from one client pass over every record at
+        the permanent round's budgets (drawn once, on the first attribute with a missing key;
+        the responses of keys the memo holds are discarded unseen); the instantaneous round is
+        a second pass over the permanent responses.
+        """
+        n, A = x.shape
+        nt = resolve_n_threads(self.n_threads, owner)
+        keep_perm, keep_inst = self._lgrr_keep()
+        fresh: list = []
+
+        def draw_for(j):
+            def draw(index):
+                if not fresh:
+                    k0, k1 = self._kernel_key(gen)
+                    fresh.append(kernel.grr_reports(k0, k1, kernel.SPL, x, self._sizes,
+                                                    keep_perm, nt)[0])
+                return fresh[0][index, j]
+            return draw
+
+        perm = np.empty((n, A), dtype=np.int64)
+        for j in range(A):
+            perm[:, j] = store.responses(self.attribute_scope(j), ids, x[:, j],
+                                         self.domain_sizes[j], draw_for(j), np.int64, 1)[:, 0]
+        k0, k1 = self._kernel_key(gen)
+        out, first = kernel.grr_reports(k0, k1, kernel.SPL, perm, self._sizes, keep_inst, nt)
+        if first >= 0:  # pragma: no cover - a memo holding a response out of its domain
+            raise ValueError(f"{owner}: the memo's permanent response of identity "
+                             f"{int(ids[first])} is out of its attribute's domain")
+        return out
+
     _keeps_dtype = True
 
     def _hits(self, values, ids):
         n = values.shape[0]
         legal = np.ones(n, dtype=bool)
+        if not self.unary and n and values.dtype == np.int64:
+            # one compiled pass that checks every symbol and counts it
+            hits, first = kernel.count_symbols(np.ascontiguousarray(values), self._sizes,
+                                               resolve_n_threads(self.n_threads, "LSPL.partial"))
+            if first < 0:
+                return hits, [n] * self.n_attributes, legal
         # whole-matrix fast paths for a batch with nothing to replace: one comparison, then
         # one bincount of the symbols shifted to their offsets or one unpacking of the rows
         if not self.unary:
@@ -583,8 +658,10 @@ class LSMP(_MemoizedAttributes):
         gen = as_generator(rng, owner)
         store = self._store(memo, self.memo, owner)
         dtype, shape = self._layout()
-        out = np.zeros((n, *shape), dtype=dtype)
         sampled = self.sampled_attributes(ids, memo=store, rng=gen)
+        if self.oracle == "LGRR":
+            return self._privatize_lgrr(x, ids, sampled, store, gen, owner)
+        out = np.zeros((n, *shape), dtype=dtype)
         for j in range(self.n_attributes):
             rows = np.flatnonzero(sampled == j)
             if rows.size == 0:
@@ -599,8 +676,43 @@ class LSMP(_MemoizedAttributes):
                 out[rows, 1] = y
         return out
 
+    def _privatize_lgrr(self, x, ids, sampled, store, gen, owner: str) -> np.ndarray:
+        """L-GRR's two rounds through the compiled GRR client (``fastldp._kernels._multidim``):
+        the missing permanent responses of each attribute in one pass over its rows, then the
+        instantaneous round of every row in one pass."""
+        n = x.shape[0]
+        nt = resolve_n_threads(self.n_threads, owner)
+        keep_perm, keep_inst = self._lgrr_keep()
+        perm = np.empty(n, dtype=np.int64)
+        for j in range(self.n_attributes):
+            rows = np.flatnonzero(sampled == j)
+            if rows.size == 0:
+                continue
+            values = np.ascontiguousarray(x[rows, j])
+
+            def draw(index, j=j, values=values):
+                k0, k1 = self._kernel_key(gen)
+                return kernel.grr_reports(k0, k1, kernel.SPL, values[index].reshape(-1, 1),
+                                          self._sizes[j:j + 1], keep_perm[j:j + 1], nt)[0]
+            perm[rows] = store.responses(self.attribute_scope(j), ids[rows], values,
+                                         self.domain_sizes[j], draw, np.int64, 1)[:, 0]
+        k0, k1 = self._kernel_key(gen)
+        out, first = kernel.grr_given(k0, k1, np.ascontiguousarray(sampled, dtype=np.int64), perm,
+                                      self._sizes, keep_inst, nt)
+        if first >= 0:  # pragma: no cover - a memo holding a response out of its domain
+            raise ValueError(f"{owner}: the memo's permanent response of identity "
+                             f"{int(ids[first])} is out of its attribute's domain")
+        return out
+
     def _hits(self, values, ids):
         A, n = self.n_attributes, values.shape[0]
+        if not self.unary and n and values.dtype == np.int64:
+            # one compiled pass that checks every (index, symbol) row and counts it
+            hits, about, first = kernel.count_smp_symbols(
+                np.ascontiguousarray(values), self._sizes,
+                resolve_n_threads(self.n_threads, "LSMP.partial"))
+            if first < 0:
+                return hits, [int(m) for m in about], np.ones(n, dtype=bool)
         if self.unary:
             low, high = values[:, 0], values[:, 1]
             ok = (low >= 0) & (low <= 255) & (high >= 0) & (high <= 255)
