@@ -79,14 +79,16 @@ def test_consistency_averages_the_groups_that_share_an_attribute():
 
 def test_reconstruction_charge_counts_the_lost_interaction_dimensions():
     # three binary attributes, one reported pair: (0, 2) and (1, 2) lose
-    # the component of {2} and their interaction, 1 dimension each, worth
-    # 1 / (D (D + 1)) = 1/20 each
+    # the component of {2} (1 dimension, D_S = 2) and their interaction
+    # (1 dimension, D_S = 4), each charged d(S) / ((D_S + 1) D_T), D_T = 4
     noise, recon, _ = calm_error_model([2, 2, 2], 1.0, 10_000, [[0, 1]], t=2)
-    assert recon == pytest.approx((0 + 2 / 20 + 2 / 20) / 3, rel=1e-12)
-    # sizes (3, 2, 2): (0, 2) loses {2} (1) and {0, 2} (2 x 1): 3 / (6 * 7);
-    # (1, 2) loses 2 / (4 * 5)
+    lost = 1 / (3 * 4) + 1 / (5 * 4)
+    assert recon == pytest.approx((0 + lost + lost) / 3, rel=1e-12)
+    # sizes (3, 2, 2): (0, 2) (D_T = 6) loses {2} (1 / (3 * 6)) and {0, 2}
+    # (2 x 1 dimensions: 2 / (7 * 6)); (1, 2) (D_T = 4) loses 1 / (3 * 4)
+    # and 1 / (5 * 4)
     _, recon, _ = calm_error_model([3, 2, 2], 1.0, 10_000, [[0, 1]], t=2)
-    assert recon == pytest.approx((0 + 3 / 42 + 2 / 20) / 3, rel=1e-12)
+    assert recon == pytest.approx((0 + (1 / 18 + 2 / 42) + (1 / 12 + 1 / 20)) / 3, rel=1e-12)
     # every pair reported: nothing to reconstruct
     _, recon, _ = calm_error_model([3, 2, 2], 1.0, 10_000, [[0, 1], [0, 2], [1, 2]], t=2)
     assert recon == 0.0

@@ -269,14 +269,25 @@ def calm_error_model(domain_sizes: Any, epsilon: float, n: int, marginals: Any, 
     -------
     tuple of float
         ``(noise_error, reconstruction_error, expected_tvd)``.
+
+    Examples
+    --------
+    >>> from fastldp.multidim import calm_error_model
+    >>> noise, recon, tvd = calm_error_model([2, 2, 2], 1.0, 10_000, [[0, 1]])
+    >>> round(recon, 6)  # (0, 2) and (1, 2) each lose 1/(3*4) + 1/(5*4) = 2/15
+    0.088889
     """
     owner = "calm_error_model"
     sizes, epsilon, n, t = _check_model_args(domain_sizes, epsilon, n, t, oracle, owner)
-    sets = [tuple(sorted(int(a) for a in s)) for s in marginals]
+    expected = f"distinct non-empty sets of distinct attributes in [0, {len(sizes)})"
+    try:
+        sets = [tuple(sorted(check_int(a, "marginals", owner, low=0, high=len(sizes) - 1)
+                             for a in s)) for s in marginals]
+    except TypeError:
+        raise param_error("marginals", owner, expected, marginals, TypeError) from None
     if not sets or len(set(sets)) != len(sets) or any(
-            not s or len(set(s)) != len(s) or s[0] < 0 or s[-1] >= len(sizes) for s in sets):
-        raise param_error("marginals", owner, f"distinct non-empty sets of distinct attributes "
-                          f"in [0, {len(sizes)})", _Shown(f"{[list(s) for s in sets]}"))
+            not s or len(set(s)) != len(s) for s in sets):
+        raise param_error("marginals", owner, expected, _Shown(f"{[list(s) for s in sets]}"))
     return _model_errors(sizes, epsilon, n, sets, t, oracle)
 
 
@@ -332,12 +343,12 @@ def _model_errors(sizes, epsilon, n, sets, t, oracle) -> tuple:
         D_T = math.prod(sizes[a] for a in T)
         noise_T = recon_T = 0.0
         for S in _set_subsets(T, t):
+            D_S = math.prod(sizes[a] for a in S)
             if S in weight_sums:
                 w, w2a = weight_sums[S]
-                D_S = math.prod(sizes[a] for a in S)
                 noise_T += (m / n) * w2a / w**2 * _dimensions(sizes, S) * D_S / D_T
             else:
-                recon_T += _dimensions(sizes, S) / (D_T * (D_T + 1))
+                recon_T += _dimensions(sizes, S) / ((D_S + 1) * D_T)
         total_noise += noise_T
         total_recon += recon_T
         # E[TVD] of D_T cells whose errors are normal with these mean squares
@@ -362,7 +373,7 @@ def _design_errors(sizes, epsilon, n, design, ms, t, oracle) -> np.ndarray:
     dims = np.array([_dimensions(sizes, S) for _, S in pairs], dtype=np.float64)
     d_S = np.array([math.prod(sizes[a] for a in S) for _, S in pairs], dtype=np.float64)
     noise_factor = dims * d_S / d_T[rows]
-    recon_charge = dims / (d_T[rows] * (d_T[rows] + 1))
+    recon_charge = dims / ((d_S + 1) * d_T[rows])
     w_sum = np.zeros(len(sub_index))
     w2a_sum = np.zeros(len(sub_index))
     laws: dict = {}
@@ -509,11 +520,15 @@ def calm_parameters(domain_sizes: Any, epsilon: float, n: int, *, t: int = 2,
       on the data (it is linear in ``f``), the sampling part is the largest
       at uniform cells.
     * **reconstruction**: a component ``S`` inside no reported set is
-      lost (the maximum-entropy answer has none of it); each of its
-      ``d(S)`` dimensions is charged ``1 / (D_T (D_T + 1))``, the
-      per-dimension variance of a table drawn uniformly from the simplex
-      (Dirichlet(1, ..., 1)) around the uniform table:
-      ``reconstruction(T) = sum_{S uncovered} d(S) / (D_T (D_T + 1))``.
+      lost (the maximum-entropy answer has none of it). ``S``'s own
+      marginal is taken as a table drawn uniformly from the simplex
+      (Dirichlet(1, ..., 1) over its ``D_S`` cells), whose deviation from
+      uniform has the variance ``1 / (D_S (D_S + 1))`` per dimension; the
+      ``d(S)`` dimensions of the component, spread over ``T``'s cells,
+      are charged ``reconstruction(T) = sum_{S uncovered} d(S) / ((D_S +
+      1) D_T)``. (One Dirichlet over ``T``'s cells would make its lower
+      marginals nearly uniform when ``D_T`` is large, which data are not:
+      every order gets its own.)
     * **TVD**: ``E[TVD(T)] = (1/2) sqrt(2 / pi * D_T * (noise(T) +
       reconstruction(T)))``, the mean absolute error of ``D_T`` normal
       cell errors of that mean square (the evaluation's metric; it weighs
