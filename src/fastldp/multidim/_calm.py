@@ -653,6 +653,12 @@ class CALM(_MarginalRelease):
     >>> counts, _ = est.marginal([2, 0, 1])
     >>> counts.shape, bool((counts >= 0).all())
     ((4, 3, 2), True)
+
+    With ``n_users`` the sets are chosen by the error model: at 2,000 users
+    the pair (0, 2), 12 cells, is left to the maximum-entropy answer.
+
+    >>> CALM(domain_sizes=[3, 2, 4, 2], epsilon=1.0, n_users=2_000).sets
+    [(1, 3), (0, 1), (0, 3), (1, 2), (2, 3)]
     """
 
     def __init__(self, *, domain_sizes: Any, epsilon: float, marginal_size: Optional[int] = None,
