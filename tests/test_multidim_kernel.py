@@ -58,12 +58,13 @@ class Words:
         o += o >= x
         return x if keep else o
 
-    def lanes(self, Q):
-        """64 Bernoulli(Q / 2^64) bits: unary.h's fastldp_ue_bernoulli64."""
+    def lanes(self, Q, need):
+        """Bernoulli(Q / 2^64) bits at the set bits of ``need``: unary.h's
+        fastldp_ue_bernoulli64, stopping once the lanes of ``need`` are decided."""
         if Q == 0:
             return 0
         low = (Q & -Q).bit_length() - 1
-        undecided, ones = MASK64, 0
+        undecided, ones = need, 0
         for bit in range(63, low - 1, -1):
             if not undecided:
                 break
@@ -96,10 +97,10 @@ def set_bit(row, pos, bit):
         row[pos >> 3] &= ~(1 << (pos & 7)) & 0xFF
 
 
-def put_lanes(row, start_byte, n_bytes, n_bits, lanes_of_words, s):
+def put_lanes(row, start_byte, n_bytes, n_bits, Q, s):
     """Write the lanes of ``ceil(n_bits / 64)`` words into ``n_bytes`` bytes from ``start_byte``."""
     for w in range((n_bits + 63) // 64):
-        lanes = s.lanes(lanes_of_words) & ((1 << min(64, n_bits - 64 * w)) - 1)
+        lanes = s.lanes(Q, (1 << min(64, n_bits - 64 * w)) - 1)
         for b in range(min(8, n_bytes - 8 * w)):
             row[start_byte + 8 * w + b] = (lanes >> (8 * b)) & 0xFF
 
@@ -138,17 +139,15 @@ def twin_reports(mech, x, key):
         else:
             b = bytearray(shape[0])
             j_s = s.bounded(A) if isinstance(mech, RSpFD) else -1
-            # the lanes cover the whole row, 64 bits a word; padding bits are cleared after
+            # the lanes cover the row 64 bits a word, drawn at the bits of the attributes' values
             R = shape[0]
+            valid = 0
+            for j in range(A):
+                valid |= ((1 << SIZES[j]) - 1) << (8 * int(byte0[j]))
             for w in range((R + 7) // 8):
-                lanes = s.lanes(Q)
+                lanes = s.lanes(Q, (valid >> (64 * w)) & MASK64)
                 for bb in range(min(8, R - 8 * w)):
                     b[8 * w + bb] = (lanes >> (8 * bb)) & 0xFF
-            for j in range(A):
-                first, k = int(byte0[j]), SIZES[j]
-                last = first + mech.n_bytes[j] - 1
-                if k % 8:
-                    b[last] &= (1 << (k % 8)) - 1
             for j in range(A):
                 if isinstance(mech, SPL) or j == j_s:
                     v = row[j]

@@ -15,18 +15,20 @@
  *                 word u, (hi, lo) = u m; while lo < (2^64 - m) mod m, a new word.
  *   grr(x, k, p): c = coin(p), then o = bounded(k - 1) (drawn either way, so
  *                 that no branch depends on the coin); c ? x : o + (o >= x).
- *   lanes(Q):     64 Bernoulli(Q 2^-64) bits by fastldp_ue_bernoulli64 (unary.h).
+ *   lanes(Q, N):  Bernoulli(Q 2^-64) bits at the set bits of the word N, as
+ *                 fastldp_ue_bernoulli64 (unary.h) draws 64 of them, but stopping as
+ *                 soon as the lanes of N are decided (the others are discarded).
  * SPL GRR:   grr(x_j, k_j, p_j) for j = 0 .. A-1.
  * SMP GRR:   s = bounded(A); grr(x_s, k_s, p_s).
  * RSpFD GRR: s = bounded(A); for j: j == s ? grr(x_j, k_j, p_j) : bounded(k_j).
  * Unary (one Q for every non-held bit of the report):
- * SPL:       lanes for every 64-bit word of the row (padding bits cleared), then
+ * SPL:       lanes(Q, valid bits) for every 64-bit word of the row, then
  *            for j: bit x_j of part j := coin(p_j).
  * RSpFD:     s = bounded(A); the lanes; then for j: zero fakes: only j == s,
  *            bit x_s := coin(p_s); random fakes: v = j == s ? x_j : bounded(k_j),
  *            bit v of part j := coin(p_j).
- * SMP:       s = bounded(A); the lanes of part s's words (bits past k_s
- *            cleared); bit x_s := coin(p_s).
+ * SMP:       s = bounded(A); lanes(Q, bits below k_s) for each of part s's words;
+ *            bit x_s := coin(p_s).
  * Given (s, v) per row (longitudinal SMP): grr(v, k_s, p_s).
  *
  * Every client returns the first row (of its range) with a record out of
@@ -73,6 +75,24 @@ static inline int64_t fastldp_md_bounded(fastldp_md_stream *st, uint64_t m)
         while (lo < t) lo = fastldp_mulhilo64(fastldp_ue_next(st), m, &hi);
     }
     return (int64_t)hi;
+}
+
+/* Bernoulli(Q / 2^64) bits at the lanes of need (others 0); low = the lowest set bit of Q. */
+static inline uint64_t fastldp_md_lanes(fastldp_md_stream *st, uint64_t Q, int low, uint64_t need)
+{
+    uint64_t undecided = need, ones = 0;
+    int k;
+    if (Q == 0) return 0;
+    for (k = 63; k >= low && undecided; --k) {
+        uint64_t r = fastldp_ue_next(st);
+        if ((Q >> k) & 1) {
+            ones |= undecided & ~r;
+            undecided &= r;
+        } else {
+            undecided &= ~r;
+        }
+    }
+    return ones;
 }
 
 static inline int64_t fastldp_md_grr(fastldp_md_stream *st, int64_t x, int64_t k, double p)
@@ -176,8 +196,7 @@ static int64_t fastldp_md_ue_rows(uint64_t k0, uint64_t k1, int mode, const int6
         fastldp_md_init(&st, k0, k1, (uint64_t)r);
         if (mode != 0) s = fastldp_md_bounded(&st, (uint64_t)A);
         for (w = 0; w < W; ++w) {
-            uint64_t lanes = (Q == 0) ? 0 : fastldp_ue_bernoulli64(&st, Q, low);
-            fastldp_store_word(o, w, R, lanes & valid[w]);
+            fastldp_store_word(o, w, R, fastldp_md_lanes(&st, Q, low, valid[w]));
         }
         for (j = 0; j < A; ++j) {
             int64_t v;
@@ -211,9 +230,9 @@ static int64_t fastldp_md_smp_ue_rows(uint64_t k0, uint64_t k1, const int64_t *x
         o[0] = (uint8_t)(s & 0xFF);
         o[1] = (uint8_t)(s >> 8);
         for (w = 0; w < W; ++w) {
-            uint64_t lanes = (Q == 0) ? 0 : fastldp_ue_bernoulli64(&st, Q, low);
-            if (w == W - 1 && (ks & 63)) lanes &= (((uint64_t)1) << (ks & 63)) - 1;
-            fastldp_store_word(o + 2, w, nb, lanes);
+            uint64_t need = (w == W - 1 && (ks & 63)) ? (((uint64_t)1) << (ks & 63)) - 1
+                                                      : ~(uint64_t)0;
+            fastldp_store_word(o + 2, w, nb, fastldp_md_lanes(&st, Q, low, need));
         }
         if (R > 2 + nb) memset(o + 2 + nb, 0, (size_t)(R - 2 - nb));
         fastldp_md_set_bit(o + 2, row[s], fastldp_md_coin(&st, p[s]));
