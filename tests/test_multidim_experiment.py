@@ -124,7 +124,7 @@ def test_a_tiny_run_writes_every_table_and_checks(tmp_path, monkeypatch):
                                                "summary.csv", "checks.csv", "report.txt"}
     methods = {r["method"] for r in result.tables["frequencies"]}
     assert len(methods) == 2 * 5 + 2 * 6  # SPL, SMP x (4 oracles, auto); RSpFD x 6 x 2
-    assert "FullDomain" in {r["method"] for r in result.tables["marginals"]}
+    assert {"FullDomain", "CALM", "CALM-model"} <= {r["method"] for r in result.tables["marginals"]}
     assert all(r["repetitions"] == 2 for r in result.tables["frequencies"])
     assert "no table (pass --data DIR" in out.getvalue()
     assert 'adult: no table (pip install "fastldp[adult]"' in out.getvalue()

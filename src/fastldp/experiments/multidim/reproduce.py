@@ -18,13 +18,18 @@ privatization of the same records; the records are drawn once per table):
    Women's E-Commerce Clothing Reviews table (a CSV, plain or gzipped, whose
    name contains ``clothing``, with the columns Age, Rating, Recommended
    IND, Division Name, Department Name and Class Name; rows with a missing
-   value are dropped).
+   value are dropped), and on the UCI Adult table when the ``adult`` extra is
+   installed (:func:`find_adult`).
 2. **Marginals** of ``t = 2`` and ``t = 3`` attributes: the total variation
    distance between the estimated and the true marginal, averaged over
    every set of ``t`` attributes, for every marginal protocol that
    :mod:`fastldp.multidim` exports (a class whose estimate has a
    ``marginal`` method; found at run time, not listed here), on binary
-   records (the Cormode et al. protocols take binary attributes).
+   records (the Cormode et al. protocols take binary attributes). Each is
+   built for the order ``t`` it answers (CALM: every set of ``t``
+   attributes reported); the row ``CALM-model`` is CALM choosing its
+   reported marginals by its error model for pairs, told ``n``
+   (:func:`~fastldp.multidim.calm_parameters`).
 3. **Numeric means** (Wang et al., ICDE 2019): the MSE of the mean vector of
    :class:`~fastldp.multidim.SampledMean` (its optimal ``k``) against
    :class:`~fastldp.multidim.SplitMean`, for every randomizer of
@@ -57,6 +62,7 @@ Tables written to ``out``: ``frequencies.csv``, ``marginals.csv``,
 from __future__ import annotations
 
 import csv
+import functools
 import gzip
 import importlib.util
 import inspect
@@ -106,6 +112,10 @@ PAPER_CONCLUSIONS = (
     "Arcolezi et al. (CIKM 2021): RS+FD is more accurate than SMP, and SMP than SPL, for "
     "every oracle (RS+FD under the paper's budget accounting). Wang et al. (ICDE 2019): "
     "sampling k dimensions at epsilon / k beats splitting the budget over all d.")
+
+#: the marginal row of CALM choosing its reported marginals by its error model
+#: (:func:`fastldp.multidim.calm_parameters`, for pairs); the row "CALM" reports every set of t
+CALM_MODEL = "CALM-model"
 
 #: the parameter names by which a marginal protocol takes the order of its marginals
 ORDER_PARAMETERS = ("k", "marginal_size")
@@ -345,9 +355,15 @@ def marginal_sweep(grid, rng, log) -> list[dict]:
         truths = {s: np.bincount(np.ravel_multi_index(records[:, list(s)].T, (2,) * t),
                                  minlength=2**t).reshape((2,) * t) for s in sets}
         for eps in grid["marginal_epsilons"]:
-            for name, cls in protocols.items():
+            built = {name: functools.partial(_build_marginal, cls, A, eps, t, grid["seed"])
+                     for name, cls in protocols.items()}
+            # CALM with its reported marginals chosen by its error model for pairs (n known)
+            built[CALM_MODEL] = functools.partial(
+                multidim.CALM, domain_sizes=[2] * A, epsilon=eps,
+                n_users=int(grid["marginal_n"]), codebook_seed=grid["seed"])
+            for name, build in built.items():
                 try:
-                    mech = _build_marginal(cls, A, eps, t, grid["seed"])
+                    mech = build()
                 except ValueError as exc:  # e.g. an order the protocol does not take
                     rows.append({"t": t, "epsilon": eps, "method": name, "tvd_mean": math.nan,
                                  "tvd_sd": math.nan, "repetitions": 0, "note": str(exc)})
