@@ -315,13 +315,10 @@ def lgrr_twin(mech, x, key_perm, key_inst, sampled=None, perm=None):
     sizes = mech.domain_sizes
     n = x.shape[0]
     if perm is None:
-        if isinstance(mech, LSMP):
-            perm = np.empty(n, dtype=np.int64)
-            for j in range(mech.n_attributes):
-                rows = np.flatnonzero(sampled == j)
-                words = twin_words(key_perm[j], rows.size)
-                perm[rows] = [Words(words[i]).grr(int(x[r, j]), sizes[j], keep_perm[j])
-                              for i, r in enumerate(rows)]
+        if isinstance(mech, LSMP):  # row r's permanent GRR of its sampled attribute's value
+            words = twin_words(key_perm, n)
+            perm = np.array([Words(words[r]).grr(int(x[r, sampled[r]]), sizes[sampled[r]],
+                                                 keep_perm[sampled[r]]) for r in range(n)])
         else:
             words = twin_words(key_perm, n)
             perm = np.array([spl_grr(Words(words[r]), x[r], sizes, keep_perm) for r in range(n)])
@@ -364,15 +361,13 @@ def test_lsmp_lgrr_is_its_naive_twin_and_keeps_its_memo():
     x = mech.example_data(300, np.random.default_rng(4))
     memo = MemoryMemo()
     first = mech.privatize(x, memo=memo, rng=23)
-    # the generator's draws: the sampled attributes (numpy), a key per attribute with rows,
-    # then the instantaneous round's key
+    # the generator's draws: the sampled attributes (numpy), the permanent round's key, then
+    # the instantaneous round's key
     gen = as_generator(23)
     sampled = gen.integers(0, mech.n_attributes, size=x.shape[0])
-    present = [j for j in range(mech.n_attributes) if (sampled == j).any()]
-    keys = [tuple(int(v) for v in gen.integers(0, 2**64, size=2, dtype=np.uint64))
-            for _ in range(len(present) + 1)]
-    key_perm = dict(zip(present, keys))
-    want, perm = lgrr_twin(mech, x, key_perm, keys[-1], sampled=sampled)
+    k_perm, k_inst = (tuple(int(v) for v in gen.integers(0, 2**64, size=2, dtype=np.uint64))
+                      for _ in range(2))
+    want, perm = lgrr_twin(mech, x, k_perm, k_inst, sampled=sampled)
     np.testing.assert_array_equal(first, want)
     second = mech.privatize(x, memo=memo, rng=24)
     np.testing.assert_array_equal(second, lgrr_twin(mech, x, None, keys_of(24, 1)[0],

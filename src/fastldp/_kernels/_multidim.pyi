@@ -23,7 +23,7 @@ def grr_given(
     k0: int,
     k1: int,
     s: npt.NDArray[np.int64],
-    v: npt.NDArray[np.int64],
+    v: npt.NDArray[np.int64],  # (n, 1) values or (n, A) records
     k: npt.NDArray[np.int64],
     p: npt.NDArray[np.float64],
     n_threads: int = ...,

@@ -7,7 +7,8 @@ in one pass. The algorithms and the order of a record's random draws are
 in ``src/multidim.h``: record ``r`` draws from one xoshiro256++ stream seeded
 by Philox4x64-10 keyed by a caller-drawn key and ``r``, so the reports do not
 depend on the thread count; the counts are integers, so their sums do not
-either. Rows are split into one contiguous range per thread.
+either. Rows are split into contiguous ranges, up to 16 per thread, handed
+out to the threads as they come free.
 
 Every function returns, with its result, the first row holding a value out
 of range (clients: a record; servers: an illegal report), or -1; when it is
@@ -38,8 +39,9 @@ cdef extern from "src/multidim.h" nogil:
                                    const int64_t *k, const double *p, int64_t R, uint64_t Q,
                                    int64_t r0, int64_t r1, uint8_t *out)
     int64_t fastldp_md_grr_given_rows(uint64_t k0, uint64_t k1, const int64_t *s,
-                                      const int64_t *v, int64_t A, const int64_t *k,
-                                      const double *p, int64_t r0, int64_t r1, int64_t *out)
+                                      const int64_t *v, int64_t width, int64_t A,
+                                      const int64_t *k, const double *p, int64_t r0,
+                                      int64_t r1, int64_t *out)
     int64_t fastldp_md_count_symbols(const int64_t *y, int64_t A, const int64_t *k,
                                      const int64_t *off, int64_t r0, int64_t r1, int64_t *hits)
     int64_t fastldp_md_count_smp_symbols(const int64_t *y, int64_t A, const int64_t *k,
@@ -62,6 +64,15 @@ MIN_ROWS_PER_THREAD = 1024
 
 cdef int _threads(intp_t n, int n_threads):
     return max(1, min(n_threads, <int>max(1, n // MIN_ROWS_PER_THREAD)))
+
+
+cdef int _chunks(intp_t n, int nt):
+    # more ranges than threads, handed out as threads come free: a thread the OS holds back
+    # (a busy machine) delays its range only, not the others' (with one range per thread the
+    # call waits for the slowest); the ranges do not change what a row draws or counts
+    if nt == 1:
+        return 1
+    return <int>max(1, min(n // MIN_ROWS_PER_THREAD, 16 * nt))
 
 
 cdef int64_t _first_bad(int64_t[::1] bad):
@@ -89,13 +100,14 @@ def check_records(const int64_t[:, ::1] x, const int64_t[::1] k, int n_threads=1
     if n == 0:
         return -1
     cdef int nt = _threads(n, n_threads)
-    bad_arr = np.full(nt, -1, dtype=np.int64)
+    cdef int nc = _chunks(n, nt)
+    bad_arr = np.full(nc, -1, dtype=np.int64)
     cdef int64_t[::1] bad = bad_arr
     cdef int t
     with nogil:
-        for t in prange(nt, num_threads=nt, schedule="static"):
-            bad[t] = fastldp_md_check_records(&x[0, 0], A, &k[0], (n * t) // nt,
-                                              (n * (t + 1)) // nt)
+        for t in prange(nc, num_threads=nt, schedule="dynamic"):
+            bad[t] = fastldp_md_check_records(&x[0, 0], A, &k[0], (n * t) // nc,
+                                              (n * (t + 1)) // nc)
     return _first_bad(bad)
 
 
@@ -117,38 +129,45 @@ def grr_reports(uint64_t k0, uint64_t k1, int mode, const int64_t[:, ::1] x,
         return out, -1
     cdef int64_t[:, ::1] o = out
     cdef int nt = _threads(n, n_threads)
-    bad_arr = np.full(nt, -1, dtype=np.int64)
+    cdef int nc = _chunks(n, nt)
+    bad_arr = np.full(nc, -1, dtype=np.int64)
     cdef int64_t[::1] bad = bad_arr
     cdef int t
     with nogil:
-        for t in prange(nt, num_threads=nt, schedule="static"):
+        for t in prange(nc, num_threads=nt, schedule="dynamic"):
             bad[t] = fastldp_md_grr_rows(k0, k1, mode, &x[0, 0], A, &k[0], &p[0],
-                                         (n * t) // nt, (n * (t + 1)) // nt, &o[0, 0])
+                                         (n * t) // nc, (n * (t + 1)) // nc, &o[0, 0])
     return out, _first_bad(bad)
 
 
-def grr_given(uint64_t k0, uint64_t k1, const int64_t[::1] s, const int64_t[::1] v,
+def grr_given(uint64_t k0, uint64_t k1, const int64_t[::1] s, const int64_t[:, ::1] v,
               const int64_t[::1] k, const double[::1] p, int n_threads=1):
-    """Rows ``(s[r], GRR of v[r] over k[s[r]] values, keeping it w.p. p[s[r]])``, and the first
-    row with ``s`` or ``v`` out of range (or -1). Returns int64 ``(n, 2)``."""
+    """Rows ``(s[r], GRR of a value over k[s[r]] values, keeping it w.p. p[s[r]])`` and the
+    first row with ``s`` or the value out of range (or -1). Returns int64 ``(n, 2)``.
+
+    The value of row ``r`` is ``v[r, 0]`` when ``v`` has one column, else ``v[r, s[r]]``
+    (``v`` the records, one column per attribute).
+    """
     cdef intp_t n = s.shape[0], A = k.shape[0]
-    if v.shape[0] != n:
-        raise ValueError(f"s and v must have the same length, got {n} and {v.shape[0]}")
+    if v.shape[0] != n or v.shape[1] not in (1, A):
+        raise ValueError(f"v must have shape ({n}, 1) or ({n}, {A}), got {tuple(v.shape)[:2]}")
     _check_domains(A, k, 2)
     if p.shape[0] != A:
         raise ValueError(f"p must have {A} entries, got {p.shape[0]}")
     out = np.empty((n, 2), dtype=np.int64)
     if n == 0:
         return out, -1
+    cdef int64_t width = v.shape[1]
     cdef int64_t[:, ::1] o = out
     cdef int nt = _threads(n, n_threads)
-    bad_arr = np.full(nt, -1, dtype=np.int64)
+    cdef int nc = _chunks(n, nt)
+    bad_arr = np.full(nc, -1, dtype=np.int64)
     cdef int64_t[::1] bad = bad_arr
     cdef int t
     with nogil:
-        for t in prange(nt, num_threads=nt, schedule="static"):
-            bad[t] = fastldp_md_grr_given_rows(k0, k1, &s[0], &v[0], A, &k[0], &p[0],
-                                               (n * t) // nt, (n * (t + 1)) // nt, &o[0, 0])
+        for t in prange(nc, num_threads=nt, schedule="dynamic"):
+            bad[t] = fastldp_md_grr_given_rows(k0, k1, &s[0], &v[0, 0], width, A, &k[0], &p[0],
+                                               (n * t) // nc, (n * (t + 1)) // nc, &o[0, 0])
     return out, _first_bad(bad)
 
 
@@ -187,13 +206,14 @@ def ue_reports(uint64_t k0, uint64_t k1, int mode, const int64_t[:, ::1] x,
         return out, -1
     cdef uint8_t[:, ::1] o = out
     cdef int nt = _threads(n, n_threads)
-    bad_arr = np.full(nt, -1, dtype=np.int64)
+    cdef int nc = _chunks(n, nt)
+    bad_arr = np.full(nc, -1, dtype=np.int64)
     cdef int64_t[::1] bad = bad_arr
     cdef int t
     with nogil:
-        for t in prange(nt, num_threads=nt, schedule="static"):
+        for t in prange(nc, num_threads=nt, schedule="dynamic"):
             bad[t] = fastldp_md_ue_rows(k0, k1, mode, &x[0, 0], A, &k[0], &p[0], &byte0[0],
-                                        &valid[0], R, Q, (n * t) // nt, (n * (t + 1)) // nt,
+                                        &valid[0], R, Q, (n * t) // nc, (n * (t + 1)) // nc,
                                         &o[0, 0])
     return out, _first_bad(bad)
 
@@ -213,13 +233,14 @@ def smp_ue_reports(uint64_t k0, uint64_t k1, const int64_t[:, ::1] x, const int6
         return out, -1
     cdef uint8_t[:, ::1] o = out
     cdef int nt = _threads(n, n_threads)
-    bad_arr = np.full(nt, -1, dtype=np.int64)
+    cdef int nc = _chunks(n, nt)
+    bad_arr = np.full(nc, -1, dtype=np.int64)
     cdef int64_t[::1] bad = bad_arr
     cdef int t
     with nogil:
-        for t in prange(nt, num_threads=nt, schedule="static"):
+        for t in prange(nc, num_threads=nt, schedule="dynamic"):
             bad[t] = fastldp_md_smp_ue_rows(k0, k1, &x[0, 0], A, &k[0], &p[0], R, Q,
-                                            (n * t) // nt, (n * (t + 1)) // nt, &o[0, 0])
+                                            (n * t) // nc, (n * (t + 1)) // nc, &o[0, 0])
     return out, _first_bad(bad)
 
 
@@ -236,15 +257,16 @@ def count_symbols(const int64_t[:, ::1] y, const int64_t[::1] k, int n_threads=1
     if n == 0:
         return np.zeros(D, dtype=np.int64), -1
     cdef int nt = _threads(n, n_threads)
-    partial = np.zeros((nt, D), dtype=np.int64)
+    cdef int nc = _chunks(n, nt)
+    partial = np.zeros((nc, D), dtype=np.int64)
     cdef int64_t[:, ::1] part = partial
-    bad_arr = np.full(nt, -1, dtype=np.int64)
+    bad_arr = np.full(nc, -1, dtype=np.int64)
     cdef int64_t[::1] bad = bad_arr
     cdef int t
     with nogil:
-        for t in prange(nt, num_threads=nt, schedule="static"):
-            bad[t] = fastldp_md_count_symbols(&y[0, 0], A, &k[0], &off[0], (n * t) // nt,
-                                              (n * (t + 1)) // nt, &part[t, 0])
+        for t in prange(nc, num_threads=nt, schedule="dynamic"):
+            bad[t] = fastldp_md_count_symbols(&y[0, 0], A, &k[0], &off[0], (n * t) // nc,
+                                              (n * (t + 1)) // nc, &part[t, 0])
     return partial.sum(axis=0), _first_bad(bad)
 
 
@@ -260,15 +282,16 @@ def count_smp_symbols(const int64_t[:, ::1] y, const int64_t[::1] k, int n_threa
     if n == 0:
         return np.zeros(D, dtype=np.int64), np.zeros(A, dtype=np.int64), -1
     cdef int nt = _threads(n, n_threads)
-    partial = np.zeros((nt, D + A), dtype=np.int64)
+    cdef int nc = _chunks(n, nt)
+    partial = np.zeros((nc, D + A), dtype=np.int64)
     cdef int64_t[:, ::1] part = partial
-    bad_arr = np.full(nt, -1, dtype=np.int64)
+    bad_arr = np.full(nc, -1, dtype=np.int64)
     cdef int64_t[::1] bad = bad_arr
     cdef int t
     with nogil:
-        for t in prange(nt, num_threads=nt, schedule="static"):
-            bad[t] = fastldp_md_count_smp_symbols(&y[0, 0], A, &k[0], &off[0], (n * t) // nt,
-                                                  (n * (t + 1)) // nt, &part[t, 0],
+        for t in prange(nc, num_threads=nt, schedule="dynamic"):
+            bad[t] = fastldp_md_count_smp_symbols(&y[0, 0], A, &k[0], &off[0], (n * t) // nc,
+                                                  (n * (t + 1)) // nc, &part[t, 0],
                                                   &part[t, D])
     total = partial.sum(axis=0)
     return total[:D], total[D:], _first_bad(bad)
@@ -287,17 +310,18 @@ def count_smp_bits(const uint8_t[:, ::1] y, const int64_t[::1] k, int n_threads=
     if n == 0:
         return np.zeros(D, dtype=np.int64), np.zeros(A, dtype=np.int64), -1
     cdef int nt = _threads(n, n_threads)
+    cdef int nc = _chunks(n, nt)
     # hits, then 8 spare entries (the bits after the last attribute's values, always 0, are
     # added there), then the reports per attribute
-    partial = np.zeros((nt, D + 8 + A), dtype=np.int64)
+    partial = np.zeros((nc, D + 8 + A), dtype=np.int64)
     cdef int64_t[:, ::1] part = partial
-    bad_arr = np.full(nt, -1, dtype=np.int64)
+    bad_arr = np.full(nc, -1, dtype=np.int64)
     cdef int64_t[::1] bad = bad_arr
     cdef int t
     with nogil:
-        for t in prange(nt, num_threads=nt, schedule="static"):
-            bad[t] = fastldp_md_count_smp_bits(&y[0, 0], R, A, &k[0], &off[0], (n * t) // nt,
-                                               (n * (t + 1)) // nt, &part[t, 0], &part[t, D + 8])
+        for t in prange(nc, num_threads=nt, schedule="dynamic"):
+            bad[t] = fastldp_md_count_smp_bits(&y[0, 0], R, A, &k[0], &off[0], (n * t) // nc,
+                                               (n * (t + 1)) // nc, &part[t, 0], &part[t, D + 8])
     total = partial.sum(axis=0)
     return total[:D], total[D + 8:], _first_bad(bad)
 

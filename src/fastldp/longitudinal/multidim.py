@@ -677,12 +677,28 @@ class LSMP(_MemoizedAttributes):
         return out
 
     def _privatize_lgrr(self, x, ids, sampled, store, gen, owner: str) -> np.ndarray:
-        """L-GRR's two rounds through the compiled GRR client (``fastldp._kernels._multidim``):
-        the missing permanent responses of each attribute in one pass over its rows, then the
-        instantaneous round of every row in one pass."""
+        """L-GRR's two rounds through the compiled GRR client (``fastldp._kernels._multidim``).
+
+        The permanent responses the memo lacks come from one pass over every row at its
+        sampled attribute's permanent budget (drawn on the first attribute with a missing key;
+        the rows whose keys the memo holds are discarded unseen); the instantaneous round of
+        every row is a second pass.
+        """
         n = x.shape[0]
         nt = resolve_n_threads(self.n_threads, owner)
         keep_perm, keep_inst = self._lgrr_keep()
+        sampled = np.ascontiguousarray(sampled, dtype=np.int64)
+        fresh: list = []
+
+        def draw_for(rows):
+            def draw(index):
+                if not fresh:
+                    k0, k1 = self._kernel_key(gen)
+                    fresh.append(kernel.grr_given(k0, k1, sampled, x, self._sizes, keep_perm,
+                                                  nt)[0][:, 1])
+                return fresh[0][rows[index]]
+            return draw
+
         perm = np.empty(n, dtype=np.int64)
         # the rows of each attribute, in row order, from one stable sort of the sampled
         # attributes (a radix sort on uint16: A <= 65,535) instead of a comparison per attribute
@@ -692,17 +708,11 @@ class LSMP(_MemoizedAttributes):
             rows = order[(ends[j - 1] if j else 0):ends[j]]
             if rows.size == 0:
                 continue
-            values = np.ascontiguousarray(x[rows, j])
-
-            def draw(index, j=j, values=values):
-                k0, k1 = self._kernel_key(gen)
-                return kernel.grr_reports(k0, k1, kernel.SPL, values[index].reshape(-1, 1),
-                                          self._sizes[j:j + 1], keep_perm[j:j + 1], nt)[0]
-            perm[rows] = store.responses(self.attribute_scope(j), ids[rows], values,
-                                         self.domain_sizes[j], draw, np.int64, 1)[:, 0]
+            perm[rows] = store.responses(self.attribute_scope(j), ids[rows], x[rows, j],
+                                         self.domain_sizes[j], draw_for(rows), np.int64, 1)[:, 0]
         k0, k1 = self._kernel_key(gen)
-        out, first = kernel.grr_given(k0, k1, np.ascontiguousarray(sampled, dtype=np.int64), perm,
-                                      self._sizes, keep_inst, nt)
+        out, first = kernel.grr_given(k0, k1, sampled, perm.reshape(n, 1), self._sizes, keep_inst,
+                                      nt)
         if first >= 0:  # pragma: no cover - a memo holding a response out of its domain
             raise ValueError(f"{owner}: the memo's permanent response of identity "
                              f"{int(ids[first])} is out of its attribute's domain")

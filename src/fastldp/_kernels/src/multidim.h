@@ -29,7 +29,8 @@
  *            bit v of part j := coin(p_j).
  * SMP:       s = bounded(A); lanes(Q, bits below k_s) for each of part s's words;
  *            bit x_s := coin(p_s).
- * Given (s, v) per row (longitudinal SMP): grr(v, k_s, p_s).
+ * Given (s, v) per row (longitudinal SMP): grr(v, k_s, p_s) (v a value, or row r's
+ *            value of attribute s).
  *
  * Every client returns the first row (of its range) with a record out of
  * range, or -1; rows before it are written, rows from it on are not.
@@ -153,20 +154,24 @@ static int64_t fastldp_md_grr_rows(uint64_t k0, uint64_t k1, int mode, const int
     return -1;
 }
 
-/* GRR of a given attribute per row (the longitudinal SMP's instantaneous round): row r
- * reports (s_r, grr(v_r, k[s_r], p[s_r])), its stream drawing only that GRR. */
+/* GRR of a given attribute per row (the longitudinal SMP's rounds): row r reports
+ * (s_r, grr(v, k[s_r], p[s_r])), its stream drawing only that GRR, where v is v[r] (width 1)
+ * or v[r, s_r] (width A: the sampled attribute's value of a record). */
 static int64_t fastldp_md_grr_given_rows(uint64_t k0, uint64_t k1, const int64_t *s,
-                                         const int64_t *v, int64_t A, const int64_t *k,
-                                         const double *p, int64_t r0, int64_t r1, int64_t *out)
+                                         const int64_t *v, int64_t width, int64_t A,
+                                         const int64_t *k, const double *p, int64_t r0,
+                                         int64_t r1, int64_t *out)
 {
     int64_t r;
     fastldp_md_stream st;
     for (r = r0; r < r1; ++r) {
-        int64_t j = s[r];
-        if ((uint64_t)j >= (uint64_t)A || (uint64_t)v[r] >= (uint64_t)k[j]) return r;
+        int64_t j = s[r], value;
+        if ((uint64_t)j >= (uint64_t)A) return r;
+        value = v[r * width + (width == 1 ? 0 : j)];
+        if ((uint64_t)value >= (uint64_t)k[j]) return r;
         fastldp_md_init(&st, k0, k1, (uint64_t)r);
         out[2 * r] = j;
-        out[2 * r + 1] = fastldp_md_grr(&st, v[r], k[j], p[j]);
+        out[2 * r + 1] = fastldp_md_grr(&st, value, k[j], p[j]);
     }
     return -1;
 }
