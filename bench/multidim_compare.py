@@ -3,7 +3,8 @@
 At ``--n`` records (default 10^6) of ``--attributes`` attributes (default 10,
 domain sizes 2, 3, 4, 5, 6, 8, 10, 12, 16, 20 cycled; Zipf(1.1) each), the
 client (``privatize``) plus server (``estimate``) time of every method (the
-best of ``--repeat`` runs, default 3, client and server each) beside
+best of ``--repeat`` runs, default 3, client and server each; the table also
+gives the speed-up of the client and of the server alone) beside
 multi-freq-ldpy's ``*_Client`` (called once per record, as its API is) and
 ``*_Aggregator_MI`` on the same records and budgets:
 
@@ -173,7 +174,8 @@ def timing(args, log):
           f"{short(jit)}, excluded. Cores: {os.cpu_count()}, 1-minute load "
           f"{os.getloadavg()[0]:.1f}.", file=log)
     head = (f"{'method':<18}{'fastldp client':>15}{'server':>10}{'total':>10}"
-            f"{'peer client*':>14}{'server*':>11}{'total*':>11}{'speed-up':>10}")
+            f"{'peer client*':>14}{'server*':>11}{'total*':>11}{'speed-up':>10}"
+            f"{'client':>9}{'server':>9}")
     print(head, file=log)
     rows = []
     for name, (build, client, aggregator) in methods(sizes, args.epsilon, args.epsilon_inf,
@@ -189,9 +191,11 @@ def timing(args, log):
         rows.append((name, c, s, pc * scale, ps * scale))
         print(f"{name:<18}{short(c):>15}{short(s):>10}{short(total):>10}"
               f"{short(pc * scale):>14}{short(ps * scale):>11}{short(peer_total):>11}"
-              f"{peer_total / total:>9.0f}x", file=log, flush=True)
+              f"{peer_total / total:>9.0f}x{pc * scale / c:>8.0f}x{ps * scale / s:>8.0f}x",
+              file=log, flush=True)
     print("* multi-freq-ldpy's times measured at the peer n and scaled linearly to n "
-          "(its client and aggregator loop over records in Python).", file=log)
+          "(its client and aggregator loop over records in Python). The last two columns: "
+          "the speed-up of the client and of the server alone.", file=log)
     print("\nPage lines (docs/multidim_evaluation.md, 'Speed and peers'), in its words:",
           file=log)
     print("| method | fastldp client | fastldp server | fastldp total | multi-freq-ldpy client* "
