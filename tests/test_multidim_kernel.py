@@ -390,3 +390,22 @@ def test_longitudinal_lgrr_one_and_two_threads_agree(cls_name):
         runs[-1].append(mech.estimate(runs[-1][0]).counts)
     for a, b in zip(*runs):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("cls_name", ["LSPL", "LSMP"])
+def test_longitudinal_unary_servers_count_in_one_pass_what_the_general_path_counts(cls_name):
+    """L-OSUE reports: the compiled server (uint8 rows as sent) against the general path (the
+    same reports as int64, which it reads part by part), and a set padding bit repaired."""
+    from fastldp import longitudinal
+    cls = getattr(longitudinal, cls_name)
+    mech = cls(domain_sizes=SIZES, epsilon_inf=4.0, epsilon_1=2.0, oracle="LOSUE",
+               codebook_seed=2)
+    reports = mech.privatize(mech.example_data(3_000, np.random.default_rng(6)), rng=31)
+    fast = mech.partial(reports)
+    slow = mech.partial(reports.astype(np.int64))  # another dtype: the general path
+    np.testing.assert_array_equal(fast.sums["hits"].value(), slow.sums["hits"].value())
+    assert {k: v for k, v in fast.counts.items()} == {k: v for k, v in slow.counts.items()}
+    bad = reports.copy()
+    bad[5, -1] = 0xFF  # padding bits (LSPL: of the last attribute; LSMP: after the part)
+    est = mech.estimate(bad)
+    assert est.sanitization.n_valid == 3_000 - 1

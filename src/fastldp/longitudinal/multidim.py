@@ -70,6 +70,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .._kernels import _multidim as kernel
+from .._kernels._unary import ue_counts
 from .._sanitize import SanitizationReport
 from .._random import (UINT64_MAX, as_generator, resolve_codebook_seed, resolve_identities,
                        resolve_n_threads)
@@ -556,6 +557,16 @@ class LSPL(_MemoizedAttributes):
                                                resolve_n_threads(self.n_threads, "LSPL.partial"))
             if first < 0:
                 return hits, [n] * self.n_attributes, legal
+        if self.unary and n and values.dtype == np.uint8:
+            # the column counts of the whole rows in one compiled pass (unary kernel); a
+            # padding bit set anywhere shows in its column and sends the batch on below
+            sums = ue_counts(np.ascontiguousarray(values), 8 * values.shape[1],
+                             resolve_n_threads(self.n_threads, "LSPL.partial"))
+            starts = 8 * np.concatenate([[0], np.cumsum(self.n_bytes)[:-1]])
+            if not any(sums[b + k:b + 8 * nb].any()
+                       for b, k, nb in zip(starts, self.domain_sizes, self.n_bytes)):
+                return (np.concatenate([sums[b:b + k] for b, k in zip(starts, self.domain_sizes)]),
+                        [n] * self.n_attributes, legal)
         # whole-matrix fast paths for a batch with nothing to replace: one comparison, then
         # one bincount of the symbols shifted to their offsets or one unpacking of the rows
         if not self.unary:
@@ -718,8 +729,20 @@ class LSMP(_MemoizedAttributes):
                              f"{int(ids[first])} is out of its attribute's domain")
         return out
 
+    # a batch in the schema's dtype stays as it is for the compiled server (uint8 rows); the
+    # general path below reads the two-byte index in int64
+    _keeps_dtype = True
+
     def _hits(self, values, ids):
         A, n = self.n_attributes, values.shape[0]
+        if self.unary and n and values.dtype == np.uint8:
+            hits, about, first = kernel.count_smp_bits(
+                np.ascontiguousarray(values), self._sizes,
+                resolve_n_threads(self.n_threads, "LSMP.partial"))
+            if first < 0:
+                return hits, [int(m) for m in about], np.ones(n, dtype=bool)
+        if values.dtype != np.int64:
+            values = values.astype(np.int64)  # uint8 arithmetic would overflow the index
         if not self.unary and n and values.dtype == np.int64:
             # one compiled pass that checks every (index, symbol) row and counts it
             hits, about, first = kernel.count_smp_symbols(
