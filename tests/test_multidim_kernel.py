@@ -409,3 +409,73 @@ def test_longitudinal_unary_servers_count_in_one_pass_what_the_general_path_coun
     bad[5, -1] = 0xFF  # padding bits (LSPL: of the last attribute; LSMP: after the part)
     est = mech.estimate(bad)
     assert est.sanitization.n_valid == 3_000 - 1
+
+
+def ue_row_words(b, R):
+    """A row of R bytes as 64-bit little-endian words."""
+    return [int.from_bytes(bytes(b[8 * w:8 * w + 8]), "little") for w in range((R + 7) // 8)]
+
+
+@pytest.mark.parametrize("oracle", ["LOSUE", "LSUE"])
+def test_lspl_unary_is_its_naive_twin_and_keeps_its_memo(oracle):
+    """Both rounds of LSPL over a unary L-protocol replayed in Python from the same words:
+    the permanent round as SPL's unary client at (p1, q1), then per 64-bit word the kept set
+    bits (lanes at p2) and the raised clear bits (lanes at q2); a second round reuses the
+    memo's permanent rows."""
+    from fastldp.longitudinal import LSPL, MemoryMemo
+    mech = LSPL(domain_sizes=SIZES, epsilon_inf=4.0, epsilon_1=2.0, oracle=oracle,
+                codebook_seed=2)
+    p1, Q1, Qkeep, Qraise = mech._unary_kernel_params()
+    x = mech.example_data(150, np.random.default_rng(7))
+    n, A = x.shape
+    R = int(sum(mech.n_bytes))
+    byte0 = np.concatenate([[0], np.cumsum(mech.n_bytes)[:-1]])
+    valid = 0
+    for j in range(A):
+        valid |= ((1 << SIZES[j]) - 1) << (8 * int(byte0[j]))
+    W = (R + 7) // 8
+    needs = [(valid >> (64 * w)) & MASK64 for w in range(W)]
+
+    def second_round(perm, key):
+        words = twin_words(key, n)
+        out = np.zeros((n, R), dtype=np.uint8)
+        for r in range(n):
+            s = Words(words[r])
+            row = bytearray()
+            for w, bits in enumerate(ue_row_words(perm[r], R)):
+                kept = s.lanes(Qkeep, bits & needs[w])
+                raised = s.lanes(Qraise, ~bits & needs[w] & MASK64)
+                row += (kept | raised).to_bytes(8, "little")
+            out[r] = list(row[:R])
+        return out
+
+    memo = MemoryMemo()
+    first = mech.privatize(x, memo=memo, rng=41)
+    k_perm, k_inst = keys_of(41, 2)
+    words = twin_words(k_perm, n)
+    perm = np.zeros((n, R), dtype=np.uint8)
+    for r in range(n):
+        s = Words(words[r])
+        row = bytearray()
+        for w in range(W):
+            row += s.lanes(Q1, needs[w]).to_bytes(8, "little")
+        for j in range(A):
+            set_bit(row, 8 * int(byte0[j]) + int(x[r, j]), s.coin(p1[j]))
+        perm[r] = list(row[:R])
+    np.testing.assert_array_equal(first, second_round(perm, k_inst))
+    second = mech.privatize(x, memo=memo, rng=42)
+    np.testing.assert_array_equal(second, second_round(perm, keys_of(42, 1)[0]))
+
+
+def test_lspl_unary_one_and_two_threads_agree():
+    from fastldp.longitudinal import LSPL, MemoryMemo
+    mech = LSPL(domain_sizes=SIZES, epsilon_inf=4.0, epsilon_1=2.0, oracle="LOSUE",
+                codebook_seed=2)
+    x = mech.example_data(5_000, np.random.default_rng(8))
+    runs = []
+    for threads in (1, 2):
+        mech.n_threads = threads
+        memo = MemoryMemo()
+        runs.append([mech.privatize(x, memo=memo, rng=43 + r) for r in range(2)])
+    for a, b in zip(*runs):
+        np.testing.assert_array_equal(a, b)

@@ -39,6 +39,16 @@ def ue_reports(
     Q: int,
     n_threads: int = ...,
 ) -> tuple[npt.NDArray[np.uint8], int]: ...
+def ue_rerandomize(
+    k0: int,
+    k1: int,
+    perm: npt.NDArray[np.uint8],
+    k: npt.NDArray[np.int64],
+    byte0: npt.NDArray[np.int64],
+    Qkeep: int,
+    Qraise: int,
+    n_threads: int = ...,
+) -> npt.NDArray[np.uint8]: ...
 def smp_ue_reports(
     k0: int,
     k1: int,

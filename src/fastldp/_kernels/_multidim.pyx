@@ -35,6 +35,9 @@ cdef extern from "src/multidim.h" nogil:
                                int64_t A, const int64_t *k, const double *p,
                                const int64_t *byte0, const uint64_t *valid, int64_t R,
                                uint64_t Q, int64_t r0, int64_t r1, uint8_t *out)
+    void fastldp_md_ue_rerandomize_rows(uint64_t k0, uint64_t k1, const uint8_t *perm,
+                                        const uint64_t *valid, int64_t R, uint64_t Qkeep,
+                                        uint64_t Qraise, int64_t r0, int64_t r1, uint8_t *out)
     int64_t fastldp_md_smp_ue_rows(uint64_t k0, uint64_t k1, const int64_t *x, int64_t A,
                                    const int64_t *k, const double *p, int64_t R, uint64_t Q,
                                    int64_t r0, int64_t r1, uint8_t *out)
@@ -169,6 +172,54 @@ def grr_given(uint64_t k0, uint64_t k1, const int64_t[::1] s, const int64_t[:, :
             bad[t] = fastldp_md_grr_given_rows(k0, k1, &s[0], &v[0, 0], width, A, &k[0], &p[0],
                                                (n * t) // nc, (n * (t + 1)) // nc, &o[0, 0])
     return out, _first_bad(bad)
+
+
+def _valid_words(const int64_t[::1] k, const int64_t[::1] byte0):
+    """The words of a row's bits that hold values (parts side by side from byte0)."""
+    cdef intp_t A = k.shape[0], j
+    cdef int64_t R = 0, v, pos
+    for j in range(A):
+        if byte0[j] != R:
+            raise ValueError(f"byte0[{j}] must be {R}, got {byte0[j]}")
+        R += (k[j] + 7) >> 3
+    valid_arr = np.zeros((R + 7) >> 3, dtype=np.uint64)
+    cdef uint64_t[::1] valid = valid_arr
+    for j in range(A):
+        for v in range(k[j]):
+            pos = 8 * byte0[j] + v
+            valid[pos >> 6] |= (<uint64_t>1) << (pos & 63)
+    return valid_arr, R
+
+
+def ue_rerandomize(uint64_t k0, uint64_t k1, const uint8_t[:, ::1] perm, const int64_t[::1] k,
+                   const int64_t[::1] byte0, uint64_t Qkeep, uint64_t Qraise, int n_threads=1):
+    """The longitudinal unary protocols' instantaneous round of packed permanent rows.
+
+    Each bit of a value that is set stays set with probability ``Qkeep / 2**64``, each that
+    is clear is set with probability ``Qraise / 2**64``; padding bits are 0. Returns uint8
+    reports of the rows' shape.
+    """
+    cdef intp_t n = perm.shape[0], A = k.shape[0]
+    _check_domains(A, k, 1)
+    if byte0.shape[0] != A:
+        raise ValueError(f"byte0 must have {A} entries, got {byte0.shape[0]}")
+    valid_arr, R = _valid_words(k, byte0)
+    if perm.shape[1] != R:
+        raise ValueError(f"perm must have {R} columns, got {perm.shape[1]}")
+    cdef uint64_t[::1] valid = valid_arr
+    cdef int64_t width = R
+    out = np.empty((n, R), dtype=np.uint8)
+    if n == 0:
+        return out
+    cdef uint8_t[:, ::1] o = out
+    cdef int nt = _threads(n, n_threads)
+    cdef int nc = _chunks(n, nt)
+    cdef int t
+    with nogil:
+        for t in prange(nc, num_threads=nt, schedule="dynamic"):
+            fastldp_md_ue_rerandomize_rows(k0, k1, &perm[0, 0], &valid[0], width, Qkeep, Qraise,
+                                           (n * t) // nc, (n * (t + 1)) // nc, &o[0, 0])
+    return out
 
 
 def ue_reports(uint64_t k0, uint64_t k1, int mode, const int64_t[:, ::1] x,

@@ -506,6 +506,9 @@ class LSPL(_MemoizedAttributes):
         store = self._store(memo, self.memo, owner)
         if self.oracle == "LGRR":
             return self._privatize_lgrr(x, ids, store, gen, owner)
+        unary = self._unary_kernel_params()
+        if unary is not None:
+            return self._privatize_unary(x, ids, store, gen, owner, *unary)
         dtype, shape = self._layout()
         out = np.zeros((x.shape[0], *shape), dtype=dtype)
         for j, cols in self._parts():
@@ -545,6 +548,60 @@ class LSPL(_MemoizedAttributes):
             raise ValueError(f"{owner}: the memo's permanent response of identity "
                              f"{int(ids[first])} is out of its attribute's domain")
         return out
+
+    def _unary_kernel_params(self) -> Optional[tuple]:
+        """``(p1 per attribute, Q1, Qkeep, Qraise)`` of the unary L-protocols when every
+        attribute shares one ``q1``, ``p2`` and ``q2`` (the compiled client), else ``None``.
+
+        The permanent round is each attribute's one-shot oracle at ``epsilon_inf`` (held bit 1
+        w.p. ``p1``, others ``q1``); the second keeps a set bit w.p. ``p2`` and sets a clear
+        one w.p. ``q2``; thresholds ``floor(prob 2^64)`` as the unary kernel's (the largest
+        word for a probability of 1).
+        """
+        if not self.unary:
+            return None
+        p1, q1 = [], set()
+        for oracle in self.oracles:
+            p, q = oracle._server._pq(np.array([oracle.epsilon_inf]))
+            p1.append(float(np.asarray(p).ravel()[0]))
+            q1.add(float(np.asarray(q).ravel()[0]))
+        second = {(float(o.p2), float(o.q2)) for o in self.oracles}
+        if len(q1) != 1 or len(second) != 1:
+            return None
+        (p2, q2), = second
+
+        def threshold(prob):
+            return int(np.uint64(np.ldexp(prob, 64))) if prob < 1.0 else int(UINT64_MAX)
+        return np.array(p1), threshold(q1.pop()), threshold(p2), threshold(q2)
+
+    def _privatize_unary(self, x, ids, store, gen, owner: str, p1, Q1, Qkeep, Qraise):
+        """The unary L-protocols through the compiled clients (``fastldp._kernels._multidim``).
+
+        The permanent bits the memo lacks come from one pass of the unary SPL client over every
+        record (drawn on the first attribute with a missing key); the instantaneous round is
+        one pass over the permanent rows.
+        """
+        n = x.shape[0]
+        nt = resolve_n_threads(self.n_threads, owner)
+        byte0 = np.concatenate([[0], np.cumsum(self.n_bytes)[:-1]]).astype(np.int64)
+        fresh: list = []
+
+        def draw_for(cols):
+            def draw(index):
+                if not fresh:
+                    k0, k1 = self._kernel_key(gen)
+                    fresh.append(kernel.ue_reports(k0, k1, kernel.UE_SPL, x, self._sizes, p1,
+                                                   byte0, Q1, nt)[0])
+                return fresh[0][index, cols]
+            return draw
+
+        perm = np.empty((n, int(sum(self.n_bytes))), dtype=np.uint8)
+        for j, cols in self._parts():
+            perm[:, cols] = store.responses(self.attribute_scope(j), ids, x[:, j],
+                                            self.domain_sizes[j], draw_for(cols), np.uint8,
+                                            self.n_bytes[j])
+        k0, k1 = self._kernel_key(gen)
+        return kernel.ue_rerandomize(k0, k1, perm, self._sizes, byte0, Qkeep, Qraise, nt)
 
     _keeps_dtype = True
 

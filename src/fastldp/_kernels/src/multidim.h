@@ -29,6 +29,8 @@
  *            bit v of part j := coin(p_j).
  * SMP:       s = bounded(A); lanes(Q, bits below k_s) for each of part s's words;
  *            bit x_s := coin(p_s).
+ * Longitudinal unary, second round: per word of the permanent row, lanes(Qkeep, its
+ *            set valid bits), then lanes(Qraise, its clear valid bits).
  * Given (s, v) per row (longitudinal SMP): grr(v, k_s, p_s) (v a value, or row r's
  *            value of attribute s).
  *
@@ -212,6 +214,31 @@ static int64_t fastldp_md_ue_rows(uint64_t k0, uint64_t k1, int mode, const int6
         }
     }
     return -1;
+}
+
+/* The instantaneous round of the longitudinal unary protocols on rows of R bytes: every
+ * valid bit set in perm stays set with probability Qkeep / 2^64, every valid bit clear is set
+ * with probability Qraise / 2^64. Per 64-bit word: lanes(Qkeep, set bits), then
+ * lanes(Qraise, clear bits). */
+static void fastldp_md_ue_rerandomize_rows(uint64_t k0, uint64_t k1, const uint8_t *perm,
+                                           const uint64_t *valid, int64_t R, uint64_t Qkeep,
+                                           uint64_t Qraise, int64_t r0, int64_t r1,
+                                           uint8_t *out)
+{
+    int64_t r, w, W = (R + 7) >> 3;
+    int low_keep = fastldp_lowest_bit(Qkeep), low_raise = fastldp_lowest_bit(Qraise);
+    fastldp_md_stream st;
+    for (r = r0; r < r1; ++r) {
+        const uint8_t *pr = perm + r * R;
+        uint8_t *o = out + r * R;
+        fastldp_md_init(&st, k0, k1, (uint64_t)r);
+        for (w = 0; w < W; ++w) {
+            uint64_t bits = fastldp_load_word(pr, w, R);
+            uint64_t kept = fastldp_md_lanes(&st, Qkeep, low_keep, bits & valid[w]);
+            uint64_t raised = fastldp_md_lanes(&st, Qraise, low_raise, ~bits & valid[w]);
+            fastldp_store_word(o, w, R, kept | raised);
+        }
+    }
 }
 
 /* SMP unary reports: rows of R = 2 + max_j ceil(k_j / 8) bytes. */
