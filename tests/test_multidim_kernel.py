@@ -479,3 +479,61 @@ def test_lspl_unary_one_and_two_threads_agree():
         runs.append([mech.privatize(x, memo=memo, rng=43 + r) for r in range(2)])
     for a, b in zip(*runs):
         np.testing.assert_array_equal(a, b)
+
+
+def test_lsmp_unary_is_its_naive_twin_and_keeps_its_memo():
+    """LSMP over L-OSUE replayed in Python: the sampled attributes (numpy), the permanent
+    part of each row's attribute (lanes at its k_s bits, then its held bit at p1), then per
+    word of the part the kept set bits (p2) and the raised clear bits (q2)."""
+    from fastldp.longitudinal import LSMP, MemoryMemo
+    mech = LSMP(domain_sizes=SIZES, epsilon_inf=4.0, epsilon_1=2.0, oracle="LOSUE",
+                codebook_seed=2)
+    p1, Q1, Qkeep, Qraise = mech._unary_kernel_params()
+    x = mech.example_data(200, np.random.default_rng(9))
+    n = x.shape[0]
+    R = 2 + max(mech.n_bytes)
+
+    def second_round(perm, sampled, key):
+        words = twin_words(key, n)
+        out = np.zeros((n, R), dtype=np.uint8)
+        for r in range(n):
+            s, j = Words(words[r]), int(sampled[r])
+            k, nb = SIZES[j], mech.n_bytes[j]
+            bits = int.from_bytes(bytes(perm[r, 2:2 + nb]), "little")
+            need = (1 << k) - 1
+            part = s.lanes(Qkeep, bits & need) | s.lanes(Qraise, ~bits & need & MASK64)
+            out[r, 0], out[r, 1] = j & 0xFF, j >> 8
+            out[r, 2:2 + nb] = list(part.to_bytes(8, "little")[:nb])
+        return out
+
+    memo = MemoryMemo()
+    first = mech.privatize(x, memo=memo, rng=51)
+    gen = as_generator(51)
+    sampled = gen.integers(0, mech.n_attributes, size=n)
+    k_perm, k_inst = (tuple(int(v) for v in gen.integers(0, 2**64, size=2, dtype=np.uint64))
+                      for _ in range(2))
+    words = twin_words(k_perm, n)
+    perm = np.zeros((n, R), dtype=np.uint8)
+    for r in range(n):
+        s, j = Words(words[r]), int(sampled[r])
+        b = bytearray(R)
+        put_lanes(b, 2, mech.n_bytes[j], SIZES[j], Q1, s)
+        set_bit(b, 16 + int(x[r, j]), s.coin(p1[j]))
+        perm[r] = list(b)
+    np.testing.assert_array_equal(first, second_round(perm, sampled, k_inst))
+    second = mech.privatize(x, memo=memo, rng=52)
+    np.testing.assert_array_equal(second, second_round(perm, sampled, keys_of(52, 1)[0]))
+
+
+def test_lsmp_unary_one_and_two_threads_agree():
+    from fastldp.longitudinal import LSMP, MemoryMemo
+    mech = LSMP(domain_sizes=SIZES, epsilon_inf=4.0, epsilon_1=2.0, oracle="LOSUE",
+                codebook_seed=2)
+    x = mech.example_data(5_000, np.random.default_rng(10))
+    runs = []
+    for threads in (1, 2):
+        mech.n_threads = threads
+        memo = MemoryMemo()
+        runs.append([mech.privatize(x, memo=memo, rng=53 + r) for r in range(2)])
+    for a, b in zip(*runs):
+        np.testing.assert_array_equal(a, b)

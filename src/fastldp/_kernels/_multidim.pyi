@@ -57,6 +57,16 @@ def smp_ue_reports(
     p: npt.NDArray[np.float64],
     Q: int,
     n_threads: int = ...,
+    given: npt.NDArray[np.int64] | None = ...,
+) -> tuple[npt.NDArray[np.uint8], int]: ...
+def smp_ue_rerandomize(
+    k0: int,
+    k1: int,
+    perm: npt.NDArray[np.uint8],
+    k: npt.NDArray[np.int64],
+    Qkeep: int,
+    Qraise: int,
+    n_threads: int = ...,
 ) -> tuple[npt.NDArray[np.uint8], int]: ...
 def count_symbols(
     y: npt.NDArray[np.int64], k: npt.NDArray[np.int64], n_threads: int = ...

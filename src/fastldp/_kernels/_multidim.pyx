@@ -40,7 +40,11 @@ cdef extern from "src/multidim.h" nogil:
                                         uint64_t Qraise, int64_t r0, int64_t r1, uint8_t *out)
     int64_t fastldp_md_smp_ue_rows(uint64_t k0, uint64_t k1, const int64_t *x, int64_t A,
                                    const int64_t *k, const double *p, int64_t R, uint64_t Q,
-                                   int64_t r0, int64_t r1, uint8_t *out)
+                                   const int64_t *given, int64_t r0, int64_t r1, uint8_t *out)
+    int64_t fastldp_md_smp_ue_rerandomize_rows(uint64_t k0, uint64_t k1, const uint8_t *perm,
+                                               int64_t R, int64_t A, const int64_t *k,
+                                               uint64_t Qkeep, uint64_t Qraise, int64_t r0,
+                                               int64_t r1, uint8_t *out)
     int64_t fastldp_md_grr_given_rows(uint64_t k0, uint64_t k1, const int64_t *s,
                                       const int64_t *v, int64_t width, int64_t A,
                                       const int64_t *k, const double *p, int64_t r0,
@@ -270,14 +274,26 @@ def ue_reports(uint64_t k0, uint64_t k1, int mode, const int64_t[:, ::1] x,
 
 
 def smp_ue_reports(uint64_t k0, uint64_t k1, const int64_t[:, ::1] x, const int64_t[::1] k,
-                   const double[::1] p, uint64_t Q, int n_threads=1):
-    """SMP's packed unary reports: uint8 ``(n, 2 + max ceil(k / 8))`` and the first bad row."""
+                   const double[::1] p, uint64_t Q, int n_threads=1, given=None):
+    """SMP's packed unary reports: uint8 ``(n, 2 + max ceil(k / 8))`` and the first bad row.
+
+    ``given``: ``None`` (each record's attribute is drawn) or the int64 attribute of each
+    record (the longitudinal SMP's memoized one; a row naming no attribute is a bad row).
+    """
     cdef intp_t n = x.shape[0], A = x.shape[1]
     _check_domains(A, k, 1)
     if p.shape[0] != A:
         raise ValueError(f"p must have {A} entries, got {p.shape[0]}")
     if A > 65536:
         raise ValueError(f"at most 65536 attributes, got {A}")
+    cdef const int64_t[::1] g
+    cdef const int64_t *gp = NULL
+    if given is not None:
+        g = given
+        if g.shape[0] != n:
+            raise ValueError(f"given must have {n} entries, got {g.shape[0]}")
+        if n:
+            gp = &g[0]
     cdef int64_t R = 2 + (max(k) + 7) // 8
     out = np.empty((n, R), dtype=np.uint8)
     if n == 0:
@@ -290,8 +306,36 @@ def smp_ue_reports(uint64_t k0, uint64_t k1, const int64_t[:, ::1] x, const int6
     cdef int t
     with nogil:
         for t in prange(nc, num_threads=nt, schedule="dynamic"):
-            bad[t] = fastldp_md_smp_ue_rows(k0, k1, &x[0, 0], A, &k[0], &p[0], R, Q,
+            bad[t] = fastldp_md_smp_ue_rows(k0, k1, &x[0, 0], A, &k[0], &p[0], R, Q, gp,
                                             (n * t) // nc, (n * (t + 1)) // nc, &o[0, 0])
+    return out, _first_bad(bad)
+
+
+def smp_ue_rerandomize(uint64_t k0, uint64_t k1, const uint8_t[:, ::1] perm,
+                       const int64_t[::1] k, uint64_t Qkeep, uint64_t Qraise, int n_threads=1):
+    """The longitudinal SMP's instantaneous round of its unary rows (index, part, zeros).
+
+    Returns uint8 reports of the rows' shape and the first row naming no attribute (or -1).
+    """
+    cdef intp_t n = perm.shape[0], A = k.shape[0]
+    _check_domains(A, k, 1)
+    cdef int64_t R = 2 + (max(k) + 7) // 8
+    if perm.shape[1] != R:
+        raise ValueError(f"perm must have {R} columns, got {perm.shape[1]}")
+    out = np.empty((n, R), dtype=np.uint8)
+    if n == 0:
+        return out, -1
+    cdef uint8_t[:, ::1] o = out
+    cdef int nt = _threads(n, n_threads)
+    cdef int nc = _chunks(n, nt)
+    bad_arr = np.full(nc, -1, dtype=np.int64)
+    cdef int64_t[::1] bad = bad_arr
+    cdef int t
+    with nogil:
+        for t in prange(nc, num_threads=nt, schedule="dynamic"):
+            bad[t] = fastldp_md_smp_ue_rerandomize_rows(k0, k1, &perm[0, 0], R, A, &k[0], Qkeep,
+                                                        Qraise, (n * t) // nc,
+                                                        (n * (t + 1)) // nc, &o[0, 0])
     return out, _first_bad(bad)
 
 

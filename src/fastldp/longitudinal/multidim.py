@@ -278,6 +278,31 @@ class _MemoizedAttributes(MemoizedBudgets, ProtocolMembers):
             inst.append(float(server._pq(np.array([eps2]))[0][0]))
         return np.array(perm), np.array(inst)
 
+    def _unary_kernel_params(self) -> Optional[tuple]:
+        """``(p1 per attribute, Q1, Qkeep, Qraise)`` of the unary L-protocols when every
+        attribute shares one ``q1``, ``p2`` and ``q2`` (the compiled client), else ``None``.
+
+        The permanent round is each attribute's one-shot oracle at ``epsilon_inf`` (held bit 1
+        w.p. ``p1``, others ``q1``); the second keeps a set bit w.p. ``p2`` and sets a clear
+        one w.p. ``q2``; thresholds ``floor(prob 2^64)`` as the unary kernel's (the largest
+        word for a probability of 1).
+        """
+        if not self.unary:
+            return None
+        p1, q1 = [], set()
+        for oracle in self.oracles:
+            p, q = oracle._server._pq(np.array([oracle.epsilon_inf]))
+            p1.append(float(np.asarray(p).ravel()[0]))
+            q1.add(float(np.asarray(q).ravel()[0]))
+        second = {(float(o.p2), float(o.q2)) for o in self.oracles}
+        if len(q1) != 1 or len(second) != 1:
+            return None
+        (p2, q2), = second
+
+        def threshold(prob):
+            return int(np.uint64(np.ldexp(prob, 64))) if prob < 1.0 else int(UINT64_MAX)
+        return np.array(p1), threshold(q1.pop()), threshold(p2), threshold(q2)
+
     @staticmethod
     def _kernel_key(gen: np.random.Generator) -> tuple:
         key = gen.integers(0, 2**64, size=2, dtype=np.uint64)
@@ -549,31 +574,6 @@ class LSPL(_MemoizedAttributes):
                              f"{int(ids[first])} is out of its attribute's domain")
         return out
 
-    def _unary_kernel_params(self) -> Optional[tuple]:
-        """``(p1 per attribute, Q1, Qkeep, Qraise)`` of the unary L-protocols when every
-        attribute shares one ``q1``, ``p2`` and ``q2`` (the compiled client), else ``None``.
-
-        The permanent round is each attribute's one-shot oracle at ``epsilon_inf`` (held bit 1
-        w.p. ``p1``, others ``q1``); the second keeps a set bit w.p. ``p2`` and sets a clear
-        one w.p. ``q2``; thresholds ``floor(prob 2^64)`` as the unary kernel's (the largest
-        word for a probability of 1).
-        """
-        if not self.unary:
-            return None
-        p1, q1 = [], set()
-        for oracle in self.oracles:
-            p, q = oracle._server._pq(np.array([oracle.epsilon_inf]))
-            p1.append(float(np.asarray(p).ravel()[0]))
-            q1.add(float(np.asarray(q).ravel()[0]))
-        second = {(float(o.p2), float(o.q2)) for o in self.oracles}
-        if len(q1) != 1 or len(second) != 1:
-            return None
-        (p2, q2), = second
-
-        def threshold(prob):
-            return int(np.uint64(np.ldexp(prob, 64))) if prob < 1.0 else int(UINT64_MAX)
-        return np.array(p1), threshold(q1.pop()), threshold(p2), threshold(q2)
-
     def _privatize_unary(self, x, ids, store, gen, owner: str, p1, Q1, Qkeep, Qraise):
         """The unary L-protocols through the compiled clients (``fastldp._kernels._multidim``).
 
@@ -729,6 +729,9 @@ class LSMP(_MemoizedAttributes):
         sampled = self.sampled_attributes(ids, memo=store, rng=gen)
         if self.oracle == "LGRR":
             return self._privatize_lgrr(x, ids, sampled, store, gen, owner)
+        unary = self._unary_kernel_params()
+        if unary is not None:
+            return self._privatize_unary(x, ids, sampled, store, gen, owner, *unary)
         out = np.zeros((n, *shape), dtype=dtype)
         for j in range(self.n_attributes):
             rows = np.flatnonzero(sampled == j)
@@ -768,14 +771,7 @@ class LSMP(_MemoizedAttributes):
             return draw
 
         perm = np.empty(n, dtype=np.int64)
-        # the rows of each attribute, in row order, from one stable sort of the sampled
-        # attributes (a radix sort on uint16: A <= 65,535) instead of a comparison per attribute
-        order = np.argsort(sampled.astype(np.uint16), kind="stable")
-        ends = np.cumsum(np.bincount(sampled, minlength=self.n_attributes))
-        for j in range(self.n_attributes):
-            rows = order[(ends[j - 1] if j else 0):ends[j]]
-            if rows.size == 0:
-                continue
+        for j, rows in self._grouped_rows(sampled):
             perm[rows] = store.responses(self.attribute_scope(j), ids[rows], x[rows, j],
                                          self.domain_sizes[j], draw_for(rows), np.int64, 1)[:, 0]
         k0, k1 = self._kernel_key(gen)
@@ -785,6 +781,48 @@ class LSMP(_MemoizedAttributes):
             raise ValueError(f"{owner}: the memo's permanent response of identity "
                              f"{int(ids[first])} is out of its attribute's domain")
         return out
+
+    def _grouped_rows(self, sampled: np.ndarray):
+        """``(j, rows)`` for every attribute with rows: each attribute's rows in row order, from
+        one stable sort of the sampled attributes (a radix sort on uint16: A <= 65,535) instead
+        of a comparison per attribute."""
+        order = np.argsort(sampled.astype(np.uint16), kind="stable")
+        ends = np.cumsum(np.bincount(sampled, minlength=self.n_attributes))
+        for j in range(self.n_attributes):
+            rows = order[(ends[j - 1] if j else 0):ends[j]]
+            if rows.size:
+                yield j, rows
+
+    def _privatize_unary(self, x, ids, sampled, store, gen, owner: str, p1, Q1, Qkeep, Qraise):
+        """The unary L-protocols through the compiled SMP clients (``fastldp._kernels.
+        _multidim``): the missing permanent parts from one pass over every row (its sampled
+        attribute's unary row at the permanent budget, drawn on the first attribute with a
+        missing key), then the instantaneous round of every row in one pass."""
+        n = x.shape[0]
+        nt = resolve_n_threads(self.n_threads, owner)
+        sampled = np.ascontiguousarray(sampled, dtype=np.int64)
+        fresh: list = []
+
+        def draw_for(rows, nb):
+            def draw(index):
+                if not fresh:
+                    k0, k1 = self._kernel_key(gen)
+                    fresh.append(kernel.smp_ue_reports(k0, k1, x, self._sizes, p1, Q1, nt,
+                                                       given=sampled)[0])
+                return fresh[0][rows[index], 2:2 + nb]
+            return draw
+
+        _, shape = self._layout()
+        perm = np.zeros((n, shape[0]), dtype=np.uint8)
+        perm[:, 0] = sampled & 0xFF
+        perm[:, 1] = sampled >> 8
+        for j, rows in self._grouped_rows(sampled):
+            nb = self.n_bytes[j]
+            perm[rows, 2:2 + nb] = store.responses(self.attribute_scope(j), ids[rows], x[rows, j],
+                                                   self.domain_sizes[j], draw_for(rows, nb),
+                                                   np.uint8, nb)
+        k0, k1 = self._kernel_key(gen)
+        return kernel.smp_ue_rerandomize(k0, k1, perm, self._sizes, Qkeep, Qraise, nt)[0]
 
     # a batch in the schema's dtype stays as it is for the compiled server (uint8 rows); the
     # general path below reads the two-byte index in int64

@@ -31,6 +31,8 @@
  *            bit x_s := coin(p_s).
  * Longitudinal unary, second round: per word of the permanent row, lanes(Qkeep, its
  *            set valid bits), then lanes(Qraise, its clear valid bits).
+ * Longitudinal SMP, unary: the first round as SMP's with s given; the second as the
+ *            longitudinal unary second round over part s's words (lanes at its k_s bits).
  * Given (s, v) per row (longitudinal SMP): grr(v, k_s, p_s) (v a value, or row r's
  *            value of attribute s).
  *
@@ -241,10 +243,46 @@ static void fastldp_md_ue_rerandomize_rows(uint64_t k0, uint64_t k1, const uint8
     }
 }
 
-/* SMP unary reports: rows of R = 2 + max_j ceil(k_j / 8) bytes. */
+/* The longitudinal SMP's instantaneous round of its unary rows (index, part, zeros): the
+ * part's set bits kept at Qkeep, its clear bits raised at Qraise, per 64-bit word of the
+ * part (lanes at the part's k_s bits). Returns the first row naming no attribute, or -1. */
+static int64_t fastldp_md_smp_ue_rerandomize_rows(uint64_t k0, uint64_t k1, const uint8_t *perm,
+                                                  int64_t R, int64_t A, const int64_t *k,
+                                                  uint64_t Qkeep, uint64_t Qraise, int64_t r0,
+                                                  int64_t r1, uint8_t *out)
+{
+    int64_t r, w;
+    int low_keep = fastldp_lowest_bit(Qkeep), low_raise = fastldp_lowest_bit(Qraise);
+    fastldp_md_stream st;
+    for (r = r0; r < r1; ++r) {
+        const uint8_t *pr = perm + r * R;
+        uint8_t *o = out + r * R;
+        int64_t s = (int64_t)pr[0] | ((int64_t)pr[1] << 8), ks, nb, W;
+        if (s >= A) return r;
+        ks = k[s];
+        nb = (ks + 7) >> 3;
+        W = (ks + 63) >> 6;
+        fastldp_md_init(&st, k0, k1, (uint64_t)r);
+        o[0] = pr[0];
+        o[1] = pr[1];
+        for (w = 0; w < W; ++w) {
+            uint64_t need = (w == W - 1 && (ks & 63)) ? (((uint64_t)1) << (ks & 63)) - 1
+                                                      : ~(uint64_t)0;
+            uint64_t bits = fastldp_load_word(pr + 2, w, nb);
+            uint64_t kept = fastldp_md_lanes(&st, Qkeep, low_keep, bits & need);
+            uint64_t raised = fastldp_md_lanes(&st, Qraise, low_raise, ~bits & need);
+            fastldp_store_word(o + 2, w, nb, kept | raised);
+        }
+        if (R > 2 + nb) memset(o + 2 + nb, 0, (size_t)(R - 2 - nb));
+    }
+    return -1;
+}
+
+/* SMP unary reports: rows of R = 2 + max_j ceil(k_j / 8) bytes. given: NULL (the attribute
+ * of each row is drawn) or the attribute of each row (longitudinal SMP: its memoized one). */
 static int64_t fastldp_md_smp_ue_rows(uint64_t k0, uint64_t k1, const int64_t *x, int64_t A,
                                       const int64_t *k, const double *p, int64_t R, uint64_t Q,
-                                      int64_t r0, int64_t r1, uint8_t *out)
+                                      const int64_t *given, int64_t r0, int64_t r1, uint8_t *out)
 {
     int64_t r, w;
     int low = fastldp_lowest_bit(Q);
@@ -254,8 +292,9 @@ static int64_t fastldp_md_smp_ue_rows(uint64_t k0, uint64_t k1, const int64_t *x
         uint8_t *o = out + r * R;
         int64_t s, ks, nb, W;
         if (!fastldp_md_record_ok(row, A, k)) return r;
+        if (given && (uint64_t)given[r] >= (uint64_t)A) return r;
         fastldp_md_init(&st, k0, k1, (uint64_t)r);
-        s = fastldp_md_bounded(&st, (uint64_t)A);
+        s = given ? given[r] : fastldp_md_bounded(&st, (uint64_t)A);
         ks = k[s];
         nb = (ks + 7) >> 3;
         W = (ks + 63) >> 6;
