@@ -1087,7 +1087,7 @@ class RSpFD(_MultiAttribute):
         if fast is not None:  # one variant everywhere: the compiled client
             x = self._kernel_records(data, owner)
             if identities is not None:
-                resolve_identities(identities, x.shape[0], owner)  # checked; no public hash uses them
+                resolve_identities(identities, x.shape[0], owner)  # checked; no hash uses them
             k0, k1 = self._kernel_key(as_generator(rng, owner))
             nt = resolve_n_threads(self.n_threads, owner)
             if fast == "grr":
