@@ -560,6 +560,8 @@ class LSPL(_MemoizedAttributes):
                     k0, k1 = self._kernel_key(gen)
                     fresh.append(kernel.grr_reports(k0, k1, kernel.SPL, x, self._sizes,
                                                     keep_perm, nt)[0])
+                if index.shape[0] == n:  # every key is new (a fresh memo): the column as is
+                    return fresh[0][:, j]
                 return fresh[0][index, j]
             return draw
 
@@ -592,6 +594,8 @@ class LSPL(_MemoizedAttributes):
                     k0, k1 = self._kernel_key(gen)
                     fresh.append(kernel.ue_reports(k0, k1, kernel.UE_SPL, x, self._sizes, p1,
                                                    byte0, Q1, nt)[0])
+                if index.shape[0] == n:  # every key is new (a fresh memo): the columns as they are
+                    return fresh[0][:, cols]
                 return fresh[0][index, cols]
             return draw
 
