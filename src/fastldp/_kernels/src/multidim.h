@@ -36,8 +36,8 @@
  * Given (s, v) per row (longitudinal SMP): grr(v, k_s, p_s) (v a value, or row r's
  *            value of attribute s).
  *
- * Every client returns the first row (of its range) with a record out of
- * range, or -1; rows before it are written, rows from it on are not.
+ * Every client returns the first row of its range with a record out of range,
+ * or -1; the rows of the range from it on are not written (the caller raises).
  *
  * Servers: hits per (attribute, value) over a range of reports, returning
  * the first illegal report of the range (or -1), in which case the counts
