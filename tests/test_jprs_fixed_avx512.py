@@ -54,7 +54,7 @@ def avx512_cpu():
             flags = set(fh.read().split())
     except OSError:
         return None
-    return {"avx512f", "avx512bw", "avx512vbmi", "gfni"} <= flags
+    return {"avx512f", "avx512bw", "avx512vbmi", "gfni", "bmi2"} <= flags
 
 
 def test_table_path_follows_the_cpu_features():
