@@ -30,6 +30,13 @@
  * Why tiles: a tile of FASTLDP_FIXED_TILE_GROUPS groups keeps its tables
  * (4 KiB per group) in L1 while every position's accumulator passes through
  * registers once per tile instead of once per group.
+ *
+ * Where the CPU has AVX-512 F/BW/VBMI, GFNI and BMI2 (checked at run time,
+ * SIMD level 3), general weights take fastldp_fixed_table_range_vbmi
+ * instead: sixteen-entry tables of four identities in vector registers,
+ * looked up eight positions at a time, with the next block's Philox rounds
+ * interleaved between the lookups. Same integers (tests compare every path
+ * with a naive twin).
  */
 #ifndef FASTLDP_JPRS_FIXED_H
 #define FASTLDP_JPRS_FIXED_H
