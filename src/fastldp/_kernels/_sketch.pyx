@@ -65,6 +65,23 @@ def simd_level():
     return fastldp_simd_level()
 
 
+cdef extern from "src/jprs_fixed.h" nogil:
+    int fastldp_fixed_table_path()
+
+
+def fixed_table_path():
+    """The table path :func:`fixed_sketch` takes for general weights now.
+
+    ``"avx512"``: sixteen-entry int64 tables of four identities looked up
+    eight positions at a time (vpermt2q), chosen at run time on CPUs with
+    AVX-512 F/BW/VBMI and GFNI at SIMD level 3, its Philox4x64-10 blocks
+    computed while the previous block is summed; ``"sse2"``: 256-entry
+    tables indexed through pmovmskb; ``"portable"``: plain C (a
+    ``FASTLDP_PORTABLE`` build). Every path gives the same integers.
+    """
+    return ("portable", "sse2", "avx512")[fastldp_fixed_table_path()]
+
+
 def set_simd_cap(int cap):
     """Cap this module's SIMD level at ``cap`` (0 to 3); return the old cap.
 
@@ -282,7 +299,9 @@ def fixed_sketch(uint64_t seed, identities, const int64_t[::1] weights, int64_t 
     -----
     Equal magnitudes (every ``|weights[i]|`` the same) take the bit-sliced
     sign-counting path, ``c * (n - 2 * count)``; other weights take the
-    table path (sixteen identities per pair of 256-entry int64 tables).
+    table path (:func:`fixed_table_path`: four identities per 16-entry
+    int64 table in AVX-512 registers where the CPU allows, else sixteen
+    identities per pair of 256-entry tables).
     """
     cdef int cb = codebook_id(codebook)
     cdef intp_t n = weights.shape[0]
