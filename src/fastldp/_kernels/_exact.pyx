@@ -333,3 +333,125 @@ def sum_terms(const double[::1] values):
     if bad >= 0:
         raise ValueError(f"exact sums take finite values; got {values[bad]!r} at index {bad}")
     return int(_FULL_K_LO), acc_arr
+
+
+# ------------------------------------------------------------------ exact median
+# The median of a float64 array, equal to numpy.median's (the middle value, or
+# the mean (a + b) / 2 of the two middle values) without sorting: a radix
+# select on order-preserving 64-bit keys. A double's bits, with the sign bit
+# flipped for positives and every bit flipped for negatives, order as
+# unsigned integers exactly as the doubles do (-0.0 just below +0.0). The
+# first pass histograms the top 16 bits (sign, exponent, four bits of the
+# significand) of every value, the bucket holding the lower middle rank is
+# copied out as keys, and four passes of 12 bits over ever smaller buckets
+# finish it; the upper middle
+# value (even n) is then the lower one, or the least value above it, found by
+# one more pass. At n = 128,000 budgets this is about a fifth of what
+# numpy.median's introselect over a copy costs, which was the largest step
+# of a personalized JPRS decode outside its kernel.
+
+cdef inline uint64_t _order_key(double v) noexcept nogil:
+    # negatives: every bit flipped; positives: the sign bit set (branch-free)
+    cdef uint64_t u
+    memcpy(&u, &v, 8)
+    return u ^ ((<uint64_t>0 - (u >> 63)) | (<uint64_t>1 << 63))
+
+
+cdef inline double _from_order_key(uint64_t u) noexcept nogil:
+    cdef double v
+    if u >> 63:
+        u = u & ~(<uint64_t>1 << 63)
+    else:
+        u = ~u
+    memcpy(&v, &u, 8)
+    return v
+
+
+cdef intp_t _bucket_of(uint32_t *hist, intp_t bins, intp_t *rank) noexcept nogil:
+    """The bucket holding ``rank`` (0-based); ``rank`` becomes its rank inside the bucket."""
+    cdef intp_t d = 0
+    cdef intp_t below = 0
+    while d < bins - 1 and below + <intp_t>hist[d] <= rank[0]:
+        below += hist[d]
+        d += 1
+    rank[0] -= below
+    return d
+
+
+def median(const double[::1] values):
+    """The median of ``values``, exactly as :func:`numpy.median` computes it.
+
+    Parameters
+    ----------
+    values : float64 array, shape (n,), n >= 1
+
+    Returns
+    -------
+    float
+        The middle value (odd n) or the mean of the two middle values (even
+        n, ``(a + b) / 2``); NaN when a value is NaN, as numpy's.
+
+    Raises
+    ------
+    ValueError
+        If ``values`` is empty.
+    """
+    cdef intp_t n = values.shape[0]
+    if n == 0:
+        raise ValueError("median: values is empty; the median of no values is undefined")
+    hist_arr = np.zeros(65536, dtype=np.uint32)
+    cdef uint32_t[::1] hist = hist_arr
+    cdef intp_t i, d, m, kept, rank, le = 0
+    cdef int shift
+    cdef bint has_nan = False
+    cdef uint64_t key, lo_key = 0, above = 0xFFFFFFFFFFFFFFFF
+    cdef double v
+    with nogil:
+        for i in range(n):
+            v = values[i]
+            if v != v:
+                has_nan = True
+                break
+            hist[_order_key(v) >> 48] += 1
+    if has_nan:
+        return float("nan")
+    rank = (n - 1) // 2
+    d = _bucket_of(&hist[0], 65536, &rank)
+    m = hist[d]
+    scratch_arr = np.empty(m, dtype=np.uint64)
+    cdef uint64_t[::1] scratch = scratch_arr
+    with nogil:
+        kept = 0
+        for i in range(n):
+            key = _order_key(values[i])
+            if (key >> 48) == <uint64_t>d:
+                scratch[kept] = key
+                kept += 1
+        lo_key = (<uint64_t>d) << 48
+        for shift in range(36, -12, -12):
+            for i in range(4096):
+                hist[i] = 0
+            for i in range(m):
+                hist[(scratch[i] >> shift) & 0xFFF] += 1
+            d = _bucket_of(&hist[0], 4096, &rank)
+            lo_key |= (<uint64_t>d) << shift
+            if shift == 0:
+                break
+            kept = 0
+            for i in range(m):  # kept <= i: compaction in place
+                if ((scratch[i] >> shift) & 0xFFF) == <uint64_t>d:
+                    scratch[kept] = scratch[i]
+                    kept += 1
+            m = kept
+        if n % 2 == 0:  # the upper middle: lo itself if it fills rank n/2 too, else the next value
+            for i in range(n):
+                key = _order_key(values[i])
+                if key <= lo_key:
+                    le += 1
+                elif key < above:
+                    above = key
+    lo = _from_order_key(lo_key)
+    if n % 2:
+        return lo
+    hi = lo if le > n // 2 else _from_order_key(above)
+    return (lo + hi) / 2.0

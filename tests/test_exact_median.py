@@ -1,0 +1,48 @@
+"""The compiled median (fastldp._kernels._exact.median) against numpy.median, value for value."""
+
+import numpy as np
+import pytest
+
+from fastldp._kernels._exact import median
+from fastldp.results import PrivacyStatement
+
+
+def _same(a: float, b: float) -> bool:
+    return a == b or (np.isnan(a) and np.isnan(b))
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered")
+@pytest.mark.parametrize("values", [
+    [1.0], [2.0, 1.0], [-0.0, 0.0], [3.0, -1.0, np.inf, -np.inf], [0.7] * 1001, [0.7] * 1000,
+    [1.0, 1.0, 2.0, 2.0], [1.0, 2.0, 2.0, 2.0], [5e-324, -5e-324, 0.0], [1.7e308, 1.7e308],
+    [-1.7e308, -1.7e308, 1.0], [1.0, np.nan, 2.0], [np.nan],
+    # values sharing their top 16 bits, so that every pass of 12 bits has work
+    [1.0 + k * 2.0 ** -52 for k in (7, 3, 4095, 4096, 1, 2 ** 20, 5)],
+])
+def test_equals_numpy_on_edge_cases(values):
+    arr = np.asarray(values, dtype=np.float64)
+    assert _same(median(arr), float(np.median(arr)))
+
+
+def test_equals_numpy_on_random_arrays_with_ties_and_both_signs():
+    rng = np.random.default_rng(7)
+    for _ in range(400):
+        n = int(rng.integers(1, 300))
+        base = rng.choice(np.array([-2.0, -1.0, -0.0, 0.0, 1.0, 1.5, 3.0]), size=n)
+        arr = base + (rng.random(n) < 0.3) * rng.normal(size=n) * 10.0 ** rng.integers(-300, 300)
+        assert _same(median(arr), float(np.median(arr)))
+    for n in (99_999, 128_000):  # the budgets of a personalized decode
+        arr = rng.uniform(0.5, 1.0, n)
+        assert median(arr) == float(np.median(arr))
+
+
+def test_empty_is_refused():
+    with pytest.raises(ValueError, match="empty"):
+        median(np.array([], dtype=np.float64))
+
+
+def test_the_privacy_statement_reports_numpys_median():
+    eps = np.random.default_rng(3).uniform(0.5, 2.0, 10_001)
+    stmt = PrivacyStatement.local(epsilons=eps)
+    assert stmt.epsilon_median == float(np.median(eps))
+    assert (stmt.epsilon_min, stmt.epsilon_max) == (eps.min(), eps.max())
