@@ -455,3 +455,45 @@ def median(const double[::1] values):
         return lo
     hi = lo if le > n // 2 else _from_order_key(above)
     return (lo + hi) / 2.0
+
+
+# ------------------------------------------------------------------ fixed point
+from libc.math cimport rint as _rint
+
+
+def fixed_point(const double[::1] values):
+    """Every value as ``q * 2**(x - 32)``: ``(q, x)``, int64 arrays, in one pass.
+
+    ``values[i] = m * 2**x`` with ``m`` in ``[0.5, 1)`` (C's ``frexp``) and
+    ``q = rint(m * 2**32)`` (round half to even), exactly what
+    ``numpy.frexp`` / ``numpy.ldexp`` / ``numpy.rint`` give in five array
+    passes (:func:`fastldp.streaming.fixed_point_of`), from the bits of a
+    normal double (libm's ``frexp`` only for zeros and subnormals).
+    ``values`` are finite (validated by the caller); zero gives ``(0, 0)``.
+    """
+    cdef intp_t n = values.shape[0]
+    q_arr = np.empty(n, dtype=np.int64)
+    x_arr = np.empty(n, dtype=np.int64)
+    cdef int64_t[::1] q = q_arr
+    cdef int64_t[::1] x = x_arr
+    cdef intp_t i
+    cdef int e
+    cdef uint64_t u, big, low, mag
+    cdef int64_t exp_field
+    with nogil:
+        for i in range(n):
+            memcpy(&u, &values[i], 8)
+            exp_field = <int64_t>((u >> 52) & 0x7FF)
+            if exp_field == 0 or exp_field == 0x7FF:  # zero, subnormal (or not finite): libm
+                q[i] = <int64_t>_rint(ldexp(frexp(values[i], &e), 32))
+                x[i] = e
+                continue
+            # normal: m = (2^52 + M) / 2^53, so m 2^32 = (2^52 + M) / 2^21, rounded half to even
+            big = (u & MANTISSA) | (<uint64_t>1 << 52)
+            low = big & ((<uint64_t>1 << 21) - 1)
+            mag = big >> 21
+            if low > (<uint64_t>1 << 20) or (low == (<uint64_t>1 << 20) and (mag & 1)):
+                mag += 1
+            q[i] = -<int64_t>mag if (u >> 63) else <int64_t>mag
+            x[i] = exp_field - 1022
+    return q_arr, x_arr

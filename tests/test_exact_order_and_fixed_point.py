@@ -1,4 +1,4 @@
-"""The compiled median (fastldp._kernels._exact.median) against numpy.median, value for value."""
+"""The compiled median and fixed point (fastldp._kernels._exact) against numpy, value for value."""
 
 import numpy as np
 import pytest
@@ -46,3 +46,17 @@ def test_the_privacy_statement_reports_numpys_median():
     stmt = PrivacyStatement.local(epsilons=eps)
     assert stmt.epsilon_median == float(np.median(eps))
     assert (stmt.epsilon_min, stmt.epsilon_max) == (eps.min(), eps.max())
+
+
+def test_fixed_point_is_numpys_frexp_ldexp_rint():
+    from fastldp._kernels._exact import fixed_point
+    rng = np.random.default_rng(11)
+    halfway = (np.arange(1, 4000) * 2.0 + 1) / 2 ** 33 + 0.5  # m 2^32 ends in exactly .5
+    for arr in (np.tanh(rng.uniform(0.0, 5.0, 50_000) * 0.5), halfway, -halfway,
+                np.array([1.0, 0.5, 2.0 ** -40, 1 - 2.0 ** -53, 5e-324 * 3, 2.0 ** -1022, 0.0,
+                          -0.0, -0.75, 1e300]),
+                rng.normal(size=2_000) * 10.0 ** rng.integers(-300, 300, 2_000)):
+        m, x = np.frexp(arr)
+        q, e = fixed_point(arr)
+        assert np.array_equal(q, np.rint(np.ldexp(m, 32)).astype(np.int64))
+        assert np.array_equal(e, x.astype(np.int64))
