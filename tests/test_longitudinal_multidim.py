@@ -153,6 +153,26 @@ def test_malformed_parts_are_replaced_and_counted(cls):
     np.testing.assert_array_equal(mech.estimate(reports).counts, est.counts)
 
 
+@pytest.mark.parametrize("cls", [LSPL, LSMP])
+@pytest.mark.parametrize("oracle", ["LGRR", "LOSUE"])
+def test_default_identities_key_the_replacements_as_zero_to_n(cls, oracle):
+    # without identities a batch with nothing to replace never builds them; one with a bad
+    # part replaces it keyed by 0 .. n-1, exactly as when those identities are passed
+    mech = cls(domain_sizes=[3, 4], epsilon_inf=4.0, epsilon_1=2.0, oracle=oracle,
+               codebook_seed=5)
+    reports = mech.privatize(mech.example_data(200, np.random.default_rng(0)), rng=0,
+                             memo=MemoryMemo())
+    clean = mech.estimate(reports)
+    assert clean.sanitization.n_valid == 200
+    bad = reports.copy()
+    bad[7, 0] = 250 if bad.dtype == np.uint8 else 99
+    by_default = mech.finalize(mech.partial(bad))
+    given = mech.finalize(mech.partial(bad, identities=np.arange(200)))
+    np.testing.assert_array_equal(by_default.counts, given.counts)
+    assert by_default.sanitization == given.sanitization
+    assert by_default.sanitization.n_valid == 199
+
+
 def test_lsmp_report_naming_no_attribute_is_redrawn_and_counted():
     lsmp = LSMP(domain_sizes=[3, 4], epsilon_inf=4.0, epsilon_1=2.0, codebook_seed=5)
     reports = lsmp.privatize(lsmp.example_data(50, np.random.default_rng(0)), rng=0)

@@ -376,14 +376,19 @@ class _MemoizedAttributes(MemoizedBudgets, ProtocolMembers):
         self._check_epsilons(epsilons, owner)
         values, numeric, integral, wrong_dtype = self._rows(reports, owner)
         n = values.shape[0]
-        ids = resolve_identities(identities, n, owner)
+        # the identities key only the replacements of malformed parts: checked when given, made
+        # (0 .. n-1, eight bytes a report) only when a batch has something to replace
+        ids = None if identities is None else resolve_identities(identities, n, owner)
         hits, about, legal = self._hits(values, ids)
         sums = ExactSum(int(self.offsets[-1]))
         if n:
             sums.add_integers(np.ascontiguousarray(hits, dtype=np.int64))
-            numeric_row, integral_row = numeric, integral
-            report = tally_report(n, numeric_row, integral_row & numeric_row,
-                                  legal & integral_row & numeric_row, wrong_dtype)
+            if legal is None and numeric is integral:  # reports of the schema dtype, all legal
+                report = all_legal_report(n)
+            else:
+                legal = np.ones(n, dtype=bool) if legal is None else legal
+                report = tally_report(n, numeric, integral & numeric,
+                                      legal & integral & numeric, wrong_dtype)
         else:
             report = all_legal_report(0)
         counts = report_counts(report)
@@ -610,14 +615,16 @@ class LSPL(_MemoizedAttributes):
     _keeps_dtype = True
 
     def _hits(self, values, ids):
+        """``(hits, reports per attribute, legal mask or None when every report is legal)``."""
         n = values.shape[0]
-        legal = np.ones(n, dtype=bool)
         if not self.unary and n and values.dtype == np.int64:
             # one compiled pass that checks every symbol and counts it
             hits, first = kernel.count_symbols(np.ascontiguousarray(values), self._sizes,
                                                resolve_n_threads(self.n_threads, "LSPL.partial"))
             if first < 0:
-                return hits, [n] * self.n_attributes, legal
+                return hits, [n] * self.n_attributes, None
+        legal = np.ones(n, dtype=bool)
+        ids = np.arange(n, dtype=np.uint64) if ids is None else ids
         if self.unary and n and values.dtype == np.uint8:
             # the column counts of the whole rows in one compiled pass (unary kernel); a
             # padding bit set anywhere shows in its column and sends the batch on below
@@ -833,13 +840,14 @@ class LSMP(_MemoizedAttributes):
     _keeps_dtype = True
 
     def _hits(self, values, ids):
+        """``(hits, reports per attribute, legal mask or None when every report is legal)``."""
         A, n = self.n_attributes, values.shape[0]
         if self.unary and n and values.dtype == np.uint8:
             hits, about, first = kernel.count_smp_bits(
                 np.ascontiguousarray(values), self._sizes,
                 resolve_n_threads(self.n_threads, "LSMP.partial"))
             if first < 0:
-                return hits, [int(m) for m in about], np.ones(n, dtype=bool)
+                return hits, [int(m) for m in about], None
         if values.dtype != np.int64:
             values = values.astype(np.int64)  # uint8 arithmetic would overflow the index
         if not self.unary and n and values.dtype == np.int64:
@@ -848,7 +856,8 @@ class LSMP(_MemoizedAttributes):
                 np.ascontiguousarray(values), self._sizes,
                 resolve_n_threads(self.n_threads, "LSMP.partial"))
             if first < 0:
-                return hits, [int(m) for m in about], np.ones(n, dtype=bool)
+                return hits, [int(m) for m in about], None
+        ids = np.arange(n, dtype=np.uint64) if ids is None else ids
         if self.unary:
             low, high = values[:, 0], values[:, 1]
             ok = (low >= 0) & (low <= 255) & (high >= 0) & (high <= 255)
