@@ -163,8 +163,8 @@ class PrivacyStatement:
         Personal budgets that are all equal give a plain ``epsilon``; others
         give their min / median / max (the median by a compiled radix select,
         :func:`fastldp._kernels._exact.median`, equal to :func:`numpy.median`
-        in about a fifth of its time at 10^5 budgets: numpy's was the largest step of a personalized
-        JPRS decode outside its kernel). With neither (no reports and no
+        in about a fifth of its time at 10^5 budgets; numpy's was the largest
+        step of a personalized JPRS decode outside its kernel). With neither (no reports and no
         budget of the mechanism's own), every budget field is ``None``.
         """
         if epsilons is not None:
