@@ -305,9 +305,9 @@ def philox_floor(uint64_t seed, const uint64_t[::1] identities, int64_t p, int n
     pair-sign blocks of ``codebook`` (Philox4x64-10 blocks, or twice as many
     Philox4x32-10 blocks, with SIMD where the CPU has it: with AVX-512
     four identities' runs of four blocks at a time, as the equal-budget
-    counting kernel generates them). The blocks are
-    XOR-folded into one word per identity so the work cannot be optimized
-    away.
+    counting kernel generates them). The blocks are XOR-folded (one word per
+    group of sixteen identities, then one in all) so the work cannot be
+    optimized away.
 
     Returns
     -------

@@ -7,7 +7,9 @@
  * l holds bit l of the 64 counts of one 64-position word. Sixteen
  * identities' words are added at once by a Harley-Seal carry-save tree
  * (about five integer operations per identity and 64 positions), so the
- * kernel runs close to the cost of generating the Philox blocks.
+ * kernel runs close to the cost of generating the Philox blocks. With the
+ * opt-in codebook and AVX-512 the tree works on 512-bit vectors fed straight
+ * from the generator's registers (fastldp_count_group_q4x32_avx512).
  *
  * This chunk function writes the exact integer (n_chunk - 2 * count) as a
  * double; the caller multiplies by c once at the end. Integers below 2^53

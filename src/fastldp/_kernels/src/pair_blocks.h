@@ -9,6 +9,13 @@
  * 32-bit lanes of a vector (the even and odd lanes' products taken by two
  * vpmuludq and put back in place by blends), both sub-blocks of a block side
  * by side so that two independent chains fill the multiplier's latency.
+ * AVX-512F does better with one block per 64-bit lane (the low halves hold
+ * the words, so one vpmuludq gives the whole product and no blends are
+ * needed) and four vectors in flight: sixteen identities' blocks at a time
+ * (fastldp_philox4x32_blocks16_avx512), or four identities' runs of four
+ * blocks (fastldp_philox4x32_quad4_avx512), which the floor
+ * (fastldp_pair_fold) and the counting tree of jprs_count.h consume from the
+ * registers.
  *
  * The AVX2 code is compiled with a target attribute and chosen at run time
  * by a CPU feature check (fastldp_simd_level), never by -march: a wheel
@@ -32,7 +39,8 @@
 #endif
 
 /* The highest SIMD level the kernels may use: 3 = AVX-512F where the CPU
- * has it (the Philox4x32-10 blocks, sixteen identities at a time), 2 = AVX2
+ * has it (the Philox4x32-10 blocks in 64-bit lanes, and the counting tree
+ * in 512-bit vectors for that codebook), 2 = AVX2
  * where the CPU has it, 1 = vector extensions in baseline instructions (the counting tree of
  * jprs_count.h only), 0 = scalar C. Tests lower it to compare the levels'
  * results (set_simd_cap in _sketch and _hash); each extension module has
