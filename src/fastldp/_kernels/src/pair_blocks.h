@@ -254,11 +254,13 @@ fastldp_philox4x32_quad4_avx512(uint64_t seed, const uint64_t *ids, uint64_t q, 
 }
 
 /* The XOR of every word of blocks 0 .. nblocks - 1 of ids[0 .. m), four
- * identities and four blocks per call of the generator (the floor). */
+ * identities and four blocks per call of the generator (the floor). Full
+ * calls (four identities, four blocks) take unmasked XORs into two
+ * accumulators; a ragged group or the last, partial quad masks its lanes. */
 __attribute__((target("avx512f"))) static uint64_t fastldp_philox4x32_fold_avx512(
     uint64_t seed, const uint64_t *ids, int m, int64_t nblocks)
 {
-    __m512i acc = _mm512_setzero_si512();
+    __m512i acc0 = _mm512_setzero_si512(), acc1 = _mm512_setzero_si512();
     __m512i lo[FASTLDP_PHILOX32Q_STATES], hi[FASTLDP_PHILOX32Q_STATES];
     uint64_t quad_ids[FASTLDP_PHILOX32Q_STATES];
     int64_t nquads = (nblocks + 3) >> 2, q;
@@ -271,15 +273,22 @@ __attribute__((target("avx512f"))) static uint64_t fastldp_philox4x32_fold_avx51
             int64_t left = nblocks - 4 * q;
             __mmask8 keep = left >= 4 ? (__mmask8)0xFF : (__mmask8)((1u << (2 * left)) - 1u);
             fastldp_philox4x32_quad4_avx512(seed, quad_ids, (uint64_t)q, lo, hi);
-            for (s = 0; s < members; ++s) {
-                acc = _mm512_mask_ternarylogic_epi64(acc, keep, lo[s], hi[s], 0x96);
+            if (members == FASTLDP_PHILOX32Q_STATES && keep == (__mmask8)0xFF) {
+                acc0 = _mm512_ternarylogic_epi64(acc0, lo[0], hi[0], 0x96);
+                acc1 = _mm512_ternarylogic_epi64(acc1, lo[1], hi[1], 0x96);
+                acc0 = _mm512_ternarylogic_epi64(acc0, lo[2], hi[2], 0x96);
+                acc1 = _mm512_ternarylogic_epi64(acc1, lo[3], hi[3], 0x96);
+            } else {
+                for (s = 0; s < members; ++s) {
+                    acc0 = _mm512_mask_ternarylogic_epi64(acc0, keep, lo[s], hi[s], 0x96);
+                }
             }
         }
     }
     {
         uint64_t words[8];
         uint64_t x = 0;
-        _mm512_storeu_si512((void *)words, acc);
+        _mm512_storeu_si512((void *)words, _mm512_xor_si512(acc0, acc1));
         for (j = 0; j < 8; ++j) x ^= words[j];
         return x;
     }
