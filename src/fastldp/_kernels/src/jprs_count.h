@@ -321,8 +321,9 @@ __attribute__((target("avx512f"))) static void fastldp_count_group_q4x32_avx512(
     const __m512i first = _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0);
     const __m512i second = _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4);
     int j, s;
-    for (j = 0; j < FASTLDP_COUNT_GROUP; ++j) {
-        padded_ids[j] = j < members ? ids[j] : 0;
+    /* the padding members' words are never set: they add zeros */
+    for (j = 0; j < FASTLDP_COUNT_GROUP; ++j) padded_ids[j] = j < members ? ids[j] : 0;
+    for (j = members; j < FASTLDP_COUNT_GROUP; ++j) {
         x01[j] = _mm512_setzero_si512();
         x23[j] = _mm512_setzero_si512();
     }
