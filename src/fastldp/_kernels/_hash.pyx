@@ -290,19 +290,11 @@ def set_sign_sums(uint64_t seed, const uint64_t[::1] identities,
     return out
 
 
-cdef uint64_t _fold_group(int cb, uint64_t seed, const uint64_t *ids, int m, int64_t nblocks,
-                          int level) noexcept nogil:
-    # the XOR of blocks 0 .. nblocks-1 of m <= 16 identities (the scratch is
-    # local to the call, so private to the thread running it)
-    cdef fastldp_philox_block blk[16]
-    cdef uint64_t acc = 0
-    cdef int64_t b
-    cdef int j
-    for b in range(nblocks):
-        fastldp_pair_blocks(cb, seed, ids, m, <uint64_t>b, blk, level)
-        for j in range(m):
-            acc = acc ^ blk[j].v[0] ^ blk[j].v[1] ^ blk[j].v[2] ^ blk[j].v[3]
-    return acc
+cdef extern from "src/pair_blocks.h" nogil:
+    # the XOR of blocks 0 .. nblocks-1 of ids[0 .. m) (pair_blocks.h; its
+    # scratch is local to the call, so private to the thread running it)
+    uint64_t fastldp_pair_fold(int codebook, uint64_t seed, const uint64_t *ids, int m,
+                               int64_t nblocks, int level)
 
 
 def philox_floor(uint64_t seed, const uint64_t[::1] identities, int64_t p, int n_threads=1,
@@ -311,10 +303,11 @@ def philox_floor(uint64_t seed, const uint64_t[::1] identities, int64_t p, int n
 
     This is the floor of any exact JPRS decoder: ``n * ceil(p / 256)``
     pair-sign blocks of ``codebook`` (Philox4x64-10 blocks, or twice as many
-    Philox4x32-10 blocks, generated sixteen identities at a time as the
-    sketch kernels do, with SIMD where the CPU has it). The blocks are
-    XOR-folded into one word per identity so the work cannot be optimized
-    away.
+    Philox4x32-10 blocks, with SIMD where the CPU has it: with AVX-512
+    four identities' runs of four blocks at a time, as the equal-budget
+    counting kernel generates them). The blocks are XOR-folded (one word per
+    group of sixteen identities, then one in all) so the work cannot be
+    optimized away.
 
     Returns
     -------
@@ -331,6 +324,6 @@ def philox_floor(uint64_t seed, const uint64_t[::1] identities, int64_t p, int n
     cdef int level = fastldp_simd_level()
     with nogil:
         for g in prange(ngroups, num_threads=n_threads, schedule='static'):
-            f[g] = _fold_group(cb, seed, &identities[16 * g], <int>min(16, n - 16 * g), nblocks,
-                               level)
+            f[g] = fastldp_pair_fold(cb, seed, &identities[16 * g], <int>min(16, n - 16 * g),
+                                     nblocks, level)
     return int(np.bitwise_xor.reduce(fold)) if n else 0

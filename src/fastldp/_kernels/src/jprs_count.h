@@ -7,7 +7,9 @@
  * l holds bit l of the 64 counts of one 64-position word. Sixteen
  * identities' words are added at once by a Harley-Seal carry-save tree
  * (about five integer operations per identity and 64 positions), so the
- * kernel runs close to the cost of generating the Philox blocks.
+ * kernel runs close to the cost of generating the Philox blocks. With the
+ * opt-in codebook and AVX-512 the tree works on 512-bit vectors fed straight
+ * from the generator's registers (fastldp_count_group_q4x32_avx512).
  *
  * This chunk function writes the exact integer (n_chunk - 2 * count) as a
  * double; the caller multiplies by c once at the end. Integers below 2^53
@@ -242,6 +244,142 @@ FASTLDP_COUNT_GROUP_V4_BODY(level, FASTLDP_ANY4_AVX2)
 #define FASTLDP_COUNT_AVX2 0
 #endif
 
+#if FASTLDP_HAVE_AVX2_PATH
+/* The opt-in codebook (philox4x32-10) with AVX-512: the words go from the
+ * generator's registers (fastldp_philox4x32_quad4_avx512: four identities,
+ * blocks 4q .. 4q + 3) through two permutes into the block order of the
+ * bit planes (words 16q .. 16q + 15) and straight into a carry-save tree of
+ * 512-bit vectors (three-input majority and XOR, one vpternlogq each),
+ * never through memory. The same integer counts as the other steps. */
+#define FASTLDP_CSA512(high, low, a, b, c)                           \
+    do {                                                             \
+        __m512i a_ = (a), b_ = (b), c_ = (c);                        \
+        (high) = _mm512_ternarylogic_epi64(a_, b_, c_, 0xE8);        \
+        (low) = _mm512_ternarylogic_epi64(a_, b_, c_, 0x96);         \
+    } while (0)
+
+/* Adds x[0..15] (eight words each) to the bit-sliced counts whose low plane
+ * starts at w, one plane every stride words, in the words that `keep`
+ * selects (a plane's last, partial quad of blocks); the 16s carry ripples
+ * into the planes above the fourth (counts stay below 16 << nhigh). */
+#define FASTLDP_ADD16_512(x, w, stride, keep)                                              \
+    do {                                                                                   \
+        __m512i ones = _mm512_maskz_loadu_epi64((keep), (const void *)(w));                \
+        __m512i twos = _mm512_maskz_loadu_epi64((keep), (const void *)((w) + (stride)));   \
+        __m512i fours = _mm512_maskz_loadu_epi64((keep), (const void *)((w) + 2 * (stride))); \
+        __m512i eights = _mm512_maskz_loadu_epi64((keep), (const void *)((w) + 3 * (stride))); \
+        __m512i twos_a, twos_b, fours_a, fours_b, eights_a, eights_b, carry;               \
+        int l_;                                                                            \
+        FASTLDP_CSA512(twos_a, ones, ones, x[0], x[1]);                                    \
+        FASTLDP_CSA512(twos_b, ones, ones, x[2], x[3]);                                    \
+        FASTLDP_CSA512(fours_a, twos, twos, twos_a, twos_b);                               \
+        FASTLDP_CSA512(twos_a, ones, ones, x[4], x[5]);                                    \
+        FASTLDP_CSA512(twos_b, ones, ones, x[6], x[7]);                                    \
+        FASTLDP_CSA512(fours_b, twos, twos, twos_a, twos_b);                               \
+        FASTLDP_CSA512(eights_a, fours, fours, fours_a, fours_b);                          \
+        FASTLDP_CSA512(twos_a, ones, ones, x[8], x[9]);                                    \
+        FASTLDP_CSA512(twos_b, ones, ones, x[10], x[11]);                                  \
+        FASTLDP_CSA512(fours_a, twos, twos, twos_a, twos_b);                               \
+        FASTLDP_CSA512(twos_a, ones, ones, x[12], x[13]);                                  \
+        FASTLDP_CSA512(twos_b, ones, ones, x[14], x[15]);                                  \
+        FASTLDP_CSA512(fours_b, twos, twos, twos_a, twos_b);                               \
+        FASTLDP_CSA512(eights_b, fours, fours, fours_a, fours_b);                          \
+        FASTLDP_CSA512(carry, eights, eights, eights_a, eights_b);                         \
+        _mm512_mask_storeu_epi64((void *)(w), (keep), ones);                               \
+        _mm512_mask_storeu_epi64((void *)((w) + (stride)), (keep), twos);                  \
+        _mm512_mask_storeu_epi64((void *)((w) + 2 * (stride)), (keep), fours);             \
+        _mm512_mask_storeu_epi64((void *)((w) + 3 * (stride)), (keep), eights);            \
+        for (l_ = 4; _mm512_mask_test_epi64_mask((keep), carry, carry) != 0; ++l_) {       \
+            __m512i plane_ =                                                               \
+                _mm512_maskz_loadu_epi64((keep), (const void *)((w) + l_ * (stride)));     \
+            __m512i next_ = _mm512_and_si512(plane_, carry);                               \
+            _mm512_mask_storeu_epi64((void *)((w) + l_ * (stride)), (keep),                \
+                                     _mm512_xor_si512(plane_, carry));                     \
+            carry = next_;                                                                 \
+        }                                                                                  \
+    } while (0)
+
+/* The mask of the first `count` of eight 64-bit lanes (none for count <= 0). */
+static inline __mmask8 fastldp_low_mask8(int64_t count)
+{
+    return count >= 8 ? (__mmask8)0xFF : count <= 0 ? (__mmask8)0 : (__mmask8)((1u << count) - 1u);
+}
+
+/* fastldp_count_group for the philox4x32-10 codebook at SIMD level 3. */
+__attribute__((target("avx512f"))) static void fastldp_count_group_q4x32_avx512(
+    uint64_t seed, const uint64_t *ids, const uint64_t *flip, int members, int64_t p,
+    uint64_t *planes)
+{
+    int64_t stride = fastldp_count_stride(p);
+    int64_t nblocks = (p + 255) >> 8;
+    int64_t q;
+    __m512i x01[FASTLDP_COUNT_GROUP], x23[FASTLDP_COUNT_GROUP];
+    __m512i lo[FASTLDP_PHILOX32Q_STATES], hi[FASTLDP_PHILOX32Q_STATES];
+    uint64_t padded_ids[FASTLDP_COUNT_GROUP];
+    /* block k's words (lo[2k], hi[2k], lo[2k + 1], hi[2k + 1]): blocks 0, 1
+     * and blocks 2, 3 of the quad */
+    const __m512i first = _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0);
+    const __m512i second = _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4);
+    int j, s;
+    /* the padding members' words are never set: they add zeros */
+    for (j = 0; j < FASTLDP_COUNT_GROUP; ++j) padded_ids[j] = j < members ? ids[j] : 0;
+    for (j = members; j < FASTLDP_COUNT_GROUP; ++j) {
+        x01[j] = _mm512_setzero_si512();
+        x23[j] = _mm512_setzero_si512();
+    }
+    for (q = 0; 4 * q < nblocks; ++q) {
+        uint64_t *w = planes + 16 * q;
+        int64_t left = 4 * (nblocks - 4 * q); /* words of this quad inside the planes */
+        __mmask8 keep01 = fastldp_low_mask8(left), keep23 = fastldp_low_mask8(left - 8);
+        for (j = 0; j < members; j += FASTLDP_PHILOX32Q_STATES) {
+            fastldp_philox4x32_quad4_avx512(seed, padded_ids + j, (uint64_t)q, lo, hi);
+            for (s = 0; s < FASTLDP_PHILOX32Q_STATES && j + s < members; ++s) {
+                __m512i f = _mm512_set1_epi64((long long)flip[j + s]);
+                x01[j + s] = _mm512_xor_si512(_mm512_permutex2var_epi64(lo[s], first, hi[s]), f);
+                x23[j + s] = _mm512_xor_si512(_mm512_permutex2var_epi64(lo[s], second, hi[s]), f);
+            }
+        }
+        FASTLDP_ADD16_512(x01, w, stride, keep01);
+        if (keep23) FASTLDP_ADD16_512(x23, w + 8, stride, keep23);
+    }
+}
+
+/* out[e] += n_chunk - 2 * count(e) for e in [0, p), the counts read from
+ * nplanes <= 30 planes (counts below 2^30, so n_chunk - 2 count fits 32
+ * bits). Sixteen positions at a time: each plane's 16 bits are a mask that
+ * ORs the plane's bit value into the lanes; the integers convert exactly to
+ * doubles. The same sums as the
+ * scalar read-back, one plane load per 16 positions instead of per bit. */
+__attribute__((target("avx512f"))) static void fastldp_count_readback_avx512(
+    const uint64_t *planes, int nplanes, int64_t stride, int64_t p, int64_t n_chunk, double *out)
+{
+    const __m512i n_vec = _mm512_set1_epi32((int)n_chunk);
+    int64_t pos;
+    int l;
+    for (pos = 0; pos < p; pos += 16) {
+        int64_t left = p - pos;
+        int64_t wi = pos >> 6;
+        int shift = (int)(pos & 63);
+        __m512i count = _mm512_setzero_si512(), value;
+        __mmask8 keep_lo = fastldp_low_mask8(left), keep_hi = fastldp_low_mask8(left - 8);
+        for (l = 0; l < nplanes; ++l) {
+            __mmask16 bits = (__mmask16)(planes[(int64_t)l * stride + wi] >> shift);
+            count = _mm512_mask_or_epi32(count, bits, count, _mm512_set1_epi32(1 << l));
+        }
+        value = _mm512_sub_epi32(n_vec, _mm512_slli_epi32(count, 1));
+        _mm512_mask_storeu_pd(out + pos, keep_lo,
+                              _mm512_add_pd(_mm512_maskz_loadu_pd(keep_lo, out + pos),
+                                            _mm512_cvtepi32_pd(_mm512_castsi512_si256(value))));
+        if (keep_hi) {
+            _mm512_mask_storeu_pd(out + pos + 8, keep_hi,
+                                  _mm512_add_pd(_mm512_maskz_loadu_pd(keep_hi, out + pos + 8),
+                                                _mm512_cvtepi32_pd(
+                                                    _mm512_extracti64x4_epi64(value, 1))));
+        }
+    }
+}
+#endif
+
 /* Adds one group of up to FASTLDP_COUNT_GROUP identities to the bit-sliced
  * counts (see fastldp_count_group_scalar), with the fastest step the CPU
  * runs. Shared by the float (jprs_sketch) and the integer (jprs_fixed)
@@ -250,6 +388,12 @@ static inline void fastldp_count_group(
     int codebook, uint64_t seed, const uint64_t *ids, const uint64_t *flip, int members,
     int64_t p, uint64_t *planes, int level)
 {
+#if FASTLDP_HAVE_AVX2_PATH
+    if (codebook == FASTLDP_CODEBOOK_PHILOX4X32 && level >= 3) {
+        fastldp_count_group_q4x32_avx512(seed, ids, flip, members, p, planes);
+        return;
+    }
+#endif
 #if FASTLDP_HAVE_BUILTINS
 #if FASTLDP_COUNT_AVX2
     if (level >= 2) {
@@ -266,6 +410,27 @@ static inline void fastldp_count_group(
     fastldp_count_group_scalar(codebook, seed, ids, flip, members, p, planes);
 }
 
+/* Whether w_i < 0 for the source's weight w_i, as fastldp_source_weight(src,
+ * i) < 0.0 says, without its tanh where the sign is plain: w_i = (scale *
+ * tanh(u)) * bits_i with u = eps_i / 2, and tanh(u) has the sign of u, is 0
+ * only at u = 0 and is at least 0.92 * min(|u|, 0.5) in magnitude, so when
+ * |scale| * min(|u|, 0.5) > 1e-300 the product is a nonzero number whose
+ * sign is sign(scale) sign(u) sign(bits_i) (bits_i = 0 gives +-0 or NaN:
+ * not negative). Zero, NaN and tiny cases take the tanh. (128,000 tanh
+ * calls cost about as much as the opt-in codebook's whole count.) */
+static inline int fastldp_source_negative(const fastldp_sketch_source *src, int64_t i)
+{
+    if (src->weights == NULL) {
+        double u = 0.5 * src->eps[i];
+        double a = fabs(u);
+        if (a > 0.0 && fabs(src->scale) * (a < 0.5 ? a : 0.5) > 1e-300) {
+            int bits = src->bits[i];
+            return ((src->scale < 0.0) != (u < 0.0)) ? bits > 0 : bits < 0;
+        }
+    }
+    return fastldp_source_weight(src, i) < 0.0;
+}
+
 /* out[e] += (#identities - 2 * #{i : bit_i(e) XOR [w_i < 0]}) over [start, stop),
  * the sign of w_i taken from the source. If the bit planes cannot be
  * allocated it adds the same integers one identity at a time (slowly). */
@@ -278,6 +443,10 @@ static inline void fastldp_sign_count_range(
     int64_t stride = fastldp_count_stride(p);
     int level = fastldp_simd_level();
     int nhigh = 1, nplanes;
+    /* the opt-in codebook with AVX-512 (fastldp_count_group_q4x32_avx512)
+     * also takes the signs without tanh and reads the counts back in
+     * vectors: the same integers, added in the same order */
+    int fast_q4x32 = src->codebook == FASTLDP_CODEBOOK_PHILOX4X32 && level >= 3;
     int64_t g0, wi, t;
     int j, members;
     uint64_t *planes;
@@ -300,11 +469,20 @@ static inline void fastldp_sign_count_range(
     for (g0 = start; g0 < stop; g0 += FASTLDP_COUNT_GROUP) {
         members = (int)(stop - g0 < FASTLDP_COUNT_GROUP ? stop - g0 : FASTLDP_COUNT_GROUP);
         for (j = 0; j < FASTLDP_COUNT_GROUP; ++j) {
-            flip[j] = (j < members && fastldp_source_weight(src, g0 + j) < 0.0) ? ~0ULL : 0ULL;
+            int negative = j < members && (fast_q4x32 ? fastldp_source_negative(src, g0 + j)
+                                                      : fastldp_source_weight(src, g0 + j) < 0.0);
+            flip[j] = negative ? ~0ULL : 0ULL;
             ids[j] = (j < members) ? fastldp_source_identity(src, g0 + j) : 0;
         }
         fastldp_count_group(src->codebook, src->seed, ids, flip, members, p, planes, level);
     }
+#if FASTLDP_HAVE_AVX2_PATH
+    if (fast_q4x32 && nplanes <= 30) {
+        fastldp_count_readback_avx512(planes, nplanes, stride, p, n_chunk, out);
+        free(planes);
+        return;
+    }
+#endif
     for (wi = 0; wi < nwords; ++wi) {
         int64_t limit = p - (wi << 6) < 64 ? p - (wi << 6) : 64;
         for (t = 0; t < limit; ++t) {

@@ -9,6 +9,13 @@
  * 32-bit lanes of a vector (the even and odd lanes' products taken by two
  * vpmuludq and put back in place by blends), both sub-blocks of a block side
  * by side so that two independent chains fill the multiplier's latency.
+ * AVX-512F does better with one block per 64-bit lane (the low halves hold
+ * the words, so one vpmuludq gives the whole product and no blends are
+ * needed) and four vectors in flight: sixteen identities' blocks at a time
+ * (fastldp_philox4x32_blocks16_avx512), or four identities' runs of four
+ * blocks (fastldp_philox4x32_quad4_avx512), which the floor
+ * (fastldp_pair_fold) and the counting tree of jprs_count.h consume from the
+ * registers.
  *
  * The AVX2 code is compiled with a target attribute and chosen at run time
  * by a CPU feature check (fastldp_simd_level), never by -march: a wheel
@@ -32,7 +39,8 @@
 #endif
 
 /* The highest SIMD level the kernels may use: 3 = AVX-512F where the CPU
- * has it (the Philox4x32-10 blocks, sixteen identities at a time), 2 = AVX2
+ * has it (the Philox4x32-10 blocks in 64-bit lanes, and the counting tree
+ * in 512-bit vectors for that codebook), 2 = AVX2
  * where the CPU has it, 1 = vector extensions in baseline instructions (the counting tree of
  * jprs_count.h only), 0 = scalar C. Tests lower it to compare the levels'
  * results (set_simd_cap in _sketch and _hash); each extension module has
@@ -133,89 +141,156 @@ __attribute__((target("avx2"))) static void fastldp_philox4x32_blocks8_avx2(
     }
 }
 
-/* The same for sixteen identities in the sixteen lanes of an AVX-512
- * vector (the blends become mask blends). Lane t holds identity
- * ids[4 (t & 3) + (t >> 2)], so that after the per-128-bit-lane unpacks
- * each two-block permute lands on two consecutive outputs. */
-#define FASTLDP_MULHILO32X16(hi, lo, a, m)                                          \
-    do {                                                                            \
-        __m512i even_ = _mm512_mul_epu32((a), (m));                                 \
-        __m512i odd_ = _mm512_mul_epu32(_mm512_srli_epi64((a), 32), (m));           \
-        (lo) = _mm512_mask_blend_epi32((__mmask16)0xAAAA, even_,                    \
-                                       _mm512_slli_epi64(odd_, 32));                \
-        (hi) = _mm512_mask_blend_epi32((__mmask16)0xAAAA,                           \
-                                       _mm512_srli_epi64(even_, 32), odd_);         \
+/* AVX-512: Philox4x32-10 in 64-bit lanes. Each lane runs one Philox4x32
+ * block with its four 32-bit words in the low halves of the 64-bit lanes of
+ * four vectors c0..c3, so that one vpmuludq gives a lane's whole 64-bit
+ * product: hi = product >> 32 (one shift), lo = the product itself. The
+ * high halves may hold garbage: vpmuludq reads only the low halves and XOR
+ * never moves bits down, so they never reach a word that is kept. Per round
+ * and eight lanes this is 2 multiplies, 2 shifts and 2 three-way XORs
+ * (vpternlogq), against 4 multiplies, 6 shifts and 4 blends per sixteen
+ * lanes when the words fill all sixteen 32-bit lanes; and four independent
+ * vectors (FASTLDP_PHILOX32Q_STATES) run side by side so that the
+ * multiplier's latency is hidden. */
+#define FASTLDP_PHILOX32Q_STATES 4
+
+#define FASTLDP_PHILOX32Q_ROUND(c0, c1, c2, c3, k0, k1)                                    \
+    do {                                                                                    \
+        __m512i p0_ = _mm512_mul_epu32((c0), m0);                                           \
+        __m512i p1_ = _mm512_mul_epu32((c2), m1);                                           \
+        (c0) = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p1_, 32), (c1), (k0), 0x96);     \
+        (c2) = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p0_, 32), (c3), (k1), 0x96);     \
+        (c1) = p1_;                                                                         \
+        (c3) = p0_;                                                                         \
     } while (0)
 
-#define FASTLDP_PHILOX32X16_ROUND(c0, c1, c2, c3, k0, k1)                           \
-    do {                                                                            \
-        __m512i hi0_, lo0_, hi1_, lo1_;                                             \
-        FASTLDP_MULHILO32X16(hi0_, lo0_, c0, m0);                                   \
-        FASTLDP_MULHILO32X16(hi1_, lo1_, c2, m1);                                   \
-        (c0) = _mm512_xor_si512(_mm512_xor_si512(hi1_, c1), k0);                    \
-        (c1) = lo1_;                                                                \
-        (c2) = _mm512_xor_si512(_mm512_xor_si512(hi0_, c3), k1);                    \
-        (c3) = lo0_;                                                                \
-    } while (0)
+/* Runs FASTLDP_PHILOX32Q_STATES vectors of eight Philox4x32-10 blocks: lane
+ * t of vector s has counter (lo32 sub[s][t], hi32 sub[s][t], lo32 id[s][t],
+ * hi32 id[s][t]) and key (lo32 seed, hi32 seed). On return lo[s] holds the
+ * 64-bit words u0 | u1 << 32 of its lanes' blocks and hi[s] the words
+ * u2 | u3 << 32: for sub-block h of a pair-sign block, its words 2h and
+ * 2h + 1 (philox.h). always_inline: callers are AVX-512 functions that keep
+ * the results in registers. */
+__attribute__((target("avx512f"), always_inline)) static inline void
+fastldp_philox4x32_q_avx512(uint64_t seed, const __m512i *sub, const __m512i *id, __m512i *lo,
+                            __m512i *hi)
+{
+    const __m512i m0 = _mm512_set1_epi64((long long)FASTLDP_PHILOX32_M0);
+    const __m512i m1 = _mm512_set1_epi64((long long)FASTLDP_PHILOX32_M1);
+    uint32_t key0 = (uint32_t)seed, key1 = (uint32_t)(seed >> 32);
+    __m512i a0 = sub[0], a1 = _mm512_srli_epi64(sub[0], 32);
+    __m512i a2 = id[0], a3 = _mm512_srli_epi64(id[0], 32);
+    __m512i b0 = sub[1], b1 = _mm512_srli_epi64(sub[1], 32);
+    __m512i b2 = id[1], b3 = _mm512_srli_epi64(id[1], 32);
+    __m512i c0 = sub[2], c1 = _mm512_srli_epi64(sub[2], 32);
+    __m512i c2 = id[2], c3 = _mm512_srli_epi64(id[2], 32);
+    __m512i d0 = sub[3], d1 = _mm512_srli_epi64(sub[3], 32);
+    __m512i d2 = id[3], d3 = _mm512_srli_epi64(id[3], 32);
+    int r;
+    for (r = 0; r < 10; ++r) {
+        __m512i k0 = _mm512_set1_epi32((int)key0), k1 = _mm512_set1_epi32((int)key1);
+        FASTLDP_PHILOX32Q_ROUND(a0, a1, a2, a3, k0, k1);
+        FASTLDP_PHILOX32Q_ROUND(b0, b1, b2, b3, k0, k1);
+        FASTLDP_PHILOX32Q_ROUND(c0, c1, c2, c3, k0, k1);
+        FASTLDP_PHILOX32Q_ROUND(d0, d1, d2, d3, k0, k1);
+        key0 += FASTLDP_PHILOX32_W0;
+        key1 += FASTLDP_PHILOX32_W1;
+    }
+    /* u0 | u1 << 32: the even dwords of c0 and, in the odd dwords, the even
+     * dwords of c1 (a masked in-lane shuffle) */
+    lo[0] = _mm512_mask_shuffle_epi32(a0, (__mmask16)0xAAAA, a1, _MM_PERM_CCAA);
+    hi[0] = _mm512_mask_shuffle_epi32(a2, (__mmask16)0xAAAA, a3, _MM_PERM_CCAA);
+    lo[1] = _mm512_mask_shuffle_epi32(b0, (__mmask16)0xAAAA, b1, _MM_PERM_CCAA);
+    hi[1] = _mm512_mask_shuffle_epi32(b2, (__mmask16)0xAAAA, b3, _MM_PERM_CCAA);
+    lo[2] = _mm512_mask_shuffle_epi32(c0, (__mmask16)0xAAAA, c1, _MM_PERM_CCAA);
+    hi[2] = _mm512_mask_shuffle_epi32(c2, (__mmask16)0xAAAA, c3, _MM_PERM_CCAA);
+    lo[3] = _mm512_mask_shuffle_epi32(d0, (__mmask16)0xAAAA, d1, _MM_PERM_CCAA);
+    hi[3] = _mm512_mask_shuffle_epi32(d2, (__mmask16)0xAAAA, d3, _MM_PERM_CCAA);
+}
 
+/* Pair-sign block b (philox4x32-10) of the sixteen identities ids[0..15]:
+ * lane 2i + h of vector s runs sub-block h of identity 4s + i. */
 __attribute__((target("avx512f"))) static void fastldp_philox4x32_blocks16_avx512(
     uint64_t seed, const uint64_t *ids, uint64_t b, fastldp_philox_block *out)
 {
-    uint32_t id_lo[16], id_hi[16];
-    __m512i m0 = _mm512_set1_epi32((int)FASTLDP_PHILOX32_M0);
-    __m512i m1 = _mm512_set1_epi32((int)FASTLDP_PHILOX32_M1);
-    __m512i a0, a1, a2, a3, b0, b1, b2, b3, k0, k1;
-    uint32_t key0 = (uint32_t)seed, key1 = (uint32_t)(seed >> 32);
-    uint64_t sub0 = 2 * b, sub1 = 2 * b + 1;
-    int t, r;
-    for (t = 0; t < 16; ++t) {
-        uint64_t id = ids[4 * (t & 3) + (t >> 2)];
-        id_lo[t] = (uint32_t)id;
-        id_hi[t] = (uint32_t)(id >> 32);
+    __m512i sub[FASTLDP_PHILOX32Q_STATES], id[FASTLDP_PHILOX32Q_STATES];
+    __m512i lo[FASTLDP_PHILOX32Q_STATES], hi[FASTLDP_PHILOX32Q_STATES];
+    const __m512i pairs = _mm512_set_epi64(3, 3, 2, 2, 1, 1, 0, 0);
+    /* identity i's block is (lo[2i], hi[2i], lo[2i + 1], hi[2i + 1]) */
+    const __m512i first = _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0);
+    const __m512i second = _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4);
+    int s;
+    for (s = 0; s < FASTLDP_PHILOX32Q_STATES; ++s) {
+        long long even = (long long)(2 * b), odd = (long long)(2 * b + 1);
+        sub[s] = _mm512_set_epi64(odd, even, odd, even, odd, even, odd, even);
+        id[s] = _mm512_permutexvar_epi64(
+            pairs, _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(ids + 4 * s))));
     }
-    a0 = _mm512_set1_epi32((int)(uint32_t)sub0);
-    a1 = _mm512_set1_epi32((int)(uint32_t)(sub0 >> 32));
-    b0 = _mm512_set1_epi32((int)(uint32_t)sub1);
-    b1 = _mm512_set1_epi32((int)(uint32_t)(sub1 >> 32));
-    a2 = b2 = _mm512_loadu_si512((const void *)id_lo);
-    a3 = b3 = _mm512_loadu_si512((const void *)id_hi);
-    for (r = 0; r < 10; ++r) {
-        if (r > 0) {
-            key0 += FASTLDP_PHILOX32_W0;
-            key1 += FASTLDP_PHILOX32_W1;
+    fastldp_philox4x32_q_avx512(seed, sub, id, lo, hi);
+    for (s = 0; s < FASTLDP_PHILOX32Q_STATES; ++s) {
+        _mm512_storeu_si512((void *)out[4 * s].v, _mm512_permutex2var_epi64(lo[s], first, hi[s]));
+        _mm512_storeu_si512((void *)out[4 * s + 2].v,
+                            _mm512_permutex2var_epi64(lo[s], second, hi[s]));
+    }
+}
+
+/* Blocks 4q .. 4q + 3 of four identities ids[0..3] (the lanes of vector s:
+ * lane 2k + h runs sub-block h of block 4q + k of identity s): on return
+ * lo[s] lane 2k + h holds word 2h, hi[s] lane 2k + h word 2h + 1 of that
+ * block. The counting and folding kernels consume them in this order. */
+__attribute__((target("avx512f"), always_inline)) static inline void
+fastldp_philox4x32_quad4_avx512(uint64_t seed, const uint64_t *ids, uint64_t q, __m512i *lo,
+                                __m512i *hi)
+{
+    __m512i sub[FASTLDP_PHILOX32Q_STATES], id[FASTLDP_PHILOX32Q_STATES];
+    const __m512i sub0 = _mm512_add_epi64(_mm512_set1_epi64((long long)(8 * q)),
+                                          _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0));
+    int s;
+    for (s = 0; s < FASTLDP_PHILOX32Q_STATES; ++s) {
+        sub[s] = sub0;
+        id[s] = _mm512_set1_epi64((long long)ids[s]);
+    }
+    fastldp_philox4x32_q_avx512(seed, sub, id, lo, hi);
+}
+
+/* The XOR of every word of blocks 0 .. nblocks - 1 of ids[0 .. m), four
+ * identities and four blocks per call of the generator (the floor). Full
+ * calls (four identities, four blocks) take unmasked XORs into two
+ * accumulators; a ragged group or the last, partial quad masks its lanes. */
+__attribute__((target("avx512f"))) static uint64_t fastldp_philox4x32_fold_avx512(
+    uint64_t seed, const uint64_t *ids, int m, int64_t nblocks)
+{
+    __m512i acc0 = _mm512_setzero_si512(), acc1 = _mm512_setzero_si512();
+    __m512i lo[FASTLDP_PHILOX32Q_STATES], hi[FASTLDP_PHILOX32Q_STATES];
+    uint64_t quad_ids[FASTLDP_PHILOX32Q_STATES];
+    int64_t nquads = (nblocks + 3) >> 2, q;
+    int j, s;
+    for (j = 0; j < m; j += FASTLDP_PHILOX32Q_STATES) {
+        int members = m - j < FASTLDP_PHILOX32Q_STATES ? m - j : FASTLDP_PHILOX32Q_STATES;
+        for (s = 0; s < FASTLDP_PHILOX32Q_STATES; ++s) quad_ids[s] = s < members ? ids[j + s] : 0;
+        for (q = 0; q < nquads; ++q) {
+            /* lanes 2k + h of blocks 4q + k < nblocks count */
+            int64_t left = nblocks - 4 * q;
+            __mmask8 keep = left >= 4 ? (__mmask8)0xFF : (__mmask8)((1u << (2 * left)) - 1u);
+            fastldp_philox4x32_quad4_avx512(seed, quad_ids, (uint64_t)q, lo, hi);
+            if (members == FASTLDP_PHILOX32Q_STATES && keep == (__mmask8)0xFF) {
+                acc0 = _mm512_ternarylogic_epi64(acc0, lo[0], hi[0], 0x96);
+                acc1 = _mm512_ternarylogic_epi64(acc1, lo[1], hi[1], 0x96);
+                acc0 = _mm512_ternarylogic_epi64(acc0, lo[2], hi[2], 0x96);
+                acc1 = _mm512_ternarylogic_epi64(acc1, lo[3], hi[3], 0x96);
+            } else {
+                for (s = 0; s < members; ++s) {
+                    acc0 = _mm512_mask_ternarylogic_epi64(acc0, keep, lo[s], hi[s], 0x96);
+                }
+            }
         }
-        k0 = _mm512_set1_epi32((int)key0);
-        k1 = _mm512_set1_epi32((int)key1);
-        FASTLDP_PHILOX32X16_ROUND(a0, a1, a2, a3, k0, k1);
-        FASTLDP_PHILOX32X16_ROUND(b0, b1, b2, b3, k0, k1);
     }
     {
-        /* x_j (y_j): words (0, 1) ((2, 3)) of lanes j, 4 + j, 8 + j, 12 + j,
-         * one per 128-bit lane, as in the AVX2 function */
-        __m512i a01l = _mm512_unpacklo_epi32(a0, a1), a01h = _mm512_unpackhi_epi32(a0, a1);
-        __m512i a23l = _mm512_unpacklo_epi32(a2, a3), a23h = _mm512_unpackhi_epi32(a2, a3);
-        __m512i b01l = _mm512_unpacklo_epi32(b0, b1), b01h = _mm512_unpackhi_epi32(b0, b1);
-        __m512i b23l = _mm512_unpacklo_epi32(b2, b3), b23h = _mm512_unpackhi_epi32(b2, b3);
-        __m512i x[4], y[4];
-        const __m512i first = _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0);
-        const __m512i second = _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4);
-        int j;
-        x[0] = _mm512_unpacklo_epi64(a01l, a23l);
-        x[1] = _mm512_unpackhi_epi64(a01l, a23l);
-        x[2] = _mm512_unpacklo_epi64(a01h, a23h);
-        x[3] = _mm512_unpackhi_epi64(a01h, a23h);
-        y[0] = _mm512_unpacklo_epi64(b01l, b23l);
-        y[1] = _mm512_unpackhi_epi64(b01l, b23l);
-        y[2] = _mm512_unpacklo_epi64(b01h, b23h);
-        y[3] = _mm512_unpackhi_epi64(b01h, b23h);
-        /* lane t = j + 4k holds ids[4j + k]: blocks of lanes (j, 4 + j) are
-         * outputs 4j, 4j + 1 and those of lanes (8 + j, 12 + j) are 4j + 2,
-         * 4j + 3 */
-        for (j = 0; j < 4; ++j) {
-            _mm512_storeu_si512((void *)out[4 * j].v, _mm512_permutex2var_epi64(x[j], first, y[j]));
-            _mm512_storeu_si512((void *)out[4 * j + 2].v,
-                                _mm512_permutex2var_epi64(x[j], second, y[j]));
-        }
+        uint64_t words[8];
+        uint64_t x = 0;
+        _mm512_storeu_si512((void *)words, _mm512_xor_si512(acc0, acc1));
+        for (j = 0; j < 8; ++j) x ^= words[j];
+        return x;
     }
 }
 #endif
@@ -247,6 +322,34 @@ static inline void fastldp_pair_blocks(
 #endif
     (void)level;
     for (; j < m; ++j) out[j] = fastldp_pair_block(codebook, seed, ids[j], b);
+}
+
+/* The XOR of every word of pair-sign blocks 0 .. nblocks - 1 of ids[0 .. m)
+ * in `codebook` at SIMD `level`: the work of generating them and nothing
+ * else (philox_floor). The XOR does not depend on the order, so every level
+ * gives the same value. */
+static inline uint64_t fastldp_pair_fold(
+    int codebook, uint64_t seed, const uint64_t *ids, int m, int64_t nblocks, int level)
+{
+    fastldp_philox_block blk[16];
+    uint64_t acc = 0;
+    int64_t b;
+    int j, j0;
+#if FASTLDP_HAVE_AVX2_PATH
+    if (codebook == FASTLDP_CODEBOOK_PHILOX4X32 && level >= 3) {
+        return fastldp_philox4x32_fold_avx512(seed, ids, m, nblocks);
+    }
+#endif
+    for (j0 = 0; j0 < m; j0 += 16) {
+        int members = m - j0 < 16 ? m - j0 : 16;
+        for (b = 0; b < nblocks; ++b) {
+            fastldp_pair_blocks(codebook, seed, ids + j0, members, (uint64_t)b, blk, level);
+            for (j = 0; j < members; ++j) {
+                acc ^= blk[j].v[0] ^ blk[j].v[1] ^ blk[j].v[2] ^ blk[j].v[3];
+            }
+        }
+    }
+    return acc;
 }
 
 #endif
