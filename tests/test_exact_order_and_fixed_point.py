@@ -60,3 +60,23 @@ def test_fixed_point_is_numpys_frexp_ldexp_rint():
         q, e = fixed_point(arr)
         assert np.array_equal(q, np.rint(np.ldexp(m, 32)).astype(np.int64))
         assert np.array_equal(e, x.astype(np.int64))
+
+
+def test_threaded_exact_sums_and_fixed_points_do_not_depend_on_the_thread_count():
+    from fastldp._kernels._exact import fixed_point, sum_terms
+    rng = np.random.default_rng(13)
+    for arr in (rng.uniform(0.5, 1.0, 70_001),
+                rng.normal(size=100_003) * 10.0 ** rng.integers(-300, 300, 100_003)):
+        one = sum_terms(arr, 1)
+        q1, x1 = fixed_point(arr, 1)
+        for nt in (2, 3, 8):
+            k_lo, digits = sum_terms(arr, nt)
+            assert k_lo == one[0] and np.array_equal(digits, one[1])
+            q, x = fixed_point(arr, nt)
+            assert np.array_equal(q, q1) and np.array_equal(x, x1)
+    # the error names the first non-finite value whichever thread meets it
+    bad = rng.normal(size=80_000)
+    bad[[50_000, 70_000]] = [np.inf, np.nan]
+    for nt in (1, 2):
+        with pytest.raises(ValueError, match="got inf at index 50000"):
+            sum_terms(bad, nt)

@@ -156,15 +156,16 @@ class ExactSum:
             _exact.add_values(self.digits, self.k_lo, None if idx is None else idx[start:stop],
                               v[start:stop])
 
-    def add_terms(self, values: ArrayLike) -> None:
+    def add_terms(self, values: ArrayLike, n_threads: int = 1) -> None:
         """Add every one of ``values`` to position 0 (a scalar sum; ``size`` must be 1).
 
-        One pass over the bits of the doubles (:func:`fastldp._kernels._exact.sum_terms`).
+        One pass over the bits of the doubles (:func:`fastldp._kernels._exact.sum_terms`),
+        split over ``n_threads`` from 32,768 values on (the sum does not depend on it).
         """
         if self.size != 1:
             raise ValueError("ExactSum.add_terms adds into a sum of size 1")
         v = np.ascontiguousarray(values, dtype=np.float64).ravel()
-        k_lo, acc = _exact.sum_terms(v)
+        k_lo, acc = _exact.sum_terms(v, int(n_threads))
         rows = np.flatnonzero(acc)
         if rows.shape[0] == 0:
             return
@@ -559,12 +560,12 @@ def gamma_fixed_point(eps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return fixed_point_of(np.tanh(np.asarray(eps, dtype=np.float64) / 2.0))
 
 
-def fixed_point_of(gamma: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def fixed_point_of(gamma: np.ndarray, n_threads: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """:func:`gamma_fixed_point` of given ``gamma`` values in ``(0, 1]``.
 
     One compiled pass (:func:`fastldp._kernels._exact.fixed_point`), equal
     to ``numpy.frexp`` then ``numpy.rint(numpy.ldexp(m, 32))``, which took
-    five array passes.
+    five array passes; ``n_threads`` split it (the result does not depend on it).
     """
-    return _exact.fixed_point(np.ascontiguousarray(gamma, dtype=np.float64))
+    return _exact.fixed_point(np.ascontiguousarray(gamma, dtype=np.float64), int(n_threads))
 

@@ -25,6 +25,8 @@ normalizations.
 
 import numpy as np
 
+from cython.parallel cimport prange
+
 from libc.math cimport frexp, ldexp, isfinite
 from libc.stdint cimport int32_t
 
@@ -290,48 +292,80 @@ FULL_K_LO = _FULL_K_LO
 FULL_ROWS = _FULL_ROWS
 
 
-def sum_terms(const double[::1] values):
+cdef intp_t _PARALLEL_FROM = 1 << 15  # fewer values are summed by one thread
+
+
+cdef void _sum_range(const double *values, intp_t start, intp_t stop, int64_t *acc,
+                     intp_t *bad) noexcept nogil:
+    """Add ``values[start:stop]`` into the normalized row ``acc``; ``bad``: the first
+    non-finite index (the sum stops there), left as is when there is none."""
+    cdef intp_t i, r
+    cdef uint64_t M
+    cdef int64_t L, k0, sign, c
+    cdef int s
+    cdef intp_t since = 0
+    for i in range(start, stop):
+        if not _decompose(values[i], &M, &L, &sign):
+            bad[0] = i
+            return
+        if M == 0:
+            continue
+        k0 = _floor_div32(L)
+        s = <int>(L - 32 * k0)
+        _add_magnitude(acc, 1, k0 - _FULL_K_LO, M, s, sign)
+        since += 1
+        if since == _SAFE_ADDS:
+            for r in range(_FULL_ROWS - 1):
+                c = acc[r] >> 32
+                acc[r] -= c << 32
+                acc[r + 1] += c
+            since = 0
+    for r in range(_FULL_ROWS - 1):
+        c = acc[r] >> 32
+        acc[r] -= c << 32
+        acc[r + 1] += c
+
+
+def sum_terms(const double[::1] values, int n_threads=1):
     """The exact sum of ``values`` as ``(k_lo, digits)`` of one position.
 
     One pass that reads each double's sign, exponent and mantissa from its
     bits (no ``frexp``) into a fixed accumulator spanning every finite
-    double; returns the rows from ``FULL_K_LO``, normalized. Raises
-    ``ValueError`` on a non-finite value.
+    double; returns the rows from ``FULL_K_LO``, normalized. With
+    ``n_threads > 1`` (and at least 32,768 values) each thread sums a
+    contiguous part into its own accumulator and the parts are added at the
+    end: integer sums, so the digits are the same for any thread count.
+    Raises ``ValueError`` on a non-finite value (naming the first).
     """
     cdef intp_t n = values.shape[0]
-    acc_arr = np.zeros(_FULL_ROWS, dtype=np.int64)
-    cdef int64_t[::1] acc = acc_arr
-    cdef intp_t i
-    cdef uint64_t M
-    cdef int64_t L, k0, sign
-    cdef int s
-    cdef intp_t bad = -1
-    cdef intp_t since = 0
+    cdef int nt = 1 if n < _PARALLEL_FROM or n_threads < 1 else min(n_threads, 64)
+    lanes_arr = np.zeros((nt, _FULL_ROWS), dtype=np.int64)
+    cdef int64_t[:, ::1] lanes = lanes_arr
+    bads_arr = np.full(nt, -1, dtype=np.intp)
+    cdef intp_t[::1] bads = bads_arr
+    cdef int t
     cdef intp_t r
     cdef int64_t c
-    with nogil:
-        for i in range(n):
-            if not _decompose(values[i], &M, &L, &sign):
-                bad = i
-                break
-            if M == 0:
-                continue
-            k0 = _floor_div32(L)
-            s = <int>(L - 32 * k0)
-            _add_magnitude(&acc[0], 1, k0 - _FULL_K_LO, M, s, sign)
-            since += 1
-            if since == _SAFE_ADDS:
-                for r in range(_FULL_ROWS - 1):
-                    c = acc[r] >> 32
-                    acc[r] -= c << 32
-                    acc[r + 1] += c
-                since = 0
-        for r in range(_FULL_ROWS - 1):
-            c = acc[r] >> 32
-            acc[r] -= c << 32
-            acc[r + 1] += c
-    if bad >= 0:
-        raise ValueError(f"exact sums take finite values; got {values[bad]!r} at index {bad}")
+    if n:
+        with nogil:
+            for t in prange(nt, num_threads=nt, schedule="static"):
+                _sum_range(&values[0], (n * t) // nt, (n * (t + 1)) // nt, &lanes[t, 0],
+                           &bads[t])
+    bad = [int(b) for b in bads_arr if b >= 0]
+    if bad:
+        raise ValueError(f"exact sums take finite values; got {values[bad[0]]!r} at index "
+                         f"{bad[0]}")
+    acc_arr = lanes_arr[0].copy()
+    cdef int64_t[::1] acc = acc_arr
+    if nt > 1:  # normalized parts: every digit below 2^32, so their sum fits an int64
+        with nogil:
+            for t in range(1, nt):
+                for r in range(_FULL_ROWS):
+                    acc[r] += lanes[t, r]
+            for r in range(_FULL_ROWS - 1):
+                c = acc[r] >> 32
+                acc[r] -= c << 32
+                acc[r + 1] += c
     return int(_FULL_K_LO), acc_arr
 
 
@@ -482,7 +516,7 @@ def median(const double[::1] values):
 from libc.math cimport rint as _rint
 
 
-def fixed_point(const double[::1] values):
+def fixed_point(const double[::1] values, int n_threads=1):
     """Every value as ``q * 2**(x - 32)``: ``(q, x)``, int64 arrays, in one pass.
 
     ``values[i] = m * 2**x`` with ``m`` in ``[0.5, 1)`` (C's ``frexp``) and
@@ -491,6 +525,8 @@ def fixed_point(const double[::1] values):
     passes (:func:`fastldp.streaming.fixed_point_of`), from the bits of a
     normal double (libm's ``frexp`` only for zeros and subnormals).
     ``values`` are finite (validated by the caller); zero gives ``(0, 0)``.
+    ``n_threads`` split the values (from 32,768 of them); the result does
+    not depend on it.
     """
     cdef intp_t n = values.shape[0]
     q_arr = np.empty(n, dtype=np.int64)
@@ -501,8 +537,9 @@ def fixed_point(const double[::1] values):
     cdef int e
     cdef uint64_t u, big, low, mag
     cdef int64_t exp_field
+    cdef int nt = 1 if n < _PARALLEL_FROM or n_threads < 1 else min(n_threads, 64)
     with nogil:
-        for i in range(n):
+        for i in prange(n, num_threads=nt, schedule="static"):
             memcpy(&u, &values[i], 8)
             exp_field = <int64_t>((u >> 52) & 0x7FF)
             if exp_field == 0 or exp_field == 0x7FF:  # zero, subnormal (or not finite): libm
@@ -514,7 +551,7 @@ def fixed_point(const double[::1] values):
             low = big & ((<uint64_t>1 << 21) - 1)
             mag = big >> 21
             if low > (<uint64_t>1 << 20) or (low == (<uint64_t>1 << 20) and (mag & 1)):
-                mag += 1
+                mag = mag + 1  # (not +=: prange would take it for a reduction)
             q[i] = -<int64_t>mag if (u >> 63) else <int64_t>mag
             x[i] = exp_field - 1022
     return q_arr, x_arr

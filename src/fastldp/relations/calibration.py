@@ -184,7 +184,7 @@ def gamma_from_epsilon(epsilons) -> np.ndarray:
 _BLOCK = 1 << 16
 
 
-def add_gamma_squares(total: ExactSum, eps: np.ndarray, gamma=None) -> None:
+def add_gamma_squares(total: ExactSum, eps: np.ndarray, gamma=None, n_threads: int = 1) -> None:
     """Add ``tanh(eps_i / 2)^2`` of every budget to the exact sum ``total``.
 
     ``gamma``, when given, is ``np.tanh(eps * 0.5)`` already computed. A
@@ -199,7 +199,7 @@ def add_gamma_squares(total: ExactSum, eps: np.ndarray, gamma=None) -> None:
         total.add_repeated(float(g[0] * g[0]), eps.shape[0])
         return
     g = np.tanh(eps * 0.5) if gamma is None else gamma
-    total.add_terms(g * g)
+    total.add_terms(g * g, n_threads)
 
 
 def gamma_sq_sum(eps: np.ndarray) -> float:

@@ -445,15 +445,15 @@ class JPRS(RelationMechanism):
             # one budget in the block (the homogeneous case): one tanh, scalar sums
             uniform = e[0] == e[-1] and bool(np.all(e == e[0]))
             g = np.tanh((e[:1] if uniform else e) * 0.5)
-            q, x = fixed_point_of(g)
+            q, x = fixed_point_of(g, self.n_threads)
             weights = q * bits[start:stop]  # int64; q broadcasts in the uniform case
             lo, hi = int(x.min()), int(x.max())
-            add_gamma_squares(gamma_sq, e, None if uniform else g)
+            add_gamma_squares(gamma_sq, e, None if uniform else g, self.n_threads)
             if eps_sum is not None:
                 if uniform:
                     eps_sum.add_repeated(float(e[0]), stop - start)
                 else:
-                    eps_sum.add_terms(e)
+                    eps_sum.add_terms(e, self.n_threads)
             for c in range(lo, hi + 1):
                 if lo == hi:
                     members_ids, members_w, first = block_ids, weights, start
