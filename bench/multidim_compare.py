@@ -61,6 +61,8 @@ from fastldp.multidim import SMP, SPL, RSpFD, paper_budget
 SIZES = (2, 3, 4, 5, 6, 8, 10, 12, 16, 20)
 #: the issue's target for fastldp's client plus server at 10^6 records x 10 attributes
 TARGET_S = 5
+#: the issue's speed-ups over multi-freq-ldpy: everywhere, and where its code loops in Python
+EVERYWHERE_X, PYTHON_LOOPS_X = 10, 100
 
 
 def zipf_records(n, sizes, rng):
@@ -213,10 +215,11 @@ def timing(args, log):
     # but the L-OSUE rows, whose peer clients numba compiles)
     python_loops = [ratio for r, ratio in zip(rows, ratios) if "LOSUE" not in r[0]]
     compiled = [ratio for r, ratio in zip(rows, ratios) if "LOSUE" in r[0]]
-    verdict = "met" if (min(ratios) >= 10 and min(python_loops) >= 100
+    verdict = "met" if (min(ratios) >= EVERYWHERE_X and min(python_loops) >= PYTHON_LOOPS_X
                         and slowest[1] + slowest[2] < TARGET_S) else "NOT met"
-    print(f"targets {verdict}: at least 10x everywhere (lowest {min(ratios):.0f}x); at least "
-          f"100x where multi-freq-ldpy loops in Python (lowest {min(python_loops):.0f}x; the "
+    print(f"targets {verdict}: at least {EVERYWHERE_X}x everywhere (lowest {min(ratios):.0f}x); "
+          f"at least {PYTHON_LOOPS_X}x where multi-freq-ldpy loops in Python (lowest "
+          f"{min(python_loops):.0f}x; the "
           f"numba-compiled L-OSUE rows {min(compiled):.0f}x and {max(compiled):.0f}x)",
           file=log)
     return rows
