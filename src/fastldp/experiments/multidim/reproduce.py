@@ -171,15 +171,7 @@ def load_clothing(path) -> tuple:
     distinct values); values are numbered in sorted order. Rows with a
     missing value in one of them are dropped.
     """
-    path = Path(path)
-    opener = gzip.open if path.name.endswith(".gz") else open
-    with opener(path, "rt", newline="", encoding="utf-8") as fh:
-        reader = csv.DictReader(fh)
-        missing = [c for c in CLOTHING_COLUMNS if c not in (reader.fieldnames or [])]
-        if missing:
-            raise ValueError(f"The clothing table {str(path)!r} has no column(s) {missing}; its "
-                             f"columns are {reader.fieldnames}.")
-        rows = [tuple(r[c].strip() for c in CLOTHING_COLUMNS) for r in reader]
+    rows = _read_columns(path, CLOTHING_COLUMNS, "clothing")
     return _numbered([r for r in rows if all(r)], len(CLOTHING_COLUMNS))
 
 
@@ -210,15 +202,21 @@ def load_adult(path) -> tuple:
     no native-country column, whose ``?`` rows bring the usual count to
     30,162).
     """
-    path = Path(path)
-    with open(path, newline="", encoding="utf-8") as fh:
-        reader = csv.DictReader(fh)
-        missing = [c for c in ADULT_COLUMNS if c not in (reader.fieldnames or [])]
-        if missing:
-            raise ValueError(f"The Adult table {str(path)!r} has no column(s) {missing}; its "
-                             f"columns are {reader.fieldnames}.")
-        rows = [tuple(r[c].strip() for c in ADULT_COLUMNS) for r in reader]
+    rows = _read_columns(path, ADULT_COLUMNS, "Adult")
     return _numbered([r for r in rows if all(v and v != "?" for v in r)], len(ADULT_COLUMNS))
+
+
+def _read_columns(path, columns, table: str) -> list:
+    """The stripped values of ``columns`` in every row of a CSV (plain or gzipped), or raise."""
+    path = Path(path)
+    opener = gzip.open if path.name.endswith(".gz") else open
+    with opener(path, "rt", newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        missing = [c for c in columns if c not in (reader.fieldnames or [])]
+        if missing:
+            raise ValueError(f"The {table} table {str(path)!r} has no column(s) {missing}; its "
+                             f"columns are {reader.fieldnames}.")
+        return [tuple(r[c].strip() for c in columns) for r in reader]
 
 
 def _numbered(rows: list, n_columns: int) -> tuple:
