@@ -75,19 +75,22 @@ class ExactSum:
     1.0
     """
 
-    __slots__ = ("size", "k_lo", "digits", "_pending")
+    __slots__ = ("size", "k_lo", "digits", "_pending", "_single")
 
     def __init__(self, size: int) -> None:
         self.size = int(size)
         self.k_lo = 0
         self.digits = np.zeros((0, self.size), dtype=np.int64)
         self._pending = 0  # additions per digit since the last normalize (an upper bound)
+        # (values, shift) while the sum is exactly one add_integers: value()
+        # then rounds int64 values straight (see value); None otherwise
+        self._single = None
 
     @classmethod
     def from_digits(cls, size: int, k_lo: int, digits: ArrayLike) -> "ExactSum":
         """The sum whose digit rows ``k_lo ..`` are ``digits`` (shape ``(W, size)``)."""
         out = cls(size)
-        out.k_lo = int(k_lo)
+        out.k_lo = int(k_lo)  # _single stays None: the digits may hold anything
         out.digits = np.array(digits, dtype=np.int64).reshape(-1, out.size)
         return out
 
@@ -147,6 +150,7 @@ class ExactSum:
         rng = _exact.digit_range(v)
         if rng is None:
             return
+        self._single = None
         self._ensure_rows(*rng)
         # a long index list may hit one position many times: add in slices
         step = _exact.SAFE_ADDS // 2
@@ -169,6 +173,7 @@ class ExactSum:
         rows = np.flatnonzero(acc)
         if rows.shape[0] == 0:
             return
+        self._single = None
         first, last = int(rows[0]), int(rows[-1])
         self._ensure_rows(k_lo + first, k_lo + last)
         self._reserve(2)  # a normalized digit and a signed top digit per row
@@ -215,6 +220,7 @@ class ExactSum:
                              "positions")
         if not v.any():
             return
+        self._single = (v.copy(), int(shift)) if self.digits.shape[0] == 0 else None
         self._ensure_rows(*_exact.int_digit_range(int(shift)))
         self._reserve(1)
         _exact.add_integers(self.digits, self.k_lo, v, int(shift))
@@ -231,17 +237,26 @@ class ExactSum:
             b.normalize()
             r0 = b.k_lo - out.k_lo
             out.digits[r0:r0 + b.digits.shape[0]] += b.digits
+            out._single = None
             out._pending = 2
         return out
 
     def copy(self) -> "ExactSum":
         out = ExactSum(self.size)
         out.k_lo, out.digits, out._pending = self.k_lo, self.digits.copy(), self._pending
+        out._single = self._single  # its array is never written: sharing it is safe
         return out
 
     # ------------------------------------------------------------ reading
     def value(self) -> np.ndarray:
         """The exact sums, each rounded once to the nearest double."""
+        if self._single is not None and -1000 <= self._single[1] <= 900:
+            # one term v 2^shift: the int64 -> float64 conversion rounds v
+            # once to nearest (ties to even), and a power of two in this
+            # range scales it exactly (|v| < 2^63, no overflow; |v| >= 1, no
+            # subnormal): the correctly rounded value, without the digits
+            values, shift = self._single
+            return np.ldexp(values.astype(np.float64), shift)
         d = self.digits
         if (self.k_lo == 0 and d.shape[0] and not d[2:].any()
                 and np.abs(d[0]).max(initial=0) < (1 << 60)
@@ -323,6 +338,7 @@ class ExactSum:
     def __setstate__(self, state: dict[str, Any]) -> None:
         other = ExactSum.from_digits(state["size"], state["k_lo"], state["digits"])
         self.size, self.k_lo, self.digits, self._pending = other.size, other.k_lo, other.digits, 0
+        self._single = None
 
 
 def _merge_extreme(a, b, pick):

@@ -16,8 +16,15 @@ from ..results import PrivacyStatement
 __all__ = ["privacy_of_budgets", "privacy_of_extremes"]
 
 
-def privacy_of_budgets(eps: np.ndarray) -> PrivacyStatement:
-    """What a relation decode guarantees: each identity's whole set at its own budget."""
+def privacy_of_budgets(eps: np.ndarray, eps_min: Optional[float] = None,
+                       eps_max: Optional[float] = None) -> PrivacyStatement:
+    """What a relation decode guarantees: each identity's whole set at its own budget.
+
+    ``eps_min`` and ``eps_max``, when the caller has them, spare two passes
+    over the budgets; equal ones give the plain ``epsilon`` statement.
+    """
+    if eps_min is not None and eps_min == eps_max:
+        return PrivacyStatement.local(epsilon=eps_min, unit="user")
     return PrivacyStatement.local(epsilons=eps, unit="user")
 
 

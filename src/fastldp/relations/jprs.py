@@ -41,6 +41,7 @@ from .projection import check_support_rule, project
 __all__ = ["JPRS", "JPRSEstimate", "BudgetSummary"]
 
 _BLOCK = 1 << 16  # identities per block of the exact sums: bounded temporaries
+_SIGN_SUMS_MAX = 1 << 30  # identities per int64 sign sum (n 2^32 stays below 2^62)
 
 
 @dataclass(frozen=True)
@@ -352,9 +353,12 @@ class JPRS(RelationMechanism):
         n = self._report_count(reports, owner)
         eps = self._budgets(epsilons, n, owner)
         t0 = time.perf_counter()
-        state = self._partial(reports, eps, identities, owner)
+        # the budgets are checked once, here; their extremes serve the
+        # partial and the privacy statement (each was a pass over n before)
+        extremes = (float(eps.min()), float(eps.max()))
+        state = self._partial_of(reports, eps, identities, owner, extremes)
         t1 = time.perf_counter()
-        result = replace(self.finalize(state), privacy=privacy_of_budgets(eps))
+        result = replace(self.finalize(state), privacy=privacy_of_budgets(eps, *extremes))
         result.seconds["sketch"] = t1 - t0 + result.seconds.pop("scale")
         return result
 
@@ -412,6 +416,12 @@ class JPRS(RelationMechanism):
     def _partial(self, reports, epsilons, identities, owner) -> Partial:
         n = _chunk_length(reports, owner)
         eps = self._budgets(epsilons, n, owner) if n else np.zeros(0)
+        return self._partial_of(reports, eps, identities, owner,
+                                (float(eps.min()), float(eps.max())) if n else None)
+
+    def _partial_of(self, reports, eps, identities, owner, extremes) -> Partial:
+        """The partial of validated budgets ``eps`` with their ``(min, max)`` (None if empty)."""
+        n = eps.shape[0]
         ids = None if identities is None else resolve_identities(identities, n, owner)
         if n:
             bits, report = sanitize_bits(reports, n, self.codebook_seed, ids, owner)
@@ -419,25 +429,47 @@ class JPRS(RelationMechanism):
             bits = np.zeros(0, dtype=np.int8)
             report = SanitizationReport(0, 0, {r: 0 for r in SANITIZE_REASONS}, False)
         eps_sum = ExactSum(1)
-        sketch, gamma_sq = self._exact_sums(bits, eps, ids, eps_sum)
+        sketch, gamma_sq = self._exact_sums(bits, eps, ids, eps_sum, extremes)
         return Partial(
             "JPRS", self.stream_params(),
             sums={"sketch": sketch, "gamma_sq": gamma_sq, "eps_sum": eps_sum},
             counts=sanitization_counts(report),
-            minima={"eps": float(eps.min()) if n else None},
-            maxima={"eps": float(eps.max()) if n else None},
+            minima={"eps": extremes[0] if n else None},
+            maxima={"eps": extremes[1] if n else None},
             flags={"wrong_dtype": report.wrong_dtype},
         )
 
-    def _exact_sums(self, bits, eps, ids, eps_sum=None) -> tuple[ExactSum, ExactSum]:
+    def _exact_sums(self, bits, eps, ids, eps_sum=None,
+                    extremes=None) -> tuple[ExactSum, ExactSum]:
         """The exact ``S(e)`` (fixed-point ``gamma``) and ``D`` over the given identities.
 
         ``ids`` None means ``0 .. n-1``. See :meth:`partial`, Notes. Works in
         blocks of ``_BLOCK`` identities, so its temporaries are ``O(block)``
         whatever ``n``; ``eps_sum``, when given, also receives ``sum eps_i``.
+        ``extremes``, when given, is ``(min(eps), max(eps))``.
+
+        One budget for everyone (the common case) takes one weight ``q``:
+        ``S = q 2^(x - 32) sum_i Ybar_i R_i(e)``, the sign sums counted over
+        all identities at once, and ``D``, ``sum eps_i`` as ``n`` copies of one
+        term. The same exact numbers as the blocks of mixed budgets give (the
+        sums are exact, so their grouping cannot change them).
         """
         n = bits.shape[0]
         sketch, gamma_sq = ExactSum(self.p), ExactSum(1)
+        if n and extremes is None:
+            extremes = (float(eps.min()), float(eps.max()))
+        if n and extremes[0] == extremes[1]:
+            g = np.tanh(eps[:1] * 0.5)
+            q, x = fixed_point_of(g, self.n_threads)
+            gamma_sq.add_repeated(float(g[0] * g[0]), n)
+            if eps_sum is not None:
+                eps_sum.add_repeated(extremes[0], n)
+            for start in range(0, n, _SIGN_SUMS_MAX):
+                stop = min(n, start + _SIGN_SUMS_MAX)
+                sketch.add_integers(self._sign_sums(bits[start:stop],
+                                                    None if ids is None else ids[start:stop],
+                                                    int(q[0]), start), int(x[0]) - 32)
+            return sketch, gamma_sq
         for start in range(0, n, _BLOCK):
             stop = min(n, start + _BLOCK)
             e = eps[start:stop]
@@ -470,6 +502,20 @@ class JPRS(RelationMechanism):
                 # identities of one exponent class x: sum_i q_i Ybar_i R_i(e) is exact
                 sketch.add_integers(counts, c - 32)
         return sketch, gamma_sq
+
+    def _sign_sums(self, bits: np.ndarray, ids, q: int, first: int) -> np.ndarray:
+        """``q sum_i bits_i R_{id_i}(e)`` for every e, exactly, as int64.
+
+        ``ids`` None means ``first .. first + n - 1``; ``n <= _SIGN_SUMS_MAX``,
+        so ``|sum| <= n 2^32 <= 2^62`` cannot overflow.
+        """
+        total = np.zeros(self.p, dtype=np.int64)
+        for start in range(0, bits.shape[0], _BLOCK):
+            stop = min(bits.shape[0], start + _BLOCK)
+            weights = q * bits[start:stop].astype(np.int64)
+            total += fixed_sketch(self.codebook_seed, None if ids is None else ids[start:stop],
+                                  weights, self.p, self.n_threads, first + start, self.codebook)
+        return total
 
     def _scaled_sketch(self, sketch: ExactSum, gamma_sq: ExactSum) -> tuple[np.ndarray, float]:
         """Eq. (8) from the exact sums: ``(sqrt(k) / (kappa_k D)) S``, and ``D``."""
