@@ -144,15 +144,51 @@ def test_property_equals_naive(seed, n, p, kind, use_ids, first, threads, data_s
 
 
 # ------------------------------------------------------------------ validation
+def batch_limit(n):
+    """The largest |w| fixed_sketch takes in a batch of n: 2**32, or 2**61 / max(n, 16)."""
+    return max(TWO32, 2**61 // max(n, 16))
+
+
 def test_weight_out_of_range_names_parameter_range_and_value():
-    for bad in (TWO32 + 1, -TWO32 - 1, np.iinfo(np.int64).min, np.iinfo(np.int64).max):
+    limit = batch_limit(20)
+    assert limit == 2**61 // 20
+    for bad in (limit + 1, -limit - 1, np.iinfo(np.int64).min, np.iinfo(np.int64).max):
         w = np.zeros(20, np.int64)
         w[13] = bad
-        with pytest.raises(ValueError, match=rf"weights.*2\*\*32.*weights\[13\] = {bad}"):
+        with pytest.raises(ValueError, match=rf"weights.*<= {limit} \(2\*\*32, or 2\*\*61 / "
+                                             rf"max\(n, 16\) for n = 20\).*weights\[13\] = {bad}"):
             _sketch.fixed_sketch(1, None, w, 10)
     # the limits themselves are allowed
-    w = np.array([TWO32, -TWO32], np.int64)
+    w = np.zeros(20, np.int64)
+    w[:2] = limit, -limit
     _sketch.fixed_sketch(1, None, w, 10)
+    # below 16 identities the bound is that of 16
+    w = np.array([2**57, -2**57], np.int64)
+    _sketch.fixed_sketch(1, None, w, 10)
+    with pytest.raises(ValueError, match=r"weights\[1\]"):
+        _sketch.fixed_sketch(1, None, np.array([1, 2**57 + 1], np.int64), 10)
+
+
+@pytest.mark.parametrize("equal", [False, True])
+@pytest.mark.parametrize("n,p", [(3, 70), (16, 256), (100, 300), (4100, 129)])
+def test_batch_weights_beyond_two32_stay_exact(equal, n, p):
+    # weights at the batch limit (every partial sum up to 2**61): the table
+    # paths and the counting path must not overflow int64 anywhere
+    rng = np.random.default_rng(n + p + equal)
+    limit = batch_limit(n)
+    assert limit > TWO32
+    ids = rng.integers(0, 2**64, n, dtype=np.uint64)
+    if equal:
+        w = np.where(rng.random(n) < 0.5, limit, -limit).astype(np.int64)
+    else:
+        w = rng.integers(-limit, limit + 1, n, dtype=np.int64)
+        w[: n // 2] = np.where(rng.random(n // 2) < 0.5, limit, -limit)
+    # the twin in Python integers: no overflow possible there
+    signs = np.stack([pair_signs(5, np.full(p, i, dtype=np.uint64), np.arange(p)) for i in ids])
+    ref = [sum(int(wi) * int(sg) for wi, sg in zip(w, signs[:, e])) for e in range(p)]
+    for t in (1, 2):
+        got = _sketch.fixed_sketch(5, ids, w, p, t)
+        assert [int(v) for v in got] == ref
 
 
 @pytest.mark.parametrize("p", [0, -5])

@@ -30,6 +30,7 @@ def jprs_sketch(
 
 FIXED_MAX_WEIGHT: int
 FIXED_MAX_N: int
+FIXED_MAX_MASS: int
 
 def fixed_sketch(
     seed: int,

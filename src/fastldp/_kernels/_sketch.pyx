@@ -244,9 +244,12 @@ def jprs_sketch(uint64_t seed, const int8_t[::1] bits, const double[::1] eps, do
 
 
 # fixed_sketch's limits: |w_i| <= 2**32 and n <= 2**30 keep every partial sum
-# below 2**62 in magnitude, so the int64 arithmetic can never overflow.
+# below 2**62 in magnitude, so the int64 arithmetic can never overflow. Larger
+# weights are accepted in smaller batches: max|w_i| * max(n, 16) <= 2**61
+# bounds every partial sum (and twice any subset's sum) the same way.
 FIXED_MAX_WEIGHT = 2**32
 FIXED_MAX_N = 2**30
+FIXED_MAX_MASS = 2**61
 
 
 cdef int64_t _fixed_chunk(int64_t n):
@@ -273,7 +276,11 @@ def fixed_sketch(uint64_t seed, identities, const int64_t[::1] weights, int64_t 
     identities : uint64 array of shape (n,), or None
         The identities ``id_i``; None means ``id_i = first_identity + i``.
     weights : int64 array, shape (n,)
-        Signed weights with ``|weights[i]| <= 2**32``; ``n <= 2**30``.
+        Signed weights with ``|weights[i]| <= 2**32``, or larger ones in a
+        smaller batch: ``max |weights[i]| * max(n, 16) <= 2**61``;
+        ``n <= 2**30``. Either way no partial sum can overflow int64 (a
+        decode with several weight exponents passes them in one call as
+        ``q_i 2^(x_i - min x)``).
     p : int
         Number of encoded pairs, ``p >= 1``.
     n_threads : int
@@ -330,8 +337,10 @@ def fixed_sketch(uint64_t seed, identities, const int64_t[::1] weights, int64_t 
     if n == 0:
         return out
     src.weights = &weights[0]
-    cdef int64_t limit = FIXED_MAX_WEIGHT
-    cdef int64_t magnitude = weights[0] if weights[0] >= 0 else -weights[0]
+    # the largest |w| this batch allows (module note above FIXED_MAX_WEIGHT)
+    cdef int64_t limit = max(<int64_t>FIXED_MAX_WEIGHT,
+                             <int64_t>(FIXED_MAX_MASS // max(n, 16)))
+    cdef int64_t magnitude
     cdef bint equal = True
     cdef intp_t bad = -1
     cdef intp_t i
@@ -343,11 +352,16 @@ def fixed_sketch(uint64_t seed, identities, const int64_t[::1] weights, int64_t 
             if w > limit or w < -limit:
                 bad = i
                 break
+    if bad >= 0:
+        raise ValueError(f"weights must satisfy |weights[i]| <= {limit} (2**32, or 2**61 / "
+                         f"max(n, 16) for n = {n}), got weights[{bad}] = {weights[bad]}")
+    magnitude = weights[0] if weights[0] >= 0 else -weights[0]
+    with nogil:
+        for i in range(n):
+            w = weights[i]
             if w != magnitude and w != -magnitude:
                 equal = False
-    if bad >= 0:
-        raise ValueError(f"weights must satisfy -2**32 <= weights[i] <= 2**32, got "
-                         f"weights[{bad}] = {weights[bad]}")
+                break
     if equal and magnitude == 0:
         return out
     cdef int64_t[::1] o = out

@@ -33,7 +33,7 @@ from .._sanitize import (SanitizationReport, sanitization_counts, sanitization_r
 from ..results import PrivacyStatement, Result
 from ..streaming import ExactSum, Partial, check_partial, fixed_point_of
 from ..streaming import chunk_length as _chunk_length
-from .._kernels._sketch import fixed_sketch
+from .._kernels._sketch import FIXED_MAX_MASS, fixed_sketch
 from .base import (RelationMechanism, RelationsLike, RngLike, keyword_epsilons,
                    privacy_of_budgets, privacy_of_extremes)
 from .projection import check_support_rule, project
@@ -478,8 +478,14 @@ class JPRS(RelationMechanism):
             uniform = e[0] == e[-1] and bool(np.all(e == e[0]))
             g = np.tanh((e[:1] if uniform else e) * 0.5)
             q, x = fixed_point_of(g, self.n_threads)
-            weights = q * bits[start:stop]  # int64; q broadcasts in the uniform case
             lo, hi = int(x.min()), int(x.max())
+            if lo < hi and (1 << (32 + hi - lo)) * max(stop - start, 16) <= FIXED_MAX_MASS:
+                # the exponent classes in one kernel call: q_i 2^(x_i - lo) fits
+                # the batch's weight bound, and 2^(lo - 32) sum_i q_i 2^(x_i - lo)
+                # Ybar_i R_i(e) is the same exact sum as one call per class
+                q = q << (x - lo).astype(np.int64)
+                hi = lo
+            weights = q * bits[start:stop]  # int64; q broadcasts in the uniform case
             add_gamma_squares(gamma_sq, e, None if uniform else g, self.n_threads)
             if eps_sum is not None:
                 if uniform:
