@@ -82,6 +82,14 @@ cdef int _chunks(intp_t n, int nt):
     return <int>max(1, min(n // MIN_ROWS_PER_THREAD, 16 * nt))
 
 
+cdef tuple _plan(intp_t n, int n_threads):
+    """``(threads, ranges, bad)`` of a call over ``n`` rows: ``bad[t]`` receives the first bad
+    row of range ``t`` (``-1``: none), ranges ``[(n t) // ranges, (n (t + 1)) // ranges)``."""
+    cdef int nt = _threads(n, n_threads)
+    cdef int nc = _chunks(n, nt)
+    return nt, nc, np.full(nc, -1, dtype=np.int64)
+
+
 cdef int64_t _first_bad(int64_t[::1] bad):
     cdef int64_t out = -1
     cdef intp_t t
@@ -106,9 +114,8 @@ def check_records(const int64_t[:, ::1] x, const int64_t[::1] k, int n_threads=1
     _check_domains(A, k, 1)
     if n == 0:
         return -1
-    cdef int nt = _threads(n, n_threads)
-    cdef int nc = _chunks(n, nt)
-    bad_arr = np.full(nc, -1, dtype=np.int64)
+    cdef int nt, nc
+    nt, nc, bad_arr = _plan(n, n_threads)
     cdef int64_t[::1] bad = bad_arr
     cdef int t
     with nogil:
@@ -135,9 +142,8 @@ def grr_reports(uint64_t k0, uint64_t k1, int mode, const int64_t[:, ::1] x,
     if n == 0:
         return out, -1
     cdef int64_t[:, ::1] o = out
-    cdef int nt = _threads(n, n_threads)
-    cdef int nc = _chunks(n, nt)
-    bad_arr = np.full(nc, -1, dtype=np.int64)
+    cdef int nt, nc
+    nt, nc, bad_arr = _plan(n, n_threads)
     cdef int64_t[::1] bad = bad_arr
     cdef int t
     with nogil:
@@ -166,9 +172,8 @@ def grr_given(uint64_t k0, uint64_t k1, const int64_t[::1] s, const int64_t[:, :
         return out, -1
     cdef int64_t width = v.shape[1]
     cdef int64_t[:, ::1] o = out
-    cdef int nt = _threads(n, n_threads)
-    cdef int nc = _chunks(n, nt)
-    bad_arr = np.full(nc, -1, dtype=np.int64)
+    cdef int nt, nc
+    nt, nc, bad_arr = _plan(n, n_threads)
     cdef int64_t[::1] bad = bad_arr
     cdef int t
     with nogil:
@@ -242,27 +247,15 @@ def ue_reports(uint64_t k0, uint64_t k1, int mode, const int64_t[:, ::1] x,
         raise ValueError(f"p and byte0 must have {A} entries")
     if mode not in (UE_SPL, UE_ZERO, UE_RANDOM):
         raise ValueError(f"mode must be UE_SPL, UE_ZERO or UE_RANDOM, got {mode}")
-    cdef intp_t j
-    cdef int64_t R = 0
-    for j in range(A):
-        if byte0[j] != R:
-            raise ValueError(f"byte0[{j}] must be {R}, got {byte0[j]}")
-        R += (k[j] + 7) >> 3
-    cdef int64_t W = (R + 7) >> 3
-    valid_arr = np.zeros(W, dtype=np.uint64)
+    valid_arr, R_rows = _valid_words(k, byte0)
     cdef uint64_t[::1] valid = valid_arr
-    cdef int64_t v, pos
-    for j in range(A):
-        for v in range(k[j]):
-            pos = 8 * byte0[j] + v
-            valid[pos >> 6] |= (<uint64_t>1) << (pos & 63)
+    cdef int64_t R = R_rows
     out = np.empty((n, R), dtype=np.uint8)
     if n == 0:
         return out, -1
     cdef uint8_t[:, ::1] o = out
-    cdef int nt = _threads(n, n_threads)
-    cdef int nc = _chunks(n, nt)
-    bad_arr = np.full(nc, -1, dtype=np.int64)
+    cdef int nt, nc
+    nt, nc, bad_arr = _plan(n, n_threads)
     cdef int64_t[::1] bad = bad_arr
     cdef int t
     with nogil:
@@ -299,9 +292,8 @@ def smp_ue_reports(uint64_t k0, uint64_t k1, const int64_t[:, ::1] x, const int6
     if n == 0:
         return out, -1
     cdef uint8_t[:, ::1] o = out
-    cdef int nt = _threads(n, n_threads)
-    cdef int nc = _chunks(n, nt)
-    bad_arr = np.full(nc, -1, dtype=np.int64)
+    cdef int nt, nc
+    nt, nc, bad_arr = _plan(n, n_threads)
     cdef int64_t[::1] bad = bad_arr
     cdef int t
     with nogil:
@@ -326,9 +318,8 @@ def smp_ue_rerandomize(uint64_t k0, uint64_t k1, const uint8_t[:, ::1] perm,
     if n == 0:
         return out, -1
     cdef uint8_t[:, ::1] o = out
-    cdef int nt = _threads(n, n_threads)
-    cdef int nc = _chunks(n, nt)
-    bad_arr = np.full(nc, -1, dtype=np.int64)
+    cdef int nt, nc
+    nt, nc, bad_arr = _plan(n, n_threads)
     cdef int64_t[::1] bad = bad_arr
     cdef int t
     with nogil:
@@ -351,12 +342,11 @@ def count_symbols(const int64_t[:, ::1] y, const int64_t[::1] k, int n_threads=1
     cdef int64_t D = off[A]
     if n == 0:
         return np.zeros(D, dtype=np.int64), -1
-    cdef int nt = _threads(n, n_threads)
-    cdef int nc = _chunks(n, nt)
+    cdef int nt, nc
+    nt, nc, bad_arr = _plan(n, n_threads)
+    cdef int64_t[::1] bad = bad_arr
     partial = np.zeros((nc, D), dtype=np.int64)
     cdef int64_t[:, ::1] part = partial
-    bad_arr = np.full(nc, -1, dtype=np.int64)
-    cdef int64_t[::1] bad = bad_arr
     cdef int t
     with nogil:
         for t in prange(nc, num_threads=nt, schedule="dynamic"):
@@ -376,12 +366,11 @@ def count_smp_symbols(const int64_t[:, ::1] y, const int64_t[::1] k, int n_threa
     cdef int64_t D = off[A]
     if n == 0:
         return np.zeros(D, dtype=np.int64), np.zeros(A, dtype=np.int64), -1
-    cdef int nt = _threads(n, n_threads)
-    cdef int nc = _chunks(n, nt)
+    cdef int nt, nc
+    nt, nc, bad_arr = _plan(n, n_threads)
+    cdef int64_t[::1] bad = bad_arr
     partial = np.zeros((nc, D + A), dtype=np.int64)
     cdef int64_t[:, ::1] part = partial
-    bad_arr = np.full(nc, -1, dtype=np.int64)
-    cdef int64_t[::1] bad = bad_arr
     cdef int t
     with nogil:
         for t in prange(nc, num_threads=nt, schedule="dynamic"):
@@ -404,14 +393,13 @@ def count_smp_bits(const uint8_t[:, ::1] y, const int64_t[::1] k, int n_threads=
     cdef int64_t D = off[A]
     if n == 0:
         return np.zeros(D, dtype=np.int64), np.zeros(A, dtype=np.int64), -1
-    cdef int nt = _threads(n, n_threads)
-    cdef int nc = _chunks(n, nt)
+    cdef int nt, nc
+    nt, nc, bad_arr = _plan(n, n_threads)
+    cdef int64_t[::1] bad = bad_arr
     # hits, then 8 spare entries (the bits after the last attribute's values, always 0, are
     # added there), then the reports per attribute
     partial = np.zeros((nc, D + 8 + A), dtype=np.int64)
     cdef int64_t[:, ::1] part = partial
-    bad_arr = np.full(nc, -1, dtype=np.int64)
-    cdef int64_t[::1] bad = bad_arr
     cdef int t
     with nogil:
         for t in prange(nc, num_threads=nt, schedule="dynamic"):
