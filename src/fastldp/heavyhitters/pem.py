@@ -120,6 +120,25 @@ counted from every later group anyway, when pooled). The estimator needs no
 change: a level's count is scaled by ``n / n_j``, ``n_j`` its realized
 reports. Measured in docs/guide/heavyhitters.rst.
 
+Verification (issue 34). ``verify = v`` in ``[0, 1)`` (default 0): a
+public share ``v`` of the users, by the same identity hash as the groups,
+joins the last group: they report OLH of their full item (the last level's
+channel, ``b_{g-1} = m``), and the other ``1 - v`` are split over the ``g``
+levels as ``allocation`` says. So the final candidates (the last level's
+extensions of the prefixes kept before it, and the ended strings, pooled)
+are ranked by the counts of the last group and the verification users
+together: a final count's ``n_J`` grows from about ``n / g`` to
+``n ((1 - v) w_{g-1} + v)``. Without it, a string that ends at the last
+level is ranked from one group of ``n / g`` users (``g ~ 42`` levels for
+64-byte strings), so near-ties at the ``k``-th rank fall by noise even when
+every true string is a candidate. The estimator keeps its form (a count is
+scaled by its group's realized reports, ``r = n / n_J``) and so does the
+variance above, with the larger ``n_J``: the verification users are a
+random public sample of the users like any group. The price: the discovery
+levels share ``1 - v`` of the users, and the last level's support costs
+``O(n_J |C_J|)``. Every user still sends one OLH report (the verification
+users that of the last level), so PEM stays ``eps``-LDP.
+
 Partials keep the reports (:mod:`fastldp.heavyhitters._base`); report
 files decode in ``g`` passes with bounded memory
 (:meth:`~fastldp.heavyhitters.HeavyHitterProtocol.decode_report_files`).
@@ -252,6 +271,10 @@ class PEM(HeavyHitterProtocol):
         equal shares (the paper's), more users for the first levels
         (geometric, the first ``FRONT_RATIO = 4`` times the last), or the
         given shares.
+    verify : float in [0, 1), default 0.0
+        The share of the users that join the last level's group to verify
+        the final ranking (module docstring, "Verification"); the others are
+        split by ``allocation``.
     item_bits, item_bytes : int, optional
         The items (:mod:`fastldp.heavyhitters.items`): integers of up to 64
         bits or strings of up to 64 bytes; default 32-bit integers.
@@ -294,7 +317,7 @@ class PEM(HeavyHitterProtocol):
 
     #: the parameters added after report files recorded PEM's spec (issue 34), with what a
     #: spec without them meant: the fixed width c k, no pooling of ended strings
-    spec_added = {"z": None, "pool_ended": False, "allocation": "equal",
+    spec_added = {"z": None, "pool_ended": False, "allocation": "equal", "verify": 0.0,
                   "max_kept": lambda p: max(DEFAULT_MAX_KEPT_FACTOR * p.get("c", 1)
                                             * p.get("k", 32), 64)}
 
@@ -303,7 +326,8 @@ class PEM(HeavyHitterProtocol):
                  item_bytes: Optional[int] = None, codebook_seed: Optional[int] = None,
                  n_threads: Optional[int] = None, z: Any = "auto",
                  max_kept: Optional[int] = None, pool_ended: bool = True,
-                 text: Optional[bool] = None, allocation: Any = "equal") -> None:
+                 text: Optional[bool] = None, allocation: Any = "equal",
+                 verify: Any = 0.0) -> None:
         super().__init__(epsilon=epsilon, k=k, item_bits=item_bits, item_bytes=item_bytes,
                          codebook_seed=codebook_seed, n_threads=n_threads, text=text)
         owner = "PEM"
@@ -338,6 +362,12 @@ class PEM(HeavyHitterProtocol):
                 f"(item_bits={m}, eta={self.eta}, g={self.g})", g if g is not None else eta)
         self.prefix_bits = tuple(self.s + j * self.eta for j in range(self.g))
         self._weights = allocation_weights(allocation, self.g, owner)
+        self.verify = check_float(verify, "verify", owner, low=0.0, high=1.0, low_open=False,
+                                  high_open=True)
+        if self.verify > 0.0 and self.g > 1:
+            base = (np.full(self.g, 1.0 / self.g) if self._weights is None else self._weights)
+            self._weights = (1.0 - self.verify) * base
+            self._weights[-1] += self.verify
         self.allocation = (allocation if isinstance(allocation, str)
                            else [float(x) for x in np.asarray(allocation, dtype=np.float64)])
         if self._weights is not None:
@@ -351,7 +381,7 @@ class PEM(HeavyHitterProtocol):
     def _stream_extra(self) -> dict:
         return {"g": self.g, "eta": self.eta, "c": self.c, "z": self.z,
                 "max_kept": self.max_kept, "pool_ended": self.pool_ended,
-                "allocation": self.allocation}
+                "allocation": self.allocation, "verify": self.verify}
 
     # ------------------------------------------------------------ client
     def groups(self, identities: Any) -> np.ndarray:
