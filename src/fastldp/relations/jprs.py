@@ -483,7 +483,7 @@ class JPRS(RelationMechanism):
                 # the exponent classes in one kernel call: q_i 2^(x_i - lo) fits
                 # the batch's weight bound, and 2^(lo - 32) sum_i q_i 2^(x_i - lo)
                 # Ybar_i R_i(e) is the same exact sum as one call per class
-                q = q << (x - lo).astype(np.int64)
+                q = np.left_shift(q, x - lo)
                 hi = lo
             weights = q * bits[start:stop]  # int64; q broadcasts in the uniform case
             add_gamma_squares(gamma_sq, e, None if uniform else g, self.n_threads)
