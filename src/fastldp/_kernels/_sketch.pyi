@@ -41,3 +41,13 @@ def fixed_sketch(
     first_identity: int = ...,
     codebook: str | int = ...,
 ) -> npt.NDArray[np.int64]: ...
+def sign_sketch(
+    seed: int,
+    identities: npt.NDArray[np.uint64] | None,
+    signs: npt.NDArray[np.int8],
+    magnitude: int,
+    p: int,
+    n_threads: int = ...,
+    first_identity: int = ...,
+    codebook: str | int = ...,
+) -> npt.NDArray[np.int64]: ...

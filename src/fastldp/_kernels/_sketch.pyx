@@ -28,6 +28,8 @@ ordered reduction: each thread sums its chunks into its own partial and the
 partials are added in any order, with the same result.
 """
 
+import operator
+
 import numpy as np
 
 from libc.math cimport tanh, fabs, INFINITY
@@ -67,6 +69,8 @@ def simd_level():
 
 cdef extern from "src/jprs_fixed.h" nogil:
     int fastldp_fixed_table_path()
+    int fastldp_fixed_sign_sketch(const fastldp_fixed_source *src, const int8_t *signs, int64_t n,
+                                  int64_t chunk, int nthreads, int64_t magnitude, int64_t *out)
 
 
 def fixed_table_path():
@@ -371,4 +375,116 @@ def fixed_sketch(uint64_t seed, identities, const int64_t[::1] weights, int64_t 
         rc = fastldp_fixed_sketch(&src, n, chunk, n_threads, equal, magnitude, &o[0])
     if rc != 0:
         raise MemoryError("fixed_sketch: could not allocate per-thread scratch memory")
+    return out
+
+
+def sign_sketch(uint64_t seed, identities, signs, magnitude, int64_t p, int n_threads=1,
+                uint64_t first_identity=0, codebook="philox4x64-10"):
+    """Return ``V(e) = magnitude * sum_i signs[i] * R_{id_i}(e)`` for e in [0, p), exactly.
+
+    The same integers as ``fixed_sketch(seed, identities, magnitude *
+    signs.astype(np.int64), p, n_threads, first_identity, codebook)``, for
+    reports that all carry one budget: the signs come as int8, so neither
+    the n int64 weights nor :func:`fixed_sketch`'s scan of them for equal
+    magnitudes is needed; the sketch always takes the bit-sliced
+    sign-counting path, ``magnitude * (n - 2 * count)``.
+
+    Parameters
+    ----------
+    seed : int
+        Codebook seed (64 bits).
+    identities : uint64 array of shape (n,), or None
+        The identities ``id_i``; None means ``id_i = first_identity + i``.
+    signs : int8 array, shape (n,)
+        Each ``+1`` or ``-1``; ``n <= 2**30``.
+    magnitude : int
+        The common weight magnitude, ``0 <= magnitude <= 2**32``.
+    p : int
+        Number of encoded pairs, ``p >= 1``.
+    n_threads : int
+        Threads to use (>= 1); the result does not depend on it.
+    first_identity : int
+        First identity when ``identities`` is None (identities wrap modulo
+        2**64, as uint64 arithmetic does).
+    codebook : {"philox4x64-10", "philox4x32-10"}
+        Pair-sign codebook (see :mod:`fastldp._kernels._hash`).
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (p,)
+
+    Raises
+    ------
+    TypeError
+        If ``signs`` is not a one-dimensional int8 array or ``magnitude``
+        is not an integer.
+    ValueError
+        If a sign is not +1 or -1, or a length, ``p``, ``n_threads``,
+        ``n`` or ``magnitude`` is out of range.
+    MemoryError
+        If the per-thread scratch memory cannot be allocated.
+    """
+    cdef int cb = codebook_id(codebook)
+    sign_array = np.asarray(signs)
+    if sign_array.dtype != np.int8 or sign_array.ndim != 1:
+        raise TypeError(f"signs must be a one-dimensional int8 array of +1 and -1, got "
+                        f"dtype {sign_array.dtype} and shape {sign_array.shape}")
+    try:
+        magnitude = operator.index(magnitude)
+    except TypeError:
+        raise TypeError(f"magnitude must be an integer in [0, 2**32], got "
+                        f"{type(magnitude).__name__} {magnitude!r}") from None
+    if not 0 <= magnitude <= FIXED_MAX_WEIGHT:
+        raise ValueError(f"magnitude must satisfy 0 <= magnitude <= 2**32 = {FIXED_MAX_WEIGHT}, "
+                         f"got {magnitude}")
+    cdef const int8_t[::1] sg = np.ascontiguousarray(sign_array)
+    cdef intp_t n = sg.shape[0]
+    cdef const uint64_t[::1] ids
+    if p < 1:
+        raise ValueError(f"p must be >= 1, got {p}")
+    if n_threads < 1:
+        raise ValueError(f"n_threads must be >= 1, got {n_threads}")
+    if n > FIXED_MAX_N:
+        raise ValueError(f"n = len(signs) must be <= 2**30 = {FIXED_MAX_N}, got {n}")
+    cdef fastldp_fixed_source src
+    src.seed = seed
+    src.codebook = cb
+    src.identities = NULL
+    src.first_identity = first_identity
+    src.weights = NULL
+    src.p = p
+    if identities is not None:
+        ids = identities
+        if ids.shape[0] != n:
+            raise ValueError(f"identities and signs must have the same length, got "
+                             f"len(identities) = {ids.shape[0]} and len(signs) = {n}")
+        if n:
+            src.identities = &ids[0]
+    out = np.zeros(p, dtype=np.int64)
+    if n == 0:
+        return out
+    # v + 1 is 0 or 2 exactly for v = -1 or +1: one OR over the array (which
+    # the compiler vectorizes), and a second pass for the index only on failure
+    cdef int bad_bits = 0
+    cdef intp_t i, bad = -1
+    with nogil:
+        for i in range(n):
+            bad_bits |= (<int>sg[i] + 1) & ~2
+        if bad_bits:
+            for i in range(n):
+                if sg[i] != 1 and sg[i] != -1:
+                    bad = i
+                    break
+    if bad >= 0:
+        raise ValueError(f"signs must be +1 or -1, got signs[{bad}] = {sg[bad]}")
+    if magnitude == 0:
+        return out
+    cdef int64_t c_magnitude = magnitude
+    cdef int64_t[::1] o = out
+    cdef int rc
+    cdef int64_t chunk = _fixed_chunk(n)
+    with nogil:
+        rc = fastldp_fixed_sign_sketch(&src, &sg[0], n, chunk, n_threads, c_magnitude, &o[0])
+    if rc != 0:
+        raise MemoryError("sign_sketch: could not allocate per-thread scratch memory")
     return out

@@ -378,6 +378,147 @@ __attribute__((target("avx512f"))) static void fastldp_count_readback_avx512(
         }
     }
 }
+/* Words per bit plane in the layout of fastldp_count_ids_q4x32_avx512:
+ * whole quads of blocks (16 words, 1024 positions), so that every quad's
+ * words are stored unmasked (the words past p count bits never read back). */
+static inline int64_t fastldp_count_stride_q4x32(int64_t p)
+{
+    return ((p + 1023) >> 10) << 4;
+}
+
+/* Where fastldp_count_ids_q4x32_avx512 keeps logical word wi (positions
+ * 64 wi .. 64 wi + 63): in the generator's lane order, so that its words go
+ * into the carry-save tree without a permute. Within a quad, the vector lo
+ * (words 0-7) has in lane 2k + h word 2h of block k, and hi (words 8-15)
+ * word 2h + 1: logical word 4k + 2h + r is at 8r + 2k + h. */
+static inline int64_t fastldp_count_word_q4x32(int64_t wi)
+{
+    int l = (int)(wi & 15);
+    return (wi & ~(int64_t)15) + 8 * (l & 1) + 2 * (l >> 2) + ((l >> 1) & 1);
+}
+
+/* One carry-save step of the in-register counters: a batch of the
+ * generator's four identities (x[0..3], one quad of words each) into
+ * (ones, twos), handing up one fours vector. */
+#define FASTLDP_Q4X32_BATCH(fours_out, ones, twos, x)                      \
+    do {                                                                   \
+        __m512i twos_a_, twos_b_;                                          \
+        FASTLDP_CSA512(twos_a_, ones, ones, (x)[0], (x)[1]);               \
+        FASTLDP_CSA512(twos_b_, ones, ones, (x)[2], (x)[3]);               \
+        FASTLDP_CSA512(fours_out, twos, twos, twos_a_, twos_b_);           \
+    } while (0)
+
+/* Sixteen identities (four generator calls) of one quad into the
+ * in-register counters (ones .. eights of the lo and hi words), handing
+ * up their 16s vectors; ids[0 .. valid) count, the other lanes are zeroed
+ * (a ragged last group). Inlined into its caller with valid = 16 as a
+ * constant on the main path. */
+__attribute__((target("avx512f"), always_inline)) static inline void fastldp_q4x32_group16(
+    uint64_t seed, const uint64_t *ids, int valid, uint64_t q, __m512i *ones_l, __m512i *twos_l,
+    __m512i *fours_l, __m512i *eights_l, __m512i *ones_h, __m512i *twos_h, __m512i *fours_h,
+    __m512i *eights_h, __m512i *sixteens_l, __m512i *sixteens_h)
+{
+    __m512i lo[FASTLDP_PHILOX32Q_STATES], hi[FASTLDP_PHILOX32Q_STATES];
+    __m512i fa_l, fa_h, fb_l, fb_h, ea_l, ea_h, eb_l, eb_h;
+    /* generator call c: identities 4c .. 4c + 3, the padding ones zeroed */
+#define FASTLDP_Q4X32_GENERATE(c)                                                  \
+    do {                                                                           \
+        int s_;                                                                    \
+        fastldp_philox4x32_quad4_avx512(seed, ids + 4 * (c), q, lo, hi);           \
+        for (s_ = 0; valid < 16 && s_ < FASTLDP_PHILOX32Q_STATES; ++s_) {          \
+            if (4 * (c) + s_ >= valid) {                                           \
+                lo[s_] = _mm512_setzero_si512();                                   \
+                hi[s_] = _mm512_setzero_si512();                                   \
+            }                                                                      \
+        }                                                                          \
+    } while (0)
+    FASTLDP_Q4X32_GENERATE(0);
+    FASTLDP_Q4X32_BATCH(fa_l, *ones_l, *twos_l, lo);
+    FASTLDP_Q4X32_BATCH(fa_h, *ones_h, *twos_h, hi);
+    FASTLDP_Q4X32_GENERATE(1);
+    FASTLDP_Q4X32_BATCH(fb_l, *ones_l, *twos_l, lo);
+    FASTLDP_Q4X32_BATCH(fb_h, *ones_h, *twos_h, hi);
+    FASTLDP_CSA512(ea_l, *fours_l, *fours_l, fa_l, fb_l);
+    FASTLDP_CSA512(ea_h, *fours_h, *fours_h, fa_h, fb_h);
+    FASTLDP_Q4X32_GENERATE(2);
+    FASTLDP_Q4X32_BATCH(fa_l, *ones_l, *twos_l, lo);
+    FASTLDP_Q4X32_BATCH(fa_h, *ones_h, *twos_h, hi);
+    FASTLDP_Q4X32_GENERATE(3);
+    FASTLDP_Q4X32_BATCH(fb_l, *ones_l, *twos_l, lo);
+    FASTLDP_Q4X32_BATCH(fb_h, *ones_h, *twos_h, hi);
+    FASTLDP_CSA512(eb_l, *fours_l, *fours_l, fa_l, fb_l);
+    FASTLDP_CSA512(eb_h, *fours_h, *fours_h, fa_h, fb_h);
+    FASTLDP_CSA512(*sixteens_l, *eights_l, *eights_l, ea_l, eb_l);
+    FASTLDP_CSA512(*sixteens_h, *eights_h, *eights_h, ea_h, eb_h);
+#undef FASTLDP_Q4X32_GENERATE
+}
+
+/* Adds the m identities ids[0 .. m) (philox4x32-10, SIMD level 3) to the
+ * bit-sliced counts of their bits at the p positions: planes of `stride`
+ * (fastldp_count_stride_q4x32(p)) words each, words in the order of
+ * fastldp_count_word_q4x32, enough planes for every count they will reach.
+ *
+ * Quad by quad, the identities run through a two-level carry-save tree:
+ * the four low planes stay in registers for the whole run of identities
+ * (loaded once and stored once per call and quad), their 16s carries of
+ * sixteen groups of sixteen identities are added to planes 4 .. 7 by
+ * FASTLDP_ADD16_512, and only that tree's 256s carry ripples on in a loop
+ * whose length depends on the data (once per 256 identities, not per 16:
+ * the ripple's mispredicted exit and its loads and stores were a third of
+ * the counting's cost). The words go from the generator's registers into
+ * the tree in the generator's lane order (no permutes). The same integer
+ * counts as the other steps. */
+__attribute__((target("avx512f"))) static void fastldp_count_ids_q4x32_avx512(
+    uint64_t seed, const uint64_t *ids, int64_t m, int64_t p, int64_t stride, uint64_t *planes)
+{
+    int64_t nquads = (p + 1023) >> 10;
+    int64_t q, j;
+    __m512i sixteens_l[FASTLDP_COUNT_GROUP], sixteens_h[FASTLDP_COUNT_GROUP];
+    for (q = 0; q < nquads; ++q) {
+        uint64_t *w = planes + 16 * q;
+        __m512i ones_l = _mm512_loadu_si512((const void *)w);
+        __m512i ones_h = _mm512_loadu_si512((const void *)(w + 8));
+        __m512i twos_l = _mm512_loadu_si512((const void *)(w + stride));
+        __m512i twos_h = _mm512_loadu_si512((const void *)(w + stride + 8));
+        __m512i fours_l = _mm512_loadu_si512((const void *)(w + 2 * stride));
+        __m512i fours_h = _mm512_loadu_si512((const void *)(w + 2 * stride + 8));
+        __m512i eights_l = _mm512_loadu_si512((const void *)(w + 3 * stride));
+        __m512i eights_h = _mm512_loadu_si512((const void *)(w + 3 * stride + 8));
+        for (j = 0; j < m;) {
+            int g = 0;
+            for (; g < FASTLDP_COUNT_GROUP && j + 16 <= m; ++g, j += 16) {
+                fastldp_q4x32_group16(seed, ids + j, 16, (uint64_t)q, &ones_l, &twos_l,
+                                      &fours_l, &eights_l, &ones_h, &twos_h, &fours_h,
+                                      &eights_h, &sixteens_l[g], &sixteens_h[g]);
+            }
+            if (g < FASTLDP_COUNT_GROUP && j < m) {
+                /* the ragged last group: its padding lanes add zeros */
+                uint64_t padded[16];
+                int valid = (int)(m - j), t;
+                for (t = 0; t < 16; ++t) padded[t] = t < valid ? ids[j + t] : 0;
+                fastldp_q4x32_group16(seed, padded, valid, (uint64_t)q, &ones_l, &twos_l,
+                                      &fours_l, &eights_l, &ones_h, &twos_h, &fours_h,
+                                      &eights_h, &sixteens_l[g], &sixteens_h[g]);
+                ++g;
+                j = m;
+            }
+            for (; g < FASTLDP_COUNT_GROUP; ++g) {
+                sixteens_l[g] = _mm512_setzero_si512();
+                sixteens_h[g] = _mm512_setzero_si512();
+            }
+            FASTLDP_ADD16_512(sixteens_l, w + 4 * stride, stride, (__mmask8)0xFF);
+            FASTLDP_ADD16_512(sixteens_h, w + 4 * stride + 8, stride, (__mmask8)0xFF);
+        }
+        _mm512_storeu_si512((void *)w, ones_l);
+        _mm512_storeu_si512((void *)(w + 8), ones_h);
+        _mm512_storeu_si512((void *)(w + stride), twos_l);
+        _mm512_storeu_si512((void *)(w + stride + 8), twos_h);
+        _mm512_storeu_si512((void *)(w + 2 * stride), fours_l);
+        _mm512_storeu_si512((void *)(w + 2 * stride + 8), fours_h);
+        _mm512_storeu_si512((void *)(w + 3 * stride), eights_l);
+        _mm512_storeu_si512((void *)(w + 3 * stride + 8), eights_h);
+    }
+}
 #endif
 
 /* Adds one group of up to FASTLDP_COUNT_GROUP identities to the bit-sliced

@@ -81,11 +81,20 @@ typedef struct {
     uint64_t first_identity;
     const int64_t *weights;
     int64_t p;
+    /* set by the entry points, never by their callers: the +-1 signs of
+     * fastldp_fixed_sign_sketch (weights is then NULL), or NULL */
+    const int8_t *signs;
 } fastldp_fixed_source;
 
 static inline uint64_t fastldp_fixed_identity(const fastldp_fixed_source *src, int64_t i)
 {
     return src->identities ? src->identities[i] : src->first_identity + (uint64_t)i;
+}
+
+/* Whether w_i < 0 (the counting paths read only the sign). */
+static inline int fastldp_fixed_negative(const fastldp_fixed_source *src, int64_t i)
+{
+    return src->signs ? src->signs[i] < 0 : src->weights[i] < 0;
 }
 
 /* table[b] = sum_j w[j] * (bit j of b ? -1 : +1). Every entry is a signed sum
@@ -559,25 +568,89 @@ static inline void fastldp_fixed_count_range(
     for (g0 = start; g0 < stop; g0 += FASTLDP_COUNT_GROUP) {
         members = (int)(stop - g0 < FASTLDP_COUNT_GROUP ? stop - g0 : FASTLDP_COUNT_GROUP);
         for (j = 0; j < FASTLDP_COUNT_GROUP; ++j) {
-            flip[j] = (j < members && src->weights[g0 + j] < 0) ? ~0ULL : 0ULL;
+            flip[j] = (j < members && fastldp_fixed_negative(src, g0 + j)) ? ~0ULL : 0ULL;
             ids[j] = (j < members) ? fastldp_fixed_identity(src, g0 + j) : 0;
         }
         fastldp_count_group(src->codebook, src->seed, ids, flip, members, src->p, planes, level);
     }
 }
 
-/* part[e] += counted - 2 * count(e), the count read back from the planes. */
+#if FASTLDP_HAVE_AVX2_PATH
+/* Whether the equal-magnitude path counts with fastldp_count_ids_q4x32_avx512
+ * (the opt-in codebook at SIMD level 3). */
+static inline int fastldp_fixed_count_q4x32(int codebook, int level)
+{
+    return codebook == FASTLDP_CODEBOOK_PHILOX4X32 && level >= 3;
+}
+
+/* Identities per batch handed to fastldp_count_ids_q4x32_avx512: a whole
+ * 256-identity run of its two-level tree. */
+#define FASTLDP_FIXED_Q4X32_BATCH 256
+
+/* The opt-in codebook's counting at SIMD level 3: the identities [start,
+ * stop) with w_i >= 0 are counted in pos_planes, those with w_i < 0 in
+ * neg_planes, without flipping their words: #{i : bit_i(e) XOR [w_i < 0]}
+ * = count_pos(e) + (#negatives - count_neg(e)), read back by
+ * fastldp_fixed_count_flush. Returns the number of negatives. */
+static inline int64_t fastldp_fixed_count_range_q4x32(
+    const fastldp_fixed_source *src, int64_t start, int64_t stop, int64_t stride,
+    uint64_t *pos_planes, uint64_t *neg_planes)
+{
+    uint64_t pos[FASTLDP_FIXED_Q4X32_BATCH], neg[FASTLDP_FIXED_Q4X32_BATCH];
+    int npos = 0, nneg = 0;
+    int64_t negatives = 0, i;
+    for (i = start; i < stop; ++i) {
+        /* branch-free: the signs are random, a branch on them would be
+         * mispredicted for every other identity */
+        uint64_t id = fastldp_fixed_identity(src, i);
+        int negative = fastldp_fixed_negative(src, i);
+        pos[npos] = id;
+        neg[nneg] = id;
+        npos += 1 - negative;
+        nneg += negative;
+        if (npos == FASTLDP_FIXED_Q4X32_BATCH) {
+            fastldp_count_ids_q4x32_avx512(src->seed, pos, npos, src->p, stride, pos_planes);
+            npos = 0;
+        }
+        if (nneg == FASTLDP_FIXED_Q4X32_BATCH) {
+            fastldp_count_ids_q4x32_avx512(src->seed, neg, nneg, src->p, stride, neg_planes);
+            negatives += nneg;
+            nneg = 0;
+        }
+    }
+    if (npos) fastldp_count_ids_q4x32_avx512(src->seed, pos, npos, src->p, stride, pos_planes);
+    if (nneg) fastldp_count_ids_q4x32_avx512(src->seed, neg, nneg, src->p, stride, neg_planes);
+    return negatives + nneg;
+}
+#else
+static inline int fastldp_fixed_count_q4x32(int codebook, int level)
+{
+    (void)codebook;
+    (void)level;
+    return 0;
+}
+#endif
+
+/* part[e] += base + factor * count(e), the count read back from nplanes
+ * planes of stride words, in the word order of fastldp_count_word_q4x32
+ * when q4x32_order is set. */
 static inline void fastldp_fixed_count_flush(
-    const uint64_t *planes, int nplanes, int64_t p, int64_t counted, int64_t *part)
+    const uint64_t *planes, int nplanes, int64_t p, int64_t stride, int q4x32_order,
+    int64_t base, int64_t factor, int64_t *part)
 {
     int64_t nwords = (p + 63) >> 6;
-    int64_t stride = fastldp_count_stride(p);
     int64_t wi, t;
     for (wi = 0; wi < nwords; ++wi) {
         int64_t limit = p - (wi << 6) < 64 ? p - (wi << 6) : 64;
+        int64_t word = wi;
+#if FASTLDP_HAVE_AVX2_PATH
+        if (q4x32_order) word = fastldp_count_word_q4x32(wi);
+#else
+        (void)q4x32_order;
+#endif
         for (t = 0; t < limit; ++t) {
-            part[(wi << 6) + t] += counted - 2 * fastldp_plane_count(planes, nplanes, stride,
-                                                                     wi, (int)t);
+            part[(wi << 6) + t] += base + factor * fastldp_plane_count(planes, nplanes, stride,
+                                                                       word, (int)t);
         }
     }
 }
@@ -591,7 +664,7 @@ static inline void fastldp_fixed_count_flush(
  * added into out at the end. The order of those integer additions cannot
  * change the result. out must hold p zeros. Returns 0, or -1 when scratch
  * memory could not be allocated (out is then unspecified). */
-static inline int fastldp_fixed_sketch(
+static inline int fastldp_fixed_sketch_run(
     const fastldp_fixed_source *src, int64_t n, int64_t chunk, int nthreads,
     int counting, int64_t magnitude, int64_t *out)
 {
@@ -607,18 +680,26 @@ static inline int fastldp_fixed_sketch(
 #pragma omp parallel num_threads(nthreads) if (nthreads > 1) reduction(| : failed)
 #endif
     {
-        int64_t stride = fastldp_count_stride(p);
         int64_t padded_p = ((p + 255) >> 8) << 8;
         int nplanes = 4 + fastldp_fixed_count_high_planes(n);
         int level = fastldp_simd_level();
         int vbmi = !counting && fastldp_fixed_vbmi_ok(level);
+        /* the opt-in codebook's AVX-512 count: two sets of planes (identities
+         * with w_i >= 0 and w_i < 0), words in the generator's order */
+        int q4x32 = counting && fastldp_fixed_count_q4x32(src->codebook, level);
+#if FASTLDP_HAVE_AVX2_PATH
+        int64_t stride = q4x32 ? fastldp_count_stride_q4x32(p) : fastldp_count_stride(p);
+#else
+        int64_t stride = fastldp_count_stride(p);
+#endif
         int64_t *part = (int64_t *)calloc((size_t)padded_p, sizeof(int64_t));
         uint64_t *planes = NULL;
         fastldp_fixed_scratch *ws = NULL;
-        int64_t c, counted = 0, i;
+        int64_t c, counted = 0, negatives = 0, i;
         int ok;
         if (counting) {
-            planes = (uint64_t *)calloc((size_t)nplanes * (size_t)stride, sizeof(uint64_t));
+            planes = (uint64_t *)calloc((size_t)(q4x32 ? 2 : 1) * (size_t)nplanes * (size_t)stride,
+                                        sizeof(uint64_t));
         } else {
             ws = (fastldp_fixed_scratch *)malloc(sizeof(fastldp_fixed_scratch));
         }
@@ -633,7 +714,13 @@ static inline int fastldp_fixed_sketch(
             int64_t start = c * chunk;
             int64_t stop = start + chunk < n ? start + chunk : n;
             if (!ok) continue;
-            if (counting) {
+            if (q4x32) {
+#if FASTLDP_HAVE_AVX2_PATH
+                negatives += fastldp_fixed_count_range_q4x32(src, start, stop, stride, planes,
+                                                             planes + (int64_t)nplanes * stride);
+#endif
+                counted += stop - start;
+            } else if (counting) {
                 fastldp_fixed_count_range(src, start, stop, planes, level);
                 counted += stop - start;
             } else if (vbmi) {
@@ -645,8 +732,13 @@ static inline int fastldp_fixed_sketch(
             }
         }
         if (ok) {
-            if (counting) {
-                fastldp_fixed_count_flush(planes, nplanes, p, counted, part);
+            if (q4x32) {
+                fastldp_fixed_count_flush(planes, nplanes, p, stride, 1, counted - 2 * negatives,
+                                          -2, part);
+                fastldp_fixed_count_flush(planes + (int64_t)nplanes * stride, nplanes, p, stride,
+                                          1, 0, 2, part);
+            } else if (counting) {
+                fastldp_fixed_count_flush(planes, nplanes, p, stride, 0, counted, -2, part);
             } else if (vbmi) {
                 fastldp_fixed_unpermute(part, padded_p);
             }
@@ -667,6 +759,31 @@ static inline int fastldp_fixed_sketch(
         for (e = 0; e < p; ++e) out[e] *= magnitude;
     }
     return 0;
+}
+
+/* fastldp_fixed_sketch_run with the weights src->weights (src->signs is
+ * ignored: callers need not set it). */
+static inline int fastldp_fixed_sketch(
+    const fastldp_fixed_source *src, int64_t n, int64_t chunk, int nthreads,
+    int counting, int64_t magnitude, int64_t *out)
+{
+    fastldp_fixed_source weighted = *src;
+    weighted.signs = NULL;
+    return fastldp_fixed_sketch_run(&weighted, n, chunk, nthreads, counting, magnitude, out);
+}
+
+/* out[e] = magnitude * sum_i signs[i] R_i(e) (signs[i] = +1 or -1, checked by
+ * the caller; 0 <= magnitude <= 2^32): fastldp_fixed_sketch's counting path
+ * with the signs read from int8, no int64 weights needed (src->weights is
+ * ignored). Same return values. */
+static inline int fastldp_fixed_sign_sketch(
+    const fastldp_fixed_source *src, const int8_t *signs, int64_t n, int64_t chunk,
+    int nthreads, int64_t magnitude, int64_t *out)
+{
+    fastldp_fixed_source signed_src = *src;
+    signed_src.weights = NULL;
+    signed_src.signs = signs;
+    return fastldp_fixed_sketch_run(&signed_src, n, chunk, nthreads, 1, magnitude, out);
 }
 
 #endif
