@@ -420,11 +420,14 @@ __attribute__((target("avx512f"), always_inline)) static inline void fastldp_q4x
 {
     __m512i lo[FASTLDP_PHILOX32Q_STATES], hi[FASTLDP_PHILOX32Q_STATES];
     __m512i fa_l, fa_h, fb_l, fb_h, ea_l, ea_h, eb_l, eb_h;
-    /* generator call c: identities 4c .. 4c + 3, the padding ones zeroed */
+    /* generator call c: identities 4c .. 4c + 3, the padding ones zeroed
+     * (a call with none to count is skipped) */
 #define FASTLDP_Q4X32_GENERATE(c)                                                  \
     do {                                                                           \
         int s_;                                                                    \
-        fastldp_philox4x32_quad4_avx512(seed, ids + 4 * (c), q, lo, hi);           \
+        if (valid == 16 || 4 * (c) < valid) {                                      \
+            fastldp_philox4x32_quad4_avx512(seed, ids + 4 * (c), q, lo, hi);       \
+        }                                                                          \
         for (s_ = 0; valid < 16 && s_ < FASTLDP_PHILOX32Q_STATES; ++s_) {          \
             if (4 * (c) + s_ >= valid) {                                           \
                 lo[s_] = _mm512_setzero_si512();                                   \

@@ -587,40 +587,113 @@ static inline int fastldp_fixed_count_q4x32(int codebook, int level)
  * 256-identity run of its two-level tree. */
 #define FASTLDP_FIXED_Q4X32_BATCH 256
 
+/* Moves ids[limit .. *count) to the front after the first `limit` were
+ * counted (fewer than eight: the sign split writes eight lanes at a time). */
+static inline void fastldp_fixed_q4x32_shift(uint64_t *ids, int *count, int limit)
+{
+    int j;
+    for (j = limit; j < *count; ++j) ids[j - limit] = ids[j];
+    *count -= limit;
+}
+
 /* The opt-in codebook's counting at SIMD level 3: the identities [start,
  * stop) with w_i >= 0 are counted in pos_planes, those with w_i < 0 in
  * neg_planes, without flipping their words: #{i : bit_i(e) XOR [w_i < 0]}
  * = count_pos(e) + (#negatives - count_neg(e)), read back by
- * fastldp_fixed_count_flush. Returns the number of negatives. */
-static inline int64_t fastldp_fixed_count_range_q4x32(
+ * fastldp_fixed_count_flush_q4x32. The split takes eight identities at a time
+ * (vpcompressq into registers, then one store each: without a branch on
+ * the random signs, and without Zen 4's slow compress to memory), and
+ * hands out whole batches of FASTLDP_FIXED_Q4X32_BATCH. Returns the number
+ * of negatives. */
+__attribute__((target("avx512f"))) static int64_t fastldp_fixed_count_range_q4x32(
     const fastldp_fixed_source *src, int64_t start, int64_t stop, int64_t stride,
     uint64_t *pos_planes, uint64_t *neg_planes)
 {
-    uint64_t pos[FASTLDP_FIXED_Q4X32_BATCH], neg[FASTLDP_FIXED_Q4X32_BATCH];
+    /* eight lanes of slack past a batch: a store of eight may overrun it */
+    uint64_t pos[FASTLDP_FIXED_Q4X32_BATCH + 8], neg[FASTLDP_FIXED_Q4X32_BATCH + 8];
+    const __m512i iota = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+    const __m512i zero = _mm512_setzero_si512();
     int npos = 0, nneg = 0;
     int64_t negatives = 0, i;
-    for (i = start; i < stop; ++i) {
-        /* branch-free: the signs are random, a branch on them would be
-         * mispredicted for every other identity */
-        uint64_t id = fastldp_fixed_identity(src, i);
-        int negative = fastldp_fixed_negative(src, i);
-        pos[npos] = id;
-        neg[nneg] = id;
-        npos += 1 - negative;
-        nneg += negative;
-        if (npos == FASTLDP_FIXED_Q4X32_BATCH) {
-            fastldp_count_ids_q4x32_avx512(src->seed, pos, npos, src->p, stride, pos_planes);
-            npos = 0;
+    for (i = start; i + 8 <= stop; i += 8) {
+        __m512i id = src->identities
+                         ? _mm512_loadu_si512((const void *)(src->identities + i))
+                         : _mm512_add_epi64(_mm512_set1_epi64((long long)(src->first_identity +
+                                                                          (uint64_t)i)),
+                                            iota);
+        __mmask8 negative;
+        int k;
+        if (src->signs) {
+            negative = _mm512_cmplt_epi64_mask(
+                _mm512_cvtepi8_epi64(_mm_loadl_epi64((const __m128i *)(const void *)(src->signs + i))),
+                zero);
+        } else {
+            negative = _mm512_cmplt_epi64_mask(
+                _mm512_loadu_si512((const void *)(src->weights + i)), zero);
         }
-        if (nneg == FASTLDP_FIXED_Q4X32_BATCH) {
-            fastldp_count_ids_q4x32_avx512(src->seed, neg, nneg, src->p, stride, neg_planes);
-            negatives += nneg;
-            nneg = 0;
+        _mm512_storeu_si512((void *)(neg + nneg), _mm512_maskz_compress_epi64(negative, id));
+        _mm512_storeu_si512((void *)(pos + npos),
+                            _mm512_maskz_compress_epi64((__mmask8)~negative, id));
+        k = __builtin_popcount((unsigned)negative);
+        nneg += k;
+        npos += 8 - k;
+        if (npos >= FASTLDP_FIXED_Q4X32_BATCH) {
+            fastldp_count_ids_q4x32_avx512(src->seed, pos, FASTLDP_FIXED_Q4X32_BATCH, src->p,
+                                           stride, pos_planes);
+            fastldp_fixed_q4x32_shift(pos, &npos, FASTLDP_FIXED_Q4X32_BATCH);
+        }
+        if (nneg >= FASTLDP_FIXED_Q4X32_BATCH) {
+            fastldp_count_ids_q4x32_avx512(src->seed, neg, FASTLDP_FIXED_Q4X32_BATCH, src->p,
+                                           stride, neg_planes);
+            negatives += FASTLDP_FIXED_Q4X32_BATCH;
+            fastldp_fixed_q4x32_shift(neg, &nneg, FASTLDP_FIXED_Q4X32_BATCH);
+        }
+    }
+    for (; i < stop; ++i) {
+        /* the last few: both lists have room (fewer than a batch each) */
+        uint64_t id = fastldp_fixed_identity(src, i);
+        if (fastldp_fixed_negative(src, i)) {
+            neg[nneg++] = id;
+        } else {
+            pos[npos++] = id;
         }
     }
     if (npos) fastldp_count_ids_q4x32_avx512(src->seed, pos, npos, src->p, stride, pos_planes);
     if (nneg) fastldp_count_ids_q4x32_avx512(src->seed, neg, nneg, src->p, stride, neg_planes);
     return negatives + nneg;
+}
+
+/* part[e] += base - 2 * count_pos(e) + 2 * count_neg(e) for e in [0, p), the
+ * counts read from the nplanes planes of both sets (words in the order of
+ * fastldp_count_word_q4x32): eight positions at a time, each plane's eight
+ * bits a mask that ORs the plane's bit value into the int64 lanes. The same
+ * integers as the scalar read-back (fastldp_plane_count) of each set. */
+__attribute__((target("avx512f"))) static void fastldp_fixed_count_flush_q4x32(
+    const uint64_t *pos_planes, const uint64_t *neg_planes, int nplanes, int64_t p,
+    int64_t stride, int64_t base, int64_t *part)
+{
+    const __m512i base_vec = _mm512_set1_epi64((long long)base);
+    int64_t e;
+    int l;
+    for (e = 0; e < p; e += 8) {
+        int64_t word = fastldp_count_word_q4x32(e >> 6);
+        int shift = (int)(e & 63);
+        __mmask8 keep = p - e >= 8 ? (__mmask8)0xFF : (__mmask8)((1u << (p - e)) - 1u);
+        __m512i count_pos = _mm512_setzero_si512(), count_neg = _mm512_setzero_si512();
+        __m512i value;
+        for (l = 0; l < nplanes; ++l) {
+            __m512i bit = _mm512_set1_epi64((long long)1 << l);
+            __mmask8 in_pos = (__mmask8)(pos_planes[(int64_t)l * stride + word] >> shift);
+            __mmask8 in_neg = (__mmask8)(neg_planes[(int64_t)l * stride + word] >> shift);
+            count_pos = _mm512_mask_or_epi64(count_pos, in_pos, count_pos, bit);
+            count_neg = _mm512_mask_or_epi64(count_neg, in_neg, count_neg, bit);
+        }
+        value = _mm512_add_epi64(
+            base_vec, _mm512_slli_epi64(_mm512_sub_epi64(count_neg, count_pos), 1));
+        _mm512_mask_storeu_epi64(
+            (void *)(part + e), keep,
+            _mm512_add_epi64(_mm512_maskz_loadu_epi64(keep, (const void *)(part + e)), value));
+    }
 }
 #else
 static inline int fastldp_fixed_count_q4x32(int codebook, int level)
@@ -631,26 +704,18 @@ static inline int fastldp_fixed_count_q4x32(int codebook, int level)
 }
 #endif
 
-/* part[e] += base + factor * count(e), the count read back from nplanes
- * planes of stride words, in the word order of fastldp_count_word_q4x32
- * when q4x32_order is set. */
+/* part[e] += counted - 2 * count(e), the count read back from the planes. */
 static inline void fastldp_fixed_count_flush(
-    const uint64_t *planes, int nplanes, int64_t p, int64_t stride, int q4x32_order,
-    int64_t base, int64_t factor, int64_t *part)
+    const uint64_t *planes, int nplanes, int64_t p, int64_t counted, int64_t *part)
 {
     int64_t nwords = (p + 63) >> 6;
+    int64_t stride = fastldp_count_stride(p);
     int64_t wi, t;
     for (wi = 0; wi < nwords; ++wi) {
         int64_t limit = p - (wi << 6) < 64 ? p - (wi << 6) : 64;
-        int64_t word = wi;
-#if FASTLDP_HAVE_AVX2_PATH
-        if (q4x32_order) word = fastldp_count_word_q4x32(wi);
-#else
-        (void)q4x32_order;
-#endif
         for (t = 0; t < limit; ++t) {
-            part[(wi << 6) + t] += base + factor * fastldp_plane_count(planes, nplanes, stride,
-                                                                       word, (int)t);
+            part[(wi << 6) + t] += counted - 2 * fastldp_plane_count(planes, nplanes, stride,
+                                                                     wi, (int)t);
         }
     }
 }
@@ -733,12 +798,13 @@ static inline int fastldp_fixed_sketch_run(
         }
         if (ok) {
             if (q4x32) {
-                fastldp_fixed_count_flush(planes, nplanes, p, stride, 1, counted - 2 * negatives,
-                                          -2, part);
-                fastldp_fixed_count_flush(planes + (int64_t)nplanes * stride, nplanes, p, stride,
-                                          1, 0, 2, part);
+#if FASTLDP_HAVE_AVX2_PATH
+                fastldp_fixed_count_flush_q4x32(planes, planes + (int64_t)nplanes * stride,
+                                                nplanes, p, stride, counted - 2 * negatives,
+                                                part);
+#endif
             } else if (counting) {
-                fastldp_fixed_count_flush(planes, nplanes, p, stride, 0, counted, -2, part);
+                fastldp_fixed_count_flush(planes, nplanes, p, counted, part);
             } else if (vbmi) {
                 fastldp_fixed_unpermute(part, padded_p);
             }
