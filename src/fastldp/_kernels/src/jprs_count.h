@@ -397,15 +397,28 @@ static inline int64_t fastldp_count_word_q4x32(int64_t wi)
     return (wi & ~(int64_t)15) + 8 * (l & 1) + 2 * (l >> 2) + ((l >> 1) & 1);
 }
 
+/* Carry-save adder into an accumulator: (high, acc) = acc + b + c bitwise,
+ * the sum bit first and the carry as a function of (b, c, sum): carry =
+ * maj(acc, b, c) = maj(sum ^ b ^ c, b, c), which is b where b = c and
+ * ~sum elsewhere (vpternlogq table 0xD4). Both results then overwrite
+ * inputs that die here (acc, and b or c), where computing both from (acc,
+ * b, c) needs a copy of one input (vpternlogq overwrites its first). */
+#define FASTLDP_CSA512_ACC(high, acc, b, c)                                 \
+    do {                                                                   \
+        __m512i b_ = (b), c_ = (c);                                        \
+        (acc) = _mm512_ternarylogic_epi64((acc), b_, c_, 0x96);            \
+        (high) = _mm512_ternarylogic_epi64(b_, c_, (acc), 0xD4);           \
+    } while (0)
+
 /* One carry-save step of the in-register counters: a batch of the
  * generator's four identities (x[0..3], one quad of words each) into
  * (ones, twos), handing up one fours vector. */
 #define FASTLDP_Q4X32_BATCH(fours_out, ones, twos, x)                      \
     do {                                                                   \
         __m512i twos_a_, twos_b_;                                          \
-        FASTLDP_CSA512(twos_a_, ones, ones, (x)[0], (x)[1]);               \
-        FASTLDP_CSA512(twos_b_, ones, ones, (x)[2], (x)[3]);               \
-        FASTLDP_CSA512(fours_out, twos, twos, twos_a_, twos_b_);           \
+        FASTLDP_CSA512_ACC(twos_a_, ones, (x)[0], (x)[1]);                 \
+        FASTLDP_CSA512_ACC(twos_b_, ones, (x)[2], (x)[3]);                 \
+        FASTLDP_CSA512_ACC(fours_out, twos, twos_a_, twos_b_);             \
     } while (0)
 
 /* Sixteen identities (four generator calls) of one quad into the
@@ -441,18 +454,18 @@ __attribute__((target("avx512f"), always_inline)) static inline void fastldp_q4x
     FASTLDP_Q4X32_GENERATE(1);
     FASTLDP_Q4X32_BATCH(fb_l, *ones_l, *twos_l, lo);
     FASTLDP_Q4X32_BATCH(fb_h, *ones_h, *twos_h, hi);
-    FASTLDP_CSA512(ea_l, *fours_l, *fours_l, fa_l, fb_l);
-    FASTLDP_CSA512(ea_h, *fours_h, *fours_h, fa_h, fb_h);
+    FASTLDP_CSA512_ACC(ea_l, *fours_l, fa_l, fb_l);
+    FASTLDP_CSA512_ACC(ea_h, *fours_h, fa_h, fb_h);
     FASTLDP_Q4X32_GENERATE(2);
     FASTLDP_Q4X32_BATCH(fa_l, *ones_l, *twos_l, lo);
     FASTLDP_Q4X32_BATCH(fa_h, *ones_h, *twos_h, hi);
     FASTLDP_Q4X32_GENERATE(3);
     FASTLDP_Q4X32_BATCH(fb_l, *ones_l, *twos_l, lo);
     FASTLDP_Q4X32_BATCH(fb_h, *ones_h, *twos_h, hi);
-    FASTLDP_CSA512(eb_l, *fours_l, *fours_l, fa_l, fb_l);
-    FASTLDP_CSA512(eb_h, *fours_h, *fours_h, fa_h, fb_h);
-    FASTLDP_CSA512(*sixteens_l, *eights_l, *eights_l, ea_l, eb_l);
-    FASTLDP_CSA512(*sixteens_h, *eights_h, *eights_h, ea_h, eb_h);
+    FASTLDP_CSA512_ACC(eb_l, *fours_l, fa_l, fb_l);
+    FASTLDP_CSA512_ACC(eb_h, *fours_h, fa_h, fb_h);
+    FASTLDP_CSA512_ACC(*sixteens_l, *eights_l, ea_l, eb_l);
+    FASTLDP_CSA512_ACC(*sixteens_h, *eights_h, ea_h, eb_h);
 #undef FASTLDP_Q4X32_GENERATE
 }
 
