@@ -11,7 +11,8 @@ integers.
 The opt-in codebook's count at level 3 (jprs_count.h,
 ``fastldp_count_ids_q4x32_avx512``) splits the identities by sign into
 batches of 256 and runs two levels of carry-save trees over 16 and 256
-identities; the tests here also pin ``fixed_sketch`` on that path at the
+identities; the tests here also pin ``fixed_sketch`` and the float kernel's
+equal-magnitude path (``global_sketch``), which count the same way, at the
 batch and tree boundaries against scalar C.
 """
 
@@ -186,6 +187,10 @@ def test_q4x32_count_at_batch_and_tree_boundaries_equals_scalar_c(n, p, caps):
             np.testing.assert_array_equal(_sketch.fixed_sketch(6, ids, w, p, t, 0, CB32), ref)
             np.testing.assert_array_equal(_sketch.sign_sketch(6, ids, signs, 3, p, t, 0, CB32),
                                           ref)
+            # the float kernel's equal-magnitude path counts the same way
+            np.testing.assert_array_equal(
+                _sketch.global_sketch(6, ids, w.astype(np.float64), p, t, CB32),
+                ref.astype(np.float64))
 
 
 def test_q4x32_deep_counts_ripple_through_every_high_plane(caps):
@@ -204,3 +209,6 @@ def test_q4x32_deep_counts_ripple_through_every_high_plane(caps):
         np.testing.assert_array_equal(_sketch.sign_sketch(5, ids, signs, 1, p, t, 0, CB32), ref)
         np.testing.assert_array_equal(
             _sketch.fixed_sketch(5, ids, signs.astype(np.int64), p, t, 0, CB32), ref)
+        np.testing.assert_array_equal(
+            _sketch.global_sketch(5, ids, signs.astype(np.float64), p, t, CB32),
+            ref.astype(np.float64))

@@ -9,7 +9,7 @@
  * (about five integer operations per identity and 64 positions), so the
  * kernel runs close to the cost of generating the Philox blocks. With the
  * opt-in codebook and AVX-512 the tree works on 512-bit vectors fed straight
- * from the generator's registers (fastldp_count_group_q4x32_avx512).
+ * from the generator's registers (fastldp_count_ids_q4x32_avx512).
  *
  * This chunk function writes the exact integer (n_chunk - 2 * count) as a
  * double; the caller multiplies by c once at the end. Integers below 2^53
@@ -305,79 +305,6 @@ static inline __mmask8 fastldp_low_mask8(int64_t count)
     return count >= 8 ? (__mmask8)0xFF : count <= 0 ? (__mmask8)0 : (__mmask8)((1u << count) - 1u);
 }
 
-/* fastldp_count_group for the philox4x32-10 codebook at SIMD level 3. */
-__attribute__((target("avx512f"))) static void fastldp_count_group_q4x32_avx512(
-    uint64_t seed, const uint64_t *ids, const uint64_t *flip, int members, int64_t p,
-    uint64_t *planes)
-{
-    int64_t stride = fastldp_count_stride(p);
-    int64_t nblocks = (p + 255) >> 8;
-    int64_t q;
-    __m512i x01[FASTLDP_COUNT_GROUP], x23[FASTLDP_COUNT_GROUP];
-    __m512i lo[FASTLDP_PHILOX32Q_STATES], hi[FASTLDP_PHILOX32Q_STATES];
-    uint64_t padded_ids[FASTLDP_COUNT_GROUP];
-    /* block k's words (lo[2k], hi[2k], lo[2k + 1], hi[2k + 1]): blocks 0, 1
-     * and blocks 2, 3 of the quad */
-    const __m512i first = _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0);
-    const __m512i second = _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4);
-    int j, s;
-    /* the padding members' words are never set: they add zeros */
-    for (j = 0; j < FASTLDP_COUNT_GROUP; ++j) padded_ids[j] = j < members ? ids[j] : 0;
-    for (j = members; j < FASTLDP_COUNT_GROUP; ++j) {
-        x01[j] = _mm512_setzero_si512();
-        x23[j] = _mm512_setzero_si512();
-    }
-    for (q = 0; 4 * q < nblocks; ++q) {
-        uint64_t *w = planes + 16 * q;
-        int64_t left = 4 * (nblocks - 4 * q); /* words of this quad inside the planes */
-        __mmask8 keep01 = fastldp_low_mask8(left), keep23 = fastldp_low_mask8(left - 8);
-        for (j = 0; j < members; j += FASTLDP_PHILOX32Q_STATES) {
-            fastldp_philox4x32_quad4_avx512(seed, padded_ids + j, (uint64_t)q, lo, hi);
-            for (s = 0; s < FASTLDP_PHILOX32Q_STATES && j + s < members; ++s) {
-                __m512i f = _mm512_set1_epi64((long long)flip[j + s]);
-                x01[j + s] = _mm512_xor_si512(_mm512_permutex2var_epi64(lo[s], first, hi[s]), f);
-                x23[j + s] = _mm512_xor_si512(_mm512_permutex2var_epi64(lo[s], second, hi[s]), f);
-            }
-        }
-        FASTLDP_ADD16_512(x01, w, stride, keep01);
-        if (keep23) FASTLDP_ADD16_512(x23, w + 8, stride, keep23);
-    }
-}
-
-/* out[e] += n_chunk - 2 * count(e) for e in [0, p), the counts read from
- * nplanes <= 30 planes (counts below 2^30, so n_chunk - 2 count fits 32
- * bits). Sixteen positions at a time: each plane's 16 bits are a mask that
- * ORs the plane's bit value into the lanes; the integers convert exactly to
- * doubles. The same sums as the
- * scalar read-back, one plane load per 16 positions instead of per bit. */
-__attribute__((target("avx512f"))) static void fastldp_count_readback_avx512(
-    const uint64_t *planes, int nplanes, int64_t stride, int64_t p, int64_t n_chunk, double *out)
-{
-    const __m512i n_vec = _mm512_set1_epi32((int)n_chunk);
-    int64_t pos;
-    int l;
-    for (pos = 0; pos < p; pos += 16) {
-        int64_t left = p - pos;
-        int64_t wi = pos >> 6;
-        int shift = (int)(pos & 63);
-        __m512i count = _mm512_setzero_si512(), value;
-        __mmask8 keep_lo = fastldp_low_mask8(left), keep_hi = fastldp_low_mask8(left - 8);
-        for (l = 0; l < nplanes; ++l) {
-            __mmask16 bits = (__mmask16)(planes[(int64_t)l * stride + wi] >> shift);
-            count = _mm512_mask_or_epi32(count, bits, count, _mm512_set1_epi32(1 << l));
-        }
-        value = _mm512_sub_epi32(n_vec, _mm512_slli_epi32(count, 1));
-        _mm512_mask_storeu_pd(out + pos, keep_lo,
-                              _mm512_add_pd(_mm512_maskz_loadu_pd(keep_lo, out + pos),
-                                            _mm512_cvtepi32_pd(_mm512_castsi512_si256(value))));
-        if (keep_hi) {
-            _mm512_mask_storeu_pd(out + pos + 8, keep_hi,
-                                  _mm512_add_pd(_mm512_maskz_loadu_pd(keep_hi, out + pos + 8),
-                                                _mm512_cvtepi32_pd(
-                                                    _mm512_extracti64x4_epi64(value, 1))));
-        }
-    }
-}
 /* Words per bit plane in the layout of fastldp_count_ids_q4x32_avx512:
  * whole quads of blocks (16 words, 1024 positions), so that every quad's
  * words are stored unmasked (the words past p count bits never read back). */
@@ -535,6 +462,58 @@ __attribute__((target("avx512f"))) static void fastldp_count_ids_q4x32_avx512(
         _mm512_storeu_si512((void *)(w + 3 * stride + 8), eights_h);
     }
 }
+/* Identities per batch handed to fastldp_count_ids_q4x32_avx512 by the
+ * sign splits: a whole 256-identity run of its two-level tree. */
+#define FASTLDP_COUNT_Q4X32_BATCH 256
+
+/* Moves ids[limit .. *count) to the front after the first `limit` were
+ * counted. */
+static inline void fastldp_count_q4x32_shift(uint64_t *ids, int *count, int limit)
+{
+    int j;
+    for (j = limit; j < *count; ++j) ids[j - limit] = ids[j];
+    *count -= limit;
+}
+
+/* out[e] += base - 2 * count_pos(e) + 2 * count_neg(e) for e in [0, p), the
+ * counts read from nplanes <= 30 planes of each set (words in the order of
+ * fastldp_count_word_q4x32; counts below 2^30 and |value| <= n_chunk, so the
+ * arithmetic fits 32 bits). Sixteen positions at a time: each plane's 16
+ * bits are a mask that ORs the plane's bit value into the lanes; the
+ * integers convert exactly to doubles. */
+__attribute__((target("avx512f"))) static void fastldp_count_readback_q4x32_avx512(
+    const uint64_t *pos_planes, const uint64_t *neg_planes, int nplanes, int64_t stride,
+    int64_t p, int64_t base, double *out)
+{
+    const __m512i base_vec = _mm512_set1_epi32((int)base);
+    int64_t pos;
+    int l;
+    for (pos = 0; pos < p; pos += 16) {
+        int64_t left = p - pos;
+        int64_t word = fastldp_count_word_q4x32(pos >> 6);
+        int shift = (int)(pos & 63);
+        __m512i count_pos = _mm512_setzero_si512(), count_neg = _mm512_setzero_si512(), value;
+        __mmask8 keep_lo = fastldp_low_mask8(left), keep_hi = fastldp_low_mask8(left - 8);
+        for (l = 0; l < nplanes; ++l) {
+            __m512i bit = _mm512_set1_epi32(1 << l);
+            __mmask16 in_pos = (__mmask16)(pos_planes[(int64_t)l * stride + word] >> shift);
+            __mmask16 in_neg = (__mmask16)(neg_planes[(int64_t)l * stride + word] >> shift);
+            count_pos = _mm512_mask_or_epi32(count_pos, in_pos, count_pos, bit);
+            count_neg = _mm512_mask_or_epi32(count_neg, in_neg, count_neg, bit);
+        }
+        value = _mm512_add_epi32(base_vec,
+                                 _mm512_slli_epi32(_mm512_sub_epi32(count_neg, count_pos), 1));
+        _mm512_mask_storeu_pd(out + pos, keep_lo,
+                              _mm512_add_pd(_mm512_maskz_loadu_pd(keep_lo, out + pos),
+                                            _mm512_cvtepi32_pd(_mm512_castsi512_si256(value))));
+        if (keep_hi) {
+            _mm512_mask_storeu_pd(out + pos + 8, keep_hi,
+                                  _mm512_add_pd(_mm512_maskz_loadu_pd(keep_hi, out + pos + 8),
+                                                _mm512_cvtepi32_pd(
+                                                    _mm512_extracti64x4_epi64(value, 1))));
+        }
+    }
+}
 #endif
 
 /* Adds one group of up to FASTLDP_COUNT_GROUP identities to the bit-sliced
@@ -545,12 +524,6 @@ static inline void fastldp_count_group(
     int codebook, uint64_t seed, const uint64_t *ids, const uint64_t *flip, int members,
     int64_t p, uint64_t *planes, int level)
 {
-#if FASTLDP_HAVE_AVX2_PATH
-    if (codebook == FASTLDP_CODEBOOK_PHILOX4X32 && level >= 3) {
-        fastldp_count_group_q4x32_avx512(seed, ids, flip, members, p, planes);
-        return;
-    }
-#endif
 #if FASTLDP_HAVE_BUILTINS
 #if FASTLDP_COUNT_AVX2
     if (level >= 2) {
@@ -588,6 +561,55 @@ static inline int fastldp_source_negative(const fastldp_sketch_source *src, int6
     return fastldp_source_weight(src, i) < 0.0;
 }
 
+#if FASTLDP_HAVE_AVX2_PATH
+/* fastldp_sign_count_range for the opt-in codebook at SIMD level 3: the
+ * identities split by sign (fastldp_source_negative: the sign without tanh)
+ * into two plane sets counted by fastldp_count_ids_q4x32_avx512, as
+ * fastldp_fixed_count_range_q4x32 does for integer weights, read back in
+ * vectors. Returns 0, or -1 (nothing added) when the planes cannot be
+ * allocated or the counts need more than 30 planes. */
+__attribute__((target("avx512f"))) static int fastldp_sign_count_range_q4x32(
+    const fastldp_sketch_source *src, int64_t start, int64_t stop, int nplanes, double *out)
+{
+    int64_t p = src->p;
+    int64_t stride = fastldp_count_stride_q4x32(p);
+    int64_t negatives = 0, i;
+    int npos = 0, nneg = 0;
+    uint64_t pos[FASTLDP_COUNT_Q4X32_BATCH], neg[FASTLDP_COUNT_Q4X32_BATCH];
+    uint64_t *planes, *neg_planes;
+    if (nplanes > 30) return -1;
+    planes = (uint64_t *)calloc((size_t)2 * (size_t)nplanes * (size_t)stride, sizeof(uint64_t));
+    if (planes == NULL) return -1;
+    neg_planes = planes + (int64_t)nplanes * stride;
+    for (i = start; i < stop; ++i) {
+        /* branch-free: the signs are random, a branch on them would be
+         * mispredicted for every other identity */
+        uint64_t id = fastldp_source_identity(src, i);
+        int negative = fastldp_source_negative(src, i);
+        pos[npos] = id;
+        neg[nneg] = id;
+        npos += 1 - negative;
+        nneg += negative;
+        if (npos == FASTLDP_COUNT_Q4X32_BATCH) {
+            fastldp_count_ids_q4x32_avx512(src->seed, pos, npos, p, stride, planes);
+            npos = 0;
+        }
+        if (nneg == FASTLDP_COUNT_Q4X32_BATCH) {
+            fastldp_count_ids_q4x32_avx512(src->seed, neg, nneg, p, stride, neg_planes);
+            negatives += nneg;
+            nneg = 0;
+        }
+    }
+    if (npos) fastldp_count_ids_q4x32_avx512(src->seed, pos, npos, p, stride, planes);
+    if (nneg) fastldp_count_ids_q4x32_avx512(src->seed, neg, nneg, p, stride, neg_planes);
+    negatives += nneg;
+    fastldp_count_readback_q4x32_avx512(planes, neg_planes, nplanes, stride, p,
+                                        (stop - start) - 2 * negatives, out);
+    free(planes);
+    return 0;
+}
+#endif
+
 /* out[e] += (#identities - 2 * #{i : bit_i(e) XOR [w_i < 0]}) over [start, stop),
  * the sign of w_i taken from the source. If the bit planes cannot be
  * allocated it adds the same integers one identity at a time (slowly). */
@@ -600,10 +622,6 @@ static inline void fastldp_sign_count_range(
     int64_t stride = fastldp_count_stride(p);
     int level = fastldp_simd_level();
     int nhigh = 1, nplanes;
-    /* the opt-in codebook with AVX-512 (fastldp_count_group_q4x32_avx512)
-     * also takes the signs without tanh and reads the counts back in
-     * vectors: the same integers, added in the same order */
-    int fast_q4x32 = src->codebook == FASTLDP_CODEBOOK_PHILOX4X32 && level >= 3;
     int64_t g0, wi, t;
     int j, members;
     uint64_t *planes;
@@ -613,6 +631,14 @@ static inline void fastldp_sign_count_range(
     /* counts reach n_chunk: 4 low planes plus enough 16s planes */
     while (((int64_t)16 << nhigh) <= n_chunk && nhigh < FASTLDP_COUNT_PLANES) ++nhigh;
     nplanes = 4 + nhigh;
+#if FASTLDP_HAVE_AVX2_PATH
+    /* the opt-in codebook with AVX-512: the same integers, added to out in
+     * the same order (one exact integer per position and chunk) */
+    if (src->codebook == FASTLDP_CODEBOOK_PHILOX4X32 && level >= 3 &&
+        fastldp_sign_count_range_q4x32(src, start, stop, nplanes, out) == 0) {
+        return;
+    }
+#endif
     planes = (uint64_t *)calloc((size_t)(nplanes * stride), sizeof(uint64_t));
     if (planes == NULL) {
         for (g0 = start; g0 < stop; ++g0) {
@@ -626,20 +652,12 @@ static inline void fastldp_sign_count_range(
     for (g0 = start; g0 < stop; g0 += FASTLDP_COUNT_GROUP) {
         members = (int)(stop - g0 < FASTLDP_COUNT_GROUP ? stop - g0 : FASTLDP_COUNT_GROUP);
         for (j = 0; j < FASTLDP_COUNT_GROUP; ++j) {
-            int negative = j < members && (fast_q4x32 ? fastldp_source_negative(src, g0 + j)
-                                                      : fastldp_source_weight(src, g0 + j) < 0.0);
+            int negative = j < members && fastldp_source_weight(src, g0 + j) < 0.0;
             flip[j] = negative ? ~0ULL : 0ULL;
             ids[j] = (j < members) ? fastldp_source_identity(src, g0 + j) : 0;
         }
         fastldp_count_group(src->codebook, src->seed, ids, flip, members, p, planes, level);
     }
-#if FASTLDP_HAVE_AVX2_PATH
-    if (fast_q4x32 && nplanes <= 30) {
-        fastldp_count_readback_avx512(planes, nplanes, stride, p, n_chunk, out);
-        free(planes);
-        return;
-    }
-#endif
     for (wi = 0; wi < nwords; ++wi) {
         int64_t limit = p - (wi << 6) < 64 ? p - (wi << 6) : 64;
         for (t = 0; t < limit; ++t) {

@@ -583,18 +583,6 @@ static inline int fastldp_fixed_count_q4x32(int codebook, int level)
     return codebook == FASTLDP_CODEBOOK_PHILOX4X32 && level >= 3;
 }
 
-/* Identities per batch handed to fastldp_count_ids_q4x32_avx512: a whole
- * 256-identity run of its two-level tree. */
-#define FASTLDP_FIXED_Q4X32_BATCH 256
-
-/* Moves ids[limit .. *count) to the front after the first `limit` were
- * counted (fewer than eight: the sign split writes eight lanes at a time). */
-static inline void fastldp_fixed_q4x32_shift(uint64_t *ids, int *count, int limit)
-{
-    int j;
-    for (j = limit; j < *count; ++j) ids[j - limit] = ids[j];
-    *count -= limit;
-}
 
 /* The opt-in codebook's counting at SIMD level 3: the identities [start,
  * stop) with w_i >= 0 are counted in pos_planes, those with w_i < 0 in
@@ -603,14 +591,14 @@ static inline void fastldp_fixed_q4x32_shift(uint64_t *ids, int *count, int limi
  * fastldp_fixed_count_flush_q4x32. The split takes eight identities at a time
  * (vpcompressq into registers, then one store each: without a branch on
  * the random signs, and without Zen 4's slow compress to memory), and
- * hands out whole batches of FASTLDP_FIXED_Q4X32_BATCH. Returns the number
+ * hands out whole batches of FASTLDP_COUNT_Q4X32_BATCH. Returns the number
  * of negatives. */
 __attribute__((target("avx512f"))) static int64_t fastldp_fixed_count_range_q4x32(
     const fastldp_fixed_source *src, int64_t start, int64_t stop, int64_t stride,
     uint64_t *pos_planes, uint64_t *neg_planes)
 {
     /* eight lanes of slack past a batch: a store of eight may overrun it */
-    uint64_t pos[FASTLDP_FIXED_Q4X32_BATCH + 8], neg[FASTLDP_FIXED_Q4X32_BATCH + 8];
+    uint64_t pos[FASTLDP_COUNT_Q4X32_BATCH + 8], neg[FASTLDP_COUNT_Q4X32_BATCH + 8];
     const __m512i iota = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
     const __m512i zero = _mm512_setzero_si512();
     int npos = 0, nneg = 0;
@@ -637,16 +625,16 @@ __attribute__((target("avx512f"))) static int64_t fastldp_fixed_count_range_q4x3
         k = __builtin_popcount((unsigned)negative);
         nneg += k;
         npos += 8 - k;
-        if (npos >= FASTLDP_FIXED_Q4X32_BATCH) {
-            fastldp_count_ids_q4x32_avx512(src->seed, pos, FASTLDP_FIXED_Q4X32_BATCH, src->p,
+        if (npos >= FASTLDP_COUNT_Q4X32_BATCH) {
+            fastldp_count_ids_q4x32_avx512(src->seed, pos, FASTLDP_COUNT_Q4X32_BATCH, src->p,
                                            stride, pos_planes);
-            fastldp_fixed_q4x32_shift(pos, &npos, FASTLDP_FIXED_Q4X32_BATCH);
+            fastldp_count_q4x32_shift(pos, &npos, FASTLDP_COUNT_Q4X32_BATCH);
         }
-        if (nneg >= FASTLDP_FIXED_Q4X32_BATCH) {
-            fastldp_count_ids_q4x32_avx512(src->seed, neg, FASTLDP_FIXED_Q4X32_BATCH, src->p,
+        if (nneg >= FASTLDP_COUNT_Q4X32_BATCH) {
+            fastldp_count_ids_q4x32_avx512(src->seed, neg, FASTLDP_COUNT_Q4X32_BATCH, src->p,
                                            stride, neg_planes);
-            negatives += FASTLDP_FIXED_Q4X32_BATCH;
-            fastldp_fixed_q4x32_shift(neg, &nneg, FASTLDP_FIXED_Q4X32_BATCH);
+            negatives += FASTLDP_COUNT_Q4X32_BATCH;
+            fastldp_count_q4x32_shift(neg, &nneg, FASTLDP_COUNT_Q4X32_BATCH);
         }
     }
     for (; i < stop; ++i) {
