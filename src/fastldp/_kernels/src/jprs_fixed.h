@@ -750,6 +750,9 @@ static inline int fastldp_fixed_sketch_run(
         fastldp_fixed_scratch *ws = NULL;
         int64_t c, counted = 0, negatives = 0, i;
         int ok;
+#if !FASTLDP_HAVE_AVX2_PATH
+        (void)negatives; /* counted only by the AVX-512 path */
+#endif
         if (counting) {
             planes = (uint64_t *)calloc((size_t)(q4x32 ? 2 : 1) * (size_t)nplanes * (size_t)stride,
                                         sizeof(uint64_t));
