@@ -247,10 +247,10 @@ FASTLDP_COUNT_GROUP_V4_BODY(level, FASTLDP_ANY4_AVX2)
 #if FASTLDP_HAVE_AVX2_PATH
 /* The opt-in codebook (philox4x32-10) with AVX-512: the words go from the
  * generator's registers (fastldp_philox4x32_quad4_avx512: four identities,
- * blocks 4q .. 4q + 3) through two permutes into the block order of the
- * bit planes (words 16q .. 16q + 15) and straight into a carry-save tree of
- * 512-bit vectors (three-input majority and XOR, one vpternlogq each),
- * never through memory. The same integer counts as the other steps. */
+ * blocks 4q .. 4q + 3) straight into a carry-save tree of 512-bit vectors
+ * (three-input majority and XOR, one vpternlogq each), never through memory
+ * (fastldp_count_ids_q4x32_avx512 below). The same integer counts as the
+ * other steps. */
 #define FASTLDP_CSA512(high, low, a, b, c)                           \
     do {                                                             \
         __m512i a_ = (a), b_ = (b), c_ = (c);                        \
@@ -260,8 +260,8 @@ FASTLDP_COUNT_GROUP_V4_BODY(level, FASTLDP_ANY4_AVX2)
 
 /* Adds x[0..15] (eight words each) to the bit-sliced counts whose low plane
  * starts at w, one plane every stride words, in the words that `keep`
- * selects (a plane's last, partial quad of blocks); the 16s carry ripples
- * into the planes above the fourth (counts stay below 16 << nhigh). */
+ * selects; the 16s carry ripples into the planes above the fourth (counts
+ * stay below 16 << nhigh). */
 #define FASTLDP_ADD16_512(x, w, stride, keep)                                              \
     do {                                                                                   \
         __m512i ones = _mm512_maskz_loadu_epi64((keep), (const void *)(w));                \
@@ -462,6 +462,7 @@ __attribute__((target("avx512f"))) static void fastldp_count_ids_q4x32_avx512(
         _mm512_storeu_si512((void *)(w + 3 * stride + 8), eights_h);
     }
 }
+
 /* Identities per batch handed to fastldp_count_ids_q4x32_avx512 by the
  * sign splits: a whole 256-identity run of its two-level tree. */
 #define FASTLDP_COUNT_Q4X32_BATCH 256

@@ -583,7 +583,6 @@ static inline int fastldp_fixed_count_q4x32(int codebook, int level)
     return codebook == FASTLDP_CODEBOOK_PHILOX4X32 && level >= 3;
 }
 
-
 /* The opt-in codebook's counting at SIMD level 3: the identities [start,
  * stop) with w_i >= 0 are counted in pos_planes, those with w_i < 0 in
  * neg_planes, without flipping their words: #{i : bit_i(e) XOR [w_i < 0]}
@@ -612,9 +611,8 @@ __attribute__((target("avx512f"))) static int64_t fastldp_fixed_count_range_q4x3
         __mmask8 negative;
         int k;
         if (src->signs) {
-            negative = _mm512_cmplt_epi64_mask(
-                _mm512_cvtepi8_epi64(_mm_loadl_epi64((const __m128i *)(const void *)(src->signs + i))),
-                zero);
+            __m128i signs8 = _mm_loadl_epi64((const __m128i *)(const void *)(src->signs + i));
+            negative = _mm512_cmplt_epi64_mask(_mm512_cvtepi8_epi64(signs8), zero);
         } else {
             negative = _mm512_cmplt_epi64_mask(
                 _mm512_loadu_si512((const void *)(src->weights + i)), zero);
