@@ -137,7 +137,11 @@ variance above, with the larger ``n_J``: the verification users are a
 random public sample of the users like any group. The price: the discovery
 levels share ``1 - v`` of the users, and the last level's support costs
 ``O(n_J |C_J|)``. Every user still sends one OLH report (the verification
-users that of the last level), so PEM stays ``eps``-LDP.
+users that of the last level), so PEM stays ``eps``-LDP. Default 0:
+measured at 10^6 users on real text (docs/heavyhitters_evaluation.md) the
+misses are prefixes lost mid-tree, not near-ties of the final ranking, so
+the share lowered precision in every cell tried (eps 8, k 32: 0.562 to
+0.469 at ``v = 0.1``).
 
 Partials keep the reports (:mod:`fastldp.heavyhitters._base`); report
 files decode in ``g`` passes with bounded memory
