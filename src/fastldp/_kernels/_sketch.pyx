@@ -344,28 +344,31 @@ def fixed_sketch(uint64_t seed, identities, const int64_t[::1] weights, int64_t 
     # the largest |w| this batch allows (module note above FIXED_MAX_WEIGHT)
     cdef int64_t limit = max(<int64_t>FIXED_MAX_WEIGHT,
                              <int64_t>(FIXED_MAX_MASS // max(n, 16)))
-    cdef int64_t magnitude
+    cdef int64_t magnitude = weights[0] if weights[0] >= 0 else -weights[0]
     cdef bint equal = True
     cdef intp_t bad = -1
     cdef intp_t i
     cdef int64_t w
+    # one pass without branches (the compiler vectorizes the OR reductions);
+    # the index of a bad weight is looked for only when there is one.
+    # |weights[0]| is only compared when every weight is within the limit.
+    cdef int over = 0, unequal = 0
     with nogil:
         for i in range(n):
             w = weights[i]
             # compare without negating: -INT64_MIN overflows
-            if w > limit or w < -limit:
-                bad = i
-                break
+            over |= (w > limit) | (w < -limit)
+            unequal |= (w != magnitude) & (w != -magnitude)
+        if over:
+            for i in range(n):
+                w = weights[i]
+                if w > limit or w < -limit:
+                    bad = i
+                    break
     if bad >= 0:
         raise ValueError(f"weights must satisfy |weights[i]| <= {limit} (2**32, or 2**61 / "
                          f"max(n, 16) for n = {n}), got weights[{bad}] = {weights[bad]}")
-    magnitude = weights[0] if weights[0] >= 0 else -weights[0]
-    with nogil:
-        for i in range(n):
-            w = weights[i]
-            if w != magnitude and w != -magnitude:
-                equal = False
-                break
+    equal = not unequal
     if equal and magnitude == 0:
         return out
     cdef int64_t[::1] o = out

@@ -33,7 +33,7 @@ from .._sanitize import (SanitizationReport, sanitization_counts, sanitization_r
 from ..results import PrivacyStatement, Result
 from ..streaming import ExactSum, Partial, check_partial, fixed_point_of
 from ..streaming import chunk_length as _chunk_length
-from .._kernels._sketch import FIXED_MAX_MASS, fixed_sketch
+from .._kernels._sketch import FIXED_MAX_MASS, fixed_sketch, sign_sketch
 from .base import (RelationMechanism, RelationsLike, RngLike, keyword_epsilons,
                    privacy_of_budgets, privacy_of_extremes)
 from .projection import check_support_rule, project
@@ -513,15 +513,12 @@ class JPRS(RelationMechanism):
         """``q sum_i bits_i R_{id_i}(e)`` for every e, exactly, as int64.
 
         ``ids`` None means ``first .. first + n - 1``; ``n <= _SIGN_SUMS_MAX``,
-        so ``|sum| <= n 2^32 <= 2^62`` cannot overflow.
+        so ``|sum| <= n 2^32 <= 2^62`` cannot overflow. One kernel call over
+        the int8 signs (:func:`~fastldp._kernels._sketch.sign_sketch`): no
+        int64 weights, so no blocks are needed for bounded temporaries.
         """
-        total = np.zeros(self.p, dtype=np.int64)
-        for start in range(0, bits.shape[0], _BLOCK):
-            stop = min(bits.shape[0], start + _BLOCK)
-            weights = q * bits[start:stop].astype(np.int64)
-            total += fixed_sketch(self.codebook_seed, None if ids is None else ids[start:stop],
-                                  weights, self.p, self.n_threads, first + start, self.codebook)
-        return total
+        return sign_sketch(self.codebook_seed, ids, bits, q, self.p, self.n_threads, first,
+                           self.codebook)
 
     def _scaled_sketch(self, sketch: ExactSum, gamma_sq: ExactSum) -> tuple[np.ndarray, float]:
         """Eq. (8) from the exact sums: ``(sqrt(k) / (kappa_k D)) S``, and ``D``."""
