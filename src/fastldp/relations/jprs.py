@@ -443,16 +443,18 @@ class JPRS(RelationMechanism):
                     extremes=None) -> tuple[ExactSum, ExactSum]:
         """The exact ``S(e)`` (fixed-point ``gamma``) and ``D`` over the given identities.
 
-        ``ids`` None means ``0 .. n-1``. See :meth:`partial`, Notes. Works in
-        blocks of ``_BLOCK`` identities, so its temporaries are ``O(block)``
-        whatever ``n``; ``eps_sum``, when given, also receives ``sum eps_i``.
-        ``extremes``, when given, is ``(min(eps), max(eps))``.
+        ``ids`` None means ``0 .. n-1``. See :meth:`partial`, Notes.
+        ``eps_sum``, when given, also receives ``sum eps_i``; ``extremes``,
+        when given, is ``(min(eps), max(eps))``.
 
         One budget for everyone (the common case) takes one weight ``q``:
-        ``S = q 2^(x - 32) sum_i Ybar_i R_i(e)``, the sign sums counted over
-        all identities at once, and ``D``, ``sum eps_i`` as ``n`` copies of one
-        term. The same exact numbers as the blocks of mixed budgets give (the
-        sums are exact, so their grouping cannot change them).
+        ``S = q 2^(x - 32) sum_i Ybar_i R_i(e)``, the sign sums counted from
+        the int8 reports by one kernel call per ``2^30`` identities
+        (:func:`~fastldp._kernels._sketch.sign_sketch`, no temporaries), and
+        ``D``, ``sum eps_i`` as ``n`` copies of one term. Personal budgets go
+        in blocks of ``_BLOCK`` identities, so their int64 weights are
+        ``O(block)`` whatever ``n``. The sums are exact, so their grouping
+        cannot change them.
         """
         n = bits.shape[0]
         sketch, gamma_sq = ExactSum(self.p), ExactSum(1)
@@ -466,9 +468,11 @@ class JPRS(RelationMechanism):
                 eps_sum.add_repeated(extremes[0], n)
             for start in range(0, n, _SIGN_SUMS_MAX):
                 stop = min(n, start + _SIGN_SUMS_MAX)
-                sketch.add_integers(self._sign_sums(bits[start:stop],
-                                                    None if ids is None else ids[start:stop],
-                                                    int(q[0]), start), int(x[0]) - 32)
+                # |sum| <= 2^30 * 2^32 = 2^62 per call: exact in int64
+                counts = sign_sketch(self.codebook_seed, None if ids is None else ids[start:stop],
+                                     bits[start:stop], int(q[0]), self.p, self.n_threads, start,
+                                     self.codebook)
+                sketch.add_integers(counts, int(x[0]) - 32)
             return sketch, gamma_sq
         for start in range(0, n, _BLOCK):
             stop = min(n, start + _BLOCK)
@@ -508,17 +512,6 @@ class JPRS(RelationMechanism):
                 # identities of one exponent class x: sum_i q_i Ybar_i R_i(e) is exact
                 sketch.add_integers(counts, c - 32)
         return sketch, gamma_sq
-
-    def _sign_sums(self, bits: np.ndarray, ids, q: int, first: int) -> np.ndarray:
-        """``q sum_i bits_i R_{id_i}(e)`` for every e, exactly, as int64.
-
-        ``ids`` None means ``first .. first + n - 1``; ``n <= _SIGN_SUMS_MAX``,
-        so ``|sum| <= n 2^32 <= 2^62`` cannot overflow. One kernel call over
-        the int8 signs (:func:`~fastldp._kernels._sketch.sign_sketch`): no
-        int64 weights, so no blocks are needed for bounded temporaries.
-        """
-        return sign_sketch(self.codebook_seed, ids, bits, q, self.p, self.n_threads, first,
-                           self.codebook)
 
     def _scaled_sketch(self, sketch: ExactSum, gamma_sq: ExactSum) -> tuple[np.ndarray, float]:
         """Eq. (8) from the exact sums: ``(sqrt(k) / (kappa_k D)) S``, and ``D``."""
