@@ -35,8 +35,9 @@
  * SIMD level 3), general weights take fastldp_fixed_table_range_vbmi
  * instead: sixteen-entry tables of four identities in vector registers,
  * looked up eight positions at a time, with the next block's Philox rounds
- * interleaved between the lookups. Same integers (tests compare every path
- * with a naive twin).
+ * interleaved between the lookups; for the opt-in codebook,
+ * fastldp_fixed_table_range_q4x32 (the words straight from the SIMD
+ * generator). Same integers (tests compare every path with a naive twin).
  */
 #ifndef FASTLDP_JPRS_FIXED_H
 #define FASTLDP_JPRS_FIXED_H
@@ -128,6 +129,10 @@ typedef struct {
     /* its words, double-buffered: block b + 1's are written while block b's
      * are summed */
     uint64_t next[2][4][FASTLDP_FIXED_VTILE];
+    /* the opt-in codebook's words on that path, double-buffered, in the
+     * generator's lane order: per sixteen identities, its four lo vectors
+     * then its four hi vectors (fastldp_fixed_q4x32_group16) */
+    uint64_t gen4x32[2][FASTLDP_FIXED_VTILE / 16][64];
 } fastldp_fixed_scratch;
 
 #if FASTLDP_FIXED_SSE2
@@ -327,6 +332,178 @@ static inline void fastldp_fixed_table4(const int64_t w[4], int64_t table[16])
     }
 }
 
+/* Block b (philox4x32-10) of the sixteen identities ids[0..15], stored as
+ * the generator leaves it (fastldp_philox4x32_q_avx512, the lanes of
+ * fastldp_philox4x32_blocks16_avx512: lane 2i + h of vector s runs
+ * sub-block h of identity 4s + i): dst[8 s ..] = lo[s] (words 0 and 2),
+ * dst[32 + 8 s ..] = hi[s] (words 1 and 3). No reordering here: the table
+ * loop's byte permute picks each identity's word out of two vectors. */
+__attribute__((target("avx512f"), always_inline)) static inline void
+fastldp_fixed_q4x32_group16(uint64_t seed, const uint64_t *ids, uint64_t b, uint64_t *dst)
+{
+    __m512i sub[FASTLDP_PHILOX32Q_STATES], id[FASTLDP_PHILOX32Q_STATES];
+    __m512i lo[FASTLDP_PHILOX32Q_STATES], hi[FASTLDP_PHILOX32Q_STATES];
+    const __m512i pairs = _mm512_set_epi64(3, 3, 2, 2, 1, 1, 0, 0);
+    const long long even = (long long)(2 * b), odd = (long long)(2 * b + 1);
+    int s;
+    for (s = 0; s < FASTLDP_PHILOX32Q_STATES; ++s) {
+        sub[s] = _mm512_set_epi64(odd, even, odd, even, odd, even, odd, even);
+        id[s] = _mm512_permutexvar_epi64(
+            pairs, _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(ids + 4 * s))));
+    }
+    fastldp_philox4x32_q_avx512(seed, sub, id, lo, hi);
+    for (s = 0; s < FASTLDP_PHILOX32Q_STATES; ++s) {
+        _mm512_storeu_si512((void *)(dst + 8 * s), lo[s]);
+        _mm512_storeu_si512((void *)(dst + 32 + 8 * s), hi[s]);
+    }
+}
+
+/* fastldp_fixed_table_range_vbmi for the opt-in codebook (philox4x32-10):
+ * the same tables, lookups and lane order of part, with the words taken
+ * from the SIMD generator's registers as it leaves them (8 vector stores
+ * per sixteen identities and block) instead of through pair-sign blocks
+ * (fastldp_pair_blocks' permutes and stores, then a scalar copy into word
+ * order). One two-source byte permute (vpermt2b) gathers byte k of eight
+ * identities' word q from the two generator vectors that hold it into byte
+ * 8 k + 7 - j, which is the single-source vpermb's job on the default path,
+ * so the lookups cost the same. Block b + 1 of each sixteen identities is
+ * generated inside block b's table loop (at octets 0 and 8 of word
+ * q = group mod 4).
+ *
+ * Where the floor is for this codebook: on Zen 4 (AMD EPYC; loops of 16
+ * independent chains) vpmuludq, vpsrlq, vpermt2q/vpermt2b/vpermb and
+ * gf2p8affineqb on zmm each issue at one per cycle (vpaddq, vpternlogq
+ * about two); vpmuludq and vpsrlq together still one pair per cycle, but
+ * vpermt2q beside vpmuludq, vpsrlq or gf2p8affineqb 1.5 to 1.7 cycles per
+ * pair: they share pipes. So the generator (the floor) and the lookups do
+ * not overlap, unlike the default codebook's scalar generator beside its
+ * vector lookups: per 8 identities x 64 positions the lookups take 16
+ * vpermt2q and 15 shifts (plus one vpermt2b and one gf2p8affineqb).
+ * Measured, n = 128,000, p = 4,096, one thread, CPU time: the lookups
+ * alone (the generation left out) 1.99x the floor, this path 2.96x, the sum
+ * (3.26x through fastldp_pair_blocks before); the 15 shifts replaced by 16
+ * gf2p8affineqb (byte 0 of the unit matrix = 1 << t) measured the same.
+ * Moving half of a tile's octets to scalar 256-entry tables in L1 (their
+ * indices stored by the vector units, looked up with one qword load per
+ * eight positions and shifts, so that the integer units work beside the
+ * vector ones) measured slower, not faster: 3.75x with the scalar lookups
+ * interleaved one per vector lookup, 4.2x to 5.1x for 6 to 12 scalar
+ * octets of 16 looked up in runs between the vector octets. */
+__attribute__((target("avx512f,avx512bw,avx512vbmi,gfni"))) static void
+fastldp_fixed_table_range_q4x32(
+    const fastldp_fixed_source *src, int64_t start, int64_t stop, int64_t *part,
+    fastldp_fixed_scratch *ws)
+{
+    int64_t p = src->p;
+    int64_t nblocks = (p + 255) >> 8;
+    int64_t t0, b;
+    int o, j, q, m, g, h, k;
+    /* perm[h] byte 8 k + 7 - j = byte k of word 2 h (lo vectors) or 2 h + 1
+     * (hi vectors) of octet member j: members 0-3 in lanes 2 j + h of the
+     * first source, 4-7 in lanes 2 (j - 4) + h of the second (index + 64) */
+    uint8_t perm_bytes[2][64];
+    __m512i perm[2], unit;
+    for (h = 0; h < 2; ++h) {
+        for (k = 0; k < 8; ++k) {
+            for (j = 0; j < 8; ++j) {
+                perm_bytes[h][8 * k + 7 - j] =
+                    (uint8_t)(j < 4 ? 8 * (2 * j + h) + k : 64 + 8 * (2 * (j - 4) + h) + k);
+            }
+        }
+        perm[h] = _mm512_loadu_si512((const void *)perm_bytes[h]);
+    }
+    unit = _mm512_set1_epi64((long long)0x8040201008040201ULL);
+
+    for (t0 = start; t0 < stop; t0 += FASTLDP_FIXED_VTILE) {
+        int members = (int)(stop - t0 < FASTLDP_FIXED_VTILE ? stop - t0 : FASTLDP_FIXED_VTILE);
+        int noct = (members + 7) / 8;
+        int ngroups = (members + 15) / 16;
+        for (o = 0; o < noct; ++o) {
+            int64_t w[8];
+            for (j = 0; j < 8; ++j) {
+                m = 8 * o + j;
+                /* padding members weigh 0: whatever their bits, they add 0 */
+                w[j] = m < members ? src->weights[t0 + m] : 0;
+            }
+            fastldp_fixed_table4(w, ws->quads[2 * o]);
+            fastldp_fixed_table4(w + 4, ws->quads[2 * o + 1]);
+        }
+        /* the generator takes sixteen identities: pad the last group */
+        for (m = 0; m < 16 * ngroups; ++m) {
+            ws->ids[m] = m < members ? fastldp_fixed_identity(src, t0 + m) : 0;
+        }
+        for (g = 0; g < ngroups; ++g) {
+            fastldp_fixed_q4x32_group16(src->seed, ws->ids + 16 * g, 0, ws->gen4x32[0][g]);
+        }
+        for (b = 0; b < nblocks; ++b) {
+            uint64_t (*cur)[64] = ws->gen4x32[b & 1];
+            uint64_t (*nxt)[64] = ws->gen4x32[(b + 1) & 1];
+            int gen_next = b + 1 < nblocks;
+            for (q = 0; q < 4; ++q) {
+                int64_t *out = part + (b << 8) + 64 * q;
+                const __m512i perm_q = perm[q >> 1];
+                __m512i a0, a1, a2, a3, a4, a5, a6, a7;
+                if ((b << 8) + 64 * q >= p) break; /* only in the last block */
+                a0 = _mm512_loadu_si512((const void *)(out + 0));
+                a1 = _mm512_loadu_si512((const void *)(out + 8));
+                a2 = _mm512_loadu_si512((const void *)(out + 16));
+                a3 = _mm512_loadu_si512((const void *)(out + 24));
+                a4 = _mm512_loadu_si512((const void *)(out + 32));
+                a5 = _mm512_loadu_si512((const void *)(out + 40));
+                a6 = _mm512_loadu_si512((const void *)(out + 48));
+                a7 = _mm512_loadu_si512((const void *)(out + 56));
+                for (o = 0; o < noct; ++o) {
+                    const int64_t *lo = ws->quads[2 * o], *hi = ws->quads[2 * o + 1];
+                    /* octet o: identities 0-7 or 8-15 of group o / 2, in
+                     * generator vectors 2 (o & 1) and 2 (o & 1) + 1 */
+                    const uint64_t *words = cur[o >> 1] + 32 * (q & 1) + 16 * (o & 1);
+                    __m512i la, lb, ha, hb, e, x;
+                    if (gen_next && (o & 7) == 0) {
+                        /* group g of block b + 1 at octet 8 (g / 4) of word
+                         * g mod 4: every group, as 16 g < members means
+                         * 8 (g / 4) <= 2 g < noct */
+                        g = 4 * (o >> 3) + q;
+                        if (g < ngroups) {
+                            fastldp_fixed_q4x32_group16(src->seed, ws->ids + 16 * g,
+                                                        (uint64_t)b + 1, nxt[g]);
+                        }
+                    }
+                    la = _mm512_loadu_si512((const void *)lo);
+                    lb = _mm512_loadu_si512((const void *)(lo + 8));
+                    ha = _mm512_loadu_si512((const void *)hi);
+                    hb = _mm512_loadu_si512((const void *)(hi + 8));
+                    e = _mm512_gf2p8affine_epi64_epi8(
+                        unit,
+                        _mm512_permutex2var_epi8(_mm512_loadu_si512((const void *)words), perm_q,
+                                                 _mm512_loadu_si512((const void *)(words + 8))),
+                        0);
+#define FASTLDP_FIXED_LOOKUP(acc, shift)                                          \
+    x = _mm512_srli_epi64(e, (shift));                                            \
+    acc = _mm512_add_epi64(acc, _mm512_permutex2var_epi64(la, x, lb));            \
+    acc = _mm512_add_epi64(acc, _mm512_permutex2var_epi64(ha, _mm512_srli_epi64(x, 4), hb));
+                    FASTLDP_FIXED_LOOKUP(a0, 0)
+                    FASTLDP_FIXED_LOOKUP(a1, 8)
+                    FASTLDP_FIXED_LOOKUP(a2, 16)
+                    FASTLDP_FIXED_LOOKUP(a3, 24)
+                    FASTLDP_FIXED_LOOKUP(a4, 32)
+                    FASTLDP_FIXED_LOOKUP(a5, 40)
+                    FASTLDP_FIXED_LOOKUP(a6, 48)
+                    FASTLDP_FIXED_LOOKUP(a7, 56)
+#undef FASTLDP_FIXED_LOOKUP
+                }
+                _mm512_storeu_si512((void *)(out + 0), a0);
+                _mm512_storeu_si512((void *)(out + 8), a1);
+                _mm512_storeu_si512((void *)(out + 16), a2);
+                _mm512_storeu_si512((void *)(out + 24), a3);
+                _mm512_storeu_si512((void *)(out + 32), a4);
+                _mm512_storeu_si512((void *)(out + 40), a5);
+                _mm512_storeu_si512((void *)(out + 48), a6);
+                _mm512_storeu_si512((void *)(out + 56), a7);
+            }
+        }
+    }
+}
+
 /* As fastldp_fixed_table_range, with the sums in AVX-512 registers and part
  * in the lane order of the vectors: part[64 w + 8 t + l] holds position
  * 64 w + 8 l + t (fastldp_fixed_unpermute puts it back).
@@ -367,6 +544,10 @@ fastldp_fixed_table_range_vbmi(
     perm = _mm512_loadu_si512((const void *)perm_bytes);
     /* byte b of each lane = 1 << b: output bit i = bit b of input byte 7 - i */
     unit = _mm512_set1_epi64((long long)0x8040201008040201ULL);
+    if (src->codebook == FASTLDP_CODEBOOK_PHILOX4X32) {
+        fastldp_fixed_table_range_q4x32(src, start, stop, part, ws);
+        return;
+    }
 
     for (t0 = start; t0 < stop; t0 += FASTLDP_FIXED_VTILE) {
         int members = (int)(stop - t0 < FASTLDP_FIXED_VTILE ? stop - t0 : FASTLDP_FIXED_VTILE);
@@ -385,8 +566,9 @@ fastldp_fixed_table_range_vbmi(
         }
         /* the default codebook's blocks are scalar Philox4x64-10, computed
          * inside the table loop of the block before (block 0 here); the
-         * batch (SIMD) generator of the other codebook runs between the
-         * blocks */
+         * opt-in codebook returned above (fastldp_fixed_table_range_q4x32),
+         * so the batch generator between the blocks only serves a codebook
+         * added later */
         pipelined = src->codebook == FASTLDP_CODEBOOK_PHILOX4X64;
         for (m = members; m < padded; ++m) {
             for (q = 0; q < 4; ++q) ws->next[0][q][m] = ws->next[1][q][m] = 0;
