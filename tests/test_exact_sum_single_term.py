@@ -83,3 +83,26 @@ def test_the_caller_may_reuse_its_array():
     s.add_integers(v, -2)
     v[:] = 0
     assert np.array_equal(s.value(), np.arange(1, 9) * 0.25)
+
+
+def test_integer_vectors_at_one_shift_keep_a_running_sum():
+    rng = np.random.default_rng(9)
+    s = ExactSum(300)
+    total = np.zeros(300, dtype=object)
+    for _ in range(5):
+        v = rng.integers(-(1 << 60), 1 << 60, 300, dtype=np.int64)
+        s.add_integers(v, -33)
+        total += v.astype(object)
+    assert s._single is not None
+    assert s.value().tobytes() == _general(s).tobytes()
+    assert [int(t) for t in s._single[0]] == list(total)
+    # a sum that could reach 2**62 falls back to the digits, with the same value
+    s.add_integers(np.full(300, (1 << 62) - 1, dtype=np.int64), -33)
+    assert s._single is None
+    assert s.value().tobytes() == _general(s).tobytes()
+    # INT64_MIN does not fool the bound
+    t = ExactSum(2)
+    t.add_integers(np.array([1, 2], dtype=np.int64), 0)
+    t.add_integers(np.array([np.iinfo(np.int64).min, 0], dtype=np.int64), 0)
+    assert t._single is None
+    assert t.value().tobytes() == _general(t).tobytes()

@@ -82,8 +82,8 @@ class ExactSum:
         self.k_lo = 0
         self.digits = np.zeros((0, self.size), dtype=np.int64)
         self._pending = 0  # additions per digit since the last normalize (an upper bound)
-        # (values, shift) while the sum is exactly one add_integers: value()
-        # then rounds int64 values straight (see value); None otherwise
+        # (values, shift) while the sum is int64 values at one shift (add_integers
+        # only, see _single_after): value() then rounds them straight; else None
         self._single = None
 
     @classmethod
@@ -220,10 +220,22 @@ class ExactSum:
                              "positions")
         if not v.any():
             return
-        self._single = (v.copy(), int(shift)) if self.digits.shape[0] == 0 else None
+        self._single = self._single_after(v, int(shift))
         self._ensure_rows(*_exact.int_digit_range(int(shift)))
         self._reserve(1)
         _exact.add_integers(self.digits, self.k_lo, v, int(shift))
+
+    def _single_after(self, v: np.ndarray, shift: int):
+        """``_single`` once ``v 2**shift`` is added: the running int64 sum while every
+        addition was at this shift and no element can reach ``2**62``; else None."""
+        if self.digits.shape[0] == 0:
+            return v.copy(), shift
+        if self._single is None or self._single[1] != shift:
+            return None
+        a = self._single[0]
+        # Python ints: no int64 wrap in the bound itself (-INT64_MIN overflows)
+        bound = max(-int(a.min()), int(a.max())) + max(-int(v.min()), int(v.max()))
+        return (a + v, shift) if bound < (1 << 62) else None
 
     def merge(self, other: "ExactSum") -> "ExactSum":
         """Return a new sum holding ``self + other`` (neither is changed)."""

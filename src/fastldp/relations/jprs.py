@@ -487,9 +487,11 @@ class JPRS(RelationMechanism):
                 # the exponent classes in one kernel call: q_i 2^(x_i - lo) fits
                 # the batch's weight bound, and 2^(lo - 32) sum_i q_i 2^(x_i - lo)
                 # Ybar_i R_i(e) is the same exact sum as one call per class
-                q = np.left_shift(q, x - lo)
+                np.left_shift(q, np.subtract(x, lo, out=x), out=q)  # in place: fresh arrays
                 hi = lo
-            weights = q * bits[start:stop]  # int64; q broadcasts in the uniform case
+            # int64 weights: q broadcasts in the uniform case, else in place
+            weights = (q * bits[start:stop] if uniform
+                       else np.multiply(q, bits[start:stop], out=q))
             add_gamma_squares(gamma_sq, e, None if uniform else g, self.n_threads)
             if eps_sum is not None:
                 if uniform:
