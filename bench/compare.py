@@ -504,8 +504,9 @@ def readme_rows(dec: dict, n_priv: int, t_priv: float, mem) -> None:
     if mem is not None:
         print(f"| (d) peak memory of `estimate`, n = {mem['n']:,}, p = {mem['p']:,} "
               f"| {mem['rss_growth_bytes'] / MiB:.1f} MiB beyond the "
-              f"{mem['input_bytes'] / MiB:.1f} MiB input | | O(p + block): exact digit rows "
-              f"of p, blocks of 65,536 identities |")
+              f"{mem['input_bytes'] / MiB:.1f} MiB input | | O(p): exact digit rows of p; one "
+              f"budget for all, so no per-identity temporary (personal budgets: int64 weights "
+              f"in blocks of 65,536 identities) |")
 
 
 # ---------------------------------------------------------------------- main
