@@ -113,11 +113,16 @@ def cpu_capacity() -> tuple:
     return 2.0 * alone / pair, alone
 
 
+#: issue 38's target for the estimates: within this factor of the floor
+FLOOR_TARGET = 1.5
+
+
 def over_target(first: str, second: str, ratios: dict) -> str:
-    """The two ratios to the floor per thread count, unrounded, beside issue 38's 1.5x target."""
-    parts = [f"{t} thread{'s' if t > 1 else ''}: {first} {a:.2f}x the floor, {second} {b:.2f}x"
-             for t, (a, b) in ratios.items()]
-    return f"  against the floor (target 1.5x), {'; '.join(parts)}"
+    """The two ratios to the floor per thread count, unrounded, beside issue 38's target
+    (one line per thread count)."""
+    return "\n".join(f"  against the floor (target {FLOOR_TARGET}x), {t} {'threads' if t > 1 else 'thread'}: "
+                     f"{first} {a:.2f}x the floor, {second} {b:.2f}x"
+                     for t, (a, b) in ratios.items())
 
 
 def rule(title: str) -> None:
