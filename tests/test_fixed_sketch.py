@@ -12,20 +12,9 @@ from hypothesis import strategies as st
 from fastldp._kernels import _sketch
 from fastldp._kernels._hash import pair_signs
 from _reference import numpy_sign_row
+from _fixed_twins import naive_fixed
 
 TWO32 = 2**32
-
-
-def naive_fixed(seed, ids, w, p):
-    """sum_i w[i] * R_{ids[i]}(e) for e in [0, p), in exact int64."""
-    ids = np.asarray(ids, dtype=np.uint64)
-    w = np.asarray(w, dtype=np.int64)
-    out = np.zeros(p, dtype=np.int64)
-    pairs = np.arange(p, dtype=np.int64)
-    for ident, wi in zip(ids, w):
-        signs = pair_signs(seed, np.full(p, ident, dtype=np.uint64), pairs)
-        out += wi * signs.astype(np.int64)
-    return out
 
 
 def random_weights(rng, n, kind):

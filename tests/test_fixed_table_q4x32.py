@@ -22,44 +22,15 @@ import pytest
 
 from fastldp._kernels import _sketch
 from fastldp._kernels._hash import pair_signs
+from _fixed_twins import naive_fixed, table_weights, with_simd_cap
 
 CB32 = "philox4x32-10"
-TWO32 = 2**32
 MAX_MASS = 2**61  # max|w| * max(n, 16) <= 2**61: fixed_sketch's batch limit
-
-
-def naive_fixed(seed, ids, w, p):
-    """sum_i w[i] * R_{ids[i]}(e) for e in [0, p), one identity at a time, in int64."""
-    out = np.zeros(p, dtype=np.int64)
-    pairs = np.arange(p, dtype=np.int64)
-    for ident, wi in zip(np.asarray(ids, dtype=np.uint64), np.asarray(w, dtype=np.int64)):
-        signs = pair_signs(seed, np.full(p, ident, dtype=np.uint64), pairs, CB32)
-        out += wi * signs.astype(np.int64)
-    return out
-
-
-def unequal_weights(rng, n, limit=TWO32):
-    """Weights in [-limit, limit] with both extremes and zeros among them, never all of
-    one magnitude (equal magnitudes take the counting path, not the tables)."""
-    w = rng.integers(-limit, limit + 1, n, dtype=np.int64)
-    w[::5] = np.where(rng.random(w[::5].size) < 0.5, limit, -limit)
-    w[1::7] = 0
-    if n > 1 and np.all(np.abs(w) == np.abs(w[0])):
-        w[-1] = 3
-    return w
-
-
-def with_cap(cap, fn):
-    old = _sketch.set_simd_cap(cap)
-    try:
-        return fn()
-    finally:
-        _sketch.set_simd_cap(old)
 
 
 def all_levels(seed, ids, w, p, first=0):
     """{(cap, threads): fixed_sketch} at SIMD caps 3, 2, 0 on 1 and 2 threads."""
-    return {(cap, t): with_cap(cap, lambda: _sketch.fixed_sketch(seed, ids, w, p, t, first, CB32))
+    return {(cap, t): with_simd_cap(cap, lambda: _sketch.fixed_sketch(seed, ids, w, p, t, first, CB32))
             for cap in (3, 2, 0) for t in (1, 2)}
 
 
@@ -69,8 +40,8 @@ def all_levels(seed, ids, w, p, first=0):
 def test_level_3_equals_naive_and_lower_levels(n, p):
     rng = np.random.default_rng(1000 * n + p)
     ids = rng.integers(0, 2**64, n, dtype=np.uint64)
-    w = unequal_weights(rng, n)
-    ref = naive_fixed(23, ids, w, p)
+    w = table_weights(rng, n)
+    ref = naive_fixed(23, ids, w, p, CB32)
     for (cap, t), got in all_levels(23, ids, w, p).items():
         assert got.dtype == np.int64 and got.shape == (p,)
         np.testing.assert_array_equal(got, ref, err_msg=f"cap {cap}, {t} threads")
@@ -84,11 +55,11 @@ def test_weights_at_the_batch_limit_both_signs(sign):
     limit = MAX_MASS // n
     rng = np.random.default_rng(7 + sign)
     ids = rng.integers(0, 2**64, n, dtype=np.uint64)
-    w = unequal_weights(rng, n, limit)
+    w = table_weights(rng, n, limit)
     if sign:
         w = sign * np.abs(w)
         w[0] = sign * limit
-    ref = naive_fixed(5, ids, w, p)
+    ref = naive_fixed(5, ids, w, p, CB32)
     for (cap, t), got in all_levels(5, ids, w, p).items():
         np.testing.assert_array_equal(got, ref, err_msg=f"cap {cap}, {t} threads")
 
@@ -97,9 +68,9 @@ def test_weights_at_the_batch_limit_both_signs(sign):
 def test_counted_identities_wrap(n, p):
     # identities None: first_identity + i, wrapping past 2**64
     rng = np.random.default_rng(n * p + 1)
-    w = unequal_weights(rng, n)
+    w = table_weights(rng, n)
     first = 2**64 - 3
-    ref = naive_fixed(8, np.uint64(first) + np.arange(n, dtype=np.uint64), w, p)
+    ref = naive_fixed(8, np.uint64(first) + np.arange(n, dtype=np.uint64), w, p, CB32)
     for (cap, t), got in all_levels(8, None, w, p, first).items():
         np.testing.assert_array_equal(got, ref, err_msg=f"cap {cap}, {t} threads")
 
@@ -110,7 +81,7 @@ def test_threads_and_levels_agree_over_many_chunks():
     rng = np.random.default_rng(38)
     n, p = 5 * 1024 + 77, 1300
     ids = rng.integers(0, 2**64, n, dtype=np.uint64)
-    w = unequal_weights(rng, n)
+    w = table_weights(rng, n)
     got = all_levels(99, ids, w, p)
     ref = got[(0, 1)]
     for key, value in got.items():
@@ -127,9 +98,9 @@ def test_benchmark_shape_levels_agree():
     # weights scaled to 2**32; its fast sibling is the test above
     rng = np.random.default_rng(2026)
     n, p = 128_000, 4096
-    w = unequal_weights(rng, n)
-    fast = [with_cap(3, lambda: _sketch.fixed_sketch(3, None, w, p, t, 0, CB32)) for t in (1, 2)]
-    lower = with_cap(2, lambda: _sketch.fixed_sketch(3, None, w, p, 2, 0, CB32))
+    w = table_weights(rng, n)
+    fast = [with_simd_cap(3, lambda: _sketch.fixed_sketch(3, None, w, p, t, 0, CB32)) for t in (1, 2)]
+    lower = with_simd_cap(2, lambda: _sketch.fixed_sketch(3, None, w, p, 2, 0, CB32))
     np.testing.assert_array_equal(fast[0], lower)
     np.testing.assert_array_equal(fast[1], lower)
     ids = np.arange(n, dtype=np.uint64)

@@ -15,37 +15,9 @@ import pytest
 
 from fastldp._kernels import _sketch
 from fastldp._kernels._hash import pair_signs
+from _fixed_twins import naive_fixed, table_weights, with_simd_cap
 
-TWO32 = 2**32
 CB32 = "philox4x32-10"
-
-
-def naive_fixed(seed, ids, w, p, codebook="philox4x64-10"):
-    """sum_i w[i] * R_{ids[i]}(e) for e in [0, p), one identity at a time, in int64."""
-    out = np.zeros(p, dtype=np.int64)
-    pairs = np.arange(p, dtype=np.int64)
-    for ident, wi in zip(np.asarray(ids, dtype=np.uint64), np.asarray(w, dtype=np.int64)):
-        signs = pair_signs(seed, np.full(p, ident, dtype=np.uint64), pairs, codebook)
-        out += wi * signs.astype(np.int64)
-    return out
-
-
-def general_weights(rng, n):
-    """Unequal weights over the whole allowed range, +-2**32 and 0 among them."""
-    w = rng.integers(-TWO32, TWO32 + 1, n, dtype=np.int64)
-    w[::5] = np.where(rng.random(w[::5].size) < 0.5, TWO32, -TWO32)
-    w[1::7] = 0
-    if n > 1 and np.all(np.abs(w) == np.abs(w[0])):
-        w[-1] = 3  # keep the table path (equal magnitudes are counted)
-    return w
-
-
-def with_cap(cap, fn):
-    old = _sketch.set_simd_cap(cap)
-    try:
-        return fn()
-    finally:
-        _sketch.set_simd_cap(old)
 
 
 def avx512_cpu():
@@ -61,14 +33,14 @@ def test_table_path_follows_the_cpu_features():
     has = avx512_cpu()
     if has is None:
         pytest.skip("no /proc/cpuinfo")
-    top = with_cap(3, _sketch.fixed_table_path)
-    if with_cap(3, _sketch.simd_level) == 0:
+    top = with_simd_cap(3, _sketch.fixed_table_path)
+    if with_simd_cap(3, _sketch.simd_level) == 0:
         assert top == "portable"  # FASTLDP_PORTABLE build: plain C everywhere
         return
     assert top == ("avx512" if has else "sse2")
     # below level 3 the SSE2 tables run, on every x86-64
-    assert with_cap(2, _sketch.fixed_table_path) == "sse2"
-    assert with_cap(0, _sketch.fixed_table_path) == "sse2"
+    assert with_simd_cap(2, _sketch.fixed_table_path) == "sse2"
+    assert with_simd_cap(0, _sketch.fixed_table_path) == "sse2"
 
 
 @pytest.mark.parametrize("codebook", ["philox4x64-10", CB32])
@@ -78,11 +50,11 @@ def test_table_path_follows_the_cpu_features():
 def test_every_table_path_equals_naive_exactly(codebook, n, p):
     rng = np.random.default_rng(31 * n + p)
     ids = rng.integers(0, 2**64, n, dtype=np.uint64)
-    w = general_weights(rng, n)
+    w = table_weights(rng, n)
     ref = naive_fixed(17, ids, w, p, codebook)
     for cap in (3, 2, 0):
         for t in (1, 2):
-            got = with_cap(cap, lambda: _sketch.fixed_sketch(17, ids, w, p, t, 0, codebook))
+            got = with_simd_cap(cap, lambda: _sketch.fixed_sketch(17, ids, w, p, t, 0, codebook))
             assert got.dtype == np.int64 and got.shape == (p,)
             np.testing.assert_array_equal(got, ref, err_msg=f"cap {cap}, {t} threads")
 
@@ -91,11 +63,11 @@ def test_every_table_path_equals_naive_exactly(codebook, n, p):
 def test_counted_identities_wrap_on_the_avx512_path(n, p):
     # identities None: first_identity + i, wrapping past 2**64
     rng = np.random.default_rng(n + p)
-    w = general_weights(rng, n)
+    w = table_weights(rng, n)
     first = 2**64 - 3
     ref = naive_fixed(8, np.uint64(first) + np.arange(n, dtype=np.uint64), w, p)
     for cap in (3, 2):
-        got = with_cap(cap, lambda: _sketch.fixed_sketch(8, None, w, p, 2, first))
+        got = with_simd_cap(cap, lambda: _sketch.fixed_sketch(8, None, w, p, 2, first))
         np.testing.assert_array_equal(got, ref)
 
 
@@ -106,9 +78,9 @@ def test_paths_agree_at_the_benchmark_shape():
     rng = np.random.default_rng(2026)
     n, p = 20_000 + 37, 4096
     ids = rng.integers(0, 2**64, n, dtype=np.uint64)
-    w = general_weights(rng, n)
-    fast = [with_cap(3, lambda: _sketch.fixed_sketch(99, ids, w, p, t)) for t in (1, 2)]
-    sse2 = with_cap(2, lambda: _sketch.fixed_sketch(99, ids, w, p, 2))
+    w = table_weights(rng, n)
+    fast = [with_simd_cap(3, lambda: _sketch.fixed_sketch(99, ids, w, p, t)) for t in (1, 2)]
+    sse2 = with_simd_cap(2, lambda: _sketch.fixed_sketch(99, ids, w, p, 2))
     np.testing.assert_array_equal(fast[0], sse2)
     np.testing.assert_array_equal(fast[1], sse2)
     # and a few positions against the twin directly
