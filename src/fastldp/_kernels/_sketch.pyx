@@ -264,6 +264,39 @@ cdef int64_t _fixed_chunk(int64_t n):
     return ((c + FASTLDP_FIXED_TILE - 1) // FASTLDP_FIXED_TILE) * FASTLDP_FIXED_TILE
 
 
+cdef object _fixed_source(fastldp_fixed_source *src, uint64_t seed, int cb, identities,
+                          intp_t n, int64_t p, int n_threads, uint64_t first_identity,
+                          str what):
+    """Check what fixed_sketch and sign_sketch share and fill ``src`` (weights unset).
+
+    ``what`` names the per-identity argument in the messages. Returns the
+    identities' memoryview (or None): the caller keeps it while ``src``
+    points into it.
+    """
+    cdef const uint64_t[::1] ids
+    if p < 1:
+        raise ValueError(f"p must be >= 1, got {p}")
+    if n_threads < 1:
+        raise ValueError(f"n_threads must be >= 1, got {n_threads}")
+    if n > FIXED_MAX_N:
+        raise ValueError(f"n = len({what}) must be <= 2**30 = {FIXED_MAX_N}, got {n}")
+    src.seed = seed
+    src.codebook = cb
+    src.identities = NULL
+    src.first_identity = first_identity
+    src.weights = NULL
+    src.p = p
+    if identities is None:
+        return None
+    ids = identities
+    if ids.shape[0] != n:
+        raise ValueError(f"identities and {what} must have the same length, got "
+                         f"len(identities) = {ids.shape[0]} and len({what}) = {n}")
+    if n:
+        src.identities = &ids[0]
+    return ids
+
+
 def fixed_sketch(uint64_t seed, identities, const int64_t[::1] weights, int64_t p,
                  int n_threads=1, uint64_t first_identity=0, codebook="philox4x64-10"):
     """Return ``V(e) = sum_i weights[i] * R_{id_i}(e)`` for e in [0, p), exactly.
@@ -314,29 +347,10 @@ def fixed_sketch(uint64_t seed, identities, const int64_t[::1] weights, int64_t 
     int64 table in AVX-512 registers where the CPU allows, else sixteen
     identities per pair of 256-entry tables).
     """
-    cdef int cb = codebook_id(codebook)
     cdef intp_t n = weights.shape[0]
-    cdef const uint64_t[::1] ids
-    if p < 1:
-        raise ValueError(f"p must be >= 1, got {p}")
-    if n_threads < 1:
-        raise ValueError(f"n_threads must be >= 1, got {n_threads}")
-    if n > FIXED_MAX_N:
-        raise ValueError(f"n = len(weights) must be <= 2**30 = {FIXED_MAX_N}, got {n}")
     cdef fastldp_fixed_source src
-    src.seed = seed
-    src.codebook = cb
-    src.identities = NULL
-    src.first_identity = first_identity
-    src.weights = NULL
-    src.p = p
-    if identities is not None:
-        ids = identities
-        if ids.shape[0] != n:
-            raise ValueError(f"identities and weights must have the same length, got "
-                             f"len(identities) = {ids.shape[0]} and len(weights) = {n}")
-        if n:
-            src.identities = &ids[0]
+    ids_view = _fixed_source(&src, seed, codebook_id(codebook), identities, n, p, n_threads,
+                             first_identity, "weights")
     out = np.zeros(p, dtype=np.int64)
     if n == 0:
         return out
@@ -442,27 +456,9 @@ def sign_sketch(uint64_t seed, identities, signs, magnitude, int64_t p, int n_th
                          f"got {magnitude}")
     cdef const int8_t[::1] sg = np.ascontiguousarray(sign_array)
     cdef intp_t n = sg.shape[0]
-    cdef const uint64_t[::1] ids
-    if p < 1:
-        raise ValueError(f"p must be >= 1, got {p}")
-    if n_threads < 1:
-        raise ValueError(f"n_threads must be >= 1, got {n_threads}")
-    if n > FIXED_MAX_N:
-        raise ValueError(f"n = len(signs) must be <= 2**30 = {FIXED_MAX_N}, got {n}")
     cdef fastldp_fixed_source src
-    src.seed = seed
-    src.codebook = cb
-    src.identities = NULL
-    src.first_identity = first_identity
-    src.weights = NULL
-    src.p = p
-    if identities is not None:
-        ids = identities
-        if ids.shape[0] != n:
-            raise ValueError(f"identities and signs must have the same length, got "
-                             f"len(identities) = {ids.shape[0]} and len(signs) = {n}")
-        if n:
-            src.identities = &ids[0]
+    ids_view = _fixed_source(&src, seed, cb, identities, n, p, n_threads, first_identity,
+                             "signs")
     out = np.zeros(p, dtype=np.int64)
     if n == 0:
         return out
