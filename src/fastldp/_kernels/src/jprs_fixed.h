@@ -358,6 +358,44 @@ fastldp_fixed_q4x32_group16(uint64_t seed, const uint64_t *ids, uint64_t b, uint
     }
 }
 
+/* The steps both AVX-512 table paths share, on their locals: the eight
+ * accumulators a0..a7 of 64 positions (loaded from and stored to out), and
+ * one lookup of the tables (la, lb: identities 0-3; ha, hb: 4-7) by the sign
+ * bits e of eight identities at eight positions per lane (vpermt2q reads
+ * bits 0-3 of each lane: identities 0-3, then, shifted by 4, identities
+ * 4-7, at position 8 l + t). */
+#define FASTLDP_FIXED_LOAD8(out)                                                  \
+    a0 = _mm512_loadu_si512((const void *)((out) + 0));                           \
+    a1 = _mm512_loadu_si512((const void *)((out) + 8));                           \
+    a2 = _mm512_loadu_si512((const void *)((out) + 16));                          \
+    a3 = _mm512_loadu_si512((const void *)((out) + 24));                          \
+    a4 = _mm512_loadu_si512((const void *)((out) + 32));                          \
+    a5 = _mm512_loadu_si512((const void *)((out) + 40));                          \
+    a6 = _mm512_loadu_si512((const void *)((out) + 48));                          \
+    a7 = _mm512_loadu_si512((const void *)((out) + 56));
+#define FASTLDP_FIXED_STORE8(out)                                                 \
+    _mm512_storeu_si512((void *)((out) + 0), a0);                                 \
+    _mm512_storeu_si512((void *)((out) + 8), a1);                                 \
+    _mm512_storeu_si512((void *)((out) + 16), a2);                                \
+    _mm512_storeu_si512((void *)((out) + 24), a3);                                \
+    _mm512_storeu_si512((void *)((out) + 32), a4);                                \
+    _mm512_storeu_si512((void *)((out) + 40), a5);                                \
+    _mm512_storeu_si512((void *)((out) + 48), a6);                                \
+    _mm512_storeu_si512((void *)((out) + 56), a7);
+#define FASTLDP_FIXED_LOOKUP(acc, shift)                                          \
+    x = _mm512_srli_epi64(e, (shift));                                            \
+    acc = _mm512_add_epi64(acc, _mm512_permutex2var_epi64(la, x, lb));            \
+    acc = _mm512_add_epi64(acc, _mm512_permutex2var_epi64(ha, _mm512_srli_epi64(x, 4), hb));
+#define FASTLDP_FIXED_LOOKUP8                                                     \
+    FASTLDP_FIXED_LOOKUP(a0, 0)                                                   \
+    FASTLDP_FIXED_LOOKUP(a1, 8)                                                   \
+    FASTLDP_FIXED_LOOKUP(a2, 16)                                                  \
+    FASTLDP_FIXED_LOOKUP(a3, 24)                                                  \
+    FASTLDP_FIXED_LOOKUP(a4, 32)                                                  \
+    FASTLDP_FIXED_LOOKUP(a5, 40)                                                  \
+    FASTLDP_FIXED_LOOKUP(a6, 48)                                                  \
+    FASTLDP_FIXED_LOOKUP(a7, 56)
+
 /* fastldp_fixed_table_range_vbmi for the opt-in codebook (philox4x32-10):
  * the same tables, lookups and lane order of part, with the words taken
  * from the SIMD generator's registers as it leaves them (8 vector stores
@@ -444,14 +482,7 @@ fastldp_fixed_table_range_q4x32(
                 const __m512i perm_q = perm[q >> 1];
                 __m512i a0, a1, a2, a3, a4, a5, a6, a7;
                 if ((b << 8) + 64 * q >= p) break; /* only in the last block */
-                a0 = _mm512_loadu_si512((const void *)(out + 0));
-                a1 = _mm512_loadu_si512((const void *)(out + 8));
-                a2 = _mm512_loadu_si512((const void *)(out + 16));
-                a3 = _mm512_loadu_si512((const void *)(out + 24));
-                a4 = _mm512_loadu_si512((const void *)(out + 32));
-                a5 = _mm512_loadu_si512((const void *)(out + 40));
-                a6 = _mm512_loadu_si512((const void *)(out + 48));
-                a7 = _mm512_loadu_si512((const void *)(out + 56));
+                FASTLDP_FIXED_LOAD8(out)
                 for (o = 0; o < noct; ++o) {
                     const int64_t *lo = ws->quads[2 * o], *hi = ws->quads[2 * o + 1];
                     /* octet o: identities 0-7 or 8-15 of group o / 2, in
@@ -477,28 +508,9 @@ fastldp_fixed_table_range_q4x32(
                         _mm512_permutex2var_epi8(_mm512_loadu_si512((const void *)words), perm_q,
                                                  _mm512_loadu_si512((const void *)(words + 8))),
                         0);
-#define FASTLDP_FIXED_LOOKUP(acc, shift)                                          \
-    x = _mm512_srli_epi64(e, (shift));                                            \
-    acc = _mm512_add_epi64(acc, _mm512_permutex2var_epi64(la, x, lb));            \
-    acc = _mm512_add_epi64(acc, _mm512_permutex2var_epi64(ha, _mm512_srli_epi64(x, 4), hb));
-                    FASTLDP_FIXED_LOOKUP(a0, 0)
-                    FASTLDP_FIXED_LOOKUP(a1, 8)
-                    FASTLDP_FIXED_LOOKUP(a2, 16)
-                    FASTLDP_FIXED_LOOKUP(a3, 24)
-                    FASTLDP_FIXED_LOOKUP(a4, 32)
-                    FASTLDP_FIXED_LOOKUP(a5, 40)
-                    FASTLDP_FIXED_LOOKUP(a6, 48)
-                    FASTLDP_FIXED_LOOKUP(a7, 56)
-#undef FASTLDP_FIXED_LOOKUP
+                    FASTLDP_FIXED_LOOKUP8
                 }
-                _mm512_storeu_si512((void *)(out + 0), a0);
-                _mm512_storeu_si512((void *)(out + 8), a1);
-                _mm512_storeu_si512((void *)(out + 16), a2);
-                _mm512_storeu_si512((void *)(out + 24), a3);
-                _mm512_storeu_si512((void *)(out + 32), a4);
-                _mm512_storeu_si512((void *)(out + 40), a5);
-                _mm512_storeu_si512((void *)(out + 48), a6);
-                _mm512_storeu_si512((void *)(out + 56), a7);
+                FASTLDP_FIXED_STORE8(out)
             }
         }
     }
@@ -529,25 +541,25 @@ fastldp_fixed_table_range_q4x32(
 __attribute__((target("avx512f,avx512bw,avx512vbmi,gfni,bmi2"))) static void
 fastldp_fixed_table_range_vbmi(
     const fastldp_fixed_source *src, int64_t start, int64_t stop, int64_t *part,
-    fastldp_fixed_scratch *ws, int level)
+    fastldp_fixed_scratch *ws)
 {
     int64_t p = src->p;
     int64_t nblocks = (p + 255) >> 8;
     int64_t t0, b;
-    int o, j, q, m, pipelined;
+    int o, j, q, m;
     /* byte 8 k + 7 - j of the permuted vector = byte k of word j */
     uint8_t perm_bytes[64];
     __m512i perm, unit;
+    if (src->codebook == FASTLDP_CODEBOOK_PHILOX4X32) {
+        fastldp_fixed_table_range_q4x32(src, start, stop, part, ws);
+        return;
+    }
     for (o = 0; o < 8; ++o) {
         for (j = 0; j < 8; ++j) perm_bytes[8 * o + 7 - j] = (uint8_t)(8 * j + o);
     }
     perm = _mm512_loadu_si512((const void *)perm_bytes);
     /* byte b of each lane = 1 << b: output bit i = bit b of input byte 7 - i */
     unit = _mm512_set1_epi64((long long)0x8040201008040201ULL);
-    if (src->codebook == FASTLDP_CODEBOOK_PHILOX4X32) {
-        fastldp_fixed_table_range_q4x32(src, start, stop, part, ws);
-        return;
-    }
 
     for (t0 = start; t0 < stop; t0 += FASTLDP_FIXED_VTILE) {
         int members = (int)(stop - t0 < FASTLDP_FIXED_VTILE ? stop - t0 : FASTLDP_FIXED_VTILE);
@@ -565,45 +577,26 @@ fastldp_fixed_table_range_vbmi(
             fastldp_fixed_table4(w + 4, ws->quads[2 * o + 1]);
         }
         /* the default codebook's blocks are scalar Philox4x64-10, computed
-         * inside the table loop of the block before (block 0 here); the
-         * opt-in codebook returned above (fastldp_fixed_table_range_q4x32),
-         * so the batch generator between the blocks only serves a codebook
-         * added later */
-        pipelined = src->codebook == FASTLDP_CODEBOOK_PHILOX4X64;
+         * inside the table loop of the block before (block 0 here; the
+         * opt-in codebook returned above, and there is no third) */
         for (m = members; m < padded; ++m) {
             for (q = 0; q < 4; ++q) ws->next[0][q][m] = ws->next[1][q][m] = 0;
         }
-        if (pipelined) {
-            for (m = 0; m < members; ++m) {
-                fastldp_philox_block blk = fastldp_hash_block(src->seed, ws->ids[m], 0,
-                                                              FASTLDP_STREAM_PAIR_SIGN);
-                for (q = 0; q < 4; ++q) ws->next[0][q][m] = blk.v[q];
-            }
+        for (m = 0; m < members; ++m) {
+            fastldp_philox_block blk = fastldp_hash_block(src->seed, ws->ids[m], 0,
+                                                          FASTLDP_STREAM_PAIR_SIGN);
+            for (q = 0; q < 4; ++q) ws->next[0][q][m] = blk.v[q];
         }
         for (b = 0; b < nblocks; ++b) {
             uint64_t (*cur)[FASTLDP_FIXED_VTILE] = ws->next[b & 1];
             uint64_t (*nxt)[FASTLDP_FIXED_VTILE] = ws->next[(b + 1) & 1];
             int gen = 0; /* members of block b + 1 computed so far */
-            int gen_to = b + 1 < nblocks && pipelined ? members : 0;
-            if (!pipelined) {
-                fastldp_pair_blocks(src->codebook, src->seed, ws->ids, members, (uint64_t)b,
-                                    ws->blk, level);
-                for (m = 0; m < members; ++m) {
-                    for (q = 0; q < 4; ++q) cur[q][m] = ws->blk[m].v[q];
-                }
-            }
+            int gen_to = b + 1 < nblocks ? members : 0;
             for (q = 0; q < 4; ++q) {
                 int64_t *out = part + (b << 8) + 64 * q;
                 __m512i a0, a1, a2, a3, a4, a5, a6, a7;
                 if ((b << 8) + 64 * q >= p) break;
-                a0 = _mm512_loadu_si512((const void *)(out + 0));
-                a1 = _mm512_loadu_si512((const void *)(out + 8));
-                a2 = _mm512_loadu_si512((const void *)(out + 16));
-                a3 = _mm512_loadu_si512((const void *)(out + 24));
-                a4 = _mm512_loadu_si512((const void *)(out + 32));
-                a5 = _mm512_loadu_si512((const void *)(out + 40));
-                a6 = _mm512_loadu_si512((const void *)(out + 48));
-                a7 = _mm512_loadu_si512((const void *)(out + 56));
+                FASTLDP_FIXED_LOAD8(out)
                 for (o = 0; o < noct; ++o) {
                     const int64_t *lo = ws->quads[2 * o], *hi = ws->quads[2 * o + 1];
                     __m512i la = _mm512_loadu_si512((const void *)lo);
@@ -616,12 +609,6 @@ fastldp_fixed_table_range_vbmi(
                             perm, _mm512_loadu_si512((const void *)(cur[q] + 8 * o))),
                         0);
                     __m512i x;
-                    /* vpermt2q reads bits 0-3 of each lane: identities 0-3
-                     * (then, shifted by 4, 4-7) at position 8 l + t */
-#define FASTLDP_FIXED_LOOKUP(acc, shift)                                          \
-    x = _mm512_srli_epi64(e, (shift));                                            \
-    acc = _mm512_add_epi64(acc, _mm512_permutex2var_epi64(la, x, lb));            \
-    acc = _mm512_add_epi64(acc, _mm512_permutex2var_epi64(ha, _mm512_srli_epi64(x, 4), hb));
                     if (gen < gen_to) {
                         /* two identities' blocks b + 1, their ten Philox
                          * rounds spread between the eight lookups (gen + 1
@@ -667,25 +654,10 @@ fastldp_fixed_table_range_vbmi(
                         }
                         gen += 2;
                     } else {
-                        FASTLDP_FIXED_LOOKUP(a0, 0)
-                        FASTLDP_FIXED_LOOKUP(a1, 8)
-                        FASTLDP_FIXED_LOOKUP(a2, 16)
-                        FASTLDP_FIXED_LOOKUP(a3, 24)
-                        FASTLDP_FIXED_LOOKUP(a4, 32)
-                        FASTLDP_FIXED_LOOKUP(a5, 40)
-                        FASTLDP_FIXED_LOOKUP(a6, 48)
-                        FASTLDP_FIXED_LOOKUP(a7, 56)
+                        FASTLDP_FIXED_LOOKUP8
                     }
-#undef FASTLDP_FIXED_LOOKUP
                 }
-                _mm512_storeu_si512((void *)(out + 0), a0);
-                _mm512_storeu_si512((void *)(out + 8), a1);
-                _mm512_storeu_si512((void *)(out + 16), a2);
-                _mm512_storeu_si512((void *)(out + 24), a3);
-                _mm512_storeu_si512((void *)(out + 32), a4);
-                _mm512_storeu_si512((void *)(out + 40), a5);
-                _mm512_storeu_si512((void *)(out + 48), a6);
-                _mm512_storeu_si512((void *)(out + 56), a7);
+                FASTLDP_FIXED_STORE8(out)
             }
             /* the table loop computed every member of block b + 1: two per
              * step, 4 * noct steps, 8 * noct >= members (the word loop
@@ -693,6 +665,10 @@ fastldp_fixed_table_range_vbmi(
         }
     }
 }
+#undef FASTLDP_FIXED_LOAD8
+#undef FASTLDP_FIXED_STORE8
+#undef FASTLDP_FIXED_LOOKUP
+#undef FASTLDP_FIXED_LOOKUP8
 #else
 #define FASTLDP_FIXED_VBMI 0
 static inline int fastldp_fixed_vbmi_ok(int level)
@@ -961,7 +937,7 @@ static inline int fastldp_fixed_sketch_run(
                 counted += stop - start;
             } else if (vbmi) {
 #if FASTLDP_FIXED_VBMI
-                fastldp_fixed_table_range_vbmi(src, start, stop, part, ws, level);
+                fastldp_fixed_table_range_vbmi(src, start, stop, part, ws);
 #endif
             } else {
                 fastldp_fixed_table_range(src, start, stop, part, ws, level);
