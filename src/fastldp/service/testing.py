@@ -38,10 +38,12 @@ class RunningServer:
         self.timeout = timeout
         self.tls = tls
         self.options = options
-        self.tokens = {"test": secrets.token_urlsafe(24)} if unrestricted else {}
+        # hex tokens: a urlsafe one starts with "-" once in 64 draws, and a
+        # command line then reads `--token -x...` as an option (CI saw it)
+        self.tokens = {"test": secrets.token_hex(24)} if unrestricted else {}
         ranges: dict = {"test": None} if unrestricted else {}
         for name, rng in (tokens or {}).items():
-            self.tokens[name] = secrets.token_urlsafe(24)
+            self.tokens[name] = secrets.token_hex(24)
             ranges[name] = rng
         if not self.tokens:
             raise ValueError("running_server(unrestricted=False) needs tokens")
