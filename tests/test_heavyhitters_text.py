@@ -209,7 +209,7 @@ def test_width_rule_loses_a_prefix_at_the_bar_with_probability_one_minus_phi_z(z
         counts = rng.normal(0.0, sd)
         counts[ended] += np.where(np.arange(k) < k - 1, 3000.0, 1000.0)  # the k-th is T
         counts[0] += 1000.0                                      # the true prefix, count T
-        kept = pem._kept(candidates, counts, sd, sd, ended)
+        kept, _ = pem._kept(candidates, counts, sd, sd, ended, np.zeros(candidates.shape[0]))
         missed += 0 not in set(kept.tolist())
     rate = missed / trials
     assert abs(rate - miss) < 4 * np.sqrt(miss * (1 - miss) / trials), rate
