@@ -695,11 +695,10 @@ class PEM(HeavyHitterProtocol):
         within[first] = False
         rest = np.flatnonzero(within)
         room = self.max_kept - first.shape[0]
-        if rest.shape[0] > room:
-            # by path score; equal scores (clipped alike: no noise to tell them apart) by
-            # count, then the smaller code
-            rank = np.empty(rest.shape[0], dtype=np.int64)
-            rank[code_order(candidates[rest])] = np.arange(rest.shape[0])
-            rest = rest[np.lexsort((rank, -counts[rest], -path[rest]))[:room]]
+        # by path score; equal scores (clipped alike: no noise to tell them apart) by count,
+        # then the smaller code
+        rank = np.empty(rest.shape[0], dtype=np.int64)
+        rank[code_order(candidates[rest])] = np.arange(rest.shape[0])
+        rest = rest[np.lexsort((rank, -counts[rest], -path[rest]))[:room]]
         order = np.concatenate([first, rest])
         return order, path[order]
