@@ -131,16 +131,20 @@ no more than a true prefix at the bar does. Along a prefix held by at
 least ``T`` users the score settles near ``(T / sd0) / (1 - w)``, along a
 null chain near ``q / (1 - w)``, ``q`` the best of ``2^eta`` null z-scores
 (about 2.8 for 256); a true prefix with one low level keeps most of its
-score. It only orders the prefixes that already pass the width rule, so it
-changes nothing where the cap does not bind (short items, integers). The
-choice was made on a model of the decode (the real rule with each level's
-OLH support drawn from its binomial law given the true prefix counts):
-``def`` lines cut to 42 bytes, eps 8, k 32, 8 draws of 10^6 users,
-precision 0.727 by count, 0.773 / 0.805 / 0.836 / 0.793 at ``w`` = 0.3 /
-0.5 / 0.7 / 0.85 (the draw-to-draw sd of a mean is about 0.015). It does
-not reach eps 4 on that workload: there a true prefix's z per level (about
-1) is below the null chains' ``q``, and no score over the path can tell them
-apart.
+score. Equal scores go by count, then the smaller code: without noise
+(eps 30 and up) every held prefix clips alike, and the count rule decides,
+so exact recovery is unchanged. It only orders the prefixes that already
+pass the width rule, so it changes nothing where the cap does not bind
+(short items, integers). The
+choice was made on a model of the decode (``python
+bench/heavyhitters_path_model.py``: the real rule, with each level's OLH
+support drawn from its binomial law given the true prefix counts): ``def``
+lines cut to 42 bytes, eps 8, k 32, 16 draws of 10^6 users, precision 0.729
+by count, 0.779 / 0.799 / 0.812 / 0.818 at ``w`` = 0.3 / 0.5 / 0.7 / 0.85
+(sd of each mean about 0.01): a plateau from 0.7 on. It does not reach
+eps 4 on that workload: there a true prefix's z per level (about 1) is
+below what the best of 256 null extensions reaches at every level (about
+2.8), so no score over the path tells the two kinds of chain apart.
 
 Allocation (issue 34). ``allocation="equal"`` (default) gives each group
 ``1 / g`` of the users (the rule above). Otherwise group ``j`` gets the share
