@@ -59,10 +59,12 @@ Examples
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import inspect
+from dataclasses import dataclass, replace
 from typing import Any, Optional, Sequence
 
 import numpy as np
+from scipy import special
 
 from .._kernels._heavy import heavy_groups
 from .._random import as_generator, resolve_codebook_seed
@@ -72,10 +74,16 @@ from ..oracles.postprocess import norm_sub
 from .items import MAX_ITEM_BYTES
 
 __all__ = ["LengthPlan", "string_lengths", "length_oracle", "length_plan", "cut_to_field",
-           "survey_members", "survey_seed", "two_rounds"]
+           "survey_members", "survey_seed", "two_rounds", "string_bytes", "byte_oracle",
+           "byte_alphabet", "byte_survey_members"]
 
-#: the survey's share of the users by default
-DEFAULT_SHARE = 0.05
+#: the length survey's share of the users by default
+DEFAULT_SHARE = 0.025
+#: the byte survey's share of the users by default (beside the length survey's)
+DEFAULT_BYTE_SHARE = 0.025
+#: the byte survey's alphabet is used only when the bytes it leaves out can hold at most
+#: this share of the surveyed bytes (module docstring, "The byte survey")
+DEFAULT_MAX_UNSEEN = 0.1
 #: the share of the strings the field must hold by default
 DEFAULT_COVERAGE = 0.85
 #: the shortest field the plan picks by default (short fields gain little and cut words)
@@ -131,8 +139,22 @@ def survey_members(identities: Any, share: float, seed: int) -> np.ndarray:
     """Whether each identity is in the survey: its public 32-bit hash under
     :func:`survey_seed` ``(seed)`` is below ``share 2^32`` (the hash of the PEM split,
     :func:`~fastldp._kernels._heavy.heavy_groups`, under another key)."""
+    return _survey_hash(identities, seed) < int(round(share * 2.0 ** 32))
+
+
+def byte_survey_members(identities: Any, share: float, byte_share: float,
+                        seed: int) -> np.ndarray:
+    """Whether each identity is in the byte survey: the same public hash as
+    :func:`survey_members` in ``[share 2^32, (share + byte_share) 2^32)``, so the two
+    surveys never share a user."""
+    h = _survey_hash(identities, seed)
+    return ((h >= int(round(share * 2.0 ** 32)))
+            & (h < int(round((share + byte_share) * 2.0 ** 32))))
+
+
+def _survey_hash(identities: Any, seed: int) -> np.ndarray:
     ids = np.ascontiguousarray(identities, dtype=np.uint64)
-    return heavy_groups(survey_seed(seed), ids, 1 << 32) < int(round(share * 2.0 ** 32))
+    return heavy_groups(survey_seed(seed), ids, 1 << 32)
 
 
 @dataclass(frozen=True)
@@ -151,12 +173,23 @@ class LengthPlan:
     coverage : float
     n : int
         Survey reports decoded.
+    alphabet : tuple of int or None
+        The bytes the byte survey saw (:func:`byte_alphabet`), or None: no byte
+        survey, or one too coarse to trust (``unseen > max_unseen``).
+    unseen : float
+        The byte survey's bound on the share of the strings' bytes its alphabet
+        leaves out (nan without a byte survey).
+    byte_n : int
+        Byte survey reports decoded.
     """
 
     distribution: np.ndarray
     item_bytes: int
     coverage: float
     n: int
+    alphabet: Optional[tuple] = None
+    unseen: float = float("nan")
+    byte_n: int = 0
 
     def covered(self, item_bytes: int) -> float:
         """The estimated share of strings of at most ``item_bytes`` bytes."""
@@ -185,6 +218,66 @@ def length_oracle(*, epsilon: float, max_bytes: int = 64, oracle: str = "auto",
     max_bytes = check_int(max_bytes, "max_bytes", "length_oracle", low=1, high=MAX_ITEM_BYTES)
     return make_oracle(oracle, domain_size=max_bytes + 1, epsilon=epsilon,
                        codebook_seed=codebook_seed)
+
+
+def string_bytes(items: Sequence[Any], max_bytes: int = 64, rng: Any = None) -> np.ndarray:
+    """One byte of each string, drawn uniformly among the distinct bytes of its first
+    ``max_bytes`` bytes (int64 in ``[0, 255]``; 0 for the empty string): the byte survey's
+    values. The draw is the user's own coin (``rng``)."""
+    owner = "string_bytes"
+    max_bytes = check_int(max_bytes, "max_bytes", owner, low=1, high=MAX_ITEM_BYTES)
+    if isinstance(items, (str, bytes)):
+        raise param_error("items", owner, "a sequence of str or bytes", items, TypeError)
+    gen = as_generator(rng, owner, purpose="privatize")
+    out = np.zeros(len(items), dtype=np.int64)
+    draws = gen.random(len(items))
+    for j, x in enumerate(items):
+        distinct = sorted(set(_as_bytes(x, owner, j)[:max_bytes]))
+        if distinct:
+            out[j] = distinct[min(int(draws[j] * len(distinct)), len(distinct) - 1)]
+    return out
+
+
+def byte_oracle(*, epsilon: float, oracle: str = "auto", codebook_seed: Optional[int] = None):
+    """The byte survey's frequency oracle over the 256 byte values.
+
+    :func:`fastldp.oracles.make_oracle` of ``oracle`` (``"auto"``: the least
+    variance at ``epsilon`` over 256 values). A byte-survey user sends one
+    report of its :func:`string_bytes` value: the value is drawn by the user
+    from its own string and the oracle is ``epsilon``-LDP for every value, so
+    the report is ``epsilon``-LDP for the string (a mixture of ``epsilon``-LDP
+    laws; ``tests/test_heavyhitters_bytes.py`` enumerates it).
+    """
+    return make_oracle(oracle, domain_size=256, epsilon=epsilon, codebook_seed=codebook_seed)
+
+
+def byte_alphabet(estimate: Any, *, max_unseen: float = DEFAULT_MAX_UNSEEN) -> tuple:
+    """``(alphabet, unseen)`` from the byte survey's estimate (module docstring).
+
+    The alphabet holds every byte whose estimated share ``f_b`` clears
+    ``q sd_b``, ``q`` the ``1 - 1/256`` normal quantile (about one byte nobody
+    holds passes); ``unseen = sum over the others of max(f_b, 0) + q sd_b``
+    bounds the share of the surveyed bytes it leaves out. When ``unseen >
+    max_unseen`` the survey is too coarse to trust and the alphabet is None.
+    """
+    owner = "byte_alphabet"
+    max_unseen = check_float(max_unseen, "max_unseen", owner, low=0.0, high=1.0,
+                             low_open=False, high_open=False)
+    counts = getattr(estimate, "counts", None)
+    if counts is None or np.asarray(counts).shape != (256,):
+        raise param_error("estimate", owner, "a frequency oracle's estimate over the 256 bytes",
+                          estimate, TypeError)
+    n = int(estimate.n)
+    if not n:
+        return None, float("inf")
+    share = np.asarray(counts, dtype=np.float64) / n
+    sd = np.asarray(estimate.std, dtype=np.float64) / n
+    q = float(special.ndtri(1.0 - 1.0 / 256))
+    seen = share >= q * sd
+    unseen = float(np.sum(np.maximum(share[~seen], 0.0) + q * sd[~seen]))
+    if unseen > max_unseen:
+        return None, unseen
+    return tuple(int(b) for b in np.flatnonzero(seen)), unseen
 
 
 def length_plan(estimate: Any, *, coverage: float = DEFAULT_COVERAGE,
@@ -221,8 +314,9 @@ def length_plan(estimate: Any, *, coverage: float = DEFAULT_COVERAGE,
 def two_rounds(protocol: Any, items: Sequence[Any], *, epsilon: float, k: int,
                max_bytes: int = 64, share: float = DEFAULT_SHARE,
                coverage: float = DEFAULT_COVERAGE, min_bytes: int = DEFAULT_MIN_BYTES,
+               byte_share: float = DEFAULT_BYTE_SHARE, max_unseen: float = DEFAULT_MAX_UNSEEN,
                codebook_seed: Optional[int] = None, rng: Any = None, **options: Any):
-    """Run the survey on a public share of the users, then ``protocol`` on the others.
+    """Run the surveys on public shares of the users, then ``protocol`` on the others.
 
     Parameters
     ----------
@@ -235,8 +329,14 @@ def two_rounds(protocol: Any, items: Sequence[Any], *, epsilon: float, k: int,
     max_bytes : int in [1, 64], default 64
         The lengths are capped here; the largest field.
     coverage, min_bytes : see :func:`length_plan`.
-    share : float in (0, 1), default 0.05
-        The survey's share of the users (public, by identity).
+    share : float in (0, 1), default 0.025
+        The length survey's share of the users (public, by identity).
+    byte_share : float in [0, 1 - share), default 0.025
+        The byte survey's share (public, by identity, disjoint from the length
+        survey's); 0: no byte survey. Its alphabet (:func:`byte_alphabet`) goes
+        to a protocol that takes ``alphabet`` (PEM) unless ``options`` give one.
+    max_unseen : float in [0, 1], default 0.1
+        See :func:`byte_alphabet`.
     codebook_seed : int or None
         Keys the survey's split and oracle and the protocol.
     rng : None, int, SeedSequence or Generator
@@ -250,6 +350,8 @@ def two_rounds(protocol: Any, items: Sequence[Any], *, epsilon: float, k: int,
     """
     owner = "two_rounds"
     share = check_float(share, "share", owner, low=0.0, high=1.0, low_open=True, high_open=True)
+    byte_share = check_float(byte_share, "byte_share", owner, low=0.0, high=1.0 - share,
+                             low_open=False, high_open=True)
     seed = resolve_codebook_seed(codebook_seed, owner)
     gen = as_generator(rng, owner, purpose="privatize")
     n = len(items)
@@ -261,10 +363,30 @@ def two_rounds(protocol: Any, items: Sequence[Any], *, epsilon: float, k: int,
     plan = length_plan(survey.estimate(survey.privatize(string_lengths(first, max_bytes),
                                                         rng=gen)),
                        coverage=coverage, min_bytes=min(min_bytes, max_bytes))
-    rest = np.flatnonzero(~in_survey)
+    in_bytes = (byte_survey_members(ids, share, byte_share, seed) if byte_share > 0.0
+                else np.zeros(n, dtype=bool))
+    if in_bytes.any():
+        # its own key for the oracle's hashes: the length survey's codebook is seed's
+        bytes_seed = survey_seed(survey_seed(seed))
+        oracle = byte_oracle(epsilon=epsilon, codebook_seed=bytes_seed)
+        values = string_bytes([items[i] for i in np.flatnonzero(in_bytes)], max_bytes, rng=gen)
+        estimate = oracle.estimate(oracle.privatize(values, rng=gen))
+        alphabet, unseen = byte_alphabet(estimate, max_unseen=max_unseen)
+        plan = replace(plan, alphabet=alphabet, unseen=unseen, byte_n=int(estimate.n))
+        if alphabet is not None and "alphabet" not in options and _takes_alphabet(protocol):
+            options = dict(options, alphabet=alphabet)
+    rest = np.flatnonzero(~(in_survey | in_bytes))
     tree = protocol(epsilon=epsilon, k=k, item_bytes=plan.item_bytes, codebook_seed=seed,
                     **options)
     cut = cut_to_field([items[i] for i in rest], plan.item_bytes)
     result = tree.estimate(tree.privatize(cut, identities=ids[rest], rng=gen),
                            identities=ids[rest])
     return result, plan
+
+
+def _takes_alphabet(protocol: Any) -> bool:
+    """Whether ``protocol``'s constructor has an ``alphabet`` parameter (PEM's)."""
+    try:
+        return "alphabet" in inspect.signature(protocol).parameters
+    except (TypeError, ValueError):  # pragma: no cover - a builtin or odd callable
+        return False

@@ -208,7 +208,9 @@ from ..oracles._base import (
 )
 from ..oracles.olh import olh_buckets_for
 from ._base import Chunks, HeavyHitterProtocol
-from .items import code_order, extend, prefix, prefix_keys, top_k_order, utf8_prefix_mask
+from .items import (
+    _whole_octets, code_order, extend, prefix, prefix_keys, top_k_order, utf8_prefix_mask,
+)
 
 __all__ = ["PEM", "pem_groups", "pem_levels", "allocation_weights"]
 
@@ -224,6 +226,35 @@ DEFAULT_MAX_KEPT_FACTOR = 16
 
 #: default weight of a parent's path score for strings (module docstring, "Path score")
 DEFAULT_PATH_WEIGHT = 0.7
+
+
+def _alphabet(alphabet: Any, kind: str, owner: str) -> tuple:
+    """``(sorted tuple of the allowed bytes with 0, bool mask of 256)``, or ``(None, None)``."""
+    if alphabet is None:
+        return None, None
+    if kind != "bytes":
+        raise param_error("alphabet", owner, "None for integer items (an alphabet is of "
+                          "string bytes: give item_bytes)", alphabet)
+    if isinstance(alphabet, (bytes, bytearray)):
+        values = list(alphabet)
+    elif isinstance(alphabet, str) or not hasattr(alphabet, "__iter__"):
+        raise param_error("alphabet", owner, "None, bytes or a sequence of ints in [0, 255]",
+                          alphabet, TypeError)
+    else:
+        values = list(alphabet)
+        for v in values:
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+                raise param_error("alphabet", owner,
+                                  "None, bytes or a sequence of ints in [0, 255]",
+                                  f"{alphabet!r} (holding {v!r})", TypeError)
+    bad = [v for v in values if not 0 <= int(v) <= 255]
+    if bad:
+        raise param_error("alphabet", owner, "byte values in [0, 255]",
+                          f"{alphabet!r} (holding {bad[0]!r})")
+    allowed = np.zeros(256, dtype=bool)
+    allowed[[int(v) for v in values]] = True
+    allowed[0] = True  # the terminator: every string ends
+    return tuple(int(v) for v in np.flatnonzero(allowed)), allowed
 
 
 def pem_groups(seed: int, identities: Any, g: int) -> np.ndarray:
@@ -325,6 +356,10 @@ class PEM(HeavyHitterProtocol):
         The share of the users that join the last level's group to verify
         the final ranking (module docstring, "Verification"); the others are
         split by ``allocation``.
+    alphabet : None (default), bytes or a sequence of ints in [0, 255]
+        Strings only: the bytes a candidate may hold (module docstring,
+        "Alphabet"); the zero terminator is always allowed. None: every byte.
+        The server's decode uses it, the reports do not depend on it.
     item_bits, item_bytes : int, optional
         The items (:mod:`fastldp.heavyhitters.items`): integers of up to 64
         bits or strings of up to 64 bytes; default 32-bit integers.
@@ -368,7 +403,7 @@ class PEM(HeavyHitterProtocol):
     #: the parameters added after report files recorded PEM's spec (issue 34), with what a
     #: spec without them meant: the fixed width c k, no pooling of ended strings
     spec_added = {"z": None, "pool_ended": False, "allocation": "equal", "verify": 0.0,
-                  "path_weight": 0.0,
+                  "path_weight": 0.0, "alphabet": None,
                   "max_kept": lambda p: max(DEFAULT_MAX_KEPT_FACTOR * p.get("c", 1)
                                             * p.get("k", 32), 64)}
 
@@ -378,7 +413,7 @@ class PEM(HeavyHitterProtocol):
                  n_threads: Optional[int] = None, z: Any = "auto",
                  max_kept: Optional[int] = None, pool_ended: bool = True,
                  text: Optional[bool] = None, allocation: Any = "equal",
-                 verify: Any = 0.0, path_weight: Any = "auto") -> None:
+                 verify: Any = 0.0, path_weight: Any = "auto", alphabet: Any = None) -> None:
         super().__init__(epsilon=epsilon, k=k, item_bits=item_bits, item_bytes=item_bytes,
                          codebook_seed=codebook_seed, n_threads=n_threads, text=text)
         owner = "PEM"
@@ -397,6 +432,7 @@ class PEM(HeavyHitterProtocol):
                            else 0.0)
         self.path_weight = check_float(path_weight, "path_weight", owner, low=0.0, high=1.0,
                                        low_open=False, high_open=True)
+        self.alphabet, self._allowed = _alphabet(alphabet, self.codec.kind, owner)
         self.max_kept = (max(DEFAULT_MAX_KEPT_FACTOR * self.c * self.k, 64) if max_kept is None
                          else check_int(max_kept, "max_kept", owner, low=self.c * self.k,
                                         high=1 << 24))
@@ -438,7 +474,8 @@ class PEM(HeavyHitterProtocol):
         return {"g": self.g, "eta": self.eta, "c": self.c, "z": self.z,
                 "max_kept": self.max_kept, "pool_ended": self.pool_ended,
                 "allocation": self.allocation, "verify": self.verify,
-                "path_weight": self.path_weight}
+                "path_weight": self.path_weight,
+                "alphabet": None if self.alphabet is None else list(self.alphabet)}
 
     # ------------------------------------------------------------ client
     def groups(self, identities: Any) -> np.ndarray:
@@ -633,6 +670,16 @@ class PEM(HeavyHitterProtocol):
         rest = np.setdiff1d(np.arange(candidates.shape[0]), first)
         return np.concatenate([first, rest[top_k_order(candidates[rest], counts[rest],
                                                        keep - first.shape[0])]])
+
+    def _possible(self, candidates: np.ndarray, bits: int) -> np.ndarray:
+        """The base class's possible candidates, and with ``alphabet`` only those whose
+        bytes completed at this level are all in it (module docstring, "Alphabet")."""
+        candidates = super()._possible(candidates, bits)
+        if self._allowed is None or not candidates.shape[0]:
+            return candidates
+        before = bits - self.eta if bits > self.s else 0  # the bits of the level before
+        octets = _whole_octets(candidates, bits)[:, before // 8:]
+        return candidates[self._allowed[octets].all(axis=1)]
 
     def _parent_scores(self, candidates: np.ndarray, bits: int, parents: tuple) -> np.ndarray:
         """The path score of each candidate's parent (the prefix ``eta`` bits shorter)."""
