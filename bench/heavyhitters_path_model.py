@@ -1,23 +1,31 @@
-"""PEM's path score on a model of its decode: precision@k against ``path_weight``.
+"""PEM's path score and the byte survey's alphabet on a model of PEM's decode: precision@k.
 
-The choice of ``PEM(path_weight=...)`` (pem's module docstring, "Path score")
-was made here. One real PEM decode of the ``def`` lines at 10^6 users takes
-minutes; this model runs the real decode (the width rule, the cap, the path
-score, the pooling of ended strings, the final ranking: ``PEM._decode``
-itself) with only the OLH support of each level drawn from its law instead of
-computed from reports: a candidate held by ``h`` of the level's ``n_j`` users
-gets ``Binomial(h, p) + Binomial(n_j - h, 1/G)`` hits (a holder's report
-supports its prefix with probability ``p``, anyone else's with ``1/G``), the
-users are split over the levels by the real public groups, and each draw takes
-new users. Each draw is seconds, so the weights can be compared over many
-draws. (What the model leaves out: the hits of different candidates are drawn
-independently, where the real ones share their users.)
+The choices of ``PEM(path_weight=...)`` (pem's module docstring, "Path
+score") and of when ``two_rounds`` hands PEM the byte survey's alphabet
+(lengths' module docstring) were made here. One real PEM decode of the
+``def`` lines at 10^6 users takes minutes; this model runs the real decode
+(the width rule, the cap, the path score, the alphabet, the pooling of ended
+strings, the final ranking: ``PEM._decode`` itself) with only the OLH support
+of each level drawn from its law instead of computed from reports: a
+candidate held by ``h`` of the level's ``n_j`` users gets ``Binomial(h, p) +
+Binomial(n_j - h, 1/G)`` hits (a holder's report supports its prefix with
+probability ``p``, anyone else's with ``1/G``), the users are split over the
+levels by the real public groups, and each draw takes new users. Each draw
+is seconds, so settings can be compared over many draws. (What the model
+leaves out: the hits of different candidates are drawn independently, where
+the real ones share their users.)
 
-    python bench/heavyhitters_path_model.py [--draws 8] [--weights 0 0.3 0.5 0.7 0.85]
+    python bench/heavyhitters_path_model.py [--workload signatures] [--epsilon 8] [--k 32]
+        [--field 42] [--draws 8] [--weights 0 0.3 0.5 0.7 0.85] [--alphabet none]
+        [--byte-z 1.645]
 
-prints, for the ``def`` lines cut to 42 bytes (the field ``PEM+lengths`` picks;
-95% of 10^6 users, as after its survey), eps = 8, k = 32, one line per weight:
-the mean precision over the draws and the sd of that mean.
+``--alphabet survey`` runs the real byte survey of ``two_rounds`` (its share
+of the users, ``string_bytes``, ``byte_oracle``, ``byte_alphabet``) on each
+draw and gives PEM its alphabet when the survey trusts it; ``forced`` gives
+it whatever the survey saw, trusted or not. The tree gets 95% of the users,
+as after ``two_rounds``' two surveys. It prints, one line per weight, the
+mean precision over the draws and the sd of that mean, and for the byte
+survey the rarest byte of the true top k and its share of the byte reports.
 """
 
 from __future__ import annotations
@@ -30,7 +38,10 @@ import numpy as np
 from fastldp.experiments.heavyhitters.text import workload_law
 from fastldp.heavyhitters import PEM, data, metrics
 from fastldp.heavyhitters.items import prefix, prefix_keys
-from fastldp.heavyhitters.lengths import cut_to_field
+from fastldp.heavyhitters.lengths import (
+    DEFAULT_BYTE_SHARE, DEFAULT_BYTE_Z, DEFAULT_MAX_UNSEEN, byte_alphabet, byte_oracle, cut_to_field,
+    string_bytes,
+)
 
 
 def model_decode(pem: PEM, codes: np.ndarray, rng: np.random.Generator) -> list:
@@ -53,32 +64,68 @@ def model_decode(pem: PEM, codes: np.ndarray, rng: np.random.Generator) -> list:
     return [x.rstrip("\x00") if isinstance(x, str) else x for x in pem.codec.decode(found)]
 
 
+def byte_shares(strings, weights) -> np.ndarray:
+    """Each byte's share of the byte reports: a user draws one of its string's distinct bytes."""
+    share = np.zeros(256)
+    w = np.asarray(weights, dtype=np.float64) / np.sum(weights)
+    for x, p in zip(strings, w):
+        distinct = np.unique(np.frombuffer(x.encode("utf-8"), dtype=np.uint8))
+        if distinct.size:
+            share[distinct] += p / distinct.size
+    return share
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--workload", choices=["signatures", "words"], default="signatures")
     ap.add_argument("--draws", type=int, default=8)
     ap.add_argument("--weights", type=float, nargs="+", default=[0.0, 0.3, 0.5, 0.7, 0.85])
     ap.add_argument("--epsilon", type=float, default=8.0)
     ap.add_argument("--k", type=int, default=32)
     ap.add_argument("--field", type=int, default=42)
     ap.add_argument("--users", type=int, default=1_000_000)
+    ap.add_argument("--alphabet", choices=["none", "survey", "forced"], default="none")
+    ap.add_argument("--byte-z", type=float, default=DEFAULT_BYTE_Z)
     args = ap.parse_args()
-    strings, weights = workload_law("signatures", 64)
+    strings, weights = workload_law(args.workload, 64 if args.workload == "signatures" else 32)
+    name = {"signatures": "def lines", "words": "words"}[args.workload]
     draws = []
     for d in range(args.draws):
         users, idx = data.draw_text((strings, weights), args.users,
                                     rng=np.random.default_rng(34 + d))
         counts = np.bincount(idx, minlength=len(strings))
         truth = [strings[i] for i in np.lexsort((np.arange(len(strings)), -counts))[: args.k]]
-        tree = np.random.default_rng(1034 + d).permutation(len(users))[: int(0.95 * len(users))]
-        draws.append((truth, cut_to_field([users[i] for i in tree], args.field)))
-    print(f"def lines, {args.field}-byte field, eps = {args.epsilon:g}, k = {args.k}, "
-          f"{args.users:,} users (95% in the tree), {args.draws} draws")
+        order = np.random.default_rng(1034 + d).permutation(len(users))
+        n_bytes = int(DEFAULT_BYTE_SHARE * len(users))
+        tree = order[: int(0.95 * len(users))]
+        alphabet = None
+        if args.alphabet != "none":
+            oracle = byte_oracle(epsilon=args.epsilon, codebook_seed=3034 + d)
+            surveyed = [users[i] for i in order[len(users) - n_bytes:]]
+            estimate = oracle.estimate(oracle.privatize(
+                string_bytes(surveyed, rng=4034 + d), rng=5034 + d))
+            alphabet, unseen = byte_alphabet(
+                estimate, z=args.byte_z,
+                max_unseen=1.0 if args.alphabet == "forced" else DEFAULT_MAX_UNSEEN)
+            if d == 0:
+                share = byte_shares(strings, weights)
+                used = sorted({b for x in truth for b in x.encode("utf-8")}, key=lambda b: share[b])
+                bar = float(np.median(np.asarray(estimate.std) / estimate.n)) * args.byte_z
+                print(f"byte survey ({n_bytes:,} users, draw 1): alphabet of "
+                      f"{'no' if alphabet is None else len(alphabet)} bytes, unseen bound "
+                      f"{unseen:.3f}; rarest byte of the true top {args.k}: {bytes([used[0]])!r} "
+                      f"in {100 * share[used[0]]:.3f}% of the byte reports; the survey's bar "
+                      f"about {100 * bar:.3f}%; bytes of the true top {args.k} left out: "
+                      f"{0 if alphabet is None else sum(b not in alphabet for b in used)}")
+        draws.append((truth, cut_to_field([users[i] for i in tree], args.field), alphabet))
+    print(f"{name}, {args.field}-byte field, eps = {args.epsilon:g}, k = {args.k}, "
+          f"{args.users:,} users (95% in the tree), {args.draws} draws, alphabet: {args.alphabet}")
     for w in args.weights:
         t0 = time.perf_counter()
         found = []
-        for d, (truth, cut) in enumerate(draws):
+        for d, (truth, cut, alphabet) in enumerate(draws):
             pem = PEM(epsilon=args.epsilon, k=args.k, item_bytes=args.field,
-                      codebook_seed=34 + d, path_weight=w)
+                      codebook_seed=34 + d, path_weight=w, alphabet=alphabet)
             items = model_decode(pem, pem.codec.encode(cut), np.random.default_rng(2034 + d))
             found.append(metrics.recall_at_k(items, truth))
         sem = np.std(found, ddof=1) / np.sqrt(len(found)) if len(found) > 1 else float("nan")

@@ -77,24 +77,27 @@ def test_a_byte_report_is_epsilon_ldp_for_the_string_exactly(eps, name):
 
 # ------------------------------------------------------------------ the alphabet rule
 def test_byte_alphabet_keeps_what_clears_the_noise_and_bounds_the_rest():
-    q = special.ndtri(1.0 - 1.0 / 256)
+    q = special.ndtri(1.0 - 1.0 / 256)  # the bound's quantile
     n = 10_000
     share = np.zeros(256)
     share[[97, 98, 99]] = [0.5, 0.3, 0.2]
-    share[100] = 0.5 * q * 1e-3        # below its bar
+    share[100] = 1.2e-3                # below the bar z sd = 1.645e-3
+    share[102] = 2.0e-3                # above the default bar, below 2.652 sd
     share[101] = -2e-3                 # negative estimates count as 0 in the bound
     sd = np.full(256, 1e-3)
     alphabet, unseen = byte_alphabet(_Estimate(share * n, sd * n, n), max_unseen=1.0)
+    assert alphabet == (97, 98, 99, 102)
+    assert unseen == pytest.approx(1.2e-3 + 252 * q * 1e-3, rel=1e-12)
+    alphabet, unseen3 = byte_alphabet(_Estimate(share * n, sd * n, n), z=q, max_unseen=1.0)
     assert alphabet == (97, 98, 99)
-    want = 0.5 * q * 1e-3 + 253 * q * 1e-3
-    assert unseen == pytest.approx(want, rel=1e-12)
-    # a survey too coarse to trust gives no alphabet (the bound above is 0.68)
+    assert unseen3 == pytest.approx(1.2e-3 + 2.0e-3 + 253 * q * 1e-3, rel=1e-12)
+    # a survey too coarse to trust gives no alphabet (the bound above is 0.67)
     alphabet, unseen2 = byte_alphabet(_Estimate(share * n, sd * n, n), max_unseen=0.5)
     assert alphabet is None and unseen2 == unseen
     sd_fine = np.full(256, 1e-4)
     alphabet, unseen = byte_alphabet(_Estimate(share * n, sd_fine * n, n), max_unseen=0.1)
-    assert alphabet == (97, 98, 99, 100)  # 100 now clears its bar
-    assert unseen == pytest.approx(252 * q * 1e-4, rel=1e-12)
+    assert alphabet == (97, 98, 99, 100, 102)  # 100 now clears its bar
+    assert unseen == pytest.approx(251 * q * 1e-4, rel=1e-12)
 
 
 def test_byte_alphabet_validates():
@@ -105,6 +108,9 @@ def test_byte_alphabet_validates():
     for bad in (float("nan"), -0.1, 1.5):
         with pytest.raises(ValueError, match="'max_unseen'"):
             byte_alphabet(_Estimate(np.ones(256), np.ones(256), 5), max_unseen=bad)
+    for bad in (float("nan"), -1.0):
+        with pytest.raises(ValueError, match="'z'"):
+            byte_alphabet(_Estimate(np.ones(256), np.ones(256), 5), z=bad)
 
 
 def test_the_byte_survey_finds_the_bytes_of_the_data_at_epsilon_8():
@@ -116,7 +122,8 @@ def test_the_byte_survey_finds_the_bytes_of_the_data_at_epsilon_8():
         string_bytes(items, rng=3), rng=4)))
     present = {b for w in words for b in w.encode()}
     assert alphabet is not None and present <= set(alphabet)
-    assert len(set(alphabet) - present) <= 3  # about one null byte passes per survey
+    nulls = 256 - len(present)  # each passes the bar z = 1.645 with probability 5%
+    assert len(set(alphabet) - present) <= nulls * 0.05 + 4 * math.sqrt(nulls * 0.05 * 0.95)
     assert unseen < 0.1
 
 

@@ -11,8 +11,9 @@
 * items: :class:`ItemCodec`, :func:`prefix`, :func:`extend`, :func:`prefix_keys`,
   :func:`code_order`, :func:`top_k_order`, :func:`unique_codes` (:mod:`.items`);
 * workloads: :func:`zipf_items`, :func:`word_items`, real text (:mod:`.data`);
-* a first round that learns the strings' lengths and picks the field:
-  :func:`length_oracle`, :func:`length_plan`, :func:`two_rounds` (:mod:`.lengths`);
+* a first round that learns the strings' lengths and picks the field, and the bytes
+  they use: :func:`length_oracle`, :func:`length_plan`, :func:`byte_oracle`,
+  :func:`byte_alphabet`, :func:`two_rounds` (:mod:`.lengths`);
 * metrics: :func:`precision_at_k`, :func:`recall_at_k`, :func:`f1_at_k`,
   :func:`ncr`, :func:`relative_error` (:mod:`.metrics`);
 * poisoning: MGA's fake reports against PEM (:mod:`.attacks`) and a decode
@@ -26,7 +27,8 @@ from .items import (
 )
 from .pem import PEM
 from .lengths import (
-    LengthPlan, cut_to_field, length_oracle, length_plan, string_lengths, two_rounds,
+    LengthPlan, byte_alphabet, byte_oracle, cut_to_field, length_oracle, length_plan,
+    string_bytes, string_lengths, two_rounds,
 )
 from .sfp import SFP
 from .treehist import TreeHist
@@ -37,4 +39,4 @@ __all__ = ["PEM", "TreeHist", "SFP", "HeavyHitters", "HeavyHitterProtocol", "Hea
            "encode_items", "decode_items", "prefix", "extend", "prefix_keys", "code_order",
            "top_k_order", "unique_codes", "data", "metrics",
            "attacks", "robust", "LengthPlan", "string_lengths", "length_oracle", "length_plan",
-           "cut_to_field", "two_rounds"]
+           "cut_to_field", "two_rounds", "string_bytes", "byte_oracle", "byte_alphabet"]

@@ -11,7 +11,7 @@ Two rounds, each user sending one report (so the whole is ``eps``-LDP for
 every user, who is in one round only):
 
 1. **The survey**: the users of a public share
-   (``share``, default 5%, chosen by a public hash of their identity under
+   (``share``, default 2.5%, chosen by a public hash of their identity under
    a key of its own: :func:`survey_members`, independent of the protocols'
    groups) report the byte length of their string,
    ``min(len, max_bytes)`` in ``[0, max_bytes]`` (:func:`string_lengths`),
@@ -23,11 +23,37 @@ every user, who is in one round only):
    ``item_bytes``: the fewest bytes whose estimated share of the strings
    that fit is at least ``coverage`` (default 0.85), at least
    ``min_bytes`` (default 8). A :class:`LengthPlan` holds both.
+   **The byte survey**, beside it: the users of a second public share
+   (``byte_share``, default 2.5%, the same hash, never a user of the length
+   survey: :func:`byte_survey_members`) report one byte of their string,
+   drawn uniformly among its distinct bytes (:func:`string_bytes`), through
+   the least-variance oracle over the 256 values (:func:`byte_oracle`). The
+   server keeps the bytes whose estimated share clears the noise
+   (:func:`byte_alphabet`) as the plan's ``alphabet``, which PEM's tree then
+   extends with (``PEM(alphabet=...)``): a prefix nobody holds has one
+   extension per byte of the alphabet instead of 256, so the chains of such
+   prefixes that fill PEM's cap at deep levels (pem's module docstring, "Path
+   score") grow from about 60 bytes instead of 256 on code. The bet: the
+   bytes of a heavy string are common overall (the rarest byte of the top 32
+   ``def`` lines, ``'M'``, is drawn by 0.04% of the byte reports; the survey's
+   bar at eps 8 is about 0.03%). A string holding a byte the survey missed
+   cannot be found, so the alphabet is used only when the survey is sharp:
+   ``unseen``, the sum over the left-out bytes of their estimated share
+   (clipped at 0) plus their bar, bounds the share of the surveyed bytes the
+   alphabet leaves out, and when it exceeds ``max_unseen`` (default 0.1) the
+   plan's alphabet is None. At 25,000 survey users that is eps 8 (about 0.07)
+   but not eps 4 (on the eight-language words at eps 4 a forced alphabet
+   missed four UTF-8 bytes of the top 32 and cost PEM 0.1 of its precision
+   in the model of ``bench/heavyhitters_path_model.py``). The 5% taken by
+   both surveys is the 5% the length survey had alone; at 25,000 users it
+   picks the same fields as at 50,000 (42 bytes for the ``def`` lines and 8
+   for the words at eps 4 and 8, six draws each).
 2. **The tree**: the other users run the protocol (PEM, TreeHist or SFP)
    over ``item_bytes``, each string cut to it at a character boundary
    (:func:`cut_to_field`). A string longer than the field is reported by its
    cut prefix, which the server may return when that prefix is itself
-   heavy (the plan's ``coverage`` bounds the share of such users).
+   heavy (the plan's ``coverage`` bounds the share of such users). PEM gets
+   the survey's alphabet (TreeHist and SFP take none).
 
 :func:`two_rounds` runs both on a list of strings, for simulation and
 benchmarks.
@@ -81,6 +107,8 @@ __all__ = ["LengthPlan", "string_lengths", "length_oracle", "length_plan", "cut_
 DEFAULT_SHARE = 0.025
 #: the byte survey's share of the users by default (beside the length survey's)
 DEFAULT_BYTE_SHARE = 0.025
+#: the byte survey's bar in standard errors (:func:`byte_alphabet`)
+DEFAULT_BYTE_Z = 1.645
 #: the byte survey's alphabet is used only when the bytes it leaves out can hold at most
 #: this share of the surveyed bytes (module docstring, "The byte survey")
 DEFAULT_MAX_UNSEEN = 0.1
@@ -251,16 +279,22 @@ def byte_oracle(*, epsilon: float, oracle: str = "auto", codebook_seed: Optional
     return make_oracle(oracle, domain_size=256, epsilon=epsilon, codebook_seed=codebook_seed)
 
 
-def byte_alphabet(estimate: Any, *, max_unseen: float = DEFAULT_MAX_UNSEEN) -> tuple:
+def byte_alphabet(estimate: Any, *, z: float = DEFAULT_BYTE_Z,
+                  max_unseen: float = DEFAULT_MAX_UNSEEN) -> tuple:
     """``(alphabet, unseen)`` from the byte survey's estimate (module docstring).
 
     The alphabet holds every byte whose estimated share ``f_b`` clears
-    ``q sd_b``, ``q`` the ``1 - 1/256`` normal quantile (about one byte nobody
-    holds passes); ``unseen = sum over the others of max(f_b, 0) + q sd_b``
-    bounds the share of the surveyed bytes it leaves out. When ``unseen >
-    max_unseen`` the survey is too coarse to trust and the alphabet is None.
+    ``z sd_b`` (default 1.645: a byte nobody uses passes with probability 5%,
+    a byte of the data whose share is ``(z + 1.645) sd_b`` is missed with
+    probability 5%; a missed byte loses every string that holds it, an extra
+    one only adds candidates, hence the low bar). ``unseen = sum over the
+    others of max(f_b, 0) + q sd_b``, ``q`` the ``1 - 1/256`` normal quantile,
+    bounds the share of the surveyed bytes the alphabet leaves out; when
+    ``unseen > max_unseen`` the survey is too coarse to trust and the
+    alphabet is None.
     """
     owner = "byte_alphabet"
+    z = check_float(z, "z", owner, low=0.0, high=40.0, low_open=False, high_open=False)
     max_unseen = check_float(max_unseen, "max_unseen", owner, low=0.0, high=1.0,
                              low_open=False, high_open=False)
     counts = getattr(estimate, "counts", None)
@@ -273,7 +307,7 @@ def byte_alphabet(estimate: Any, *, max_unseen: float = DEFAULT_MAX_UNSEEN) -> t
     share = np.asarray(counts, dtype=np.float64) / n
     sd = np.asarray(estimate.std, dtype=np.float64) / n
     q = float(special.ndtri(1.0 - 1.0 / 256))
-    seen = share >= q * sd
+    seen = share >= z * sd
     unseen = float(np.sum(np.maximum(share[~seen], 0.0) + q * sd[~seen]))
     if unseen > max_unseen:
         return None, unseen
@@ -314,7 +348,8 @@ def length_plan(estimate: Any, *, coverage: float = DEFAULT_COVERAGE,
 def two_rounds(protocol: Any, items: Sequence[Any], *, epsilon: float, k: int,
                max_bytes: int = 64, share: float = DEFAULT_SHARE,
                coverage: float = DEFAULT_COVERAGE, min_bytes: int = DEFAULT_MIN_BYTES,
-               byte_share: float = DEFAULT_BYTE_SHARE, max_unseen: float = DEFAULT_MAX_UNSEEN,
+               byte_share: float = DEFAULT_BYTE_SHARE, byte_z: float = DEFAULT_BYTE_Z,
+               max_unseen: float = DEFAULT_MAX_UNSEEN,
                codebook_seed: Optional[int] = None, rng: Any = None, **options: Any):
     """Run the surveys on public shares of the users, then ``protocol`` on the others.
 
@@ -335,8 +370,9 @@ def two_rounds(protocol: Any, items: Sequence[Any], *, epsilon: float, k: int,
         The byte survey's share (public, by identity, disjoint from the length
         survey's); 0: no byte survey. Its alphabet (:func:`byte_alphabet`) goes
         to a protocol that takes ``alphabet`` (PEM) unless ``options`` give one.
-    max_unseen : float in [0, 1], default 0.1
-        See :func:`byte_alphabet`.
+    byte_z, max_unseen : float, default 1.645 and 0.1
+        The byte survey's bar and trust (:func:`byte_alphabet`'s ``z`` and
+        ``max_unseen``).
     codebook_seed : int or None
         Keys the survey's split and oracle and the protocol.
     rng : None, int, SeedSequence or Generator
@@ -371,7 +407,7 @@ def two_rounds(protocol: Any, items: Sequence[Any], *, epsilon: float, k: int,
         oracle = byte_oracle(epsilon=epsilon, codebook_seed=bytes_seed)
         values = string_bytes([items[i] for i in np.flatnonzero(in_bytes)], max_bytes, rng=gen)
         estimate = oracle.estimate(oracle.privatize(values, rng=gen))
-        alphabet, unseen = byte_alphabet(estimate, max_unseen=max_unseen)
+        alphabet, unseen = byte_alphabet(estimate, z=byte_z, max_unseen=max_unseen)
         plan = replace(plan, alphabet=alphabet, unseen=unseen, byte_n=int(estimate.n))
         if alphabet is not None and "alphabet" not in options and _takes_alphabet(protocol):
             options = dict(options, alphabet=alphabet)
