@@ -33,21 +33,25 @@ every user, who is in one round only):
    extends with (``PEM(alphabet=...)``): a prefix nobody holds has one
    extension per byte of the alphabet instead of 256, so the chains of such
    prefixes that fill PEM's cap at deep levels (pem's module docstring, "Path
-   score") grow from about 60 bytes instead of 256 on code. The bet: the
-   bytes of a heavy string are common overall (the rarest byte of the top 32
-   ``def`` lines, ``'M'``, is drawn by 0.04% of the byte reports; the survey's
-   bar at eps 8 is about 0.03%). A string holding a byte the survey missed
-   cannot be found, so the alphabet is used only when the survey is sharp:
-   ``unseen``, the sum over the left-out bytes of their estimated share
-   (clipped at 0) plus their bar, bounds the share of the surveyed bytes the
-   alphabet leaves out, and when it exceeds ``max_unseen`` (default 0.1) the
-   plan's alphabet is None. At 25,000 survey users that is eps 8 (about 0.07)
-   but not eps 4 (on the eight-language words at eps 4 a forced alphabet
-   missed four UTF-8 bytes of the top 32 and cost PEM 0.1 of its precision
-   in the model of ``bench/heavyhitters_path_model.py``). The 5% taken by
-   both surveys is the 5% the length survey had alone; at 25,000 users it
-   picks the same fields as at 50,000 (42 bytes for the ``def`` lines and 8
-   for the words at eps 4 and 8, six draws each).
+   score") branch over 67 bytes instead of 256 on the ``def`` lines. The
+   bet: the bytes of a heavy string are common overall (the rarest byte of
+   the top 32 ``def`` lines, ``'``, is in 0.042% of the byte reports; the
+   survey's bar at eps 8 is about 0.020%). A string holding a byte the survey
+   missed cannot be found, so the alphabet is used only when the survey is
+   sharp: ``unseen``, the sum over the left-out bytes of their estimated
+   share (clipped at 0) plus their ``1 - 1/256`` bound, bounds the share of
+   the surveyed bytes the alphabet leaves out, and when it exceeds
+   ``max_unseen`` (default 0.1) the plan's alphabet is None. At 25,000 survey
+   users that admits eps 8 (0.068 on the ``def`` lines, 0.050 on the words)
+   and not eps 4 (0.84 on the words), where a forced alphabet left out 2
+   bytes of the top 32 words and lowered PEM from 0.918 to 0.883 at k = 32.
+   On the ``def`` lines at eps 8, k = 32 the alphabet raises PEM from 0.812
+   to 0.885 (with the path score; 0.807 without it). All four from the model
+   of PEM's decode, ``python bench/heavyhitters_path_model.py --alphabet
+   survey`` (``forced``; ``--workload words --epsilon 4 --field 8``), 8 or
+   16 draws. The 5% taken by both surveys is the 5% the length survey had
+   alone; at 25,000 users it picks the same fields as at 50,000 (42 bytes
+   for the ``def`` lines and 8 for the words at eps 4 and 8, six draws each).
 2. **The tree**: the other users run the protocol (PEM, TreeHist or SFP)
    over ``item_bytes``, each string cut to it at a character boundary
    (:func:`cut_to_field`). A string longer than the field is reported by its
