@@ -17,7 +17,7 @@ the real ones share their users.)
 
     python bench/heavyhitters_path_model.py [--workload signatures] [--epsilon 8] [--k 32]
         [--field 42] [--draws 8] [--weights 0 0.3 0.5 0.7 0.85] [--alphabet none]
-        [--byte-z 1.645]
+        [--byte-z 1.645] [--verify 0] [--max-kept N]
 
 ``--alphabet survey`` runs the real byte survey of ``two_rounds`` (its share
 of the users, ``string_bytes``, ``byte_oracle``, ``byte_alphabet``) on each
@@ -86,6 +86,8 @@ def main() -> None:
     ap.add_argument("--users", type=int, default=1_000_000)
     ap.add_argument("--alphabet", choices=["none", "survey", "forced"], default="none")
     ap.add_argument("--byte-z", type=float, default=DEFAULT_BYTE_Z)
+    ap.add_argument("--verify", type=float, default=0.0, help="PEM's verify share")
+    ap.add_argument("--max-kept", type=int, default=None, help="PEM's cap (default its own)")
     args = ap.parse_args()
     strings, weights = workload_law(args.workload, 64 if args.workload == "signatures" else 32)
     name = {"signatures": "def lines", "words": "words"}[args.workload]
@@ -125,7 +127,8 @@ def main() -> None:
         found = []
         for d, (truth, cut, alphabet) in enumerate(draws):
             pem = PEM(epsilon=args.epsilon, k=args.k, item_bytes=args.field,
-                      codebook_seed=34 + d, path_weight=w, alphabet=alphabet)
+                      codebook_seed=34 + d, path_weight=w, alphabet=alphabet,
+                      verify=args.verify, max_kept=args.max_kept)
             items = model_decode(pem, pem.codec.encode(cut), np.random.default_rng(2034 + d))
             found.append(metrics.recall_at_k(items, truth))
         sem = np.std(found, ddof=1) / np.sqrt(len(found)) if len(found) > 1 else float("nan")
