@@ -84,20 +84,35 @@ def test_byte_alphabet_keeps_what_clears_the_noise_and_bounds_the_rest():
     share[100] = 1.2e-3                # below the bar z sd = 1.645e-3
     share[102] = 2.0e-3                # above the default bar, below 2.652 sd
     share[101] = -2e-3                 # negative estimates count as 0 in the bound
+    share[103] = 1.62e-3               # 1.5% under the default bar: out
+    share[104] = 1.67e-3               # 1.5% over it: in
     sd = np.full(256, 1e-3)
     alphabet, unseen = byte_alphabet(_Estimate(share * n, sd * n, n), max_unseen=1.0)
-    assert alphabet == (97, 98, 99, 102)
-    assert unseen == pytest.approx(1.2e-3 + 252 * q * 1e-3, rel=1e-12)
+    assert alphabet == (97, 98, 99, 102, 104)
+    assert unseen == pytest.approx(1.2e-3 + 1.62e-3 + 251 * q * 1e-3, rel=1e-12)
     alphabet, unseen3 = byte_alphabet(_Estimate(share * n, sd * n, n), z=q, max_unseen=1.0)
     assert alphabet == (97, 98, 99)
-    assert unseen3 == pytest.approx(1.2e-3 + 2.0e-3 + 253 * q * 1e-3, rel=1e-12)
+    assert unseen3 == pytest.approx(1.2e-3 + 2.0e-3 + 1.62e-3 + 1.67e-3 + 253 * q * 1e-3,
+                                    rel=1e-12)
     # a survey too coarse to trust gives no alphabet (the bound above is 0.67)
     alphabet, unseen2 = byte_alphabet(_Estimate(share * n, sd * n, n), max_unseen=0.5)
     assert alphabet is None and unseen2 == unseen
     sd_fine = np.full(256, 1e-4)
     alphabet, unseen = byte_alphabet(_Estimate(share * n, sd_fine * n, n), max_unseen=0.1)
-    assert alphabet == (97, 98, 99, 100, 102)  # 100 now clears its bar
-    assert unseen == pytest.approx(251 * q * 1e-4, rel=1e-12)
+    assert alphabet == (97, 98, 99, 100, 102, 103, 104)  # 100 and 103 now clear their bar
+    assert unseen == pytest.approx(249 * q * 1e-4, rel=1e-12)
+
+
+def test_the_default_trust_bound_is_a_tenth_of_the_reports():
+    q = special.ndtri(1.0 - 1.0 / 256)
+    n = 10_000
+    share = np.zeros(256)
+    share[[97, 98, 99]] = [0.5, 0.3, 0.2]
+    for bound, trusted in ((0.099, True), (0.101, False)):  # 1% either side of 0.1
+        sd = np.full(256, bound / (253 * q))  # the 253 bytes left out hold q sd each
+        alphabet, unseen = byte_alphabet(_Estimate(share * n, sd * n, n))
+        assert unseen == pytest.approx(bound, rel=1e-12)
+        assert (alphabet == (97, 98, 99)) if trusted else alphabet is None
 
 
 def test_byte_alphabet_validates():
@@ -204,8 +219,12 @@ def test_two_rounds_gives_pem_the_surveyed_alphabet():
     assert set(plan.alphabet) >= set(b"word0123456789") - set(b"89")  # the bytes used
     assert plan.byte_n > 0 and plan.unseen < 0.1
     assert res.items == head and precision_at_k(res.items, head) == 1.0
-    # the tree's users are neither survey's: 95% by default
+    # the tree's users are neither survey's: 95% by default, 2.5% in each survey
     assert abs(res.n / len(users) - 0.95) < 0.01
+    ids = np.arange(len(users), dtype=np.uint64)
+    assert plan.n == int(survey_members(ids, 0.025, 5).sum())
+    assert plan.byte_n == int(byte_survey_members(ids, 0.025, 0.025, 5).sum())
+    assert res.n == len(users) - plan.n - plan.byte_n
     # no byte survey, a coarse one, a given alphabet, a protocol without the parameter
     res, plan = two_rounds(PEM, users, epsilon=50.0, k=8, max_bytes=16, codebook_seed=5,
                            rng=6, byte_share=0.0)

@@ -146,6 +146,16 @@ eps 4 on that workload: there a true prefix's z per level (about 1) is
 below what the best of 256 null extensions reaches at every level (about
 2.8), so no score over the path tells the two kinds of chain apart.
 
+Alphabet (issue 34). ``alphabet``, a set of byte values, restricts the
+tree to strings of those bytes (and the zero terminator): a candidate is
+kept only if every byte that completes at its level is in it, so a kept
+prefix has one extension per allowed byte instead of ``2^eta``. It is a
+decode setting (the reports do not depend on it) meant for the bytes a
+public survey saw (:func:`fastldp.heavyhitters.two_rounds`, whose byte
+survey supplies it when it is sharp enough to trust): fewer null
+extensions slow the chains of the "Path score" above; a string holding a
+byte outside the alphabet can never be returned.
+
 Allocation (issue 34). ``allocation="equal"`` (default) gives each group
 ``1 / g`` of the users (the rule above). Otherwise group ``j`` gets the share
 ``w_j``: identity ``i`` joins the group whose cumulative bounds
@@ -235,18 +245,14 @@ def _alphabet(alphabet: Any, kind: str, owner: str) -> tuple:
     if kind != "bytes":
         raise param_error("alphabet", owner, "None for integer items (an alphabet is of "
                           "string bytes: give item_bytes)", alphabet)
-    if isinstance(alphabet, (bytes, bytearray)):
-        values = list(alphabet)
-    elif isinstance(alphabet, str) or not hasattr(alphabet, "__iter__"):
-        raise param_error("alphabet", owner, "None, bytes or a sequence of ints in [0, 255]",
-                          alphabet, TypeError)
-    else:
-        values = list(alphabet)
-        for v in values:
-            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
-                raise param_error("alphabet", owner,
-                                  "None, bytes or a sequence of ints in [0, 255]",
-                                  f"{alphabet!r} (holding {v!r})", TypeError)
+    expected = "None, bytes or a sequence of ints in [0, 255]"
+    if isinstance(alphabet, str) or not hasattr(alphabet, "__iter__"):
+        raise param_error("alphabet", owner, expected, alphabet, TypeError)
+    values = list(alphabet)  # bytes give their ints
+    for v in values:
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+            raise param_error("alphabet", owner, expected, f"{alphabet!r} (holding {v!r})",
+                              TypeError)
     bad = [v for v in values if not 0 <= int(v) <= 255]
     if bad:
         raise param_error("alphabet", owner, "byte values in [0, 255]",
@@ -721,8 +727,8 @@ class PEM(HeavyHitterProtocol):
         return order, np.zeros(order.shape[0])
 
     def _bar(self, counts: np.ndarray, null_sd: np.ndarray, sd: np.ndarray,
-             ended: np.ndarray) -> tuple[Any, float]:
-        """The width rule's bar ``T`` (a count, or one per candidate) and its sd."""
+             ended: np.ndarray) -> tuple[Any, float, float]:
+        """The width rule's bar ``T`` (a count, or one per candidate), its sd, and ``q``."""
         # what noise alone does not reach: about one prefix nobody holds passes per level
         # (the 1 - 1/C quantile of a null count, C candidates)
         q = float(special.ndtri(1.0 - 1.0 / counts.shape[0]))
