@@ -152,6 +152,14 @@ def test_the_byte_survey_is_a_public_share_disjoint_from_the_length_survey():
     assert abs(bytes_.mean() - 0.04) < 4 * math.sqrt(0.04 * 0.96 / n)
     assert np.array_equal(bytes_, byte_survey_members(ids, 0.025, 0.04, seed=9))
     assert not np.any(byte_survey_members(ids, 0.025, 0.0, seed=9))
+    for bad in (float("nan"), -0.1, 1.5):
+        with pytest.raises(ValueError, match="'share'"):
+            survey_members(ids[:5], bad, seed=9)
+        with pytest.raises(ValueError, match="'share'"):
+            byte_survey_members(ids[:5], bad, 0.01, seed=9)
+    for bad in (float("nan"), -0.1, 0.975):  # at most 1 - share
+        with pytest.raises(ValueError, match="'byte_share'"):
+            byte_survey_members(ids[:5], 0.025, bad, seed=9)
 
 
 # ------------------------------------------------------------------ PEM's alphabet

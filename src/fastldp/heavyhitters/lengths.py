@@ -171,6 +171,7 @@ def survey_members(identities: Any, share: float, seed: int) -> np.ndarray:
     """Whether each identity is in the survey: its public 32-bit hash under
     :func:`survey_seed` ``(seed)`` is below ``share 2^32`` (the hash of the PEM split,
     :func:`~fastldp._kernels._heavy.heavy_groups`, under another key)."""
+    share = _share(share, "share", "survey_members")
     return _survey_hash(identities, seed) < int(round(share * 2.0 ** 32))
 
 
@@ -179,9 +180,18 @@ def byte_survey_members(identities: Any, share: float, byte_share: float,
     """Whether each identity is in the byte survey: the same public hash as
     :func:`survey_members` in ``[share 2^32, (share + byte_share) 2^32)``, so the two
     surveys never share a user."""
+    owner = "byte_survey_members"
+    share = _share(share, "share", owner)
+    byte_share = check_float(byte_share, "byte_share", owner, low=0.0, high=1.0 - share,
+                             low_open=False, high_open=True)
     h = _survey_hash(identities, seed)
     return ((h >= int(round(share * 2.0 ** 32)))
             & (h < int(round((share + byte_share) * 2.0 ** 32))))
+
+
+def _share(share: float, name: str, owner: str) -> float:
+    """A survey's share of the users, in ``[0, 1]`` (NaN fails)."""
+    return check_float(share, name, owner, low=0.0, high=1.0, low_open=False, high_open=False)
 
 
 def _survey_hash(identities: Any, seed: int) -> np.ndarray:
