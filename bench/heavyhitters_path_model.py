@@ -88,6 +88,7 @@ def main() -> None:
     ap.add_argument("--byte-z", type=float, default=DEFAULT_BYTE_Z)
     ap.add_argument("--verify", type=float, default=0.0, help="PEM's verify share")
     ap.add_argument("--max-kept", type=int, default=None, help="PEM's cap (default its own)")
+    ap.add_argument("--z", type=float, default=None, help="PEM's width z (default its own)")
     args = ap.parse_args()
     strings, weights = workload_law(args.workload, 64 if args.workload == "signatures" else 32)
     name = {"signatures": "def lines", "words": "words"}[args.workload]
@@ -128,7 +129,8 @@ def main() -> None:
         for d, (truth, cut, alphabet) in enumerate(draws):
             pem = PEM(epsilon=args.epsilon, k=args.k, item_bytes=args.field,
                       codebook_seed=34 + d, path_weight=w, alphabet=alphabet,
-                      verify=args.verify, max_kept=args.max_kept)
+                      verify=args.verify, max_kept=args.max_kept,
+                      **({} if args.z is None else {"z": args.z}))
             items = model_decode(pem, pem.codec.encode(cut), np.random.default_rng(2034 + d))
             found.append(metrics.recall_at_k(items, truth))
         sem = np.std(found, ddof=1) / np.sqrt(len(found)) if len(found) > 1 else float("nan")

@@ -129,8 +129,9 @@ def test_pem_ranks_candidates_that_clear_the_noise_first():
     pem = PEM(epsilon=4.0, k=3, item_bytes=16, codebook_seed=1)
     candidates = np.arange(6, dtype=np.uint64)
     counts = np.array([900.0, 5000.0, 800.0, 700.0, 4000.0, 5.0])
-    null_sd = np.array([10.0, 6000.0, 10.0, 10.0, 6000.0, 10.0])
-    # the 1 - 1/6 quantile of the noise is 0.967 sd: 5000 and 4000 do not clear 5,802
+    # the count each candidate's noise alone exceeds (PEM._null_counts): 5000 and 4000 were
+    # decoded from few reports and do not clear theirs
+    null_sd = np.array([30.0, 6000.0, 30.0, 30.0, 6000.0, 30.0])
     order = pem._final(candidates, counts, null_sd, 3)
     assert list(order) == [0, 2, 3]
     # fewer than k clear it: the rest by count

@@ -67,8 +67,10 @@ def test_the_cap_by_path_score_matches_a_plain_python_twin(strong, seed):
     # with strong: 12 complete strings far above the noise, so the bar is the 8th of them
     strong_counts = rng.uniform(600.0, 1500.0, 12) if strong else np.zeros(0)
     codes, counts, null_sd, sd, ended, parent = _level(rng, 3000, 30, strong_counts)
-    assert np.ndim(pem._bar(counts, null_sd, sd, ended)[0]) == (0 if strong else 1)
-    order, path = pem._kept(codes, counts, null_sd, sd, ended, parent)
+    # the decode's noise bar for the width rule: the 1 - 1/C normal quantile of a null count
+    noise = special.ndtri(1.0 - 1.0 / counts.shape[0]) * null_sd
+    assert np.ndim(pem._bar(counts, noise, sd, ended)[0]) == (0 if strong else 1)
+    order, path = pem._kept(codes, counts, null_sd, noise, sd, ended, parent)
     want_order, want_path = _twin(pem, codes, counts, null_sd, sd, ended, parent)
     assert order.tolist() == want_order
     assert np.allclose(path, want_path, rtol=1e-13, atol=0.0)
@@ -86,13 +88,14 @@ def test_the_score_clips_own_evidence_at_the_bar_and_weighs_the_parent():
     parent = np.zeros(C)
     parent[1:5] = [0.0, 0.0, 6.0, 0.0]
     ones = np.ones(C)
-    order, path = pem._kept(codes, counts, ones, ones, np.zeros(0, dtype=np.int64), parent)
+    order, path = pem._kept(codes, counts, ones, q * ones, ones, np.zeros(0, dtype=np.int64),
+                            parent)
     # the top c k = 1 by count first; then by score: 3 (q - 0.5 + 3) before 1, 2 (q, clipped)
     assert order.tolist() == [0, 3, 1]
     assert path.tolist() == pytest.approx([q, q - 0.5 + 3.0, q])
     # the same level ranked by count (path_weight 0): the rule before
     by_count = PEM(epsilon=4.0, k=1, item_bytes=8, codebook_seed=0, max_kept=3, path_weight=0.0)
-    assert by_count._kept(codes, counts, ones, ones, np.zeros(0, dtype=np.int64),
+    assert by_count._kept(codes, counts, ones, q * ones, ones, np.zeros(0, dtype=np.int64),
                           parent)[0].tolist() == [0, 1, 2]
 
 
@@ -104,7 +107,9 @@ def test_equal_scores_go_by_count_then_code():
     counts = np.zeros(C)
     counts[[10, 20, 30, 40]] = [900.0, 500.0, 700.0, 700.0]
     tiny = np.full(C, 1e-3)
-    order, _ = pem._kept(codes, counts, tiny, tiny, np.zeros(0, dtype=np.int64), np.zeros(C))
+    noise = special.ndtri(1.0 - 1.0 / C) * tiny
+    order, _ = pem._kept(codes, counts, tiny, noise, tiny, np.zeros(0, dtype=np.int64),
+                         np.zeros(C))
     assert order.tolist() == [10, 40, 30]  # 700 twice: code 159 (index 40) before 169
 
 

@@ -15,6 +15,7 @@ import codecs
 
 import numpy as np
 import pytest
+from scipy import special
 
 import _heavyhitters_text as text
 from fastldp.heavyhitters import PEM
@@ -204,12 +205,14 @@ def test_width_rule_loses_a_prefix_at_the_bar_with_probability_one_minus_phi_z(z
     ended = np.arange(1, k + 1)
     sd = np.full(candidates.shape[0], 200.0)
     sd[ended] = 30.0
+    noise = special.ndtri(1.0 - 1.0 / candidates.shape[0]) * sd  # the decode's noise bar
     missed = 0
     for _ in range(trials):
         counts = rng.normal(0.0, sd)
         counts[ended] += np.where(np.arange(k) < k - 1, 3000.0, 1000.0)  # the k-th is T
         counts[0] += 1000.0                                      # the true prefix, count T
-        kept, _ = pem._kept(candidates, counts, sd, sd, ended, np.zeros(candidates.shape[0]))
+        kept, _ = pem._kept(candidates, counts, sd, noise, sd, ended,
+                            np.zeros(candidates.shape[0]))
         missed += 0 not in set(kept.tolist())
     rate = missed / trials
     assert abs(rate - miss) < 4 * np.sqrt(miss * (1 - miss) / trials), rate
