@@ -17,7 +17,7 @@ the real ones share their users.)
 
     python bench/heavyhitters_path_model.py [--workload signatures] [--epsilon 8] [--k 32]
         [--field 42] [--draws 8] [--weights 0 0.3 0.5 0.7 0.85] [--alphabet none]
-        [--byte-z 1.645] [--verify 0] [--max-kept N]
+        [--byte-z 1.645] [--verify 0] [--max-kept N] [--z Z] [--genie]
 
 ``--alphabet survey`` runs the real byte survey of ``two_rounds`` (its share
 of the users, ``string_bytes``, ``byte_oracle``, ``byte_alphabet``) on each
@@ -44,12 +44,26 @@ from fastldp.heavyhitters.lengths import (
 )
 
 
-def model_decode(pem: PEM, codes: np.ndarray, rng: np.random.Generator) -> list:
-    """``pem``'s decode of users holding ``codes``, each level's support drawn from its law."""
+def model_decode(pem: PEM, codes: np.ndarray, rng: np.random.Generator,
+                 genie: bool = False) -> list:
+    """``pem``'s decode of users holding ``codes``, each level's support drawn from its law.
+
+    ``genie``: each level's candidates are cut to the prefixes some user holds.
+    """
     m = codes.shape[0]
     groups = pem.groups(np.arange(m, dtype=np.uint64))
     held = [np.sort(prefix_keys(prefix(codes[groups == j], bits, pem.item_bits), bits))
             for j, bits in enumerate(pem.prefix_bits)]
+    if genie:
+        occur = {bits: np.unique(prefix_keys(prefix(codes, bits, pem.item_bits), bits))
+                 for bits in pem.prefix_bits}
+        possible = pem._possible
+
+        def genie_possible(candidates, bits):
+            candidates = possible(candidates, bits)
+            return candidates[np.isin(prefix_keys(candidates, bits), occur[bits])]
+
+        pem._possible = genie_possible
 
     def level_support(level_data, level, candidates):
         keys = prefix_keys(candidates, pem.prefix_bits[level])
@@ -88,6 +102,8 @@ def main() -> None:
     ap.add_argument("--byte-z", type=float, default=DEFAULT_BYTE_Z)
     ap.add_argument("--verify", type=float, default=0.0, help="PEM's verify share")
     ap.add_argument("--max-kept", type=int, default=None, help="PEM's cap (default its own)")
+    ap.add_argument("--genie", action="store_true",
+                    help="cut each level's candidates to the prefixes some user holds")
     ap.add_argument("--z", type=float, default=None, help="PEM's width z (default its own)")
     args = ap.parse_args()
     strings, weights = workload_law(args.workload, 64 if args.workload == "signatures" else 32)
@@ -122,7 +138,8 @@ def main() -> None:
                       f"{0 if alphabet is None else sum(b not in alphabet for b in used)}")
         draws.append((truth, cut_to_field([users[i] for i in tree], args.field), alphabet))
     print(f"{name}, {args.field}-byte field, eps = {args.epsilon:g}, k = {args.k}, "
-          f"{args.users:,} users (95% in the tree), {args.draws} draws, alphabet: {args.alphabet}")
+          f"{args.users:,} users (95% in the tree), {args.draws} draws, alphabet: {args.alphabet}"
+          + (", genie (candidates cut to the prefixes some user holds)" if args.genie else ""))
     for w in args.weights:
         t0 = time.perf_counter()
         found = []
@@ -131,7 +148,8 @@ def main() -> None:
                       codebook_seed=34 + d, path_weight=w, alphabet=alphabet,
                       verify=args.verify, max_kept=args.max_kept,
                       **({} if args.z is None else {"z": args.z}))
-            items = model_decode(pem, pem.codec.encode(cut), np.random.default_rng(2034 + d))
+            items = model_decode(pem, pem.codec.encode(cut), np.random.default_rng(2034 + d),
+                                 genie=args.genie)
             found.append(metrics.recall_at_k(items, truth))
         sem = np.std(found, ddof=1) / np.sqrt(len(found)) if len(found) > 1 else float("nan")
         print(f"path_weight {w:g}: precision {np.mean(found):.3f} (sd of the mean {sem:.3f}; "

@@ -46,7 +46,8 @@ every user, who is in one round only):
    and not eps 4 (0.84 on the words), where a forced alphabet left out 2
    bytes of the top 32 words and lowered PEM from 0.918 to 0.883 at k = 32.
    On the ``def`` lines at eps 8, k = 32 the alphabet raises PEM from 0.812
-   to 0.885 (with the path score; 0.807 without it). All four from the model
+   to 0.885 (with the path score; 0.807 without it; 0.902 with pem's exact final
+   bar, its "Result"). All from the model
    of PEM's decode, ``python bench/heavyhitters_path_model.py --alphabet
    survey`` (``forced``; ``--workload words --epsilon 4 --field 8``), 8 or
    16 draws. The 5% taken by both surveys is the 5% the length survey had
