@@ -112,10 +112,11 @@ of the next level.
 
 Result (issue 34). The last level returns ``k`` candidates: with the width
 rule, those whose count clears the noise first, by count, then the others
-by their count in units of their own bar (``z=None``: by count alone). A candidate's support when nobody
-holds it is ``Binomial(n_r, 1/G)``, and the bar is its exact
-``1 - FINAL_NULL_RATE / C`` quantile, in counts: a string nobody holds
-clears it with probability at most ``FINAL_NULL_RATE = 0.01`` per decode.
+by their count in units of their own bar (``z=None``: by count alone). A
+candidate's support when nobody holds it is ``Binomial(n_r, 1/G)``, and
+the bar is its exact ``1 - FINAL_NULL_RATE / C`` quantile, in counts: a
+string nobody holds clears it with probability at most
+``FINAL_NULL_RATE = 0.01`` per decode.
 Why exact: at eps 8, ``G = 2,982`` and a full-length candidate is decoded
 from one group (about 22,600 reports for 42-byte strings at 10^6 users),
 about 7.6 null hits, whose upper tail is Poisson-like and far heavier than
@@ -666,7 +667,7 @@ class PEM(HeavyHitterProtocol):
                                 if parents is not None else np.zeros(size))
                 null_sd = scale * np.sqrt(reports * v0)
                 # what noise alone does not reach: the 1 - 1/C normal quantile of a null count
-                # (module docstring, "Width": the exact tail measured worse here)
+                # (module docstring, "Result": the exact tail measured worse here)
                 noise = float(special.ndtri(1.0 - 1.0 / size)) * null_sd
                 order, path = self._kept(candidates, counts, null_sd, noise, spread, ended,
                                          parent_score)
@@ -717,7 +718,7 @@ class PEM(HeavyHitterProtocol):
 
     def _null_counts(self, reports: np.ndarray, scale: np.ndarray, rate: float) -> np.ndarray:
         """The count that each candidate's noise alone exceeds with probability at most
-        ``rate`` (module docstring, "Width"): its support when nobody holds it is
+        ``rate`` (module docstring, "Result"): its support when nobody holds it is
         ``Binomial(n_r, 1/G)``, taken exactly (at eps 8, ``G`` = 2,982 and a level's null
         support is about 8 hits, far from normal in its upper tail)."""
         G, p = self.n_buckets, self.p
@@ -753,8 +754,9 @@ class PEM(HeavyHitterProtocol):
         The top ``c k`` by count; with ``z``, also every prefix ``v`` with
         ``f(v) + z sqrt(sd(v)^2 + sd_T^2) >= T``: ``T`` the ``k``-th count of
         the complete strings of the level (``ended``, pooled) when there are
-        ``k`` of them, else ``T = z sd(v)`` (the prefix is significantly
-        positive), ``sd`` the sd of a count nobody holds; at most
+        ``k`` of them, else ``T = noise`` (per candidate: the count a prefix
+        nobody holds does not reach, ``q sd0``), ``sd`` the sd of the
+        prefix's count (``null_sd``: ``sd0``, its OLH part); at most
         ``max_kept`` in all: the top ``c k`` by count, then by count
         (``path_weight`` 0) or by path score.
         """
