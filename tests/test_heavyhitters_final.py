@@ -20,22 +20,26 @@ from fastldp.heavyhitters import PEM
 from fastldp.heavyhitters import pem as pem_module
 
 
+def _pmf(n: int, b: float, x: int) -> float:
+    """P(Binomial(n, b) = x) in plain Python."""
+    return math.exp(math.lgamma(n + 1) - math.lgamma(x + 1) - math.lgamma(n - x + 1)
+                    + x * math.log(b) + (n - x) * math.log1p(-b))
+
+
+def _tail(n: int, b: float, h: float) -> float:
+    """P(Binomial(n, b) > h) in plain Python (terms past 60 sd above the mean are nil)."""
+    top = int(n * b + 60 * math.sqrt(n * b + 1)) + 60
+    return sum(_pmf(n, b, x) for x in range(int(math.floor(h)) + 1, top))
+
+
 def _tail_hits(n: int, b: float, rate: float) -> int:
-    """The smallest h with P(Binomial(n, b) > h) <= rate, summing the pmf in plain Python."""
-    def pmf(x):
-        return math.exp(math.lgamma(n + 1) - math.lgamma(x + 1) - math.lgamma(n - x + 1)
-                        + x * math.log(b) + (n - x) * math.log1p(-b))
-    mean = n * b
-    h = int(mean)
-    # sum the upper tail from far out inwards, then walk h down while the tail stays small
-    top = int(mean + 60 * math.sqrt(mean + 1)) + 60
-    tail = 0.0
-    for x in range(top, h, -1):
-        tail += pmf(x)
-    # tail = P(X > h); raise h until P(X > h) <= rate
+    """The smallest h with P(Binomial(n, b) > h) <= rate: from the mean, raise h one hit at
+    a time, taking that hit's probability off the tail."""
+    h = int(n * b)
+    tail = _tail(n, b, h)
     while tail > rate:
         h += 1
-        tail -= pmf(h)
+        tail -= _pmf(n, b, h)
     return h
 
 
@@ -55,14 +59,6 @@ def test_null_counts_match_a_plain_python_tail(epsilon, rate):
         h = _tail_hits(int(reports[i]), 1.0 / pem.n_buckets, rate)
         assert got[i] == pytest.approx(_counts(pem, h, reports[i], scale[i]), rel=1e-12)
     assert got[4] == 0.0  # no reports: nothing to clear but a positive count
-
-
-def _tail(n: int, b: float, h: float) -> float:
-    """P(Binomial(n, b) > h) in plain Python."""
-    lo = int(math.floor(h)) + 1
-    top = int(n * b + 60 * math.sqrt(n * b + 1)) + 60
-    return sum(math.exp(math.lgamma(n + 1) - math.lgamma(x + 1) - math.lgamma(n - x + 1)
-                        + x * math.log(b) + (n - x) * math.log1p(-b)) for x in range(lo, top))
 
 
 def test_at_eps_8_the_exact_tail_keeps_nulls_out_where_the_normal_one_does_not():
@@ -100,8 +96,8 @@ def test_the_one_level_decode_ranks_by_the_exact_bar():
         C = candidates.shape[0]
         h = _tail_hits(n_j, 1.0 / pem.n_buckets, pem_module.FINAL_NULL_RATE / C)
         hits = np.full(C, 7, dtype=np.int64)
-        # candidate 1 sits at the bar (does not clear it), 2 one hit above (clears), and
-        # 3 holds far more than either but was decoded from the same reports
+        # candidate 1 sits at the bar (does not clear it), 2 is one hit above (clears it)
+        # and 3 far above
         hits[1], hits[2], hits[3] = h, h + 1, h + 40
         seen["candidates"] = candidates
         return hits, n_j

@@ -131,20 +131,20 @@ def test_pem_ranks_candidates_that_clear_the_noise_first():
     counts = np.array([900.0, 5000.0, 800.0, 700.0, 4000.0, 5.0])
     # the count each candidate's noise alone exceeds (PEM._null_counts): 5000 and 4000 were
     # decoded from few reports and do not clear theirs
-    null_sd = np.array([30.0, 6000.0, 30.0, 30.0, 6000.0, 30.0])
-    order = pem._final(candidates, counts, null_sd, 3)
+    bars = np.array([30.0, 6000.0, 30.0, 30.0, 6000.0, 30.0])
+    order = pem._final(candidates, counts, bars, 3)
     assert list(order) == [0, 2, 3]
     # fewer than k clear it: the rest by count in units of its bar (28 of 30 before 5000
     # of 6000 before 4000 of 6000; by count alone it would be 1, 4)
     counts2 = counts.copy()
     counts2[[2, 3]] = 1.0
     counts2[5] = 28.0
-    assert list(pem._final(candidates, counts2, null_sd, 3)) == [0, 5, 1]
+    assert list(pem._final(candidates, counts2, bars, 3)) == [0, 5, 1]
     # a candidate without reports (count 0, bar 0) comes after every other
-    counts3, no_reports = counts2.copy(), null_sd.copy()
-    counts3[5] = no_reports[5] = 0.0
+    counts3, no_bar = counts2.copy(), bars.copy()
+    counts3[5] = no_bar[5] = 0.0
     counts3[[1, 4]] = -50.0
-    assert list(pem._final(candidates, counts3, no_reports, 3)) == [0, 2, 3]
+    assert list(pem._final(candidates, counts3, no_bar, 3)) == [0, 2, 3]
     # the paper's rule (z=None): by count alone
     plain = PEM(epsilon=4.0, k=3, item_bytes=16, codebook_seed=1, z=None)
-    assert list(plain._final(candidates, counts, null_sd, 3)) == [1, 4, 0]
+    assert list(plain._final(candidates, counts, bars, 3)) == [1, 4, 0]
